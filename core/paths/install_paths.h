@@ -1,0 +1,13 @@
+#pragma once
+#include <filesystem>
+#include <optional>
+
+namespace kwb {
+// Where the bundled kernels/ live: $KWB_KERNELS_DIR, then next to an installed binary
+// (<prefix>/share/kernel-workbench/kernels), then the source tree this was built from.
+std::optional<std::filesystem::path> bundledKernelsDir();
+// The running executable's folder (from /proc/self/exe).
+std::filesystem::path executableDir();
+// $XDG_DATA_HOME/kernel-workbench (or ~/.local/share/kernel-workbench); created if missing.
+std::filesystem::path userDataDir();
+}

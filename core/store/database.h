@@ -1,0 +1,75 @@
+#pragma once
+// A thin RAII layer over SQLite: one connection, prepared statements, transactions.
+// Every write goes through transaction(); errors throw StoreError with SQLite's message.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace kwb {
+
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Statement {
+ public:
+  Statement(sqlite3 *db, std::string_view sql);
+  ~Statement();
+  Statement(const Statement &) = delete;
+  Statement &operator=(const Statement &) = delete;
+  Statement(Statement &&other) noexcept;
+
+  Statement &bind(int index, std::int64_t value);
+  Statement &bind(int index, double value);
+  Statement &bind(int index, std::string_view text);
+  Statement &bindBlob(int index, const void *data, std::size_t size);
+  Statement &bindNull(int index);
+  // Returns true while a row is available.
+  bool step();
+  // Runs to completion (for writes).
+  void run();
+  void reset();
+
+  std::int64_t columnInt(int index) const;
+  double columnDouble(int index) const;
+  std::string columnText(int index) const;
+  std::vector<unsigned char> columnBlob(int index) const;
+  bool columnIsNull(int index) const;
+
+ private:
+  sqlite3 *db_ = nullptr;
+  sqlite3_stmt *stmt_ = nullptr;
+};
+
+class Database {
+ public:
+  // Opens (creating when allowed) with WAL, foreign keys on and a busy timeout.
+  enum class Mode { OpenOrCreate, OpenExisting };
+  explicit Database(const std::filesystem::path &path, Mode mode = Mode::OpenOrCreate);
+  ~Database();
+  Database(const Database &) = delete;
+  Database &operator=(const Database &) = delete;
+
+  const std::filesystem::path &path() const { return path_; }
+  void exec(std::string_view sql);
+  Statement prepare(std::string_view sql);
+  // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back and rethrows on an exception.
+  void transaction(const std::function<void()> &fn);
+  std::int64_t lastInsertId() const;
+  std::string pragma(std::string_view name);  // first column of the first row, as text
+
+ private:
+  std::filesystem::path path_;
+  sqlite3 *db_ = nullptr;
+};
+
+}  // namespace kwb

@@ -1,0 +1,100 @@
+#pragma once
+// The task model: what a task folder's manifest (task.toml) describes.
+// Filled by parseManifest(); see README.md "Task format" for the file itself.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/task/expression.h"
+
+namespace kwb {
+
+enum class DType { F64, F32, F16, BF16, I64, I32, I8, U8, Bool };
+enum class TensorRole { In, Out, InOut };
+
+std::string_view dtypeName(DType);
+std::optional<DType> dtypeFromName(std::string_view);
+std::size_t dtypeSize(DType);
+bool dtypeIsFloating(DType);
+std::string_view roleName(TensorRole);
+
+// How an input tensor is filled. Every generator is deterministic given (seed, seedOffset).
+struct Generator {
+  enum class Kind { Uniform, Normal, RandInt, Arange, Constant };
+  Kind kind = Kind::Uniform;
+  double a = 0.0;  // uniform: low; normal: mean; randint: low (inclusive); arange: start; constant: value
+  double b = 1.0;  // uniform: high; normal: std; randint: high (exclusive); arange: step
+  std::uint64_t seedOffset = 0;
+};
+std::string_view generatorKindName(Generator::Kind);
+
+// rtol/atol, or exact equality (required for integer and bool outputs).
+struct Tolerance {
+  bool exact = false;
+  double rtol = 0.0;
+  double atol = 0.0;
+};
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::F32;
+  TensorRole role = TensorRole::In;
+  std::vector<Expression> shape;      // over the task's named sizes
+  std::optional<Generator> init;      // required for in/inout
+  std::optional<Tolerance> tolerance; // required for out/inout
+  int line = 0;                       // manifest line, for messages
+};
+
+// One assignment of every named size.
+struct SizeConfig {
+  std::string name;
+  std::map<std::string, std::int64_t> values;
+};
+
+// A kernel launch over sizes and tunables. Args name tensors (passed as device pointers) and
+// sizes (passed as 64-bit integers), in the kernel's parameter order.
+struct Launch {
+  std::string kernel;
+  std::vector<Expression> grid;   // 1 to 3 dimensions
+  std::vector<Expression> block;  // 1 to 3 dimensions
+  Expression sharedBytes;         // dynamic shared memory, defaults to 0
+  std::vector<std::string> args;
+};
+
+struct Reference {
+  std::filesystem::path source;  // relative to the task folder
+  Launch launch;
+};
+
+struct Tunable {
+  std::string name;
+  std::vector<std::int64_t> values;
+};
+
+struct Task {
+  std::filesystem::path folder;       // the task folder
+  std::filesystem::path manifestPath; // folder / "task.toml"
+  std::string name;
+  std::string description;
+  std::vector<std::string> sizeNames;
+  std::vector<SizeConfig> configs;
+  std::vector<std::uint64_t> seeds;
+  std::vector<Tensor> tensors;        // in manifest order
+  Reference reference;
+  std::optional<Launch> launch;       // how a device-only candidate is launched
+  std::optional<std::filesystem::path> starter; // source a user starts editing from (defaults to the reference)
+  Expression flops;
+  Expression bytes;
+  std::vector<Tunable> tunables;
+
+  const Tensor *tensor(std::string_view name) const;
+  const SizeConfig *config(std::string_view name) const;
+  // The source a user edits first: the starter if given, else the reference.
+  std::filesystem::path starterSource() const;
+};
+
+}  // namespace kwb

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything Kernel Workbench needs to build, run and test on Debian 12.
+# Idempotent: run it as often as you like. Run as root (or it uses sudo).
+#   packaging/install-deps.sh            build + run + test dependencies
+# The CUDA toolkit is not installed here: it is expected at /usr/local/cuda (or $CUDA_HOME).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git file dpkg-dev
+  qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-qpa-plugins
+  libqscintilla2-qt6-dev
+  libsqlite3-dev sqlite3
+  libcurl4-openssl-dev
+  libgraphviz-dev graphviz
+  nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libxxhash-dev
+  qtkeychain-qt6-dev
+  xvfb xauth libgl-dev fonts-dejavu-core
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
+  SUDO=sudo
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+fi
+
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+if [ -x "$cuda/bin/nvcc" ] || command -v nvcc >/dev/null; then
+  echo "install-deps: CUDA toolkit: $("${cuda}/bin/nvcc" --version 2>/dev/null | tail -n 2 | head -n 1 || nvcc --version | tail -n 2 | head -n 1)"
+else
+  echo "install-deps: WARNING: no CUDA toolkit at $cuda (nvcc not found)." >&2
+  echo "  Kernel Workbench still builds and runs; compiling kernels needs NVRTC/nvcc at run time." >&2
+  echo "  Install the CUDA toolkit to /usr/local/cuda or set CUDA_HOME." >&2
+fi

@@ -1,0 +1,322 @@
+#include "core/store/database.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <exception>
+#include <utility>
+
+namespace kwb {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+
+// The file a connection has open, for error messages ("" for a temporary database).
+std::string fileOf(sqlite3 *db) {
+  const char *name = db ? sqlite3_db_filename(db, "main") : nullptr;
+  return (name && *name) ? std::string(name) : std::string("(temporary database)");
+}
+
+// A statement's text, shortened for an error message.
+std::string excerpt(std::string_view sql) {
+  constexpr std::size_t kMax = 120;
+  std::string text(sql.substr(0, kMax));
+  for (char &c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  if (sql.size() > kMax) text += "...";
+  return text;
+}
+
+[[noreturn]] void fail(const std::string &file, const std::string &what, const std::string &detail) {
+  throw StoreError(file + ": " + what + ": " + detail);
+}
+
+[[noreturn]] void failWith(sqlite3 *db, const std::string &what) {
+  fail(fileOf(db), what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+}  // namespace
+
+std::string utcTimestamp() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const auto whole = floor<seconds>(now);
+  const auto millis = duration_cast<milliseconds>(now - whole).count();
+  const std::time_t seconds = system_clock::to_time_t(whole);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char date[24];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc);
+  char result[32];
+  std::snprintf(result, sizeof result, "%s.%03dZ", date, static_cast<int>(millis));
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statement
+
+Statement::Statement(sqlite3 *db, std::string_view sql) : db_(db) {
+  if (!db_) throw StoreError("prepare on a closed database: " + excerpt(sql));
+  const char *tail = nullptr;
+  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt_, &tail);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(stmt_);
+    stmt_ = nullptr;
+    failWith(db_, "cannot prepare \"" + excerpt(sql) + "\"");
+  }
+  if (!stmt_) fail(fileOf(db_), "cannot prepare \"" + excerpt(sql) + "\"", "no statement in the text");
+  // One statement per Statement: anything after it would be silently ignored otherwise.
+  const std::string_view rest = sql.substr(static_cast<std::size_t>(tail - sql.data()));
+  if (rest.find_first_not_of(" \t\r\n;") != std::string_view::npos) {
+    sqlite3_finalize(stmt_);
+    stmt_ = nullptr;
+    fail(fileOf(db_), "cannot prepare \"" + excerpt(sql) + "\"",
+         "more than one statement (use Database::exec for scripts)");
+  }
+}
+
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
+
+Statement::Statement(Statement &&other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), stmt_(std::exchange(other.stmt_, nullptr)) {}
+
+namespace {
+void checkBind(sqlite3 *db, sqlite3_stmt *stmt, int rc, int index) {
+  if (rc != SQLITE_OK) {
+    failWith(db, "cannot bind parameter " + std::to_string(index) + " of \"" +
+                     excerpt(sqlite3_sql(stmt) ? sqlite3_sql(stmt) : "") + "\"");
+  }
+}
+void checkLive(sqlite3_stmt *stmt) {
+  if (!stmt) throw StoreError("use of a moved-from Statement");
+}
+}  // namespace
+
+Statement &Statement::bind(int index, std::int64_t value) {
+  checkLive(stmt_);
+  checkBind(db_, stmt_, sqlite3_bind_int64(stmt_, index, value), index);
+  return *this;
+}
+
+Statement &Statement::bind(int index, double value) {
+  checkLive(stmt_);
+  checkBind(db_, stmt_, sqlite3_bind_double(stmt_, index, value), index);
+  return *this;
+}
+
+Statement &Statement::bind(int index, std::string_view text) {
+  checkLive(stmt_);
+  // A null pointer would bind SQL NULL; an empty string must stay an empty string.
+  const char *data = text.data() ? text.data() : "";
+  checkBind(db_, stmt_, sqlite3_bind_text64(stmt_, index, data, text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+            index);
+  return *this;
+}
+
+Statement &Statement::bindBlob(int index, const void *data, std::size_t size) {
+  checkLive(stmt_);
+  const int rc = (size == 0) ? sqlite3_bind_zeroblob(stmt_, index, 0)
+                             : sqlite3_bind_blob64(stmt_, index, data, size, SQLITE_TRANSIENT);
+  checkBind(db_, stmt_, rc, index);
+  return *this;
+}
+
+Statement &Statement::bindNull(int index) {
+  checkLive(stmt_);
+  checkBind(db_, stmt_, sqlite3_bind_null(stmt_, index), index);
+  return *this;
+}
+
+bool Statement::step() {
+  checkLive(stmt_);
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  // Take the message before reset, which leaves the statement ready to run again.
+  const std::string message = sqlite3_errmsg(db_);
+  const std::string sql = excerpt(sqlite3_sql(stmt_) ? sqlite3_sql(stmt_) : "");
+  sqlite3_reset(stmt_);
+  fail(fileOf(db_), "\"" + sql + "\" failed", message);
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+  sqlite3_reset(stmt_);
+}
+
+void Statement::reset() {
+  checkLive(stmt_);
+  // sqlite3_reset repeats the last step's error code, which step() has already reported.
+  sqlite3_reset(stmt_);
+}
+
+std::int64_t Statement::columnInt(int index) const {
+  checkLive(stmt_);
+  return sqlite3_column_int64(stmt_, index);
+}
+
+double Statement::columnDouble(int index) const {
+  checkLive(stmt_);
+  return sqlite3_column_double(stmt_, index);
+}
+
+std::string Statement::columnText(int index) const {
+  checkLive(stmt_);
+  const auto *text = sqlite3_column_text(stmt_, index);
+  const int size = sqlite3_column_bytes(stmt_, index);  // after column_text, as SQLite asks
+  if (!text) return {};
+  return std::string(reinterpret_cast<const char *>(text), static_cast<std::size_t>(size));
+}
+
+std::vector<unsigned char> Statement::columnBlob(int index) const {
+  checkLive(stmt_);
+  const auto *data = static_cast<const unsigned char *>(sqlite3_column_blob(stmt_, index));
+  const int size = sqlite3_column_bytes(stmt_, index);
+  if (!data || size <= 0) return {};
+  return std::vector<unsigned char>(data, data + size);
+}
+
+bool Statement::columnIsNull(int index) const {
+  checkLive(stmt_);
+  return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Database
+
+Database::Database(const std::filesystem::path &path, Mode mode) : path_(path) {
+  const std::string file = path_.string();
+  if (mode == Mode::OpenExisting) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path_, ec)) {
+      throw StoreError(file + ": cannot open workspace database: the file does not exist");
+    }
+  }
+
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (mode == Mode::OpenOrCreate) flags |= SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(file.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    fail(file, "cannot open workspace database", message);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+
+  try {
+    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+
+    // SQLite opens lazily: the first read of the header is where a foreign file shows itself.
+    {
+      sqlite3_stmt *probe = nullptr;
+      int probeRc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master", -1, &probe, nullptr);
+      if (probeRc == SQLITE_OK) probeRc = sqlite3_step(probe);
+      const std::string message = sqlite3_errmsg(db_);
+      sqlite3_finalize(probe);
+      if ((probeRc & 0xff) == SQLITE_NOTADB) {
+        fail(file, "not a SQLite database, so not a Kernel Workbench workspace", message);
+      }
+      if (probeRc != SQLITE_ROW) fail(file, "cannot read workspace database", message);
+    }
+
+    // Write-ahead log: readers never block the writer, and a commit is one append to the log.
+    const std::string journal = pragma("journal_mode=WAL");
+    if (journal != "wal") {
+      fail(file, "cannot switch the database to write-ahead logging",
+           "journal_mode is \"" + journal + "\" (is the file on a network or read-only filesystem?)");
+    }
+
+    // synchronous=FULL: every COMMIT fsyncs the log before it returns. In WAL mode NORMAL would
+    // already keep committed transactions through a killed process (the log is in the OS page
+    // cache), but a power cut or kernel crash could lose the last commits. The design promises
+    // that nothing is lost on a crash, and workspace writes are few and small (a task opened, a
+    // candidate saved), so the extra fsync per commit is worth it.
+    exec("PRAGMA synchronous=FULL");
+
+    exec("PRAGMA foreign_keys=ON");
+    if (pragma("foreign_keys") != "1") {
+      fail(file, "cannot enable foreign keys", "this SQLite was built without them");
+    }
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Database::~Database() {
+  // close_v2 defers the close until any Statement still alive is finalized.
+  sqlite3_close_v2(db_);
+}
+
+void Database::exec(std::string_view sql) {
+  if (!db_) throw StoreError(path_.string() + ": exec on a closed database");
+  const std::string script(sql);  // sqlite3_exec wants a terminated string
+  char *error = nullptr;
+  const int rc = sqlite3_exec(db_, script.c_str(), nullptr, nullptr, &error);
+  if (rc != SQLITE_OK) {
+    const std::string message = error ? error : sqlite3_errmsg(db_);
+    sqlite3_free(error);
+    fail(fileOf(db_), "\"" + excerpt(sql) + "\" failed", message);
+  }
+}
+
+Statement Database::prepare(std::string_view sql) {
+  return Statement(db_, sql);
+}
+
+void Database::transaction(const std::function<void()> &fn) {
+  if (!db_) throw StoreError(path_.string() + ": transaction on a closed database");
+
+  if (sqlite3_get_autocommit(db_) == 0) {
+    // Already inside a transaction: nest as a savepoint, so the inner work can be undone alone
+    // and the outer transaction still decides what is committed. SQLite matches the most recent
+    // savepoint of a name, so one name serves every depth.
+    exec("SAVEPOINT kwb_nested");
+    try {
+      fn();
+      exec("RELEASE kwb_nested");
+    } catch (...) {
+      // Some errors (I/O, out of memory) make SQLite roll the whole transaction back itself;
+      // then there is no savepoint left, and the original exception is what matters.
+      if (sqlite3_get_autocommit(db_) == 0) {
+        sqlite3_exec(db_, "ROLLBACK TO kwb_nested; RELEASE kwb_nested", nullptr, nullptr, nullptr);
+      }
+      throw;
+    }
+    return;
+  }
+
+  // IMMEDIATE takes the write lock up front, so the transaction cannot fail half way with
+  // SQLITE_BUSY when a read would have to be upgraded to a write; the busy timeout waits instead.
+  exec("BEGIN IMMEDIATE");
+  try {
+    fn();
+    exec("COMMIT");
+  } catch (...) {
+    if (sqlite3_get_autocommit(db_) == 0) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    throw;
+  }
+}
+
+std::int64_t Database::lastInsertId() const {
+  return db_ ? sqlite3_last_insert_rowid(db_) : 0;
+}
+
+std::string Database::pragma(std::string_view name) {
+  Statement statement = prepare("PRAGMA " + std::string(name));
+  if (!statement.step()) return {};
+  return statement.columnText(0);
+}
+
+}  // namespace kwb

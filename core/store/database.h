@@ -20,6 +20,10 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The current time in UTC as ISO 8601 with milliseconds ("2024-05-01T12:34:56.789Z"), the
+// format of every timestamp column; it sorts as text in time order.
+std::string utcTimestamp();
+
 class Statement {
  public:
   Statement(sqlite3 *db, std::string_view sql);
@@ -63,6 +67,8 @@ class Database {
   void exec(std::string_view sql);
   Statement prepare(std::string_view sql);
   // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back and rethrows on an exception.
+  // Called inside another transaction it nests as a SAVEPOINT: an exception undoes only the
+  // inner work, and nothing is durable until the outermost transaction commits.
   void transaction(const std::function<void()> &fn);
   std::int64_t lastInsertId() const;
   std::string pragma(std::string_view name);  // first column of the first row, as text

@@ -1,0 +1,125 @@
+#include "core/store/migrations.h"
+
+#include <string>
+
+#include "core/store/database.h"
+
+namespace kwb {
+
+namespace {
+
+// Version 1 is frozen: files written by it exist (tests/fixtures/store/workspace-v1.sql is one).
+// Never edit a migration that has shipped; add a new one instead.
+constexpr const char *kVersion1 = R"sql(
+CREATE TABLE schema_version(
+  version INTEGER NOT NULL,
+  description TEXT NOT NULL,
+  applied_at TEXT NOT NULL
+);
+CREATE TABLE tasks(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  folder TEXT NOT NULL UNIQUE,
+  added_at TEXT NOT NULL
+);
+CREATE TABLE sources(
+  hash TEXT PRIMARY KEY,
+  text TEXT NOT NULL
+);
+CREATE TABLE candidates(
+  id INTEGER PRIMARY KEY,
+  task_id INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+  source_hash TEXT NOT NULL REFERENCES sources(hash),
+  label TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL
+);
+)sql";
+
+constexpr const char *kVersion2 = R"sql(
+ALTER TABLE tasks ADD COLUMN manifest_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN last_opened_at TEXT;
+UPDATE tasks SET last_opened_at = added_at WHERE last_opened_at IS NULL;
+CREATE INDEX candidates_task_id ON candidates(task_id);
+CREATE TABLE settings(
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+)sql";
+
+bool hasTable(Database &db, std::string_view name) {
+  Statement query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  query.bind(1, name);
+  return query.step();
+}
+
+std::int64_t userTableCount(Database &db) {
+  Statement query =
+      db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+  query.step();
+  return query.columnInt(0);
+}
+
+}  // namespace
+
+const std::vector<Migration> &workspaceMigrations() {
+  static const std::vector<Migration> migrations = {
+      {1, "tasks, content-addressed sources and candidates", kVersion1},
+      {2, "task manifest hash and last-opened time, candidate index, settings", kVersion2},
+  };
+  return migrations;
+}
+
+int readSchemaVersion(Database &db) {
+  if (!hasTable(db, "schema_version")) return 0;
+  Statement query = db.prepare("SELECT max(version) FROM schema_version");
+  if (!query.step() || query.columnIsNull(0)) return 0;
+  return static_cast<int>(query.columnInt(0));
+}
+
+void migrateForward(Database &db, const std::vector<Migration> &migrations) {
+  const std::string file = db.path().string();
+  int previous = 0;
+  for (const Migration &migration : migrations) {
+    if (migration.version <= previous) {
+      throw StoreError("internal error: migrations out of order at version " +
+                       std::to_string(migration.version));
+    }
+    previous = migration.version;
+  }
+  const int newest = migrations.empty() ? 0 : migrations.back().version;
+
+  const auto refuseNewer = [&](int version) {
+    if (version > newest) {
+      throw StoreError(file + " was written by a newer Kernel Workbench (schema " + std::to_string(version) +
+                       ", this build knows up to " + std::to_string(newest) +
+                       "); open it with a newer version");
+    }
+  };
+
+  const int found = readSchemaVersion(db);
+  refuseNewer(found);
+  if (found == 0 && userTableCount(db) > 0) {
+    throw StoreError(file +
+                     " is a SQLite database but not a Kernel Workbench workspace "
+                     "(it has tables but no schema version)");
+  }
+
+  for (const Migration &migration : migrations) {
+    if (migration.version <= found) continue;
+    db.transaction([&] {
+      // Read again under the write lock: another process may have migrated in the meantime.
+      const int current = readSchemaVersion(db);
+      refuseNewer(current);
+      if (migration.version <= current) return;
+      db.exec(migration.sql);
+      Statement record =
+          db.prepare("INSERT INTO schema_version(version, description, applied_at) VALUES(?1, ?2, ?3)");
+      record.bind(1, static_cast<std::int64_t>(migration.version))
+          .bind(2, migration.description)
+          .bind(3, utcTimestamp());
+      record.run();
+    });
+  }
+}
+
+}  // namespace kwb

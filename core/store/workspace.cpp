@@ -1,0 +1,130 @@
+#include "core/store/workspace.h"
+
+#include "core/store/migrations.h"
+#include "core/text/content_hash.h"
+
+namespace kwb {
+
+namespace {
+
+constexpr const char *kTaskColumns =
+    "id, name, folder, manifest_hash, added_at, coalesce(last_opened_at, added_at)";
+
+TaskRecord readTask(const Statement &row) {
+  TaskRecord task;
+  task.id = row.columnInt(0);
+  task.name = row.columnText(1);
+  task.folder = row.columnText(2);
+  task.manifestHash = row.columnText(3);
+  task.addedAt = row.columnText(4);
+  task.lastOpenedAt = row.columnText(5);
+  return task;
+}
+
+CandidateRecord readCandidate(const Statement &row) {
+  CandidateRecord candidate;
+  candidate.id = row.columnInt(0);
+  candidate.taskId = row.columnInt(1);
+  candidate.sourceHash = row.columnText(2);
+  candidate.label = row.columnText(3);
+  candidate.createdAt = row.columnText(4);
+  return candidate;
+}
+
+}  // namespace
+
+std::unique_ptr<Workspace> Workspace::open(const std::filesystem::path &path) {
+  return std::unique_ptr<Workspace>(new Workspace(path));
+}
+
+Workspace::Workspace(const std::filesystem::path &path) : db_(path, Database::Mode::OpenOrCreate) {
+  migrateForward(db_, workspaceMigrations());
+}
+
+int Workspace::schemaVersion() {
+  return readSchemaVersion(db_);
+}
+
+TaskRecord Workspace::recordTaskOpened(const std::string &name, const std::string &folder,
+                                       const std::string &manifestHash) {
+  TaskRecord result;
+  db_.transaction([&] {
+    const std::string now = utcTimestamp();
+    Statement upsert = db_.prepare(
+        "INSERT INTO tasks(name, folder, manifest_hash, added_at, last_opened_at) "
+        "VALUES(?1, ?2, ?3, ?4, ?4) "
+        "ON CONFLICT(folder) DO UPDATE SET name = excluded.name, "
+        "manifest_hash = excluded.manifest_hash, last_opened_at = excluded.last_opened_at");
+    upsert.bind(1, name).bind(2, folder).bind(3, manifestHash).bind(4, now);
+    upsert.run();
+    Statement query = db_.prepare(std::string("SELECT ") + kTaskColumns + " FROM tasks WHERE folder = ?1");
+    query.bind(1, folder);
+    if (!query.step()) {
+      throw StoreError(path().string() + ": task " + folder + " vanished while it was recorded");
+    }
+    result = readTask(query);
+  });
+  return result;
+}
+
+std::vector<TaskRecord> Workspace::tasks() {
+  std::vector<TaskRecord> result;
+  Statement query = db_.prepare(std::string("SELECT ") + kTaskColumns + " FROM tasks ORDER BY id");
+  while (query.step()) result.push_back(readTask(query));
+  return result;
+}
+
+std::optional<TaskRecord> Workspace::taskByFolder(const std::string &folder) {
+  Statement query = db_.prepare(std::string("SELECT ") + kTaskColumns + " FROM tasks WHERE folder = ?1");
+  query.bind(1, folder);
+  if (!query.step()) return std::nullopt;
+  return readTask(query);
+}
+
+std::string Workspace::putSource(const std::string &text) {
+  const std::string hash = contentHash(text);
+  db_.transaction([&] {
+    Statement insert = db_.prepare("INSERT OR IGNORE INTO sources(hash, text) VALUES(?1, ?2)");
+    insert.bind(1, hash).bind(2, text);
+    insert.run();
+  });
+  return hash;
+}
+
+std::optional<std::string> Workspace::source(const std::string &hash) {
+  Statement query = db_.prepare("SELECT text FROM sources WHERE hash = ?1");
+  query.bind(1, hash);
+  if (!query.step()) return std::nullopt;
+  return query.columnText(0);
+}
+
+CandidateRecord Workspace::addCandidate(std::int64_t taskId, const std::string &sourceText,
+                                        const std::string &label) {
+  CandidateRecord result;
+  // One transaction for both rows: a candidate never points at a source that is not stored,
+  // and a failed insert (an unknown task) leaves no orphaned source behind.
+  db_.transaction([&] {
+    result.taskId = taskId;
+    result.sourceHash = putSource(sourceText);
+    result.label = label;
+    result.createdAt = utcTimestamp();
+    Statement insert =
+        db_.prepare("INSERT INTO candidates(task_id, source_hash, label, created_at) VALUES(?1, ?2, ?3, ?4)");
+    insert.bind(1, taskId).bind(2, result.sourceHash).bind(3, label).bind(4, result.createdAt);
+    insert.run();
+    result.id = db_.lastInsertId();
+  });
+  return result;
+}
+
+std::vector<CandidateRecord> Workspace::candidates(std::int64_t taskId) {
+  std::vector<CandidateRecord> result;
+  Statement query = db_.prepare(
+      "SELECT id, task_id, source_hash, label, created_at FROM candidates "
+      "WHERE task_id = ?1 ORDER BY id");
+  query.bind(1, taskId);
+  while (query.step()) result.push_back(readCandidate(query));
+  return result;
+}
+
+}  // namespace kwb

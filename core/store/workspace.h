@@ -44,15 +44,16 @@ class Workspace {
   // Adds the task, or updates name/hash/last-opened when the folder is already known.
   TaskRecord recordTaskOpened(const std::string &name, const std::string &folder,
                               const std::string &manifestHash);
-  std::vector<TaskRecord> tasks();
+  std::vector<TaskRecord> tasks();  // in the order they were first added
   std::optional<TaskRecord> taskByFolder(const std::string &folder);
 
   // Stores source text once per content; returns its hash.
   std::string putSource(const std::string &text);
   std::optional<std::string> source(const std::string &hash);
-  CandidateRecord addCandidate(std::int64_t taskId, const std::string &sourceText,
-                               const std::string &label);
-  std::vector<CandidateRecord> candidates(std::int64_t taskId);
+  // Stores the source and the candidate in one transaction. Throws StoreError (foreign key)
+  // when the task is unknown; nothing is stored then.
+  CandidateRecord addCandidate(std::int64_t taskId, const std::string &sourceText, const std::string &label);
+  std::vector<CandidateRecord> candidates(std::int64_t taskId);  // oldest first
 
  private:
   explicit Workspace(const std::filesystem::path &path);

@@ -1,0 +1,907 @@
+#include "core/task/manifest_parser.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <toml++/toml.h>
+
+namespace kwb {
+
+namespace {
+
+std::string formatError(const std::string &file, int line, const std::string &field,
+                        const std::string &message) {
+  std::string out = file;
+  if (line > 0) out += ":" + std::to_string(line);
+  out += ": ";
+  if (!field.empty()) out += field + ": ";
+  out += message;
+  return out;
+}
+
+}  // namespace
+
+ManifestError::ManifestError(std::string file, int line, std::string field, std::string message)
+    : std::runtime_error(formatError(file, line, field, message)),
+      file_(std::move(file)),
+      line_(line),
+      field_(std::move(field)),
+      detail_(std::move(message)) {}
+
+namespace {
+
+namespace fs = std::filesystem;
+using Values = std::map<std::string, std::int64_t>;
+
+constexpr std::size_t kMaxTunablePoints = 4096;
+const char *const kGeneratorKinds = "uniform, normal, randint, arange, constant";
+const char *const kToleranceExample = "\"exact\" or a table like { rtol = 1e-5, atol = 1e-7 }";
+const char *const kInitExample = "a generator like { kind = \"uniform\", low = -1.0, high = 1.0 }";
+// Doubles hold generator parameters; integers beyond 2^53 would silently lose precision.
+constexpr std::int64_t kMaxExactInteger = std::int64_t{1} << 53;
+
+std::string join(const std::vector<std::string> &items, const char *separator = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string inQuotes(const std::string &s) { return "'" + s + "'"; }
+
+std::string number(double v) {
+  char buf[64];
+  auto result = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, result.ptr);
+}
+
+std::string typeName(const toml::node &n) {
+  switch (n.type()) {
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a floating-point number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::none:
+      break;
+  }
+  return "nothing";
+}
+
+int lineOf(const toml::source_region &region) { return static_cast<int>(region.begin.line); }
+int lineOf(const toml::node &n) { return std::max(1, lineOf(n.source())); }
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool isPlainName(const std::string &s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+const char *const kIdentifierRule = "an identifier (letters, digits and '_', not starting with a digit)";
+const char *const kPlainNameRule = "letters, digits, '_' and '-' only";
+
+// One key of a table, with where it was written.
+struct Entry {
+  std::string key;
+  const toml::node *node;
+  int line;
+  int column;
+};
+
+// A table's entries in the order they appear in the file (toml++ keeps them sorted by key).
+std::vector<Entry> entriesInOrder(const toml::table &t) {
+  std::vector<Entry> out;
+  for (auto &&[key, node] : t) {
+    int line = lineOf(key.source());
+    int column = static_cast<int>(key.source().begin.column);
+    if (line <= 0) {
+      line = lineOf(node.source());
+      column = static_cast<int>(node.source().begin.column);
+    }
+    out.push_back({std::string(key.str()), &node, std::max(1, line), column});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Entry &a, const Entry &b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
+  return out;
+}
+
+std::string child(const std::string &prefix, const std::string &key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
+
+// Which names an expression may use.
+enum class Scope { Sizes, SizesAndTunables };
+
+// An expression with the line it was written on.
+struct LocatedExpression {
+  Expression expr;
+  int line = 1;
+};
+
+struct LaunchSource {
+  Launch launch;
+  std::string prefix;
+  int tableLine = 1;
+  int blockLine = 1;
+  std::vector<LocatedExpression> grid;
+  std::vector<LocatedExpression> block;
+  LocatedExpression shared;
+};
+
+class ManifestReader {
+ public:
+  ManifestReader(std::string displayPath, fs::path folder)
+      : path_(std::move(displayPath)), folder_(std::move(folder)) {}
+
+  Task read(const std::string &text);
+
+ private:
+  [[noreturn]] void fail(int line, const std::string &field, const std::string &message) const {
+    throw ManifestError(path_, std::max(1, line), field, message);
+  }
+
+  // ---- shape of the document ----
+
+  void checkKeys(const toml::table &t, const std::string &prefix,
+                 const std::vector<std::string> &allowed) const {
+    for (const Entry &e : entriesInOrder(t)) {
+      if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
+      fail(e.line, child(prefix, e.key),
+           std::string("unknown key; expected ") + (allowed.size() == 1 ? "" : "one of: ") + join(allowed));
+    }
+  }
+
+  const toml::node &require(const toml::table &t, int tableLine, const std::string &prefix,
+                            const std::string &key, const std::string &expected) const {
+    const toml::node *n = t.get(key);
+    if (!n) fail(tableLine, child(prefix, key), "missing; expected " + expected);
+    return *n;
+  }
+
+  const toml::table &asTable(const toml::node &n, const std::string &field,
+                             const std::string &expected) const {
+    if (const auto *t = n.as_table()) return *t;
+    fail(lineOf(n), field, "found " + typeName(n) + "; expected " + expected);
+  }
+
+  const toml::array &asArray(const toml::node &n, const std::string &field,
+                             const std::string &expected) const {
+    if (const auto *a = n.as_array()) return *a;
+    fail(lineOf(n), field, "found " + typeName(n) + "; expected " + expected);
+  }
+
+  std::string asString(const toml::node &n, const std::string &field, const std::string &expected) const {
+    if (const auto *s = n.as_string()) return s->get();
+    fail(lineOf(n), field, "found " + typeName(n) + "; expected " + expected);
+  }
+
+  std::int64_t asInteger(const toml::node &n, const std::string &field, const std::string &expected) const {
+    if (const auto *i = n.as_integer()) return i->get();
+    fail(lineOf(n), field, "found " + typeName(n) + "; expected " + expected);
+  }
+
+  double asNumber(const toml::node &n, const std::string &field, const std::string &expected) const {
+    double v = 0.0;
+    if (const auto *i = n.as_integer())
+      v = static_cast<double>(i->get());
+    else if (const auto *f = n.as_floating_point())
+      v = f->get();
+    else
+      fail(lineOf(n), field, "found " + typeName(n) + "; expected " + expected);
+    if (!std::isfinite(v)) fail(lineOf(n), field, "found " + number(v) + "; expected a finite number");
+    return v;
+  }
+
+  // A source file named relative to the task folder; checked to exist when the folder is known.
+  fs::path sourceFile(const toml::node &n, const std::string &field, const std::string &what) const {
+    const std::string s = asString(n, field, what + " (a path relative to the task folder)");
+    if (s.empty()) fail(lineOf(n), field, "empty; expected " + what + " (a path relative to the task folder)");
+    const fs::path p(s);
+    if (p.is_absolute())
+      fail(lineOf(n), field, inQuotes(s) + " is an absolute path; expected a path relative to the task folder");
+    if (!folder_.empty()) {
+      std::error_code ec;
+      const fs::path full = folder_ / p;
+      if (!fs::exists(full, ec))
+        fail(lineOf(n), field, inQuotes(s) + " does not exist in the task folder; expected " + what);
+      if (!fs::is_regular_file(full, ec))
+        fail(lineOf(n), field, inQuotes(s) + " is not a file; expected " + what);
+    }
+    return p;
+  }
+
+  // ---- expressions ----
+
+  LocatedExpression expression(const toml::node &n, const std::string &field, Scope scope) const {
+    LocatedExpression out;
+    out.line = lineOf(n);
+    if (const auto *i = n.as_integer()) {
+      out.expr = Expression::constant(i->get());
+      return out;
+    }
+    const auto *s = n.as_string();
+    if (!s)
+      fail(out.line, field, "found " + typeName(n) + "; expected an integer or an expression string like \"2 * rows\"");
+    try {
+      out.expr = Expression::parse(s->get());
+    } catch (const ExpressionError &e) {
+      fail(out.line, field, "invalid expression " + inQuotes(s->get()) + ": " + e.what());
+    }
+    for (const std::string &id : out.expr.identifiers()) {
+      if (sizeSet_.count(id)) continue;
+      const bool isTunable = tunableSet_.count(id) > 0;
+      if (scope == Scope::SizesAndTunables) {
+        if (isTunable) continue;
+        std::string msg = "unknown name " + inQuotes(id) + "; known sizes: " + join(sizeNames_);
+        if (!tunableNames_.empty()) msg += "; known tunables: " + join(tunableNames_);
+        fail(out.line, field, msg);
+      }
+      if (isTunable)
+        fail(out.line, field, "tunable " + inQuotes(id) + " cannot be used here; expected sizes only: " +
+                                  join(sizeNames_));
+      fail(out.line, field, "unknown size " + inQuotes(id) + "; known sizes: " + join(sizeNames_));
+    }
+    return out;
+  }
+
+  std::vector<LocatedExpression> expressionList(const toml::node &n, const std::string &field, Scope scope,
+                                                std::size_t minCount, std::size_t maxCount,
+                                                const std::string &expected) const {
+    const toml::array &a = asArray(n, field, expected);
+    if (a.size() < minCount || a.size() > maxCount)
+      fail(lineOf(n), field,
+           "found " + std::to_string(a.size()) + (a.size() == 1 ? " dimension" : " dimensions") +
+               "; expected " + expected);
+    std::vector<LocatedExpression> out;
+    for (const toml::node &e : a) out.push_back(expression(e, field, scope));
+    return out;
+  }
+
+  std::int64_t evaluate(const LocatedExpression &e, const std::string &field, const Values &values,
+                        const std::string &context) const {
+    try {
+      return e.expr.evaluate(values);
+    } catch (const ExpressionError &err) {
+      fail(e.line, field, std::string(err.what()) + " in " + inQuotes(e.expr.text()) + " " + context);
+    }
+  }
+
+  void requireRange(std::int64_t v, const LocatedExpression &e, const std::string &field,
+                    const std::string &context, std::int64_t low, std::int64_t high,
+                    const std::string &what) const {
+    if (v >= low && v <= high) return;
+    // A plain number needs no configuration to explain it.
+    std::string msg = e.expr.text() == std::to_string(v)
+                          ? "found " + e.expr.text() + "; expected "
+                          : inQuotes(e.expr.text()) + " evaluates to " + std::to_string(v) + " " + context + "; expected ";
+    if (v < low)
+      msg += what + " >= " + std::to_string(low);
+    else
+      msg += what + " <= " + std::to_string(high);
+    fail(e.line, field, msg);
+  }
+
+  // ---- sections ----
+
+  void readName(const toml::table &root, Task &task) const;
+  void readSizes(const toml::table &root, Task &task);
+  void readSeeds(const toml::table &root, Task &task) const;
+  void readConfigs(const toml::table &root, Task &task) const;
+  void readTunables(const toml::table &root, Task &task);
+  void readTensors(const toml::table &root, Task &task) const;
+  Tensor readTensor(const Entry &entry, const Task &task) const;
+  Generator readInit(const toml::node &n, const std::string &field, const Tensor &tensor) const;
+  Tolerance readTolerance(const toml::node &n, const std::string &field, const Tensor &tensor) const;
+  LaunchSource readLaunch(const toml::table &t, int tableLine, const std::string &prefix, Scope scope,
+                          const Task &task, bool withSource, fs::path *source) const;
+  void checkLaunch(const LaunchSource &l, const Task &task, bool withTunables) const;
+  void checkLaunchPoint(const LaunchSource &l, const Values &values, const std::string &context) const;
+  void readCost(const toml::table &root, Task &task) const;
+  void readEditor(const toml::table &root, Task &task) const;
+
+  std::string path_;
+  fs::path folder_;
+  std::vector<std::string> sizeNames_;
+  std::set<std::string> sizeSet_;
+  std::vector<std::string> tunableNames_;
+  std::set<std::string> tunableSet_;
+};
+
+Task ManifestReader::read(const std::string &text) {
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(path_));
+  } catch (const toml::parse_error &e) {
+    fail(lineOf(e.source()), "syntax", std::string(e.description()));
+  }
+
+  Task task;
+  task.folder = folder_;
+  task.manifestPath = folder_.empty() ? fs::path(path_) : folder_ / kManifestFileName;
+
+  checkKeys(root, "", {"name", "description", "sizes", "seeds", "configs", "tensors", "reference",
+                       "launch", "tunables", "cost", "editor"});
+  readName(root, task);
+  readSizes(root, task);
+  readSeeds(root, task);
+  readConfigs(root, task);
+  readTunables(root, task);
+  readTensors(root, task);
+
+  const toml::node &refNode = require(root, 1, "", "reference",
+                                      "a [reference] table with source, kernel, grid, block and args");
+  const toml::table &ref = asTable(refNode, "reference", "a [reference] table");
+  LaunchSource reference = readLaunch(ref, lineOf(ref), "reference", Scope::Sizes, task, true,
+                                      &task.reference.source);
+  task.reference.launch = reference.launch;
+  checkLaunch(reference, task, false);
+
+  if (const toml::node *launchNode = root.get("launch")) {
+    const toml::table &t = asTable(*launchNode, "launch", "a [launch] table");
+    LaunchSource launch = readLaunch(t, lineOf(t), "launch", Scope::SizesAndTunables, task, false, nullptr);
+    task.launch = launch.launch;
+    checkLaunch(launch, task, true);
+  }
+
+  readCost(root, task);
+  readEditor(root, task);
+  return task;
+}
+
+void ManifestReader::readName(const toml::table &root, Task &task) const {
+  const toml::node &n = require(root, 1, "", "name", "a task name, e.g. name = \"softmax\"");
+  task.name = asString(n, "name", "a task name (a string)");
+  if (task.name.empty()) fail(lineOf(n), "name", std::string("empty; expected ") + kPlainNameRule);
+  if (!isPlainName(task.name))
+    fail(lineOf(n), "name", inQuotes(task.name) + " is not a valid task name; expected " + kPlainNameRule);
+
+  const toml::node &d = require(root, 1, "", "description", "a one-line description, e.g. description = \"Row-wise softmax\"");
+  task.description = asString(d, "description", "a one-line description (a string)");
+}
+
+void ManifestReader::readSizes(const toml::table &root, Task &task) {
+  const toml::node &n = require(root, 1, "", "sizes", "the names of the task's sizes, e.g. sizes = [\"rows\", \"cols\"]");
+  const toml::array &a = asArray(n, "sizes", "an array of size names, e.g. [\"rows\", \"cols\"]");
+  if (a.empty()) fail(lineOf(n), "sizes", "empty; expected at least one size name, e.g. [\"rows\", \"cols\"]");
+  for (const toml::node &e : a) {
+    const std::string s = asString(e, "sizes", "a size name (a string)");
+    if (!isIdentifier(s)) fail(lineOf(e), "sizes", inQuotes(s) + " is not a valid size name; expected " + kIdentifierRule);
+    if (sizeSet_.count(s)) fail(lineOf(e), "sizes", "duplicate size " + inQuotes(s) + "; expected each name once");
+    sizeSet_.insert(s);
+    sizeNames_.push_back(s);
+  }
+  task.sizeNames = sizeNames_;
+}
+
+void ManifestReader::readSeeds(const toml::table &root, Task &task) const {
+  const toml::node *n = root.get("seeds");
+  if (!n) {
+    task.seeds = {1, 2, 3};
+    return;
+  }
+  const toml::array &a = asArray(*n, "seeds", "an array of non-negative integers, e.g. [1, 2, 3]");
+  if (a.empty())
+    fail(lineOf(*n), "seeds", "empty; expected at least one seed, or no seeds key for the default [1, 2, 3]");
+  for (const toml::node &e : a) {
+    const std::int64_t v = asInteger(e, "seeds", "a non-negative integer");
+    if (v < 0) fail(lineOf(e), "seeds", "found " + std::to_string(v) + "; expected a non-negative integer");
+    task.seeds.push_back(static_cast<std::uint64_t>(v));
+  }
+}
+
+void ManifestReader::readConfigs(const toml::table &root, Task &task) const {
+  const std::string expected = "at least one [[configs]] table setting " + join(sizeNames_);
+  const toml::node &n = require(root, 1, "", "configs", expected);
+  const toml::array *a = n.as_array();
+  if (!a) fail(lineOf(n), "configs", "found " + typeName(n) + "; expected " + expected);
+  if (a->empty()) fail(lineOf(n), "configs", "empty; expected " + expected);
+  for (const toml::node &e : *a)
+    if (!e.is_table()) fail(lineOf(e), "configs", "found " + typeName(e) + "; expected [[configs]] tables");
+
+  std::vector<std::string> allowed{"name"};
+  allowed.insert(allowed.end(), sizeNames_.begin(), sizeNames_.end());
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const toml::table &t = *(*a)[i].as_table();
+    const std::string prefix = "configs[" + std::to_string(i) + "]";
+    const int line = lineOf(t);
+    checkKeys(t, prefix, allowed);
+    SizeConfig config;
+    const toml::node &nameNode = require(t, line, prefix, "name", "a configuration name, e.g. name = \"small\"");
+    config.name = asString(nameNode, prefix + ".name", "a configuration name (a string)");
+    if (!isPlainName(config.name))
+      fail(lineOf(nameNode), prefix + ".name",
+           inQuotes(config.name) + " is not a valid configuration name; expected " + kPlainNameRule);
+    if (!seen.insert(config.name).second)
+      fail(lineOf(nameNode), prefix + ".name",
+           "duplicate configuration " + inQuotes(config.name) + "; expected unique names");
+    for (const std::string &size : sizeNames_) {
+      const std::string field = prefix + "." + size;
+      const toml::node &v = require(t, line, prefix, size,
+                                    "a positive integer (every configuration sets " + join(sizeNames_) + ")");
+      const std::int64_t value = asInteger(v, field, "a positive integer");
+      if (value < 1) fail(lineOf(v), field, "found " + std::to_string(value) + "; expected a positive integer");
+      config.values[size] = value;
+    }
+    task.configs.push_back(std::move(config));
+  }
+}
+
+void ManifestReader::readTunables(const toml::table &root, Task &task) {
+  const toml::node *n = root.get("tunables");
+  if (!n) return;
+  const toml::table &t = asTable(*n, "tunables", "a [tunables] table of NAME = [values]");
+  for (const Entry &e : entriesInOrder(t)) {
+    const std::string field = "tunables." + e.key;
+    if (!isIdentifier(e.key))
+      fail(e.line, field, inQuotes(e.key) + " is not a valid tunable name; expected " + kIdentifierRule);
+    if (sizeSet_.count(e.key))
+      fail(e.line, field, "clashes with the size " + inQuotes(e.key) + "; expected a name that is not a size (" +
+                              join(sizeNames_) + ")");
+    const toml::array &a = asArray(*e.node, field, "a non-empty array of integers, e.g. [128, 256]");
+    if (a.empty()) fail(lineOf(*e.node), field, "empty; expected at least one value, e.g. [128, 256]");
+    Tunable tunable;
+    tunable.name = e.key;
+    for (const toml::node &v : a) {
+      const std::int64_t value = asInteger(v, field, "an integer");
+      if (std::find(tunable.values.begin(), tunable.values.end(), value) != tunable.values.end())
+        fail(lineOf(v), field, "duplicate value " + std::to_string(value) + "; expected each value once");
+      tunable.values.push_back(value);
+    }
+    tunableNames_.push_back(e.key);
+    tunableSet_.insert(e.key);
+    task.tunables.push_back(std::move(tunable));
+  }
+}
+
+void ManifestReader::readTensors(const toml::table &root, Task &task) const {
+  const char *const expected = "at least one [tensors.<name>] table";
+  const toml::node &n = require(root, 1, "", "tensors", expected);
+  const toml::table &t = asTable(n, "tensors", expected);
+  const std::vector<Entry> entries = entriesInOrder(t);
+  if (entries.empty()) fail(lineOf(n), "tensors", std::string("empty; expected ") + expected);
+  for (const Entry &e : entries) task.tensors.push_back(readTensor(e, task));
+  const bool hasOutput = std::any_of(task.tensors.begin(), task.tensors.end(),
+                                     [](const Tensor &x) { return x.role != TensorRole::In; });
+  if (!hasOutput)
+    fail(entries.front().line, "tensors", "no output tensor; expected at least one tensor with role 'out' or 'inout'");
+}
+
+Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
+  const std::string prefix = "tensors." + entry.key;
+  if (!isIdentifier(entry.key))
+    fail(entry.line, prefix, inQuotes(entry.key) + " is not a valid tensor name; expected " + kIdentifierRule);
+  if (sizeSet_.count(entry.key))
+    fail(entry.line, prefix, "clashes with the size " + inQuotes(entry.key) + "; expected a name that is not a size (" +
+                                 join(sizeNames_) + ")");
+  const toml::table &t = asTable(*entry.node, prefix, "a table ([" + prefix + "])");
+  const int line = lineOf(t);
+  checkKeys(t, prefix, {"dtype", "shape", "role", "init", "tolerance"});
+
+  Tensor tensor;
+  tensor.name = entry.key;
+  tensor.line = line;
+
+  static const std::string dtypes = "f64, f32, f16, bf16, i64, i32, i8, u8, bool";
+  const toml::node &dtypeNode = require(t, line, prefix, "dtype", "one of: " + dtypes);
+  const std::string dtype = asString(dtypeNode, prefix + ".dtype", "one of: " + dtypes);
+  const auto parsedType = dtypeFromName(dtype);
+  if (!parsedType) fail(lineOf(dtypeNode), prefix + ".dtype", "unknown dtype " + inQuotes(dtype) + "; expected one of: " + dtypes);
+  tensor.dtype = *parsedType;
+
+  const std::string shapeField = prefix + ".shape";
+  const toml::node &shapeNode =
+      require(t, line, prefix, "shape", "an array of dimensions over the sizes, e.g. [\"rows\", \"cols\"] ([] for a scalar)");
+  const toml::array &shape = asArray(shapeNode, shapeField, "an array of dimensions, e.g. [\"rows\", \"cols\"] ([] for a scalar)");
+  std::vector<LocatedExpression> dims;
+  for (const toml::node &d : shape) dims.push_back(expression(d, shapeField, Scope::Sizes));
+  for (const SizeConfig &config : task.configs) {
+    const std::string context = "for configuration " + inQuotes(config.name);
+    std::int64_t bytes = static_cast<std::int64_t>(dtypeSize(tensor.dtype));
+    for (const LocatedExpression &d : dims) {
+      const std::int64_t v = evaluate(d, shapeField, config.values, context);
+      requireRange(v, d, shapeField, context, 0, std::numeric_limits<std::int64_t>::max(), "a dimension");
+      if (__builtin_mul_overflow(bytes, v, &bytes))
+        fail(lineOf(shapeNode), shapeField, "the tensor's size in bytes overflows 64 bits " + context +
+                                                "; expected smaller dimensions");
+    }
+  }
+  for (LocatedExpression &d : dims) tensor.shape.push_back(std::move(d.expr));
+
+  const toml::node &roleNode = require(t, line, prefix, "role", "one of: in, out, inout");
+  const std::string role = asString(roleNode, prefix + ".role", "one of: in, out, inout");
+  const auto parsedRole = roleFromName(role);
+  if (!parsedRole) fail(lineOf(roleNode), prefix + ".role", "unknown role " + inQuotes(role) + "; expected one of: in, out, inout");
+  tensor.role = *parsedRole;
+  const std::string roleText = "role " + inQuotes(role);
+
+  const toml::node *init = t.get("init");
+  if (tensor.role == TensorRole::Out) {
+    if (init)
+      fail(lineOf(*init), prefix + ".init", "not allowed for " + roleText +
+                                                " (outputs are written by the kernel); expected no init");
+  } else {
+    if (!init) fail(line, prefix + ".init", "missing for " + roleText + "; expected " + kInitExample);
+    tensor.init = readInit(*init, prefix + ".init", tensor);
+  }
+
+  const toml::node *tolerance = t.get("tolerance");
+  if (tensor.role == TensorRole::In) {
+    if (tolerance)
+      fail(lineOf(*tolerance), prefix + ".tolerance",
+           "not allowed for " + roleText + " (inputs are not compared); expected no tolerance");
+  } else {
+    if (!tolerance) {
+      if (!dtypeIsFloating(tensor.dtype))
+        fail(line, prefix + ".tolerance", "missing for " + roleText + "; expected \"exact\" (" +
+                                              std::string(dtypeName(tensor.dtype)) + " outputs are compared exactly)");
+      fail(line, prefix + ".tolerance", "missing for " + roleText + "; expected " + kToleranceExample);
+    }
+    tensor.tolerance = readTolerance(*tolerance, prefix + ".tolerance", tensor);
+  }
+  return tensor;
+}
+
+Generator ManifestReader::readInit(const toml::node &n, const std::string &field, const Tensor &tensor) const {
+  const toml::table &t = asTable(n, field, kInitExample);
+  const int line = lineOf(t);
+  const toml::node &kindNode = require(t, line, field, "kind", std::string("one of: ") + kGeneratorKinds);
+  const std::string kind = asString(kindNode, field + ".kind", std::string("one of: ") + kGeneratorKinds);
+  const auto parsedKind = generatorKindFromName(kind);
+  if (!parsedKind)
+    fail(lineOf(kindNode), field + ".kind",
+         "unknown generator " + inQuotes(kind) + "; expected one of: " + kGeneratorKinds);
+  Generator g;
+  g.kind = *parsedKind;
+
+  std::string aKey, bKey;
+  switch (g.kind) {
+    case Generator::Kind::Uniform:
+    case Generator::Kind::RandInt:
+      aKey = "low", bKey = "high";
+      break;
+    case Generator::Kind::Normal:
+      aKey = "mean", bKey = "std";
+      break;
+    case Generator::Kind::Arange:
+      aKey = "start", bKey = "step";
+      break;
+    case Generator::Kind::Constant:
+      aKey = "value";
+      break;
+  }
+  std::vector<std::string> allowed{"kind", aKey};
+  if (!bKey.empty()) allowed.push_back(bKey);
+  allowed.push_back("seed_offset");
+  checkKeys(t, field, allowed);
+
+  const std::string dtype(dtypeName(tensor.dtype));
+  const bool floating = dtypeIsFloating(tensor.dtype);
+  if (!floating && (g.kind == Generator::Kind::Uniform || g.kind == Generator::Kind::Normal))
+    fail(lineOf(kindNode), field + ".kind",
+         inQuotes(kind) + " draws real numbers but tensor " + inQuotes(tensor.name) + " is " + dtype +
+             "; expected randint, arange or constant");
+
+  const std::string params = kind + " needs " + join(std::vector<std::string>(allowed.begin() + 1, allowed.end() - 1), " and ");
+  auto param = [&](const std::string &key, bool integral) -> double {
+    const toml::node &v = require(t, line, field, key, std::string(integral ? "an integer" : "a number") + " (" + params + ")");
+    const std::string f = field + "." + key;
+    if (integral || !floating) {
+      // Integers only: randint always, and every parameter of an integer or bool tensor.
+      std::int64_t i = 0;
+      if (const auto *b = v.as_boolean(); b && g.kind == Generator::Kind::Constant)
+        i = b->get() ? 1 : 0;
+      else
+        i = asInteger(v, f, std::string("an integer") + (integral ? "" : " (tensor " + inQuotes(tensor.name) + " is " + dtype + ")"));
+      if (i < -kMaxExactInteger || i > kMaxExactInteger)
+        fail(lineOf(v), f, "found " + std::to_string(i) + "; expected an integer within +/-2^53");
+      return static_cast<double>(i);
+    }
+    return asNumber(v, f, "a number");
+  };
+
+  g.a = param(aKey, g.kind == Generator::Kind::RandInt);
+  if (!bKey.empty()) g.b = param(bKey, g.kind == Generator::Kind::RandInt);
+
+  switch (g.kind) {
+    case Generator::Kind::Uniform:
+    case Generator::Kind::RandInt:
+      if (!(g.a < g.b))
+        fail(lineOf(*t.get("high")), field + ".high",
+             "found low = " + number(g.a) + ", high = " + number(g.b) + "; expected low < high");
+      break;
+    case Generator::Kind::Normal:
+      if (!(g.b > 0.0))
+        fail(lineOf(*t.get("std")), field + ".std", "found " + number(g.b) + "; expected a standard deviation > 0");
+      break;
+    default:
+      break;
+  }
+
+  // Integer tensors: the generated values must fit the dtype.
+  if (!floating && (g.kind == Generator::Kind::RandInt || g.kind == Generator::Kind::Constant)) {
+    double lo = 0, hi = 0;
+    switch (tensor.dtype) {
+      case DType::I8: lo = -128, hi = 127; break;
+      case DType::U8: lo = 0, hi = 255; break;
+      case DType::Bool: lo = 0, hi = 1; break;
+      case DType::I32: lo = -2147483648.0, hi = 2147483647.0; break;
+      default: lo = -static_cast<double>(kMaxExactInteger), hi = static_cast<double>(kMaxExactInteger); break;
+    }
+    const double first = g.a;
+    const double last = g.kind == Generator::Kind::RandInt ? g.b - 1 : g.a;
+    if (first < lo || last > hi) {
+      const std::string range = "[" + number(lo) + ", " + number(hi) + "]";
+      if (g.kind == Generator::Kind::Constant)
+        fail(lineOf(*t.get("value")), field + ".value",
+             "found " + number(g.a) + ", which does not fit " + dtype + "; expected a value in " + range);
+      fail(line, field, "randint draws from [" + number(first) + ", " + number(last) + "], which does not fit " +
+                            dtype + "; expected values in " + range);
+    }
+  }
+
+  if (const toml::node *s = t.get("seed_offset")) {
+    const std::int64_t v = asInteger(*s, field + ".seed_offset", "a non-negative integer");
+    if (v < 0) fail(lineOf(*s), field + ".seed_offset", "found " + std::to_string(v) + "; expected a non-negative integer");
+    g.seedOffset = static_cast<std::uint64_t>(v);
+  }
+  return g;
+}
+
+Tolerance ManifestReader::readTolerance(const toml::node &n, const std::string &field, const Tensor &tensor) const {
+  Tolerance tol;
+  if (const auto *s = n.as_string()) {
+    if (s->get() != "exact") fail(lineOf(n), field, "found " + inQuotes(s->get()) + "; expected " + kToleranceExample);
+    tol.exact = true;
+    return tol;
+  }
+  const auto *t = n.as_table();
+  if (!t) fail(lineOf(n), field, "found " + typeName(n) + "; expected " + kToleranceExample);
+  if (!dtypeIsFloating(tensor.dtype))
+    fail(lineOf(n), field, std::string(dtypeName(tensor.dtype)) + " outputs are compared exactly; expected \"exact\"");
+  checkKeys(*t, field, {"rtol", "atol"});
+  if (t->empty()) fail(lineOf(n), field, "empty; expected rtol, atol or both, e.g. { rtol = 1e-5, atol = 1e-7 }");
+  auto read = [&](const char *key, double &out) {
+    if (const toml::node *v = t->get(key)) {
+      const std::string f = field + "." + key;
+      out = asNumber(*v, f, "a number >= 0");
+      if (out < 0) fail(lineOf(*v), f, "found " + number(out) + "; expected a number >= 0");
+    }
+  };
+  read("rtol", tol.rtol);
+  read("atol", tol.atol);
+  return tol;
+}
+
+LaunchSource ManifestReader::readLaunch(const toml::table &t, int tableLine, const std::string &prefix, Scope scope,
+                                        const Task &task, bool withSource, fs::path *source) const {
+  std::vector<std::string> allowed;
+  if (withSource) allowed.push_back("source");
+  for (const char *k : {"kernel", "grid", "block", "shared_bytes", "args"}) allowed.push_back(k);
+  checkKeys(t, prefix, allowed);
+
+  LaunchSource out;
+  out.prefix = prefix;
+  out.tableLine = tableLine;
+  if (withSource) {
+    const toml::node &s = require(t, tableLine, prefix, "source", "the reference source file, e.g. source = \"reference.cu\"");
+    *source = sourceFile(s, prefix + ".source", "the reference source file");
+  }
+
+  const toml::node &k = require(t, tableLine, prefix, "kernel", "the kernel function's name, e.g. kernel = \"softmax\"");
+  out.launch.kernel = asString(k, prefix + ".kernel", "the kernel function's name (a string)");
+  if (!isIdentifier(out.launch.kernel))
+    fail(lineOf(k), prefix + ".kernel",
+         inQuotes(out.launch.kernel) + " is not a valid kernel name; expected " + kIdentifierRule);
+
+  const std::string dims = "1 to 3 dimensions (x, y, z)";
+  const toml::node &g = require(t, tableLine, prefix, "grid", dims + ", e.g. grid = [\"ceil_div(rows, 256)\"]");
+  out.grid = expressionList(g, prefix + ".grid", scope, 1, 3, dims);
+  const toml::node &b = require(t, tableLine, prefix, "block", dims + ", e.g. block = [256]");
+  out.block = expressionList(b, prefix + ".block", scope, 1, 3, dims);
+  out.blockLine = lineOf(b);
+  if (const toml::node *s = t.get("shared_bytes"))
+    out.shared = expression(*s, prefix + ".shared_bytes", scope);
+  else
+    out.shared = {Expression::constant(0), tableLine};
+  for (const auto &e : out.grid) out.launch.grid.push_back(e.expr);
+  for (const auto &e : out.block) out.launch.block.push_back(e.expr);
+  out.launch.sharedBytes = out.shared.expr;
+
+  // Args: tensors (each exactly once) and sizes, in the kernel's parameter order.
+  std::vector<std::string> tensorNames;
+  for (const Tensor &x : task.tensors) tensorNames.push_back(x.name);
+  const std::string field = prefix + ".args";
+  const std::string known = "a tensor (" + join(tensorNames) + ") or a size (" + join(sizeNames_) + ")";
+  const toml::node &a = require(t, tableLine, prefix, "args",
+                                "the kernel's arguments in order, e.g. args = [\"x\", \"y\", \"rows\"]");
+  const toml::array &args = asArray(a, field, "an array of tensor and size names");
+  std::set<std::string> seen;
+  for (const toml::node &e : args) {
+    const std::string name = asString(e, field, "a tensor or size name (a string)");
+    if (task.tensor(name)) {
+      if (!seen.insert(name).second)
+        fail(lineOf(e), field, "tensor " + inQuotes(name) + " appears twice; expected each tensor exactly once");
+    } else if (!sizeSet_.count(name)) {
+      if (tunableSet_.count(name))
+        fail(lineOf(e), field, inQuotes(name) + " is a tunable (compiled in as -D" + name + "=...); expected " + known);
+      fail(lineOf(e), field, "unknown name " + inQuotes(name) + "; expected " + known);
+    }
+    out.launch.args.push_back(name);
+  }
+  for (const std::string &name : tensorNames)
+    if (!seen.count(name))
+      fail(lineOf(a), field, "tensor " + inQuotes(name) + " is missing; expected every tensor exactly once (" +
+                                 join(tensorNames) + ")");
+  return out;
+}
+
+void ManifestReader::checkLaunchPoint(const LaunchSource &l, const Values &values, const std::string &context) const {
+  static constexpr std::array<std::int64_t, 3> gridMax{2147483647, 65535, 65535};
+  static constexpr std::array<std::int64_t, 3> blockMax{1024, 1024, 64};
+  static const char *const axis[3] = {"x", "y", "z"};
+  for (std::size_t i = 0; i < l.grid.size(); ++i) {
+    const std::int64_t v = evaluate(l.grid[i], l.prefix + ".grid", values, context);
+    requireRange(v, l.grid[i], l.prefix + ".grid", context, 1, gridMax[i], std::string("grid ") + axis[i]);
+  }
+  std::int64_t threads = 1;
+  std::string product;
+  for (std::size_t i = 0; i < l.block.size(); ++i) {
+    const std::int64_t v = evaluate(l.block[i], l.prefix + ".block", values, context);
+    requireRange(v, l.block[i], l.prefix + ".block", context, 1, blockMax[i], std::string("block ") + axis[i]);
+    threads *= v;  // at most 1024 * 1024 * 64: no overflow
+    product += (i ? " x " : "") + std::to_string(v);
+  }
+  if (threads > 1024)
+    fail(l.blockLine, l.prefix + ".block",
+         product + " = " + std::to_string(threads) + " threads per block " + context + "; expected at most 1024");
+  const std::int64_t shared = evaluate(l.shared, l.prefix + ".shared_bytes", values, context);
+  requireRange(shared, l.shared, l.prefix + ".shared_bytes", context, 0, std::numeric_limits<std::int64_t>::max(),
+               "a byte count");
+}
+
+void ManifestReader::checkLaunch(const LaunchSource &l, const Task &task, bool withTunables) const {
+  // The tunables the launch actually uses, in declaration order.
+  std::vector<const Tunable *> used;
+  if (withTunables) {
+    std::set<std::string> ids;
+    auto add = [&](const LocatedExpression &e) {
+      for (const auto &id : e.expr.identifiers()) ids.insert(id);
+    };
+    for (const auto &e : l.grid) add(e);
+    for (const auto &e : l.block) add(e);
+    add(l.shared);
+    for (const Tunable &t : task.tunables)
+      if (ids.count(t.name)) used.push_back(&t);
+  }
+  // The whole space is checked when it is small; otherwise only its first point.
+  std::size_t space = 1;
+  for (const Tunable &t : task.tunables) {
+    space = space > kMaxTunablePoints ? space : space * t.values.size();
+  }
+  const bool everyPoint = space <= kMaxTunablePoints;
+
+  for (const SizeConfig &config : task.configs) {
+    std::vector<std::size_t> index(used.size(), 0);
+    for (;;) {
+      Values values = config.values;
+      std::string context = "for configuration " + inQuotes(config.name);
+      for (std::size_t i = 0; i < used.size(); ++i) {
+        const std::int64_t v = used[i]->values[index[i]];
+        values[used[i]->name] = v;
+        context += (i ? ", " : " with ") + used[i]->name + "=" + std::to_string(v);
+      }
+      checkLaunchPoint(l, values, context);
+      if (!everyPoint) break;
+      std::size_t i = 0;
+      for (; i < used.size(); ++i) {
+        if (++index[i] < used[i]->values.size()) break;
+        index[i] = 0;
+      }
+      if (i == used.size()) break;
+    }
+  }
+}
+
+void ManifestReader::readCost(const toml::table &root, Task &task) const {
+  const toml::node &n = require(root, 1, "", "cost", "a [cost] table with flops and bytes");
+  const toml::table &t = asTable(n, "cost", "a [cost] table with flops and bytes");
+  const int line = lineOf(t);
+  checkKeys(t, "cost", {"flops", "bytes"});
+  const toml::node &f = require(t, line, "cost", "flops", "the FLOP count over the sizes, e.g. flops = \"2 * M * N * K\"");
+  const LocatedExpression flops = expression(f, "cost.flops", Scope::Sizes);
+  const toml::node &b = require(t, line, "cost", "bytes", "the bytes moved over the sizes, e.g. bytes = \"4 * (M * K + K * N + M * N)\"");
+  const LocatedExpression bytes = expression(b, "cost.bytes", Scope::Sizes);
+  for (const SizeConfig &config : task.configs) {
+    const std::string context = "for configuration " + inQuotes(config.name);
+    const auto max = std::numeric_limits<std::int64_t>::max();
+    requireRange(evaluate(flops, "cost.flops", config.values, context), flops, "cost.flops", context, 0, max, "a count");
+    requireRange(evaluate(bytes, "cost.bytes", config.values, context), bytes, "cost.bytes", context, 0, max, "a count");
+  }
+  task.flops = flops.expr;
+  task.bytes = bytes.expr;
+}
+
+void ManifestReader::readEditor(const toml::table &root, Task &task) const {
+  const toml::node *n = root.get("editor");
+  if (!n) return;
+  const toml::table &t = asTable(*n, "editor", "an [editor] table");
+  checkKeys(t, "editor", {"starter"});
+  if (const toml::node *s = t.get("starter"))
+    task.starter = sourceFile(*s, "editor.starter", "the source a user starts editing from");
+}
+
+}  // namespace
+
+Task parseManifest(const std::string &text, const std::string &displayPath, const std::filesystem::path &folder) {
+  return ManifestReader(displayPath, folder).read(text);
+}
+
+Task loadTask(const std::filesystem::path &path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string shown = path.string();
+  if (!fs::exists(path, ec)) throw ManifestError(shown, 0, "", "no such file or folder");
+  fs::path folder;
+  fs::path manifest;
+  if (fs::is_directory(path, ec)) {
+    folder = path;
+    manifest = path / kManifestFileName;
+    if (!fs::exists(manifest, ec))
+      throw ManifestError(shown, 0, "", std::string("no ") + kManifestFileName + " in this folder");
+  } else {
+    manifest = path;
+    folder = path.parent_path();
+    if (folder.empty()) folder = ".";
+  }
+  const std::string display = manifest.string();
+  if (!fs::is_regular_file(manifest, ec)) throw ManifestError(display, 0, "", "not a regular file; expected a task manifest");
+
+  std::ifstream in(manifest, std::ios::binary);
+  if (!in) throw ManifestError(display, 0, "", std::string("cannot be read: ") + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ManifestError(display, 0, "", "cannot be read: read error");
+
+  fs::path absolute = fs::absolute(folder, ec);
+  if (ec) absolute = folder;
+  absolute = absolute.lexically_normal();
+  if (!absolute.has_filename() && absolute.has_parent_path() && absolute != absolute.root_path())
+    absolute = absolute.parent_path();
+
+  Task task = parseManifest(text.str(), display, absolute);
+  return task;
+}
+
+}  // namespace kwb

@@ -21,6 +21,7 @@ std::optional<DType> dtypeFromName(std::string_view);
 std::size_t dtypeSize(DType);
 bool dtypeIsFloating(DType);
 std::string_view roleName(TensorRole);
+std::optional<TensorRole> roleFromName(std::string_view);
 
 // How an input tensor is filled. Every generator is deterministic given (seed, seedOffset).
 struct Generator {
@@ -31,6 +32,7 @@ struct Generator {
   std::uint64_t seedOffset = 0;
 };
 std::string_view generatorKindName(Generator::Kind);
+std::optional<Generator::Kind> generatorKindFromName(std::string_view);
 
 // rtol/atol, or exact equality (required for integer and bool outputs).
 struct Tolerance {

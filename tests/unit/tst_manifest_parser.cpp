@@ -1,1 +1,651 @@
-int main() { return 0; }
+// The task manifest (task.toml): the bundled manifests parse into the expected model, and every
+// malformed manifest is refused with one exact, user-facing message naming file, line and field.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+#include "core/task/manifest_parser.h"
+#include "core/task/task_json.h"
+
+using namespace kwb;
+
+namespace {
+
+// A minimal valid manifest. Cases below edit it line by line (1-based), so the line numbers in
+// the expected messages can be read off this listing.
+const char *const kBase[] = {
+    /*  1 */ "name = \"t\"",
+    /*  2 */ "description = \"d\"",
+    /*  3 */ "sizes = [\"rows\", \"cols\"]",
+    /*  4 */ "[[configs]]",
+    /*  5 */ "name = \"c\"",
+    /*  6 */ "rows = 4",
+    /*  7 */ "cols = 8",
+    /*  8 */ "[tensors.x]",
+    /*  9 */ "dtype = \"f32\"",
+    /* 10 */ "shape = [\"rows\", \"cols\"]",
+    /* 11 */ "role = \"in\"",
+    /* 12 */ "init = { kind = \"uniform\", low = 0.0, high = 1.0 }",
+    /* 13 */ "[tensors.y]",
+    /* 14 */ "dtype = \"f32\"",
+    /* 15 */ "shape = [\"rows\", \"cols\"]",
+    /* 16 */ "role = \"out\"",
+    /* 17 */ "tolerance = { rtol = 1e-5, atol = 1e-6 }",
+    /* 18 */ "[reference]",
+    /* 19 */ "source = \"ref.cu\"",
+    /* 20 */ "kernel = \"ref\"",
+    /* 21 */ "grid = [\"rows\"]",
+    /* 22 */ "block = [32]",
+    /* 23 */ "args = [\"x\", \"y\", \"rows\", \"cols\"]",
+    /* 24 */ "[cost]",
+    /* 25 */ "flops = \"rows * cols\"",
+    /* 26 */ "bytes = \"8 * rows * cols\"",
+};
+
+// The base manifest with some lines replaced (an empty replacement blanks the line, keeping the
+// numbering of the others) and text appended from line 27 on.
+QString manifest(std::initializer_list<std::pair<int, QString>> edits = {}, const QString &append = {}) {
+  QStringList lines;
+  for (const char *line : kBase) lines << QString::fromUtf8(line);
+  for (const auto &[number, text] : edits) lines[number - 1] = text;
+  QString out = lines.join('\n') + '\n';
+  if (!append.isEmpty()) out += append + '\n';
+  return out;
+}
+
+QString errorOf(const QString &text, const std::filesystem::path &folder = {}) {
+  try {
+    parseManifest(text.toStdString(), "task.toml", folder);
+  } catch (const ManifestError &e) {
+    return QString::fromStdString(e.what());
+  }
+  return QStringLiteral("(parsed without error)");
+}
+
+void writeFile(const QString &path, const QString &text) {
+  std::ofstream out(path.toStdString(), std::ios::binary);
+  out << text.toStdString();
+}
+
+std::filesystem::path sourceDir() { return std::filesystem::path(KWB_SOURCE_DIR); }
+
+}  // namespace
+
+class TestManifestParser : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void baseManifestParses();
+  void softmaxManifest();
+  void sgemmManifest();
+  void validVariants_data();
+  void validVariants();
+  void malformed_data();
+  void malformed();
+  void sourceFiles_data();
+  void sourceFiles();
+  void errorParts();
+  void largeTunableSpaceChecksFirstPoint();
+  void json();
+};
+
+void TestManifestParser::baseManifestParses() {
+  const Task task = parseManifest(manifest().toStdString(), "task.toml", {});
+  QCOMPARE(task.name, std::string("t"));
+  QCOMPARE(task.description, std::string("d"));
+  QCOMPARE(task.sizeNames, (std::vector<std::string>{"rows", "cols"}));
+  QCOMPARE(task.seeds, (std::vector<std::uint64_t>{1, 2, 3}));  // the default
+  QCOMPARE(task.configs.size(), std::size_t{1});
+  QCOMPARE(task.configs[0].values.at("rows"), std::int64_t{4});
+  QCOMPARE(task.tensors.size(), std::size_t{2});
+  QCOMPARE(task.tensors[0].line, 8);
+  QCOMPARE(task.tensors[1].line, 13);
+  QVERIFY(!task.launch);
+  QVERIFY(task.tunables.empty());
+  QVERIFY(!task.starter);
+  QCOMPARE(task.reference.launch.sharedBytes.text(), std::string("0"));
+  QCOMPARE(task.starterSource(), std::filesystem::path("ref.cu"));
+  QCOMPARE(task.manifestPath, std::filesystem::path("task.toml"));
+}
+
+void TestManifestParser::softmaxManifest() {
+  const Task task = loadTask(sourceDir() / "kernels" / "softmax");
+  QCOMPARE(task.name, std::string("softmax"));
+  QCOMPARE(task.description, std::string("Row-wise softmax of a row-major f32 matrix"));
+  QCOMPARE(task.sizeNames, (std::vector<std::string>{"rows", "cols"}));
+  QCOMPARE(task.seeds, (std::vector<std::uint64_t>{1, 2, 3}));
+  QCOMPARE(task.configs.size(), std::size_t{3});
+  QCOMPARE(task.configs[0].name, std::string("small"));
+  QCOMPARE(task.configs[1].name, std::string("wide"));
+  QCOMPARE(task.configs[1].values.at("cols"), std::int64_t{32768});
+  QCOMPARE(task.configs[2].name, std::string("h200"));
+  QCOMPARE(task.configs[2].values.at("rows"), std::int64_t{8192});
+  QVERIFY(task.config("wide") == &task.configs[1]);
+  QVERIFY(task.config("nope") == nullptr);
+
+  QCOMPARE(task.tensors.size(), std::size_t{2});
+  const Tensor *x = task.tensor("x");
+  QVERIFY(x);
+  QCOMPARE(x->dtype, DType::F32);
+  QCOMPARE(x->role, TensorRole::In);
+  QCOMPARE(x->shape.size(), std::size_t{2});
+  QCOMPARE(x->shape[1].text(), std::string("cols"));
+  QVERIFY(x->init);
+  QCOMPARE(x->init->kind, Generator::Kind::Normal);
+  QCOMPARE(x->init->a, 0.0);
+  QCOMPARE(x->init->b, 4.0);
+  QCOMPARE(x->init->seedOffset, std::uint64_t{0});
+  QVERIFY(!x->tolerance);
+  const Tensor *y = task.tensor("y");
+  QVERIFY(y);
+  QCOMPARE(y->role, TensorRole::Out);
+  QVERIFY(!y->init);
+  QVERIFY(y->tolerance);
+  QVERIFY(!y->tolerance->exact);
+  QCOMPARE(y->tolerance->rtol, 1e-5);
+  QCOMPARE(y->tolerance->atol, 1e-7);
+  QCOMPARE(y->line, 28);
+
+  QCOMPARE(task.reference.source, std::filesystem::path("reference.cu"));
+  QCOMPARE(task.reference.launch.kernel, std::string("softmax_reference"));
+  QCOMPARE(task.reference.launch.grid.size(), std::size_t{1});
+  QCOMPARE(task.reference.launch.block[0].text(), std::string("256"));
+  QCOMPARE(task.reference.launch.args, (std::vector<std::string>{"x", "y", "rows", "cols"}));
+  QVERIFY(task.launch);
+  QCOMPARE(task.launch->kernel, std::string("softmax"));
+  QCOMPARE(task.launch->block[0].text(), std::string("BLOCK"));
+  QCOMPARE(task.tunables.size(), std::size_t{1});
+  QCOMPARE(task.tunables[0].name, std::string("BLOCK"));
+  QCOMPARE(task.tunables[0].values, (std::vector<std::int64_t>{128, 256, 512, 1024}));
+  QCOMPARE(task.flops.text(), std::string("5 * rows * cols"));
+  QCOMPARE(task.flops.evaluate(task.configs[0].values), std::int64_t{5 * 1024 * 1024});
+  QCOMPARE(task.bytes.text(), std::string("2 * 4 * rows * cols"));
+  QVERIFY(task.starter);
+  QCOMPARE(*task.starter, std::filesystem::path("softmax.cu"));
+  QCOMPARE(task.starterSource(), std::filesystem::path("softmax.cu"));
+  QVERIFY(task.folder.is_absolute());
+  QCOMPARE(task.folder.filename(), std::filesystem::path("softmax"));
+  QCOMPARE(task.manifestPath, task.folder / "task.toml");
+}
+
+void TestManifestParser::sgemmManifest() {
+  const Task task = loadTask(sourceDir() / "kernels" / "sgemm" / "task.toml");
+  QCOMPARE(task.name, std::string("sgemm"));
+  QCOMPARE(task.sizeNames, (std::vector<std::string>{"M", "N", "K"}));
+  QCOMPARE(task.configs.size(), std::size_t{3});
+  QCOMPARE(task.configs[1].name, std::string("odd"));
+  QCOMPARE(task.configs[1].values, (std::map<std::string, std::int64_t>{{"M", 1000}, {"N", 1100}, {"K", 300}}));
+  QCOMPARE(task.tensors.size(), std::size_t{3});
+  // Manifest order, not alphabetical: A, B, C happen to agree, so check the roles too.
+  QCOMPARE(task.tensors[0].name, std::string("A"));
+  QCOMPARE(task.tensors[1].name, std::string("B"));
+  QCOMPARE(task.tensors[2].name, std::string("C"));
+  QCOMPARE(task.tensors[0].init->kind, Generator::Kind::Uniform);
+  QCOMPARE(task.tensors[0].init->a, -1.0);
+  QCOMPARE(task.tensors[0].init->b, 1.0);
+  QCOMPARE(task.tensors[1].init->seedOffset, std::uint64_t{1});
+  QCOMPARE(task.tensors[2].role, TensorRole::Out);
+  QCOMPARE(task.tensors[2].tolerance->rtol, 1e-4);
+  QCOMPARE(task.tensors[2].tolerance->atol, 1e-3);
+  QCOMPARE(task.reference.launch.grid.size(), std::size_t{2});
+  QCOMPARE(task.reference.launch.grid[0].text(), std::string("ceil_div(N, 16)"));
+  QCOMPARE(task.reference.launch.grid[1].evaluate(task.configs[1].values), std::int64_t{63});
+  QCOMPARE(task.reference.launch.block.size(), std::size_t{2});
+  QCOMPARE(task.reference.launch.args, (std::vector<std::string>{"A", "B", "C", "M", "N", "K"}));
+  QVERIFY(task.launch);
+  QCOMPARE(task.launch->grid[0].identifiers(), (std::vector<std::string>{"N", "TILE"}));
+  QCOMPARE(task.tunables.size(), std::size_t{1});
+  QCOMPARE(task.tunables[0].values, (std::vector<std::int64_t>{8, 16, 32}));
+  QCOMPARE(task.flops.evaluate(task.configs[2].values), std::int64_t{2} * 4096 * 4096 * 4096);
+  QCOMPARE(task.bytes.text(), std::string("4 * (M * K + K * N + M * N)"));
+  QCOMPARE(task.starterSource(), std::filesystem::path("sgemm.cu"));
+}
+
+void TestManifestParser::validVariants_data() {
+  QTest::addColumn<QString>("text");
+
+  QTest::newRow("randint is allowed on a float tensor")
+      << manifest({{12, "init = { kind = \"randint\", low = -3, high = 4 }"}});
+  QTest::newRow("integers where numbers are expected")
+      << manifest({{12, "init = { kind = \"uniform\", low = -1, high = 1 }"}, {17, "tolerance = { atol = 0 }"}});
+  QTest::newRow("exact tolerance on a float output") << manifest({{17, "tolerance = \"exact\""}});
+  QTest::newRow("only rtol") << manifest({{17, "tolerance = { rtol = 1e-3 }"}});
+  QTest::newRow("integer tensors")
+      << manifest({{9, "dtype = \"i32\""},
+                   {12, "init = { kind = \"arange\", start = 0, step = 3 }"},
+                   {14, "dtype = \"u8\""},
+                   {17, "tolerance = \"exact\""}});
+  QTest::newRow("bool constant")
+      << manifest({{9, "dtype = \"bool\""}, {12, "init = { kind = \"constant\", value = true }"}});
+  QTest::newRow("inout tensor")
+      << manifest({{16, "role = \"inout\""},
+                   {17, "tolerance = \"exact\"\ninit = { kind = \"constant\", value = 0.5, seed_offset = 7 }"}});
+  QTest::newRow("scalar and numeric shapes")
+      << manifest({{10, "shape = []"}, {15, "shape = [2, \"ceil_div(rows, 3)\", \"max(cols - 8, 0)\"]"}});
+  QTest::newRow("init and tolerance as tables")
+      << manifest({{12, "[tensors.x.init]\nkind = \"normal\"\nmean = 1\nstd = 0.5"}});
+  QTest::newRow("explicit seeds") << manifest({{2, "description = \"\"\nseeds = [0, 42]"}});
+  QTest::newRow("launch with tunables and shared memory")
+      << manifest({}, "[launch]\nkernel = \"k\"\ngrid = [\"ceil_div(rows, TILE)\", 1, 1]\nblock = [\"TILE\", "
+                      "\"TILE\"]\nshared_bytes = \"4 * TILE * TILE\"\nargs = [\"y\", \"x\", \"cols\"]\n"
+                      "[tunables]\nTILE = [8, 16, 32]");
+  QTest::newRow("editor without starter") << manifest({}, "[editor]");
+}
+
+void TestManifestParser::validVariants() {
+  QFETCH(QString, text);
+  QCOMPARE(errorOf(text), QStringLiteral("(parsed without error)"));
+}
+
+void TestManifestParser::malformed_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QString>("expected");
+
+  const QString allRootKeys =
+      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor";
+  const QString launch = "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"BLOCK\"]\nargs = [\"x\", \"y\"]";
+
+  // --- the document and the root table ---
+  QTest::newRow("syntax error") << manifest({{6, "rows = 4 4"}})
+                                << "task.toml:6: syntax: Error while parsing key-value pair: expected a comment or "
+                                   "whitespace, saw '4'";
+  QTest::newRow("syntax error: key defined twice")
+      << manifest({{7, "rows = 8"}})
+      << "task.toml:7: syntax: Error while parsing key-value pair: cannot redefine existing integer 'rows'";
+  QTest::newRow("unknown top-level key") << manifest({{2, "descripton = \"d\""}})
+                                         << "task.toml:2: descripton: unknown key; expected one of: " + allRootKeys;
+  QTest::newRow("missing name") << manifest({{1, "# no name"}})
+                                << "task.toml:1: name: missing; expected a task name, e.g. name = \"softmax\"";
+  QTest::newRow("name not a string") << manifest({{1, "name = 3"}})
+                                     << "task.toml:1: name: found an integer; expected a task name (a string)";
+  QTest::newRow("name with a space")
+      << manifest({{1, "name = \"soft max\""}})
+      << "task.toml:1: name: 'soft max' is not a valid task name; expected letters, digits, '_' and '-' only";
+  QTest::newRow("empty name") << manifest({{1, "name = \"\""}})
+                              << "task.toml:1: name: empty; expected letters, digits, '_' and '-' only";
+  QTest::newRow("missing description")
+      << manifest({{2, ""}})
+      << "task.toml:1: description: missing; expected a one-line description, e.g. description = \"Row-wise softmax\"";
+
+  // --- sizes and seeds ---
+  QTest::newRow("sizes empty") << manifest({{3, "sizes = []"}})
+                               << "task.toml:3: sizes: empty; expected at least one size name, e.g. [\"rows\", \"cols\"]";
+  QTest::newRow("sizes duplicate") << manifest({{3, "sizes = [\"rows\", \"rows\"]"}})
+                                   << "task.toml:3: sizes: duplicate size 'rows'; expected each name once";
+  QTest::newRow("size not an identifier")
+      << manifest({{3, "sizes = [\"rows\", \"2cols\"]"}})
+      << "task.toml:3: sizes: '2cols' is not a valid size name; expected an identifier (letters, digits and '_', not "
+         "starting with a digit)";
+  QTest::newRow("seeds empty")
+      << manifest({{2, "description = \"d\"\nseeds = []"}})
+      << "task.toml:3: seeds: empty; expected at least one seed, or no seeds key for the default [1, 2, 3]";
+  QTest::newRow("seed negative") << manifest({{2, "description = \"d\"\nseeds = [1, -2]"}})
+                                 << "task.toml:3: seeds: found -2; expected a non-negative integer";
+
+  // --- configurations ---
+  QTest::newRow("configs missing")
+      << manifest({{4, ""}, {5, ""}, {6, ""}, {7, ""}})
+      << "task.toml:1: configs: missing; expected at least one [[configs]] table setting rows, cols";
+  QTest::newRow("configs is a table")
+      << manifest({{4, "[configs]"}})
+      << "task.toml:4: configs: found a table; expected at least one [[configs]] table setting rows, cols";
+  QTest::newRow("config missing a size")
+      << manifest({{7, ""}})
+      << "task.toml:4: configs[0].cols: missing; expected a positive integer (every configuration sets rows, cols)";
+  QTest::newRow("config with unknown key") << manifest({{7, "colz = 8"}})
+                                           << "task.toml:7: configs[0].colz: unknown key; expected one of: name, rows, "
+                                              "cols";
+  QTest::newRow("duplicate config name")
+      << manifest({{7, "cols = 8\n[[configs]]\nname = \"c\"\nrows = 1\ncols = 1"}})
+      << "task.toml:9: configs[1].name: duplicate configuration 'c'; expected unique names";
+  QTest::newRow("config size zero") << manifest({{6, "rows = 0"}})
+                                    << "task.toml:6: configs[0].rows: found 0; expected a positive integer";
+  QTest::newRow("config size not an integer")
+      << manifest({{6, "rows = 4.0"}})
+      << "task.toml:6: configs[0].rows: found a floating-point number; expected a positive integer";
+
+  // --- tensors ---
+  QTest::newRow("tensors missing")
+      << manifest({{8, ""}, {9, ""}, {10, ""}, {11, ""}, {12, ""}, {13, ""}, {14, ""}, {15, ""}, {16, ""}, {17, ""}})
+      << "task.toml:1: tensors: missing; expected at least one [tensors.<name>] table";
+  QTest::newRow("unknown tensor key")
+      << manifest({{9, "dtpye = \"f32\""}})
+      << "task.toml:9: tensors.x.dtpye: unknown key; expected one of: dtype, shape, role, init, tolerance";
+  QTest::newRow("bad dtype")
+      << manifest({{9, "dtype = \"f31\""}})
+      << "task.toml:9: tensors.x.dtype: unknown dtype 'f31'; expected one of: f64, f32, f16, bf16, i64, i32, i8, u8, "
+         "bool";
+  QTest::newRow("unknown size in shape") << manifest({{15, "shape = [\"rows\", \"cols2\"]"}})
+                                         << "task.toml:15: tensors.y.shape: unknown size 'cols2'; known sizes: rows, "
+                                            "cols";
+  QTest::newRow("bad shape expression")
+      << manifest({{10, "shape = [\"rows *\", \"cols\"]"}})
+      << "task.toml:10: tensors.x.shape: invalid expression 'rows *': unexpected end of expression at column 7; "
+         "expected a number, a name, '(' or '-'";
+  QTest::newRow("negative dimension")
+      << manifest({{10, "shape = [\"rows - 5\"]"}})
+      << "task.toml:10: tensors.x.shape: 'rows - 5' evaluates to -1 for configuration 'c'; expected a dimension >= 0";
+  QTest::newRow("float dimension")
+      << manifest({{10, "shape = [2.5]"}})
+      << "task.toml:10: tensors.x.shape: found a floating-point number; expected an integer or an expression string "
+         "like \"2 * rows\"";
+  QTest::newRow("tensor too large")
+      << manifest({{6, "rows = 4611686018427387904"}, {10, "shape = [\"rows\"]"}})
+      << "task.toml:10: tensors.x.shape: the tensor's size in bytes overflows 64 bits for configuration 'c'; expected "
+         "smaller dimensions";
+  QTest::newRow("bad role") << manifest({{11, "role = \"input\""}})
+                            << "task.toml:11: tensors.x.role: unknown role 'input'; expected one of: in, out, inout";
+  QTest::newRow("tensor name clashes with a size")
+      << manifest({{13, "[tensors.rows]"}})
+      << "task.toml:13: tensors.rows: clashes with the size 'rows'; expected a name that is not a size (rows, cols)";
+  QTest::newRow("no output tensor")
+      << manifest({{16, "role = \"in\""}, {17, "init = { kind = \"constant\", value = 0 }"}})
+      << "task.toml:8: tensors: no output tensor; expected at least one tensor with role 'out' or 'inout'";
+
+  // --- generators ---
+  QTest::newRow("missing init for input")
+      << manifest({{12, ""}})
+      << "task.toml:8: tensors.x.init: missing for role 'in'; expected a generator like { kind = \"uniform\", low = "
+         "-1.0, high = 1.0 }";
+  QTest::newRow("init on output")
+      << manifest({{16, "role = \"out\"\ninit = { kind = \"constant\", value = 0 }"}})
+      << "task.toml:17: tensors.y.init: not allowed for role 'out' (outputs are written by the kernel); expected no "
+         "init";
+  QTest::newRow("bad generator kind")
+      << manifest({{12, "init = { kind = \"gauss\" }"}})
+      << "task.toml:12: tensors.x.init.kind: unknown generator 'gauss'; expected one of: uniform, normal, randint, "
+         "arange, constant";
+  QTest::newRow("uniform low >= high") << manifest({{12, "init = { kind = \"uniform\", low = 1.0, high = 1 }"}})
+                                       << "task.toml:12: tensors.x.init.high: found low = 1, high = 1; expected low "
+                                          "< high";
+  QTest::newRow("uniform missing high")
+      << manifest({{12, "init = { kind = \"uniform\", low = 0.0 }"}})
+      << "task.toml:12: tensors.x.init.high: missing; expected a number (uniform needs low and high)";
+  QTest::newRow("unknown generator parameter")
+      << manifest({{12, "init = { kind = \"normal\", mean = 0.0, sigma = 1.0 }"}})
+      << "task.toml:12: tensors.x.init.sigma: unknown key; expected one of: kind, mean, std, seed_offset";
+  QTest::newRow("normal std zero") << manifest({{12, "init = { kind = \"normal\", mean = 0.0, std = 0.0 }"}})
+                                   << "task.toml:12: tensors.x.init.std: found 0; expected a standard deviation > 0";
+  QTest::newRow("uniform on an integer tensor")
+      << manifest({{9, "dtype = \"i32\""}})
+      << "task.toml:12: tensors.x.init.kind: 'uniform' draws real numbers but tensor 'x' is i32; expected randint, "
+         "arange or constant";
+  QTest::newRow("randint with a float bound")
+      << manifest({{12, "init = { kind = \"randint\", low = 0.5, high = 4 }"}})
+      << "task.toml:12: tensors.x.init.low: found a floating-point number; expected an integer";
+  QTest::newRow("randint beyond u8")
+      << manifest({{9, "dtype = \"u8\""}, {12, "init = { kind = \"randint\", low = -1, high = 10 }"}})
+      << "task.toml:12: tensors.x.init: randint draws from [-1, 9], which does not fit u8; expected values in [0, 255]";
+  QTest::newRow("fractional constant for an integer tensor")
+      << manifest({{9, "dtype = \"i8\""}, {12, "init = { kind = \"constant\", value = 0.5 }"}})
+      << "task.toml:12: tensors.x.init.value: found a floating-point number; expected an integer (tensor 'x' is i8)";
+  QTest::newRow("negative seed_offset")
+      << manifest({{12, "init = { kind = \"uniform\", low = 0.0, high = 1.0, seed_offset = -1 }"}})
+      << "task.toml:12: tensors.x.init.seed_offset: found -1; expected a non-negative integer";
+  QTest::newRow("non-finite parameter") << manifest({{12, "init = { kind = \"constant\", value = nan }"}})
+                                        << "task.toml:12: tensors.x.init.value: found nan; expected a finite number";
+
+  // --- tolerances ---
+  QTest::newRow("tolerance missing on output")
+      << manifest({{17, ""}})
+      << "task.toml:13: tensors.y.tolerance: missing for role 'out'; expected \"exact\" or a table like { rtol = 1e-5, "
+         "atol = 1e-7 }";
+  QTest::newRow("tolerance missing on integer output")
+      << manifest({{14, "dtype = \"i32\""}, {17, ""}})
+      << "task.toml:13: tensors.y.tolerance: missing for role 'out'; expected \"exact\" (i32 outputs are compared "
+         "exactly)";
+  QTest::newRow("rtol negative") << manifest({{17, "tolerance = { rtol = -1e-5 }"}})
+                                 << "task.toml:17: tensors.y.tolerance.rtol: found -1e-05; expected a number >= 0";
+  QTest::newRow("integer output with rtol")
+      << manifest({{14, "dtype = \"i32\""}})
+      << "task.toml:17: tensors.y.tolerance: i32 outputs are compared exactly; expected \"exact\"";
+  QTest::newRow("bool output with atol")
+      << manifest({{14, "dtype = \"bool\""}, {17, "tolerance = { atol = 0.5 }"}})
+      << "task.toml:17: tensors.y.tolerance: bool outputs are compared exactly; expected \"exact\"";
+  QTest::newRow("tolerance misspelled")
+      << manifest({{17, "tolerance = \"exakt\""}})
+      << "task.toml:17: tensors.y.tolerance: found 'exakt'; expected \"exact\" or a table like { rtol = 1e-5, atol = "
+         "1e-7 }";
+  QTest::newRow("tolerance empty")
+      << manifest({{17, "tolerance = {}"}})
+      << "task.toml:17: tensors.y.tolerance: empty; expected rtol, atol or both, e.g. { rtol = 1e-5, atol = 1e-7 }";
+  QTest::newRow("tolerance unknown key") << manifest({{17, "tolerance = { rtol = 1e-5, abs = 1e-6 }"}})
+                                         << "task.toml:17: tensors.y.tolerance.abs: unknown key; expected one of: "
+                                            "rtol, atol";
+  QTest::newRow("tolerance on input")
+      << manifest({{12, "init = { kind = \"uniform\", low = 0.0, high = 1.0 }\ntolerance = \"exact\""}})
+      << "task.toml:13: tensors.x.tolerance: not allowed for role 'in' (inputs are not compared); expected no "
+         "tolerance";
+
+  // --- reference ---
+  QTest::newRow("reference missing")
+      << manifest({{18, ""}, {19, ""}, {20, ""}, {21, ""}, {22, ""}, {23, ""}})
+      << "task.toml:1: reference: missing; expected a [reference] table with source, kernel, grid, block and args";
+  QTest::newRow("reference unknown key")
+      << manifest({{20, "kernal = \"ref\""}})
+      << "task.toml:20: reference.kernal: unknown key; expected one of: source, kernel, grid, block, shared_bytes, "
+         "args";
+  QTest::newRow("reference kernel missing")
+      << manifest({{20, ""}})
+      << "task.toml:18: reference.kernel: missing; expected the kernel function's name, e.g. kernel = \"softmax\"";
+  QTest::newRow("reference kernel not an identifier")
+      << manifest({{20, "kernel = \"ref-kernel\""}})
+      << "task.toml:20: reference.kernel: 'ref-kernel' is not a valid kernel name; expected an identifier (letters, "
+         "digits and '_', not starting with a digit)";
+  QTest::newRow("reference source absolute")
+      << manifest({{19, "source = \"/tmp/ref.cu\""}})
+      << "task.toml:19: reference.source: '/tmp/ref.cu' is an absolute path; expected a path relative to the task "
+         "folder";
+  QTest::newRow("args unknown name")
+      << manifest({{23, "args = [\"x\", \"y\", \"rows\", \"z\"]"}})
+      << "task.toml:23: reference.args: unknown name 'z'; expected a tensor (x, y) or a size (rows, cols)";
+  QTest::newRow("tensor missing in args")
+      << manifest({{23, "args = [\"x\", \"rows\", \"cols\"]"}})
+      << "task.toml:23: reference.args: tensor 'y' is missing; expected every tensor exactly once (x, y)";
+  QTest::newRow("tensor twice in args")
+      << manifest({{23, "args = [\"x\", \"y\", \"x\"]"}})
+      << "task.toml:23: reference.args: tensor 'x' appears twice; expected each tensor exactly once";
+  QTest::newRow("grid with 4 dimensions")
+      << manifest({{21, "grid = [\"rows\", 1, 1, 1]"}})
+      << "task.toml:21: reference.grid: found 4 dimensions; expected 1 to 3 dimensions (x, y, z)";
+  QTest::newRow("block with no dimension") << manifest({{22, "block = []"}})
+                                           << "task.toml:22: reference.block: found 0 dimensions; expected 1 to 3 "
+                                              "dimensions (x, y, z)";
+  QTest::newRow("grid evaluating to 0")
+      << manifest({{21, "grid = [\"rows - 4\"]"}})
+      << "task.toml:21: reference.grid: 'rows - 4' evaluates to 0 for configuration 'c'; expected grid x >= 1";
+  QTest::newRow("block of zero threads") << manifest({{22, "block = [0]"}})
+                                         << "task.toml:22: reference.block: found 0; expected block x >= 1";
+  QTest::newRow("grid y beyond the CUDA limit")
+      << manifest({{21, "grid = [1, \"rows * 20000\"]"}})
+      << "task.toml:21: reference.grid: 'rows * 20000' evaluates to 80000 for configuration 'c'; expected grid y <= "
+         "65535";
+  QTest::newRow("block with too many threads")
+      << manifest({{22, "block = [64, 32]"}})
+      << "task.toml:22: reference.block: 64 x 32 = 2048 threads per block for configuration 'c'; expected at most 1024";
+  QTest::newRow("negative shared memory")
+      << manifest({{22, "block = [32]\nshared_bytes = \"-rows\""}})
+      << "task.toml:23: reference.shared_bytes: '-rows' evaluates to -4 for configuration 'c'; expected a byte count "
+         ">= 0";
+  QTest::newRow("reference uses a tunable")
+      << manifest({{21, "grid = [\"BLOCK\"]"}}, "[tunables]\nBLOCK = [128]")
+      << "task.toml:21: reference.grid: tunable 'BLOCK' cannot be used here; expected sizes only: rows, cols";
+  QTest::newRow("tunable in args")
+      << manifest({{23, "args = [\"x\", \"y\", \"BLOCK\"]"}}, "[tunables]\nBLOCK = [128]")
+      << "task.toml:23: reference.args: 'BLOCK' is a tunable (compiled in as -DBLOCK=...); expected a tensor (x, y) "
+         "or a size (rows, cols)";
+
+  // --- launch and tunables ---
+  QTest::newRow("tunable clashing with a size")
+      << manifest({}, "[tunables]\nrows = [1, 2]")
+      << "task.toml:28: tunables.rows: clashes with the size 'rows'; expected a name that is not a size (rows, cols)";
+  QTest::newRow("empty tunable values") << manifest({}, "[tunables]\nBLOCK = []")
+                                        << "task.toml:28: tunables.BLOCK: empty; expected at least one value, e.g. "
+                                           "[128, 256]";
+  QTest::newRow("duplicate tunable values")
+      << manifest({}, "[tunables]\nBLOCK = [128, 256, 128]")
+      << "task.toml:28: tunables.BLOCK: duplicate value 128; expected each value once";
+  QTest::newRow("tunable not an array")
+      << manifest({}, "[tunables]\nBLOCK = 128")
+      << "task.toml:28: tunables.BLOCK: found an integer; expected a non-empty array of integers, e.g. [128, 256]";
+  QTest::newRow("launch unknown name")
+      << manifest({}, QString(launch).replace("[\"BLOCK\"]", "[\"BLK\"]") + "\n[tunables]\nBLOCK = [128, 256]")
+      << "task.toml:30: launch.block: unknown name 'BLK'; known sizes: rows, cols; known tunables: BLOCK";
+  QTest::newRow("launch source not allowed")
+      << manifest({}, "[launch]\nsource = \"k.cu\"")
+      << "task.toml:28: launch.source: unknown key; expected one of: kernel, grid, block, shared_bytes, args";
+  QTest::newRow("launch fails for one tunable combination")
+      << manifest({}, QString(launch).replace("[\"BLOCK\"]", "[\"BLOCK\", \"TILE\"]") +
+                          "\n[tunables]\nBLOCK = [32, 64]\nTILE = [16, 32]")
+      << "task.toml:30: launch.block: 64 x 32 = 2048 threads per block for configuration 'c' with BLOCK=64, TILE=32; "
+         "expected at most 1024";
+  QTest::newRow("launch grid zero for a tunable value")
+      << manifest({}, QString(launch).replace("[\"rows\"]", "[\"ceil_div(rows, BLOCK) - 1\"]") +
+                          "\n[tunables]\nBLOCK = [2, 4]")
+      << "task.toml:29: launch.grid: 'ceil_div(rows, BLOCK) - 1' evaluates to 0 for configuration 'c' with BLOCK=4; "
+         "expected grid x >= 1";
+
+  // --- cost and editor ---
+  QTest::newRow("cost missing") << manifest({{24, ""}, {25, ""}, {26, ""}})
+                                << "task.toml:1: cost: missing; expected a [cost] table with flops and bytes";
+  QTest::newRow("cost bytes missing")
+      << manifest({{26, ""}})
+      << "task.toml:24: cost.bytes: missing; expected the bytes moved over the sizes, e.g. bytes = \"4 * (M * K + K * "
+         "N + M * N)\"";
+  QTest::newRow("cost unknown size") << manifest({{25, "flops = \"rows * depth\""}})
+                                     << "task.toml:25: cost.flops: unknown size 'depth'; known sizes: rows, cols";
+  QTest::newRow("cost bad expression syntax")
+      << manifest({{25, "flops = \"rows cols\""}})
+      << "task.toml:25: cost.flops: invalid expression 'rows cols': unexpected 'cols' at column 6; expected an "
+         "operator (+ - * / %) or the end of the expression";
+  QTest::newRow("division by zero in cost")
+      << manifest({{25, "flops = \"rows / (cols - 8)\""}})
+      << "task.toml:25: cost.flops: division by zero at column 6 in 'rows / (cols - 8)' for configuration 'c'";
+  QTest::newRow("overflow in cost")
+      << manifest({{26, "bytes = \"rows * 4611686018427387904\""}})
+      << "task.toml:26: cost.bytes: 64-bit integer overflow at column 6 in 'rows * 4611686018427387904' for "
+         "configuration 'c'";
+  QTest::newRow("negative cost") << manifest({{25, "flops = \"rows - 2 * cols\""}})
+                                 << "task.toml:25: cost.flops: 'rows - 2 * cols' evaluates to -12 for configuration "
+                                    "'c'; expected a count >= 0";
+  QTest::newRow("editor unknown key") << manifest({}, "[editor]\nstart = \"a.cu\"")
+                                      << "task.toml:28: editor.start: unknown key; expected starter";
+}
+
+void TestManifestParser::malformed() {
+  QFETCH(QString, text);
+  QFETCH(QString, expected);
+  QCOMPARE(errorOf(text), expected);
+}
+
+void TestManifestParser::sourceFiles_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QStringList>("files");
+  QTest::addColumn<QString>("expected");
+
+  QTest::newRow("reference source missing")
+      << manifest() << QStringList{"other.cu"}
+      << "task.toml:19: reference.source: 'ref.cu' does not exist in the task folder; expected the reference source "
+         "file";
+  QTest::newRow("reference source is a folder")
+      << manifest({{19, "source = \"sub\""}}) << QStringList{"sub/inner.cu"}
+      << "task.toml:19: reference.source: 'sub' is not a file; expected the reference source file";
+  QTest::newRow("starter missing")
+      << manifest({}, "[editor]\nstarter = \"start.cu\"") << QStringList{"ref.cu"}
+      << "task.toml:28: editor.starter: 'start.cu' does not exist in the task folder; expected the source a user "
+         "starts editing from";
+  QTest::newRow("all present") << manifest({}, "[editor]\nstarter = \"start.cu\"")
+                               << QStringList{"ref.cu", "start.cu"} << "(parsed without error)";
+  QTest::newRow("source in a subfolder") << manifest({{19, "source = \"src/ref.cu\""}})
+                                         << QStringList{"src/ref.cu"} << "(parsed without error)";
+}
+
+void TestManifestParser::sourceFiles() {
+  QFETCH(QString, text);
+  QFETCH(QStringList, files);
+  QFETCH(QString, expected);
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  for (const QString &file : files) {
+    QVERIFY(QDir(dir.path()).mkpath(QFileInfo(dir.filePath(file)).path()));
+    writeFile(dir.filePath(file), "// source\n");
+  }
+  QCOMPARE(errorOf(text, dir.path().toStdString()), expected);
+}
+
+void TestManifestParser::errorParts() {
+  try {
+    parseManifest(manifest({{15, "shape = [\"rows\", \"cols2\"]"}}).toStdString(), "kernels/softmax/task.toml", {});
+    QFAIL("no error");
+  } catch (const ManifestError &e) {
+    QCOMPARE(e.file(), std::string("kernels/softmax/task.toml"));
+    QCOMPARE(e.line(), 15);
+    QCOMPARE(e.field(), std::string("tensors.y.shape"));
+    QCOMPARE(e.detail(), std::string("unknown size 'cols2'; known sizes: rows, cols"));
+    QCOMPARE(std::string(e.what()),
+             std::string("kernels/softmax/task.toml:15: tensors.y.shape: unknown size 'cols2'; known sizes: rows, cols"));
+  }
+  const ManifestError noLine("a/b", 0, "", "no task.toml in this folder");
+  QCOMPARE(std::string(noLine.what()), std::string("a/b: no task.toml in this folder"));
+}
+
+void TestManifestParser::largeTunableSpaceChecksFirstPoint() {
+  // 100 x 100 = 10000 points: more than the 4096 checked exhaustively, so only the first values
+  // (A=1, B=1) are checked and the failing combinations further in do not reject the manifest.
+  QStringList a, b;
+  for (int i = 1; i <= 100; ++i) {
+    a << QString::number(i);
+    b << QString::number(i * 100);
+  }
+  const QString text = manifest({}, "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"A * B\"]\n"
+                                    "args = [\"x\", \"y\"]\n[tunables]\nA = [" +
+                                        a.join(", ") + "]\nB = [" + b.join(", ") + "]");
+  QCOMPARE(errorOf(text), QStringLiteral("(parsed without error)"));
+
+  // With a small space, every point is checked: A=11, B=100 is the first to exceed 1024 threads.
+  const QString small = manifest({}, "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"A * B\"]\n"
+                                     "args = [\"x\", \"y\"]\n[tunables]\nA = [1, 10, 11]\nB = [100]");
+  QCOMPARE(errorOf(small), QStringLiteral("task.toml:30: launch.block: 'A * B' evaluates to 1100 for configuration "
+                                          "'c' with A=11, B=100; expected block x <= 1024"));
+}
+
+void TestManifestParser::json() {
+  const Task task = loadTask(sourceDir() / "kernels" / "softmax");
+  const nlohmann::json j = taskToJson(task);
+  QCOMPARE(j["name"].get<std::string>(), std::string("softmax"));
+  QCOMPARE(j["sizes"], nlohmann::json({"rows", "cols"}));
+  QCOMPARE(j["seeds"], nlohmann::json({1, 2, 3}));
+  QCOMPARE(j["tensors"].size(), std::size_t{2});
+  QCOMPARE(j["tensors"][0]["name"].get<std::string>(), std::string("x"));
+  QCOMPARE(j["tensors"][0]["shape"], nlohmann::json({"rows", "cols"}));
+  QCOMPARE(j["tensors"][0]["init"]["kind"].get<std::string>(), std::string("normal"));
+  QCOMPARE(j["tensors"][0]["init"]["std"].get<double>(), 4.0);
+  QCOMPARE(j["tensors"][1]["tolerance"]["rtol"].get<double>(), 1e-5);
+  QCOMPARE(j["reference"]["source"].get<std::string>(), std::string("reference.cu"));
+  QCOMPARE(j["reference"]["shared_bytes"].get<std::string>(), std::string("0"));
+  QCOMPARE(j["launch"]["block"], nlohmann::json({"BLOCK"}));
+  QCOMPARE(j["tunables"][0]["values"], nlohmann::json({128, 256, 512, 1024}));
+  QCOMPARE(j["cost"]["flops"].get<std::string>(), std::string("5 * rows * cols"));
+  QCOMPARE(j["starter"].get<std::string>(), std::string("softmax.cu"));
+
+  const auto &wide = j["configs"][1];
+  QCOMPARE(wide["name"].get<std::string>(), std::string("wide"));
+  QCOMPARE(wide["sizes"]["cols"].get<std::int64_t>(), std::int64_t{32768});
+  QCOMPARE(wide["tensors"]["x"]["shape"], nlohmann::json({256, 32768}));
+  QCOMPARE(wide["tensors"]["x"]["elements"].get<std::int64_t>(), std::int64_t{256} * 32768);
+  QCOMPARE(wide["tensors"]["y"]["bytes"].get<std::int64_t>(), std::int64_t{4} * 256 * 32768);
+  QCOMPARE(wide["flops"].get<std::int64_t>(), std::int64_t{5} * 256 * 32768);
+  QCOMPARE(wide["bytes"].get<std::int64_t>(), std::int64_t{8} * 256 * 32768);
+
+  // A tolerance of "exact" and an absent launch read plainly.
+  const Task base = parseManifest(manifest({{17, "tolerance = \"exact\""}}).toStdString(), "task.toml", {});
+  const nlohmann::json b = taskToJson(base);
+  QCOMPARE(b["tensors"][1]["tolerance"].get<std::string>(), std::string("exact"));
+  QVERIFY(b["launch"].is_null());
+  QVERIFY(b["starter"].is_null());
+  QCOMPARE(b["starter_source"].get<std::string>(), std::string("ref.cu"));
+}
+
+QTEST_APPLESS_MAIN(TestManifestParser)
+#include "tst_manifest_parser.moc"

@@ -1,0 +1,34 @@
+# Builds the Debian package from a configured build tree and checks what it holds.
+#   cmake -DBUILD_DIR=... -DOUT_DIR=... -P check-deb.cmake
+file(REMOVE_RECURSE "${OUT_DIR}")
+file(MAKE_DIRECTORY "${OUT_DIR}")
+execute_process(COMMAND cpack -G DEB -B "${OUT_DIR}" --config "${BUILD_DIR}/CPackConfig.cmake"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cpack failed (${rc}):\n${out}\n${err}")
+endif()
+file(GLOB debs "${OUT_DIR}/*.deb")
+list(LENGTH debs n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "expected one .deb in ${OUT_DIR}, found ${n}: ${debs}")
+endif()
+execute_process(COMMAND dpkg-deb --contents ${debs} OUTPUT_VARIABLE contents RESULT_VARIABLE rc)
+execute_process(COMMAND dpkg-deb --field ${debs} Package Version Depends OUTPUT_VARIABLE fields)
+foreach(expected
+    "./usr/bin/kernel-workbench" "./usr/bin/kwb" "./usr/bin/kwb-worker"
+    "./usr/share/kernel-workbench/kernels/softmax/task.toml"
+    "./usr/share/kernel-workbench/kernels/sgemm/reference.cu"
+    "./usr/share/applications/kernel-workbench.desktop"
+    "./usr/share/icons/hicolor/scalable/apps/kernel-workbench.svg")
+  string(FIND "${contents}" "${expected}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${debs} lacks ${expected}; it holds:\n${contents}")
+  endif()
+endforeach()
+foreach(dep "libqt6widgets6" "libsqlite3-0" "libqscintilla2-qt6")
+  string(FIND "${fields}" "${dep}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${debs} does not depend on ${dep}:\n${fields}")
+  endif()
+endforeach()
+message(STATUS "package ok: ${debs}\n${fields}")

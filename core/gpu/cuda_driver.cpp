@@ -1,0 +1,41 @@
+#include "core/gpu/cuda_driver.h"
+
+#include <cstdlib>
+
+namespace kwb {
+
+bool CudaDriver::load() {
+  std::vector<std::string> candidates{"libcuda.so.1", "libcuda.so"};
+  if (const char *env = std::getenv("KWB_CUDA_DRIVER_LIBRARY"); env && *env) candidates = {env};
+  if (!library.open(candidates)) {
+    problem_ = "no CUDA driver: libcuda " + library.error();
+    return false;
+  }
+  bool ok = library.resolve(cuInit, "cuInit") &&
+            library.resolve(cuDriverGetVersion, "cuDriverGetVersion") &&
+            library.resolve(cuDeviceGetCount, "cuDeviceGetCount") &&
+            library.resolve(cuDeviceGet, "cuDeviceGet") &&
+            library.resolve(cuDeviceGetName, "cuDeviceGetName") &&
+            library.resolve(cuDeviceTotalMem, "cuDeviceTotalMem_v2") &&
+            library.resolve(cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
+            library.resolve(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId") &&
+            library.resolve(cuGetErrorName, "cuGetErrorName") &&
+            library.resolve(cuGetErrorString, "cuGetErrorString");
+  if (!ok) {
+    problem_ = "no CUDA driver: " + library.path() + " lacks a driver API entry point (too old?)";
+    return false;
+  }
+  return true;
+}
+
+std::string CudaDriver::describe(CUresult r) const {
+  const char *name = nullptr;
+  const char *text = nullptr;
+  if (cuGetErrorName) cuGetErrorName(r, &name);
+  if (cuGetErrorString) cuGetErrorString(r, &text);
+  std::string out = name ? name : "CUDA error " + std::to_string(r);
+  if (text) out += std::string(" (") + text + ")";
+  return out;
+}
+
+}  // namespace kwb

@@ -1,0 +1,107 @@
+#include "core/gpu/cuda_libraries.h"
+
+#include <cstdint>
+
+namespace kwb {
+
+LibraryStatus probeNvrtc() {
+  LibraryStatus s{.name = "NVRTC"};
+  DynamicLibrary lib;
+  if (!lib.open(cudaToolkitLibraryCandidates({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+                                             {"lib64", "targets/x86_64-linux/lib"}))) {
+    s.problem = "libnvrtc " + lib.error() + "; install the CUDA toolkit or set CUDA_HOME";
+    return s;
+  }
+  s.path = lib.path();
+  int (*nvrtcVersion)(int *, int *) = nullptr;
+  int major = 0, minor = 0;
+  if (lib.resolve(nvrtcVersion, "nvrtcVersion") && nvrtcVersion(&major, &minor) == 0) {
+    s.loaded = true;
+    s.version = std::to_string(major) + "." + std::to_string(minor);
+  } else {
+    s.problem = lib.path() + ": nvrtcVersion failed";
+  }
+  return s;
+}
+
+LibraryStatus probeCupti() {
+  LibraryStatus s{.name = "CUPTI"};
+  DynamicLibrary lib;
+  if (!lib.open(cudaToolkitLibraryCandidates({"libcupti.so.13", "libcupti.so.12", "libcupti.so"},
+                                             {"extras/CUPTI/lib64", "lib64",
+                                              "targets/x86_64-linux/lib"}))) {
+    s.problem = "libcupti " + lib.error() + "; install the CUDA toolkit's CUPTI or set CUDA_HOME";
+    return s;
+  }
+  s.path = lib.path();
+  int (*cuptiGetVersion)(std::uint32_t *) = nullptr;
+  std::uint32_t version = 0;
+  if (lib.resolve(cuptiGetVersion, "cuptiGetVersion") && cuptiGetVersion(&version) == 0) {
+    s.loaded = true;
+    s.version = "API " + std::to_string(version);
+  } else {
+    s.problem = lib.path() + ": cuptiGetVersion failed";
+  }
+  return s;
+}
+
+namespace {
+constexpr int kNvmlSuccess = 0;
+constexpr int kNvmlClockMem = 2;  // nvmlClockType_t NVML_CLOCK_MEM
+}  // namespace
+
+Nvml::Nvml() {
+  status_.name = "NVML";
+  if (!library_.open({"libnvidia-ml.so.1", "libnvidia-ml.so"})) {
+    status_.problem = "libnvidia-ml " + library_.error() + " (it comes with the NVIDIA driver)";
+    return;
+  }
+  status_.path = library_.path();
+  int (*init)() = nullptr;
+  int (*driverVersion)(char *, unsigned) = nullptr;
+  const char *(*errorString)(int) = nullptr;
+  library_.resolve(errorString, "nvmlErrorString");
+  if (!library_.resolve(init, "nvmlInit_v2") || !library_.resolve(shutdown_, "nvmlShutdown") ||
+      !library_.resolve(handleByPciBusId_, "nvmlDeviceGetHandleByPciBusId_v2") ||
+      !library_.resolve(maxClockInfo_, "nvmlDeviceGetMaxClockInfo")) {
+    status_.problem = library_.path() + " lacks an NVML entry point (too old?)";
+    return;
+  }
+  library_.resolve(busWidth_, "nvmlDeviceGetMemoryBusWidth");
+  if (int r = init(); r != kNvmlSuccess) {
+    status_.problem = std::string("nvmlInit failed: ") + (errorString ? errorString(r) : std::to_string(r));
+    return;
+  }
+  initialized_ = true;
+  status_.loaded = true;
+  char buf[96] = {};
+  if (library_.resolve(driverVersion, "nvmlSystemGetDriverVersion") &&
+      driverVersion(buf, sizeof buf) == kNvmlSuccess)
+    status_.version = std::string("driver ") + buf;
+}
+
+Nvml::~Nvml() {
+  if (initialized_ && shutdown_) shutdown_();
+}
+
+void *Nvml::deviceHandle(const std::string &pciBusId) const {
+  void *handle = nullptr;
+  if (!initialized_ || handleByPciBusId_(pciBusId.c_str(), &handle) != kNvmlSuccess) return nullptr;
+  return handle;
+}
+
+int Nvml::maxMemoryClockKHz(const std::string &pciBusId) const {
+  unsigned mhz = 0;
+  void *h = deviceHandle(pciBusId);
+  if (!h || maxClockInfo_(h, kNvmlClockMem, &mhz) != kNvmlSuccess) return 0;
+  return static_cast<int>(mhz) * 1000;
+}
+
+int Nvml::memoryBusWidthBits(const std::string &pciBusId) const {
+  unsigned bits = 0;
+  void *h = deviceHandle(pciBusId);
+  if (!h || !busWidth_ || busWidth_(h, &bits) != kNvmlSuccess) return 0;
+  return static_cast<int>(bits);
+}
+
+}  // namespace kwb

@@ -1,0 +1,87 @@
+#include "app/cli/task_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace kwb {
+
+namespace {
+
+std::string joinExpressions(const std::vector<Expression> &exprs, const char *sep) {
+  std::string s;
+  for (std::size_t i = 0; i < exprs.size(); ++i) s += (i ? sep : "") + exprs[i].text();
+  return s;
+}
+
+std::string humanCount(double v, const char *unit) {
+  const char *prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (v >= 1000.0 && i < 5) {
+    v /= 1000.0;
+    ++i;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, prefixes[i], unit);
+  return buf;
+}
+
+std::string launchLine(const Launch &l) {
+  std::string s = l.kernel + "<<<(" + joinExpressions(l.grid, ", ") + "), (" +
+                  joinExpressions(l.block, ", ") + ")";
+  if (!l.sharedBytes.empty() && l.sharedBytes.text() != "0") s += ", " + l.sharedBytes.text();
+  s += ">>>(";
+  for (std::size_t i = 0; i < l.args.size(); ++i) s += (i ? ", " : "") + l.args[i];
+  return s + ")";
+}
+
+}  // namespace
+
+std::string formatTask(const Task &task) {
+  std::ostringstream out;
+  out << task.name << ": " << task.description << "\n"
+      << "  folder      " << task.folder.string() << "\n"
+      << "  sizes       ";
+  for (std::size_t i = 0; i < task.sizeNames.size(); ++i) out << (i ? ", " : "") << task.sizeNames[i];
+  out << "\n  seeds       ";
+  for (std::size_t i = 0; i < task.seeds.size(); ++i) out << (i ? ", " : "") << task.seeds[i];
+  out << "\n\nTensors:\n";
+  for (const auto &t : task.tensors) {
+    out << "  " << t.name << "  " << dtypeName(t.dtype) << "[" << joinExpressions(t.shape, ", ")
+        << "]  " << roleName(t.role);
+    if (t.init) out << "  init " << generatorKindName(t.init->kind);
+    if (t.tolerance) {
+      if (t.tolerance->exact) out << "  exact";
+      else out << "  rtol " << t.tolerance->rtol << " atol " << t.tolerance->atol;
+    }
+    out << "\n";
+  }
+  out << "\nConfigurations:\n";
+  for (const auto &c : task.configs) {
+    out << "  " << c.name << ":";
+    for (const auto &n : task.sizeNames) out << " " << n << "=" << c.values.at(n);
+    const double flops = static_cast<double>(task.flops.evaluate(c.values));
+    const double bytes = static_cast<double>(task.bytes.evaluate(c.values));
+    out << "  (" << humanCount(flops, "FLOP") << ", " << humanCount(bytes, "B");
+    if (bytes > 0) {
+      char ai[32];
+      std::snprintf(ai, sizeof ai, "%.2f", flops / bytes);
+      out << ", " << ai << " FLOP/B";
+    }
+    out << ")\n";
+  }
+  out << "\nReference:  " << task.reference.source.string() << "  " << launchLine(task.reference.launch) << "\n";
+  if (task.launch) out << "Candidates: " << launchLine(*task.launch) << "\n";
+  out << "Starter:    " << task.starterSource().string() << "\n";
+  if (!task.tunables.empty()) {
+    out << "\nTunables (passed as -DNAME=value):\n";
+    for (const auto &t : task.tunables) {
+      out << "  " << t.name << " =";
+      for (auto v : t.values) out << " " << v;
+      out << "\n";
+    }
+  }
+  out << "\nCost: flops = " << task.flops.text() << "; bytes = " << task.bytes.text() << "\n";
+  return out.str();
+}
+
+}  // namespace kwb

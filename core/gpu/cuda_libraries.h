@@ -1,0 +1,38 @@
+#pragma once
+// Probing the CUDA toolkit's run-time libraries (NVRTC, CUPTI) and NVML: where they are and
+// which version, without needing them at link time.
+#include <string>
+
+#include "core/gpu/device_info.h"
+#include "core/gpu/dynamic_library.h"
+
+namespace kwb {
+
+LibraryStatus probeNvrtc();
+LibraryStatus probeCupti();
+
+// NVML gives figures the driver API does not (memory clock where the attribute is gone).
+class Nvml {
+ public:
+  Nvml();
+  ~Nvml();
+  Nvml(const Nvml &) = delete;
+  Nvml &operator=(const Nvml &) = delete;
+  const LibraryStatus &status() const { return status_; }
+  bool ready() const { return initialized_; }
+  // Max memory clock in kHz and bus width in bits for the device at pciBusId; 0 when unknown.
+  int maxMemoryClockKHz(const std::string &pciBusId) const;
+  int memoryBusWidthBits(const std::string &pciBusId) const;
+
+ private:
+  void *deviceHandle(const std::string &pciBusId) const;
+  DynamicLibrary library_;
+  LibraryStatus status_;
+  bool initialized_ = false;
+  int (*shutdown_)() = nullptr;
+  int (*handleByPciBusId_)(const char *, void **) = nullptr;
+  int (*maxClockInfo_)(void *, int, unsigned *) = nullptr;
+  int (*busWidth_)(void *, unsigned *) = nullptr;
+};
+
+}  // namespace kwb

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# One command from a fresh clone: install, build, and open the workbench on a bundled task.
+# With no display it opens the same window offscreen, saves a screenshot, prints where, exits 0.
+#   packaging/build-and-run.sh [TASK_FOLDER]      (default: kernels/softmax)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${KWB_BUILD_DIR:-$root/build}
+"$root/packaging/build.sh"
+task=${1:-$root/kernels/softmax}
+app="$build/app/gui/kernel-workbench"
+if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
+  exec "$app" "$task"
+fi
+mkdir -p "$build/screenshots"
+echo "No display: running the workbench offscreen on $task"
+QT_QPA_PLATFORM=offscreen "$app" --screenshot "$build/screenshots/main-window.png" "$task"

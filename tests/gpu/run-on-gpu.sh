@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine inside an unpacked bundle (pack-bundle.sh): the device listing, every
+# gpu test, and a screenshot of the main window. Results go to $1 (default ./gpu-results).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${1:-$PWD/gpu-results}
+mkdir -p "$out"
+source "$here/env.sh"
+export KWB_KERNELS_DIR="$here/kernels" KWB_CLI="$here/bin/kwb" HOME=${HOME:-/tmp}
+status=0
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  kwb --version
+  kwb devices
+} 2>&1 | tee "$out/devices.txt"
+kwb devices --json > "$out/devices.json" || status=1
+kwb tasks list | tee -a "$out/devices.txt"
+for t in "$here"/bin/tst_gpu_*; do
+  [ -x "$t" ] || continue
+  "$t" -o "$out/$(basename "$t").txt,txt" -o -,txt || status=1
+done
+kernel-workbench --screenshot "$out/main-window.png" "$here/kernels/softmax" || status=1
+exit $status

@@ -25,6 +25,25 @@ std::string humanCount(double v, const char *unit) {
   return buf;
 }
 
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string generatorLine(const Generator &g) {
+  std::string s(generatorKindName(g.kind));
+  switch (g.kind) {
+    case Generator::Kind::Uniform: s += "(low " + number(g.a) + ", high " + number(g.b) + ")"; break;
+    case Generator::Kind::Normal: s += "(mean " + number(g.a) + ", std " + number(g.b) + ")"; break;
+    case Generator::Kind::RandInt: s += "(low " + number(g.a) + ", high " + number(g.b) + ")"; break;
+    case Generator::Kind::Arange: s += "(start " + number(g.a) + ", step " + number(g.b) + ")"; break;
+    case Generator::Kind::Constant: s += "(" + number(g.a) + ")"; break;
+  }
+  if (g.seedOffset) s += " seed+" + std::to_string(g.seedOffset);
+  return s;
+}
+
 std::string launchLine(const Launch &l) {
   std::string s = l.kernel + "<<<(" + joinExpressions(l.grid, ", ") + "), (" +
                   joinExpressions(l.block, ", ") + ")";
@@ -48,10 +67,10 @@ std::string formatTask(const Task &task) {
   for (const auto &t : task.tensors) {
     out << "  " << t.name << "  " << dtypeName(t.dtype) << "[" << joinExpressions(t.shape, ", ")
         << "]  " << roleName(t.role);
-    if (t.init) out << "  init " << generatorKindName(t.init->kind);
+    if (t.init) out << "  init " << generatorLine(*t.init);
     if (t.tolerance) {
       if (t.tolerance->exact) out << "  exact";
-      else out << "  rtol " << t.tolerance->rtol << " atol " << t.tolerance->atol;
+      else out << "  rtol " << number(t.tolerance->rtol) << " atol " << number(t.tolerance->atol);
     }
     out << "\n";
   }

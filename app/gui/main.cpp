@@ -1,0 +1,121 @@
+// kernel-workbench: the desktop GUI. Everything lives in kwbui; this only reads the command line.
+#include <cstdio>
+#include <string_view>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QIcon>
+#include <QPixmap>
+
+#include "kwb/version.h"
+#include "ui/app_settings.h"
+#include "ui/log_panel.h"
+#include "ui/main_window.h"
+#include "ui/resources_init.h"
+
+namespace {
+
+// Without a display, Qt aborts; the offscreen platform still renders (screenshots, CI).
+void fallBackToOffscreenWithoutDisplay(int argc, char *argv[]) {
+  if (!qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) return;
+  if (!qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")) return;
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  for (int i = 1; i < argc; ++i) {  // --help and --version need no word about displays
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h" || arg == "--version" || arg == "-v") return;
+  }
+  std::fputs(
+      "kernel-workbench: no display (DISPLAY and WAYLAND_DISPLAY are unset); using the "
+      "offscreen platform, so no window appears. Set QT_QPA_PLATFORM to choose another.\n",
+      stderr);
+}
+
+QString defaultTask() {
+  const QString kernels = kwb::ui::settings::effectiveKernelsDir();
+  if (kernels.isEmpty()) return {};
+  const QString softmax = QDir(kernels).filePath(QStringLiteral("softmax"));
+  return QFileInfo(QDir(softmax).filePath(QStringLiteral("task.toml"))).isFile() ? softmax : QString();
+}
+
+}  // namespace
+
+int main(int argc, char *argv[]) {
+  fallBackToOffscreenWithoutDisplay(argc, argv);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("KernelWorkbench"));
+  QApplication::setApplicationName(QStringLiteral("kernel-workbench"));
+  QApplication::setApplicationDisplayName(QLatin1String(kwb::kProjectName));
+  QApplication::setApplicationVersion(QLatin1String(kwb::kVersion));
+  QApplication::setDesktopFileName(QStringLiteral("kernel-workbench"));
+  kwb::ui::initResources();
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/kernel-workbench.svg")));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Take a CUDA kernel from correct to fast."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("task-folder"),
+                               QStringLiteral("Task to open (default: the bundled softmax task)."),
+                               QStringLiteral("[task-folder]"));
+  const QCommandLineOption workspaceOption(
+      QStringLiteral("workspace"), QStringLiteral("Use this workspace file."), QStringLiteral("FILE"));
+  const QCommandLineOption screenshotOption(
+      QStringLiteral("screenshot"),
+      QStringLiteral("Open the task, wait for the GPU probe and the workspace, save a PNG of the "
+                     "window to FILE and exit."),
+      QStringLiteral("FILE"));
+  parser.addOption(workspaceOption);
+  parser.addOption(screenshotOption);
+  parser.process(app);
+
+  const QStringList positional = parser.positionalArguments();
+  if (positional.size() > 1) {
+    std::fprintf(stderr, "kernel-workbench: one task folder at most, got %lld\n",
+                 static_cast<long long>(positional.size()));
+    return 2;
+  }
+  const QString task = positional.isEmpty() ? defaultTask() : positional.front();
+
+  kwb::ui::MainWindow window(parser.value(workspaceOption));
+
+  if (!parser.isSet(screenshotOption)) {
+    window.show();
+    if (!task.isEmpty()) window.openTask(task);
+    return app.exec();
+  }
+
+  const QString target = QFileInfo(parser.value(screenshotOption)).absoluteFilePath();
+  window.resize(1400, 850);
+  window.show();
+  if (task.isEmpty()) {
+    std::fputs("kernel-workbench: no task to show: name a task folder\n", stderr);
+    return 1;
+  }
+  if (!window.openTask(task)) {
+    std::fprintf(stderr, "kernel-workbench: the task in %s did not load:\n%s\n", qPrintable(task),
+                 qPrintable(window.log()->text()));
+    return 1;
+  }
+  auto shoot = [&window, &app, target] {
+    // Labels that changed text in the same turn have pending relayouts; apply them first.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    const QPixmap picture = window.grab();
+    if (!picture.save(target, "PNG")) {
+      std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(target));
+      app.exit(1);
+      return;
+    }
+    std::printf("screenshot: %s\n", qPrintable(target));
+    std::fflush(stdout);
+    app.exit(0);
+  };
+  if (window.isSettled()) {
+    QMetaObject::invokeMethod(&app, shoot, Qt::QueuedConnection);
+  } else {
+    QObject::connect(&window, &kwb::ui::MainWindow::settled, &app, shoot,
+                     Qt::ConnectionType(Qt::QueuedConnection | Qt::SingleShotConnection));
+  }
+  return app.exec();
+}

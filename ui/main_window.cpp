@@ -1,0 +1,639 @@
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <Qsci/qsciglobal.h>
+
+#include <exception>
+#include <string_view>
+
+#include "core/gpu/device_info.h"
+#include "core/task/manifest_parser.h"
+#include "core/text/content_hash.h"
+#include "kwb/version.h"
+#include "ui/app_settings.h"
+#include "ui/cuda_editor.h"
+#include "ui/editor_tabs.h"
+#include "ui/filesystem_path.h"
+#include "ui/gpu_status_label.h"
+#include "ui/log_panel.h"
+#include "ui/resources_init.h"
+#include "ui/settings_dialog.h"
+#include "ui/task_browser.h"
+#include "ui/workspace_service.h"
+
+namespace kwb::ui {
+
+namespace {
+
+constexpr int kStateVersion = 1;
+constexpr int kStatusMessageMs = 5000;
+
+QString counted(qsizetype n, const char *singular, const char *plural) {
+  return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? singular : plural));
+}
+
+QIcon themedIcon(const char *themeName, const char *resource) {
+  return QIcon::fromTheme(QLatin1String(themeName), QIcon(QLatin1String(resource)));
+}
+
+QString cleanAbsolute(const QString &path) {
+  return QDir::cleanPath(QFileInfo(path).absoluteFilePath());
+}
+
+QString readableTime(const QString &isoUtc) {
+  const QDateTime time = QDateTime::fromString(isoUtc, Qt::ISODate);
+  return time.isValid() ? time.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : isoUtc;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(const QString &workspacePath, QWidget *parent) : QMainWindow(parent) {
+  initResources();
+  setObjectName(QStringLiteral("mainWindow"));
+  setWindowIcon(QIcon(QStringLiteral(":/icons/kernel-workbench.svg")));
+  setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+
+  tabs_ = new EditorTabs(this);
+
+  placeholder_ = new QWidget(this);
+  {
+    auto *icon = new QLabel(placeholder_);
+    icon->setPixmap(windowIcon().pixmap(96, 96));
+    icon->setAlignment(Qt::AlignCenter);
+    auto *title = new QLabel(tr("Open a task to start"), placeholder_);
+    title->setAlignment(Qt::AlignCenter);
+    title->setStyleSheet(QStringLiteral("font-size: 16pt; color: #374151;"));
+    auto *hint = new QLabel(tr("Double-click a task in the Tasks panel, or choose File ▸ Open Task "
+                               "Folder… (Ctrl+O)."),
+                            placeholder_);
+    hint->setAlignment(Qt::AlignCenter);
+    hint->setStyleSheet(QStringLiteral("color: #6b7280;"));
+    auto *layout = new QVBoxLayout(placeholder_);
+    layout->addStretch(1);
+    layout->addWidget(icon);
+    layout->addWidget(title);
+    layout->addWidget(hint);
+    layout->addStretch(2);
+  }
+  centre_ = new QStackedWidget(this);
+  centre_->addWidget(placeholder_);
+  centre_->addWidget(tabs_);
+  setCentralWidget(centre_);
+
+  log_ = new LogPanel(this);
+  browser_ = new TaskBrowser(this);
+  workspace_ = new WorkspaceService(this);
+
+  createActions();
+  createMenus();
+  createDocks();
+  createStatusBar();
+
+  connect(tabs_, &EditorTabs::countChanged, this, [this](int count) {
+    centre_->setCurrentWidget(count > 0 ? static_cast<QWidget *>(tabs_) : placeholder_);
+    updateActions();
+  });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { updateActions(); });
+  connect(tabs_, &EditorTabs::modifiedChanged, this, [this] { updateTitle(); });
+  connect(tabs_, &EditorTabs::fileSaved, this, &MainWindow::onFileSaved);
+  connect(tabs_, &EditorTabs::saveFailed, this, [this](const QString &, const QString &message) {
+    log_->error(message);
+    statusBar()->showMessage(message, kStatusMessageMs);
+  });
+
+  connect(browser_, &TaskBrowser::taskActivated, this, [this](const QString &folder) { openTask(folder); });
+  connect(browser_, &TaskBrowser::scanFinished, this, &MainWindow::checkSettled);
+
+  connect(workspace_, &WorkspaceService::opened, this, [this](const QString &path, int version) {
+    workspaceLabel_->setText(tr("Workspace: %1").arg(QFileInfo(path).fileName()));
+    workspaceLabel_->setToolTip(tr("%1\nSchema version %2").arg(QDir::toNativeSeparators(path)).arg(version));
+    workspaceLabel_->setStyleSheet(QString());
+    log_->info(tr("Workspace %1 open (schema version %2)").arg(QDir::toNativeSeparators(path)).arg(version));
+    workspaceSettled_ = true;
+    emit workspaceOpenFinished(true);
+  });
+  connect(workspace_, &WorkspaceService::openFailed, this,
+          [this](const QString &path, const QString &message) {
+            workspaceLabel_->setText(tr("Workspace: unavailable"));
+            workspaceLabel_->setToolTip(tr("%1\n%2").arg(QDir::toNativeSeparators(path), message));
+            workspaceLabel_->setStyleSheet(QStringLiteral("color: #b91c1c;"));
+            log_->error(tr("Workspace %1 could not be opened: %2. The workbench runs without it; opened "
+                           "tasks are not recorded. Choose another file in Settings ▸ General.")
+                            .arg(QDir::toNativeSeparators(path), message));
+            statusBar()->showMessage(tr("Workspace unavailable: %1").arg(message), 2 * kStatusMessageMs);
+            workspaceSettled_ = true;
+            emit workspaceOpenFinished(false);
+          });
+  connect(workspace_, &WorkspaceService::tasksListed, this, &MainWindow::onWorkspaceTasks);
+  connect(workspace_, &WorkspaceService::error, this,
+          [this](const QString &message) { log_->error(message); });
+  connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
+
+  restoreWindowState();
+  updateTitle();
+  updateActions();
+  updateRecentMenu();
+
+  log_->info(tr("%1 %2").arg(QLatin1String(kwb::kProjectName), QLatin1String(kwb::kVersion)));
+  startGpuProbe();
+  settingsWorkspacePath_ = settings::workspacePath();
+  openWorkspace(!workspacePath.isEmpty()            ? workspacePath
+                : !settingsWorkspacePath_.isEmpty() ? settingsWorkspacePath_
+                                                    : settings::defaultWorkspacePath());
+  reloadTaskSources();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createActions() {
+  open_ = new QAction(themedIcon("document-open-folder", ":/icons/folder-open.svg"), tr("&Open Task Folder…"),
+                      this);
+  open_->setObjectName(QStringLiteral("actionOpenTaskFolder"));
+  open_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_O));
+  open_->setToolTip(tr("Open a task folder, or a folder of tasks (Ctrl+O)"));
+  connect(open_, &QAction::triggered, this, &MainWindow::openTaskFolderDialog);
+
+  save_ = new QAction(themedIcon("document-save", ":/icons/save.svg"), tr("&Save"), this);
+  save_->setObjectName(QStringLiteral("actionSave"));
+  save_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
+  save_->setToolTip(tr("Save the current file (Ctrl+S)"));
+  connect(save_, &QAction::triggered, this, &MainWindow::saveCurrent);
+
+  closeTab_ = new QAction(tr("&Close Tab"), this);
+  closeTab_->setObjectName(QStringLiteral("actionCloseTab"));
+  closeTab_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_W));
+  connect(closeTab_, &QAction::triggered, this, [this] {
+    if (tabs_->count() > 0) tabs_->closeTab(tabs_->currentIndex());
+  });
+
+  reload_ = new QAction(themedIcon("view-refresh", ":/icons/reload.svg"), tr("&Reload Tasks"), this);
+  reload_->setObjectName(QStringLiteral("actionReloadTasks"));
+  reload_->setShortcut(QKeySequence(Qt::Key_F5));
+  reload_->setToolTip(tr("Scan the task folders again (F5)"));
+  connect(reload_, &QAction::triggered, this, [this] {
+    reloadTaskSources();
+    workspace_->listTasks();
+    statusBar()->showMessage(tr("Reloading tasks…"), kStatusMessageMs);
+  });
+
+  settings_ = new QAction(themedIcon("preferences-system", ":/icons/settings.svg"), tr("Se&ttings…"), this);
+  settings_->setObjectName(QStringLiteral("actionSettings"));
+  settings_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+  settings_->setMenuRole(QAction::PreferencesRole);
+  connect(settings_, &QAction::triggered, this, &MainWindow::showSettings);
+
+  quit_ = new QAction(tr("&Quit"), this);
+  quit_->setObjectName(QStringLiteral("actionQuit"));
+  quit_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+  quit_->setMenuRole(QAction::QuitRole);
+  connect(quit_, &QAction::triggered, this, &QWidget::close);
+
+  focusTasks_ = new QAction(tr("Focus &Tasks"), this);
+  focusTasks_->setObjectName(QStringLiteral("actionFocusTasks"));
+  focusTasks_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_1));
+  connect(focusTasks_, &QAction::triggered, this, [this] {
+    tasksDock_->show();
+    tasksDock_->raise();
+    browser_->view()->setFocus();
+  });
+
+  focusLog_ = new QAction(tr("Focus &Log"), this);
+  focusLog_->setObjectName(QStringLiteral("actionFocusLog"));
+  focusLog_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_2));
+  connect(focusLog_, &QAction::triggered, this, [this] {
+    logDock_->show();
+    logDock_->raise();
+    log_->view()->setFocus();
+  });
+
+  nextTab_ = new QAction(tr("&Next Tab"), this);
+  nextTab_->setObjectName(QStringLiteral("actionNextTab"));
+  nextTab_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageDown));
+  connect(nextTab_, &QAction::triggered, this, [this] {
+    if (tabs_->count() > 1) tabs_->setCurrentIndex((tabs_->currentIndex() + 1) % tabs_->count());
+  });
+
+  previousTab_ = new QAction(tr("&Previous Tab"), this);
+  previousTab_->setObjectName(QStringLiteral("actionPreviousTab"));
+  previousTab_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageUp));
+  connect(previousTab_, &QAction::triggered, this, [this] {
+    if (tabs_->count() > 1)
+      tabs_->setCurrentIndex((tabs_->currentIndex() + tabs_->count() - 1) % tabs_->count());
+  });
+
+  about_ = new QAction(tr("&About Kernel Workbench"), this);
+  about_->setObjectName(QStringLiteral("actionAbout"));
+  about_->setMenuRole(QAction::AboutRole);
+  connect(about_, &QAction::triggered, this, &MainWindow::showAbout);
+
+  aboutQt_ = new QAction(tr("About &Qt"), this);
+  aboutQt_->setObjectName(QStringLiteral("actionAboutQt"));
+  aboutQt_->setMenuRole(QAction::AboutQtRole);
+  connect(aboutQt_, &QAction::triggered, qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::createMenus() {
+  QMenu *file = menuBar()->addMenu(tr("&File"));
+  file->addAction(open_);
+  recentMenu_ = file->addMenu(tr("Recent &Tasks"));
+  recentMenu_->setObjectName(QStringLiteral("recentTasksMenu"));
+  file->addSeparator();
+  file->addAction(save_);
+  file->addAction(closeTab_);
+  file->addSeparator();
+  file->addAction(reload_);
+  file->addSeparator();
+  file->addAction(settings_);
+  file->addSeparator();
+  file->addAction(quit_);
+
+  viewMenu_ = menuBar()->addMenu(tr("&View"));
+  viewMenu_->addAction(focusTasks_);
+  viewMenu_->addAction(focusLog_);
+  viewMenu_->addSeparator();
+  viewMenu_->addAction(nextTab_);
+  viewMenu_->addAction(previousTab_);
+  viewMenu_->addSeparator();
+
+  QMenu *help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(about_);
+  help->addAction(aboutQt_);
+
+  QToolBar *tools = addToolBar(tr("Main Toolbar"));
+  tools->setObjectName(QStringLiteral("mainToolBar"));
+  tools->setMovable(false);
+  tools->setIconSize(QSize(20, 20));
+  tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  tools->addAction(open_);
+  tools->addAction(save_);
+  tools->addSeparator();
+  tools->addAction(reload_);
+  tools->addAction(settings_);
+}
+
+void MainWindow::createDocks() {
+  tasksDock_ = new QDockWidget(tr("Tasks"), this);
+  tasksDock_->setObjectName(QStringLiteral("tasksDock"));
+  tasksDock_->setWidget(browser_);
+  tasksDock_->setAllowedAreas(Qt::LeftDockWidgetArea | Qt::RightDockWidgetArea);
+  addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
+
+  logDock_ = new QDockWidget(tr("Log"), this);
+  logDock_->setObjectName(QStringLiteral("logDock"));
+  logDock_->setWidget(log_);
+  logDock_->setAllowedAreas(Qt::BottomDockWidgetArea | Qt::TopDockWidgetArea | Qt::RightDockWidgetArea);
+  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
+
+  QAction *toggleTasks = tasksDock_->toggleViewAction();
+  toggleTasks->setObjectName(QStringLiteral("actionToggleTasks"));
+  QAction *toggleLog = logDock_->toggleViewAction();
+  toggleLog->setObjectName(QStringLiteral("actionToggleLog"));
+  viewMenu_->addAction(toggleTasks);
+  viewMenu_->addAction(toggleLog);
+  if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
+    QAction *toggleTools = tools->toggleViewAction();
+    toggleTools->setText(tr("Toolbar"));
+    viewMenu_->addAction(toggleTools);
+  }
+}
+
+void MainWindow::createStatusBar() {
+  workspaceLabel_ = new QLabel(tr("Workspace: opening…"), this);
+  workspaceLabel_->setObjectName(QStringLiteral("workspaceStatusLabel"));
+  workspaceLabel_->setContentsMargins(6, 0, 6, 0);
+  gpuLabel_ = new GpuStatusLabel(this);
+  statusBar()->addPermanentWidget(workspaceLabel_);
+  statusBar()->addPermanentWidget(gpuLabel_);
+}
+
+void MainWindow::restoreWindowState() {
+  const QByteArray geometry = settings::windowGeometry();
+  if (geometry.isEmpty() || !restoreGeometry(geometry)) {
+    resize(1320, 820);
+  }
+  const QByteArray state = settings::windowState();
+  if (state.isEmpty() || !restoreState(state, kStateVersion)) {
+    resizeDocks({tasksDock_}, {250}, Qt::Horizontal);
+    resizeDocks({logDock_}, {170}, Qt::Vertical);
+  }
+}
+
+void MainWindow::saveWindowState() {
+  settings::setWindowGeometryAndState(saveGeometry(), saveState(kStateVersion));
+}
+
+void MainWindow::closeEvent(QCloseEvent *event) {
+  if (!tabs_->confirmDiscardOrSaveAll()) {
+    event->ignore();
+    return;
+  }
+  saveWindowState();
+  event->accept();
+}
+
+CudaEditor *MainWindow::currentEditor() const {
+  return tabs_->currentEditor();
+}
+
+QString MainWindow::gpuStatusText() const {
+  return gpuLabel_->text();
+}
+
+QString MainWindow::workspaceStatusText() const {
+  return workspaceLabel_->text();
+}
+
+bool MainWindow::isSettled() const {
+  return gpuProbed_ && workspaceSettled_ && !workspace_->isBusy() && !browser_->isScanning();
+}
+
+void MainWindow::checkSettled() {
+  if (isSettled()) emit settled();
+}
+
+void MainWindow::startGpuProbe() {
+  gpuProbed_ = false;
+  gpuLabel_->setProbing();
+  // probeGpus() dlopens the CUDA libraries and calls cuInit: never on this thread.
+  QtConcurrent::run([] { return kwb::probeGpus(); }).then(this, [this](kwb::GpuInventory inventory) {
+    onGpuInventory(inventory);
+  });
+}
+
+void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory) {
+  gpuLabel_->setInventory(inventory);
+  gpuProbed_ = true;
+  const QString summary = QString::fromStdString(inventory.summary());
+  if (inventory.hasDevices()) {
+    log_->info(tr("GPU: %1").arg(summary));
+  } else {
+    QString why = QString::fromStdString(inventory.problem);
+    log_->info(why.isEmpty() ? tr("GPU: %1").arg(summary) : tr("GPU: %1 (%2)").arg(summary, why));
+  }
+  emit gpuProbeFinished();
+  checkSettled();
+}
+
+void MainWindow::openWorkspace(const QString &path) {
+  workspacePath_ = path;
+  workspaceSettled_ = false;
+  workspaceLabel_->setText(tr("Workspace: opening…"));
+  workspaceLabel_->setToolTip(QDir::toNativeSeparators(path));
+  workspace_->open(path);
+}
+
+void MainWindow::onWorkspaceTasks(const QList<WorkspaceTask> &tasks) {
+  QList<TaskItem> items;
+  items.reserve(tasks.size());
+  for (const WorkspaceTask &task : tasks) {
+    TaskItem item;
+    item.name = task.name;
+    item.folder = task.folder;
+    item.note = tr("Last opened %1").arg(readableTime(task.lastOpenedAt));
+    if (!QFileInfo(task.folder).isDir()) item.error = tr("%1: folder not found").arg(task.folder);
+    items.append(item);
+  }
+  browser_->setWorkspaceTasks(items);
+}
+
+void MainWindow::reloadTaskSources() {
+  TaskSources sources;
+  sources.bundledDir = settings::effectiveKernelsDir();
+  sources.recent = settings::recentTasks();
+  sources.openedFolders = settings::openedFolders();
+  browser_->setSources(sources);
+}
+
+bool MainWindow::openTask(const QString &path) {
+  QString folder = cleanAbsolute(path);
+  if (QFileInfo(folder).isFile()) folder = QFileInfo(folder).absolutePath();
+  const QString manifestPath = QDir(folder).filePath(QLatin1String(kwb::kManifestFileName));
+
+  kwb::Task task;
+  try {
+    task = kwb::loadTask(toFsPath(folder));
+  } catch (const kwb::ManifestError &e) {
+    showManifestError(manifestPath, e);
+    return false;
+  } catch (const std::exception &e) {
+    const QString message =
+        QStringLiteral("%1: %2").arg(QDir::toNativeSeparators(folder), QString::fromStdString(e.what()));
+    log_->error(message);
+    statusBar()->showMessage(message, kStatusMessageMs);
+    return false;
+  }
+
+  if (!taskFolder_.isEmpty() && taskFolder_ != folder) tabs_->closeTabsOutside(folder);
+
+  const std::filesystem::path base = toFsPath(folder);
+  const QString starterPath = cleanAbsolute(toQString(base / task.starterSource()));
+  const QString referencePath = cleanAbsolute(toQString(base / task.reference.source));
+
+  CudaEditor *starter = nullptr;
+  for (const QString &file : {starterPath, manifestPath, referencePath}) {
+    QString error;
+    CudaEditor *editor = tabs_->openFile(file, &error);
+    if (!editor) {
+      log_->error(error);
+      continue;
+    }
+    if (file == manifestPath) editor->clearProblems();
+    if (!starter) starter = editor;
+  }
+  if (starter) tabs_->setCurrentWidget(starter);
+
+  taskFolder_ = folder;
+  taskName_ = QString::fromStdString(task.name);
+  browser_->setCurrentTask(folder);
+  updateTitle();
+  updateActions();
+
+  log_->info(tr("Opened task %1 (%2, %3)")
+                 .arg(taskName_,
+                      counted(static_cast<qsizetype>(task.configs.size()), "configuration", "configurations"),
+                      counted(static_cast<qsizetype>(task.tensors.size()), "tensor", "tensors")));
+  statusBar()->showMessage(tr("Opened %1").arg(taskName_), kStatusMessageMs);
+
+  settings::addRecentTask(folder);
+  updateRecentMenu();
+  reloadTaskSources();
+
+  QFile manifest(manifestPath);
+  if (manifest.open(QIODevice::ReadOnly)) {
+    const QByteArray bytes = manifest.readAll();
+    const QString hash = QString::fromStdString(
+        kwb::contentHash(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))));
+    workspace_->recordTaskOpened(taskName_, folder, hash);
+  }
+
+  emit taskOpened(folder);
+  return true;
+}
+
+void MainWindow::showManifestError(const QString &manifestPath, const kwb::ManifestError &error) {
+  const QString message = QString::fromStdString(error.what());
+  log_->error(message);
+  statusBar()->showMessage(tr("The task did not load: %1").arg(message), 2 * kStatusMessageMs);
+
+  QString file = manifestPath;
+  if (!QFileInfo(file).isFile()) {
+    const QString named = QString::fromStdString(error.file());
+    if (!QFileInfo(named).isFile()) return;  // nothing to show: the message says what is missing
+    file = named;
+  }
+  QString openError;
+  CudaEditor *editor = tabs_->openFile(file, &openError);
+  if (!editor) {
+    log_->error(openError);
+    return;
+  }
+  editor->clearProblems();
+  const QString field = QString::fromStdString(error.field());
+  const QString detail = QString::fromStdString(error.detail());
+  editor->markProblem(error.line(), field.isEmpty() ? detail : field + QStringLiteral(": ") + detail);
+  tabs_->setCurrentWidget(editor);
+  updateActions();
+}
+
+void MainWindow::openTaskFolderDialog() {
+  QString start =
+      taskFolder_.isEmpty() ? settings::effectiveKernelsDir() : QFileInfo(taskFolder_).absolutePath();
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Open Task Folder"), start);
+  if (!folder.isEmpty()) openFolder(folder);
+}
+
+void MainWindow::openFolder(const QString &path) {
+  const QString folder = cleanAbsolute(path);
+  if (!QFileInfo(folder).isDir()) {
+    log_->error(tr("%1: not a folder").arg(QDir::toNativeSeparators(folder)));
+    return;
+  }
+  settings::addOpenedFolder(folder);
+  reloadTaskSources();
+
+  const QLatin1String manifest(kwb::kManifestFileName);
+  if (QFileInfo(QDir(folder).filePath(manifest)).isFile()) {
+    openTask(folder);
+    return;
+  }
+  QStringList taskFolders;
+  const QDir dir(folder);
+  for (const QString &sub : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+    if (QFileInfo(dir.filePath(sub + QLatin1Char('/') + manifest)).isFile())
+      taskFolders.append(dir.filePath(sub));
+  }
+  if (taskFolders.size() == 1) {
+    openTask(taskFolders.front());
+  } else if (taskFolders.isEmpty()) {
+    log_->warning(tr("%1 holds no task: no %2 in it or in its immediate subfolders")
+                      .arg(QDir::toNativeSeparators(folder), manifest));
+  } else {
+    log_->info(tr("%1 holds %2 tasks; double-click one under \"Opened folders\" to open it")
+                   .arg(QDir::toNativeSeparators(folder))
+                   .arg(taskFolders.size()));
+    tasksDock_->show();
+    tasksDock_->raise();
+  }
+}
+
+void MainWindow::saveCurrent() {
+  if (CudaEditor *editor = currentEditor()) tabs_->save(editor);
+}
+
+void MainWindow::onFileSaved(const QString &path) {
+  log_->info(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
+  statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), kStatusMessageMs);
+
+  // A saved manifest is checked at once, so a mistake shows while it is fresh.
+  if (QFileInfo(path).fileName() != QLatin1String(kwb::kManifestFileName)) return;
+  CudaEditor *editor = tabs_->editorFor(path);
+  if (!editor) return;
+  editor->clearProblems();
+  try {
+    const kwb::Task task = kwb::loadTask(toFsPath(path));
+    log_->info(tr("%1: manifest of task %2 checks out")
+                   .arg(QDir::toNativeSeparators(path), QString::fromStdString(task.name)));
+  } catch (const kwb::ManifestError &e) {
+    log_->error(QString::fromStdString(e.what()));
+    const QString field = QString::fromStdString(e.field());
+    const QString detail = QString::fromStdString(e.detail());
+    editor->markProblem(e.line(), field.isEmpty() ? detail : field + QStringLiteral(": ") + detail);
+  } catch (const std::exception &e) {
+    log_->error(
+        QStringLiteral("%1: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(e.what())));
+  }
+}
+
+void MainWindow::showSettings() {
+  SettingsDialog dialog(this);
+  connect(&dialog, &SettingsDialog::applied, this, &MainWindow::applySettings);
+  dialog.exec();
+}
+
+void MainWindow::applySettings() {
+  tabs_->applySettings(settings::editor());
+  const QString chosen = settings::workspacePath();
+  if (chosen != settingsWorkspacePath_) {
+    settingsWorkspacePath_ = chosen;
+    const QString path = chosen.isEmpty() ? settings::defaultWorkspacePath() : chosen;
+    if (path != workspacePath_) openWorkspace(path);
+  }
+  reloadTaskSources();
+}
+
+void MainWindow::showAbout() {
+  QMessageBox::about(this, tr("About Kernel Workbench"),
+                     tr("<h3>Kernel Workbench %1</h3>"
+                        "<p>Takes a CUDA kernel from correct to fast, and keeps what it learned.</p>"
+                        "<p>Qt %2 · QScintilla %3</p>")
+                         .arg(QLatin1String(kwb::kVersion), QLatin1String(qVersion()),
+                              QLatin1String(QSCINTILLA_VERSION_STR)));
+}
+
+void MainWindow::updateTitle() {
+  const QString app = QLatin1String(kwb::kProjectName);
+  setWindowTitle(taskName_.isEmpty() ? QString(app + QStringLiteral("[*]"))
+                                     : QString(taskName_ + QStringLiteral("[*] — ") + app));
+  setWindowModified(tabs_->hasUnsavedChanges());
+}
+
+void MainWindow::updateActions() {
+  const bool hasEditor = tabs_->currentEditor() != nullptr;
+  save_->setEnabled(hasEditor);
+  closeTab_->setEnabled(hasEditor);
+  nextTab_->setEnabled(tabs_->count() > 1);
+  previousTab_->setEnabled(tabs_->count() > 1);
+}
+
+void MainWindow::updateRecentMenu() {
+  recentMenu_->clear();
+  const QStringList recent = settings::recentTasks();
+  for (const QString &folder : recent) {
+    QAction *action = recentMenu_->addAction(QDir::toNativeSeparators(folder));
+    connect(action, &QAction::triggered, this, [this, folder] { openTask(folder); });
+  }
+  recentMenu_->setEnabled(!recent.isEmpty());
+}
+
+}  // namespace kwb::ui

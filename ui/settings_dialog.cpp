@@ -1,0 +1,160 @@
+#include "ui/settings_dialog.h"
+
+#include <functional>
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+#include "ui/app_settings.h"
+
+namespace kwb::ui {
+
+namespace {
+
+QWidget *withBrowseButton(QLineEdit *field, QWidget *parent, const std::function<void()> &browse) {
+  auto *row = new QWidget(parent);
+  auto *layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(field, 1);
+  auto *button = new QPushButton(SettingsDialog::tr("Browse…"), row);
+  QObject::connect(button, &QPushButton::clicked, row, browse);
+  layout->addWidget(button);
+  return row;
+}
+
+QLabel *hint(const QString &text, QWidget *parent) {
+  auto *label = new QLabel(text, parent);
+  label->setWordWrap(true);
+  label->setStyleSheet(QStringLiteral("color: #6b7280;"));
+  return label;
+}
+
+}  // namespace
+
+SettingsDialog::SettingsDialog(QWidget *parent) : QDialog(parent) {
+  setObjectName(QStringLiteral("settingsDialog"));
+  setWindowTitle(tr("Settings"));
+
+  pages_ = new QListWidget(this);
+  pages_->setObjectName(QStringLiteral("settingsPages"));
+  pages_->setFixedWidth(140);
+  stack_ = new QStackedWidget(this);
+  connect(pages_, &QListWidget::currentRowChanged, stack_, &QStackedWidget::setCurrentIndex);
+
+  addPage(tr("General"), generalPage());
+  addPage(tr("Editor"), editorPage());
+  addPage(tr("GPU"), gpuPage());
+  pages_->setCurrentRow(0);
+
+  buttons_ =
+      new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::Apply, this);
+  connect(buttons_, &QDialogButtonBox::accepted, this, [this] {
+    apply();
+    accept();
+  });
+  connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  connect(buttons_->button(QDialogButtonBox::Apply), &QPushButton::clicked, this, &SettingsDialog::apply);
+
+  auto *body = new QHBoxLayout;
+  body->addWidget(pages_);
+  body->addWidget(stack_, 1);
+  auto *layout = new QVBoxLayout(this);
+  layout->addLayout(body, 1);
+  layout->addWidget(buttons_);
+  resize(640, 360);
+  load();
+}
+
+void SettingsDialog::addPage(const QString &title, QWidget *page) {
+  pages_->addItem(title);
+  stack_->addWidget(page);
+}
+
+QWidget *SettingsDialog::generalPage() {
+  auto *page = new QWidget(this);
+  workspace_ = new QLineEdit(page);
+  workspace_->setObjectName(QStringLiteral("workspacePathField"));
+  workspace_->setPlaceholderText(settings::defaultWorkspacePath());
+  kernelsDir_ = new QLineEdit(page);
+  kernelsDir_->setObjectName(QStringLiteral("kernelsDirField"));
+  kernelsDir_->setPlaceholderText(tr("The bundled kernels folder"));
+
+  auto *form = new QFormLayout(page);
+  form->addRow(tr("Workspace file:"), withBrowseButton(workspace_, page, [this] {
+                 const QString current =
+                     workspace_->text().isEmpty() ? workspace_->placeholderText() : workspace_->text();
+                 const QString file = QFileDialog::getSaveFileName(
+                     this, tr("Workspace file"), current, tr("Workspaces (*.kwb);;All files (*)"), nullptr,
+                     QFileDialog::DontConfirmOverwrite);
+                 if (!file.isEmpty()) workspace_->setText(file);
+               }));
+  form->addRow(QString(), hint(tr("Created when missing. Leave empty for the default."), page));
+  form->addRow(tr("Kernels folder:"), withBrowseButton(kernelsDir_, page, [this] {
+                 const QString dir =
+                     QFileDialog::getExistingDirectory(this, tr("Kernels folder"), kernelsDir_->text());
+                 if (!dir.isEmpty()) kernelsDir_->setText(dir);
+               }));
+  form->addRow(QString(), hint(tr("Replaces the bundled task suite under \"Bundled\". "
+                                  "Leave empty to use the one installed with Kernel Workbench."),
+                               page));
+  return page;
+}
+
+QWidget *SettingsDialog::editorPage() {
+  auto *page = new QWidget(this);
+  fontSize_ = new QSpinBox(page);
+  fontSize_->setObjectName(QStringLiteral("fontSizeField"));
+  fontSize_->setRange(6, 48);
+  fontSize_->setSuffix(tr(" pt"));
+  tabWidth_ = new QSpinBox(page);
+  tabWidth_->setObjectName(QStringLiteral("tabWidthField"));
+  tabWidth_->setRange(1, 16);
+  tabWidth_->setSuffix(tr(" spaces"));
+  auto *form = new QFormLayout(page);
+  form->addRow(tr("Font size:"), fontSize_);
+  form->addRow(tr("Tab width:"), tabWidth_);
+  form->addRow(QString(), hint(tr("Indentation always uses spaces."), page));
+  return page;
+}
+
+QWidget *SettingsDialog::gpuPage() {
+  auto *page = new QWidget(this);
+  arch_ = new QComboBox(page);
+  arch_->setObjectName(QStringLiteral("archField"));
+  arch_->addItems(settings::compileOnlyArchChoices());
+  auto *form = new QFormLayout(page);
+  form->addRow(tr("Compile-only target:"), arch_);
+  form->addRow(QString(), hint(tr("The architecture kernels are compiled for when this machine "
+                                  "has no CUDA device."),
+                               page));
+  return page;
+}
+
+void SettingsDialog::load() {
+  workspace_->setText(settings::workspacePath());
+  kernelsDir_->setText(settings::kernelsDirOverride());
+  const auto editor = settings::editor();
+  fontSize_->setValue(editor.fontSize);
+  tabWidth_->setValue(editor.tabWidth);
+  arch_->setCurrentText(settings::compileOnlyArch());
+}
+
+void SettingsDialog::apply() {
+  settings::setWorkspacePath(workspace_->text().trimmed());
+  settings::setKernelsDirOverride(kernelsDir_->text().trimmed());
+  settings::setEditor({fontSize_->value(), tabWidth_->value()});
+  settings::setCompileOnlyArch(arch_->currentText());
+  emit applied();
+}
+
+}  // namespace kwb::ui

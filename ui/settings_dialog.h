@@ -1,0 +1,51 @@
+#pragma once
+// Settings: a page list (General, Editor, GPU) with OK / Cancel / Apply. Values live in
+// QSettings (see app_settings.h); applied() tells the window to pick them up.
+#include <QDialog>
+
+class QComboBox;
+class QDialogButtonBox;
+class QLineEdit;
+class QListWidget;
+class QSpinBox;
+class QStackedWidget;
+
+namespace kwb::ui {
+
+class SettingsDialog : public QDialog {
+  Q_OBJECT
+
+ public:
+  explicit SettingsDialog(QWidget *parent = nullptr);
+
+  // Reads the stored values into the fields.
+  void load();
+  // Writes the fields to the stored settings and emits applied().
+  void apply();
+
+  QLineEdit *workspaceField() const { return workspace_; }
+  QLineEdit *kernelsDirField() const { return kernelsDir_; }
+  QSpinBox *fontSizeField() const { return fontSize_; }
+  QSpinBox *tabWidthField() const { return tabWidth_; }
+  QComboBox *archField() const { return arch_; }
+
+ signals:
+  void applied();
+
+ private:
+  QWidget *generalPage();
+  QWidget *editorPage();
+  QWidget *gpuPage();
+  void addPage(const QString &title, QWidget *page);
+
+  QListWidget *pages_ = nullptr;
+  QStackedWidget *stack_ = nullptr;
+  QDialogButtonBox *buttons_ = nullptr;
+  QLineEdit *workspace_ = nullptr;
+  QLineEdit *kernelsDir_ = nullptr;
+  QSpinBox *fontSize_ = nullptr;
+  QSpinBox *tabWidth_ = nullptr;
+  QComboBox *arch_ = nullptr;
+};
+
+}  // namespace kwb::ui

@@ -13,4 +13,8 @@ if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
 fi
 mkdir -p "$build/screenshots"
 echo "No display: running the workbench offscreen on $task"
-QT_QPA_PLATFORM=offscreen "$app" --screenshot "$build/screenshots/main-window.png" "$task"
+shot="$build/screenshots/main-window.png"
+rm -f "$shot"
+QT_QPA_PLATFORM=offscreen "$app" --screenshot "$shot" "$task"
+[ -s "$shot" ] || { echo "build-and-run: the workbench did not write $shot" >&2; exit 1; }
+echo "Screenshot of the workbench on $(basename "$task"): $shot"

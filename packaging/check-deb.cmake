@@ -1,8 +1,8 @@
 # Builds the Debian package from a configured build tree and checks what it holds.
-#   cmake -DBUILD_DIR=... -DOUT_DIR=... -P check-deb.cmake
+#   cmake -DBUILD_DIR=... -DOUT_DIR=... -DCPACK=/path/to/cpack -P check-deb.cmake
 file(REMOVE_RECURSE "${OUT_DIR}")
 file(MAKE_DIRECTORY "${OUT_DIR}")
-execute_process(COMMAND cpack -G DEB -B "${OUT_DIR}" --config "${BUILD_DIR}/CPackConfig.cmake"
+execute_process(COMMAND ${CPACK} -G DEB -B "${OUT_DIR}" --config "${BUILD_DIR}/CPackConfig.cmake"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cpack failed (${rc}):\n${out}\n${err}")
@@ -13,6 +13,9 @@ if(NOT n EQUAL 1)
   message(FATAL_ERROR "expected one .deb in ${OUT_DIR}, found ${n}: ${debs}")
 endif()
 execute_process(COMMAND dpkg-deb --contents ${debs} OUTPUT_VARIABLE contents RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "dpkg-deb cannot read ${debs}")
+endif()
 execute_process(COMMAND dpkg-deb --field ${debs} Package Version Depends OUTPUT_VARIABLE fields)
 foreach(expected
     "./usr/bin/kernel-workbench" "./usr/bin/kwb" "./usr/bin/kwb-worker"

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git file dpkg-dev
-  qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-qpa-plugins
+  qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev qt6-qpa-plugins libqt6opengl6-dev
   libqscintilla2-qt6-dev
   libsqlite3-dev sqlite3
   libcurl4-openssl-dev
@@ -37,10 +37,19 @@ else
 fi
 
 cuda="${CUDA_HOME:-/usr/local/cuda}"
-if [ -x "$cuda/bin/nvcc" ] || command -v nvcc >/dev/null; then
-  echo "install-deps: CUDA toolkit: $("${cuda}/bin/nvcc" --version 2>/dev/null | tail -n 2 | head -n 1 || nvcc --version | tail -n 2 | head -n 1)"
+if [ -x "$cuda/bin/nvcc" ]; then
+  echo "install-deps: CUDA toolkit at $cuda: $("$cuda/bin/nvcc" --version | grep -o 'release [0-9.]*')"
+  for lib in lib64/libnvrtc.so extras/CUPTI/lib64/libcupti.so:lib64/libcupti.so; do
+    found=no
+    for candidate in ${lib//:/ }; do [ -e "$cuda/$candidate" ] && found=yes; done
+    [ $found = yes ] || echo "install-deps: WARNING: $cuda lacks ${lib%%:*}; compiling or profiling kernels will say so at run time" >&2
+  done
+elif command -v nvcc >/dev/null; then
+  other=$(dirname "$(dirname "$(command -v nvcc)")")
+  echo "install-deps: WARNING: no CUDA toolkit at $cuda, but nvcc is on PATH in $other." >&2
+  echo "  Build and run with CUDA_HOME=$other so the workbench finds NVRTC and CUPTI there." >&2
 else
-  echo "install-deps: WARNING: no CUDA toolkit at $cuda (nvcc not found)." >&2
-  echo "  Kernel Workbench still builds and runs; compiling kernels needs NVRTC/nvcc at run time." >&2
-  echo "  Install the CUDA toolkit to /usr/local/cuda or set CUDA_HOME." >&2
+  echo "install-deps: WARNING: no CUDA toolkit at $cuda (bin/nvcc missing) and no nvcc on PATH." >&2
+  echo "  Kernel Workbench builds and runs without it, but cannot compile kernels (no NVRTC, no nvcc)" >&2
+  echo "  or profile them (no CUPTI). Install the CUDA toolkit to /usr/local/cuda, or set CUDA_HOME." >&2
 fi

@@ -21,7 +21,7 @@ std::string GpuInventory::summary() const {
   if (devices.empty()) return "No CUDA device: compile-only";
   const auto &d = devices.front();
   char memory[32];
-  std::snprintf(memory, sizeof memory, "%.0f GB", d.totalMemoryBytes / 1e9);
+  std::snprintf(memory, sizeof memory, "%.0f GiB", d.totalMemoryBytes / 1073741824.0);
   std::string s = d.name + " (sm_" + std::to_string(d.ccMajor) + std::to_string(d.ccMinor) + ", " +
                   std::to_string(d.smCount) + " SMs, " + memory + ")";
   if (devices.size() > 1) s += " +" + std::to_string(devices.size() - 1) + " more";
@@ -75,8 +75,10 @@ GpuInventory probeGpus() {
   if (driverLoaded) cu.cuDriverGetVersion(&inv.driverVersion);
 
   if (!driverLoaded) {
-    inv.problem = cu.library.isOpen() ? cu.problem() : "no CUDA driver: libcuda is not installed";
+    const bool absent = !cu.library.isOpen() && cu.library.error().find("No such file") != std::string::npos;
+    inv.problem = absent ? "no CUDA driver: libcuda is not installed" : cu.problem();
   } else if (CUresult r = cu.cuInit(0); r != cu::SUCCESS) {
+    cu.library.keepLoaded();
     if (r == cu::ERROR_STUB_LIBRARY)
       inv.problem = "no CUDA driver: " + cu.library.path() +
                     " is the toolkit's stub library, not an installed NVIDIA driver";
@@ -85,6 +87,7 @@ GpuInventory probeGpus() {
     else
       inv.problem = "no device: cuInit failed with " + cu.describe(r);
   } else {
+    cu.library.keepLoaded();  // the driver keeps threads and state after cuInit
     int count = 0;
     if (CUresult r = cu.cuDeviceGetCount(&count); r != cu::SUCCESS) {
       inv.problem = "no device: cuDeviceGetCount failed with " + cu.describe(r);
@@ -96,25 +99,16 @@ GpuInventory probeGpus() {
         CUdevice dev = 0;
         if (cu.cuDeviceGet(&dev, i) == cu::SUCCESS) inv.devices.push_back(queryDevice(cu, nvml, i, dev));
       }
-      inv.libraries.push_back(driverStatus(cu, inv.driverVersion));
-      inv.libraries.push_back(probeNvrtc());
-      inv.libraries.push_back(probeCupti());
-      inv.libraries.push_back(nvml.status());
+      inv.libraries = {driverStatus(cu, inv.driverVersion), probeNvrtc(), probeCupti(), nvml.status()};
       return inv;
     }
   }
   auto status = driverStatus(cu, inv.driverVersion);
   if (status.problem.empty()) status.problem = inv.problem;
   status.loaded = false;  // present or not, it gives no device to work with
-  inv.libraries.push_back(status);
-  inv.libraries.push_back(probeNvrtc());
-  inv.libraries.push_back(probeCupti());
-  if (driverLoaded) {
-    Nvml nvml;
-    inv.libraries.push_back(nvml.status());
-  } else {
-    inv.libraries.push_back(LibraryStatus{.name = "NVML", .problem = "not probed: no CUDA driver"});
-  }
+  LibraryStatus nvml{.name = "NVML", .problem = "not probed: no CUDA driver"};
+  if (driverLoaded) nvml = Nvml().status();
+  inv.libraries = {status, probeNvrtc(), probeCupti(), nvml};
   return inv;
 }
 

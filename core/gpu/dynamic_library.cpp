@@ -9,20 +9,22 @@
 namespace kwb {
 
 DynamicLibrary::~DynamicLibrary() {
-  if (handle_) dlclose(handle_);
+  if (handle_ && !keep_) dlclose(handle_);
 }
 
 DynamicLibrary::DynamicLibrary(DynamicLibrary &&other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       path_(std::move(other.path_)),
-      error_(std::move(other.error_)) {}
+      error_(std::move(other.error_)),
+      keep_(other.keep_) {}
 
 DynamicLibrary &DynamicLibrary::operator=(DynamicLibrary &&other) noexcept {
   if (this != &other) {
-    if (handle_) dlclose(handle_);
+    if (handle_ && !keep_) dlclose(handle_);
     handle_ = std::exchange(other.handle_, nullptr);
     path_ = std::move(other.path_);
     error_ = std::move(other.error_);
+    keep_ = other.keep_;
   }
   return *this;
 }

@@ -21,6 +21,10 @@ class DynamicLibrary {
   const std::string &path() const { return path_; }
   const std::string &error() const { return error_; }
 
+  // Leaves the library loaded when this object goes away: for libraries that start threads
+  // or keep state (the CUDA driver after cuInit), which must not be unloaded under them.
+  void keepLoaded() { keep_ = true; }
+
   void *rawSymbol(const char *name) const;
   template <typename Fn>
   bool resolve(Fn &fn, const char *name) const {
@@ -32,6 +36,7 @@ class DynamicLibrary {
   void *handle_ = nullptr;
   std::string path_;
   std::string error_;
+  bool keep_ = false;
 };
 
 // Candidate file names for a CUDA toolkit library: the sonames (searched by the loader),

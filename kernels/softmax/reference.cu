@@ -9,7 +9,7 @@ extern "C" __global__ void softmax_reference(const float *__restrict__ x, float 
   const float *in = x + row * cols;
   float *out = y + row * cols;
 
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000);  // -inf (NVRTC has no math.h macros)
   for (long long c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, in[c]);
   scratch[threadIdx.x] = m;
   __syncthreads();

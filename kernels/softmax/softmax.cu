@@ -12,7 +12,7 @@ softmax(const float *__restrict__ x, float *__restrict__ y, long long rows, long
   const float *in = x + row * cols;
   float *out = y + row * cols;
 
-  float m = -INFINITY;
+  float m = __int_as_float(0xff800000);  // -inf (NVRTC has no math.h macros)
   for (long long c = threadIdx.x; c < cols; c += BLOCK) m = fmaxf(m, in[c]);
   scratch[threadIdx.x] = m;
   __syncthreads();

@@ -28,6 +28,11 @@ class TestGpuProbe : public QObject {
     QCOMPARE(inv.libraries[3].name, std::string("NVML"));
     QVERIFY(!inv.libraries[3].loaded);
     const auto text = kwb::formatInventory(inv);
+    // A driver library that exists but cannot be loaded is not "not installed": the reason shows.
+    setenv("KWB_CUDA_DRIVER_LIBRARY", KWB_SOURCE_DIR "/README.md", 1);
+    const auto bad = kwb::probeGpus();
+    QVERIFY2(bad.problem.rfind("no CUDA driver: libcuda not found (tried " KWB_SOURCE_DIR "/README.md)", 0) == 0,
+             bad.problem.c_str());
     QVERIFY(text.rfind("No CUDA device: compile-only (no CUDA driver", 0) == 0);
   }
 
@@ -71,7 +76,7 @@ class TestGpuProbe : public QObject {
     d.smCount = 132;
     d.totalMemoryBytes = 150754820096ull;
     inv.devices = {d, d};
-    QCOMPARE(inv.summary(), std::string("NVIDIA H200 (sm_90, 132 SMs, 151 GB) +1 more"));
+    QCOMPARE(inv.summary(), std::string("NVIDIA H200 (sm_90, 132 SMs, 140 GiB) +1 more"));
   }
 
   void jsonCarriesEveryFigure() {

@@ -33,13 +33,11 @@ std::string number(double v) {
 
 std::string generatorLine(const Generator &g) {
   std::string s(generatorKindName(g.kind));
-  switch (g.kind) {
-    case Generator::Kind::Uniform: s += "(low " + number(g.a) + ", high " + number(g.b) + ")"; break;
-    case Generator::Kind::Normal: s += "(mean " + number(g.a) + ", std " + number(g.b) + ")"; break;
-    case Generator::Kind::RandInt: s += "(low " + number(g.a) + ", high " + number(g.b) + ")"; break;
-    case Generator::Kind::Arange: s += "(start " + number(g.a) + ", step " + number(g.b) + ")"; break;
-    case Generator::Kind::Constant: s += "(" + number(g.a) + ")"; break;
-  }
+  const GeneratorParams params = generatorParameterNames(g.kind);
+  if (params.second)
+    s += std::string("(") + params.first + " " + number(g.a) + ", " + params.second + " " + number(g.b) + ")";
+  else
+    s += "(" + number(g.a) + ")";
   if (g.seedOffset) s += " seed+" + std::to_string(g.seedOffset);
   return s;
 }

@@ -20,7 +20,9 @@ namespace {
 using Node = Expression::Node;
 using NodePtr = std::shared_ptr<const Node>;
 
-std::string at(std::size_t column) { return " at column " + std::to_string(column + 1); }
+std::string at(std::size_t column) {
+  return " at character " + std::to_string(column + 1) + " of the expression";
+}
 
 const char *const kOperandExpected = "expected a number, a name, '(' or '-'";
 
@@ -36,7 +38,14 @@ bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 
 class Parser {
  public:
-  explicit Parser(const std::string &text) : text_(text) { advance(); }
+  explicit Parser(const std::string &text) : text_(text) {
+    // Bounds the parser's recursion and the tree's depth (evaluation and destruction recurse).
+    if (text_.size() > kMaxExpressionLength)
+      throw ExpressionError("expression is " + std::to_string(text_.size()) +
+                                " characters long; expected at most " + std::to_string(kMaxExpressionLength),
+                            kMaxExpressionLength);
+    advance();
+  }
 
   NodePtr parseAll() {
     if (current_.kind == Token::Kind::End)
@@ -171,6 +180,7 @@ class Parser {
       }
       case Token::Kind::Symbol:
         if (token.text == "(") {
+          enter(token.column);
           advance();
           NodePtr inner = parseSum();
           if (!isSymbol(')')) {
@@ -181,6 +191,7 @@ class Parser {
                                   current_.column);
           }
           advance();
+          --depth_;
           return inner;
         }
         break;
@@ -203,6 +214,7 @@ class Parser {
       throw ExpressionError("unknown function '" + name.text + "'" + at(name.column) +
                                 "; expected ceil_div, min or max",
                             name.column);
+    enter(name.column);
     advance();  // '('
     std::vector<NodePtr> args;
     if (!isSymbol(')')) {
@@ -222,6 +234,7 @@ class Parser {
       }
     }
     advance();  // ')'
+    --depth_;
     if (args.size() != 2)
       throw ExpressionError(name.text + at(name.column) + " takes 2 arguments, not " +
                                 std::to_string(args.size()),
@@ -229,7 +242,17 @@ class Parser {
     return binary(kind, name.column, args[0], args[1]);
   }
 
+  // One more level of parentheses (a group or a call) opened at `column`.
+  void enter(std::size_t column) {
+    if (++depth_ > kMaxExpressionDepth)
+      throw ExpressionError("more than " + std::to_string(kMaxExpressionDepth) + " nested parentheses" +
+                                at(column) + "; expected at most " + std::to_string(kMaxExpressionDepth) +
+                                " levels of parentheses and function calls",
+                            column);
+  }
+
   const std::string &text_;
+  std::size_t depth_ = 0;
   std::size_t pos_ = 0;
   Token current_;
 };

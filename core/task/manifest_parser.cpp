@@ -42,13 +42,13 @@ namespace fs = std::filesystem;
 using Values = std::map<std::string, std::int64_t>;
 
 constexpr std::size_t kMaxTunablePoints = 4096;
-const char *const kGeneratorKinds = "uniform, normal, randint, arange, constant";
 const char *const kToleranceExample = "\"exact\" or a table like { rtol = 1e-5, atol = 1e-7 }";
 const char *const kInitExample = "a generator like { kind = \"uniform\", low = -1.0, high = 1.0 }";
 // Doubles hold generator parameters; integers beyond 2^53 would silently lose precision.
 constexpr std::int64_t kMaxExactInteger = std::int64_t{1} << 53;
 
-std::string join(const std::vector<std::string> &items, const char *separator = ", ") {
+template <typename String>
+std::string join(const std::vector<String> &items, const char *separator = ", ") {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i) out += separator;
@@ -57,9 +57,29 @@ std::string join(const std::vector<std::string> &items, const char *separator = 
   return out;
 }
 
+// "a, b or c"
+std::string joinOr(const std::vector<std::string_view> &items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += i + 1 == items.size() ? " or " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
 std::string inQuotes(const std::string &s) { return "'" + s + "'"; }
 
+// An expression in quotes, shortened when long (they may run to kMaxExpressionLength characters and beyond).
+std::string quotedExpression(const std::string &text) {
+  constexpr std::size_t kShown = 60;
+  if (text.size() <= kShown) return inQuotes(text);
+  return inQuotes(text.substr(0, kShown) + "...");
+}
+
 std::string number(double v) {
+  // Whole numbers print in full ("-3100000000", not "-3.1e+09") as far as doubles hold them exactly.
+  if (v == std::trunc(v) && std::fabs(v) <= 9007199254740992.0)
+    return std::to_string(static_cast<std::int64_t>(v));
   char buf[64];
   auto result = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, result.ptr);
@@ -140,6 +160,40 @@ std::string child(const std::string &prefix, const std::string &key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
 
+// Each configuration's name with a tensor's element count in it.
+using ElementCounts = std::vector<std::pair<std::string, std::int64_t>>;
+
+// The values a dtype holds: integers exactly (i64 within +/-2^53, where doubles hold them
+// exactly), real numbers within the finite range.
+struct ValueRange {
+  double lo;
+  double hi;
+};
+
+ValueRange valueRange(DType t) {
+  switch (t) {
+    case DType::F64:
+      return {-std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
+    case DType::F32:
+      return {-std::numeric_limits<float>::max(), std::numeric_limits<float>::max()};
+    case DType::F16:
+      return {-65504.0, 65504.0};
+    case DType::BF16:
+      return {-0x1.fep127, 0x1.fep127};  // 3.3895313892515355e38
+    case DType::I64:
+      return {-static_cast<double>(kMaxExactInteger), static_cast<double>(kMaxExactInteger)};
+    case DType::I32:
+      return {-2147483648.0, 2147483647.0};
+    case DType::I8:
+      return {-128.0, 127.0};
+    case DType::U8:
+      return {0.0, 255.0};
+    case DType::Bool:
+      return {0.0, 1.0};
+  }
+  return {0.0, 0.0};
+}
+
 // Which names an expression may use.
 enum class Scope { Sizes, SizesAndTunables };
 
@@ -168,7 +222,7 @@ class ManifestReader {
 
  private:
   [[noreturn]] void fail(int line, const std::string &field, const std::string &message) const {
-    throw ManifestError(path_, std::max(1, line), field, message);
+    throw ManifestError(path_, std::max(0, line), field, message);
   }
 
   // ---- shape of the document ----
@@ -228,8 +282,14 @@ class ManifestReader {
     const std::string s = asString(n, field, what + " (a path relative to the task folder)");
     if (s.empty()) fail(lineOf(n), field, "empty; expected " + what + " (a path relative to the task folder)");
     const fs::path p(s);
-    if (p.is_absolute())
+    if (p.is_absolute() || p.has_root_path())
       fail(lineOf(n), field, inQuotes(s) + " is an absolute path; expected a path relative to the task folder");
+    const fs::path normal = p.lexically_normal();
+    if (!normal.empty() && *normal.begin() == "..")
+      fail(lineOf(n), field,
+           inQuotes(s) + " leaves the task folder; expected a path that stays inside the task folder");
+    if (!normal.has_filename() || normal == ".")
+      fail(lineOf(n), field, inQuotes(s) + " is not a file; expected " + what);
     if (!folder_.empty()) {
       std::error_code ec;
       const fs::path full = folder_ / p;
@@ -256,7 +316,7 @@ class ManifestReader {
     try {
       out.expr = Expression::parse(s->get());
     } catch (const ExpressionError &e) {
-      fail(out.line, field, "invalid expression " + inQuotes(s->get()) + ": " + e.what());
+      fail(out.line, field, "invalid expression " + quotedExpression(s->get()) + ": " + e.what());
     }
     for (const std::string &id : out.expr.identifiers()) {
       if (sizeSet_.count(id)) continue;
@@ -293,7 +353,7 @@ class ManifestReader {
     try {
       return e.expr.evaluate(values);
     } catch (const ExpressionError &err) {
-      fail(e.line, field, std::string(err.what()) + " in " + inQuotes(e.expr.text()) + " " + context);
+      fail(e.line, field, std::string(err.what()) + " in " + quotedExpression(e.expr.text()) + " " + context);
     }
   }
 
@@ -304,7 +364,8 @@ class ManifestReader {
     // A plain number needs no configuration to explain it.
     std::string msg = e.expr.text() == std::to_string(v)
                           ? "found " + e.expr.text() + "; expected "
-                          : inQuotes(e.expr.text()) + " evaluates to " + std::to_string(v) + " " + context + "; expected ";
+                          : quotedExpression(e.expr.text()) + " evaluates to " + std::to_string(v) + " " +
+                                context + "; expected ";
     if (v < low)
       msg += what + " >= " + std::to_string(low);
     else
@@ -321,7 +382,8 @@ class ManifestReader {
   void readTunables(const toml::table &root, Task &task);
   void readTensors(const toml::table &root, Task &task) const;
   Tensor readTensor(const Entry &entry, const Task &task) const;
-  Generator readInit(const toml::node &n, const std::string &field, const Tensor &tensor) const;
+  Generator readInit(const toml::node &n, const std::string &field, const Tensor &tensor,
+                     const ElementCounts &elements) const;
   Tolerance readTolerance(const toml::node &n, const std::string &field, const Tensor &tensor) const;
   LaunchSource readLaunch(const toml::table &t, int tableLine, const std::string &prefix, Scope scope,
                           const Task &task, bool withSource, fs::path *source) const;
@@ -343,7 +405,7 @@ Task ManifestReader::read(const std::string &text) {
   try {
     root = toml::parse(text, std::string_view(path_));
   } catch (const toml::parse_error &e) {
-    fail(lineOf(e.source()), "syntax", std::string(e.description()));
+    fail(std::max(1, lineOf(e.source())), "", "TOML syntax error: " + std::string(e.description()));
   }
 
   Task task;
@@ -359,8 +421,8 @@ Task ManifestReader::read(const std::string &text) {
   readTunables(root, task);
   readTensors(root, task);
 
-  const toml::node &refNode = require(root, 1, "", "reference",
-                                      "a [reference] table with source, kernel, grid, block and args");
+  const toml::node &refNode =
+      require(root, 0, "", "reference", "a [reference] table with source, kernel, grid, block and args");
   const toml::table &ref = asTable(refNode, "reference", "a [reference] table");
   LaunchSource reference = readLaunch(ref, lineOf(ref), "reference", Scope::Sizes, task, true,
                                       &task.reference.source);
@@ -380,23 +442,30 @@ Task ManifestReader::read(const std::string &text) {
 }
 
 void ManifestReader::readName(const toml::table &root, Task &task) const {
-  const toml::node &n = require(root, 1, "", "name", "a task name, e.g. name = \"softmax\"");
+  const toml::node &n = require(root, 0, "", "name", "a task name, e.g. name = \"softmax\"");
   task.name = asString(n, "name", "a task name (a string)");
   if (task.name.empty()) fail(lineOf(n), "name", std::string("empty; expected ") + kPlainNameRule);
   if (!isPlainName(task.name))
     fail(lineOf(n), "name", inQuotes(task.name) + " is not a valid task name; expected " + kPlainNameRule);
 
-  const toml::node &d = require(root, 1, "", "description", "a one-line description, e.g. description = \"Row-wise softmax\"");
+  const toml::node &d =
+      require(root, 0, "", "description", "a one-line description, e.g. description = \"Row-wise softmax\"");
   task.description = asString(d, "description", "a one-line description (a string)");
 }
 
 void ManifestReader::readSizes(const toml::table &root, Task &task) {
-  const toml::node &n = require(root, 1, "", "sizes", "the names of the task's sizes, e.g. sizes = [\"rows\", \"cols\"]");
+  const toml::node &n =
+      require(root, 0, "", "sizes", "the names of the task's sizes, e.g. sizes = [\"rows\", \"cols\"]");
   const toml::array &a = asArray(n, "sizes", "an array of size names, e.g. [\"rows\", \"cols\"]");
   if (a.empty()) fail(lineOf(n), "sizes", "empty; expected at least one size name, e.g. [\"rows\", \"cols\"]");
   for (const toml::node &e : a) {
     const std::string s = asString(e, "sizes", "a size name (a string)");
     if (!isIdentifier(s)) fail(lineOf(e), "sizes", inQuotes(s) + " is not a valid size name; expected " + kIdentifierRule);
+    if (s == "name")
+      fail(lineOf(e), "sizes",
+           "'name' is reserved (every [[configs]] table uses it for the configuration's name); expected "
+           "another "
+           "size name");
     if (sizeSet_.count(s)) fail(lineOf(e), "sizes", "duplicate size " + inQuotes(s) + "; expected each name once");
     sizeSet_.insert(s);
     sizeNames_.push_back(s);
@@ -422,7 +491,7 @@ void ManifestReader::readSeeds(const toml::table &root, Task &task) const {
 
 void ManifestReader::readConfigs(const toml::table &root, Task &task) const {
   const std::string expected = "at least one [[configs]] table setting " + join(sizeNames_);
-  const toml::node &n = require(root, 1, "", "configs", expected);
+  const toml::node &n = require(root, 0, "", "configs", expected);
   const toml::array *a = n.as_array();
   if (!a) fail(lineOf(n), "configs", "found " + typeName(n) + "; expected " + expected);
   if (a->empty()) fail(lineOf(n), "configs", "empty; expected " + expected);
@@ -462,6 +531,11 @@ void ManifestReader::readTunables(const toml::table &root, Task &task) {
   const toml::node *n = root.get("tunables");
   if (!n) return;
   const toml::table &t = asTable(*n, "tunables", "a [tunables] table of NAME = [values]");
+  // Tensors are read after tunables (so their shapes can say a tunable is out of place); their
+  // names are already known as the keys of the [tensors] table.
+  std::vector<std::string> tensorNames;
+  if (const toml::node *tensors = root.get("tensors"); tensors && tensors->is_table())
+    for (const Entry &e : entriesInOrder(*tensors->as_table())) tensorNames.push_back(e.key);
   for (const Entry &e : entriesInOrder(t)) {
     const std::string field = "tunables." + e.key;
     if (!isIdentifier(e.key))
@@ -469,6 +543,10 @@ void ManifestReader::readTunables(const toml::table &root, Task &task) {
     if (sizeSet_.count(e.key))
       fail(e.line, field, "clashes with the size " + inQuotes(e.key) + "; expected a name that is not a size (" +
                               join(sizeNames_) + ")");
+    if (std::find(tensorNames.begin(), tensorNames.end(), e.key) != tensorNames.end())
+      fail(e.line, field,
+           "clashes with the tensor " + inQuotes(e.key) + "; expected a name that is not a tensor (" +
+               join(tensorNames) + ")");
     const toml::array &a = asArray(*e.node, field, "a non-empty array of integers, e.g. [128, 256]");
     if (a.empty()) fail(lineOf(*e.node), field, "empty; expected at least one value, e.g. [128, 256]");
     Tunable tunable;
@@ -487,7 +565,7 @@ void ManifestReader::readTunables(const toml::table &root, Task &task) {
 
 void ManifestReader::readTensors(const toml::table &root, Task &task) const {
   const char *const expected = "at least one [tensors.<name>] table";
-  const toml::node &n = require(root, 1, "", "tensors", expected);
+  const toml::node &n = require(root, 0, "", "tensors", expected);
   const toml::table &t = asTable(n, "tensors", expected);
   const std::vector<Entry> entries = entriesInOrder(t);
   if (entries.empty()) fail(lineOf(n), "tensors", std::string("empty; expected ") + expected);
@@ -513,7 +591,7 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
   tensor.name = entry.key;
   tensor.line = line;
 
-  static const std::string dtypes = "f64, f32, f16, bf16, i64, i32, i8, u8, bool";
+  static const std::string dtypes = join(dtypeNames());
   const toml::node &dtypeNode = require(t, line, prefix, "dtype", "one of: " + dtypes);
   const std::string dtype = asString(dtypeNode, prefix + ".dtype", "one of: " + dtypes);
   const auto parsedType = dtypeFromName(dtype);
@@ -526,23 +604,30 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
   const toml::array &shape = asArray(shapeNode, shapeField, "an array of dimensions, e.g. [\"rows\", \"cols\"] ([] for a scalar)");
   std::vector<LocatedExpression> dims;
   for (const toml::node &d : shape) dims.push_back(expression(d, shapeField, Scope::Sizes));
+  ElementCounts elements;
   for (const SizeConfig &config : task.configs) {
     const std::string context = "for configuration " + inQuotes(config.name);
     std::int64_t bytes = static_cast<std::int64_t>(dtypeSize(tensor.dtype));
+    std::int64_t count = 1;  // never overflows: bytes = count * dtype size does not
     for (const LocatedExpression &d : dims) {
       const std::int64_t v = evaluate(d, shapeField, config.values, context);
       requireRange(v, d, shapeField, context, 0, std::numeric_limits<std::int64_t>::max(), "a dimension");
       if (__builtin_mul_overflow(bytes, v, &bytes))
         fail(lineOf(shapeNode), shapeField, "the tensor's size in bytes overflows 64 bits " + context +
                                                 "; expected smaller dimensions");
+      count *= v;
     }
+    elements.emplace_back(config.name, count);
   }
   for (LocatedExpression &d : dims) tensor.shape.push_back(std::move(d.expr));
 
-  const toml::node &roleNode = require(t, line, prefix, "role", "one of: in, out, inout");
-  const std::string role = asString(roleNode, prefix + ".role", "one of: in, out, inout");
+  static const std::string roles = join(roleNames());
+  const toml::node &roleNode = require(t, line, prefix, "role", "one of: " + roles);
+  const std::string role = asString(roleNode, prefix + ".role", "one of: " + roles);
   const auto parsedRole = roleFromName(role);
-  if (!parsedRole) fail(lineOf(roleNode), prefix + ".role", "unknown role " + inQuotes(role) + "; expected one of: in, out, inout");
+  if (!parsedRole)
+    fail(lineOf(roleNode), prefix + ".role",
+         "unknown role " + inQuotes(role) + "; expected one of: " + roles);
   tensor.role = *parsedRole;
   const std::string roleText = "role " + inQuotes(role);
 
@@ -553,7 +638,7 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
                                                 " (outputs are written by the kernel); expected no init");
   } else {
     if (!init) fail(line, prefix + ".init", "missing for " + roleText + "; expected " + kInitExample);
-    tensor.init = readInit(*init, prefix + ".init", tensor);
+    tensor.init = readInit(*init, prefix + ".init", tensor, elements);
   }
 
   const toml::node *tolerance = t.get("tolerance");
@@ -573,34 +658,23 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
   return tensor;
 }
 
-Generator ManifestReader::readInit(const toml::node &n, const std::string &field, const Tensor &tensor) const {
+Generator ManifestReader::readInit(const toml::node &n, const std::string &field, const Tensor &tensor,
+                                   const ElementCounts &elements) const {
   const toml::table &t = asTable(n, field, kInitExample);
   const int line = lineOf(t);
-  const toml::node &kindNode = require(t, line, field, "kind", std::string("one of: ") + kGeneratorKinds);
-  const std::string kind = asString(kindNode, field + ".kind", std::string("one of: ") + kGeneratorKinds);
+  static const std::string kinds = join(generatorKindNames());
+  const toml::node &kindNode = require(t, line, field, "kind", "one of: " + kinds);
+  const std::string kind = asString(kindNode, field + ".kind", "one of: " + kinds);
   const auto parsedKind = generatorKindFromName(kind);
   if (!parsedKind)
     fail(lineOf(kindNode), field + ".kind",
-         "unknown generator " + inQuotes(kind) + "; expected one of: " + kGeneratorKinds);
+         "unknown generator " + inQuotes(kind) + "; expected one of: " + kinds);
   Generator g;
   g.kind = *parsedKind;
 
-  std::string aKey, bKey;
-  switch (g.kind) {
-    case Generator::Kind::Uniform:
-    case Generator::Kind::RandInt:
-      aKey = "low", bKey = "high";
-      break;
-    case Generator::Kind::Normal:
-      aKey = "mean", bKey = "std";
-      break;
-    case Generator::Kind::Arange:
-      aKey = "start", bKey = "step";
-      break;
-    case Generator::Kind::Constant:
-      aKey = "value";
-      break;
-  }
+  const GeneratorParams names = generatorParameterNames(g.kind);
+  const std::string aKey = names.first;
+  const std::string bKey = names.second ? names.second : "";
   std::vector<std::string> allowed{"kind", aKey};
   if (!bKey.empty()) allowed.push_back(bKey);
   allowed.push_back("seed_offset");
@@ -608,10 +682,14 @@ Generator ManifestReader::readInit(const toml::node &n, const std::string &field
 
   const std::string dtype(dtypeName(tensor.dtype));
   const bool floating = dtypeIsFloating(tensor.dtype);
-  if (!floating && (g.kind == Generator::Kind::Uniform || g.kind == Generator::Kind::Normal))
+  if (!floating && generatorDrawsReals(g.kind)) {
+    std::vector<std::string_view> integral;
+    for (std::string_view k : generatorKindNames())
+      if (!generatorDrawsReals(*generatorKindFromName(k))) integral.push_back(k);
     fail(lineOf(kindNode), field + ".kind",
          inQuotes(kind) + " draws real numbers but tensor " + inQuotes(tensor.name) + " is " + dtype +
-             "; expected randint, arange or constant");
+             "; expected " + joinOr(integral));
+  }
 
   const std::string params = kind + " needs " + join(std::vector<std::string>(allowed.begin() + 1, allowed.end() - 1), " and ");
   auto param = [&](const std::string &key, bool integral) -> double {
@@ -649,26 +727,64 @@ Generator ManifestReader::readInit(const toml::node &n, const std::string &field
       break;
   }
 
-  // Integer tensors: the generated values must fit the dtype.
-  if (!floating && (g.kind == Generator::Kind::RandInt || g.kind == Generator::Kind::Constant)) {
-    double lo = 0, hi = 0;
-    switch (tensor.dtype) {
-      case DType::I8: lo = -128, hi = 127; break;
-      case DType::U8: lo = 0, hi = 255; break;
-      case DType::Bool: lo = 0, hi = 1; break;
-      case DType::I32: lo = -2147483648.0, hi = 2147483647.0; break;
-      default: lo = -static_cast<double>(kMaxExactInteger), hi = static_cast<double>(kMaxExactInteger); break;
-    }
-    const double first = g.a;
-    const double last = g.kind == Generator::Kind::RandInt ? g.b - 1 : g.a;
-    if (first < lo || last > hi) {
-      const std::string range = "[" + number(lo) + ", " + number(hi) + "]";
-      if (g.kind == Generator::Kind::Constant)
-        fail(lineOf(*t.get("value")), field + ".value",
-             "found " + number(g.a) + ", which does not fit " + dtype + "; expected a value in " + range);
-      fail(line, field, "randint draws from [" + number(first) + ", " + number(last) + "], which does not fit " +
-                            dtype + "; expected values in " + range);
-    }
+  // The generated values must fit the dtype: integers exactly, real numbers within its finite range.
+  const ValueRange range = valueRange(tensor.dtype);
+  const std::string rangeText = "[" + number(range.lo) + ", " + number(range.hi) + "]";
+  const auto fits = [&](double v) { return v >= range.lo && v <= range.hi; };
+  const auto requireFits = [&](const std::string &key, double v) {
+    if (!fits(v))
+      fail(lineOf(*t.get(key)), field + "." + key,
+           "found " + number(v) + ", which does not fit " + dtype + "; expected a value in " + rangeText);
+  };
+  switch (g.kind) {
+    case Generator::Kind::Uniform:
+      requireFits(aKey, g.a);
+      requireFits(bKey, g.b);
+      break;
+    case Generator::Kind::Normal:
+      requireFits(aKey, g.a);
+      if (g.b > range.hi)
+        fail(lineOf(*t.get(bKey)), field + "." + bKey,
+             "found " + number(g.b) + ", which does not fit " + dtype +
+                 "; expected a standard deviation <= " + number(range.hi));
+      break;
+    case Generator::Kind::RandInt:
+      if (!fits(g.a) || !fits(g.b - 1))
+        fail(line, field,
+             "randint draws from [" + number(g.a) + ", " + number(g.b - 1) + "], which does not fit " +
+                 dtype + "; expected values in " + rangeText);
+      break;
+    case Generator::Kind::Constant:
+      requireFits(aKey, g.a);
+      break;
+    case Generator::Kind::Arange:
+      // start, start + step, ..., start + step * (n - 1) for the n elements of every configuration.
+      requireFits(aKey, g.a);
+      for (const auto &[config, count] : elements) {
+        if (count < 1) continue;
+        double last = 0.0;
+        bool ok = true;
+        if (floating) {
+          const long double l = static_cast<long double>(g.a) + static_cast<long double>(g.b) * (count - 1);
+          ok = l >= range.lo && l <= range.hi;
+          last = static_cast<double>(l);
+        } else {
+          // Exact in 64 bits; beyond them it fits no integer dtype.
+          std::int64_t product = 0, l = 0;
+          const bool overflows =
+              __builtin_mul_overflow(static_cast<std::int64_t>(g.b), count - 1, &product) ||
+              __builtin_add_overflow(static_cast<std::int64_t>(g.a), product, &l);
+          ok = !overflows && l >= static_cast<std::int64_t>(range.lo) &&
+               l <= static_cast<std::int64_t>(range.hi);
+          last = overflows ? g.a + g.b * static_cast<double>(count - 1) : static_cast<double>(l);
+        }
+        if (!ok)
+          fail(line, field,
+               "arange runs from " + number(g.a) + " to " + number(last) + " over " + std::to_string(count) +
+                   " elements for configuration " + inQuotes(config) + ", which does not fit " + dtype +
+                   "; expected values in " + rangeText);
+      }
+      break;
   }
 
   if (const toml::node *s = t.get("seed_offset")) {
@@ -805,10 +921,10 @@ void ManifestReader::checkLaunch(const LaunchSource &l, const Task &task, bool w
     for (const Tunable &t : task.tunables)
       if (ids.count(t.name)) used.push_back(&t);
   }
-  // The whole space is checked when it is small; otherwise only its first point.
+  // The whole space of the used tunables is checked when it is small; otherwise only its first point.
   std::size_t space = 1;
-  for (const Tunable &t : task.tunables) {
-    space = space > kMaxTunablePoints ? space : space * t.values.size();
+  for (const Tunable *t : used) {
+    space = space > kMaxTunablePoints ? space : space * t->values.size();
   }
   const bool everyPoint = space <= kMaxTunablePoints;
 
@@ -835,7 +951,7 @@ void ManifestReader::checkLaunch(const LaunchSource &l, const Task &task, bool w
 }
 
 void ManifestReader::readCost(const toml::table &root, Task &task) const {
-  const toml::node &n = require(root, 1, "", "cost", "a [cost] table with flops and bytes");
+  const toml::node &n = require(root, 0, "", "cost", "a [cost] table with flops and bytes");
   const toml::table &t = asTable(n, "cost", "a [cost] table with flops and bytes");
   const int line = lineOf(t);
   checkKeys(t, "cost", {"flops", "bytes"});
@@ -901,6 +1017,7 @@ Task loadTask(const std::filesystem::path &path) {
     absolute = absolute.parent_path();
 
   Task task = parseManifest(text.str(), display, absolute);
+  task.manifestPath = absolute / manifest.filename();  // the file read, whatever its name
   return task;
 }
 

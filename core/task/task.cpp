@@ -32,6 +32,38 @@ const DTypeInfo &info(DType t) {
   return kDTypes[1];
 }
 
+struct RoleInfo {
+  TensorRole role;
+  std::string_view name;
+};
+
+constexpr std::array<RoleInfo, 3> kRoles = {{
+    {TensorRole::In, "in"},
+    {TensorRole::Out, "out"},
+    {TensorRole::InOut, "inout"},
+}};
+
+struct GeneratorInfo {
+  Generator::Kind kind;
+  std::string_view name;
+  GeneratorParams params;
+  bool drawsReals;
+};
+
+constexpr std::array<GeneratorInfo, 5> kGenerators = {{
+    {Generator::Kind::Uniform, "uniform", {"low", "high"}, true},
+    {Generator::Kind::Normal, "normal", {"mean", "std"}, true},
+    {Generator::Kind::RandInt, "randint", {"low", "high"}, false},
+    {Generator::Kind::Arange, "arange", {"start", "step"}, false},
+    {Generator::Kind::Constant, "constant", {"value", nullptr}, false},
+}};
+
+const GeneratorInfo &info(Generator::Kind k) {
+  for (const auto &g : kGenerators)
+    if (g.kind == k) return g;
+  return kGenerators[0];
+}
+
 }  // namespace
 
 std::string_view dtypeName(DType t) { return info(t).name; }
@@ -46,45 +78,52 @@ std::size_t dtypeSize(DType t) { return info(t).size; }
 
 bool dtypeIsFloating(DType t) { return info(t).floating; }
 
+std::vector<std::string_view> dtypeNames() {
+  std::vector<std::string_view> out;
+  for (const auto &i : kDTypes) out.push_back(i.name);
+  return out;
+}
+
 std::string_view roleName(TensorRole role) {
-  switch (role) {
-    case TensorRole::In:
-      return "in";
-    case TensorRole::Out:
-      return "out";
-    case TensorRole::InOut:
-      return "inout";
-  }
-  return "in";
+  for (const auto &r : kRoles)
+    if (r.role == role) return r.name;
+  return kRoles[0].name;
 }
 
 std::optional<TensorRole> roleFromName(std::string_view name) {
-  for (TensorRole r : {TensorRole::In, TensorRole::Out, TensorRole::InOut})
-    if (roleName(r) == name) return r;
+  for (const auto &r : kRoles)
+    if (r.name == name) return r.role;
   return std::nullopt;
+}
+
+std::vector<std::string_view> roleNames() {
+  std::vector<std::string_view> out;
+  for (const auto &r : kRoles) out.push_back(r.name);
+  return out;
 }
 
 std::string_view generatorKindName(Generator::Kind kind) {
-  switch (kind) {
-    case Generator::Kind::Uniform:
-      return "uniform";
-    case Generator::Kind::Normal:
-      return "normal";
-    case Generator::Kind::RandInt:
-      return "randint";
-    case Generator::Kind::Arange:
-      return "arange";
-    case Generator::Kind::Constant:
-      return "constant";
-  }
-  return "uniform";
+  return info(kind).name;
 }
 
 std::optional<Generator::Kind> generatorKindFromName(std::string_view name) {
-  using K = Generator::Kind;
-  for (K k : {K::Uniform, K::Normal, K::RandInt, K::Arange, K::Constant})
-    if (generatorKindName(k) == name) return k;
+  for (const auto &g : kGenerators)
+    if (g.name == name) return g.kind;
   return std::nullopt;
+}
+
+std::vector<std::string_view> generatorKindNames() {
+  std::vector<std::string_view> out;
+  for (const auto &g : kGenerators) out.push_back(g.name);
+  return out;
+}
+
+GeneratorParams generatorParameterNames(Generator::Kind kind) {
+  return info(kind).params;
+}
+
+bool generatorDrawsReals(Generator::Kind kind) {
+  return info(kind).drawsReals;
 }
 
 const Tensor *Task::tensor(std::string_view wanted) const {

@@ -22,6 +22,9 @@ std::size_t dtypeSize(DType);
 bool dtypeIsFloating(DType);
 std::string_view roleName(TensorRole);
 std::optional<TensorRole> roleFromName(std::string_view);
+// Every name, in table order (for messages).
+std::vector<std::string_view> dtypeNames();
+std::vector<std::string_view> roleNames();
 
 // How an input tensor is filled. Every generator is deterministic given (seed, seedOffset).
 struct Generator {
@@ -33,6 +36,16 @@ struct Generator {
 };
 std::string_view generatorKindName(Generator::Kind);
 std::optional<Generator::Kind> generatorKindFromName(std::string_view);
+std::vector<std::string_view> generatorKindNames();  // in table order
+// The manifest keys of a generator's two numbers: Generator::a is `first`, Generator::b is
+// `second` (nullptr where the generator has one parameter: constant).
+struct GeneratorParams {
+  const char *first;
+  const char *second;
+};
+GeneratorParams generatorParameterNames(Generator::Kind);
+// Whether the generator draws real numbers (uniform, normal), so suits floating-point tensors only.
+bool generatorDrawsReals(Generator::Kind);
 
 // rtol/atol, or exact equality (required for integer and bool outputs).
 struct Tolerance {
@@ -79,7 +92,7 @@ struct Tunable {
 
 struct Task {
   std::filesystem::path folder;       // the task folder
-  std::filesystem::path manifestPath; // folder / "task.toml"
+  std::filesystem::path manifestPath;  // the manifest file read (normally folder / "task.toml")
   std::string name;
   std::string description;
   std::vector<std::string> sizeNames;

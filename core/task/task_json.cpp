@@ -14,27 +14,13 @@ json expressionList(const std::vector<Expression> &list) {
 
 json generatorToJson(const Generator &g) {
   json out{{"kind", generatorKindName(g.kind)}, {"seed_offset", g.seedOffset}};
-  switch (g.kind) {
-    case Generator::Kind::Uniform:
-      out["low"] = g.a;
-      out["high"] = g.b;
-      break;
-    case Generator::Kind::Normal:
-      out["mean"] = g.a;
-      out["std"] = g.b;
-      break;
-    case Generator::Kind::RandInt:
-      out["low"] = static_cast<std::int64_t>(g.a);
-      out["high"] = static_cast<std::int64_t>(g.b);
-      break;
-    case Generator::Kind::Arange:
-      out["start"] = g.a;
-      out["step"] = g.b;
-      break;
-    case Generator::Kind::Constant:
-      out["value"] = g.a;
-      break;
-  }
+  // randint's bounds are integers; every other parameter is a real number.
+  const auto value = [&](double v) {
+    return g.kind == Generator::Kind::RandInt ? json(static_cast<std::int64_t>(v)) : json(v);
+  };
+  const GeneratorParams params = generatorParameterNames(g.kind);
+  out[params.first] = value(g.a);
+  if (params.second) out[params.second] = value(g.b);
   return out;
 }
 

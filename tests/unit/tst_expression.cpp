@@ -68,6 +68,13 @@ void TestExpression::evaluates_data() {
   QTest::newRow("int64 max literal") << "9223372036854775807" << qint64(std::numeric_limits<std::int64_t>::max());
   QTest::newRow("int64 min via subtraction") << "-9223372036854775807 - 1"
                                              << qint64(std::numeric_limits<std::int64_t>::min());
+  // At the limits: 1024 characters, 64 nested parentheses or calls.
+  QTest::newRow("1024 characters") << "1" + QString("+1").repeated(511) + " " << qint64(512);
+  QTest::newRow("64 nested parentheses")
+      << QString("(").repeated(64) + "M" + QString(")").repeated(64) << qint64(7);
+  QTest::newRow("64 nested calls") << QString("max(1, ").repeated(64) + "M" + QString(")").repeated(64)
+                                   << qint64(7);
+  QTest::newRow("1000 unary minuses") << QString("-").repeated(1000) + "M" << qint64(7);
 }
 
 void TestExpression::evaluates() {
@@ -84,17 +91,29 @@ void TestExpression::evaluationErrors_data() {
   QTest::addColumn<QString>("message");
   QTest::addColumn<int>("column");
 
-  QTest::newRow("unknown name") << "rows * cols2" << "unknown name 'cols2' at column 8" << 7;
-  QTest::newRow("division by zero") << "M / zero" << "division by zero at column 3" << 2;
-  QTest::newRow("division by zero literal") << "rows / (M - 7)" << "division by zero at column 6" << 5;
-  QTest::newRow("modulo by zero") << "M % 0" << "division by zero at column 3" << 2;
-  QTest::newRow("ceil_div by zero") << "1 + ceil_div(M, zero)" << "division by zero at column 5" << 4;
-  QTest::newRow("mul overflow") << "big * 2" << "64-bit integer overflow at column 5" << 4;
-  QTest::newRow("add overflow") << "big + big" << "64-bit integer overflow at column 5" << 4;
-  QTest::newRow("sub overflow") << "-big - big - big" << "64-bit integer overflow at column 12" << 11;
-  QTest::newRow("negate overflow") << "-(-9223372036854775807 - 1)" << "64-bit integer overflow at column 1" << 0;
-  QTest::newRow("divide overflow") << "(-9223372036854775807 - 1) / -1" << "64-bit integer overflow at column 28" << 27;
-  QTest::newRow("overflow inside function") << "max(1, big * 4)" << "64-bit integer overflow at column 12" << 11;
+  QTest::newRow("unknown name") << "rows * cols2"
+                                << "unknown name 'cols2' at character 8 of the expression" << 7;
+  QTest::newRow("division by zero") << "M / zero"
+                                    << "division by zero at character 3 of the expression" << 2;
+  QTest::newRow("division by zero literal") << "rows / (M - 7)"
+                                            << "division by zero at character 6 of the expression" << 5;
+  QTest::newRow("modulo by zero") << "M % 0"
+                                  << "division by zero at character 3 of the expression" << 2;
+  QTest::newRow("ceil_div by zero") << "1 + ceil_div(M, zero)"
+                                    << "division by zero at character 5 of the expression" << 4;
+  QTest::newRow("mul overflow") << "big * 2"
+                                << "64-bit integer overflow at character 5 of the expression" << 4;
+  QTest::newRow("add overflow") << "big + big"
+                                << "64-bit integer overflow at character 5 of the expression" << 4;
+  QTest::newRow("sub overflow") << "-big - big - big"
+                                << "64-bit integer overflow at character 12 of the expression" << 11;
+  QTest::newRow("negate overflow") << "-(-9223372036854775807 - 1)"
+                                   << "64-bit integer overflow at character 1 of the expression" << 0;
+  QTest::newRow("divide overflow") << "(-9223372036854775807 - 1) / -1"
+                                   << "64-bit integer overflow at character 28 of the expression" << 27;
+  QTest::newRow("overflow inside function")
+      << "max(1, big * 4)"
+      << "64-bit integer overflow at character 12 of the expression" << 11;
 }
 
 void TestExpression::evaluationErrors() {
@@ -119,50 +138,96 @@ void TestExpression::syntaxErrors_data() {
   const QString operand = "expected a number, a name, '(' or '-'";
   QTest::newRow("empty") << "" << "empty expression; " + operand << 0;
   QTest::newRow("blank") << "   " << "empty expression; " + operand << 0;
-  QTest::newRow("trailing operator") << "rows *" << "unexpected end of expression at column 7; " + operand << 6;
-  QTest::newRow("double operator") << "rows * * 2" << "unexpected '*' at column 8; " + operand << 7;
-  QTest::newRow("leading operator") << "* 2" << "unexpected '*' at column 1; " + operand << 0;
-  QTest::newRow("unary plus is not allowed") << "+2" << "unexpected '+' at column 1; " + operand << 0;
-  QTest::newRow("missing operator") << "2 rows"
-                                    << "unexpected 'rows' at column 3; expected an operator (+ - * / %) or the end of "
-                                       "the expression"
-                                    << 2;
-  QTest::newRow("number glued to name") << "2M"
-                                        << "unexpected 'M' at column 2; expected an operator (+ - * / %) or the end "
-                                           "of the expression"
-                                        << 1;
+  QTest::newRow("trailing operator") << "rows *"
+                                     << "unexpected end of expression at character 7 of the expression; " +
+                                            operand
+                                     << 6;
+  QTest::newRow("double operator") << "rows * * 2"
+                                   << "unexpected '*' at character 8 of the expression; " + operand << 7;
+  QTest::newRow("leading operator") << "* 2"
+                                    << "unexpected '*' at character 1 of the expression; " + operand << 0;
+  QTest::newRow("unary plus is not allowed")
+      << "+2"
+      << "unexpected '+' at character 1 of the expression; " + operand << 0;
+  QTest::newRow("missing operator")
+      << "2 rows"
+      << "unexpected 'rows' at character 3 of the expression; expected an operator (+ - * / %) or the end of "
+         "the expression"
+      << 2;
+  QTest::newRow("number glued to name")
+      << "2M"
+      << "unexpected 'M' at character 2 of the expression; expected an operator (+ - * / %) or the end "
+         "of the expression"
+      << 1;
   QTest::newRow("stray close") << "rows)"
-                               << "unexpected ')' at column 5; expected an operator (+ - * / %) or the end of the "
+                               << "unexpected ')' at character 5 of the expression; expected an operator (+ "
+                                  "- * / %) or the end of the "
                                   "expression"
                                << 4;
-  QTest::newRow("unclosed parenthesis") << "(rows + 1" << "missing ')' to close the '(' at column 1" << 9;
-  QTest::newRow("bad token in parenthesis") << "(rows 1)" << "unexpected '1' at column 7; expected an operator or ')'"
-                                            << 6;
-  QTest::newRow("empty parentheses") << "()" << "unexpected ')' at column 2; " + operand << 1;
-  QTest::newRow("bad character") << "rows ^ 2"
-                                 << "unexpected character '^' at column 6; expected numbers, names, + - * / %, "
-                                    "parentheses and ceil_div, min, max"
-                                 << 5;
-  QTest::newRow("float literal") << "1.5"
-                                 << "unexpected character '.' at column 2; expected numbers, names, + - * / %, "
-                                    "parentheses and ceil_div, min, max"
-                                 << 1;
-  QTest::newRow("unknown function") << "floor(rows, 2)"
-                                    << "unknown function 'floor' at column 1; expected ceil_div, min or max" << 0;
-  QTest::newRow("too few arguments") << "ceil_div(rows)" << "ceil_div at column 1 takes 2 arguments, not 1" << 0;
-  QTest::newRow("too many arguments") << "2 * max(1, 2, 3)" << "max at column 5 takes 2 arguments, not 3" << 4;
-  QTest::newRow("no arguments") << "min()" << "min at column 1 takes 2 arguments, not 0" << 0;
-  QTest::newRow("unclosed call") << "min(rows, 2" << "missing ')' to close min( at column 1" << 11;
-  QTest::newRow("bad separator") << "min(rows; 2)"
-                                 << "unexpected character ';' at column 9; expected numbers, names, + - * / %, "
-                                    "parentheses and ceil_div, min, max"
-                                 << 8;
-  QTest::newRow("missing comma") << "min(rows 2)" << "unexpected '2' at column 10; expected ',' or ')'" << 9;
-  QTest::newRow("empty argument") << "min(, 2)" << "unexpected ',' at column 5; " + operand << 4;
-  QTest::newRow("literal too large") << "9223372036854775808"
-                                     << "number 9223372036854775808 at column 1 does not fit in 64 bits; expected at "
-                                        "most 9223372036854775807"
+  QTest::newRow("unclosed parenthesis")
+      << "(rows + 1"
+      << "missing ')' to close the '(' at character 1 of the expression" << 9;
+  QTest::newRow("bad token in parenthesis")
+      << "(rows 1)"
+      << "unexpected '1' at character 7 of the expression; expected an operator or ')'" << 6;
+  QTest::newRow("empty parentheses") << "()"
+                                     << "unexpected ')' at character 2 of the expression; " + operand << 1;
+  QTest::newRow("bad character")
+      << "rows ^ 2"
+      << "unexpected character '^' at character 6 of the expression; expected numbers, names, + - * / %, "
+         "parentheses and ceil_div, min, max"
+      << 5;
+  QTest::newRow("float literal")
+      << "1.5"
+      << "unexpected character '.' at character 2 of the expression; expected numbers, names, + - * / %, "
+         "parentheses and ceil_div, min, max"
+      << 1;
+  QTest::newRow("unknown function")
+      << "floor(rows, 2)"
+      << "unknown function 'floor' at character 1 of the expression; expected ceil_div, min or max" << 0;
+  QTest::newRow("too few arguments") << "ceil_div(rows)"
+                                     << "ceil_div at character 1 of the expression takes 2 arguments, not 1"
                                      << 0;
+  QTest::newRow("too many arguments") << "2 * max(1, 2, 3)"
+                                      << "max at character 5 of the expression takes 2 arguments, not 3" << 4;
+  QTest::newRow("no arguments") << "min()"
+                                << "min at character 1 of the expression takes 2 arguments, not 0" << 0;
+  QTest::newRow("unclosed call") << "min(rows, 2"
+                                 << "missing ')' to close min( at character 1 of the expression" << 11;
+  QTest::newRow("bad separator")
+      << "min(rows; 2)"
+      << "unexpected character ';' at character 9 of the expression; expected numbers, names, + - * / %, "
+         "parentheses and ceil_div, min, max"
+      << 8;
+  QTest::newRow("missing comma") << "min(rows 2)"
+                                 << "unexpected '2' at character 10 of the expression; expected ',' or ')'"
+                                 << 9;
+  QTest::newRow("empty argument") << "min(, 2)"
+                                  << "unexpected ',' at character 5 of the expression; " + operand << 4;
+  // Limits that keep parsing, evaluation and destruction from exhausting the stack.
+  const QString limitsTail = "; expected at most 64 levels of parentheses and function calls";
+  QTest::newRow("1025 characters") << "1" + QString("+1").repeated(512)
+                                   << "expression is 1025 characters long; expected at most 1024" << 1024;
+  QTest::newRow("300000-term sum") << "1" + QString(" + 1").repeated(299999)
+                                   << "expression is 1199997 characters long; expected at most 1024" << 1024;
+  QTest::newRow("200000 nested parentheses")
+      << QString("(").repeated(200000) + "1" + QString(")").repeated(200000)
+      << "expression is 400001 characters long; expected at most 1024" << 1024;
+  QTest::newRow("65 nested parentheses")
+      << QString("(").repeated(65) + "1" + QString(")").repeated(65)
+      << "more than 64 nested parentheses at character 65 of the expression" + limitsTail << 64;
+  QTest::newRow("65 nested calls") << QString("min(1, ").repeated(65) + "1" + QString(")").repeated(65)
+                                   << "more than 64 nested parentheses at character 449 of the expression" +
+                                          limitsTail
+                                   << 448;
+  QTest::newRow("calls and parentheses together")
+      << "2 * " + QString("ceil_div((").repeated(32) + "(rows)" + QString("), 2)").repeated(32)
+      << "more than 64 nested parentheses at character 325 of the expression" + limitsTail << 324;
+  QTest::newRow("literal too large")
+      << "9223372036854775808"
+      << "number 9223372036854775808 at character 1 of the expression does not fit in 64 bits; expected at "
+         "most 9223372036854775807"
+      << 0;
 }
 
 void TestExpression::syntaxErrors() {

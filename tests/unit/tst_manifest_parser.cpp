@@ -79,7 +79,6 @@ class TestManifestParser : public QObject {
   void baseManifestParses();
   void softmaxManifest();
   void sgemmManifest();
-  void validVariants_data();
   void validVariants();
   void malformed_data();
   void malformed();
@@ -202,40 +201,148 @@ void TestManifestParser::sgemmManifest() {
   QCOMPARE(task.starterSource(), std::filesystem::path("sgemm.cu"));
 }
 
-void TestManifestParser::validVariants_data() {
-  QTest::addColumn<QString>("text");
-
-  QTest::newRow("randint is allowed on a float tensor")
-      << manifest({{12, "init = { kind = \"randint\", low = -3, high = 4 }"}});
-  QTest::newRow("integers where numbers are expected")
-      << manifest({{12, "init = { kind = \"uniform\", low = -1, high = 1 }"}, {17, "tolerance = { atol = 0 }"}});
-  QTest::newRow("exact tolerance on a float output") << manifest({{17, "tolerance = \"exact\""}});
-  QTest::newRow("only rtol") << manifest({{17, "tolerance = { rtol = 1e-3 }"}});
-  QTest::newRow("integer tensors")
-      << manifest({{9, "dtype = \"i32\""},
-                   {12, "init = { kind = \"arange\", start = 0, step = 3 }"},
-                   {14, "dtype = \"u8\""},
-                   {17, "tolerance = \"exact\""}});
-  QTest::newRow("bool constant")
-      << manifest({{9, "dtype = \"bool\""}, {12, "init = { kind = \"constant\", value = true }"}});
-  QTest::newRow("inout tensor")
-      << manifest({{16, "role = \"inout\""},
-                   {17, "tolerance = \"exact\"\ninit = { kind = \"constant\", value = 0.5, seed_offset = 7 }"}});
-  QTest::newRow("scalar and numeric shapes")
-      << manifest({{10, "shape = []"}, {15, "shape = [2, \"ceil_div(rows, 3)\", \"max(cols - 8, 0)\"]"}});
-  QTest::newRow("init and tolerance as tables")
-      << manifest({{12, "[tensors.x.init]\nkind = \"normal\"\nmean = 1\nstd = 0.5"}});
-  QTest::newRow("explicit seeds") << manifest({{2, "description = \"\"\nseeds = [0, 42]"}});
-  QTest::newRow("launch with tunables and shared memory")
-      << manifest({}, "[launch]\nkernel = \"k\"\ngrid = [\"ceil_div(rows, TILE)\", 1, 1]\nblock = [\"TILE\", "
-                      "\"TILE\"]\nshared_bytes = \"4 * TILE * TILE\"\nargs = [\"y\", \"x\", \"cols\"]\n"
-                      "[tunables]\nTILE = [8, 16, 32]");
-  QTest::newRow("editor without starter") << manifest({}, "[editor]");
-}
+// Parses a manifest that must be valid; a refusal fails the test with its message.
+#define PARSE(task, text)                                               \
+  Task task;                                                            \
+  try {                                                                 \
+    task = parseManifest(QString(text).toStdString(), "task.toml", {}); \
+  } catch (const ManifestError &e) {                                    \
+    QFAIL(e.what());                                                    \
+  }
 
 void TestManifestParser::validVariants() {
-  QFETCH(QString, text);
-  QCOMPARE(errorOf(text), QStringLiteral("(parsed without error)"));
+  {
+    PARSE(t, manifest({{12, "init = { kind = \"randint\", low = -3, high = 4 }"}}));
+    QCOMPARE(t.tensors[0].init->kind, Generator::Kind::RandInt);  // randint on a float tensor
+    QCOMPARE(t.tensors[0].init->a, -3.0);
+    QCOMPARE(t.tensors[0].init->b, 4.0);
+  }
+  {
+    PARSE(t, manifest({{12, "init = { kind = \"uniform\", low = -1, high = 1 }"},
+                       {17, "tolerance = { atol = 0 }"}}));
+    QCOMPARE(t.tensors[0].init->a, -1.0);  // integers where numbers are expected
+    QCOMPARE(t.tensors[0].init->b, 1.0);
+    QCOMPARE(t.tensors[0].init->seedOffset, std::uint64_t{0});
+    QVERIFY(!t.tensors[1].tolerance->exact);
+    QCOMPARE(t.tensors[1].tolerance->atol, 0.0);
+    QCOMPARE(t.tensors[1].tolerance->rtol, 0.0);  // atol alone: rtol 0
+  }
+  {
+    PARSE(t, manifest({{17, "tolerance = { rtol = 1e-3 }"}}));
+    QVERIFY(!t.tensors[1].tolerance->exact);
+    QCOMPARE(t.tensors[1].tolerance->rtol, 1e-3);
+    QCOMPARE(t.tensors[1].tolerance->atol, 0.0);  // rtol alone: atol 0
+  }
+  {
+    PARSE(t, manifest({{17, "tolerance = \"exact\""}}));
+    QVERIFY(t.tensors[1].tolerance->exact);  // allowed on a float output too
+  }
+  {
+    PARSE(t, manifest({{9, "dtype = \"i32\""},
+                       {12, "init = { kind = \"arange\", start = 0, step = 3 }"},
+                       {14, "dtype = \"u8\""},
+                       {17, "tolerance = \"exact\""}}));
+    QCOMPARE(t.tensors[0].dtype, DType::I32);
+    QCOMPARE(t.tensors[0].init->kind, Generator::Kind::Arange);
+    QCOMPARE(t.tensors[0].init->a, 0.0);
+    QCOMPARE(t.tensors[0].init->b, 3.0);
+    QCOMPARE(t.tensors[1].dtype, DType::U8);
+    QVERIFY(t.tensors[1].tolerance->exact);
+  }
+  {
+    // arange filling u8 up to 248 over the 32 elements of configuration c; with step 0 bool holds it.
+    PARSE(t, manifest({{9, "dtype = \"u8\""}, {12, "init = { kind = \"arange\", start = 0, step = 8 }"}}));
+    QCOMPARE(t.tensors[0].init->b, 8.0);
+    PARSE(b, manifest({{9, "dtype = \"bool\""}, {12, "init = { kind = \"arange\", start = 1, step = 0 }"}}));
+    QCOMPARE(b.tensors[0].init->a, 1.0);
+    PARSE(down,
+          manifest({{9, "dtype = \"i8\""}, {12, "init = { kind = \"arange\", start = 127, step = -8 }"}}));
+    QCOMPARE(down.tensors[0].init->b, -8.0);  // 127 down to -121
+  }
+  {
+    PARSE(t, manifest({{9, "dtype = \"bool\""}, {12, "init = { kind = \"constant\", value = true }"}}));
+    QCOMPARE(t.tensors[0].dtype, DType::Bool);
+    QCOMPARE(t.tensors[0].init->kind, Generator::Kind::Constant);
+    QCOMPARE(t.tensors[0].init->a, 1.0);
+    PARSE(f, manifest({{9, "dtype = \"i8\""}, {12, "init = { kind = \"constant\", value = false }"}}));
+    QCOMPARE(f.tensors[0].init->a, 0.0);
+  }
+  {
+    // Parameters at the edge of f16's finite range.
+    PARSE(t, manifest({{9, "dtype = \"f16\""},
+                       {12, "init = { kind = \"uniform\", low = -65504, high = 65504 }"}}));
+    QCOMPARE(t.tensors[0].dtype, DType::F16);
+    QCOMPARE(t.tensors[0].init->b, 65504.0);
+  }
+  {
+    PARSE(t,
+          manifest(
+              {{16, "role = \"inout\""},
+               {17, "tolerance = \"exact\"\ninit = { kind = \"constant\", value = 0.5, seed_offset = 7 }"}}));
+    const Tensor &y = t.tensors[1];
+    QCOMPARE(y.role, TensorRole::InOut);
+    QVERIFY(y.init);  // an inout tensor has both
+    QVERIFY(y.tolerance);
+    QCOMPARE(y.init->kind, Generator::Kind::Constant);
+    QCOMPARE(y.init->a, 0.5);
+    QCOMPARE(y.init->seedOffset, std::uint64_t{7});
+    QVERIFY(y.tolerance->exact);
+  }
+  {
+    PARSE(t,
+          manifest({{10, "shape = []"}, {15, "shape = [2, \"ceil_div(rows, 3)\", \"max(cols - 8, 0)\"]"}}));
+    QVERIFY(t.tensors[0].shape.empty());  // a scalar
+    const auto &shape = t.tensors[1].shape;
+    QCOMPARE(shape.size(), std::size_t{3});
+    QCOMPARE(shape[0].text(), std::string("2"));
+    QCOMPARE(shape[1].text(), std::string("ceil_div(rows, 3)"));
+    QCOMPARE(shape[1].evaluate(t.configs[0].values), std::int64_t{2});
+    QCOMPARE(shape[2].evaluate(t.configs[0].values), std::int64_t{0});
+  }
+  {
+    PARSE(t, manifest({{12, "[tensors.x.init]\nkind = \"normal\"\nmean = 1\nstd = 0.5"}}));
+    QCOMPARE(t.tensors[0].init->kind, Generator::Kind::Normal);  // init written as a table
+    QCOMPARE(t.tensors[0].init->a, 1.0);
+    QCOMPARE(t.tensors[0].init->b, 0.5);
+  }
+  {
+    PARSE(t, manifest({{2, "description = \"\"\nseeds = [0, 42]"}}));
+    QCOMPARE(t.description, std::string());
+    QCOMPARE(t.seeds, (std::vector<std::uint64_t>{0, 42}));
+  }
+  {
+    PARSE(t, manifest({},
+                      "[launch]\nkernel = \"k\"\ngrid = [\"ceil_div(rows, TILE)\", 1, 1]\nblock = [\"TILE\", "
+                      "\"TILE\"]\nshared_bytes = \"4 * TILE * TILE\"\nargs = [\"y\", \"x\", \"cols\"]\n"
+                      "[tunables]\nTILE = [8, 16, 32]"));
+    QVERIFY(t.launch);
+    QCOMPARE(t.launch->kernel, std::string("k"));
+    QCOMPARE(t.launch->grid.size(), std::size_t{3});
+    QCOMPARE(t.launch->grid[2].text(), std::string("1"));
+    QCOMPARE(t.launch->block[1].text(), std::string("TILE"));
+    QCOMPARE(t.launch->sharedBytes.text(), std::string("4 * TILE * TILE"));
+    QCOMPARE(t.launch->args, (std::vector<std::string>{"y", "x", "cols"}));
+    QCOMPARE(t.tunables.size(), std::size_t{1});
+    QCOMPARE(t.tunables[0].name, std::string("TILE"));
+    QCOMPARE(t.tunables[0].values, (std::vector<std::int64_t>{8, 16, 32}));
+  }
+  {
+    PARSE(t,
+          manifest({}, "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [64]\nargs = [\"x\", \"y\"]"));
+    QVERIFY(t.launch);
+    QCOMPARE(t.launch->sharedBytes.text(), std::string("0"));  // shared_bytes defaults to 0
+    QCOMPARE(t.launch->sharedBytes.evaluate({}), std::int64_t{0});
+    QVERIFY(t.tunables.empty());
+  }
+  {
+    PARSE(t, manifest({}, "[editor]"));
+    QVERIFY(!t.starter);
+    QCOMPARE(t.starterSource(), std::filesystem::path("ref.cu"));
+  }
+  {
+    PARSE(t, manifest({{19, "source = \"src/../ref.cu\""}}));  // stays inside the folder
+    QCOMPARE(t.reference.source, std::filesystem::path("src/../ref.cu"));
+  }
 }
 
 void TestManifestParser::malformed_data() {
@@ -247,16 +354,18 @@ void TestManifestParser::malformed_data() {
   const QString launch = "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"BLOCK\"]\nargs = [\"x\", \"y\"]";
 
   // --- the document and the root table ---
-  QTest::newRow("syntax error") << manifest({{6, "rows = 4 4"}})
-                                << "task.toml:6: syntax: Error while parsing key-value pair: expected a comment or "
-                                   "whitespace, saw '4'";
+  QTest::newRow("syntax error")
+      << manifest({{6, "rows = 4 4"}})
+      << "task.toml:6: TOML syntax error: Error while parsing key-value pair: expected a comment or "
+         "whitespace, saw '4'";
   QTest::newRow("syntax error: key defined twice")
       << manifest({{7, "rows = 8"}})
-      << "task.toml:7: syntax: Error while parsing key-value pair: cannot redefine existing integer 'rows'";
+      << "task.toml:7: TOML syntax error: Error while parsing key-value pair: cannot redefine existing "
+         "integer 'rows'";
   QTest::newRow("unknown top-level key") << manifest({{2, "descripton = \"d\""}})
                                          << "task.toml:2: descripton: unknown key; expected one of: " + allRootKeys;
   QTest::newRow("missing name") << manifest({{1, "# no name"}})
-                                << "task.toml:1: name: missing; expected a task name, e.g. name = \"softmax\"";
+                                << "task.toml: name: missing; expected a task name, e.g. name = \"softmax\"";
   QTest::newRow("name not a string") << manifest({{1, "name = 3"}})
                                      << "task.toml:1: name: found an integer; expected a task name (a string)";
   QTest::newRow("name with a space")
@@ -264,9 +373,9 @@ void TestManifestParser::malformed_data() {
       << "task.toml:1: name: 'soft max' is not a valid task name; expected letters, digits, '_' and '-' only";
   QTest::newRow("empty name") << manifest({{1, "name = \"\""}})
                               << "task.toml:1: name: empty; expected letters, digits, '_' and '-' only";
-  QTest::newRow("missing description")
-      << manifest({{2, ""}})
-      << "task.toml:1: description: missing; expected a one-line description, e.g. description = \"Row-wise softmax\"";
+  QTest::newRow("missing description") << manifest({{2, ""}})
+                                       << "task.toml: description: missing; expected a one-line description, "
+                                          "e.g. description = \"Row-wise softmax\"";
 
   // --- sizes and seeds ---
   QTest::newRow("sizes empty") << manifest({{3, "sizes = []"}})
@@ -277,6 +386,10 @@ void TestManifestParser::malformed_data() {
       << manifest({{3, "sizes = [\"rows\", \"2cols\"]"}})
       << "task.toml:3: sizes: '2cols' is not a valid size name; expected an identifier (letters, digits and '_', not "
          "starting with a digit)";
+  QTest::newRow("size called name") << manifest({{3, "sizes = [\"rows\", \"name\"]"}})
+                                    << "task.toml:3: sizes: 'name' is reserved (every [[configs]] table uses "
+                                       "it for the configuration's name); "
+                                       "expected another size name";
   QTest::newRow("seeds empty")
       << manifest({{2, "description = \"d\"\nseeds = []"}})
       << "task.toml:3: seeds: empty; expected at least one seed, or no seeds key for the default [1, 2, 3]";
@@ -286,7 +399,7 @@ void TestManifestParser::malformed_data() {
   // --- configurations ---
   QTest::newRow("configs missing")
       << manifest({{4, ""}, {5, ""}, {6, ""}, {7, ""}})
-      << "task.toml:1: configs: missing; expected at least one [[configs]] table setting rows, cols";
+      << "task.toml: configs: missing; expected at least one [[configs]] table setting rows, cols";
   QTest::newRow("configs is a table")
       << manifest({{4, "[configs]"}})
       << "task.toml:4: configs: found a table; expected at least one [[configs]] table setting rows, cols";
@@ -307,8 +420,17 @@ void TestManifestParser::malformed_data() {
 
   // --- tensors ---
   QTest::newRow("tensors missing")
-      << manifest({{8, ""}, {9, ""}, {10, ""}, {11, ""}, {12, ""}, {13, ""}, {14, ""}, {15, ""}, {16, ""}, {17, ""}})
-      << "task.toml:1: tensors: missing; expected at least one [tensors.<name>] table";
+      << manifest({{8, ""},
+                   {9, ""},
+                   {10, ""},
+                   {11, ""},
+                   {12, ""},
+                   {13, ""},
+                   {14, ""},
+                   {15, ""},
+                   {16, ""},
+                   {17, ""}})
+      << "task.toml: tensors: missing; expected at least one [tensors.<name>] table";
   QTest::newRow("unknown tensor key")
       << manifest({{9, "dtpye = \"f32\""}})
       << "task.toml:9: tensors.x.dtpye: unknown key; expected one of: dtype, shape, role, init, tolerance";
@@ -319,10 +441,10 @@ void TestManifestParser::malformed_data() {
   QTest::newRow("unknown size in shape") << manifest({{15, "shape = [\"rows\", \"cols2\"]"}})
                                          << "task.toml:15: tensors.y.shape: unknown size 'cols2'; known sizes: rows, "
                                             "cols";
-  QTest::newRow("bad shape expression")
-      << manifest({{10, "shape = [\"rows *\", \"cols\"]"}})
-      << "task.toml:10: tensors.x.shape: invalid expression 'rows *': unexpected end of expression at column 7; "
-         "expected a number, a name, '(' or '-'";
+  QTest::newRow("bad shape expression") << manifest({{10, "shape = [\"rows *\", \"cols\"]"}})
+                                        << "task.toml:10: tensors.x.shape: invalid expression 'rows *': "
+                                           "unexpected end of expression at character 7 of the expression; "
+                                           "expected a number, a name, '(' or '-'";
   QTest::newRow("negative dimension")
       << manifest({{10, "shape = [\"rows - 5\"]"}})
       << "task.toml:10: tensors.x.shape: 'rows - 5' evaluates to -1 for configuration 'c'; expected a dimension >= 0";
@@ -383,6 +505,68 @@ void TestManifestParser::malformed_data() {
   QTest::newRow("negative seed_offset")
       << manifest({{12, "init = { kind = \"uniform\", low = 0.0, high = 1.0, seed_offset = -1 }"}})
       << "task.toml:12: tensors.x.init.seed_offset: found -1; expected a non-negative integer";
+  QTest::newRow("arange beyond u8") << manifest({{9, "dtype = \"u8\""},
+                                                 {12, "init = { kind = \"arange\", start = 0, step = 10 }"}})
+                                    << "task.toml:12: tensors.x.init: arange runs from 0 to 310 over 32 "
+                                       "elements for configuration 'c', which does "
+                                       "not fit u8; expected values in [0, 255]";
+  QTest::newRow("arange beyond u8 in a later configuration")
+      << manifest({{7, "cols = 8\n[[configs]]\nname = \"big\"\nrows = 100\ncols = 8"},
+                   {9, "dtype = \"u8\""},
+                   {12, "init = { kind = \"arange\", start = 0, step = 1 }"}})
+      << "task.toml:16: tensors.x.init: arange runs from 0 to 799 over 800 elements for configuration 'big', "
+         "which "
+         "does not fit u8; expected values in [0, 255]";
+  QTest::newRow("arange on bool") << manifest({{9, "dtype = \"bool\""},
+                                               {12, "init = { kind = \"arange\", start = 0, step = 1 }"}})
+                                  << "task.toml:12: tensors.x.init: arange runs from 0 to 31 over 32 "
+                                     "elements for configuration 'c', which does "
+                                     "not fit bool; expected values in [0, 1]";
+  QTest::newRow("arange downwards beyond i32")
+      << manifest(
+             {{9, "dtype = \"i32\""}, {12, "init = { kind = \"arange\", start = 0, step = -100000000 }"}})
+      << "task.toml:12: tensors.x.init: arange runs from 0 to -3100000000 over 32 elements for configuration "
+         "'c', "
+         "which does not fit i32; expected values in [-2147483648, 2147483647]";
+  QTest::newRow("arange beyond i64 (64-bit overflow)")
+      << manifest({{6, "rows = 4000000000000"},
+                   {9, "dtype = \"i64\""},
+                   {12, "init = { kind = \"arange\", start = 1, step = 9007199254740992 }"}})
+      << "task.toml:12: tensors.x.init: arange runs from 1 to 2.8823037615170274e+29 over 32000000000000 "
+         "elements "
+         "for configuration 'c', which does not fit i64; expected values in [-9007199254740992, "
+         "9007199254740992]";
+  QTest::newRow("arange start beyond i8")
+      << manifest({{9, "dtype = \"i8\""}, {12, "init = { kind = \"arange\", start = 200, step = 1 }"}})
+      << "task.toml:12: tensors.x.init.start: found 200, which does not fit i8; expected a value in [-128, "
+         "127]";
+  QTest::newRow("arange beyond f16")
+      << manifest({{9, "dtype = \"f16\""}, {12, "init = { kind = \"arange\", start = 65500, step = 1 }"}})
+      << "task.toml:12: tensors.x.init: arange runs from 65500 to 65531 over 32 elements for configuration "
+         "'c', "
+         "which does not fit f16; expected values in [-65504, 65504]";
+  QTest::newRow("uniform beyond f16")
+      << manifest({{9, "dtype = \"f16\""}, {12, "init = { kind = \"uniform\", low = 0, high = 70000.0 }"}})
+      << "task.toml:12: tensors.x.init.high: found 70000, which does not fit f16; expected a value in "
+         "[-65504, 65504]";
+  QTest::newRow("constant beyond bf16")
+      << manifest({{9, "dtype = \"bf16\""}, {12, "init = { kind = \"constant\", value = -1e39 }"}})
+      << "task.toml:12: tensors.x.init.value: found -1e+39, which does not fit bf16; expected a value in "
+         "[-3.3895313892515355e+38, 3.3895313892515355e+38]";
+  QTest::newRow("normal mean beyond f32")
+      << manifest({{12, "init = { kind = \"normal\", mean = 1e39, std = 1 }"}})
+      << "task.toml:12: tensors.x.init.mean: found 1e+39, which does not fit f32; expected a value in "
+         "[-3.4028234663852886e+38, 3.4028234663852886e+38]";
+  QTest::newRow("normal std beyond f32")
+      << manifest({{12, "init = { kind = \"normal\", mean = 0, std = 1e39 }"}})
+      << "task.toml:12: tensors.x.init.std: found 1e+39, which does not fit f32; expected a standard "
+         "deviation <= "
+         "3.4028234663852886e+38";
+  QTest::newRow("randint beyond f16")
+      << manifest({{9, "dtype = \"f16\""}, {12, "init = { kind = \"randint\", low = 0, high = 70000 }"}})
+      << "task.toml:12: tensors.x.init: randint draws from [0, 69999], which does not fit f16; expected "
+         "values in "
+         "[-65504, 65504]";
   QTest::newRow("non-finite parameter") << manifest({{12, "init = { kind = \"constant\", value = nan }"}})
                                         << "task.toml:12: tensors.x.init.value: found nan; expected a finite number";
 
@@ -419,9 +603,9 @@ void TestManifestParser::malformed_data() {
          "tolerance";
 
   // --- reference ---
-  QTest::newRow("reference missing")
-      << manifest({{18, ""}, {19, ""}, {20, ""}, {21, ""}, {22, ""}, {23, ""}})
-      << "task.toml:1: reference: missing; expected a [reference] table with source, kernel, grid, block and args";
+  QTest::newRow("reference missing") << manifest({{18, ""}, {19, ""}, {20, ""}, {21, ""}, {22, ""}, {23, ""}})
+                                     << "task.toml: reference: missing; expected a [reference] table with "
+                                        "source, kernel, grid, block and args";
   QTest::newRow("reference unknown key")
       << manifest({{20, "kernal = \"ref\""}})
       << "task.toml:20: reference.kernal: unknown key; expected one of: source, kernel, grid, block, shared_bytes, "
@@ -437,6 +621,23 @@ void TestManifestParser::malformed_data() {
       << manifest({{19, "source = \"/tmp/ref.cu\""}})
       << "task.toml:19: reference.source: '/tmp/ref.cu' is an absolute path; expected a path relative to the task "
          "folder";
+  QTest::newRow("reference source outside the folder")
+      << manifest({{19, "source = \"../ref.cu\""}})
+      << "task.toml:19: reference.source: '../ref.cu' leaves the task folder; expected a path that stays "
+         "inside the "
+         "task folder";
+  QTest::newRow("reference source leaving through a subfolder")
+      << manifest({{19, "source = \"src/../../other/ref.cu\""}})
+      << "task.toml:19: reference.source: 'src/../../other/ref.cu' leaves the task folder; expected a path "
+         "that stays "
+         "inside the task folder";
+  QTest::newRow("reference source naming the folder")
+      << manifest({{19, "source = \"src/..\""}})
+      << "task.toml:19: reference.source: 'src/..' is not a file; expected the reference source file";
+  QTest::newRow("starter outside the folder") << manifest({}, "[editor]\nstarter = \"../softmax/softmax.cu\"")
+                                              << "task.toml:28: editor.starter: '../softmax/softmax.cu' "
+                                                 "leaves the task folder; expected a path that stays "
+                                                 "inside the task folder";
   QTest::newRow("args unknown name")
       << manifest({{23, "args = [\"x\", \"y\", \"rows\", \"z\"]"}})
       << "task.toml:23: reference.args: unknown name 'z'; expected a tensor (x, y) or a size (rows, cols)";
@@ -480,6 +681,9 @@ void TestManifestParser::malformed_data() {
   QTest::newRow("tunable clashing with a size")
       << manifest({}, "[tunables]\nrows = [1, 2]")
       << "task.toml:28: tunables.rows: clashes with the size 'rows'; expected a name that is not a size (rows, cols)";
+  QTest::newRow("tunable clashing with a tensor")
+      << manifest({}, "[tunables]\nx = [32, 64]")
+      << "task.toml:28: tunables.x: clashes with the tensor 'x'; expected a name that is not a tensor (x, y)";
   QTest::newRow("empty tunable values") << manifest({}, "[tunables]\nBLOCK = []")
                                         << "task.toml:28: tunables.BLOCK: empty; expected at least one value, e.g. "
                                            "[128, 256]";
@@ -506,9 +710,21 @@ void TestManifestParser::malformed_data() {
       << "task.toml:29: launch.grid: 'ceil_div(rows, BLOCK) - 1' evaluates to 0 for configuration 'c' with BLOCK=4; "
          "expected grid x >= 1";
 
+  {
+    // 2 x 3000 = 6000 combinations in all, but the launch uses only A: both of its values are checked.
+    QStringList many;
+    for (int i = 1; i <= 3000; ++i) many << QString::number(i);
+    QTest::newRow("launch checks every value of the tunables it uses")
+        << manifest({}, QString(launch).replace("[\"BLOCK\"]", "[\"A\"]") +
+                            "\n[tunables]\nA = [1, 2000]\nB = [" + many.join(", ") + "]")
+        << "task.toml:30: launch.block: 'A' evaluates to 2000 for configuration 'c' with A=2000; expected "
+           "block x <= "
+           "1024";
+  }
+
   // --- cost and editor ---
   QTest::newRow("cost missing") << manifest({{24, ""}, {25, ""}, {26, ""}})
-                                << "task.toml:1: cost: missing; expected a [cost] table with flops and bytes";
+                                << "task.toml: cost: missing; expected a [cost] table with flops and bytes";
   QTest::newRow("cost bytes missing")
       << manifest({{26, ""}})
       << "task.toml:24: cost.bytes: missing; expected the bytes moved over the sizes, e.g. bytes = \"4 * (M * K + K * "
@@ -517,18 +733,30 @@ void TestManifestParser::malformed_data() {
                                      << "task.toml:25: cost.flops: unknown size 'depth'; known sizes: rows, cols";
   QTest::newRow("cost bad expression syntax")
       << manifest({{25, "flops = \"rows cols\""}})
-      << "task.toml:25: cost.flops: invalid expression 'rows cols': unexpected 'cols' at column 6; expected an "
+      << "task.toml:25: cost.flops: invalid expression 'rows cols': unexpected 'cols' at character 6 of the "
+         "expression; expected an "
          "operator (+ - * / %) or the end of the expression";
-  QTest::newRow("division by zero in cost")
-      << manifest({{25, "flops = \"rows / (cols - 8)\""}})
-      << "task.toml:25: cost.flops: division by zero at column 6 in 'rows / (cols - 8)' for configuration 'c'";
-  QTest::newRow("overflow in cost")
-      << manifest({{26, "bytes = \"rows * 4611686018427387904\""}})
-      << "task.toml:26: cost.bytes: 64-bit integer overflow at column 6 in 'rows * 4611686018427387904' for "
-         "configuration 'c'";
+  QTest::newRow("division by zero in cost") << manifest({{25, "flops = \"rows / (cols - 8)\""}})
+                                            << "task.toml:25: cost.flops: division by zero at character 6 of "
+                                               "the expression in 'rows / (cols - 8)' for configuration 'c'";
+  QTest::newRow("overflow in cost") << manifest({{26, "bytes = \"rows * 4611686018427387904\""}})
+                                    << "task.toml:26: cost.bytes: 64-bit integer overflow at character 6 of "
+                                       "the expression in 'rows * 4611686018427387904' for "
+                                       "configuration 'c'";
   QTest::newRow("negative cost") << manifest({{25, "flops = \"rows - 2 * cols\""}})
                                  << "task.toml:25: cost.flops: 'rows - 2 * cols' evaluates to -12 for configuration "
                                     "'c'; expected a count >= 0";
+  QTest::newRow("cost expression too long")
+      << manifest({{25, "flops = \"" + QString("1+").repeated(600) + "1\""}})
+      << "task.toml:25: cost.flops: invalid expression '" + QString("1+").repeated(30) +
+             "...': expression is 1201 characters long; expected at most 1024";
+  QTest::newRow("cost nested too deep")
+      << manifest(
+             {{25, "flops = \"" + QString("(").repeated(65) + "rows" + QString(")").repeated(65) + "\""}})
+      << "task.toml:25: cost.flops: invalid expression '" + QString("(").repeated(60) +
+             "...': more than 64 nested parentheses at character 65 of the expression; expected at most 64 "
+             "levels of "
+             "parentheses and function calls";
   QTest::newRow("editor unknown key") << manifest({}, "[editor]\nstart = \"a.cu\"")
                                       << "task.toml:28: editor.start: unknown key; expected starter";
 }
@@ -588,6 +816,27 @@ void TestManifestParser::errorParts() {
   }
   const ManifestError noLine("a/b", 0, "", "no task.toml in this folder");
   QCOMPARE(std::string(noLine.what()), std::string("a/b: no task.toml in this folder"));
+
+  // A missing top-level key has no line: line 0, and no ":0" in the message.
+  try {
+    parseManifest(manifest({{24, ""}, {25, ""}, {26, ""}}).toStdString(), "task.toml", {});
+    QFAIL("no error");
+  } catch (const ManifestError &e) {
+    QCOMPARE(e.line(), 0);
+    QCOMPARE(e.field(), std::string("cost"));
+    QCOMPARE(std::string(e.what()),
+             std::string("task.toml: cost: missing; expected a [cost] table with flops and bytes"));
+  }
+  // A TOML syntax error has a line but no field.
+  try {
+    parseManifest(manifest({{6, "rows = 4 4"}}).toStdString(), "task.toml", {});
+    QFAIL("no error");
+  } catch (const ManifestError &e) {
+    QCOMPARE(e.line(), 6);
+    QCOMPARE(e.field(), std::string());
+    QVERIFY(QString(e.what()).startsWith("task.toml:6: TOML syntax error: Error while parsing"));
+    QVERIFY(QString::fromStdString(e.detail()).startsWith("TOML syntax error: "));
+  }
 }
 
 void TestManifestParser::largeTunableSpaceChecksFirstPoint() {
@@ -645,6 +894,18 @@ void TestManifestParser::json() {
   QVERIFY(b["launch"].is_null());
   QVERIFY(b["starter"].is_null());
   QCOMPARE(b["starter_source"].get<std::string>(), std::string("ref.cu"));
+
+  // Generator parameters under their manifest names; randint's bounds as integers.
+  const Task r = parseManifest(
+      manifest({{12, "init = { kind = \"randint\", low = -3, high = 4, seed_offset = 2 }"}}).toStdString(),
+      "task.toml", {});
+  QCOMPARE(taskToJson(r)["tensors"][0]["init"],
+           nlohmann::json({{"kind", "randint"}, {"low", -3}, {"high", 4}, {"seed_offset", 2}}));
+  QVERIFY(taskToJson(r)["tensors"][0]["init"]["low"].is_number_integer());
+  const Task c = parseManifest(manifest({{12, "init = { kind = \"constant\", value = 0.5 }"}}).toStdString(),
+                               "task.toml", {});
+  QCOMPARE(taskToJson(c)["tensors"][0]["init"],
+           nlohmann::json({{"kind", "constant"}, {"value", 0.5}, {"seed_offset", 0}}));
 }
 
 QTEST_APPLESS_MAIN(TestManifestParser)

@@ -126,7 +126,7 @@ void TestTaskCatalog::brokenManifestIsListed() {
   QVERIFY(!entries[0].task);
   QCOMPARE(QString::fromStdString(entries[0].error),
            QString::fromStdString((dir / "broken" / "task.toml").string()) +
-               ":2: syntax: Error while parsing key-value pair: expected value, saw '\\n'");
+               ":2: TOML syntax error: Error while parsing key-value pair: expected value, saw '\\n'");
   QVERIFY(entries[1].task);
   QVERIFY(entries[1].error.empty());
   QCOMPARE(entries[1].task->name, std::string("copy"));
@@ -206,6 +206,14 @@ void TestTaskCatalog::loadTaskErrors() {
   const Task task = loadTask(dir / "named" / "other.toml");
   QCOMPARE(task.name, std::string("copy"));
   QCOMPARE(task.folder, dir / "named");
+  QCOMPARE(task.manifestPath, dir / "named" / "other.toml");  // the file read, not folder / task.toml
+  // Its errors name that file too.
+  writeFile(dir / "named" / "broken.toml", "name = \"copy\"\n");
+  QCOMPARE(
+      loadError(dir / "named" / "broken.toml"),
+      shown +
+          "/named/broken.toml: description: missing; expected a one-line description, e.g. description = "
+          "\"Row-wise softmax\"");
 }
 
 void TestTaskCatalog::unreadableManifest() {

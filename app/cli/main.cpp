@@ -106,6 +106,10 @@ int taskCommand(const std::string &path, bool asJson, bool validateOnly) {
     if (asJson) std::cout << json{{"valid", false}, {"error", errorJson(e)}}.dump(2) << "\n";
     std::cerr << e.what() << "\n";
     return kExitInvalid;
+  } catch (const std::exception &e) {
+    if (asJson) std::cout << json{{"valid", false}, {"error", {{"text", e.what()}}}}.dump(2) << "\n";
+    std::cerr << "kwb: " << path << ": " << e.what() << "\n";
+    return kExitInvalid;
   }
 }
 
@@ -138,6 +142,20 @@ int main(int argc, char **argv) {
   taskValidate->add_option("PATH", validatePath, "Task folder or its task.toml")->required();
   taskValidate->add_flag("--json", asJson, "Machine-readable output");
 
+  // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const auto *sub : app.get_subcommands({})) {
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+      found = found || sub->get_name() == argv[1];
+    }
+    if (!found) {
+      std::cerr << "kwb: unknown command '" << argv[1] << "'; expected one of: " << known << "\n"
+                << "Run with --help for more information.\n";
+      return kExitInvalid;
+    }
+  }
   CLI11_PARSE(app, argc, argv);
 
   if (*devices) return devicesCommand(asJson);

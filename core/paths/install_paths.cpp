@@ -24,7 +24,10 @@ std::optional<fs::path> bundledKernelsDir() {
   if (isTaskDir(installed)) return installed;
   // A bundle made by gpu-bundle.sh keeps the kernels next to bin/.
   if (auto beside = executableDir().parent_path() / "kernels"; isTaskDir(beside)) return beside;
-  if (fs::path source = KWB_SOURCE_KERNELS_DIR; isTaskDir(source)) return source;
+  // Programs run from the build tree use the source tree's kernels; installed ones never do.
+  const std::string exe = executableDir().string(), buildTree = KWB_BUILD_TREE;
+  if (exe.compare(0, buildTree.size(), buildTree) == 0)
+    if (fs::path source = KWB_SOURCE_KERNELS_DIR; isTaskDir(source)) return source;
   return std::nullopt;
 }
 

@@ -4,7 +4,8 @@
 
 namespace kwb {
 // Where the bundled kernels/ live: $KWB_KERNELS_DIR, then next to an installed binary
-// (<prefix>/share/kernel-workbench/kernels), then the source tree this was built from.
+// (<prefix>/share/kernel-workbench/kernels) or a bundle (<dir>/kernels beside <dir>/bin), then,
+// for programs run from the build tree, the source tree they were built from.
 std::optional<std::filesystem::path> bundledKernelsDir();
 // The running executable's folder (from /proc/self/exe).
 std::filesystem::path executableDir();

@@ -47,10 +47,17 @@ class TestCli : public QObject {
   }
 
   void unknownCommandFails() {
+    // Exit codes: 2 for an unknown command, CLI11's 106 for a missing subcommand and 109 for an
+    // unknown option; -1 (a crash or a hang) must never pass.
     auto r = run(kwb_, {"frobnicate"});
-    QVERIFY(r.exitCode != 0);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.startsWith("kwb: unknown command 'frobnicate'; expected one of: devices, tasks, task"), qPrintable(r.err));
+    r = run(kwb_, {"devices", "--frobnicate"});
+    QCOMPARE(r.exitCode, 109);
+    QVERIFY2(r.err.contains("--frobnicate"), qPrintable(r.err));
     r = run(kwb_, {});
-    QVERIFY(r.exitCode != 0);
+    QCOMPARE(r.exitCode, 106);
+    QVERIFY2(r.err.contains("A subcommand is required"), qPrintable(r.err));
   }
 
   void tasksListShowsTheBundledSuite() {

@@ -1,14 +1,36 @@
 #include "core/gpu/cuda_libraries.h"
 
 #include <cstdint>
+#include <filesystem>
 
 namespace kwb {
+
+bool openNvrtc(DynamicLibrary &nvrtc) {
+  const auto candidates = cudaToolkitLibraryCandidates({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+                                                       {"lib64", "targets/x86_64-linux/lib"});
+  for (const auto &candidate : candidates) {
+    const std::filesystem::path path(candidate);
+    if (path.has_parent_path()) {
+      // Found by path: preload the builtins NVRTC will ask the loader for by soname.
+      std::error_code ec;
+      for (const auto &entry : std::filesystem::directory_iterator(path.parent_path(), ec)) {
+        const auto name = entry.path().filename().string();
+        if (name.rfind("libnvrtc-builtins.so.", 0) == 0) {
+          DynamicLibrary builtins;
+          if (builtins.open({entry.path().string()})) builtins.keepLoaded();
+        }
+      }
+    }
+    if (nvrtc.open({candidate})) return true;
+  }
+  nvrtc.open(candidates);  // fills error() with every name tried
+  return false;
+}
 
 LibraryStatus probeNvrtc() {
   LibraryStatus s{.name = "NVRTC"};
   DynamicLibrary lib;
-  if (!lib.open(cudaToolkitLibraryCandidates({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
-                                             {"lib64", "targets/x86_64-linux/lib"}))) {
+  if (!openNvrtc(lib)) {
     s.problem = "libnvrtc " + lib.error() + "; install the CUDA toolkit or set CUDA_HOME";
     return s;
   }

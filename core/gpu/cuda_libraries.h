@@ -8,6 +8,11 @@
 
 namespace kwb {
 
+// Opens NVRTC. When it is found by path rather than by the loader (the toolkit's lib64 is not on
+// the loader's path), its companion libnvrtc-builtins, which NVRTC opens by name at compile
+// time, is loaded from the same folder first and kept loaded, so compiling works there too.
+bool openNvrtc(DynamicLibrary &nvrtc);
+
 LibraryStatus probeNvrtc();
 LibraryStatus probeCupti();
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/gpu/dynamic_library.h"
+#include "core/gpu/cuda_libraries.h"
 #include "core/task/task_catalog.h"
 
 namespace {
@@ -24,8 +24,7 @@ struct Nvrtc {
   int (*destroy)(nvrtcProgram *) = nullptr;
 
   bool load() {
-    return lib.open(kwb::cudaToolkitLibraryCandidates({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
-                                                      {"lib64", "targets/x86_64-linux/lib"})) &&
+    return kwb::openNvrtc(lib) &&
            lib.resolve(create, "nvrtcCreateProgram") && lib.resolve(compile, "nvrtcCompileProgram") &&
            lib.resolve(logSize, "nvrtcGetProgramLogSize") && lib.resolve(log, "nvrtcGetProgramLog") &&
            lib.resolve(cubinSize, "nvrtcGetCUBINSize") && lib.resolve(cubin, "nvrtcGetCUBIN") &&

@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QFontInfo>
 #include <QSaveFile>
 
 #include <algorithm>
@@ -40,6 +41,22 @@ QFont monospaceFont(int pointSize) {
   QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
   font.setStyleHint(QFont::Monospace);
   font.setPointSize(pointSize);
+  // Without fontconfig's aliases (a bare server, a bundle) "monospace" can resolve to a
+  // proportional face; then take an installed fixed-pitch family by name.
+  if (!QFontInfo(font).fixedPitch()) {
+    const QStringList families = QFontDatabase::families();
+    const QStringList preferred = {QStringLiteral("DejaVu Sans Mono"), QStringLiteral("Liberation Mono"),
+                                   QStringLiteral("Noto Sans Mono")};
+    auto fixed = std::find_if(preferred.begin(), preferred.end(),
+                              [&](const QString &f) { return families.contains(f); });
+    if (fixed != preferred.end()) {
+      font.setFamily(*fixed);
+    } else if (auto any = std::find_if(families.begin(), families.end(),
+                                       [](const QString &f) { return QFontDatabase::isFixedPitch(f); });
+               any != families.end()) {
+      font.setFamily(*any);
+    }
+  }
   return font;
 }
 

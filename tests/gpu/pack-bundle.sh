@@ -9,6 +9,15 @@ bundler=${GPU_BUNDLE:-$root/../shared/tools/gpu-bundle.sh}
 stage=$(mktemp -d)
 "$bundler" "$stage/kwb" "$build/app/cli/kwb" "$build/app/worker/kwb-worker" \
   "$build/app/gui/kernel-workbench" $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x)
+# What the shared bundler leaves out but the GUI wants for a faithful screenshot: the SVG icon
+# and image plugins (the toolbar and tree icons are SVG) and the bold and mono DejaVu faces.
+qtplugins=$(dirname "$(dirname "$(find /usr/lib -path '*qt6/plugins/platforms/libqoffscreen.so' | head -n1)")")
+for plugin in iconengines/libqsvgicon.so imageformats/libqsvg.so; do
+  mkdir -p "$stage/kwb/plugins/$(dirname "$plugin")"
+  cp -L "$qtplugins/$plugin" "$stage/kwb/plugins/$plugin"
+  ldd "$qtplugins/$plugin" | awk '$2=="=>" && $3 ~ /libQt6Svg/ {print $3}' | xargs -r -I{} cp -Ln {} "$stage/kwb/lib/"
+done
+cp -L /usr/share/fonts/truetype/dejavu/DejaVuSans*.ttf "$stage/kwb/fonts/" 2>/dev/null || true
 cp -r "$root/kernels" "$stage/kwb/kernels"
 cp "$root/tests/gpu/run-on-gpu.sh" "$stage/kwb/"
 mkdir -p "$(dirname "$tarball")"

@@ -28,7 +28,7 @@ foreach(expected
     message(FATAL_ERROR "${debs} lacks ${expected}; it holds:\n${contents}")
   endif()
 endforeach()
-foreach(dep "libqt6widgets6" "libsqlite3-0" "libqscintilla2-qt6")
+foreach(dep "libqt6widgets6" "libsqlite3-0" "libqscintilla2-qt6" "qt6-qpa-plugins" "libqt6svg6")
   string(FIND "${fields}" "${dep}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "${debs} does not depend on ${dep}:\n${fields}")

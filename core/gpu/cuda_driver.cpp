@@ -20,7 +20,17 @@ bool CudaDriver::load() {
             library.resolve(cuDeviceGetAttribute, "cuDeviceGetAttribute") &&
             library.resolve(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId") &&
             library.resolve(cuGetErrorName, "cuGetErrorName") &&
-            library.resolve(cuGetErrorString, "cuGetErrorString");
+            library.resolve(cuGetErrorString, "cuGetErrorString") &&
+            library.resolve(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+            library.resolve(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") &&
+            library.resolve(cuCtxSetCurrent, "cuCtxSetCurrent") &&
+            library.resolve(cuModuleLoadData, "cuModuleLoadData") &&
+            library.resolve(cuModuleUnload, "cuModuleUnload") &&
+            library.resolve(cuModuleGetFunction, "cuModuleGetFunction") &&
+            library.resolve(cuFuncGetAttribute, "cuFuncGetAttribute") &&
+            library.resolve(cuFuncSetAttribute, "cuFuncSetAttribute") &&
+            library.resolve(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   if (!ok) {
     problem_ = "no CUDA driver: " + library.path() + " lacks a driver API entry point (too old?)";
     return false;

@@ -10,6 +10,9 @@ namespace kwb {
 
 using CUresult = int;
 using CUdevice = int;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
 
 namespace cu {
 inline constexpr CUresult SUCCESS = 0;
@@ -24,6 +27,24 @@ inline constexpr int ATTR_GLOBAL_MEMORY_BUS_WIDTH = 37;
 inline constexpr int ATTR_L2_CACHE_SIZE = 38;
 inline constexpr int ATTR_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int ATTR_COMPUTE_CAPABILITY_MINOR = 76;
+// CUdevice_attribute values for occupancy
+inline constexpr int ATTR_MAX_THREADS_PER_BLOCK = 1;
+inline constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK = 8;
+inline constexpr int ATTR_MAX_REGISTERS_PER_BLOCK = 12;
+inline constexpr int ATTR_WARP_SIZE = 10;
+inline constexpr int ATTR_MAX_THREADS_PER_MULTIPROCESSOR = 39;
+inline constexpr int ATTR_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81;
+inline constexpr int ATTR_MAX_REGISTERS_PER_MULTIPROCESSOR = 82;
+inline constexpr int ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+inline constexpr int ATTR_MAX_BLOCKS_PER_MULTIPROCESSOR = 106;
+inline constexpr int ATTR_RESERVED_SHARED_MEMORY_PER_BLOCK = 111;
+// CUfunction_attribute values
+inline constexpr int FUNC_ATTR_MAX_THREADS_PER_BLOCK = 0;
+inline constexpr int FUNC_ATTR_SHARED_SIZE_BYTES = 1;
+inline constexpr int FUNC_ATTR_CONST_SIZE_BYTES = 2;
+inline constexpr int FUNC_ATTR_LOCAL_SIZE_BYTES = 3;
+inline constexpr int FUNC_ATTR_NUM_REGS = 4;
+inline constexpr int FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 }  // namespace cu
 
 struct CudaDriver {
@@ -38,6 +59,16 @@ struct CudaDriver {
   CUresult (*cuDeviceGetPCIBusId)(char *, int, CUdevice) = nullptr;
   CUresult (*cuGetErrorName)(CUresult, const char **) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char **) = nullptr;
+  // Contexts, modules and functions.
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;  // cuDevicePrimaryCtxRelease_v2
+  CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *) = nullptr;
+  CUresult (*cuFuncGetAttribute)(int *, int, CUfunction) = nullptr;
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, std::size_t) = nullptr;
 
   // Loads libcuda (or $KWB_CUDA_DRIVER_LIBRARY when set) and resolves every entry point.
   // Returns false with problem() set when the library or a symbol is missing.

@@ -1,0 +1,37 @@
+#pragma once
+// Running a program (nvcc, cuobjdump) as a child process: its stdout and stderr captured
+// together, in the order written, with a time limit. The child leads its own process group, so
+// on expiry the whole tree it started (cicc, ptxas, gcc, ...) is killed, not only the child.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kwb {
+
+struct ChildProcessRequest {
+  std::vector<std::string> argv;  // argv[0] is the program's path
+  std::filesystem::path workingDirectory;  // empty: the caller's
+  std::vector<std::pair<std::string, std::string>> environment;  // set on top of the caller's
+  std::chrono::milliseconds timeout{120000};
+  std::size_t outputLimit = 8u << 20;  // bytes kept; more is read and dropped
+};
+
+struct ChildProcessResult {
+  bool started = false;   // false: could not be started; startError says why
+  std::string startError;
+  bool timedOut = false;  // killed at the time limit
+  int exitCode = -1;      // when it exited normally
+  int signal = 0;         // the signal that ended it, if one did
+  std::string output;     // stdout and stderr, interleaved
+  bool outputTruncated = false;
+  double seconds = 0.0;
+
+  bool succeeded() const { return started && !timedOut && signal == 0 && exitCode == 0; }
+};
+
+// Thread-safe: several children may run at once from different threads.
+ChildProcessResult runChildProcess(const ChildProcessRequest &request);
+
+}  // namespace kwb

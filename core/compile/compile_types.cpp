@@ -1,0 +1,83 @@
+#include "core/compile/compile_types.h"
+
+#include <cctype>
+#include <string_view>
+
+namespace kwb {
+
+namespace {
+
+bool isIdentifierChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// The source with comments, string and character literals blanked out (newlines kept), so a
+// name mentioned in a comment or a message does not count.
+std::string codeOnly(const std::string &source) {
+  std::string out = source;
+  enum class State { Code, LineComment, BlockComment, String, Char } state = State::Code;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const char c = source[i];
+    const char next = i + 1 < source.size() ? source[i + 1] : '\0';
+    switch (state) {
+      case State::Code:
+        if (c == '/' && next == '/') {
+          state = State::LineComment;
+          out[i] = ' ';
+        } else if (c == '/' && next == '*') {
+          state = State::BlockComment;
+          out[i] = out[i + 1] = ' ';
+          ++i;
+        } else if (c == '"') {
+          state = State::String;
+        } else if (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(source[i - 1])))) {
+          state = State::Char;  // not a digit separator (1'000)
+        }
+        break;
+      case State::LineComment:
+        if (c == '\n') state = State::Code; else out[i] = ' ';
+        break;
+      case State::BlockComment:
+        if (c == '*' && next == '/') {
+          out[i] = out[i + 1] = ' ';
+          ++i;
+          state = State::Code;
+        } else if (c != '\n') {
+          out[i] = ' ';
+        }
+        break;
+      case State::String:
+      case State::Char:
+        if (c == '\\' && next != '\0') {
+          out[i] = ' ';
+          if (next != '\n') out[i + 1] = ' ';
+          ++i;
+        } else if ((state == State::String && c == '"') || (state == State::Char && c == '\'')) {
+          state = State::Code;
+        } else if (c == '\n') {
+          state = State::Code;  // unterminated literal: stop at the line's end
+        } else {
+          out[i] = ' ';
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SourceForm detectSourceForm(const std::string &source) {
+  static constexpr std::string_view kEntry = "kwb_launch";
+  const std::string code = codeOnly(source);
+  for (std::size_t pos = code.find(kEntry); pos != std::string::npos; pos = code.find(kEntry, pos + 1)) {
+    if (pos > 0 && isIdentifierChar(code[pos - 1])) continue;
+    std::size_t after = pos + kEntry.size();
+    if (after < code.size() && isIdentifierChar(code[after])) continue;
+    while (after < code.size() && std::isspace(static_cast<unsigned char>(code[after]))) ++after;
+    if (after < code.size() && code[after] == '(') return SourceForm::HostLauncher;
+  }
+  return SourceForm::DeviceOnly;
+}
+
+}  // namespace kwb

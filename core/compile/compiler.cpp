@@ -1,0 +1,77 @@
+#include "core/compile/compiler.h"
+
+#include <stdexcept>
+
+#include "core/task/task.h"
+
+namespace kwb {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
+
+Compiler::Compiler(CompilerOptions options)
+    : options_(std::move(options)),
+      cache_(options_.cacheDirectory.empty() ? CompileCache::defaultDirectory() : options_.cacheDirectory),
+      nvcc_(options_.nvcc) {}
+
+CompileResult Compiler::compile(const CompileRequest &request) const {
+  const auto start = Clock::now();
+  auto finish = [&](CompileOutcome outcome, const std::string &key) {
+    CompileResult r = std::move(outcome.result);
+    r.cacheKey = key;
+    r.seconds = secondsSince(start);
+    if (options_.useCache && outcome.cacheable && !key.empty()) cache_.store(key, r);
+    return r;
+  };
+
+  const bool host = request.form == SourceForm::HostLauncher;
+  const NvrtcCompiler &nvrtc = NvrtcCompiler::shared();
+  if (host ? !nvcc_.available() : !nvrtc.available())
+    return finish(compileFailure(request, host ? nvcc_.problem() : nvrtc.problem()), {});
+  const std::string &identity = host ? nvcc_.identity() : nvrtc.identity();
+  if (identity.empty()) return finish(compileFailure(request, nvcc_.versionProblem()), {});
+
+  const std::string key = CompileCache::key(request, identity);
+  if (options_.useCache)
+    if (auto hit = cache_.load(key)) {
+      hit->cacheHit = true;
+      hit->seconds = secondsSince(start);
+      return std::move(*hit);
+    }
+  return finish(host ? nvcc_.compile(request, options_.timeLimit) : nvrtc.compile(request, options_.timeLimit), key);
+}
+
+CompileRequest requestFor(const Task &task, const std::string &source, const std::string &sourceName,
+                          const std::string &arch, const std::map<std::string, std::int64_t> &tunableValues) {
+  CompileRequest request;
+  request.source = source;
+  request.sourceName = sourceName;
+  request.form = detectSourceForm(source);
+  request.arch = arch;
+  for (const auto &[name, value] : tunableValues) {
+    bool known = false;
+    for (const auto &t : task.tunables) known = known || t.name == name;
+    if (!known) {
+      std::string names;
+      for (const auto &t : task.tunables) names += (names.empty() ? "" : ", ") + t.name;
+      throw std::invalid_argument("task '" + task.name + "' has no tunable '" + name + "'" +
+                                  (names.empty() ? " (it has none)" : " (its tunables: " + names + ")"));
+    }
+  }
+  for (const auto &t : task.tunables) {
+    if (auto given = tunableValues.find(t.name); given != tunableValues.end())
+      request.defines.emplace_back(t.name, std::to_string(given->second));
+    else if (!t.values.empty())
+      request.defines.emplace_back(t.name, std::to_string(t.values.front()));
+  }
+  if (request.form == SourceForm::DeviceOnly)
+    request.expectedKernels.push_back(task.launch ? task.launch->kernel : task.reference.launch.kernel);
+  return request;
+}
+
+}  // namespace kwb

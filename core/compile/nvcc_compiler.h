@@ -1,0 +1,50 @@
+#pragma once
+// The host-launcher path: nvcc, run as a child process with a time limit, compiles full CUDA C++
+// that defines kwb_launch into a shared library the worker loads. The library is checked (by
+// reading its dynamic symbol table, never by loading it here) to export kwb_launch.
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include "core/compile/compile_outcome.h"
+
+namespace kwb {
+
+class NvccCompiler {
+ public:
+  // nvcc at `nvcc`, or where findToolkitProgram("nvcc") finds it when empty.
+  explicit NvccCompiler(std::filesystem::path nvcc = {});
+
+  bool available() const { return !nvcc_.empty(); }
+  const std::string &problem() const { return problem_; }  // why it is not available
+  const std::filesystem::path &path() const { return nvcc_; }
+
+  // From `nvcc --version`, run once on first use (thread-safe): "13.0", and the full build
+  // identification with nvcc's path, for cache keys. Empty when nvcc could not be run
+  // (versionProblem() says why).
+  const std::string &version() const;
+  const std::string &identity() const;
+  const std::string &versionProblem() const;
+
+  // request.image-to-be: the shared library's bytes. Thread-safe.
+  CompileOutcome compile(const CompileRequest &request, std::chrono::milliseconds timeLimit) const;
+
+  // The device code's PTX for request.arch's virtual architecture (nvcc -ptx).
+  TextOutput ptx(const CompileRequest &request, std::chrono::milliseconds timeLimit) const;
+
+ private:
+  struct Run;
+  Run run(const CompileRequest &request, const std::vector<std::string> &modeArguments, const std::string &outputName,
+          std::chrono::milliseconds timeLimit) const;
+  void probeVersion() const;
+
+  std::filesystem::path nvcc_;
+  std::string problem_;
+  mutable std::once_flag versionOnce_;
+  mutable std::string version_;
+  mutable std::string identity_;
+  mutable std::string versionProblem_;
+};
+
+}  // namespace kwb

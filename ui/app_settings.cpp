@@ -30,8 +30,21 @@ const QString kOpenedFolders = QStringLiteral("tasks/openedFolders");
 const QString kGeometry = QStringLiteral("window/geometry");
 const QString kState = QStringLiteral("window/state");
 
-QString normalizedFolder(const QString &folder) {
-  return QDir::cleanPath(QFileInfo(folder).absoluteFilePath());
+void setOrRemove(const QString &key, const QString &value) {
+  Store store;
+  if (value.isEmpty())
+    store.remove(key);
+  else
+    store.setValue(key, value);
+}
+
+QStringList normalizedUnique(const QStringList &paths) {
+  QStringList out;
+  for (const QString &path : paths) {
+    const QString normal = normalizedPath(path);
+    if (!normal.isEmpty() && !out.contains(normal)) out.append(normal);
+  }
+  return out;
 }
 
 }  // namespace
@@ -42,11 +55,7 @@ QString workspacePath() {
 }
 
 void setWorkspacePath(const QString &path) {
-  Store store;
-  if (path.isEmpty())
-    store.remove(kWorkspacePath);
-  else
-    store.setValue(kWorkspacePath, path);
+  setOrRemove(kWorkspacePath, normalizedPath(path.trimmed()));
 }
 
 QString defaultWorkspacePath() {
@@ -64,16 +73,12 @@ QString kernelsDirOverride() {
 }
 
 void setKernelsDirOverride(const QString &path) {
-  Store store;
-  if (path.isEmpty())
-    store.remove(kKernelsDir);
-  else
-    store.setValue(kKernelsDir, path);
+  setOrRemove(kKernelsDir, normalizedPath(path.trimmed()));
 }
 
 QString effectiveKernelsDir() {
   const QString custom = kernelsDirOverride();
-  if (!custom.isEmpty()) return custom;
+  if (!custom.isEmpty()) return QFileInfo(custom).isDir() ? custom : QString();
   const auto bundled = kwb::bundledKernelsDir();
   return bundled ? toQString(*bundled) : QString();
 }
@@ -112,31 +117,45 @@ QStringList compileOnlyArchChoices() {
 
 QStringList recentTasks() {
   Store store;
-  return store.value(kRecent).toStringList();
+  QStringList list = normalizedUnique(store.value(kRecent).toStringList());
+  while (list.size() > kMaxRecentTasks) list.removeLast();
+  return list;
 }
 
-void addRecentTask(const QString &folder) {
-  const QString path = normalizedFolder(folder);
-  QStringList list = recentTasks();
+void setRecentTasks(const QStringList &folders) {
+  QStringList list = normalizedUnique(folders);
+  while (list.size() > kMaxRecentTasks) list.removeLast();
+  Store store;
+  if (list.isEmpty())
+    store.remove(kRecent);
+  else
+    store.setValue(kRecent, list);
+}
+
+QStringList withRecentTask(QStringList list, const QString &folder) {
+  const QString path = normalizedPath(folder);
   list.removeAll(path);
   list.prepend(path);
   while (list.size() > kMaxRecentTasks) list.removeLast();
-  Store store;
-  store.setValue(kRecent, list);
+  return list;
+}
+
+void addRecentTask(const QString &folder) {
+  setRecentTasks(withRecentTask(recentTasks(), folder));
 }
 
 QStringList openedFolders() {
   Store store;
-  return store.value(kOpenedFolders).toStringList();
+  return normalizedUnique(store.value(kOpenedFolders).toStringList());
 }
 
-void addOpenedFolder(const QString &folder) {
-  const QString path = normalizedFolder(folder);
-  QStringList list = openedFolders();
-  if (list.contains(path)) return;
-  list.append(path);
+void setOpenedFolders(const QStringList &folders) {
+  const QStringList list = normalizedUnique(folders);
   Store store;
-  store.setValue(kOpenedFolders, list);
+  if (list.isEmpty())
+    store.remove(kOpenedFolders);
+  else
+    store.setValue(kOpenedFolders, list);
 }
 
 QByteArray windowGeometry() {

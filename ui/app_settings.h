@@ -14,16 +14,19 @@ struct EditorSettings {
   int tabWidth = 2;   // columns; indentation always uses spaces
 };
 
-// The workspace file the user chose; empty means the default.
+// The workspace file the user chose; empty means the default. Stored absolute (a relative path
+// is taken against the current directory when it is set).
 QString workspacePath();
 void setWorkspacePath(const QString &path);
 // userDataDir()/workspace.kwb
 QString defaultWorkspacePath();
 
-// A folder that replaces the bundled kernels folder; empty means none.
+// A folder that replaces the bundled kernels folder; empty means none. Stored absolute.
 QString kernelsDirOverride();
 void setKernelsDirOverride(const QString &path);
-// The override when set, else kwb::bundledKernelsDir(); empty when neither exists.
+// The override when it is set and is a folder, else kwb::bundledKernelsDir() when there is no
+// override; empty when the override is missing (it replaces the bundled suite, so nothing is shown
+// in its place: the task tree says why) or when no bundled suite is installed.
 QString effectiveKernelsDir();
 
 EditorSettings editor();
@@ -37,11 +40,14 @@ inline constexpr const char *kDefaultCompileOnlyArch = "sm_90";
 
 // Most recent first, at most kMaxRecentTasks, absolute folders.
 QStringList recentTasks();
+void setRecentTasks(const QStringList &folders);
+// The list with folder moved (or added) to the front, cut to kMaxRecentTasks.
+QStringList withRecentTask(QStringList list, const QString &folder);
 void addRecentTask(const QString &folder);
 
 // Folders opened with "Open Task Folder…", in the order they were first opened.
 QStringList openedFolders();
-void addOpenedFolder(const QString &folder);
+void setOpenedFolders(const QStringList &folders);
 
 QByteArray windowGeometry();
 QByteArray windowState();

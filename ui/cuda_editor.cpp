@@ -13,6 +13,7 @@
 #include <Qsci/qscilexerpython.h>
 
 #include "ui/cuda_lexer.h"
+#include "ui/filesystem_path.h"
 
 namespace kwb::ui {
 
@@ -64,7 +65,7 @@ QFont monospaceFont(int pointSize) {
 
 CudaEditor::CudaEditor(QWidget *parent)
     : QsciScintilla(parent),
-      annotationStyle_(-1, QStringLiteral("Problem"), kAnnotationText, kAnnotationPaper,
+      annotationStyle_(kAnnotationStyle, QStringLiteral("Problem"), kAnnotationText, kAnnotationPaper,
                        monospaceFont(settings_.fontSize)) {
   setUtf8(true);
   setEolMode(EolUnix);
@@ -130,7 +131,7 @@ bool CudaEditor::loadFile(const QString &path, QString *error) {
     return false;
   }
   const QByteArray bytes = file.readAll();
-  path_ = QFileInfo(path).absoluteFilePath();
+  path_ = normalizedPath(path);
   setEolMode(bytes.contains("\r\n") ? EolWindows : EolUnix);
   chooseLexer();
   setText(QString::fromUtf8(bytes));
@@ -138,6 +139,29 @@ bool CudaEditor::loadFile(const QString &path, QString *error) {
   SendScintilla(SCI_EMPTYUNDOBUFFER);
   clearProblems();
   updateMarginWidth();
+  return true;
+}
+
+bool CudaEditor::reload(QString *error) {
+  QFile file(path_);
+  if (!file.open(QIODevice::ReadOnly)) {
+    if (error) *error = tr("%1: cannot read: %2").arg(path_, file.errorString());
+    return false;
+  }
+  const QString fresh = QString::fromUtf8(file.readAll());
+  if (fresh == text()) return true;
+  int line = 0;
+  int index = 0;
+  getCursorPosition(&line, &index);
+  const int firstLine = firstVisibleLine();
+  setText(fresh);
+  setModified(false);
+  SendScintilla(SCI_EMPTYUNDOBUFFER);
+  clearProblems();
+  updateMarginWidth();
+  line = std::min(line, std::max(0, lines() - 1));
+  setCursorPosition(line, std::min(index, std::max(0, lineLength(line))));
+  setFirstVisibleLine(firstLine);
   return true;
 }
 

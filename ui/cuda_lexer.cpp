@@ -24,6 +24,8 @@ constexpr const char kKeywords[] =
     "__cudart_builtin__ __device_builtin__";
 
 // Set 2: built-in variables, intrinsics and the runtime calls people write around kernels.
+// Only names that mean the CUDA thing: words as common as min, max, abs, free, wait or reduce are
+// left out, because they would colour every variable and member of that name.
 constexpr const char kBuiltins[] =
     // built-in variables and constants
     "threadIdx blockIdx blockDim gridDim warpSize clusterIdx clusterDim INFINITY NAN FLT_MAX "
@@ -60,7 +62,7 @@ constexpr const char kBuiltins[] =
     "rnorm4df frexpf ldexpf scalbnf modff nextafterf "
     "sqrt rsqrt cbrt exp exp2 expm1 log log2 log10 log1p pow sin cos tan tanh erf fabs "
     "fmax fmin fma floor ceil round trunc rint copysign fmod hypot isnan isinf isfinite "
-    "signbit min max abs umin umax llmin llmax "
+    "signbit umin umax llmin llmax "
     // half and bfloat16 conversions and arithmetic
     "__float2half __float2half_rn __float2half_rz __half2float __floats2half2_rn "
     "__float22half2_rn __half22float2 __halves2half2 __half2half2 __low2half __high2half "
@@ -80,16 +82,16 @@ constexpr const char kBuiltins[] =
     "__isGlobal __isShared __isConstant __isLocal __isGridConstant __cvta_generic_to_shared "
     "__cvta_generic_to_global __cvta_shared_to_generic __cvta_global_to_generic "
     "__pipeline_memcpy_async __pipeline_commit __pipeline_wait_prior __pipeline_arrive_on "
-    "memcpy_async cp_async_wait_all wait wait_prior arrive_and_wait producer_acquire "
+    "memcpy_async cp_async_wait_all wait_prior arrive_and_wait producer_acquire "
     "producer_commit consumer_wait consumer_release make_pipeline "
     "__builtin_assume __builtin_assume_aligned __builtin_expect __builtin_unreachable "
     // warp matrix functions (nvcuda::wmma) and cooperative groups
     "load_matrix_sync store_matrix_sync mma_sync fill_fragment this_thread_block this_grid "
     "this_cluster this_thread tiled_partition coalesced_threads labeled_partition "
     "binary_partition thread_rank meta_group_rank meta_group_size num_threads "
-    "block_rank cluster_shape map_shared_rank reduce inclusive_scan exclusive_scan "
+    "block_rank cluster_shape map_shared_rank inclusive_scan exclusive_scan "
     // device-side library calls
-    "printf assert malloc free memcpy memset "
+    "printf assert malloc memcpy memset "
     // runtime API
     "cudaMalloc cudaMallocAsync cudaMallocManaged cudaMallocHost cudaFree cudaFreeAsync "
     "cudaFreeHost cudaMemcpy cudaMemcpyAsync cudaMemcpy2D cudaMemcpyToSymbol "
@@ -123,9 +125,9 @@ constexpr const char kTypes[] =
     "CUmodule CUfunction CUtensorMap "
     "size_t ptrdiff_t intptr_t uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t "
     "uint32_t uint64_t "
-    "fragment matrix_a matrix_b accumulator row_major col_major mem_row_major mem_col_major "
-    "precision nvcuda wmma cooperative_groups thread_block thread_block_tile grid_group "
-    "cluster_group coalesced_group thread_group barrier pipeline pipeline_shared_state "
+    "matrix_a matrix_b accumulator row_major col_major mem_row_major mem_col_major "
+    "nvcuda wmma cooperative_groups thread_block thread_block_tile grid_group "
+    "cluster_group coalesced_group thread_group pipeline_shared_state "
     "aligned_size_t";
 
 // Colours for a light background, chosen to stay apart from each other.

@@ -23,7 +23,6 @@ class CudaLexer : public QsciLexerCPP {
 
   // Sets the monospace font every style derives from (bold keywords, italic comments).
   void setBaseFont(const QFont &font);
-  const QFont &baseFont() const { return base_; }
 
  private:
   QFont styledFont(int style) const;

@@ -8,20 +8,14 @@
 #include <QTabBar>
 
 #include "ui/cuda_editor.h"
+#include "ui/filesystem_path.h"
 
 namespace kwb::ui {
 
 namespace {
 
-QString canonicalOrAbsolute(const QString &path) {
-  const QFileInfo info(path);
-  const QString canonical = info.canonicalFilePath();
-  return canonical.isEmpty() ? QDir::cleanPath(info.absoluteFilePath()) : canonical;
-}
-
 bool isInside(const QString &path, const QString &folder) {
-  const QString base = canonicalOrAbsolute(folder);
-  return canonicalOrAbsolute(path).startsWith(base + QLatin1Char('/'));
+  return normalizedPath(path).startsWith(normalizedPath(folder) + QLatin1Char('/'));
 }
 
 }  // namespace
@@ -44,9 +38,8 @@ CudaEditor *EditorTabs::openFile(const QString &path, QString *error) {
     delete editor;
     return nullptr;
   }
-  const int index = addTab(editor, editor->fileName());
+  const int index = addTab(editor, editor->fileName());  // tabInserted() sets the titles
   setTabToolTip(index, editor->filePath());
-  updateTitles();
   connect(editor, &CudaEditor::modificationChanged, this, [this, editor](bool) {
     updateTitle(editor);
     emit modifiedChanged(hasUnsavedChanges());
@@ -63,9 +56,9 @@ CudaEditor *EditorTabs::currentEditor() const {
 }
 
 CudaEditor *EditorTabs::editorFor(const QString &path) const {
-  const QString wanted = canonicalOrAbsolute(path);
+  const QString wanted = normalizedPath(path);
   for (CudaEditor *editor : editors()) {
-    if (canonicalOrAbsolute(editor->filePath()) == wanted) return editor;
+    if (editor->filePath() == wanted) return editor;
   }
   return nullptr;
 }

@@ -20,22 +20,26 @@ GpuStatusLabel::GpuStatusLabel(QWidget *parent) : QLabel(parent) {
 }
 
 void GpuStatusLabel::setProbing() {
-  probed_ = false;
   setText(tr("Probing GPUs…"));
   setToolTip(tr("Looking for the CUDA driver, NVRTC, CUPTI and NVML, and the GPUs they see."));
   setStyleSheet(QStringLiteral("color: #6b7280;"));
 }
 
-void GpuStatusLabel::setInventory(const kwb::GpuInventory &inventory) {
-  probed_ = true;
-  setText(fromStd(inventory.summary()));
-  setToolTip(describe(inventory));
+void GpuStatusLabel::setInventory(const kwb::GpuInventory &inventory, const QString &summary) {
+  setText(summary);
+  setToolTip(describe(inventory, summary));
   setStyleSheet(inventory.hasDevices() ? QStringLiteral("color: #15803d; font-weight: 600;")
                                        : QStringLiteral("color: #92400e;"));
 }
 
-QString GpuStatusLabel::describe(const kwb::GpuInventory &inventory) {
-  QString html = QStringLiteral("<b>%1</b>").arg(fromStd(inventory.summary()).toHtmlEscaped());
+void GpuStatusLabel::setProbeFailed(const QString &summary, const QString &detail) {
+  setText(summary);
+  setToolTip(QStringLiteral("<b>%1</b><br>%2").arg(summary.toHtmlEscaped(), detail.toHtmlEscaped()));
+  setStyleSheet(QStringLiteral("color: #b91c1c;"));
+}
+
+QString GpuStatusLabel::describe(const kwb::GpuInventory &inventory, const QString &summary) {
+  QString html = QStringLiteral("<b>%1</b>").arg(summary.toHtmlEscaped());
   if (!inventory.problem.empty()) {
     html += QStringLiteral("<br>%1").arg(fromStd(inventory.problem).toHtmlEscaped());
   }

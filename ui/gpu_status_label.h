@@ -1,6 +1,6 @@
 #pragma once
-// Status bar label for the GPU: "Probing GPUs…", then the inventory's one-line summary; the
-// tooltip says which CUDA libraries were loaded, from where, or why not.
+// Status bar label for the GPU: "Probing GPUs…", then the worker's one-line summary (or why the
+// probe failed); the tooltip says which CUDA libraries were loaded, from where, or why not.
 #include <QLabel>
 
 namespace kwb {
@@ -16,14 +16,12 @@ class GpuStatusLabel : public QLabel {
   explicit GpuStatusLabel(QWidget *parent = nullptr);
 
   void setProbing();
-  void setInventory(const kwb::GpuInventory &inventory);
-  bool hasInventory() const { return probed_; }
+  void setInventory(const kwb::GpuInventory &inventory, const QString &summary);
+  // The probe gave no inventory (timed out, no worker, worker failed).
+  void setProbeFailed(const QString &summary, const QString &detail);
 
-  // The tooltip text for an inventory (HTML), exposed for tests and the About box.
-  static QString describe(const kwb::GpuInventory &inventory);
-
- private:
-  bool probed_ = false;
+  // The tooltip for an inventory (HTML): devices, driver version, and each library's state.
+  static QString describe(const kwb::GpuInventory &inventory, const QString &summary);
 };
 
 }  // namespace kwb::ui

@@ -20,14 +20,16 @@
 #include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <Qsci/qsciglobal.h>
 
+#include <algorithm>
 #include <exception>
 #include <string_view>
+#include <utility>
 
 #include "core/gpu/device_info.h"
+#include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/content_hash.h"
 #include "kwb/version.h"
@@ -35,6 +37,8 @@
 #include "ui/cuda_editor.h"
 #include "ui/editor_tabs.h"
 #include "ui/filesystem_path.h"
+#include "ui/find_bar.h"
+#include "ui/gpu_probe.h"
 #include "ui/gpu_status_label.h"
 #include "ui/log_panel.h"
 #include "ui/resources_init.h"
@@ -57,24 +61,49 @@ QIcon themedIcon(const char *themeName, const char *resource) {
   return QIcon::fromTheme(QLatin1String(themeName), QIcon(QLatin1String(resource)));
 }
 
-QString cleanAbsolute(const QString &path) {
-  return QDir::cleanPath(QFileInfo(path).absoluteFilePath());
-}
-
 QString readableTime(const QString &isoUtc) {
   const QDateTime time = QDateTime::fromString(isoUtc, Qt::ISODate);
   return time.isValid() ? time.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : isoUtc;
 }
 
+QString native(const QString &path) {
+  return QDir::toNativeSeparators(path);
+}
+
+// The text shown beside the marked manifest line: "field: detail", or the detail alone.
+QString problemText(const kwb::ManifestError &error) {
+  const QString field = QString::fromStdString(error.field());
+  const QString detail = QString::fromStdString(error.detail());
+  return field.isEmpty() ? detail : field + QStringLiteral(": ") + detail;
+}
+
+// A menu entry's text shows '&' as is rather than as a mnemonic marker.
+QString menuText(const QString &text) {
+  QString escaped = text;
+  return escaped.replace(QLatin1Char('&'), QLatin1String("&&"));
+}
+
 }  // namespace
 
-MainWindow::MainWindow(const QString &workspacePath, QWidget *parent) : QMainWindow(parent) {
+MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, QWidget *parent)
+    : QMainWindow(parent), settingsMode_(settingsMode) {
+  // The icons are compiled in; every window and dialog of the program is a child of this one and
+  // takes its icon from here.
   initResources();
   setObjectName(QStringLiteral("mainWindow"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/kernel-workbench.svg")));
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
 
   tabs_ = new EditorTabs(this);
+  findBar_ = new FindBar(tabs_, this);
+  editorPage_ = new QWidget(this);
+  {
+    auto *layout = new QVBoxLayout(editorPage_);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(tabs_, 1);
+    layout->addWidget(findBar_);
+  }
 
   placeholder_ = new QWidget(this);
   {
@@ -98,12 +127,13 @@ MainWindow::MainWindow(const QString &workspacePath, QWidget *parent) : QMainWin
   }
   centre_ = new QStackedWidget(this);
   centre_->addWidget(placeholder_);
-  centre_->addWidget(tabs_);
+  centre_->addWidget(editorPage_);
   setCentralWidget(centre_);
 
   log_ = new LogPanel(this);
   browser_ = new TaskBrowser(this);
   workspace_ = new WorkspaceService(this);
+  gpuProbe_ = new GpuProbe(this);
 
   createActions();
   createMenus();
@@ -111,7 +141,8 @@ MainWindow::MainWindow(const QString &workspacePath, QWidget *parent) : QMainWin
   createStatusBar();
 
   connect(tabs_, &EditorTabs::countChanged, this, [this](int count) {
-    centre_->setCurrentWidget(count > 0 ? static_cast<QWidget *>(tabs_) : placeholder_);
+    centre_->setCurrentWidget(count > 0 ? editorPage_ : placeholder_);
+    if (count == 0) findBar_->hide();
     updateActions();
   });
   connect(tabs_, &QTabWidget::currentChanged, this, [this] { updateActions(); });
@@ -124,23 +155,34 @@ MainWindow::MainWindow(const QString &workspacePath, QWidget *parent) : QMainWin
 
   connect(browser_, &TaskBrowser::taskActivated, this, [this](const QString &folder) { openTask(folder); });
   connect(browser_, &TaskBrowser::scanFinished, this, &MainWindow::checkSettled);
+  connect(browser_, &TaskBrowser::openedFoldersScanned, this, &MainWindow::onOpenedFoldersScanned);
+  connect(browser_, &TaskBrowser::problemFound, this, [this](const QString &message) {
+    log_->warning(message);
+    statusBar()->showMessage(message, 2 * kStatusMessageMs);
+  });
+  connect(browser_, &TaskBrowser::removeFromListRequested, this, &MainWindow::removeFromList);
+  connect(browser_, &TaskBrowser::clearRecentRequested, clearRecent_, &QAction::trigger);
+
+  connect(gpuProbe_, &GpuProbe::inventoryReady, this, &MainWindow::onGpuInventory);
+  connect(gpuProbe_, &GpuProbe::failed, this, &MainWindow::onGpuProbeFailed);
 
   connect(workspace_, &WorkspaceService::opened, this, [this](const QString &path, int version) {
     workspaceLabel_->setText(tr("Workspace: %1").arg(QFileInfo(path).fileName()));
-    workspaceLabel_->setToolTip(tr("%1\nSchema version %2").arg(QDir::toNativeSeparators(path)).arg(version));
+    workspaceLabel_->setToolTip(tr("%1\nSchema version %2").arg(native(path)).arg(version));
     workspaceLabel_->setStyleSheet(QString());
-    log_->info(tr("Workspace %1 open (schema version %2)").arg(QDir::toNativeSeparators(path)).arg(version));
+    log_->info(tr("Workspace %1 open (schema version %2)").arg(native(path)).arg(version));
     workspaceSettled_ = true;
     emit workspaceOpenFinished(true);
   });
   connect(workspace_, &WorkspaceService::openFailed, this,
           [this](const QString &path, const QString &message) {
+            browser_->setWorkspaceTasks({});
             workspaceLabel_->setText(tr("Workspace: unavailable"));
-            workspaceLabel_->setToolTip(tr("%1\n%2").arg(QDir::toNativeSeparators(path), message));
+            workspaceLabel_->setToolTip(tr("%1\n%2").arg(native(path), message));
             workspaceLabel_->setStyleSheet(QStringLiteral("color: #b91c1c;"));
             log_->error(tr("Workspace %1 could not be opened: %2. The workbench runs without it; opened "
                            "tasks are not recorded. Choose another file in Settings ▸ General.")
-                            .arg(QDir::toNativeSeparators(path), message));
+                            .arg(native(path), message));
             statusBar()->showMessage(tr("Workspace unavailable: %1").arg(message), 2 * kStatusMessageMs);
             workspaceSettled_ = true;
             emit workspaceOpenFinished(false);
@@ -153,15 +195,16 @@ MainWindow::MainWindow(const QString &workspacePath, QWidget *parent) : QMainWin
   restoreWindowState();
   updateTitle();
   updateActions();
-  updateRecentMenu();
 
   log_->info(tr("%1 %2").arg(QLatin1String(kwb::kProjectName), QLatin1String(kwb::kVersion)));
   startGpuProbe();
   settingsWorkspacePath_ = settings::workspacePath();
-  openWorkspace(!workspacePath.isEmpty()            ? workspacePath
+  openWorkspace(!workspacePath.isEmpty()            ? normalizedPath(workspacePath)
                 : !settingsWorkspacePath_.isEmpty() ? settingsWorkspacePath_
                                                     : settings::defaultWorkspacePath());
-  reloadTaskSources();
+  updateBundledDir(true);
+  setRecent(settings::recentTasks());
+  setOpenedFolders(settings::openedFolders());
 }
 
 MainWindow::~MainWindow() = default;
@@ -192,7 +235,8 @@ void MainWindow::createActions() {
   reload_->setShortcut(QKeySequence(Qt::Key_F5));
   reload_->setToolTip(tr("Scan the task folders again (F5)"));
   connect(reload_, &QAction::triggered, this, [this] {
-    reloadTaskSources();
+    updateBundledDir(false);  // the bundled suite may have been installed or removed meanwhile
+    browser_->rescanAll();    // a scan already running is followed by one more, not a second one
     workspace_->listTasks();
     statusBar()->showMessage(tr("Reloading tasks…"), kStatusMessageMs);
   });
@@ -209,13 +253,33 @@ void MainWindow::createActions() {
   quit_->setMenuRole(QAction::QuitRole);
   connect(quit_, &QAction::triggered, this, &QWidget::close);
 
+  find_ = new QAction(tr("&Find…"), this);
+  find_->setObjectName(QStringLiteral("actionFind"));
+  find_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
+  find_->setToolTip(tr("Find text in the current file (Ctrl+F)"));
+  connect(find_, &QAction::triggered, findBar_, &FindBar::open);
+
+  findNext_ = new QAction(tr("Find &Next"), this);
+  findNext_->setObjectName(QStringLiteral("actionFindNext"));
+  findNext_->setShortcut(QKeySequence(Qt::Key_F3));
+  connect(findNext_, &QAction::triggered, this, [this] { findBar_->find(true); });
+
+  findPrevious_ = new QAction(tr("Find &Previous"), this);
+  findPrevious_->setObjectName(QStringLiteral("actionFindPrevious"));
+  findPrevious_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F3));
+  connect(findPrevious_, &QAction::triggered, this, [this] { findBar_->find(false); });
+
+  clearRecent_ = new QAction(tr("&Clear Recent"), this);
+  clearRecent_->setObjectName(QStringLiteral("actionClearRecent"));
+  connect(clearRecent_, &QAction::triggered, this, [this] { setRecent({}); });
+
   focusTasks_ = new QAction(tr("Focus &Tasks"), this);
   focusTasks_->setObjectName(QStringLiteral("actionFocusTasks"));
   focusTasks_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_1));
   connect(focusTasks_, &QAction::triggered, this, [this] {
     tasksDock_->show();
     tasksDock_->raise();
-    browser_->view()->setFocus();
+    browser_->view()->setFocus(Qt::ShortcutFocusReason);
   });
 
   focusLog_ = new QAction(tr("Focus &Log"), this);
@@ -224,7 +288,7 @@ void MainWindow::createActions() {
   connect(focusLog_, &QAction::triggered, this, [this] {
     logDock_->show();
     logDock_->raise();
-    log_->view()->setFocus();
+    log_->view()->setFocus(Qt::ShortcutFocusReason);
   });
 
   nextTab_ = new QAction(tr("&Next Tab"), this);
@@ -258,6 +322,9 @@ void MainWindow::createMenus() {
   file->addAction(open_);
   recentMenu_ = file->addMenu(tr("Recent &Tasks"));
   recentMenu_->setObjectName(QStringLiteral("recentTasksMenu"));
+  // Filled each time it opens: rebuilding it from an entry's own triggered() (openTask adds to
+  // Recent) would delete the action whose signal is being delivered.
+  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
   file->addSeparator();
   file->addAction(save_);
   file->addAction(closeTab_);
@@ -267,6 +334,11 @@ void MainWindow::createMenus() {
   file->addAction(settings_);
   file->addSeparator();
   file->addAction(quit_);
+
+  QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(find_);
+  edit->addAction(findNext_);
+  edit->addAction(findPrevious_);
 
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   viewMenu_->addAction(focusTasks_);
@@ -328,11 +400,12 @@ void MainWindow::createStatusBar() {
 }
 
 void MainWindow::restoreWindowState() {
-  const QByteArray geometry = settings::windowGeometry();
+  const bool restore = settingsMode_ == SettingsMode::ReadWrite;
+  const QByteArray geometry = restore ? settings::windowGeometry() : QByteArray();
   if (geometry.isEmpty() || !restoreGeometry(geometry)) {
     resize(1320, 820);
   }
-  const QByteArray state = settings::windowState();
+  const QByteArray state = restore ? settings::windowState() : QByteArray();
   if (state.isEmpty() || !restoreState(state, kStateVersion)) {
     resizeDocks({tasksDock_}, {250}, Qt::Horizontal);
     resizeDocks({logDock_}, {170}, Qt::Vertical);
@@ -340,6 +413,7 @@ void MainWindow::restoreWindowState() {
 }
 
 void MainWindow::saveWindowState() {
+  if (settingsMode_ != SettingsMode::ReadWrite) return;
   settings::setWindowGeometryAndState(saveGeometry(), saveState(kStateVersion));
 }
 
@@ -365,7 +439,19 @@ QString MainWindow::workspaceStatusText() const {
 }
 
 bool MainWindow::isSettled() const {
-  return gpuProbed_ && workspaceSettled_ && !workspace_->isBusy() && !browser_->isScanning();
+  return pendingWork().isEmpty();
+}
+
+QStringList MainWindow::pendingWork() const {
+  QStringList pending;
+  if (!gpuProbed_) pending << tr("GPU probe");
+  if (!workspaceSettled_ || workspace_->isBusy()) pending << tr("workspace");
+  if (browser_->isScanning()) pending << tr("task scan");
+  return pending;
+}
+
+void MainWindow::cancelBackgroundWork() {
+  gpuProbe_->cancel();
 }
 
 void MainWindow::checkSettled() {
@@ -375,22 +461,24 @@ void MainWindow::checkSettled() {
 void MainWindow::startGpuProbe() {
   gpuProbed_ = false;
   gpuLabel_->setProbing();
-  // probeGpus() dlopens the CUDA libraries and calls cuInit: never on this thread.
-  QtConcurrent::run([] { return kwb::probeGpus(); }).then(this, [this](kwb::GpuInventory inventory) {
-    onGpuInventory(inventory);
-  });
+  const auto worker = kwb::workerExecutable();
+  gpuProbe_->start(worker ? toQString(*worker) : QString());
 }
 
-void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory) {
-  gpuLabel_->setInventory(inventory);
+void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QString &summary) {
+  gpuLabel_->setInventory(inventory, summary);
   gpuProbed_ = true;
-  const QString summary = QString::fromStdString(inventory.summary());
-  if (inventory.hasDevices()) {
-    log_->info(tr("GPU: %1").arg(summary));
-  } else {
-    QString why = QString::fromStdString(inventory.problem);
-    log_->info(why.isEmpty() ? tr("GPU: %1").arg(summary) : tr("GPU: %1 (%2)").arg(summary, why));
-  }
+  const QString why = QString::fromStdString(inventory.problem);
+  log_->info(inventory.hasDevices() || why.isEmpty() ? tr("GPU: %1").arg(summary)
+                                                     : tr("GPU: %1 (%2)").arg(summary, why));
+  emit gpuProbeFinished();
+  checkSettled();
+}
+
+void MainWindow::onGpuProbeFailed(const QString &summary, const QString &detail) {
+  gpuLabel_->setProbeFailed(summary, detail);
+  gpuProbed_ = true;
+  log_->warning(tr("%1: %2").arg(summary, detail));
   emit gpuProbeFinished();
   checkSettled();
 }
@@ -398,8 +486,10 @@ void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory) {
 void MainWindow::openWorkspace(const QString &path) {
   workspacePath_ = path;
   workspaceSettled_ = false;
+  // The group shows this workspace's tasks once it answers, never the previous one's.
+  browser_->setWorkspaceTasks({});
   workspaceLabel_->setText(tr("Workspace: opening…"));
-  workspaceLabel_->setToolTip(QDir::toNativeSeparators(path));
+  workspaceLabel_->setToolTip(native(path));
   workspace_->open(path);
 }
 
@@ -409,25 +499,65 @@ void MainWindow::onWorkspaceTasks(const QList<WorkspaceTask> &tasks) {
   for (const WorkspaceTask &task : tasks) {
     TaskItem item;
     item.name = task.name;
-    item.folder = task.folder;
+    item.folder = normalizedPath(task.folder);
     item.note = tr("Last opened %1").arg(readableTime(task.lastOpenedAt));
-    if (!QFileInfo(task.folder).isDir()) item.error = tr("%1: folder not found").arg(task.folder);
     items.append(item);
   }
-  browser_->setWorkspaceTasks(items);
+  browser_->setWorkspaceTasks(items);  // the scan marks tasks whose folder is gone
 }
 
-void MainWindow::reloadTaskSources() {
-  TaskSources sources;
-  sources.bundledDir = settings::effectiveKernelsDir();
-  sources.recent = settings::recentTasks();
-  sources.openedFolders = settings::openedFolders();
-  browser_->setSources(sources);
+void MainWindow::updateBundledDir(bool force) {
+  const QString chosen = settings::kernelsDirOverride();
+  QString dir = chosen;
+  if (chosen.isEmpty()) {
+    const auto bundled = kwb::bundledKernelsDir();
+    dir = bundled ? normalizedPath(toQString(*bundled)) : QString();
+  }
+  if (!force && dir == bundledDir_ && bundledDirChosen_ == !chosen.isEmpty()) return;
+  bundledDir_ = dir;
+  bundledDirChosen_ = !chosen.isEmpty();
+  browser_->setBundledDir(dir, bundledDirChosen_);
+}
+
+void MainWindow::setRecent(const QStringList &recent) {
+  recent_ = recent;
+  if (settingsMode_ == SettingsMode::ReadWrite) settings::setRecentTasks(recent_);
+  browser_->setRecent(recent_);
+  recentMenu_->setEnabled(!recent_.isEmpty());
+  clearRecent_->setEnabled(!recent_.isEmpty());
+}
+
+void MainWindow::setOpenedFolders(const QStringList &folders) {
+  openedFolders_ = folders;
+  if (settingsMode_ == SettingsMode::ReadWrite) settings::setOpenedFolders(openedFolders_);
+  browser_->setOpenedFolders(openedFolders_);
+}
+
+void MainWindow::removeFromList(TaskTreeModel::Group group, const QString &folder) {
+  if (group == TaskTreeModel::Group::Recent) {
+    QStringList recent = recent_;
+    recent.removeAll(folder);
+    setRecent(recent);
+  } else if (group == TaskTreeModel::Group::OpenedFolders) {
+    QStringList folders = openedFolders_;
+    folders.removeAll(folder);
+    setOpenedFolders(folders);
+  }
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  for (const QString &folder : recent_) {
+    QAction *action = recentMenu_->addAction(menuText(native(folder)));
+    connect(action, &QAction::triggered, this, [this, folder] { openTask(folder); });
+  }
+  recentMenu_->addSeparator();
+  recentMenu_->addAction(clearRecent_);
 }
 
 bool MainWindow::openTask(const QString &path) {
-  QString folder = cleanAbsolute(path);
-  if (QFileInfo(folder).isFile()) folder = QFileInfo(folder).absolutePath();
+  QString folder = normalizedPath(path);
+  if (QFileInfo(folder).isFile()) folder = normalizedPath(QFileInfo(folder).absolutePath());
   const QString manifestPath = QDir(folder).filePath(QLatin1String(kwb::kManifestFileName));
 
   kwb::Task task;
@@ -437,8 +567,7 @@ bool MainWindow::openTask(const QString &path) {
     showManifestError(manifestPath, e);
     return false;
   } catch (const std::exception &e) {
-    const QString message =
-        QStringLiteral("%1: %2").arg(QDir::toNativeSeparators(folder), QString::fromStdString(e.what()));
+    const QString message = QStringLiteral("%1: %2").arg(native(folder), QString::fromStdString(e.what()));
     log_->error(message);
     statusBar()->showMessage(message, kStatusMessageMs);
     return false;
@@ -447,16 +576,23 @@ bool MainWindow::openTask(const QString &path) {
   if (!taskFolder_.isEmpty() && taskFolder_ != folder) tabs_->closeTabsOutside(folder);
 
   const std::filesystem::path base = toFsPath(folder);
-  const QString starterPath = cleanAbsolute(toQString(base / task.starterSource()));
-  const QString referencePath = cleanAbsolute(toQString(base / task.reference.source));
+  const QString starterPath = normalizedPath(toQString(base / task.starterSource()));
+  const QString referencePath = normalizedPath(toQString(base / task.reference.source));
 
   CudaEditor *starter = nullptr;
   for (const QString &file : {starterPath, manifestPath, referencePath}) {
     QString error;
-    CudaEditor *editor = tabs_->openFile(file, &error);
-    if (!editor) {
+    CudaEditor *editor = tabs_->editorFor(file);
+    if (editor && editor->isModified()) {
+      log_->info(tr("%1 has unsaved changes: kept them instead of reading the file again").arg(native(file)));
+    } else if (editor && !editor->reload(&error)) {
       log_->error(error);
-      continue;
+    } else if (!editor) {
+      editor = tabs_->openFile(file, &error);
+      if (!editor) {
+        log_->error(error);
+        continue;
+      }
     }
     if (file == manifestPath) editor->clearProblems();
     if (!starter) starter = editor;
@@ -475,9 +611,8 @@ bool MainWindow::openTask(const QString &path) {
                       counted(static_cast<qsizetype>(task.tensors.size()), "tensor", "tensors")));
   statusBar()->showMessage(tr("Opened %1").arg(taskName_), kStatusMessageMs);
 
-  settings::addRecentTask(folder);
-  updateRecentMenu();
-  reloadTaskSources();
+  // Only Recent changes: the other groups keep their rows (and the user's selection).
+  setRecent(settings::withRecentTask(recent_, folder));
 
   QFile manifest(manifestPath);
   if (manifest.open(QIODevice::ReadOnly)) {
@@ -503,15 +638,15 @@ void MainWindow::showManifestError(const QString &manifestPath, const kwb::Manif
     file = named;
   }
   QString openError;
-  CudaEditor *editor = tabs_->openFile(file, &openError);
+  CudaEditor *editor = tabs_->editorFor(file);
+  if (editor && !editor->isModified() && !editor->reload(&openError)) log_->error(openError);
+  if (!editor) editor = tabs_->openFile(file, &openError);
   if (!editor) {
     log_->error(openError);
     return;
   }
   editor->clearProblems();
-  const QString field = QString::fromStdString(error.field());
-  const QString detail = QString::fromStdString(error.detail());
-  editor->markProblem(error.line(), field.isEmpty() ? detail : field + QStringLiteral(": ") + detail);
+  editor->markProblem(error.line(), problemText(error));
   tabs_->setCurrentWidget(editor);
   updateActions();
 }
@@ -524,36 +659,43 @@ void MainWindow::openTaskFolderDialog() {
 }
 
 void MainWindow::openFolder(const QString &path) {
-  const QString folder = cleanAbsolute(path);
-  if (!QFileInfo(folder).isDir()) {
-    log_->error(tr("%1: not a folder").arg(QDir::toNativeSeparators(folder)));
-    return;
-  }
-  settings::addOpenedFolder(folder);
-  reloadTaskSources();
+  const QString folder = normalizedPath(path);
+  if (!foldersToOpen_.contains(folder)) foldersToOpen_.append(folder);
+  QStringList folders = openedFolders_;
+  if (!folders.contains(folder)) folders.append(folder);
+  setOpenedFolders(folders);  // scans it; onOpenedFoldersScanned() goes on
+}
 
-  const QLatin1String manifest(kwb::kManifestFileName);
-  if (QFileInfo(QDir(folder).filePath(manifest)).isFile()) {
-    openTask(folder);
-    return;
-  }
-  QStringList taskFolders;
-  const QDir dir(folder);
-  for (const QString &sub : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-    if (QFileInfo(dir.filePath(sub + QLatin1Char('/') + manifest)).isFile())
-      taskFolders.append(dir.filePath(sub));
-  }
-  if (taskFolders.size() == 1) {
-    openTask(taskFolders.front());
-  } else if (taskFolders.isEmpty()) {
-    log_->warning(tr("%1 holds no task: no %2 in it or in its immediate subfolders")
-                      .arg(QDir::toNativeSeparators(folder), manifest));
-  } else {
-    log_->info(tr("%1 holds %2 tasks; double-click one under \"Opened folders\" to open it")
-                   .arg(QDir::toNativeSeparators(folder))
-                   .arg(taskFolders.size()));
-    tasksDock_->show();
-    tasksDock_->raise();
+void MainWindow::onOpenedFoldersScanned(const QList<TaskFolderItem> &folders) {
+  const QStringList waiting = std::exchange(foldersToOpen_, QStringList());
+  for (const QString &folder : waiting) {
+    const auto entry = std::find_if(folders.begin(), folders.end(),
+                                    [&](const TaskFolderItem &f) { return f.folder == folder; });
+    if (entry == folders.end()) continue;  // removed from the list before its scan ended
+
+    if (entry->missing) {
+      log_->error(tr("%1: not a folder").arg(native(folder)));
+      QStringList remaining = openedFolders_;
+      remaining.removeAll(folder);
+      setOpenedFolders(remaining);
+    } else if (entry->tasks.isEmpty()) {
+      log_->warning(entry->error);
+    } else {
+      const auto self = std::find_if(entry->tasks.begin(), entry->tasks.end(),
+                                     [&](const TaskItem &t) { return t.folder == folder; });
+      if (self != entry->tasks.end()) {
+        openTask(folder);
+      } else if (entry->tasks.size() == 1) {
+        openTask(entry->tasks.front().folder);
+      } else {
+        log_->info(tr("%1 holds %2 tasks; double-click one under \"Opened folders\" to open it")
+                       .arg(native(folder))
+                       .arg(entry->tasks.size()));
+        tasksDock_->show();
+        tasksDock_->raise();
+      }
+    }
+    emit folderOpened(folder, static_cast<int>(entry->tasks.size()));
   }
 }
 
@@ -562,7 +704,7 @@ void MainWindow::saveCurrent() {
 }
 
 void MainWindow::onFileSaved(const QString &path) {
-  log_->info(tr("Saved %1").arg(QDir::toNativeSeparators(path)));
+  log_->info(tr("Saved %1").arg(native(path)));
   statusBar()->showMessage(tr("Saved %1").arg(QFileInfo(path).fileName()), kStatusMessageMs);
 
   // A saved manifest is checked at once, so a mistake shows while it is fresh.
@@ -572,22 +714,23 @@ void MainWindow::onFileSaved(const QString &path) {
   editor->clearProblems();
   try {
     const kwb::Task task = kwb::loadTask(toFsPath(path));
-    log_->info(tr("%1: manifest of task %2 checks out")
-                   .arg(QDir::toNativeSeparators(path), QString::fromStdString(task.name)));
+    log_->info(
+        tr("%1: manifest of task %2 checks out").arg(native(path), QString::fromStdString(task.name)));
   } catch (const kwb::ManifestError &e) {
     log_->error(QString::fromStdString(e.what()));
-    const QString field = QString::fromStdString(e.field());
-    const QString detail = QString::fromStdString(e.detail());
-    editor->markProblem(e.line(), field.isEmpty() ? detail : field + QStringLiteral(": ") + detail);
+    editor->markProblem(e.line(), problemText(e));
   } catch (const std::exception &e) {
-    log_->error(
-        QStringLiteral("%1: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(e.what())));
+    log_->error(QStringLiteral("%1: %2").arg(native(path), QString::fromStdString(e.what())));
   }
 }
 
 void MainWindow::showSettings() {
   SettingsDialog dialog(this);
-  connect(&dialog, &SettingsDialog::applied, this, &MainWindow::applySettings);
+  dialog.setWorkspaceInUse(workspacePath_);
+  connect(&dialog, &SettingsDialog::applied, this, [this, &dialog] {
+    applySettings();
+    dialog.setWorkspaceInUse(workspacePath_);
+  });
   dialog.exec();
 }
 
@@ -599,7 +742,7 @@ void MainWindow::applySettings() {
     const QString path = chosen.isEmpty() ? settings::defaultWorkspacePath() : chosen;
     if (path != workspacePath_) openWorkspace(path);
   }
-  reloadTaskSources();
+  updateBundledDir(false);
 }
 
 void MainWindow::showAbout() {
@@ -622,18 +765,11 @@ void MainWindow::updateActions() {
   const bool hasEditor = tabs_->currentEditor() != nullptr;
   save_->setEnabled(hasEditor);
   closeTab_->setEnabled(hasEditor);
+  find_->setEnabled(hasEditor);
+  findNext_->setEnabled(hasEditor);
+  findPrevious_->setEnabled(hasEditor);
   nextTab_->setEnabled(tabs_->count() > 1);
   previousTab_->setEnabled(tabs_->count() > 1);
-}
-
-void MainWindow::updateRecentMenu() {
-  recentMenu_->clear();
-  const QStringList recent = settings::recentTasks();
-  for (const QString &folder : recent) {
-    QAction *action = recentMenu_->addAction(QDir::toNativeSeparators(folder));
-    connect(action, &QAction::triggered, this, [this, folder] { openTask(folder); });
-  }
-  recentMenu_->setEnabled(!recent.isEmpty());
 }
 
 }  // namespace kwb::ui

@@ -1,9 +1,13 @@
 #pragma once
 // The one main window: editor tabs in the centre, Tasks on the left, Log at the bottom, GPU and
-// workspace state in the status bar. Slow work (GPU probe, folder scans, the workspace database)
-// runs off the GUI thread and reports back through signals.
+// workspace state in the status bar. Slow work runs elsewhere and reports back through signals:
+// the GPU probe in a kwb-worker child process, folder scans on a thread pool, the workspace
+// database on a thread of its own.
 #include <QMainWindow>
 #include <QString>
+#include <QStringList>
+
+#include "ui/models/task_tree_model.h"
 
 class QAction;
 class QDockWidget;
@@ -20,6 +24,8 @@ namespace kwb::ui {
 
 class CudaEditor;
 class EditorTabs;
+class FindBar;
+class GpuProbe;
 class GpuStatusLabel;
 class LogPanel;
 class TaskBrowser;
@@ -30,16 +36,24 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  // workspacePath: the workspace file to use; empty means the one in Settings, else the default
-  // (userDataDir()/workspace.kwb).
-  explicit MainWindow(const QString &workspacePath = QString(), QWidget *parent = nullptr);
+  // ReadWrite: the normal window. ReadOnly reads the user's settings but writes none (no Recent
+  // entry, no opened folder, no window layout) and starts from the default layout: what
+  // --screenshot uses, so taking a picture leaves no trace and looks the same everywhere.
+  enum class SettingsMode { ReadWrite, ReadOnly };
+
+  // workspacePath: the workspace file to use (relative: to the current folder); empty means the
+  // one in Settings, else the default (userDataDir()/workspace.kwb).
+  explicit MainWindow(const QString &workspacePath = QString(),
+                      SettingsMode settingsMode = SettingsMode::ReadWrite, QWidget *parent = nullptr);
   ~MainWindow() override;
 
-  // Loads the task in folder (or the task.toml it names) and opens its sources. On a manifest
-  // error: logs it, shows the manifest with the line marked, and returns false.
+  // Loads the task in folder (or the task.toml it names) and opens its sources; files already
+  // open and unmodified are read again from disk. On a manifest error: logs it, shows the
+  // manifest with the line marked, and returns false.
   bool openTask(const QString &folder);
-  // What "Open Task Folder…" does with the chosen folder: lists it under "Opened folders", and
-  // opens its task when it is a task folder or holds exactly one.
+  // What "Open Task Folder…" does with the chosen folder: lists it under "Opened folders" and
+  // scans it (off this thread); then opens its task when it is a task folder or holds exactly
+  // one, and says what it found otherwise. folderOpened() tells when that is done.
   void openFolder(const QString &folder);
   const QString &currentTaskFolder() const { return taskFolder_; }
   const QString &currentTaskName() const { return taskName_; }
@@ -49,6 +63,8 @@ class MainWindow : public QMainWindow {
   CudaEditor *currentEditor() const;
   TaskBrowser *taskBrowser() const { return browser_; }
   WorkspaceService *workspace() const { return workspace_; }
+  FindBar *findBar() const { return findBar_; }
+  QMenu *recentMenu() const { return recentMenu_; }
 
   QString gpuStatusText() const;
   QString workspaceStatusText() const;
@@ -58,20 +74,29 @@ class MainWindow : public QMainWindow {
   bool isWorkspaceOpenFinished() const { return workspaceSettled_; }
   // Nothing is running in the background: GPU probe done, workspace answered, scans done.
   bool isSettled() const;
+  // What has not settled yet, in words ("GPU probe", "workspace", "task scan"); empty when settled.
+  QStringList pendingWork() const;
+  // Before giving up on pendingWork(): kills the GPU probe's worker if it still runs. (Scans and
+  // the workspace thread cannot be interrupted; they end with the process.)
+  void cancelBackgroundWork();
 
   QAction *openAction() const { return open_; }
   QAction *saveAction() const { return save_; }
   QAction *closeTabAction() const { return closeTab_; }
   QAction *reloadAction() const { return reload_; }
   QAction *settingsAction() const { return settings_; }
+  QAction *findAction() const { return find_; }
+  QAction *clearRecentAction() const { return clearRecent_; }
 
-  // Stores geometry and dock layout in QSettings (also done on close).
+  // Stores geometry and dock layout in QSettings (also done on close); not in ReadOnly mode.
   void saveWindowState();
 
  signals:
   void gpuProbeFinished();
   void workspaceOpenFinished(bool ok);
   void taskOpened(const QString &folder);
+  // openFolder() has scanned folder and done what it does with it; taskCount tasks were found.
+  void folderOpened(const QString &folder, int taskCount);
   // Emitted whenever background work drains (see isSettled()).
   void settled();
 
@@ -85,8 +110,12 @@ class MainWindow : public QMainWindow {
   void createStatusBar();
   void restoreWindowState();
   void startGpuProbe();
+  void onGpuInventory(const kwb::GpuInventory &inventory, const QString &summary);
+  void onGpuProbeFailed(const QString &summary, const QString &detail);
   void openWorkspace(const QString &path);
-  void reloadTaskSources();
+  void onWorkspaceTasks(const QList<WorkspaceTask> &tasks);
+  void updateBundledDir(bool force);
+  void onOpenedFoldersScanned(const QList<TaskFolderItem> &folders);
   void showManifestError(const QString &manifestPath, const kwb::ManifestError &error);
   void openTaskFolderDialog();
   void saveCurrent();
@@ -95,15 +124,20 @@ class MainWindow : public QMainWindow {
   void showAbout();
   void updateTitle();
   void updateActions();
-  void updateRecentMenu();
-  void onGpuInventory(const kwb::GpuInventory &inventory);
-  void onWorkspaceTasks(const QList<WorkspaceTask> &tasks);
+  void rebuildRecentMenu();
+  void setRecent(const QStringList &recent);
+  void setOpenedFolders(const QStringList &folders);
+  void removeFromList(TaskTreeModel::Group group, const QString &folder);
   void onFileSaved(const QString &path);
   void checkSettled();
 
+  SettingsMode settingsMode_ = SettingsMode::ReadWrite;
+
   EditorTabs *tabs_ = nullptr;
+  FindBar *findBar_ = nullptr;
   QStackedWidget *centre_ = nullptr;
   QWidget *placeholder_ = nullptr;
+  QWidget *editorPage_ = nullptr;
   TaskBrowser *browser_ = nullptr;
   LogPanel *log_ = nullptr;
   QDockWidget *tasksDock_ = nullptr;
@@ -111,6 +145,7 @@ class MainWindow : public QMainWindow {
   GpuStatusLabel *gpuLabel_ = nullptr;
   QLabel *workspaceLabel_ = nullptr;
   WorkspaceService *workspace_ = nullptr;
+  GpuProbe *gpuProbe_ = nullptr;
 
   QAction *open_ = nullptr;
   QAction *save_ = nullptr;
@@ -118,6 +153,10 @@ class MainWindow : public QMainWindow {
   QAction *reload_ = nullptr;
   QAction *settings_ = nullptr;
   QAction *quit_ = nullptr;
+  QAction *find_ = nullptr;
+  QAction *findNext_ = nullptr;
+  QAction *findPrevious_ = nullptr;
+  QAction *clearRecent_ = nullptr;
   QAction *focusTasks_ = nullptr;
   QAction *focusLog_ = nullptr;
   QAction *nextTab_ = nullptr;
@@ -129,6 +168,11 @@ class MainWindow : public QMainWindow {
 
   QString workspacePath_;
   QString settingsWorkspacePath_;  // the Settings value, to notice when the user changes it
+  QString bundledDir_;             // what the Bundled group shows, to notice when Settings change it
+  bool bundledDirChosen_ = false;
+  QStringList recent_;             // this window's lists; written to the settings in ReadWrite mode
+  QStringList openedFolders_;
+  QStringList foldersToOpen_;      // openFolder() waits for these folders' scans
   QString taskFolder_;
   QString taskName_;
   bool gpuProbed_ = false;

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include <QComboBox>
+#include <QDir>
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -98,7 +99,13 @@ QWidget *SettingsDialog::generalPage() {
                      QFileDialog::DontConfirmOverwrite);
                  if (!file.isEmpty()) workspace_->setText(file);
                }));
-  form->addRow(QString(), hint(tr("Created when missing. Leave empty for the default."), page));
+  workspaceInUse_ = hint(QString(), page);
+  workspaceInUse_->setObjectName(QStringLiteral("workspaceInUseLabel"));
+  workspaceInUse_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  form->addRow(QString(), workspaceInUse_);
+  form->addRow(QString(), hint(tr("Created when missing. Leave empty for the default. A relative path "
+                                  "is taken from the folder Kernel Workbench was started in."),
+                               page));
   form->addRow(tr("Kernels folder:"), withBrowseButton(kernelsDir_, page, [this] {
                  const QString dir =
                      QFileDialog::getExistingDirectory(this, tr("Kernels folder"), kernelsDir_->text());
@@ -150,11 +157,17 @@ void SettingsDialog::load() {
 }
 
 void SettingsDialog::apply() {
-  settings::setWorkspacePath(workspace_->text().trimmed());
-  settings::setKernelsDirOverride(kernelsDir_->text().trimmed());
+  settings::setWorkspacePath(workspace_->text());
+  settings::setKernelsDirOverride(kernelsDir_->text());
   settings::setEditor({fontSize_->value(), tabWidth_->value()});
   settings::setCompileOnlyArch(arch_->currentText());
+  load();
   emit applied();
+}
+
+void SettingsDialog::setWorkspaceInUse(const QString &path) {
+  workspaceInUse_->setText(tr("In use now: %1").arg(QDir::toNativeSeparators(path)));
+  workspaceInUse_->setToolTip(QDir::toNativeSeparators(path));
 }
 
 }  // namespace kwb::ui

@@ -5,6 +5,7 @@
 
 class QComboBox;
 class QDialogButtonBox;
+class QLabel;
 class QLineEdit;
 class QListWidget;
 class QSpinBox;
@@ -20,10 +21,15 @@ class SettingsDialog : public QDialog {
 
   // Reads the stored values into the fields.
   void load();
-  // Writes the fields to the stored settings and emits applied().
+  // Writes the fields to the stored settings (paths made absolute), emits applied(), and shows
+  // the stored values.
   void apply();
+  // The workspace file the window uses now, shown under the field: it differs from the field when
+  // the window was started with --workspace or the file is the default.
+  void setWorkspaceInUse(const QString &path);
 
   QLineEdit *workspaceField() const { return workspace_; }
+  QLabel *workspaceInUseLabel() const { return workspaceInUse_; }
   QLineEdit *kernelsDirField() const { return kernelsDir_; }
   QSpinBox *fontSizeField() const { return fontSize_; }
   QSpinBox *tabWidthField() const { return tabWidth_; }
@@ -42,6 +48,7 @@ class SettingsDialog : public QDialog {
   QStackedWidget *stack_ = nullptr;
   QDialogButtonBox *buttons_ = nullptr;
   QLineEdit *workspace_ = nullptr;
+  QLabel *workspaceInUse_ = nullptr;
   QLineEdit *kernelsDir_ = nullptr;
   QSpinBox *fontSize_ = nullptr;
   QSpinBox *tabWidth_ = nullptr;

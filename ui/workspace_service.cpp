@@ -16,11 +16,8 @@ namespace {
 
 WorkspaceTask fromRecord(const kwb::TaskRecord &record) {
   WorkspaceTask task;
-  task.id = record.id;
   task.name = QString::fromStdString(record.name);
   task.folder = QString::fromStdString(record.folder);
-  task.manifestHash = QString::fromStdString(record.manifestHash);
-  task.addedAt = QString::fromStdString(record.addedAt);
   task.lastOpenedAt = QString::fromStdString(record.lastOpenedAt);
   return task;
 }
@@ -68,15 +65,16 @@ template <typename Job>
 void WorkspaceService::post(Job job) {
   ++pending_;
   Backend *backend = backend_;
+  const quint64 generation = generation_;
   QMetaObject::invokeMethod(
       backend_,
-      [this, backend, job = std::move(job)]() mutable {
+      [this, backend, generation, job = std::move(job)]() mutable {
         // job(workspace) returns a function to run back on the GUI thread.
         auto deliver = job(backend->workspace);
         QMetaObject::invokeMethod(
             this,
-            [this, deliver = std::move(deliver)]() mutable {
-              deliver();
+            [this, generation, deliver = std::move(deliver)]() mutable {
+              if (generation == generation_) deliver();  // else: about a workspace since replaced
               finishRequest();
             },
             Qt::QueuedConnection);
@@ -89,7 +87,7 @@ void WorkspaceService::finishRequest() {
 }
 
 void WorkspaceService::open(const QString &path) {
-  path_ = path;
+  ++generation_;
   open_ = false;
   post([this, path](std::unique_ptr<kwb::Workspace> &workspace) -> std::function<void()> {
     workspace.reset();
@@ -103,7 +101,6 @@ void WorkspaceService::open(const QString &path) {
       const int version = workspace->schemaVersion();
       const QList<WorkspaceTask> tasks = fromRecords(workspace->tasks());
       return [this, path, version, tasks] {
-        if (path != path_) return;  // a newer open() has been asked for
         open_ = true;
         emit opened(path, version);
         emit tasksListed(tasks);
@@ -112,7 +109,6 @@ void WorkspaceService::open(const QString &path) {
       workspace.reset();
       const QString message = QString::fromStdString(e.what());
       return [this, path, message] {
-        if (path != path_) return;
         open_ = false;
         emit openFailed(path, message);
       };
@@ -126,13 +122,9 @@ void WorkspaceService::recordTaskOpened(const QString &name, const QString &fold
         manifestHash](std::unique_ptr<kwb::Workspace> &workspace) -> std::function<void()> {
     if (!workspace) return [] {};
     try {
-      const WorkspaceTask task = fromRecord(
-          workspace->recordTaskOpened(name.toStdString(), folder.toStdString(), manifestHash.toStdString()));
+      workspace->recordTaskOpened(name.toStdString(), folder.toStdString(), manifestHash.toStdString());
       const QList<WorkspaceTask> tasks = fromRecords(workspace->tasks());
-      return [this, task, tasks] {
-        emit taskRecorded(task);
-        emit tasksListed(tasks);
-      };
+      return [this, tasks] { emit tasksListed(tasks); };
     } catch (const std::exception &e) {
       const QString message =
           tr("Workspace: could not record task %1: %2").arg(name, QString::fromStdString(e.what()));

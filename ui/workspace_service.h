@@ -10,14 +10,11 @@
 
 namespace kwb::ui {
 
-// A task as the workspace records it.
+// A task as the workspace lists it.
 struct WorkspaceTask {
-  qint64 id = 0;
   QString name;
   QString folder;
-  QString manifestHash;
-  QString addedAt;
-  QString lastOpenedAt;
+  QString lastOpenedAt;  // ISO 8601, UTC
 };
 
 class WorkspaceService : public QObject {
@@ -28,22 +25,21 @@ class WorkspaceService : public QObject {
   ~WorkspaceService() override;
 
   // Closes any open workspace, then opens (creating or migrating) the file at path.
-  // Answers with opened() or openFailed(), then tasksListed() on success.
+  // Answers with opened() or openFailed(), then tasksListed() on success. Answers to requests
+  // made before this call are dropped: they belong to the workspace being replaced.
   void open(const QString &path);
-  // Records that a task was opened. Answers with taskRecorded() then tasksListed(); does nothing
-  // when no workspace is open (the failed open was already reported).
+  // Records that a task was opened. Answers with tasksListed(); does nothing when no workspace
+  // is open (the failed open was already reported).
   void recordTaskOpened(const QString &name, const QString &folder, const QString &manifestHash);
   void listTasks();
 
   bool isOpen() const { return open_; }
-  const QString &path() const { return path_; }
   // True while requests are queued or running.
   bool isBusy() const { return pending_ > 0; }
 
  signals:
   void opened(const QString &path, int schemaVersion);
   void openFailed(const QString &path, const QString &message);
-  void taskRecorded(const kwb::ui::WorkspaceTask &task);
   void tasksListed(const QList<kwb::ui::WorkspaceTask> &tasks);
   void error(const QString &message);
   // Every queued request has been answered.
@@ -51,14 +47,15 @@ class WorkspaceService : public QObject {
 
  private:
   class Backend;
-  // Runs job on the workspace thread; its result handler runs back on this object's thread.
+  // Runs job on the workspace thread; the function it returns runs back on this object's thread,
+  // unless open() was called in between.
   template <typename Job>
   void post(Job job);
   void finishRequest();
 
   QThread thread_;
   Backend *backend_ = nullptr;  // lives on thread_
-  QString path_;
+  quint64 generation_ = 0;      // bumped by open()
   bool open_ = false;
   int pending_ = 0;
 };

@@ -1,19 +1,19 @@
 // kernel-workbench: the desktop GUI. Everything lives in kwbui; this only reads the command line.
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
-#include <QIcon>
 #include <QPixmap>
+#include <QTimer>
 
 #include "kwb/version.h"
 #include "ui/app_settings.h"
 #include "ui/log_panel.h"
 #include "ui/main_window.h"
-#include "ui/resources_init.h"
 
 namespace {
 
@@ -49,8 +49,6 @@ int main(int argc, char *argv[]) {
   QApplication::setApplicationDisplayName(QLatin1String(kwb::kProjectName));
   QApplication::setApplicationVersion(QLatin1String(kwb::kVersion));
   QApplication::setDesktopFileName(QStringLiteral("kernel-workbench"));
-  kwb::ui::initResources();
-  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/kernel-workbench.svg")));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Take a CUDA kernel from correct to fast."));
@@ -63,11 +61,17 @@ int main(int argc, char *argv[]) {
       QStringLiteral("workspace"), QStringLiteral("Use this workspace file."), QStringLiteral("FILE"));
   const QCommandLineOption screenshotOption(
       QStringLiteral("screenshot"),
-      QStringLiteral("Open the task, wait for the GPU probe and the workspace, save a PNG of the "
-                     "window to FILE and exit."),
+      QStringLiteral("Open the task, wait for the GPU probe, the workspace and the task scans, save "
+                     "a PNG of the window to FILE and exit. Writes no settings."),
       QStringLiteral("FILE"));
+  const QCommandLineOption screenshotTimeoutOption(
+      QStringLiteral("screenshot-timeout"),
+      QStringLiteral("With --screenshot: give up (exit status 1) when the window has not settled "
+                     "after SECONDS (default 60)."),
+      QStringLiteral("SECONDS"), QStringLiteral("60"));
   parser.addOption(workspaceOption);
   parser.addOption(screenshotOption);
+  parser.addOption(screenshotTimeoutOption);
   parser.process(app);
 
   const QStringList positional = parser.positionalArguments();
@@ -77,16 +81,39 @@ int main(int argc, char *argv[]) {
     return 2;
   }
   const QString task = positional.isEmpty() ? defaultTask() : positional.front();
+  const bool screenshot = parser.isSet(screenshotOption);
+  bool timeoutOk = false;
+  const int timeoutSeconds = parser.value(screenshotTimeoutOption).toInt(&timeoutOk);
+  if (screenshot && (!timeoutOk || timeoutSeconds < 1 || timeoutSeconds > 86400)) {
+    std::fprintf(stderr, "kernel-workbench: --screenshot-timeout wants seconds from 1 to 86400, got '%s'\n",
+                 qPrintable(parser.value(screenshotTimeoutOption)));
+    return 2;
+  }
 
-  kwb::ui::MainWindow window(parser.value(workspaceOption));
+  // A screenshot reads the user's settings but leaves them as they were.
+  kwb::ui::MainWindow window(parser.value(workspaceOption), screenshot
+                                                                ? kwb::ui::MainWindow::SettingsMode::ReadOnly
+                                                                : kwb::ui::MainWindow::SettingsMode::ReadWrite);
 
-  if (!parser.isSet(screenshotOption)) {
+  if (!screenshot) {
     window.show();
     if (!task.isEmpty()) window.openTask(task);
     return app.exec();
   }
 
   const QString target = QFileInfo(parser.value(screenshotOption)).absoluteFilePath();
+  // A hard deadline: whatever has not settled by then (a folder scan on a hung mount, a workspace
+  // on a stuck disk) is named, and the program ends without waiting for it. std::_Exit, because
+  // a normal exit would join the very threads that are stuck; nothing is lost, as a screenshot
+  // writes no settings and every workspace change is its own transaction.
+  QTimer::singleShot(timeoutSeconds * 1000, &app, [&window, timeoutSeconds] {
+    std::fprintf(stderr, "kernel-workbench: --screenshot gave up after %d s: still waiting for %s\n",
+                 timeoutSeconds, qPrintable(window.pendingWork().join(QStringLiteral(", "))));
+    window.cancelBackgroundWork();
+    std::fflush(stderr);
+    std::fflush(stdout);
+    std::_Exit(1);
+  });
   window.resize(1400, 850);
   window.show();
   if (task.isEmpty()) {

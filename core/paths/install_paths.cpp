@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 namespace kwb {
@@ -28,6 +30,37 @@ std::optional<fs::path> bundledKernelsDir() {
   const std::string exe = executableDir().string(), buildTree = KWB_BUILD_TREE;
   if (exe.compare(0, buildTree.size(), buildTree) == 0)
     if (fs::path source = KWB_SOURCE_KERNELS_DIR; isTaskDir(source)) return source;
+  return std::nullopt;
+}
+
+std::optional<fs::path> workerExecutable() {
+  constexpr const char *kName = "kwb-worker";
+  auto runnable = [](const fs::path &p) {
+    std::error_code ec;
+    return !p.empty() && fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (const char *env = std::getenv("KWB_WORKER"); env && *env && runnable(env)) return fs::path(env);
+  const fs::path exeDir = executableDir();
+  if (auto beside = exeDir / kName; runnable(beside)) return beside;
+  // A build tree: the GUI is <build>/app/gui/kernel-workbench, the worker <build>/app/worker/
+  // (looked up beside the GUI, so a moved build tree still works), and any other program built
+  // there (tests) uses the worker built with it.
+  if (exeDir.filename() == "gui" && exeDir.parent_path().filename() == "app")
+    if (auto sibling = exeDir.parent_path() / "worker" / kName; runnable(sibling)) return sibling;
+  const std::string exe = exeDir.string(), buildTree = KWB_BUILD_TREE;
+  if (exe.compare(0, buildTree.size(), buildTree) == 0)
+    if (auto built = fs::path(buildTree) / "app" / "worker" / kName; runnable(built)) return built;
+  if (const char *path = std::getenv("PATH"); path && *path) {
+    std::string_view rest = path;
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const std::string_view dir = rest.substr(0, colon);
+      if (!dir.empty())
+        if (auto candidate = fs::path(dir) / kName; runnable(candidate)) return candidate;
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
   return std::nullopt;
 }
 

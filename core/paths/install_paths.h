@@ -11,4 +11,9 @@ std::optional<std::filesystem::path> bundledKernelsDir();
 std::filesystem::path executableDir();
 // $XDG_DATA_HOME/kernel-workbench (or ~/.local/share/kernel-workbench); created if missing.
 std::filesystem::path userDataDir();
+// The kwb-worker program: $KWB_WORKER, then beside the running executable (installed, bundle),
+// then, for programs run from the build tree, <build>/app/worker/kwb-worker (found from a GUI at
+// <build>/app/gui/ and from tests alike), then $PATH. Each candidate must be an executable file;
+// nullopt when none is.
+std::optional<std::filesystem::path> workerExecutable();
 }

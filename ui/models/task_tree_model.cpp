@@ -1,5 +1,7 @@
 #include "ui/models/task_tree_model.h"
 
+#include <algorithm>
+
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -14,9 +16,9 @@ struct TaskTreeModel::Node {
   Group group = Group::Bundled;
   QString label;
   TaskItem task;  // for Task rows; folder also set for Folder rows
-  QString error;  // Folder rows that could not be read
+  QString error;  // Folder rows that could not be read; the text of Message rows
   Node *parent = nullptr;
-  std::vector<std::unique_ptr<Node>> children;
+  Nodes children;
 
   int row() const {
     if (!parent) return 0;
@@ -42,7 +44,7 @@ QString taskToolTip(const TaskItem &item) {
   QString tip;
   if (!item.error.isEmpty()) {
     tip = QStringLiteral("<b>%1</b><br><span style='color:#b91c1c'>%2</span>")
-              .arg(TaskTreeModel::tr("Manifest does not load"), item.error.toHtmlEscaped());
+              .arg(TaskTreeModel::tr("Task does not load"), item.error.toHtmlEscaped());
   } else {
     tip = QStringLiteral("<b>%1</b>").arg(item.name.toHtmlEscaped());
     if (!item.description.isEmpty()) tip += QStringLiteral("<br>") + item.description.toHtmlEscaped();
@@ -87,43 +89,51 @@ QString TaskTreeModel::groupName(Group group) {
   return {};
 }
 
-std::unique_ptr<TaskTreeModel::Node> TaskTreeModel::taskNode(const TaskItem &item, Node *parent,
-                                                             Group group) const {
+TaskTreeModel::Node *TaskTreeModel::groupNode(Group group) const {
+  return root_->children[static_cast<std::size_t>(group)].get();
+}
+
+std::unique_ptr<TaskTreeModel::Node> TaskTreeModel::taskNode(const TaskItem &item, Group group) const {
   auto node = std::make_unique<Node>();
   node->kind = Kind::Task;
   node->group = group;
   node->task = item;
   node->label = item.name.isEmpty() ? folderLabel(item.folder) : item.name;
-  node->parent = parent;
   return node;
 }
 
-void TaskTreeModel::setTasks(Group group, const QList<TaskItem> &tasks) {
-  Node *groupNode = root_->children[static_cast<std::size_t>(group)].get();
-  std::vector<std::unique_ptr<Node>> children;
-  for (const TaskItem &item : tasks) children.push_back(taskNode(item, groupNode, group));
+void TaskTreeModel::setTasks(Group group, const QList<TaskItem> &tasks, const QString &problem) {
+  Nodes children;
+  if (!problem.isEmpty()) {
+    auto message = std::make_unique<Node>();
+    message->kind = Kind::Message;
+    message->group = group;
+    message->label = problem.section(QLatin1Char('\n'), 0, 0);
+    message->error = problem;
+    children.push_back(std::move(message));
+  }
+  for (const TaskItem &item : tasks) children.push_back(taskNode(item, group));
   disambiguate(children);
-  replaceChildren(groupNode, std::move(children));
+  updateChildren(groupNode(group), std::move(children));
 }
 
-void TaskTreeModel::disambiguate(std::vector<std::unique_ptr<Node>> &rows) {
-  // Two tasks of one name (a copy of softmax next to the bundled one) get their parent folder
-  // appended: "softmax (kernels)", "softmax (experiments)".
+void TaskTreeModel::disambiguate(Nodes &rows) {
+  // Two rows of one name (a copy of softmax next to the bundled one, two folders called
+  // "kernels") get their parent folder appended: "softmax (kernels)", "softmax (experiments)".
   QHash<QString, int> uses;
   for (const auto &row : rows) ++uses[row->label];
   for (auto &row : rows) {
-    if (row->kind != Kind::Task || uses.value(row->label) < 2) continue;
+    if (row->kind == Kind::Message || uses.value(row->label) < 2) continue;
     const QString parentName = QFileInfo(QFileInfo(row->task.folder).absolutePath()).fileName();
     if (!parentName.isEmpty()) row->label = QStringLiteral("%1 (%2)").arg(row->label, parentName);
   }
 }
 
 void TaskTreeModel::setFolders(Group group, const QList<TaskFolderItem> &folders) {
-  Node *groupNode = root_->children[static_cast<std::size_t>(group)].get();
-  std::vector<std::unique_ptr<Node>> children;
+  Nodes children;
   for (const TaskFolderItem &folder : folders) {
     if (folder.tasks.size() == 1 && folder.error.isEmpty()) {
-      children.push_back(taskNode(folder.tasks.front(), groupNode, group));
+      children.push_back(taskNode(folder.tasks.front(), group));
       continue;
     }
     auto node = std::make_unique<Node>();
@@ -132,24 +142,54 @@ void TaskTreeModel::setFolders(Group group, const QList<TaskFolderItem> &folders
     node->label = folderLabel(folder.folder);
     node->task.folder = folder.folder;
     node->error = folder.error;
-    node->parent = groupNode;
-    for (const TaskItem &item : folder.tasks) node->children.push_back(taskNode(item, node.get(), group));
+    for (const TaskItem &item : folder.tasks) {
+      node->children.push_back(taskNode(item, group));
+      node->children.back()->parent = node.get();
+    }
     disambiguate(node->children);
     children.push_back(std::move(node));
   }
-  replaceChildren(groupNode, std::move(children));
+  disambiguate(children);
+  updateChildren(groupNode(group), std::move(children));
 }
 
-void TaskTreeModel::replaceChildren(Node *parent, std::vector<std::unique_ptr<Node>> children) {
+QString TaskTreeModel::keyOf(const Node *node) {
+  return QStringLiteral("%1|%2|%3").arg(static_cast<int>(node->group)).arg(static_cast<int>(node->kind))
+      .arg(node->kind == Kind::Group ? QString() : node->task.folder);
+}
+
+void TaskTreeModel::updateChildren(Node *parent, Nodes children) {
   const QModelIndex parentIndex = indexOf(parent);
-  if (!parent->children.empty()) {
-    beginRemoveRows(parentIndex, 0, static_cast<int>(parent->children.size()) - 1);
-    parent->children.clear();
+  Nodes &current = parent->children;
+  const bool sameRows =
+      current.size() == children.size() &&
+      std::equal(current.begin(), current.end(), children.begin(),
+                 [](const auto &a, const auto &b) { return keyOf(a.get()) == keyOf(b.get()); });
+  if (sameRows) {
+    for (std::size_t i = 0; i < current.size(); ++i) {
+      Node *now = current[i].get();
+      Node *next = children[i].get();
+      if (now->label != next->label || !(now->task == next->task) || now->error != next->error) {
+        now->label = next->label;
+        now->task = next->task;
+        now->error = next->error;
+        const QModelIndex index = indexOf(now);
+        emit dataChanged(index, index);
+      }
+      for (auto &child : next->children) child->parent = now;
+      updateChildren(now, std::move(next->children));
+    }
+    return;
+  }
+  if (!current.empty()) {
+    beginRemoveRows(parentIndex, 0, static_cast<int>(current.size()) - 1);
+    current.clear();
     endRemoveRows();
   }
   if (!children.empty()) {
     beginInsertRows(parentIndex, 0, static_cast<int>(children.size()) - 1);
-    parent->children = std::move(children);
+    for (auto &child : children) child->parent = parent;
+    current = std::move(children);
     endInsertRows();
   }
   // A group's label carries its row count.
@@ -164,12 +204,11 @@ void TaskTreeModel::forEachNode(const Node *node, const Visit &visit) const {
 
 void TaskTreeModel::setCurrentFolder(const QString &folder) {
   const QString previous = currentFolder_;
-  currentFolder_ = folder.isEmpty() ? QString() : QDir::cleanPath(folder);
+  currentFolder_ = folder;
   if (previous == currentFolder_) return;
   forEachNode(root_.get(), [&](const Node *node) {
     if (node->kind != Kind::Task) return;
-    const QString path = QDir::cleanPath(node->task.folder);
-    if (path == previous || path == currentFolder_) {
+    if (node->task.folder == previous || node->task.folder == currentFolder_) {
       const QModelIndex index = indexOf(node);
       emit dataChanged(index, index, {Qt::FontRole});
     }
@@ -180,17 +219,12 @@ QModelIndex TaskTreeModel::groupIndex(Group group) const {
   return index(static_cast<int>(group), 0);
 }
 
-QModelIndex TaskTreeModel::findTask(Group group, const QString &folder) const {
-  const QString wanted = QDir::cleanPath(folder);
-  const Node *groupNode = root_->children[static_cast<std::size_t>(group)].get();
-  std::vector<const Node *> pending{groupNode};
-  while (!pending.empty()) {
-    const Node *node = pending.back();
-    pending.pop_back();
-    if (node->kind == Kind::Task && QDir::cleanPath(node->task.folder) == wanted) return indexOf(node);
-    for (auto it = node->children.rbegin(); it != node->children.rend(); ++it) pending.push_back(it->get());
-  }
-  return {};
+QModelIndex TaskTreeModel::indexForKey(const QString &key) const {
+  const Node *found = nullptr;
+  forEachNode(root_.get(), [&](const Node *node) {
+    if (!found && node != root_.get() && keyOf(node) == key) found = node;
+  });
+  return found ? indexOf(found) : QModelIndex();
 }
 
 TaskTreeModel::Node *TaskTreeModel::nodeAt(const QModelIndex &index) const {
@@ -228,8 +262,10 @@ QVariant TaskTreeModel::data(const QModelIndex &index, int role) const {
   const Node *node = nodeAt(index);
   switch (role) {
     case Qt::DisplayRole:
-      if (node->kind == Kind::Group && !node->children.empty()) {
-        return QStringLiteral("%1 (%2)").arg(node->label).arg(node->children.size());
+      if (node->kind == Kind::Group) {
+        const auto rows = std::count_if(node->children.begin(), node->children.end(),
+                                        [](const auto &child) { return child->kind != Kind::Message; });
+        if (rows > 0) return QStringLiteral("%1 (%2)").arg(node->label).arg(rows);
       }
       return node->label;
     case Qt::ToolTipRole:
@@ -242,6 +278,8 @@ QVariant TaskTreeModel::data(const QModelIndex &index, int role) const {
                      : QDir::toNativeSeparators(node->task.folder) + QStringLiteral("\n") + node->error;
         case Kind::Task:
           return taskToolTip(node->task);
+        case Kind::Message:
+          return node->error;
       }
       return {};
     case Qt::DecorationRole:
@@ -252,14 +290,20 @@ QVariant TaskTreeModel::data(const QModelIndex &index, int role) const {
           return QApplication::style()->standardIcon(QStyle::SP_DirIcon);
         case Kind::Task:
           return node->task.error.isEmpty() ? taskIcon_ : brokenIcon_;
+        case Kind::Message:
+          return brokenIcon_;
       }
       return {};
     case Qt::FontRole:
       if (node->kind == Kind::Group ||
-          (!currentFolder_.isEmpty() && QDir::cleanPath(node->task.folder) == currentFolder_ &&
-           node->kind == Kind::Task)) {
+          (node->kind == Kind::Task && !currentFolder_.isEmpty() && node->task.folder == currentFolder_)) {
         QFont font;
         font.setBold(true);
+        return font;
+      }
+      if (node->kind == Kind::Message) {
+        QFont font;
+        font.setItalic(true);
         return font;
       }
       return {};
@@ -271,6 +315,8 @@ QVariant TaskTreeModel::data(const QModelIndex &index, int role) const {
       return node->kind == Kind::Task ? node->task.error : node->error;
     case GroupRole:
       return static_cast<int>(node->group);
+    case KeyRole:
+      return keyOf(node);
     default:
       return {};
   }
@@ -279,7 +325,8 @@ QVariant TaskTreeModel::data(const QModelIndex &index, int role) const {
 Qt::ItemFlags TaskTreeModel::flags(const QModelIndex &index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
-  if (nodeAt(index)->kind == Kind::Task) f |= Qt::ItemNeverHasChildren;
+  const Kind kind = nodeAt(index)->kind;
+  if (kind == Kind::Task || kind == Kind::Message) f |= Qt::ItemNeverHasChildren;
   return f;
 }
 

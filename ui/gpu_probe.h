@@ -1,0 +1,60 @@
+#pragma once
+// Finds out which CUDA libraries and GPUs this machine has by asking the worker:
+// `kwb-worker --devices --json` in a child process. cuInit and the driver's threads stay out of the
+// GUI process (see DESIGN.md, Processes), and a wedged driver costs a killed child after a timeout,
+// never a hung window or a hung exit.
+#include <optional>
+
+#include <QObject>
+#include <QString>
+
+#include "core/gpu/device_info.h"
+
+class QProcess;
+class QTimer;
+
+namespace kwb::ui {
+
+class GpuProbe : public QObject {
+  Q_OBJECT
+
+ public:
+  static constexpr int kDefaultTimeoutMs = 30000;
+
+  explicit GpuProbe(QObject *parent = nullptr);
+  ~GpuProbe() override;
+
+  // Starts the worker at program (empty: none was found) and answers once, later, with
+  // inventoryReady() or failed(). A probe still running is abandoned first.
+  void start(const QString &program, int timeoutMs = kDefaultTimeoutMs);
+  bool isRunning() const { return process_ != nullptr; }
+  // Kills a worker still running, without an answer.
+  void cancel() { abandon(); }
+
+  // The worker's JSON (core/gpu/device_info.cpp, to_json) as an inventory; nullopt with *error
+  // set when it is not one.
+  // *summary (when given) gets the worker's summary line.
+  static std::optional<kwb::GpuInventory> parseInventory(const QByteArray &json, QString *error,
+                                                         QString *summary = nullptr);
+
+ signals:
+  // summary: the worker's one-line summary ("NVIDIA H200 (sm_90, 132 SMs, 140 GiB)").
+  void inventoryReady(const kwb::GpuInventory &inventory, const QString &summary);
+  // summary: one line for the status bar ("GPU probe timed out"); detail: what happened and why.
+  void failed(const QString &summary, const QString &detail);
+
+ private:
+  void onFinished(int exitCode, bool crashed);
+  void onTimeout();
+  void fail(const QString &summary, const QString &detail);
+  // Stops listening to the running worker (if any), kills it and lets it go.
+  void abandon();
+
+  QProcess *process_ = nullptr;
+  QTimer *timer_ = nullptr;
+  QString program_;
+  int timeoutMs_ = kDefaultTimeoutMs;
+  quint64 attempt_ = 0;  // start() count, so a queued answer for an older start is dropped
+};
+
+}  // namespace kwb::ui

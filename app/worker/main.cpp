@@ -1,24 +1,110 @@
-// kwb-worker: the process that owns one GPU's CUDA context. For now it reports its version and
-// the devices it can see; the evaluation protocol arrives with the evaluation engine.
+// kwb-worker: the process that owns one GPU's CUDA context. Run by hand it lists the devices
+// it can see; started by kwb or kernel-workbench with --serve it speaks the worker protocol
+// (core/worker/PROTOCOL.md) on stdin/stdout.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "core/gpu/device_info.h"
 #include "core/gpu/device_report.h"
+#include "core/worker/sandbox.h"
+#include "core/worker/sandbox_inside.h"
+#include "core/worker/worker_server.h"
 #include "kwb/version.h"
 
 namespace {
+
 void usage(std::ostream &out) {
   out << "Usage: kwb-worker [--version] [--devices [--json]]\n"
+         "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
+         "                  [--sandbox-note TEXT]\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
-         "run by hand it lists the devices it can see.\n";
+         "run by hand it lists the devices it can see.\n"
+         "  --serve          speak the worker protocol (JSON lines) on stdin/stdout\n"
+         "  --device N       use and report only CUDA device N\n"
+         "  --sandbox KIND   the sandbox the worker was started in; 'unshare' makes the worker\n"
+         "                   finish it (read-only file system, minimal /dev, no capabilities)\n"
+         "  --private-dir D  the only writable directory\n"
+         "  --sandbox-note T why there is no sandbox (reported in hello)\n";
 }
+
+std::string join(const std::vector<std::string> &parts, const char *separator) {
+  std::string out;
+  for (const auto &p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std::string &privateDir,
+          const std::string &note) {
+  namespace w = kwb::worker;
+  std::vector<std::string> problems;
+  if (sandbox == w::SandboxKind::Unshare) {
+    // May fork: the parent stays as the pid namespace's init and never returns.
+    const auto lockdown = w::lockDownInsideNamespaces(privateDir);
+    problems = lockdown.problems;
+  }
+  const auto fds = w::takeOverStdio();
+  w::exitWhenClientVanishes(fds.in);
+
+  w::WorkerServerConfig config;
+  config.device = device;
+  config.privateDir = privateDir;
+  const auto self = w::checkSandboxFromInside(privateDir);
+  config.sandboxChecks = w::toJson(self);
+  if (sandbox == w::SandboxKind::None) {
+    config.sandbox = "none";
+    config.sandboxReason = note.empty() ? "started without a sandbox (no --sandbox)" : note;
+  } else {
+    if (!self.networkIsolated) problems.push_back("network interfaces visible: " + join(self.interfaces, ", "));
+    if (self.homeWritable) problems.push_back("$HOME (" + self.home + ") is writable");
+    if (self.tmpWritable) problems.push_back("/tmp is writable");
+    if (!self.privateDirWritable)
+      problems.push_back("the private directory '" + self.privateDir + "' is not writable: " + self.privateDirError);
+    config.sandbox = problems.empty() ? w::sandboxKindName(sandbox) : "none";
+    if (!problems.empty())
+      config.sandboxReason = std::string(w::sandboxKindName(sandbox)) + " sandbox not in effect: " + join(problems, "; ");
+  }
+
+  // The devices, looked at from inside the sandbox: what CUDA can really reach from here.
+  const auto inventory = kwb::probeGpus();
+  nlohmann::json devices = inventory;
+  if (device) {
+    nlohmann::json kept = nlohmann::json::array();
+    for (const auto &d : devices["devices"])
+      if (d.value("ordinal", -1) == *device) kept.push_back(d);
+    if (kept.empty() && inventory.problem.empty())
+      devices["problem"] = "no CUDA device " + std::to_string(*device) + "; the driver sees " +
+                           std::to_string(inventory.devices.size()) + " device(s)";
+    devices["devices"] = kept;
+  }
+
+  w::WorkerServer server(fds.in, fds.out, config);
+  server.addBuiltinCommands(devices);
+  std::cerr << "kwb-worker " << kwb::kVersion << ": serving (pid " << ::getpid() << ", sandbox "
+            << config.sandbox << (config.sandboxReason.empty() ? "" : ": " + config.sandboxReason) << ")\n";
+  return server.run();
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool json = false, devices = false;
+  bool json = false, devices = false, serveMode = false;
+  std::optional<int> device;
+  auto sandbox = kwb::worker::SandboxKind::None;
+  std::string privateDir, note;
+  auto value = [&](int &i, const char *name) -> const char * {
+    if (i + 1 >= argc) {
+      std::cerr << "kwb-worker: " << name << " needs a value\n";
+      std::exit(2);
+    }
+    return argv[++i];
+  };
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--version")) {
       std::cout << "kwb-worker " << kwb::kVersion << "\n";
@@ -27,6 +113,29 @@ int main(int argc, char **argv) {
       devices = true;
     } else if (!std::strcmp(argv[i], "--json")) {
       json = true;
+    } else if (!std::strcmp(argv[i], "--serve")) {
+      serveMode = true;
+    } else if (!std::strcmp(argv[i], "--device")) {
+      const char *v = value(i, "--device");
+      char *end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      if (!*v || *end || n < 0 || n > 1024) {
+        std::cerr << "kwb-worker: --device expects a device number, not '" << v << "'\n";
+        return 2;
+      }
+      device = static_cast<int>(n);
+    } else if (!std::strcmp(argv[i], "--sandbox")) {
+      const char *v = value(i, "--sandbox");
+      const auto kind = kwb::worker::parseSandboxKind(v);
+      if (!kind) {
+        std::cerr << "kwb-worker: --sandbox expects bwrap, unshare or none, not '" << v << "'\n";
+        return 2;
+      }
+      sandbox = *kind;
+    } else if (!std::strcmp(argv[i], "--private-dir")) {
+      privateDir = value(i, "--private-dir");
+    } else if (!std::strcmp(argv[i], "--sandbox-note")) {
+      note = value(i, "--sandbox-note");
     } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       usage(std::cout);
       return 0;
@@ -36,6 +145,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (serveMode) return serve(device, sandbox, privateDir, note);
   if (!devices && !json) {
     usage(std::cout);
     return 0;

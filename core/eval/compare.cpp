@@ -1,0 +1,511 @@
+#include "core/eval/compare.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+
+#include "core/eval/element_coordinates.h"
+#include "core/eval/half_float.h"
+
+namespace kwb {
+
+namespace {
+
+__extension__ typedef __int128 Int128;
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+template <class T>
+T load(const std::byte *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// How each dtype's elements are read. Bits is the same-sized unsigned integer, for bitwise tests.
+struct ReadF64 {
+  using T = double;
+  using Bits = std::uint64_t;
+  static constexpr bool kFloating = true;
+  static double value(T v) { return v; }
+  static T encode(double x) { return x; }
+};
+struct ReadF32 {
+  using T = float;
+  using Bits = std::uint32_t;
+  static constexpr bool kFloating = true;
+  static double value(T v) { return v; }
+  static T encode(double x) { return float(x); }
+};
+struct ReadF16 {
+  using T = std::uint16_t;
+  using Bits = std::uint16_t;
+  static constexpr bool kFloating = true;
+  static double value(T v) { return halfToFloat(v); }
+  static T encode(double x) { return doubleToHalf(x); }
+};
+struct ReadBF16 {
+  using T = std::uint16_t;
+  using Bits = std::uint16_t;
+  static constexpr bool kFloating = true;
+  static double value(T v) { return bfloat16ToFloat(v); }
+  static T encode(double x) { return doubleToBfloat16(x); }
+};
+template <class Int, class Unsigned>
+struct ReadInteger {
+  using T = Int;
+  using Bits = Unsigned;
+  static constexpr bool kFloating = false;
+  static double value(T v) { return double(v); }
+  static double distance(T a, T b) {
+    const Int128 d = Int128(a) - Int128(b);
+    return double(d < 0 ? -d : d);
+  }
+};
+struct ReadBool {
+  using T = std::uint8_t;
+  using Bits = std::uint8_t;
+  static constexpr bool kFloating = false;
+  static double value(T v) { return v; }
+  static double distance(T a, T b) { return a > b ? a - b : b - a; }
+};
+
+template <class F>
+decltype(auto) visitDType(DType dtype, F &&f) {
+  switch (dtype) {
+    case DType::F64:
+      return f(ReadF64{});
+    case DType::F32:
+      return f(ReadF32{});
+    case DType::F16:
+      return f(ReadF16{});
+    case DType::BF16:
+      return f(ReadBF16{});
+    case DType::I64:
+      return f(ReadInteger<std::int64_t, std::uint64_t>{});
+    case DType::I32:
+      return f(ReadInteger<std::int32_t, std::uint32_t>{});
+    case DType::I8:
+      return f(ReadInteger<std::int8_t, std::uint8_t>{});
+    case DType::U8:
+      return f(ReadInteger<std::uint8_t, std::uint8_t>{});
+    case DType::Bool:
+      return f(ReadBool{});
+  }
+  return f(ReadF32{});
+}
+
+void checkSize(std::size_t bytes, DType dtype, std::uint64_t count, const char *what) {
+  if (count > bytes / dtypeSize(dtype))
+    throw std::invalid_argument(std::string(what) + " of " + std::to_string(bytes) +
+                                " bytes is too small for " + std::to_string(count) + " " +
+                                std::string(dtypeName(dtype)) + " elements");
+}
+
+// The shape, when it describes `count` elements; else none (flat indices).
+std::span<const std::int64_t> usableShape(std::span<const std::int64_t> shape, std::uint64_t count) {
+  if (shape.empty() || shapeElementCount(shape) != count) return {};
+  return shape;
+}
+
+std::string number(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2g", x);
+  return buffer;
+}
+
+std::string shortestDouble(double x) {
+  char buffer[40];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+  return std::string(buffer, result.ptr);
+}
+
+std::string plural(std::uint64_t n, const char *one, const char *many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// The shortest %g text that encodes back to the same 16-bit pattern.
+template <class Encode>
+std::string shortest16(double value, std::uint16_t bits, Encode encode) {
+  char buffer[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    if (encode(std::strtod(buffer, nullptr)) == bits) break;
+  }
+  return buffer;
+}
+
+template <class D>
+ElementMismatch mismatchAt(std::uint64_t index, const std::byte *got, const std::byte *want, DType dtype,
+                           std::span<const std::int64_t> shape) {
+  using T = typename D::T;
+  const std::size_t size = sizeof(T);
+  ElementMismatch m;
+  m.index = index;
+  m.coordinates = elementCoordinates(index, shape);
+  m.got = D::value(load<T>(got + index * size));
+  m.want = D::value(load<T>(want + index * size));
+  m.gotText = formatElement(got + index * size, dtype);
+  m.wantText = formatElement(want + index * size, dtype);
+  return m;
+}
+
+std::string mismatchClause(std::uint64_t count, std::uint64_t n, const ElementMismatch *first,
+                           const char *verb) {
+  std::string s = std::to_string(count) + " of " + plural(n, "element", "elements") + " " + verb;
+  if (first)
+    s += " (first at " + formatCoordinates(first->coordinates) + ": got " + first->gotText + ", want " +
+         first->wantText + ")";
+  return s;
+}
+
+// |got - want| / |want|; against a zero reference, infinite unless the values are equal.
+double relativeError(double absError, double want) {
+  if (want != 0.0) return absError / std::fabs(want);
+  return absError == 0.0 ? 0.0 : kInfinity;
+}
+
+template <class D>
+void compareTyped(const std::byte *got, const std::byte *want, std::uint64_t count,
+                  const Tolerance &tolerance, std::span<const std::int64_t> shape, std::size_t maxReported,
+                  DType dtype, ComparisonReport &r) {
+  using T = typename D::T;
+  constexpr std::size_t size = sizeof(T);
+  const bool exact = r.exact;
+  const double atol = tolerance.atol, rtol = tolerance.rtol;
+  // Sums of squares: f64 squares can overflow a double (|x| > 1e154), so they add up in long
+  // double; narrower dtypes' squares stay below 1.2e77 and a double keeps the loop fast.
+  using Sum = std::conditional_t<std::is_same_v<T, double>, long double, double>;
+  Sum diffSquares = 0, wantSquares = 0;
+
+  const auto fail = [&](std::uint64_t i) {
+    ++r.mismatches;
+    if (r.firstMismatches.size() < maxReported)
+      r.firstMismatches.push_back(mismatchAt<D>(i, got, want, dtype, shape));
+  };
+  // Records an element's errors; the relative error (a division) only when it can be a new
+  // maximum: absError > maxRel × |want| (false for NaN products, i.e. once the maximum is inf).
+  const auto track = [&](std::uint64_t i, double absError, double wantValue) {
+    if (absError > r.maxAbsError) {
+      r.maxAbsError = absError;
+      r.maxAbsErrorIndex = i;
+    }
+    if (absError > r.maxRelError * std::fabs(wantValue)) {
+      const double rel = relativeError(absError, wantValue);
+      if (rel > r.maxRelError) {
+        r.maxRelError = rel;
+        r.maxRelErrorIndex = i;
+      }
+    }
+  };
+
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const T g = load<T>(got + i * size), w = load<T>(want + i * size);
+    const double wd = D::value(w);
+    if constexpr (!D::kFloating) {
+      wantSquares += wd * wd;
+      if (g == w) continue;
+      const double error = D::distance(g, w);
+      diffSquares += Sum(error) * error;
+      track(i, error, wd);
+      fail(i);
+    } else {
+      const double gd = D::value(g);
+      if (std::isfinite(gd) && std::isfinite(wd)) [[likely]] {
+        const double error = std::fabs(gd - wd);
+        wantSquares += Sum(wd) * wd;
+        diffSquares += Sum(error) * error;
+        track(i, error, wd);
+        if (exact ? gd != wd : !(error <= atol + rtol * std::fabs(wd))) fail(i);
+        continue;
+      }
+      if (std::isnan(gd)) ++r.nanInGot;
+      if (std::isnan(wd)) {
+        ++r.nanInReference;
+        if (r.firstReferenceNaN.size() < maxReported) r.firstReferenceNaN.push_back(i);
+        continue;
+      }
+      if (std::isnan(gd)) {
+        fail(i);
+        continue;
+      }
+      // An infinity on one side or both.
+      if (gd == wd) continue;
+      if (std::isfinite(wd)) wantSquares += Sum(wd) * wd;
+      diffSquares = kInfinity;
+      if (!(r.maxAbsError == kInfinity)) r.maxAbsErrorIndex = i;
+      r.maxAbsError = kInfinity;
+      if (!(r.maxRelError == kInfinity)) r.maxRelErrorIndex = i;
+      r.maxRelError = kInfinity;
+      fail(i);
+    }
+  }
+
+  if (wantSquares > 0)
+    r.relativeL2Error = double(std::sqrt(diffSquares / wantSquares));
+  else
+    r.relativeL2Error = diffSquares == 0 ? 0.0 : kInfinity;
+}
+
+std::string comparisonSummary(const ComparisonReport &r, std::span<const std::int64_t> shape) {
+  const bool floating = dtypeIsFloating(r.dtype);
+  const std::string errors =
+      floating ? "max abs err " + number(r.maxAbsError) + ", rel L2 " + number(r.relativeL2Error)
+               : "max abs err " + number(r.maxAbsError);
+  if (r.checked == 0) return "no elements to compare";
+  std::string s;
+  if (r.nanInReference > 0) {
+    s = "the reference output holds " + plural(r.nanInReference, "NaN", "NaNs") + " (first at " +
+        formatCoordinates(elementCoordinates(r.firstReferenceNaN.front(), shape)) +
+        "): the task's reference is broken, not the candidate; fix the reference kernel or the inputs";
+    if (r.mismatches > 0)
+      s += "; besides, " + mismatchClause(r.mismatches, r.checked - r.nanInReference,
+                                          r.firstMismatches.empty() ? nullptr : &r.firstMismatches.front(),
+                                          r.mismatches == 1 ? "differs" : "differ");
+    return s;
+  }
+  if (r.mismatches == 0) {
+    if (r.exact) return "all " + plural(r.checked, "element matches", "elements match") + " exactly";
+    return "all " + plural(r.checked, "element matches", "elements match") + " (" + errors + ")";
+  }
+  s = mismatchClause(r.mismatches, r.checked,
+                     r.firstMismatches.empty() ? nullptr : &r.firstMismatches.front(),
+                     r.mismatches == 1 ? "differs" : "differ");
+  s += "; " + errors;
+  if (r.nanInGot > 0) s += "; " + plural(r.nanInGot, "NaN", "NaNs") + " in the output";
+  return s;
+}
+
+template <class D>
+void differTyped(const std::byte *a, const std::byte *b, std::uint64_t count, const Tolerance &tolerance,
+                 std::span<const std::int64_t> shape, std::size_t maxReported, DType dtype,
+                 RunDifference &r) {
+  using T = typename D::T;
+  using Bits = typename D::Bits;
+  constexpr std::size_t size = sizeof(T);
+  const bool exact = tolerance.exact || !D::kFloating;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (load<Bits>(a + i * size) == load<Bits>(b + i * size)) continue;
+    ++r.differentBits;
+    bool beyond = true;
+    if constexpr (D::kFloating) {
+      const double x = D::value(load<T>(a + i * size)), y = D::value(load<T>(b + i * size));
+      if (std::isnan(x) && std::isnan(y)) {
+        beyond = false;
+      } else if (std::isnan(x) || std::isnan(y)) {
+        beyond = true;
+      } else if (std::isinf(x) || std::isinf(y)) {
+        beyond = x != y;
+        if (beyond) r.maxAbsDifference = kInfinity;
+      } else {
+        const double difference = std::fabs(x - y);
+        r.maxAbsDifference = std::max(r.maxAbsDifference, difference);
+        beyond =
+            exact ? x != y
+                  : !(difference <= tolerance.atol + tolerance.rtol * std::max(std::fabs(x), std::fabs(y)));
+      }
+    } else {
+      r.maxAbsDifference =
+          std::max(r.maxAbsDifference, D::distance(load<T>(a + i * size), load<T>(b + i * size)));
+    }
+    if (!beyond) continue;
+    ++r.beyondRounding;
+    if (r.firstBeyondRounding.size() < maxReported)
+      r.firstBeyondRounding.push_back(mismatchAt<D>(i, a, b, dtype, shape));
+  }
+}
+
+// Whether `c` passes against every element of `want`.
+template <class D>
+bool constantPasses(double c, const std::byte *want, std::uint64_t count, const Tolerance &tolerance) {
+  using T = typename D::T;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const double w = D::value(load<T>(want + i * sizeof(T)));
+    if (std::isnan(w)) return false;
+    if (std::isinf(w)) {
+      if (c != w) return false;
+      continue;
+    }
+    if (tolerance.exact || !D::kFloating
+            ? c != w
+            : !(std::fabs(c - w) <= tolerance.atol + tolerance.rtol * std::fabs(w)))
+      return false;
+  }
+  return true;
+}
+
+std::string toleranceText(const Tolerance &t) {
+  if (t.exact) return "exact";
+  return "rtol " + number(t.rtol) + ", atol " + number(t.atol);
+}
+
+template <class D>
+ConstantOutputCheck nearConstantTyped(const std::byte *want, std::uint64_t count, const Tolerance &tolerance,
+                                      DType dtype, std::string_view tensorName) {
+  using T = typename D::T;
+  ConstantOutputCheck out;
+  double lowest = kInfinity, highest = -kInfinity, largestMagnitude = 0;
+  long double sum = 0;
+  std::uint64_t finite = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const double w = D::value(load<T>(want + i * sizeof(T)));
+    if (std::isnan(w)) return out;  // the comparison reports a broken reference
+    if (!std::isfinite(w)) continue;
+    lowest = std::min(lowest, w);
+    highest = std::max(highest, w);
+    largestMagnitude = std::max(largestMagnitude, std::fabs(w));
+    sum += w;
+    ++finite;
+  }
+
+  std::vector<double> candidates{0.0, D::value(load<T>(want))};
+  if constexpr (D::kFloating) {
+    if (finite > 0) {
+      candidates.push_back(D::value(D::encode(lowest / 2 + highest / 2)));
+      candidates.push_back(D::value(D::encode(double(sum / finite))));
+    }
+  }
+  const std::string name = "output '" + std::string(tensorName) + "'";
+  for (double c : candidates) {
+    if (!constantPasses<D>(c, want, count, tolerance)) continue;
+    out.nearConstant = true;
+    out.constant = c;
+    if ((lowest == highest || finite == 0) && c == D::value(load<T>(want))) {
+      const std::string value = formatElement(want, dtype);
+      out.warning = name + ": every element of the reference output is " + value +
+                    ", so a kernel that writes " + value + " everywhere passes.";
+    } else if (c == 0.0) {
+      out.warning = name +
+                    ": a kernel that writes only zeros would pass: every element of the reference output "
+                    "is within tolerance of 0 (largest magnitude " +
+                    number(largestMagnitude) + "; " + toleranceText(tolerance) + ").";
+    } else {
+      const std::string value = shortestDouble(c);
+      out.warning = name + ": a kernel that writes " + value +
+                    " everywhere would pass: every element of the "
+                    "reference output is within tolerance of " +
+                    value + " (values from " + number(lowest) + " to " + number(highest) + "; " +
+                    toleranceText(tolerance) + ").";
+    }
+    out.warning += " Change the inputs or the tolerance so the correct output varies.";
+    return out;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string formatElement(const std::byte *element, DType dtype) {
+  switch (dtype) {
+    case DType::F64:
+    case DType::F32: {
+      const double v = dtype == DType::F64 ? load<double>(element) : double(load<float>(element));
+      if (std::isnan(v)) return "NaN";
+      if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+      char buffer[40];
+      const auto result = dtype == DType::F64
+                              ? std::to_chars(buffer, buffer + sizeof buffer, v)
+                              : std::to_chars(buffer, buffer + sizeof buffer, load<float>(element));
+      return std::string(buffer, result.ptr);
+    }
+    case DType::F16:
+    case DType::BF16: {
+      const auto bits = load<std::uint16_t>(element);
+      const double v = dtype == DType::F16 ? halfToFloat(bits) : bfloat16ToFloat(bits);
+      if (std::isnan(v)) return "NaN";
+      if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+      return dtype == DType::F16 ? shortest16(v, bits, doubleToHalf) : shortest16(v, bits, doubleToBfloat16);
+    }
+    case DType::I64:
+      return std::to_string(load<std::int64_t>(element));
+    case DType::I32:
+      return std::to_string(load<std::int32_t>(element));
+    case DType::I8:
+      return std::to_string(int(load<std::int8_t>(element)));
+    case DType::U8:
+      return std::to_string(unsigned(load<std::uint8_t>(element)));
+    case DType::Bool: {
+      const auto b = load<std::uint8_t>(element);
+      if (b <= 1) return b ? "true" : "false";
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "0x%02x", unsigned(b));
+      return buffer;
+    }
+  }
+  return "?";
+}
+
+ComparisonReport compareOutputs(std::span<const std::byte> got, std::span<const std::byte> want, DType dtype,
+                                std::uint64_t count, const Tolerance &tolerance,
+                                std::span<const std::int64_t> shape, std::size_t maxReported) {
+  checkSize(got.size(), dtype, count, "candidate output");
+  checkSize(want.size(), dtype, count, "reference output");
+  shape = usableShape(shape, count);
+  ComparisonReport r;
+  r.dtype = dtype;
+  r.exact = tolerance.exact || !dtypeIsFloating(dtype);
+  r.checked = count;
+  visitDType(dtype, [&](auto d) {
+    compareTyped<decltype(d)>(got.data(), want.data(), count, tolerance, shape, maxReported, dtype, r);
+  });
+  r.summary = comparisonSummary(r, shape);
+  return r;
+}
+
+bool sameBits(std::span<const std::byte> a, std::span<const std::byte> b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+RunDifference differenceBeyondRounding(std::span<const std::byte> run1, std::span<const std::byte> run2,
+                                       DType dtype, std::uint64_t count, const Tolerance &tolerance,
+                                       std::span<const std::int64_t> shape, std::size_t maxReported) {
+  checkSize(run1.size(), dtype, count, "first run's output");
+  checkSize(run2.size(), dtype, count, "second run's output");
+  shape = usableShape(shape, count);
+  RunDifference r;
+  r.checked = count;
+  visitDType(dtype, [&](auto d) {
+    differTyped<decltype(d)>(run1.data(), run2.data(), count, tolerance, shape, maxReported, dtype, r);
+  });
+  if (r.differentBits == 0) {
+    r.summary = "the two runs agree bit for bit";
+  } else if (r.beyondRounding == 0) {
+    r.summary = "the two runs differ in " + std::to_string(r.differentBits) + " of " +
+                plural(count, "element", "elements") + ", all within rounding (largest difference " +
+                number(r.maxAbsDifference) + ")";
+  } else {
+    const ElementMismatch &first = r.firstBeyondRounding.front();
+    r.summary = "the two runs differ beyond rounding in " + std::to_string(r.beyondRounding) + " of " +
+                plural(count, "element", "elements") + " (first at " + formatCoordinates(first.coordinates) +
+                ": " + first.gotText + ", then " + first.wantText +
+                "): a race between threads or a read of "
+                "uninitialized memory";
+  }
+  return r;
+}
+
+ConstantOutputCheck isNearConstant(std::span<const std::byte> reference, DType dtype, std::uint64_t count,
+                                   const Tolerance &tolerance, std::string_view tensorName) {
+  checkSize(reference.size(), dtype, count, "reference output");
+  if (count == 0) {
+    ConstantOutputCheck out;
+    out.nearConstant = true;
+    out.warning = "output '" + std::string(tensorName) +
+                  "' has no elements: any kernel passes. Use sizes that "
+                  "give it elements.";
+    return out;
+  }
+  return visitDType(dtype, [&](auto d) {
+    return nearConstantTyped<decltype(d)>(reference.data(), count, tolerance, dtype, tensorName);
+  });
+}
+
+}  // namespace kwb

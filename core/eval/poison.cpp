@@ -1,0 +1,119 @@
+#include "core/eval/poison.h"
+
+#include <bit>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/eval/element_coordinates.h"
+#include "core/eval/input_generator.h"
+
+namespace kwb {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "element bytes are read as little-endian integers");
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+// A quiet NaN with `payloadBits` payload bits below the quiet bit: exponent and quiet bit set,
+// payload never 0 (bit 0 set) and never all ones (its top bit clear), sign from r.
+std::uint64_t quietNaN(std::uint64_t r, int totalBits, int payloadBits) {
+  const std::uint64_t payloadMask = (std::uint64_t(1) << payloadBits) - 1;
+  std::uint64_t payload = (r & payloadMask) | 1;
+  payload &= ~(std::uint64_t(1) << (payloadBits - 1));
+  const std::uint64_t sign = (r >> 63) << (totalBits - 1);
+  const std::uint64_t exponentAndQuiet = ((std::uint64_t(1) << (totalBits - payloadBits - 1)) - 1)
+                                         << payloadBits;
+  return sign | exponentAndQuiet | payload;
+}
+
+std::uint64_t loadBits(const std::byte *p, std::size_t size) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, size);
+  return v;
+}
+
+// Element i's poison, in the low dtypeSize bytes.
+std::uint64_t poisonBits(DType dtype, std::uint64_t key, std::uint64_t index, const std::byte *reference) {
+  const std::uint64_t r = splitmix64(key + index * kGolden);
+  switch (dtype) {
+    case DType::F64:
+      return quietNaN(r, 64, 51);
+    case DType::F32:
+      return quietNaN(r, 32, 22);
+    case DType::F16:
+      return quietNaN(r, 16, 9);
+    case DType::BF16:
+      return quietNaN(r, 16, 6);
+    case DType::Bool:
+      return 2 + r % 254;
+    case DType::I64:
+    case DType::I32:
+    case DType::I8:
+    case DType::U8: {
+      const std::size_t size = dtypeSize(dtype);
+      const std::uint64_t mask = size == 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * size)) - 1;
+      std::uint64_t m = r & mask;
+      if (m == 0) m = 1;
+      return reference ? (loadBits(reference + index * size, size) ^ m) : m;
+    }
+  }
+  return 0;
+}
+
+void checkSize(std::size_t bytes, DType dtype, std::uint64_t count, const char *what) {
+  if (count > bytes / dtypeSize(dtype))
+    throw std::invalid_argument(std::string(what) + " of " + std::to_string(bytes) +
+                                " bytes is too small for " + std::to_string(count) + " " +
+                                std::string(dtypeName(dtype)) + " elements");
+}
+
+}  // namespace
+
+PoisonPattern poisonPattern(std::uint64_t runCounter, std::uint64_t salt) {
+  return {splitmix64(runCounter ^ splitmix64(salt))};
+}
+
+void writePoison(std::span<std::byte> buffer, DType dtype, std::uint64_t count, const PoisonPattern &pattern,
+                 std::span<const std::byte> reference) {
+  checkSize(buffer.size(), dtype, count, "output buffer");
+  if (!reference.empty()) checkSize(reference.size(), dtype, count, "reference buffer");
+  const std::byte *ref = reference.empty() ? nullptr : reference.data();
+  const std::size_t size = dtypeSize(dtype);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t bits = poisonBits(dtype, pattern.key, i, ref);
+    std::memcpy(buffer.data() + i * size, &bits, size);
+  }
+}
+
+UnwrittenElements unwrittenElements(std::span<const std::byte> buffer, DType dtype, std::uint64_t count,
+                                    const PoisonPattern &pattern, std::span<const std::byte> reference,
+                                    std::size_t maxIndices) {
+  checkSize(buffer.size(), dtype, count, "output buffer");
+  if (!reference.empty()) checkSize(reference.size(), dtype, count, "reference buffer");
+  const std::byte *ref = reference.empty() ? nullptr : reference.data();
+  const std::size_t size = dtypeSize(dtype);
+  UnwrittenElements out;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (loadBits(buffer.data() + i * size, size) != poisonBits(dtype, pattern.key, i, ref)) continue;
+    ++out.count;
+    if (out.firstIndices.size() < maxIndices) out.firstIndices.push_back(i);
+  }
+  return out;
+}
+
+std::string describeUnwritten(const UnwrittenElements &unwritten, std::uint64_t count,
+                              std::span<const std::int64_t> shape) {
+  if (unwritten.count == 0) return "every element was written";
+  std::string text = std::to_string(unwritten.count) + " of " + std::to_string(count) +
+                     (count == 1 ? " element " : " elements ") + (unwritten.count == 1 ? "was" : "were") +
+                     " not written (still holding the poison";
+  if (!unwritten.firstIndices.empty()) {
+    const auto coordinates = elementCoordinates(unwritten.firstIndices.front(), shape);
+    text += unwritten.count == 1 ? "; at " : "; first at ";
+    text += formatCoordinates(coordinates);
+  }
+  return text + ")";
+}
+
+}  // namespace kwb

@@ -1,0 +1,259 @@
+#include "core/worker/sandbox.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "core/compile/child_process.h"
+#include "core/compile/temporary_directory.h"
+
+extern char **environ;
+
+namespace kwb::worker {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The last non-empty line a failed trial printed, for the reason text.
+std::string lastLine(const std::string &text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::vector<std::string> unshareFlags(bool pidNamespace) {
+  std::vector<std::string> flags{"--net", "--mount"};
+  if (pidNamespace) {
+    // CUDA needs a /proc that matches the pid namespace: without --mount-proc cuInit fails.
+    flags.insert(flags.end(), {"--pid", "--fork", "--kill-child", "--mount-proc"});
+  }
+  flags.push_back("--map-root-user");
+  return flags;
+}
+
+// Runs `true` in the sandbox; empty on success, else why it failed.
+std::string trial(const SandboxSupport &candidate) {
+  TemporaryDirectory scratch("kwb-sandbox-check-");
+  if (!scratch.valid()) return scratch.error();
+  const auto truePath = findOnPath("true");
+  if (!truePath) return "no 'true' program on PATH to try the sandbox with";
+  ChildProcessRequest request;
+  request.argv = sandboxCommand(candidate, {truePath->string()}, scratch.path());
+  request.timeout = std::chrono::milliseconds(10000);
+  request.outputLimit = 4096;
+  const auto result = runChildProcess(request);
+  if (result.succeeded()) return {};
+  if (!result.started) return result.startError;
+  if (result.timedOut) return "trying it took longer than 10 s";
+  std::string why = lastLine(result.output);
+  if (why.empty())
+    why = result.signal ? "killed by signal " + std::to_string(result.signal)
+                        : "exit status " + std::to_string(result.exitCode);
+  return why;
+}
+
+SandboxSupport tryBwrap(std::string &whyNot) {
+  SandboxSupport s;
+  const auto bwrap = findOnPath("bwrap");
+  if (!bwrap) {
+    whyNot = "bubblewrap (bwrap) is not on PATH";
+    return s;
+  }
+  SandboxSupport candidate{SandboxKind::Bwrap, bwrap->string(), true, ""};
+  const auto problem = trial(candidate);
+  if (!problem.empty()) {
+    whyNot = bwrap->string() + " does not work here: " + problem;
+    return s;
+  }
+  candidate.reason = "bubblewrap works here (" + bwrap->string() + ")";
+  return candidate;
+}
+
+SandboxSupport tryUnshare(std::string &whyNot) {
+  SandboxSupport s;
+  const auto unshare = findOnPath("unshare");
+  if (!unshare) {
+    whyNot = "unshare (util-linux) is not on PATH";
+    return s;
+  }
+  SandboxSupport candidate{SandboxKind::Unshare, unshare->string(), true, ""};
+  auto problem = trial(candidate);
+  if (problem.empty()) {
+    candidate.reason = "user, network, mount and pid namespaces work with " + unshare->string();
+    return candidate;
+  }
+  candidate.pidNamespace = false;
+  const auto withoutPid = trial(candidate);
+  if (withoutPid.empty()) {
+    candidate.reason = "user, network and mount namespaces work with " + unshare->string() +
+                       " (no pid namespace: " + problem + ")";
+    return candidate;
+  }
+  whyNot = "user namespaces do not work with " + unshare->string() + ": " + withoutPid;
+  return s;
+}
+
+}  // namespace
+
+const char *sandboxKindName(SandboxKind kind) {
+  switch (kind) {
+    case SandboxKind::Bwrap: return "bwrap";
+    case SandboxKind::Unshare: return "unshare";
+    case SandboxKind::None: break;
+  }
+  return "none";
+}
+
+std::optional<SandboxKind> parseSandboxKind(std::string_view name) {
+  if (name == "bwrap") return SandboxKind::Bwrap;
+  if (name == "unshare") return SandboxKind::Unshare;
+  if (name == "none") return SandboxKind::None;
+  return std::nullopt;
+}
+
+std::optional<fs::path> findOnPath(std::string_view program) {
+  if (program.find('/') != std::string_view::npos) {
+    if (::access(std::string(program).c_str(), X_OK) == 0) return fs::path(program);
+    return std::nullopt;
+  }
+  const char *path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const auto colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty()) {
+      const fs::path candidate = fs::path(dir) / program;
+      std::error_code ec;
+      if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return std::nullopt;
+}
+
+SandboxSupport probeSandboxSupport(SandboxPreference preference) {
+  if (preference == SandboxPreference::Auto) {
+    if (const char *env = std::getenv("KWB_SANDBOX"); env && *env) {
+      const std::string v = env;
+      if (v == "bwrap") preference = SandboxPreference::Bwrap;
+      else if (v == "unshare") preference = SandboxPreference::Unshare;
+      else if (v == "none") {
+        return {SandboxKind::None, "", false, "sandbox turned off by KWB_SANDBOX=none"};
+      } else if (v != "auto") {
+        return {SandboxKind::None, "", false,
+                "KWB_SANDBOX='" + v + "' is not one of auto, bwrap, unshare, none: running without a sandbox"};
+      }
+    }
+  }
+  std::string bwrapProblem, unshareProblem;
+  switch (preference) {
+    case SandboxPreference::None:
+      return {SandboxKind::None, "", false, "sandbox turned off by the caller"};
+    case SandboxPreference::Bwrap: {
+      auto s = tryBwrap(bwrapProblem);
+      if (s.kind == SandboxKind::None) s.reason = bwrapProblem;
+      return s;
+    }
+    case SandboxPreference::Unshare: {
+      auto s = tryUnshare(unshareProblem);
+      if (s.kind == SandboxKind::None) s.reason = unshareProblem;
+      return s;
+    }
+    case SandboxPreference::Auto: break;
+  }
+  auto s = tryBwrap(bwrapProblem);
+  if (s.kind != SandboxKind::None) return s;
+  s = tryUnshare(unshareProblem);
+  if (s.kind != SandboxKind::None) {
+    s.reason += "; " + bwrapProblem;
+    return s;
+  }
+  s.reason = bwrapProblem + "; " + unshareProblem;
+  return s;
+}
+
+SandboxSupport detectSandbox(SandboxPreference preference) {
+  static std::mutex mutex;
+  static std::map<int, SandboxSupport> cache;
+  std::lock_guard lock(mutex);
+  const int key = static_cast<int>(preference);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  auto support = probeSandboxSupport(preference);
+  cache[key] = support;
+  return support;
+}
+
+std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std::vector<std::string> &command,
+                                        const fs::path &privateDir) {
+  std::vector<std::string> argv;
+  const std::string priv = privateDir.string();
+  switch (support.kind) {
+    case SandboxKind::None:
+      return command;
+    case SandboxKind::Bwrap: {
+      argv = {support.program, "--ro-bind", "/", "/", "--dev", "/dev"};
+      // CUDA needs the NVIDIA nodes (nvidiactl, nvidiaN, nvidia-uvm, nvidia-uvm-tools,
+      // nvidia-modeset, nvidia-caps/) read-write; the driver's libraries are read from / .
+      std::vector<std::string> nodes;
+      std::error_code ec;
+      for (const auto &entry : fs::directory_iterator("/dev", ec)) {
+        const auto name = entry.path().filename().string();
+        if (name.rfind("nvidia", 0) == 0) nodes.push_back(entry.path().string());
+      }
+      std::sort(nodes.begin(), nodes.end());
+      for (const auto &node : nodes) argv.insert(argv.end(), {"--dev-bind", node, node});
+      argv.insert(argv.end(), {"--proc", "/proc", "--bind", priv, priv, "--unshare-net", "--unshare-pid",
+                               "--new-session", "--die-with-parent"});
+      // As root bwrap keeps capabilities unless told not to; with them the worker could undo
+      // the read-only mounts.
+      if (::geteuid() == 0) argv.insert(argv.end(), {"--cap-drop", "ALL"});
+      argv.insert(argv.end(), {"--chdir", priv, "--"});
+      break;
+    }
+    case SandboxKind::Unshare: {
+      argv = {support.program};
+      const auto flags = unshareFlags(support.pidNamespace);
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      argv.push_back("--");
+      break;
+    }
+  }
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+std::vector<std::string> workerEnvironment(const fs::path &privateDir,
+                                           const std::vector<std::pair<std::string, std::string>> &extra) {
+  static const char *const exact[] = {"PATH", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME", "LANG",
+                                      "LANGUAGE", "TZ", "TERM", "ASAN_OPTIONS", "UBSAN_OPTIONS"};
+  static const char *const prefixes[] = {"LC_", "CUDA_", "NVIDIA_", "KWB_", "__NV_"};
+  std::map<std::string, std::string> vars;
+  for (char **e = environ; e && *e; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = entry.substr(0, eq);
+    const bool keep =
+        std::any_of(std::begin(exact), std::end(exact), [&](const char *k) { return key == k; }) ||
+        std::any_of(std::begin(prefixes), std::end(prefixes), [&](const char *p) { return key.rfind(p, 0) == 0; });
+    if (keep) vars.emplace(key, entry.substr(eq + 1));
+  }
+  if (!privateDir.empty()) {
+    vars["TMPDIR"] = privateDir.string();
+    vars["CUDA_CACHE_PATH"] = (privateDir / "cuda-cache").string();
+  }
+  for (const auto &[key, value] : extra) vars[key] = value;
+  std::vector<std::string> out;
+  out.reserve(vars.size());
+  for (const auto &[key, value] : vars) out.push_back(key + "=" + value);
+  return out;
+}
+
+}  // namespace kwb::worker

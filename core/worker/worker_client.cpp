@@ -1,0 +1,928 @@
+#include "core/worker/worker_client.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "core/compile/temporary_directory.h"
+
+namespace kwb::worker {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t kStderrLineCap = 4096;            // longer stderr lines are cut
+constexpr std::chrono::milliseconds kGracefulExit{1000};  // idle worker, input closed
+constexpr std::chrono::milliseconds kClosedOutputGrace{2000};
+
+std::string seconds(std::chrono::milliseconds ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+  return text;
+}
+
+void closeFd(int &fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+void setNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+int openPidFd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (fd >= 0) {
+    ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    return static_cast<int>(fd);
+  }
+#endif
+  (void)pid;
+  return -1;  // old kernel: the I/O loop polls with waitid instead
+}
+
+std::vector<char *> pointers(std::vector<std::string> &strings) {
+  std::vector<char *> out;
+  out.reserve(strings.size() + 1);
+  for (auto &s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string joinLines(const std::deque<std::string> &lines) {
+  std::string out;
+  for (const auto &l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+// The parent pid in /proc/N/stat ("N (comm) S PPID ..."; comm may hold spaces and parens).
+pid_t parentOf(const std::string &pidText) {
+  std::ifstream in("/proc/" + pidText + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  long ppid = -1;
+  rest >> state >> ppid;
+  return static_cast<pid_t>(ppid);
+}
+
+// The pid numbers of a process in each pid namespace it belongs to, outermost first.
+std::vector<long long> namespacePids(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("NSpid:", 0) != 0) continue;
+    std::istringstream values(line.substr(6));
+    std::vector<long long> out;
+    long long v;
+    while (values >> v) out.push_back(v);
+    return out;
+  }
+  return {};
+}
+
+// The descendant of `root` that its own pid namespace numbers `innerPid`.
+pid_t findDescendantByInnerPid(pid_t root, long long innerPid) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  if (DIR *dir = ::opendir("/proc")) {
+    while (const dirent *e = ::readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+      const pid_t parent = parentOf(name);
+      if (parent > 0) children[parent].push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    ::closedir(dir);
+  }
+  std::vector<pid_t> frontier{root};
+  for (int depth = 0; depth < 6 && !frontier.empty(); ++depth) {
+    std::vector<pid_t> next;
+    for (const pid_t p : frontier) {
+      const auto ns = namespacePids(p);
+      if (!ns.empty() && ns.back() == innerPid) return p;
+      if (const auto it = children.find(p); it != children.end())
+        next.insert(next.end(), it->second.begin(), it->second.end());
+    }
+    frontier = std::move(next);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string signalName(int signal) {
+  if (const char *abbrev = ::sigabbrev_np(signal)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(signal);
+}
+
+const char *WorkerClient::stateName(State state) {
+  switch (state) {
+    case State::Stopped: return "stopped";
+    case State::Starting: return "starting";
+    case State::Ready: return "ready";
+    case State::Dead: return "dead";
+  }
+  return "?";
+}
+
+struct WorkerClient::Process {
+  explicit Process(std::size_t maxLine) : decoder(maxLine) {}
+  std::uint64_t generation = 0;
+  pid_t pid = -1;
+  int inFd = -1, outFd = -1, errFd = -1, pidFd = -1;
+  bool exited = false;
+  bool killed = false;
+  std::string killCause;
+  bool wrapped = false;  // inside bwrap/unshare: a signal comes back as exit status 128 + n
+  std::unique_ptr<TemporaryDirectory> dir;
+  fs::path privateDir, canary;
+  int listenFd = -1;
+  std::optional<std::uint64_t> probeId;
+  LineDecoder decoder;
+  std::string errPartial;
+  std::deque<std::string> errTail;
+  std::string outbound;
+  std::size_t outboundSent = 0;
+  bool helloSeen = false, ready = false;
+  Clock::time_point startDeadline;
+  std::optional<Clock::time_point> killAt;  // kill then unless it has exited
+  std::string killAtCause;
+  Json hello;
+};
+
+struct WorkerClient::Pending {
+  std::uint64_t id = 0;
+  std::string cmd;
+  std::string line;  // until written
+  RequestHandlers handlers;
+  std::chrono::milliseconds timeout{0};
+  std::uint64_t generation = 0;  // the process it was written to; 0 while held
+  std::optional<Clock::time_point> deadline;
+};
+
+WorkerClient::WorkerClient(WorkerClientOptions options, WorkerListeners listeners)
+    : options_(std::move(options)), listeners_(std::move(listeners)) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
+    wakeRead_ = fds[0];
+    wakeWrite_ = fds[1];
+  }
+  ioThread_ = std::thread([this] { run(); });
+  ioThreadId_ = ioThread_.get_id();
+}
+
+WorkerClient::~WorkerClient() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    wantStart_ = false;
+    failHeldLocked({error_kind::kCancelled, "the worker client shut down before the request was sent", {}},
+                   deferred_);
+    if (current_) dying_.push_back(std::move(current_));
+    for (auto &p : dying_) {
+      if (p->killed || p->exited) continue;
+      const bool busy = !p->ready || std::any_of(pending_.begin(), pending_.end(), [&](const auto &entry) {
+        return entry.second->generation == p->generation;
+      });
+      if (busy) {
+        killLocked(*p, "the worker client shut down with requests in flight");
+      } else {
+        ::shutdown(p->inFd, SHUT_WR);  // end of input: the worker exits on its own
+        p->killAt = Clock::now() + kGracefulExit;
+        p->killAtCause = "it did not exit within " + seconds(kGracefulExit) + " after its input was closed";
+      }
+    }
+    state_ = State::Stopped;
+  }
+  readyChanged_.notify_all();
+  wake();
+  if (ioThread_.joinable()) ioThread_.join();
+  closeFd(wakeRead_);
+  closeFd(wakeWrite_);
+}
+
+void WorkerClient::wake() {
+  if (wakeWrite_ >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] const auto n = ::write(wakeWrite_, &byte, 1);  // full pipe: already awake
+  }
+}
+
+void WorkerClient::start() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || state_ == State::Starting || state_ == State::Ready) return;
+    state_ = State::Starting;
+    wantStart_ = true;
+  }
+  wake();
+}
+
+void WorkerClient::restart() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    if (current_) {
+      killLocked(*current_, "restart requested");
+      dying_.push_back(std::move(current_));
+    }
+    hello_ = Json();
+    sandbox_ = SandboxStatus{};
+    state_ = State::Starting;
+    wantStart_ = true;
+  }
+  wake();
+}
+
+bool WorkerClient::waitUntilReady(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  readyChanged_.wait_for(lock, timeout, [&] { return state_ != State::Starting; });
+  return state_ == State::Ready;
+}
+
+std::uint64_t WorkerClient::send(const std::string &cmd, Json params, RequestHandlers handlers,
+                                 std::optional<std::chrono::milliseconds> timeout) {
+  std::uint64_t id;
+  {
+    std::lock_guard lock(mutex_);
+    id = ++nextId_;
+    auto request = std::make_unique<Pending>();
+    request->id = id;
+    request->cmd = cmd;
+    request->handlers = std::move(handlers);
+    request->timeout = timeout.value_or(options_.requestTimeout);
+    request->line = encodeRequest({id, cmd, params.is_object() ? std::move(params) : Json::object()});
+    if (request->line.size() > options_.maxLineBytes + 1) {
+      const auto bytes = request->line.size() - 1;
+      pending_[id] = std::move(request);
+      failLocked(id,
+                 {error_kind::kRequestTooLarge,
+                  "the request '" + cmd + "' is " + std::to_string(bytes) + " bytes, over the protocol's limit of " +
+                      std::to_string(options_.maxLineBytes) + " bytes per line",
+                  {}},
+                 deferred_);
+    } else if (state_ == State::Stopped || state_ == State::Dead) {
+      std::string why = "the worker is not running";
+      if (lastExit_) why += " (it " + lastExit_->description + ")";
+      why += "; restart it to send '" + cmd + "'";
+      pending_[id] = std::move(request);
+      failLocked(id, {error_kind::kNotRunning, why, {}}, deferred_);
+    } else if (current_ && current_->ready && !current_->killed) {
+      writeRequestLocked(*current_, *request);
+      pending_[id] = std::move(request);
+    } else {
+      pending_[id] = std::move(request);
+      held_.push_back(id);
+    }
+  }
+  wake();
+  return id;
+}
+
+Reply WorkerClient::call(const std::string &cmd, Json params, std::optional<std::chrono::milliseconds> timeout) {
+  if (std::this_thread::get_id() == ioThreadId_)
+    return Reply::failure(std::nullopt, {error_kind::kInternal, "WorkerClient::call() from a callback would wait for itself", {}});
+  auto promise = std::make_shared<std::promise<Reply>>();
+  auto future = promise->get_future();
+  send(cmd, std::move(params), {nullptr, [promise](const Reply &r) { promise->set_value(r); }}, timeout);
+  return future.get();
+}
+
+WorkerClient::State WorkerClient::state() const {
+  std::lock_guard lock(mutex_);
+  return state_;
+}
+
+Json WorkerClient::hello() const {
+  std::lock_guard lock(mutex_);
+  return hello_;
+}
+
+SandboxStatus WorkerClient::sandbox() const {
+  std::lock_guard lock(mutex_);
+  return sandbox_;
+}
+
+std::optional<WorkerExit> WorkerClient::lastExit() const {
+  std::lock_guard lock(mutex_);
+  return lastExit_;
+}
+
+std::uint64_t WorkerClient::generation() const {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
+std::size_t WorkerClient::pendingRequests() const {
+  std::lock_guard lock(mutex_);
+  return pending_.size();
+}
+
+pid_t WorkerClient::processId() const {
+  std::lock_guard lock(mutex_);
+  return current_ ? current_->pid : -1;
+}
+
+pid_t WorkerClient::workerProcessId() const {
+  pid_t child;
+  long long inner;
+  bool wrapped;
+  {
+    std::lock_guard lock(mutex_);
+    if (!current_ || !current_->helloSeen || current_->exited) return -1;
+    child = current_->pid;
+    inner = current_->hello.value("pid", -1LL);
+    wrapped = current_->wrapped;
+  }
+  if (!wrapped) return child;
+  return findDescendantByInnerPid(child, inner);
+}
+
+// ---- the I/O thread ----------------------------------------------------------------------------
+
+void WorkerClient::run() {
+  struct Slot {
+    Process *process;
+    int which;  // 0 wake, 1 stdout, 2 stderr, 3 stdin, 4 pidfd
+  };
+  std::vector<pollfd> fds;
+  std::vector<Slot> slots;
+  for (;;) {
+    Calls calls;
+    bool finished = false, spawn = false;
+    int timeoutMs = -1;
+    {
+      std::lock_guard lock(mutex_);
+      if (wantStart_ && !stopping_) {
+        wantStart_ = false;
+        spawn = true;
+      }
+    }
+    if (spawn) {
+      // Finding the sandbox may run trial processes: not under the lock.
+      const auto support = detectSandbox(options_.sandbox);
+      std::lock_guard lock(mutex_);
+      if (!stopping_) {
+        if (current_) {  // start() raced with a process that is still around
+          killLocked(*current_, "replaced by a new worker");
+          dying_.push_back(std::move(current_));
+        }
+        spawnLocked(support, calls);
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      checkDeadlinesLocked(calls);
+      calls.insert(calls.end(), std::make_move_iterator(deferred_.begin()), std::make_move_iterator(deferred_.end()));
+      deferred_.clear();
+      finished = stopping_ && !current_ && dying_.empty();
+      fds.clear();
+      slots.clear();
+      if (!finished) {
+        fds.push_back({wakeRead_, POLLIN, 0});
+        slots.push_back({nullptr, 0});
+        auto next = Clock::time_point::max();
+        bool needWaitid = false;
+        auto add = [&](Process &p) {
+          if (p.outFd >= 0) fds.push_back({p.outFd, POLLIN, 0}), slots.push_back({&p, 1});
+          if (p.errFd >= 0) fds.push_back({p.errFd, POLLIN, 0}), slots.push_back({&p, 2});
+          if (p.inFd >= 0 && p.outboundSent < p.outbound.size())
+            fds.push_back({p.inFd, POLLOUT, 0}), slots.push_back({&p, 3});
+          if (p.pidFd >= 0) fds.push_back({p.pidFd, POLLIN, 0}), slots.push_back({&p, 4});
+          else needWaitid = true;
+          if (!p.ready && !p.killed) next = std::min(next, p.startDeadline);
+          if (p.killAt && !p.killed) next = std::min(next, *p.killAt);
+        };
+        if (current_) add(*current_);
+        for (auto &p : dying_) add(*p);
+        for (const auto &[id, r] : pending_)
+          if (r->deadline) next = std::min(next, *r->deadline);
+        if (next != Clock::time_point::max()) {
+          const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now()).count() + 1;
+          timeoutMs = static_cast<int>(std::clamp<long long>(left, 0, 60000));
+        }
+        if (needWaitid) timeoutMs = timeoutMs < 0 ? 20 : std::min(timeoutMs, 20);
+      }
+    }
+    for (auto &call : calls) call();
+    calls.clear();
+    if (finished) break;
+
+    const int ready = ::poll(fds.data(), fds.size(), timeoutMs);
+    if (ready < 0 && errno != EINTR) {
+      // Should not happen; avoid a busy loop if it does.
+      ::usleep(1000);
+    }
+    {
+      std::lock_guard lock(mutex_);
+      for (std::size_t i = 0; ready > 0 && i < fds.size(); ++i) {
+        if (!fds[i].revents) continue;
+        Process *p = slots[i].process;
+        switch (slots[i].which) {
+          case 0: {
+            char drain[256];
+            while (::read(wakeRead_, drain, sizeof drain) > 0) {
+            }
+            break;
+          }
+          case 1: readOutputLocked(*p, calls); break;
+          case 2: readStderrLocked(*p, calls); break;
+          case 3: writeInputLocked(*p); break;
+          case 4: p->exited = true; break;
+        }
+      }
+      // Requests sent meanwhile: write what can be written now.
+      if (current_ && current_->outboundSent < current_->outbound.size()) writeInputLocked(*current_);
+      auto checkExit = [](Process &p) {
+        if (p.exited || p.pidFd >= 0) return;
+        siginfo_t info{};
+        if (::waitid(P_PID, static_cast<id_t>(p.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == p.pid)
+          p.exited = true;
+      };
+      if (current_) checkExit(*current_);
+      for (auto &p : dying_) checkExit(*p);
+      if (current_ && current_->exited) {
+        reapLocked(*current_, calls);
+        current_.reset();
+      }
+      for (auto it = dying_.begin(); it != dying_.end();) {
+        if ((*it)->exited) {
+          reapLocked(**it, calls);
+          it = dying_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (auto &call : calls) call();
+  }
+}
+
+void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
+  auto p = std::make_unique<Process>(options_.maxLineBytes);
+  p->generation = ++generation_;
+  auto fail = [&](const std::string &why) {
+    WorkerExit e;
+    e.generation = p->generation;
+    e.description = "could not be started: " + why;
+    e.startFailed = true;
+    lastExit_ = e;
+    state_ = State::Dead;
+    failHeldLocked({error_kind::kStartFailed, "the worker " + e.description, {}}, calls);
+    readyChanged_.notify_all();
+    if (listeners_.onExit) calls.push_back([cb = listeners_.onExit, e] { cb(e); });
+  };
+  std::error_code ec;
+  if (options_.workerPath.empty() || ::access(options_.workerPath.c_str(), X_OK) != 0)
+    return fail("no worker program at '" + options_.workerPath.string() + "'");
+  p->dir = std::make_unique<TemporaryDirectory>("kwb-worker-");
+  if (!p->dir->valid()) return fail(p->dir->error());
+  p->privateDir = p->dir->path() / "private";
+  p->canary = p->dir->path() / "outside-canary";
+  fs::create_directory(p->privateDir, ec);
+  if (ec) return fail("cannot create the private directory " + p->privateDir.string() + ": " + ec.message());
+  fs::permissions(p->privateDir, fs::perms::owner_all, ec);
+
+  std::vector<std::string> workerArgv{fs::absolute(options_.workerPath, ec).string(), "--serve"};
+  if (options_.device) workerArgv.insert(workerArgv.end(), {"--device", std::to_string(*options_.device)});
+  workerArgv.insert(workerArgv.end(), {"--sandbox", sandboxKindName(support.kind), "--private-dir", p->privateDir.string()});
+  if (support.kind == SandboxKind::None) workerArgv.insert(workerArgv.end(), {"--sandbox-note", support.reason});
+  auto argv = sandboxCommand(support, workerArgv, p->privateDir);
+  auto env = workerEnvironment(p->privateDir, options_.environment);
+  p->wrapped = support.kind != SandboxKind::None;
+
+  int input[2], output[2], errors[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, input) != 0) return fail(std::string("socketpair: ") + std::strerror(errno));
+  if (::pipe2(output, O_CLOEXEC) != 0) {
+    ::close(input[0]), ::close(input[1]);
+    return fail(std::string("pipe: ") + std::strerror(errno));
+  }
+  if (::pipe2(errors, O_CLOEXEC) != 0) {
+    ::close(input[0]), ::close(input[1]), ::close(output[0]), ::close(output[1]);
+    return fail(std::string("pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attributes);
+  posix_spawn_file_actions_adddup2(&actions, input[1], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, errors[1], STDERR_FILENO);
+  // Nothing else of ours (databases, sockets, other workers' pipes) reaches the worker.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  posix_spawn_file_actions_addchdir_np(&actions, p->privateDir.c_str());
+  sigset_t defaults, noMask;
+  sigemptyset(&defaults);
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM})
+    sigaddset(&defaults, s);
+  sigemptyset(&noMask);
+  posix_spawnattr_setpgroup(&attributes, 0);  // its own process group: killed as a whole
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setsigmask(&attributes, &noMask);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  auto argvPointers = pointers(argv);
+  auto envPointers = pointers(env);
+  pid_t pid = -1;
+  const int error = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, argvPointers.data(), envPointers.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(input[1]);
+  ::close(output[1]);
+  ::close(errors[1]);
+  if (error != 0) {
+    ::close(input[0]), ::close(output[0]), ::close(errors[0]);
+    return fail("cannot run " + argv[0] + ": " + std::strerror(error));
+  }
+  p->pid = pid;
+  p->inFd = input[0];
+  p->outFd = output[0];
+  p->errFd = errors[0];
+  setNonBlocking(p->inFd);
+  setNonBlocking(p->outFd);
+  setNonBlocking(p->errFd);
+  p->pidFd = openPidFd(pid);
+  p->startDeadline = Clock::now() + options_.startTimeout;
+  state_ = State::Starting;
+  current_ = std::move(p);
+}
+
+void WorkerClient::killLocked(Process &p, const std::string &cause) {
+  if (p.killed || p.pid <= 0) return;
+  p.killed = true;
+  p.killCause = cause;
+  // The pid is not reaped yet (only the reaper waits for it), so neither it nor its group id
+  // can have been reused. Inside bwrap/unshare the sandbox dies with its outer process.
+  ::kill(-p.pid, SIGKILL);
+  ::kill(p.pid, SIGKILL);
+}
+
+void WorkerClient::checkDeadlinesLocked(Calls &calls) {
+  const auto now = Clock::now();
+  auto processOf = [&](std::uint64_t generation) -> Process * {
+    if (current_ && current_->generation == generation) return current_.get();
+    for (auto &p : dying_)
+      if (p->generation == generation) return p.get();
+    return nullptr;
+  };
+  std::vector<std::uint64_t> expired;
+  for (const auto &[id, r] : pending_)
+    if (r->deadline && *r->deadline <= now) expired.push_back(id);
+  for (const auto id : expired) {
+    auto &r = *pending_[id];
+    const std::string limit = seconds(r.timeout);
+    if (Process *p = processOf(r.generation)) {
+      killLocked(*p, "request " + std::to_string(id) + " ('" + r.cmd + "') ran past its time limit of " + limit);
+    }
+    failLocked(id,
+               {error_kind::kTimeout,
+                "no reply to '" + r.cmd + "' (request " + std::to_string(id) + ") within its time limit of " + limit +
+                    "; the worker's process group was killed with SIGKILL",
+                {{"limit_ms", r.timeout.count()}}},
+               calls);
+  }
+  auto check = [&](Process &p) {
+    if (p.killed || p.exited) return;
+    if (!p.ready && now >= p.startDeadline) {
+      killLocked(p, std::string("it did not become ready within ") + seconds(options_.startTimeout) +
+                        (p.helloSeen ? " (no answer to the sandbox probe)" : " (no hello)"));
+    } else if (p.killAt && now >= *p.killAt) {
+      killLocked(p, p.killAtCause);
+    }
+  };
+  if (current_) check(*current_);
+  for (auto &p : dying_) check(*p);
+}
+
+void WorkerClient::readOutputLocked(Process &p, Calls &calls) {
+  char buffer[65536];
+  std::vector<DecodedLine> lines;
+  // When the process has exited, read everything left; otherwise a bounded amount per wake-up.
+  for (int round = 0; p.outFd >= 0 && round < (p.exited ? 4096 : 16); ++round) {
+    const ssize_t n = ::read(p.outFd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) break;
+    if (n <= 0) {
+      closeFd(p.outFd);
+      if (auto last = p.decoder.finish()) handleLineLocked(p, *last, calls);
+      if (!p.exited && !p.killed && !p.killAt) {
+        p.killAt = Clock::now() + kClosedOutputGrace;
+        p.killAtCause = "it closed its output but kept running";
+      }
+      break;
+    }
+    lines.clear();
+    p.decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)), lines);
+    for (const auto &line : lines) handleLineLocked(p, line, calls);
+  }
+}
+
+void WorkerClient::readStderrLocked(Process &p, Calls &calls) {
+  char buffer[16384];
+  auto emit = [&](std::string line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > kStderrLineCap) line = line.substr(0, kStderrLineCap) + " [...]";
+    p.errTail.push_back(line);
+    while (p.errTail.size() > std::max<std::size_t>(options_.stderrTailLines, 1)) p.errTail.pop_front();
+    if (listeners_.onStderr && !stopping_) calls.push_back([cb = listeners_.onStderr, line] { cb(line); });
+  };
+  for (int round = 0; p.errFd >= 0 && round < (p.exited ? 1024 : 16); ++round) {
+    const ssize_t n = ::read(p.errFd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) break;
+    if (n <= 0) {
+      closeFd(p.errFd);
+      if (!p.errPartial.empty()) emit(std::exchange(p.errPartial, {}));
+      break;
+    }
+    p.errPartial.append(buffer, static_cast<std::size_t>(n));
+    std::size_t start = 0, nl;
+    while ((nl = p.errPartial.find('\n', start)) != std::string::npos) {
+      emit(p.errPartial.substr(start, nl - start));
+      start = nl + 1;
+    }
+    p.errPartial.erase(0, start);
+    if (p.errPartial.size() > 4 * kStderrLineCap) emit(std::exchange(p.errPartial, {}));
+  }
+}
+
+void WorkerClient::writeInputLocked(Process &p) {
+  while (p.inFd >= 0 && p.outboundSent < p.outbound.size()) {
+    const ssize_t n = ::send(p.inFd, p.outbound.data() + p.outboundSent, p.outbound.size() - p.outboundSent,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      p.outboundSent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // The worker is gone: its requests fail when it is reaped.
+    p.outbound.clear();
+    p.outboundSent = 0;
+    return;
+  }
+  if (p.outboundSent == p.outbound.size()) {
+    p.outbound.clear();
+    p.outboundSent = 0;
+  } else if (p.outboundSent > (1u << 20) && p.outboundSent > p.outbound.size() / 2) {
+    p.outbound.erase(0, p.outboundSent);
+    p.outboundSent = 0;
+  }
+}
+
+void WorkerClient::complainLocked(const std::string &text, Calls &calls) {
+  if (listeners_.onStderr && !stopping_)
+    calls.push_back([cb = listeners_.onStderr, line = "kwb-worker protocol error: " + text] { cb(line); });
+}
+
+void WorkerClient::handleLineLocked(Process &p, const DecodedLine &line, Calls &calls) {
+  auto ownRequest = [&](std::uint64_t id) -> Pending * {
+    const auto it = pending_.find(id);
+    return it != pending_.end() && it->second->generation == p.generation ? it->second.get() : nullptr;
+  };
+  if (line.kind != DecodedLine::Kind::Message) {
+    complainLocked(line.error, calls);
+    if (line.idHint && ownRequest(*line.idHint))
+      failLocked(*line.idHint, {error_kind::kProtocol, "the worker's reply could not be read: " + line.error, {}}, calls);
+    return;
+  }
+  auto message = parseWorkerMessage(line.message);
+  if (const auto *why = std::get_if<std::string>(&message)) {
+    complainLocked(*why, calls);
+    return;
+  }
+  if (const auto *event = std::get_if<Event>(&message)) {
+    if (!event->id) {
+      if (event->event == "hello" && !p.helloSeen) handleHelloLocked(p, *event, calls);
+      else if (event->event == "hello") complainLocked("a second hello", calls);
+      return;  // other worker-level events are for later versions: ignored
+    }
+    if (Pending *r = ownRequest(*event->id)) {
+      if (r->handlers.onEvent) calls.push_back([cb = r->handlers.onEvent, e = *event] { cb(e); });
+    } else {
+      complainLocked("an event for request " + std::to_string(*event->id) + ", which is not waiting", calls);
+    }
+    return;
+  }
+  const auto &reply = std::get<Reply>(message);
+  if (!reply.id) {
+    complainLocked("the worker could not read a request: " + reply.error.message, calls);
+    return;
+  }
+  if (p.probeId && *reply.id == *p.probeId) {
+    handleProbeReplyLocked(p, reply, calls);
+    return;
+  }
+  if (!ownRequest(*reply.id)) {
+    complainLocked("a reply to request " + std::to_string(*reply.id) + ", which is not waiting", calls);
+    return;
+  }
+  auto node = pending_.extract(*reply.id);
+  if (node.mapped()->handlers.onReply)
+    calls.push_back([cb = std::move(node.mapped()->handlers.onReply), reply] { cb(reply); });
+}
+
+void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &calls) {
+  p.helloSeen = true;
+  p.hello = hello.data;
+  p.hello["event"] = "hello";
+  const auto protocol = hello.data.value("protocol", 0);
+  if (protocol != kProtocolVersion) {
+    killLocked(p, "it speaks protocol version " + std::to_string(protocol) + "; this client speaks " +
+                      std::to_string(kProtocolVersion));
+    return;
+  }
+  if (!options_.verifySandbox) {
+    sandbox_ = SandboxStatus{};
+    sandbox_.state = p.hello.value("sandbox", "none");
+    sandbox_.reason = p.hello.value("sandbox_reason", "") + (sandbox_.state == "none" ? "" : " (not verified)");
+    sandbox_.privateDir = p.privateDir.string();
+    becomeReadyLocked(p, calls);
+    return;
+  }
+  // A server the sandboxed worker must not reach, on this machine's loopback.
+  Json params = {{"write", Json::array({p.canary.string()})}, {"timeout_ms", 1000}};
+  p.listenFd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (p.listenFd >= 0 && ::bind(p.listenFd, reinterpret_cast<sockaddr *>(&address), sizeof address) == 0 &&
+      ::listen(p.listenFd, 4) == 0 &&
+      ::getsockname(p.listenFd, reinterpret_cast<sockaddr *>(&address), &length) == 0) {
+    params["connect"] = Json::array({{{"host", "127.0.0.1"}, {"port", ntohs(address.sin_port)}}});
+  } else {
+    closeFd(p.listenFd);
+    complainLocked(std::string("no loopback listener for the sandbox probe: ") + std::strerror(errno), calls);
+  }
+  const auto id = ++nextId_;
+  p.probeId = id;
+  p.outbound += encodeRequest({id, "probe-sandbox", params});
+}
+
+void WorkerClient::handleProbeReplyLocked(Process &p, const Reply &reply, Calls &calls) {
+  closeFd(p.listenFd);
+  p.probeId.reset();
+  SandboxStatus s;
+  s.privateDir = p.privateDir.string();
+  const std::string claimed = p.hello.value("sandbox", "none");
+  const std::string helloReason = p.hello.value("sandbox_reason", "");
+  std::vector<std::string> problems;
+  if (!reply.ok) {
+    problems.push_back("probe-sandbox failed: " + reply.error.message);
+  } else {
+    s.probe = reply.result;
+    for (const auto &c : reply.result.value("connect", Json::array()))
+      if (c.value("ok", false))
+        problems.push_back("it reached " + c.value("host", std::string()) + ":" + std::to_string(c.value("port", 0)) +
+                           " on this machine");
+    for (const auto &w : reply.result.value("write", Json::array()))
+      if (w.value("ok", false))
+        problems.push_back("it could create " + w.value("path", std::string()) + " outside its private directory");
+    const auto priv = reply.result.value("private_dir", Json::object());
+    if (!priv.value("ok", false))
+      problems.push_back("it cannot write its private directory: " + priv.value("error", std::string("?")));
+  }
+  std::error_code ec;
+  if (fs::exists(p.canary, ec)) {
+    problems.push_back("a file it wrote appeared outside the sandbox (" + p.canary.string() + ")");
+    fs::remove(p.canary, ec);
+  }
+  if (claimed == "none") {
+    s.reason = helloReason;
+  } else if (!problems.empty()) {
+    std::string text;
+    for (const auto &pr : problems) text += (text.empty() ? "" : "; ") + pr;
+    s.reason = claimed + " sandbox not in effect: " + text;
+  } else {
+    s.state = claimed;
+    s.verified = true;
+    s.reason = "no network; only " + s.privateDir + " is writable (confirmed by probe-sandbox)";
+  }
+  if (&p == current_.get()) sandbox_ = s;
+  becomeReadyLocked(p, calls);
+}
+
+void WorkerClient::becomeReadyLocked(Process &p, Calls &calls) {
+  p.ready = true;
+  if (&p != current_.get()) return;
+  state_ = State::Ready;
+  hello_ = p.hello;
+  while (!held_.empty()) {
+    const auto id = held_.front();
+    held_.pop_front();
+    if (const auto it = pending_.find(id); it != pending_.end()) writeRequestLocked(p, *it->second);
+  }
+  readyChanged_.notify_all();
+  if (listeners_.onReady && !stopping_) calls.push_back([cb = listeners_.onReady, h = p.hello] { cb(h); });
+}
+
+void WorkerClient::writeRequestLocked(Process &p, Pending &request) {
+  request.generation = p.generation;
+  request.deadline = Clock::now() + request.timeout;
+  p.outbound += request.line;
+  std::string().swap(request.line);
+}
+
+void WorkerClient::failLocked(std::uint64_t id, ErrorInfo error, Calls &calls) {
+  auto node = pending_.extract(id);
+  if (node.empty()) return;
+  auto reply = Reply::failure(id, std::move(error));
+  if (node.mapped()->handlers.onReply)
+    calls.push_back([cb = std::move(node.mapped()->handlers.onReply), reply = std::move(reply)] { cb(reply); });
+}
+
+void WorkerClient::failHeldLocked(const ErrorInfo &error, Calls &calls) {
+  while (!held_.empty()) {
+    const auto id = held_.front();
+    held_.pop_front();
+    failLocked(id, error, calls);
+  }
+}
+
+void WorkerClient::reapLocked(Process &p, Calls &calls) {
+  // What it wrote last (a final reply, its dying words on stderr) may still sit in the pipes.
+  readOutputLocked(p, calls);
+  readStderrLocked(p, calls);
+  if (!p.errPartial.empty()) {
+    p.errTail.push_back(std::exchange(p.errPartial, {}));
+    if (p.errTail.size() > options_.stderrTailLines) p.errTail.pop_front();
+  }
+  ::kill(-p.pid, SIGKILL);  // anything it left running in its group
+  int status = 0;
+  pid_t waited;
+  while ((waited = ::waitpid(p.pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  WorkerExit e;
+  e.generation = p.generation;
+  e.pid = p.pid;
+  e.cause = p.killCause;
+  e.stderrTail = joinLines(p.errTail);
+  e.startFailed = !p.ready;
+  e.replaced = &p != current_.get();
+  if (waited != p.pid) {
+    e.description = "ended (its exit status is unknown: " + std::string(std::strerror(errno)) + ")";
+  } else if (WIFSIGNALED(status)) {
+    e.signal = WTERMSIG(status);
+  } else if (WIFEXITED(status)) {
+    e.exitCode = WEXITSTATUS(status);
+    // bwrap and our pid-namespace init report a signal as 128 + its number.
+    if (p.wrapped && e.exitCode > 128 && e.exitCode < 128 + 65) e.signal = e.exitCode - 128;
+  }
+  if (e.signal) {
+    e.signalName = signalName(e.signal);
+    const char *text = ::strsignal(e.signal);
+    e.description = "was killed by signal " + e.signalName + (text ? std::string(" (") + text + ")" : "");
+  } else if (e.description.empty()) {
+    e.description = "exited with status " + std::to_string(e.exitCode);
+  }
+  std::string what = "the worker (pid " + std::to_string(p.pid) + ") " + e.description;
+  if (!e.cause.empty()) what += " after " + e.cause;
+  const std::string tail = e.stderrTail.empty() ? "" : "; its last stderr lines:\n" + e.stderrTail;
+  Json details = {{"pid", p.pid}, {"stderr", e.stderrTail}, {"generation", p.generation}};
+  details["signal"] = e.signal ? Json(e.signalName) : Json(nullptr);
+  details["exit_code"] = e.signal || e.exitCode < 0 ? Json(nullptr) : Json(e.exitCode);
+
+  std::vector<std::uint64_t> mine;
+  for (const auto &[id, r] : pending_)
+    if (r->generation == p.generation) mine.push_back(id);
+  for (const auto id : mine) {
+    if (stopping_) failLocked(id, {error_kind::kCancelled, "the worker client shut down before the reply came", {}}, calls);
+    else failLocked(id, {error_kind::kWorkerDied, what + tail, details}, calls);
+  }
+  const bool isCurrent = &p == current_.get();
+  if (isCurrent) {
+    if (stopping_) failHeldLocked({error_kind::kCancelled, "the worker client shut down", {}}, calls);
+    else if (!p.ready) failHeldLocked({error_kind::kStartFailed, "the worker did not start: " + what + tail, details}, calls);
+    state_ = stopping_ ? State::Stopped : State::Dead;
+    lastExit_ = e;
+    readyChanged_.notify_all();
+  }
+  closeFd(p.inFd);
+  closeFd(p.outFd);
+  closeFd(p.errFd);
+  closeFd(p.pidFd);
+  closeFd(p.listenFd);
+  if (listeners_.onExit && !stopping_) calls.push_back([cb = listeners_.onExit, e] { cb(e); });
+}
+
+}  // namespace kwb::worker

@@ -1,0 +1,400 @@
+// WorkerClient and WorkerPool against real kwb-worker processes (in the sandbox this machine
+// offers): round trips, pipelining, a worker killed or hung mid-request, restarts, shutdown
+// with requests in flight, and the worker's answers to broken input.
+#include <QtTest>
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+
+#include "core/worker/sandbox.h"
+#include "core/worker/worker_client.h"
+#include "core/worker/worker_pool.h"
+
+using namespace kwb::worker;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Collects replies delivered on the client's thread; the test thread waits on it.
+struct Replies {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::uint64_t, Reply> byId;
+  std::vector<Reply> inOrder;
+
+  RequestHandlers handlers() {
+    return {nullptr, [this](const Reply &r) {
+              std::lock_guard lock(mutex);
+              inOrder.push_back(r);
+              if (r.id) byId[*r.id] = r;
+              changed.notify_all();
+            }};
+  }
+  bool waitFor(std::size_t count, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, timeout, [&] { return inOrder.size() >= count; });
+  }
+  std::size_t size() {
+    std::lock_guard lock(mutex);
+    return inOrder.size();
+  }
+};
+
+// Messages from the pool, awaited the same way.
+struct Messages {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> all;
+  void add(const std::string &m) {
+    std::lock_guard lock(mutex);
+    all.push_back(m);
+    changed.notify_all();
+  }
+  bool waitForText(const std::string &needle, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, timeout, [&] {
+      return std::any_of(all.begin(), all.end(), [&](const std::string &m) { return m.find(needle) != std::string::npos; });
+    });
+  }
+};
+
+std::string text(const Reply &r) { return r.ok ? r.result.dump() : r.error.kind + ": " + r.error.message; }
+
+}  // namespace
+
+class TestWorkerClient : public QObject {
+  Q_OBJECT
+ private:
+  WorkerClientOptions options() const {
+    WorkerClientOptions o;
+    o.workerPath = worker_;
+    o.requestTimeout = 10s;
+    o.startTimeout = 10s;
+    return o;
+  }
+  std::filesystem::path worker_;
+
+ private slots:
+  void initTestCase() {
+    worker_ = qEnvironmentVariable("KWB_WORKER").toStdString();
+    QVERIFY2(!worker_.empty(), "run through ctest: KWB_WORKER names kwb-worker");
+    const auto support = detectSandbox();
+    qInfo("sandbox here: %s (%s)", sandboxKindName(support.kind), support.reason.c_str());
+  }
+
+  void helloPingAndDevices() {
+    WorkerClient client(options());
+    client.start();
+    QVERIFY2(client.waitUntilReady(10s), client.lastExit() ? client.lastExit()->description.c_str() : "no exit");
+    const auto hello = client.hello();
+    QCOMPARE(hello.value("event", ""), std::string("hello"));
+    QCOMPARE(hello.value("protocol", 0), kProtocolVersion);
+    QVERIFY(hello.value("worker", "").starts_with("0."));
+    QVERIFY(hello.value("pid", 0) > 0);
+    QVERIFY(hello["devices"].is_array());
+    QVERIFY(hello.contains("sandbox"));
+    for (const char *cmd : {"ping", "devices", "shutdown", "probe-sandbox"})
+      QVERIFY2(std::find(hello["commands"].begin(), hello["commands"].end(), cmd) != hello["commands"].end(), cmd);
+    QVERIFY(client.workerProcessId() > 0);
+    qInfo("sandbox: %s (%s); devices: %s", client.sandbox().state.c_str(), client.sandbox().reason.c_str(),
+          hello.value("gpu", Json::object()).value("summary", "").c_str());
+
+    const Json payload = {{"text", "héllo \u2192 worker"}, {"n", 12345}, {"list", {1, 2, 3}}};
+    auto reply = client.call("ping", payload);
+    QVERIFY2(reply.ok, text(reply).c_str());
+    QCOMPARE(reply.result, payload);
+
+    reply = client.call("devices");
+    QVERIFY2(reply.ok, text(reply).c_str());
+    QVERIFY(reply.result["devices"].is_array());
+    QVERIFY(reply.result.contains("problem"));  // "no CUDA driver" here, empty on a GPU machine
+  }
+
+  void twoHundredPipelinedPings() {
+    Replies replies;  // outlives the client, whose callbacks write to it
+    WorkerClient client(options());
+    client.start();  // sent before it is ready: they wait for it
+    std::map<std::uint64_t, int> sent;
+    for (int i = 0; i < 200; ++i) sent[client.send("ping", {{"i", i}}, replies.handlers())] = i;
+    QVERIFY(replies.waitFor(200, 15s));
+    QCOMPARE(replies.size(), std::size_t(200));
+    for (const auto &[id, i] : sent) {
+      const auto &r = replies.byId.at(id);
+      QVERIFY2(r.ok, text(r).c_str());
+      QCOMPARE(r.result["i"].get<int>(), i);
+    }
+    QCOMPARE(client.pendingRequests(), std::size_t(0));
+  }
+
+  void killedMidRequestThenRestart() {
+    Replies replies;
+    WorkerClient client(options());
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    const pid_t pid = client.workerProcessId();
+    QVERIFY(pid > 0);
+    // Stopped first, so the request is certainly still in flight when the kill lands.
+    QCOMPARE(::kill(pid, SIGSTOP), 0);
+    client.send("ping", {{"x", 1}}, replies.handlers());
+    QCOMPARE(::kill(pid, SIGKILL), 0);
+    QVERIFY(replies.waitFor(1, 5s));
+    const auto r = replies.inOrder.at(0);
+    QVERIFY(!r.ok);
+    QCOMPARE(r.error.kind, std::string("worker-died"));
+    QVERIFY2(r.error.message.find("SIGKILL") != std::string::npos, r.error.message.c_str());
+    QVERIFY2(r.error.message.find("kwb-worker 0.") != std::string::npos,  // its stderr is quoted
+             r.error.message.c_str());
+    QCOMPARE(r.error.details.value("signal", ""), std::string("SIGKILL"));
+    QCOMPARE(client.state(), WorkerClient::State::Dead);
+    QCOMPARE(client.lastExit()->signalName, std::string("SIGKILL"));
+
+    // A dead worker refuses new work until restarted, saying why.
+    auto refused = client.call("ping");
+    QCOMPARE(refused.error.kind, std::string("not-running"));
+    QVERIFY(refused.error.message.find("SIGKILL") != std::string::npos);
+
+    client.restart();
+    QVERIFY(client.waitUntilReady(10s));
+    QCOMPARE(client.generation(), 2u);
+    QVERIFY(client.workerProcessId() != pid);
+    const auto again = client.call("ping", {{"after", "restart"}});
+    QVERIFY2(again.ok, text(again).c_str());
+  }
+
+  void hangTimesOutThenRestart() {
+    Replies replies;
+    WorkerClient client(options());
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    const pid_t pid = client.workerProcessId();
+    QCOMPARE(::kill(pid, SIGSTOP), 0);  // a hang: alive, silent
+    const auto started = std::chrono::steady_clock::now();
+    client.send("ping", Json::object(), replies.handlers(), 1000ms);
+    client.send("ping", Json::object(), replies.handlers(), 30s);  // queued behind it
+    QVERIFY(replies.waitFor(2, 5s));
+    const auto elapsed = std::chrono::steady_clock::now() - started;
+    const auto &timedOut = replies.inOrder.at(0);
+    QCOMPARE(timedOut.error.kind, std::string("timeout"));
+    QVERIFY2(timedOut.error.message.find("1.0 s") != std::string::npos, timedOut.error.message.c_str());
+    QVERIFY(elapsed >= 1000ms);
+    QVERIFY2(elapsed < 1500ms, qPrintable(QString::number(std::chrono::duration<double>(elapsed).count())));
+    const auto &other = replies.inOrder.at(1);
+    QCOMPARE(other.error.kind, std::string("worker-died"));
+    QVERIFY2(other.error.message.find("time limit of 1.0 s") != std::string::npos, other.error.message.c_str());
+
+    client.restart();
+    QVERIFY(client.waitUntilReady(10s));
+    const auto again = client.call("ping");
+    QVERIFY2(again.ok, text(again).c_str());
+  }
+
+  void destroyedWithRequestsInFlight() {
+    Replies replies;
+    const auto started = std::chrono::steady_clock::now();
+    {
+      WorkerClient client(options());
+      client.start();
+      QVERIFY(client.waitUntilReady(10s));
+      ::kill(client.workerProcessId(), SIGSTOP);  // nothing will be answered
+      for (int i = 0; i < 20; ++i) client.send("ping", {{"i", i}}, replies.handlers(), 60s);
+    }
+    {
+      WorkerClient client(options());
+      client.start();
+      for (int i = 0; i < 5; ++i) client.send("ping", {{"i", i}}, replies.handlers());  // still starting
+    }
+    QVERIFY(std::chrono::steady_clock::now() - started < 5s);
+    QCOMPARE(replies.size(), std::size_t(25));  // every request answered, none left hanging
+    int cancelled = 0;
+    for (const auto &r : replies.inOrder) cancelled += r.error.kind == "cancelled";
+    QVERIFY2(cancelled >= 20, qPrintable(QString::number(cancelled)));
+  }
+
+  void shutdownCommandEndsTheWorkerCleanly() {
+    std::promise<WorkerExit> exited;
+    auto exitFuture = exited.get_future();
+    WorkerListeners listeners;
+    listeners.onExit = [&](const WorkerExit &e) { exited.set_value(e); };
+    WorkerClient client(options(), listeners);
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    const auto r = client.call("shutdown");
+    QVERIFY2(r.ok, text(r).c_str());
+    QVERIFY(exitFuture.wait_for(5s) == std::future_status::ready);  // it exits by itself
+    const auto exit = exitFuture.get();
+    QCOMPARE(exit.exitCode, 0);
+    QCOMPARE(exit.signal, 0);
+    QVERIFY(exit.cause.empty());
+    QCOMPARE(client.state(), WorkerClient::State::Dead);
+  }
+
+  void unknownCommandKeepsServing() {
+    WorkerClient client(options());
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    auto r = client.call("frobnicate", {{"x", 1}});
+    QCOMPARE(r.error.kind, std::string("unknown-command"));
+    QVERIFY(r.error.message.find("'frobnicate'") != std::string::npos);
+    QVERIFY(r.error.message.find("ping") != std::string::npos);
+    r = client.call("probe-sandbox", {{"connect", {{{"host", "localhost"}, {"port", "x"}}}}});
+    QCOMPARE(r.error.kind, std::string("invalid-argument"));
+    r = client.call("ping", {{"still", "here"}});
+    QVERIFY2(r.ok, text(r).c_str());
+  }
+
+  void malformedLinesGetErrorRepliesAndWorkerKeepsServing() {
+    // Raw bytes, as a buggy or hostile client would send them.
+    QProcess p;
+    p.start(QString::fromStdString(worker_.string()), {"--serve"});
+    QVERIFY(p.waitForStarted(5000));
+    auto readLine = [&]() -> Json {
+      while (!p.canReadLine())
+        if (!p.waitForReadyRead(10000)) return Json();
+      return Json::parse(p.readLine().toStdString());
+    };
+    const auto hello = readLine();
+    QCOMPARE(hello.value("event", ""), std::string("hello"));
+    QCOMPARE(hello.value("sandbox", ""), std::string("none"));
+    QVERIFY(hello.value("sandbox_reason", "").find("without a sandbox") != std::string::npos);
+
+    p.write("this is not json\n");
+    auto r = readLine();
+    QCOMPARE(r["ok"].get<bool>(), false);
+    QVERIFY(r["id"].is_null());
+    QCOMPARE(r["error"]["kind"].get<std::string>(), std::string("bad-json"));
+
+    p.write("{\"id\": 41, \"cmd\": \"ping\", \"bad\": \"\xff\"}\n");
+    r = readLine();
+    QCOMPARE(r["id"].get<int>(), 41);
+    QCOMPARE(r["error"]["kind"].get<std::string>(), std::string("bad-json"));
+    QVERIFY(r["error"]["message"].get<std::string>().find("UTF-8") != std::string::npos);
+
+    p.write("{\"cmd\": \"ping\"}\n[1,2]\n{\"id\": 42}\n");
+    for (int i = 0; i < 3; ++i) {
+      r = readLine();
+      QVERIFY2(r["error"]["kind"] == "bad-request" || r["error"]["kind"] == "bad-json", r.dump().c_str());
+    }
+    QCOMPARE(r["id"].get<int>(), 42);
+
+    // Over the 64 MiB line limit: dropped, answered, and the next line still works.
+    const std::string head = "{\"id\": 43, \"cmd\": \"ping\", \"blob\": \"";
+    p.write(head.c_str());
+    const QByteArray chunk(1 << 20, 'x');
+    for (int i = 0; i < 65; ++i) {
+      p.write(chunk);
+      QVERIFY(p.waitForBytesWritten(10000) || p.bytesToWrite() == 0);
+    }
+    p.write("\"}\n{\"id\": 44, \"cmd\": \"ping\", \"after\": true}\n");
+    r = readLine();
+    QCOMPARE(r["id"].get<int>(), 43);
+    QCOMPARE(r["error"]["kind"].get<std::string>(), std::string("line-too-long"));
+    r = readLine();
+    QCOMPARE(r["id"].get<int>(), 44);
+    QCOMPARE(r["ok"].get<bool>(), true);
+    QCOMPARE(r["result"]["after"].get<bool>(), true);
+
+    p.write("{\"id\": 45, \"cmd\": \"shutdown\"}\n");
+    r = readLine();
+    QCOMPARE(r["ok"].get<bool>(), true);
+    QVERIFY(p.waitForFinished(5000));
+    QCOMPARE(p.exitCode(), 0);
+  }
+
+  void startFailures() {
+    {
+      auto o = options();
+      o.workerPath = "/nonexistent/kwb-worker";
+      WorkerClient client(o);
+      client.start();
+      QVERIFY(!client.waitUntilReady(5s));
+      QVERIFY(client.lastExit()->startFailed);
+      QVERIFY(client.lastExit()->description.find("no worker program") != std::string::npos);
+      QCOMPARE(client.call("ping").error.kind, std::string("not-running"));
+    }
+    {
+      // Starts, then exits at once without a hello.
+      auto o = options();
+      o.workerPath = findOnPath("false").value();
+      Replies replies;
+      WorkerClient client(o);
+      client.start();
+      client.send("ping", Json::object(), replies.handlers());
+      QVERIFY(!client.waitUntilReady(5s));
+      QVERIFY(replies.waitFor(1, 5s));
+      QCOMPARE(replies.inOrder[0].error.kind, std::string("start-failed"));
+      QVERIFY2(replies.inOrder[0].error.message.find("exited with status 1") != std::string::npos,
+               replies.inOrder[0].error.message.c_str());
+    }
+  }
+
+  void requestTooLarge() {
+    WorkerClient client(options());
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    const auto r = client.call("ping", {{"blob", std::string(kMaxLineBytes, 'x')}});
+    QCOMPARE(r.error.kind, std::string("request-too-large"));
+    QVERIFY(client.call("ping").ok);
+  }
+
+  void poolReplacesADeadWorker() {
+    Messages messages;
+    Replies replies;
+    WorkerPoolOptions o;
+    o.worker = options();
+    WorkerPool pool({0, 1}, o, [&](const std::string &m) { messages.add(m); });
+    pool.start();
+    QVERIFY(pool.waitUntilReady(10s));
+    auto s = pool.submit(WorkerPool::kAnyDevice, "ping", {{"n", 1}}, replies.handlers());
+    QVERIFY(s.accepted);
+    QVERIFY(replies.waitFor(1, 5s));
+    QVERIFY(replies.inOrder[0].ok);
+
+    const pid_t pid = pool.workerProcessId(0);
+    QVERIFY(pid > 0);
+    ::kill(pid, SIGKILL);
+    QVERIFY(messages.waitForText("starting a new one", 5s));
+    QVERIFY(messages.all[0].find("device 0") != std::string::npos);
+    QVERIFY(pool.waitUntilReady(10s));
+    s = pool.submit(0, "ping", {{"n", 2}}, replies.handlers());
+    QVERIFY(s.accepted);
+    QCOMPARE(s.device, 0);
+    QVERIFY(replies.waitFor(2, 5s));
+    QVERIFY2(replies.inOrder[1].ok, text(replies.inOrder[1]).c_str());
+    const auto status = pool.status();
+    QCOMPARE(status.size(), std::size_t(2));
+    QCOMPARE(status[0].starts, 2u);
+    QCOMPARE(status[0].recentDeaths, 0);  // the ping after the restart cleared it
+    QCOMPARE(status[1].starts, 1u);
+    QVERIFY(!pool.submit(7, "ping", {}, replies.handlers()).accepted);
+  }
+
+  void poolRemovesADeviceAfterRepeatedDeaths() {
+    Messages messages;
+    Replies replies;
+    WorkerPoolOptions o;
+    o.worker = options();
+    o.worker.workerPath = findOnPath("false").value();  // dies at every start
+    o.maxConsecutiveDeaths = 3;
+    WorkerPool pool({0}, o, [&](const std::string &m) { messages.add(m); });
+    pool.start();
+    QVERIFY(messages.waitForText("taken out of the worker pool", 10s));
+    const auto status = pool.status();
+    QCOMPARE(status[0].state, std::string("removed"));
+    QCOMPARE(status[0].starts, 3u);
+    QVERIFY2(status[0].message.find("died 3 times") != std::string::npos, status[0].message.c_str());
+    const auto s = pool.submit(0, "ping", {}, replies.handlers());
+    QVERIFY(!s.accepted);
+    QVERIFY(s.error.find("taken out") != std::string::npos);
+    QVERIFY(!pool.submit(WorkerPool::kAnyDevice, "ping", {}, replies.handlers()).accepted);
+    QCOMPARE(replies.size(), std::size_t(0));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestWorkerClient)
+#include "tst_worker_client.moc"

@@ -1,0 +1,199 @@
+// The worker's sandbox: from inside it a worker cannot reach a TCP server on this machine's
+// loopback, cannot write into (a pretend) $HOME or /tmp, and can write its private directory.
+// Checked for each mechanism that works here (bwrap, unshare); the same probe run without a
+// sandbox succeeds, so the checks are real attempts, not a stub that always says "isolated".
+#include <QtTest>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/worker/sandbox.h"
+#include "core/worker/worker_client.h"
+
+using namespace kwb::worker;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+Q_DECLARE_METATYPE(kwb::worker::SandboxPreference)
+
+namespace {
+
+// A TCP server on 127.0.0.1 that nobody outside a sandbox is kept from reaching.
+struct LoopbackServer {
+  int fd = -1;
+  int port = 0;
+  LoopbackServer() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0)
+      return;
+    port = ntohs(a.sin_port);
+  }
+  ~LoopbackServer() {
+    if (fd >= 0) ::close(fd);
+  }
+  // Whether a connection is waiting (non-blocking accept).
+  bool someoneConnected() {
+    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return false;
+    ::close(c);
+    return true;
+  }
+};
+
+bool contains(const std::vector<std::string> &argv, std::initializer_list<const char *> run) {
+  const std::vector<std::string> needle(run.begin(), run.end());
+  return std::search(argv.begin(), argv.end(), needle.begin(), needle.end()) != argv.end();
+}
+
+}  // namespace
+
+class TestWorkerSandbox : public QObject {
+  Q_OBJECT
+ private:
+  std::filesystem::path worker_;
+
+  WorkerClientOptions options(SandboxPreference preference, const fs::path &home) const {
+    WorkerClientOptions o;
+    o.workerPath = worker_;
+    o.sandbox = preference;
+    o.requestTimeout = 10s;
+    o.startTimeout = 10s;
+    o.environment = {{"HOME", home.string()}};
+    return o;
+  }
+
+ private slots:
+  void initTestCase() {
+    worker_ = qEnvironmentVariable("KWB_WORKER").toStdString();
+    QVERIFY2(!worker_.empty(), "run through ctest: KWB_WORKER names kwb-worker");
+  }
+
+  void commandLines() {
+    const std::vector<std::string> worker{"/opt/kwb/kwb-worker", "--serve"};
+    const auto bwrap = sandboxCommand({SandboxKind::Bwrap, "/usr/bin/bwrap", true, ""}, worker, "/tmp/kwb-p/private");
+    QCOMPARE(bwrap.front(), std::string("/usr/bin/bwrap"));
+    QVERIFY(contains(bwrap, {"--ro-bind", "/", "/"}));
+    QVERIFY(contains(bwrap, {"--dev", "/dev"}));
+    QVERIFY(contains(bwrap, {"--proc", "/proc"}));
+    QVERIFY(contains(bwrap, {"--bind", "/tmp/kwb-p/private", "/tmp/kwb-p/private"}));
+    for (const char *flag : {"--unshare-net", "--unshare-pid", "--new-session", "--die-with-parent"})
+      QVERIFY2(contains(bwrap, {flag}), flag);
+    QVERIFY(contains(bwrap, {"--", "/opt/kwb/kwb-worker", "--serve"}));
+    QCOMPARE(bwrap.back(), std::string("--serve"));
+    // The NVIDIA nodes CUDA opens, where this machine has them.
+    std::error_code ec;
+    if (fs::exists("/dev/nvidiactl", ec)) QVERIFY(contains(bwrap, {"--dev-bind", "/dev/nvidiactl", "/dev/nvidiactl"}));
+
+    const auto unshare = sandboxCommand({SandboxKind::Unshare, "/usr/bin/unshare", true, ""}, worker, "/p");
+    QVERIFY(contains(unshare, {"/usr/bin/unshare", "--net", "--mount", "--pid", "--fork", "--kill-child",
+                               "--mount-proc", "--map-root-user", "--", "/opt/kwb/kwb-worker", "--serve"}));
+    const auto noPid = sandboxCommand({SandboxKind::Unshare, "/usr/bin/unshare", false, ""}, worker, "/p");
+    QVERIFY(contains(noPid, {"/usr/bin/unshare", "--net", "--mount", "--map-root-user", "--"}));
+    QCOMPARE(sandboxCommand({SandboxKind::None, "", false, ""}, worker, "/p"), worker);
+  }
+
+  void environmentLeavesSecretsBehind() {
+    ::setenv("OPENAI_API_KEY", "sk-test-secret", 1);
+    ::setenv("ANTHROPIC_API_KEY", "sk-ant-secret", 1);
+    ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+    const auto env = workerEnvironment("/tmp/kwb-p/private", {{"KWB_EXTRA", "1"}});
+    for (const auto &entry : env) QVERIFY2(entry.find("secret") == std::string::npos, entry.c_str());
+    auto has = [&](const std::string &entry) { return std::find(env.begin(), env.end(), entry) != env.end(); };
+    QVERIFY(has("TMPDIR=/tmp/kwb-p/private"));
+    QVERIFY(has("CUDA_CACHE_PATH=/tmp/kwb-p/private/cuda-cache"));
+    QVERIFY(has("CUDA_VISIBLE_DEVICES=0"));
+    QVERIFY(has("KWB_EXTRA=1"));
+    QVERIFY(std::any_of(env.begin(), env.end(), [](const std::string &e) { return e.starts_with("PATH="); }));
+    ::unsetenv("OPENAI_API_KEY");
+    ::unsetenv("ANTHROPIC_API_KEY");
+  }
+
+  void isolation_data() {
+    QTest::addColumn<SandboxPreference>("preference");
+    QTest::newRow("bwrap") << SandboxPreference::Bwrap;
+    QTest::newRow("unshare") << SandboxPreference::Unshare;
+  }
+
+  void isolation() {
+    QFETCH(SandboxPreference, preference);
+    const auto support = probeSandboxSupport(preference);
+    if (support.kind == SandboxKind::None) QSKIP(qPrintable("not available here: " + QString::fromStdString(support.reason)));
+
+    LoopbackServer server;
+    QVERIFY(server.port > 0);
+    QTemporaryDir home;  // the pretend $HOME, writable for this test
+    QVERIFY(home.isValid());
+    const fs::path homePath = home.path().toStdString();
+
+    WorkerClient client(options(preference, homePath));
+    client.start();
+    QVERIFY2(client.waitUntilReady(10s), client.lastExit() ? client.lastExit()->stderrTail.c_str() : "");
+    const auto sandbox = client.sandbox();
+    QVERIFY2(sandbox.verified, sandbox.reason.c_str());
+    QCOMPARE(sandbox.state, std::string(sandboxKindName(support.kind)));
+    const auto hello = client.hello();
+    QCOMPARE(hello.value("sandbox", ""), sandbox.state);
+    const auto checks = hello["sandbox_checks"];
+    QCOMPARE(checks.value("network_isolated", false), true);
+    QCOMPARE(checks.value("home", ""), homePath.string());
+    QCOMPARE(checks.value("home_writable", true), false);
+    QCOMPARE(checks.value("tmp_writable", true), false);
+    QCOMPARE(checks.value("private_dir_writable", false), true);
+
+    const auto escape = homePath / "escape.txt";
+    const auto tmpEscape = fs::temp_directory_path() / ("kwb-escape-" + std::to_string(::getpid()));
+    const auto r = client.call("probe-sandbox", {{"connect", {{{"host", "127.0.0.1"}, {"port", server.port}}}},
+                                                 {"write", {escape.string(), tmpEscape.string()}},
+                                                 {"timeout_ms", 1000}});
+    QVERIFY2(r.ok, r.error.message.c_str());
+    const auto &connect = r.result["connect"][0];
+    QCOMPARE(connect.value("ok", true), false);
+    qInfo("%s: connect to 127.0.0.1:%d: %s; write to $HOME: %s", sandboxKindName(support.kind), server.port,
+          connect.value("error", "").c_str(), r.result["write"][0].value("error", "").c_str());
+    QVERIFY(!server.someoneConnected());
+    for (const auto &w : r.result["write"]) QCOMPARE(w.value("ok", true), false);
+    std::error_code ec;
+    QVERIFY(!fs::exists(escape, ec));
+    QVERIFY(!fs::exists(tmpEscape, ec));
+    QCOMPARE(r.result["private_dir"].value("ok", false), true);
+    QCOMPARE(r.result["private_dir"].value("path", ""), sandbox.privateDir);
+    QVERIFY(fs::is_directory(sandbox.privateDir, ec));
+    QVERIFY(client.call("ping").ok);
+  }
+
+  void withoutSandboxTheSameProbeGetsOut() {
+    LoopbackServer server;
+    QTemporaryDir home;
+    const fs::path homePath = home.path().toStdString();
+    WorkerClient client(options(SandboxPreference::None, homePath));
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    const auto sandbox = client.sandbox();
+    QCOMPARE(sandbox.state, std::string("none"));
+    QVERIFY(!sandbox.verified);
+    QVERIFY2(sandbox.reason.find("turned off") != std::string::npos, sandbox.reason.c_str());
+    QCOMPARE(client.hello().value("sandbox", ""), std::string("none"));
+    const auto escape = homePath / "escape.txt";
+    const auto r = client.call("probe-sandbox", {{"connect", {{{"host", "127.0.0.1"}, {"port", server.port}}}},
+                                                 {"write", escape.string()}});
+    QVERIFY(r.ok);
+    QCOMPARE(r.result["connect"][0].value("ok", false), true);
+    QVERIFY(server.someoneConnected());
+    QCOMPARE(r.result["write"][0].value("ok", false), true);
+    QCOMPARE(r.result["write"][0].value("removed", false), true);  // the probe cleans up after itself
+    QCOMPARE(r.result["private_dir"].value("ok", false), true);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestWorkerSandbox)
+#include "tst_worker_sandbox.moc"

@@ -390,4 +390,10 @@ std::string formatDiagnostic(const Diagnostic &d) {
   return out;
 }
 
+std::string describeFailure(const std::string &what, const std::vector<Diagnostic> &diagnostics) {
+  for (const auto &d : diagnostics)
+    if (d.severity == Diagnostic::Severity::Error) return what + ": " + formatDiagnostic(d);
+  return what;
+}
+
 }  // namespace kwb

@@ -32,4 +32,7 @@ std::string_view severityName(Diagnostic::Severity severity);
 // "candidate.cu:12:5: error: message", as a compiler would print it.
 std::string formatDiagnostic(const Diagnostic &diagnostic);
 
+// "<what>: <first error, formatted>", or just <what> when no error diagnostic is present.
+std::string describeFailure(const std::string &what, const std::vector<Diagnostic> &diagnostics);
+
 }  // namespace kwb

@@ -213,14 +213,7 @@ TextOutput NvccCompiler::ptx(const CompileRequest &request, std::chrono::millise
   out.diagnostics = std::move(run.diagnostics);
   out.ok = !hasErrors(out.diagnostics) && !run.output.empty();
   out.text = std::move(run.output);
-  if (!out.ok) {
-    out.error = "the source does not compile to PTX";
-    for (const auto &d : out.diagnostics)
-      if (d.severity == Diagnostic::Severity::Error) {
-        out.error += ": " + formatDiagnostic(d);
-        break;
-      }
-  }
+  if (!out.ok) out.error = describeFailure("the source does not compile to PTX", out.diagnostics);
   return out;
 }
 

@@ -275,14 +275,7 @@ TextOutput NvrtcCompiler::ptx(const CompileRequest &request, std::chrono::millis
   out.text = std::move(run.binary);
   out.log = std::move(run.log);
   out.diagnostics = std::move(run.diagnostics);
-  if (!out.ok) {
-    out.error = "the source does not compile to PTX";
-    for (const auto &d : out.diagnostics)
-      if (d.severity == Diagnostic::Severity::Error) {
-        out.error += ": " + formatDiagnostic(d);
-        break;
-      }
-  }
+  if (!out.ok) out.error = describeFailure("the source does not compile to PTX", out.diagnostics);
   return out;
 }
 

@@ -87,20 +87,22 @@ bool EditorTabs::save(CudaEditor *editor) {
   return true;
 }
 
+bool EditorTabs::settleChanges(CudaEditor *editor) {
+  switch (askAboutChanges(editor)) {
+    case Answer::Cancel:
+      return false;
+    case Answer::Save:
+      return save(editor);
+    case Answer::Discard:
+      return true;
+  }
+  return false;
+}
+
 bool EditorTabs::closeTab(int index) {
   CudaEditor *editor = editorAt(index);
   if (!editor) return false;
-  if (editor->isModified()) {
-    switch (askAboutChanges(editor)) {
-      case Answer::Cancel:
-        return false;
-      case Answer::Save:
-        if (!save(editor)) return false;
-        break;
-      case Answer::Discard:
-        break;
-    }
-  }
+  if (editor->isModified() && !settleChanges(editor)) return false;
   removeTab(index);
   editor->deleteLater();
   emit modifiedChanged(hasUnsavedChanges());
@@ -118,15 +120,7 @@ bool EditorTabs::confirmDiscardOrSaveAll() {
   for (CudaEditor *editor : editors()) {
     if (!editor->isModified()) continue;
     setCurrentWidget(editor);
-    switch (askAboutChanges(editor)) {
-      case Answer::Cancel:
-        return false;
-      case Answer::Save:
-        if (!save(editor)) return false;
-        break;
-      case Answer::Discard:
-        break;
-    }
+    if (!settleChanges(editor)) return false;
   }
   return true;
 }

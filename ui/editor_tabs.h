@@ -50,6 +50,8 @@ class EditorTabs : public QTabWidget {
  private:
   enum class Answer { Save, Discard, Cancel };
   Answer askAboutChanges(CudaEditor *editor);
+  // Asks about unsaved changes and acts on the answer; false when the user cancelled or saving failed.
+  bool settleChanges(CudaEditor *editor);
   void updateTitle(CudaEditor *editor);
   void updateTitles();
 

@@ -12,6 +12,15 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
+// A failed compile is worth caching only when the compiler pointed into the source: the same
+// source then fails the same way. Failures without a source location (a full disk, a missing
+// host compiler, NVRTC out of memory) may pass on the next try.
+bool failureIsTheSources(const CompileResult &r) {
+  for (const auto &d : r.diagnostics)
+    if (d.severity == Diagnostic::Severity::Error && d.line > 0) return true;
+  return false;
+}
+
 }  // namespace
 
 Compiler::Compiler(CompilerOptions options)
@@ -25,7 +34,8 @@ CompileResult Compiler::compile(const CompileRequest &request) const {
     CompileResult r = std::move(outcome.result);
     r.cacheKey = key;
     r.seconds = secondsSince(start);
-    if (options_.useCache && outcome.cacheable && !key.empty()) cache_.store(key, r);
+    if (options_.useCache && outcome.cacheable && !key.empty() && (r.ok || failureIsTheSources(r)))
+      cache_.store(key, r);
     return r;
   };
 

@@ -576,6 +576,30 @@ Compilation terminated.
     QVERIFY2(difference(failed, failedAgain).empty(), difference(failed, failedAgain).c_str());
   }
 
+  // A failure the compiler does not locate in the source (here nvcc itself failing, as with a
+  // full disk) is not cached: the next compile tries again.
+  void unlocatedFailureIsNotCached() {
+    const fs::path dir = cacheRoot_ / "flaky-nvcc";
+    fs::create_directories(dir);
+    const fs::path script = dir / "nvcc";
+    {
+      std::ofstream out(script);
+      out << "#!/bin/sh\n"
+             "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.0'; exit 0; fi\n"
+             "echo 'nvcc fatal   : Could not open output file: No space left on device' >&2\nexit 1\n";
+    }
+    fs::permissions(script, fs::perms::owner_all);
+    Compiler compiler(CompilerOptions{.cacheDirectory = dir / "cache", .nvcc = script});
+    CompileRequest request;
+    request.form = SourceForm::HostLauncher;
+    request.source = kHostLauncher;
+    const auto first = compiler.compile(request);
+    QVERIFY(!first.ok);
+    const auto second = compiler.compile(request);
+    QVERIFY(!second.ok);
+    QVERIFY2(!second.cacheHit, "a failure with no place in the source was served from the cache");
+  }
+
   void cacheKeyCoversTheInputs() {
     const auto base = [] {
       CompileRequest r = deviceRequest(kScaleKernel, {"scale"});

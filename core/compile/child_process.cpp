@@ -91,10 +91,13 @@ ChildProcessResult runChildProcess(const ChildProcessRequest &request) {
   sigaddset(&defaults, SIGTERM);
   sigset_t noMask;
   sigemptyset(&noMask);
-  posix_spawnattr_setpgroup(&attributes, 0);
+  // POSIX_SPAWN_SETSID: a session of its own, so no controlling terminal (no TIOCSTI into the
+  // user's terminal); setsid() also makes it the leader of a new process group (pgid = pid),
+  // which the kill-the-group logic below relies on. (SETPGROUP cannot be combined with it: a
+  // session leader may not change its process group.)
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setsigmask(&attributes, &noMask);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> argv = request.argv;
   std::vector<std::string> envp = childEnvironment(request.environment);

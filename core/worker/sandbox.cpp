@@ -26,14 +26,39 @@ std::string lastLine(const std::string &text) {
   return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
-std::vector<std::string> unshareFlags(bool pidNamespace) {
-  std::vector<std::string> flags{"--net", "--mount"};
-  if (pidNamespace) {
-    // CUDA needs a /proc that matches the pid namespace: without --mount-proc cuInit fails.
-    flags.insert(flags.end(), {"--pid", "--fork", "--kill-child", "--mount-proc"});
+std::vector<std::string> unshareFlags() {
+  // A pid namespace with a /proc of its own is required: with the host's /proc (writable, as
+  // CUDA needs it) /proc/<pid>/root of a host process would lead out of the mount namespace.
+  // CUDA also needs the /proc to match the pid namespace: without --mount-proc cuInit fails.
+  return {"--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--map-root-user"};
+}
+
+// `path` is `root` or inside it.
+bool within(const std::string &path, const std::string &root) {
+  if (root == "/") return true;
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+// An absolute, existing directory with links resolved; empty otherwise.
+std::string resolvedDirectory(const std::string &path) {
+  if (path.empty() || path.front() != '/') return {};
+  std::error_code ec;
+  const auto canonical = fs::canonical(path, ec);
+  if (ec || !fs::is_directory(canonical, ec)) return {};
+  return canonical.lexically_normal().string();
+}
+
+// Sorted, without entries inside others (or equal to them).
+std::vector<std::string> outermost(std::vector<std::string> paths) {
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  std::vector<std::string> out;
+  for (const auto &p : paths) {
+    if (p.empty()) continue;
+    if (std::none_of(out.begin(), out.end(), [&](const std::string &o) { return within(p, o); })) out.push_back(p);
   }
-  flags.push_back("--map-root-user");
-  return flags;
+  return out;
 }
 
 // Runs `true` in the sandbox; empty on success, else why it failed.
@@ -82,19 +107,15 @@ SandboxSupport tryUnshare(std::string &whyNot) {
     return s;
   }
   SandboxSupport candidate{SandboxKind::Unshare, unshare->string(), true, ""};
-  auto problem = trial(candidate);
+  const auto problem = trial(candidate);
   if (problem.empty()) {
-    candidate.reason = "user, network, mount and pid namespaces work with " + unshare->string();
+    candidate.reason = "user, network, mount, IPC and pid namespaces work with " + unshare->string();
     return candidate;
   }
-  candidate.pidNamespace = false;
-  const auto withoutPid = trial(candidate);
-  if (withoutPid.empty()) {
-    candidate.reason = "user, network and mount namespaces work with " + unshare->string() +
-                       " (no pid namespace: " + problem + ")";
-    return candidate;
-  }
-  whyNot = "user namespaces do not work with " + unshare->string() + ": " + withoutPid;
+  // No fallback without a pid namespace: with the host's /proc writable, /proc/<pid>/root
+  // escapes the mount namespace, so that would not be a sandbox.
+  whyNot = "user, network, mount, IPC and pid namespaces (with a /proc of their own) do not work with " +
+           unshare->string() + ": " + problem;
   return s;
 }
 
@@ -179,6 +200,50 @@ SandboxSupport probeSandboxSupport(SandboxPreference preference) {
   return s;
 }
 
+std::vector<std::string> splitPathList(std::string_view list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto colon = list.find(':', start);
+    const auto part = list.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start);
+    if (!part.empty()) out.emplace_back(part);
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+std::string joinPathList(const std::vector<std::string> &paths) {
+  std::string out;
+  for (const auto &p : paths) out += (out.empty() ? "" : ":") + p;
+  return out;
+}
+
+SandboxCovers sandboxCovers(const fs::path &executable, const std::vector<std::string> &extraCovers) {
+  std::vector<std::string> candidates{"/tmp", "/run", "/var/run", "/home", "/root", "/var/tmp"};
+  for (const char *variable : {"XDG_RUNTIME_DIR", "HOME"})
+    if (const char *value = std::getenv(variable); value && *value) candidates.emplace_back(value);
+  candidates.insert(candidates.end(), extraCovers.begin(), extraCovers.end());
+  std::vector<std::string> covers;
+  for (const auto &c : candidates) {
+    const auto dir = resolvedDirectory(c);  // /var/run -> /run: covered once
+    if (!dir.empty() && dir != "/") covers.push_back(dir);
+  }
+  SandboxCovers result;
+  result.covers = outermost(std::move(covers));
+  std::vector<std::string> keeps;
+  if (!executable.empty()) keeps.push_back(resolvedDirectory(fs::absolute(executable).parent_path().string()));
+  if (const char *libraries = std::getenv("LD_LIBRARY_PATH"))
+    for (const auto &entry : splitPathList(libraries)) keeps.push_back(resolvedDirectory(entry));
+  std::vector<std::string> needed;
+  for (const auto &k : keeps)
+    if (!k.empty() && std::any_of(result.covers.begin(), result.covers.end(),
+                                  [&](const std::string &c) { return within(k, c); }))
+      needed.push_back(k);
+  result.keeps = outermost(std::move(needed));
+  return result;
+}
+
 SandboxSupport detectSandbox(SandboxPreference preference) {
   static std::mutex mutex;
   static std::map<int, SandboxSupport> cache;
@@ -209,8 +274,15 @@ std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std
       }
       std::sort(nodes.begin(), nodes.end());
       for (const auto &node : nodes) argv.insert(argv.end(), {"--dev-bind", node, node});
-      argv.insert(argv.end(), {"--proc", "/proc", "--bind", priv, priv, "--unshare-net", "--unshare-pid",
-                               "--new-session", "--die-with-parent"});
+      argv.insert(argv.end(), {"--tmpfs", "/dev/shm", "--proc", "/proc"});
+      // Host Unix sockets and the user's files: empty tmpfs over them; what the worker needs
+      // from there back read-only; then the private directory, which may lie under /tmp.
+      const auto covers = sandboxCovers(command.empty() ? fs::path() : fs::path(command.front()));
+      for (const auto &c : covers.covers) argv.insert(argv.end(), {"--tmpfs", c});
+      for (const auto &k : covers.keeps) argv.insert(argv.end(), {"--ro-bind", k, k});
+      argv.insert(argv.end(), {"--bind", priv, priv});
+      for (const auto &c : covers.covers) argv.insert(argv.end(), {"--remount-ro", c});
+      argv.insert(argv.end(), {"--unshare-net", "--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent"});
       // As root bwrap keeps capabilities unless told not to; with them the worker could undo
       // the read-only mounts.
       if (::geteuid() == 0) argv.insert(argv.end(), {"--cap-drop", "ALL"});
@@ -219,7 +291,7 @@ std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std
     }
     case SandboxKind::Unshare: {
       argv = {support.program};
-      const auto flags = unshareFlags(support.pidNamespace);
+      const auto flags = unshareFlags();
       argv.insert(argv.end(), flags.begin(), flags.end());
       argv.push_back("--");
       break;

@@ -2,13 +2,16 @@
 // The sandbox a worker runs in, as seen from the side that starts it: which mechanism works on
 // this machine and the command line that runs the worker inside it.
 //
-//   bwrap    bubblewrap: no network (own network namespace), own pid namespace and session,
-//            the whole file system read-only except one private directory, a minimal /dev
-//            plus the NVIDIA device nodes, a fresh /proc, no capabilities (when run as root).
+//   bwrap    bubblewrap: no network (own network namespace), own pid and IPC namespaces and
+//            session, the whole file system read-only except one private directory, /tmp,
+//            /run, /home, /root, $HOME, ... covered by empty tmpfs (see SandboxCovers), a
+//            minimal /dev plus the NVIDIA device nodes, a fresh /proc, no capabilities (when
+//            run as root).
 //   unshare  util-linux unshare where bubblewrap is missing but user namespaces work: new
-//            user (root mapped to the caller), network, mount and, where a /proc of its own
-//            can be mounted, pid namespaces (CUDA fails in a pid namespace that sees the
-//            host's /proc); the worker itself then makes the file system read-only except
+//            user (root mapped to the caller), network, mount, IPC and pid namespaces with a
+//            /proc of its own (required: without it the host's /proc, writable for CUDA,
+//            would let /proc/<pid>/root escape; "none" then); the worker itself then covers
+//            the same paths as bwrap with empty tmpfs, makes the file system read-only except
 //            its private directory, /dev/shm and /proc (whose sys, sysrq-trigger, irq and bus
 //            stay read-only), rebuilds /dev and drops its capabilities (sandbox_inside.h).
 //   none     neither works: the worker runs as a plain child process and says so.
@@ -35,7 +38,7 @@ enum class SandboxPreference { Auto, Bwrap, Unshare, None };
 struct SandboxSupport {
   SandboxKind kind = SandboxKind::None;
   std::string program;        // the bwrap or unshare executable
-  bool pidNamespace = false;  // unshare: whether a pid namespace could be made too
+  bool pidNamespace = false;  // unshare: always true now (a pid namespace is required)
   std::string reason;         // why this mechanism, and why not the better ones
 };
 
@@ -49,6 +52,29 @@ SandboxSupport probeSandboxSupport(SandboxPreference preference);
 // as its only writable directory and working directory. For None, `command` unchanged.
 std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std::vector<std::string> &command,
                                         const std::filesystem::path &privateDir);
+
+// What the sandbox hides behind empty, read-only tmpfs mounts, and what it shows again. Host
+// Unix sockets (D-Bus, X11, docker.sock, ssh-agent) and the user's files live there:
+//   covers  /tmp, /run, /var/run (unless a link to /run), /home, /root, /var/tmp,
+//           $XDG_RUNTIME_DIR and $HOME (where not under one already), `extraCovers`; only
+//           those that exist, symbolic links resolved, none inside another. (/dev/shm is
+//           private too: part of the fresh /dev.)
+//   keeps   folders under a cover the worker needs, bound back read-only: the folder of
+//           `executable` and the LD_LIBRARY_PATH entries.
+// The private directory is bound read-write after both. $HOME, $XDG_RUNTIME_DIR and
+// LD_LIBRARY_PATH are read from this process's environment.
+struct SandboxCovers {
+  std::vector<std::string> covers;
+  std::vector<std::string> keeps;
+};
+SandboxCovers sandboxCovers(const std::filesystem::path &executable, const std::vector<std::string> &extraCovers = {});
+// The variables that hand the client's covers and keeps to `kwb-worker --sandbox unshare`,
+// which mounts them itself (colon-separated paths).
+inline constexpr const char *kSandboxCoversVariable = "KWB_SANDBOX_COVERS";
+inline constexpr const char *kSandboxKeepsVariable = "KWB_SANDBOX_KEEPS";
+// Splits a colon-separated list, dropping empty entries.
+std::vector<std::string> splitPathList(std::string_view list);
+std::string joinPathList(const std::vector<std::string> &paths);
 
 // The environment a worker gets (KEY=VALUE): a short allow-list of the caller's variables
 // (PATH, locale, CUDA_*, NVIDIA_*, KWB_*, ...) so API keys and other secrets stay behind;

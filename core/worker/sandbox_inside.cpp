@@ -1,5 +1,7 @@
 #include "core/worker/sandbox_inside.h"
 
+#include "core/worker/sandbox.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -11,9 +13,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 namespace kwb::worker {
 
@@ -111,7 +116,8 @@ bool replaceDev(std::vector<std::string> &problems) {
   }
   const std::string hostPrefix = "/proc/self/fd/" + std::to_string(hostDev) + "/";
   std::vector<std::pair<std::string, bool>> entries;  // name, is a directory
-  for (const char *name : {"null", "zero", "full", "random", "urandom", "tty"}) entries.emplace_back(name, false);
+  // No "tty": the user's terminal stays out of reach (TIOCSTI).
+  for (const char *name : {"null", "zero", "full", "random", "urandom"}) entries.emplace_back(name, false);
   if (DIR *dir = ::opendir("/dev")) {
     while (const dirent *e = ::readdir(dir)) {
       const std::string name = e->d_name;
@@ -214,6 +220,35 @@ std::string attemptConnect(const std::string &host, int port, int timeoutMs, boo
   return error;
 }
 
+// Connects to a Unix stream socket at `path`.
+std::string attemptConnectUnix(const std::string &path, bool &ok) {
+  ok = false;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof address.sun_path) return "path too long for a Unix socket";
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errnoText("socket");
+  std::string error;
+  if (::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof address) == 0) ok = true;
+  else error = std::strerror(errno);
+  ::close(fd);
+  return error;
+}
+
+// Opens `path` and reads from it.
+std::string attemptRead(const std::string &path, bool &ok) {
+  ok = false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return std::strerror(errno);
+  char buffer[64];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  const std::string error = n < 0 ? std::strerror(errno) : "";
+  ::close(fd);
+  ok = n >= 0;
+  return error;
+}
+
 // Creates `path` (never replacing a file), writes a line and removes it again.
 std::string attemptWrite(const std::string &path, bool &ok) {
   ok = false;
@@ -226,6 +261,64 @@ std::string attemptWrite(const std::string &path, bool &ok) {
   ::unlink(path.c_str());
   ok = wrote;
   return writeError;
+}
+
+// An O_PATH handle on `path` as the host shows it, to bind it again after covers hide it.
+struct HostPath {
+  std::string path;
+  int fd = -1;
+  std::string source() const { return "/proc/self/fd/" + std::to_string(fd); }
+};
+
+HostPath openHostPath(const std::string &path, std::vector<std::string> &problems) {
+  HostPath h{path, ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+  if (h.fd < 0) problems.push_back(errnoText("opening " + path));
+  return h;
+}
+
+// Binds `host` (opened before the covers) back at its own path, creating the mount point
+// inside the covering tmpfs where needed.
+bool bindBack(const HostPath &host, std::vector<std::string> &problems) {
+  if (host.fd < 0) return false;
+  std::error_code ec;
+  fs::create_directories(host.path, ec);  // inside a fresh tmpfs; exists otherwise
+  if (::mount(host.source().c_str(), host.path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+    problems.push_back(errnoText("binding " + host.path + " back"));
+    return false;
+  }
+  return true;
+}
+
+// Empty tmpfs over the paths where host sockets and the user's files live (SandboxCovers),
+// then the folders the worker needs from under them back. Read-only comes later, with the rest.
+bool coverHostPaths(std::vector<std::string> &problems, std::vector<HostPath> &opened) {
+  std::vector<std::string> extraCovers, extraKeeps;
+  if (const char *c = std::getenv(kSandboxCoversVariable)) extraCovers = splitPathList(c);
+  if (const char *k = std::getenv(kSandboxKeepsVariable)) extraKeeps = splitPathList(k);
+  ::unsetenv(kSandboxCoversVariable);
+  ::unsetenv(kSandboxKeepsVariable);
+  std::error_code ec;
+  const auto self = fs::read_symlink("/proc/self/exe", ec);
+  // This process's own view ($HOME, LD_LIBRARY_PATH as the worker got them) joined with the
+  // client's ($XDG_RUNTIME_DIR, its $HOME).
+  auto covers = sandboxCovers(ec ? fs::path() : self, extraCovers);
+  std::vector<std::string> keeps = covers.keeps;
+  for (const auto &k : extraKeeps)
+    if (std::find(keeps.begin(), keeps.end(), k) == keeps.end()) keeps.push_back(k);
+  std::sort(keeps.begin(), keeps.end());  // parents before what lies inside them
+  for (const auto &k : keeps) {
+    struct stat st{};
+    if (::stat(k.c_str(), &st) == 0) opened.push_back(openHostPath(k, problems));
+  }
+  bool ok = true;
+  for (const auto &c : covers.covers) {
+    if (::mount("tmpfs", c.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0) {
+      problems.push_back(errnoText("covering " + c + " with an empty tmpfs"));
+      ok = false;
+    }
+  }
+  for (const auto &h : opened) ok = bindBack(h, problems) && ok;
+  return ok;
 }
 
 // True in the first user namespace, the host's: there the lock-down must not touch anything.
@@ -263,14 +356,20 @@ LockdownReport lockDownInsideNamespaces(const fs::path &privateDir) {
     if (::mount(cover, cover, nullptr, MS_BIND | MS_REC, nullptr) != 0)
       problems.push_back(errnoText(std::string("covering ") + cover));
   }
+  // The private directory may lie under /tmp, which is about to be covered: keep a handle.
+  HostPath privateHost;
+  if (privateDir.empty()) problems.push_back("no private directory given (--private-dir)");
+  else privateHost = openHostPath(privateDir.string(), problems);
+  std::vector<HostPath> keeps;
+  report.hostPathsCovered = coverHostPaths(problems, keeps);
+  for (auto &k : keeps) ::close(std::exchange(k.fd, -1));
   report.devReplaced = replaceDev(problems);
   bool privateBound = false;
-  if (privateDir.empty()) {
-    problems.push_back("no private directory given (--private-dir)");
-  } else if (::mount(privateDir.c_str(), privateDir.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
-    problems.push_back(errnoText("binding the private directory " + privateDir.string()));
-  } else {
-    privateBound = true;
+  if (privateHost.fd >= 0) {
+    privateBound = bindBack(privateHost, problems);
+    ::close(std::exchange(privateHost.fd, -1));
+    // The working directory still points at the directory under the cover; move to the bind.
+    if (privateBound && ::chdir(privateDir.c_str()) != 0) problems.push_back(errnoText("chdir to the private directory"));
   }
   if (setMountAttributes("/", true, kAttrReadOnly | kAttrNoSuid, 0) != 0) {
     problems.push_back(errnoText("making the file system read-only (mount_setattr)"));
@@ -369,10 +468,35 @@ Json runSandboxProbe(const Json &params, const fs::path &privateDir) {
       writes.push_back(std::move(r));
     }
   }
+  Json unixConnects = Json::array(), reads = Json::array();
+  if (const auto c = params.find("connect_unix"); c != params.end()) {
+    const Json list = c->is_array() ? *c : Json::array({*c});
+    for (const auto &path : list) {
+      if (!path.is_string() || path.get<std::string>().empty())
+        throw std::invalid_argument("each \"connect_unix\" entry must be a socket path");
+      bool ok = false;
+      const auto error = attemptConnectUnix(path.get<std::string>(), ok);
+      Json r = {{"path", path}, {"ok", ok}};
+      if (!ok) r["error"] = error;
+      unixConnects.push_back(std::move(r));
+    }
+  }
+  if (const auto rd = params.find("read"); rd != params.end()) {
+    const Json list = rd->is_array() ? *rd : Json::array({*rd});
+    for (const auto &path : list) {
+      if (!path.is_string() || path.get<std::string>().empty())
+        throw std::invalid_argument("each \"read\" entry must be a file path");
+      bool ok = false;
+      const auto error = attemptRead(path.get<std::string>(), ok);
+      Json r = {{"path", path}, {"ok", ok}};
+      if (!ok) r["error"] = error;
+      reads.push_back(std::move(r));
+    }
+  }
   const auto self = checkSandboxFromInside(privateDir);
   Json priv = {{"path", self.privateDir}, {"ok", self.privateDirWritable}};
   if (!self.privateDirWritable) priv["error"] = self.privateDirError;
-  return {{"connect", connects}, {"write", writes}, {"private_dir", priv},
+  return {{"connect", connects}, {"write", writes}, {"connect_unix", unixConnects}, {"read", reads}, {"private_dir", priv},
           {"interfaces", self.interfaces}, {"network_isolated", self.networkIsolated}};
 }
 

@@ -11,6 +11,7 @@ namespace kwb::worker {
 
 struct LockdownReport {
   bool filesystemReadOnly = false;  // everything but the private directory is read-only
+  bool hostPathsCovered = false;    // /tmp, /run, /home, $HOME, ... behind empty tmpfs
   bool devReplaced = false;         // /dev holds only the basic nodes and the NVIDIA ones
   bool procMounted = false;         // /proc shows only this pid namespace (unshare --mount-proc)
   bool capabilitiesDropped = false;
@@ -18,8 +19,11 @@ struct LockdownReport {
 };
 
 // For `kwb-worker --sandbox unshare`: run first thing in main(), inside the user, mount and
-// network (and maybe pid) namespaces `unshare` made. Replaces /dev with a small tmpfs holding
-// null, zero, full, random, urandom, tty and the /dev/nvidia* nodes; mounts a private /dev/shm;
+// network, IPC and pid namespaces `unshare` made. Covers /tmp, /run, /home, /root, /var/tmp,
+// $HOME, $XDG_RUNTIME_DIR and the paths in KWB_SANDBOX_COVERS with empty tmpfs and binds the
+// worker's own folder, LD_LIBRARY_PATH's and KWB_SANDBOX_KEEPS back (SandboxCovers, sandbox.h),
+// then the private directory. Replaces /dev with a small tmpfs holding
+// null, zero, full, random, urandom (no tty) and the /dev/nvidia* nodes; mounts a private /dev/shm;
 // makes every mount read-only except the private directory, /dev/shm and /proc itself (CUDA
 // needs a writable /proc; /proc/sys, sysrq-trigger, irq and bus stay read-only, as in
 // bubblewrap); drops every capability (bounding set included) and sets
@@ -45,9 +49,10 @@ SandboxSelfCheck checkSandboxFromInside(const std::filesystem::path &privateDir)
 nlohmann::json toJson(const SandboxSelfCheck &check);
 
 // The probe-sandbox command: {"connect": [{"host": "127.0.0.1", "port": N}, ...],
-// "write": ["/path", ...], "timeout_ms": 1000}. Tries each connection (numeric addresses only)
-// and each file creation (O_CREAT|O_EXCL; a file it managed to create is removed again), and
-// writes a file in the private directory. Throws std::invalid_argument on malformed fields.
+// "write": ["/path", ...], "connect_unix": ["/socket", ...], "read": ["/file", ...],
+// "timeout_ms": 1000}. Tries each connection (numeric addresses only), each file creation
+// (O_CREAT|O_EXCL; a file it managed to create is removed again), each Unix socket connection
+// and each file read, and writes a file in the private directory. Throws std::invalid_argument on malformed fields.
 nlohmann::json runSandboxProbe(const nlohmann::json &params, const std::filesystem::path &privateDir);
 
 }  // namespace kwb::worker

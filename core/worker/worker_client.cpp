@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +128,48 @@ pid_t findDescendantByInnerPid(pid_t root, long long innerPid) {
   return -1;
 }
 
+// What is wrong with a hello's fields, or empty. Every field the client reads is checked here,
+// so nothing later throws on a crafted hello.
+std::string malformedHello(const Json &data) {
+  if (!data.is_object()) return "the hello is not a JSON object";
+  const auto protocol = data.find("protocol");
+  if (protocol == data.end()) return "the hello has no \"protocol\"";
+  if (!protocol->is_number_integer()) return "the hello's \"protocol\" is not an integer (" + protocol->dump() + ")";
+  if (const auto pid = data.find("pid"); pid != data.end() && !pid->is_number_integer())
+    return "the hello's \"pid\" is not an integer";
+  for (const char *key : {"sandbox", "sandbox_reason"})
+    if (const auto it = data.find(key); it != data.end() && !it->is_string())
+      return std::string("the hello's \"") + key + "\" is not a string";
+  if (const auto it = data.find("sandbox_checks"); it != data.end() && !it->is_object())
+    return "the hello's \"sandbox_checks\" is not an object";
+  return {};
+}
+
+// What is wrong with a successful probe-sandbox result, or empty.
+std::string malformedProbe(const Json &result) {
+  if (!result.is_object()) return "the probe-sandbox result is not a JSON object";
+  for (const char *list : {"connect", "write", "connect_unix", "read"}) {
+    const auto it = result.find(list);
+    if (it == result.end()) continue;
+    if (!it->is_array()) return std::string("the probe-sandbox result's \"") + list + "\" is not an array";
+    for (const auto &entry : *it) {
+      if (!entry.is_object() || !entry.contains("ok") || !entry["ok"].is_boolean())
+        return std::string("an entry of the probe-sandbox result's \"") + list + "\" is not an object with a boolean \"ok\"";
+      for (const char *key : {"host", "path", "error"})
+        if (entry.contains(key) && !entry[key].is_string())
+          return std::string("the probe-sandbox result's \"") + list + "\" has a \"" + key + "\" that is not a string";
+      if (entry.contains("port") && !entry["port"].is_number_integer())
+        return std::string("the probe-sandbox result's \"") + list + "\" has a \"port\" that is not an integer";
+    }
+  }
+  const auto priv = result.find("private_dir");
+  if (priv == result.end() || !priv->is_object() || !priv->contains("ok") || !(*priv)["ok"].is_boolean())
+    return "the probe-sandbox result's \"private_dir\" is not an object with a boolean \"ok\"";
+  if (priv->contains("error") && !(*priv)["error"].is_string())
+    return "the probe-sandbox result's \"private_dir\" has an \"error\" that is not a string";
+  return {};
+}
+
 }  // namespace
 
 std::string signalName(int signal) {
@@ -155,7 +198,8 @@ struct WorkerClient::Process {
   bool wrapped = false;  // inside bwrap/unshare: a signal comes back as exit status 128 + n
   std::unique_ptr<TemporaryDirectory> dir;
   fs::path privateDir, canary;
-  int listenFd = -1;
+  fs::path secret, socketPath;  // a file and a Unix socket outside the private directory
+  int listenFd = -1, unixListenFd = -1;
   std::optional<std::uint64_t> probeId;
   LineDecoder decoder;
   std::string errPartial;
@@ -350,7 +394,8 @@ pid_t WorkerClient::workerProcessId() const {
     std::lock_guard lock(mutex_);
     if (!current_ || !current_->helloSeen || current_->exited) return -1;
     child = current_->pid;
-    inner = current_->hello.value("pid", -1LL);
+    const auto pid = current_->hello.find("pid");
+    inner = pid != current_->hello.end() && pid->is_number_integer() ? pid->get<long long>() : -1;
     wrapped = current_->wrapped;
   }
   if (!wrapped) return child;
@@ -499,6 +544,8 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   if (!p->dir->valid()) return fail(p->dir->error());
   p->privateDir = p->dir->path() / "private";
   p->canary = p->dir->path() / "outside-canary";
+  p->secret = p->dir->path() / "outside-secret";
+  p->socketPath = p->dir->path() / "outside.sock";
   fs::create_directory(p->privateDir, ec);
   if (ec) return fail("cannot create the private directory " + p->privateDir.string() + ": " + ec.message());
   fs::permissions(p->privateDir, fs::perms::owner_all, ec);
@@ -508,7 +555,15 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   workerArgv.insert(workerArgv.end(), {"--sandbox", sandboxKindName(support.kind), "--private-dir", p->privateDir.string()});
   if (support.kind == SandboxKind::None) workerArgv.insert(workerArgv.end(), {"--sandbox-note", support.reason});
   auto argv = sandboxCommand(support, workerArgv, p->privateDir);
-  auto env = workerEnvironment(p->privateDir, options_.environment);
+  auto extraEnvironment = options_.environment;
+  if (support.kind == SandboxKind::Unshare) {
+    // The worker covers these itself; $XDG_RUNTIME_DIR and this process's $HOME are not in its
+    // environment.
+    const auto covers = sandboxCovers(workerArgv.front());
+    extraEnvironment.emplace_back(kSandboxCoversVariable, joinPathList(covers.covers));
+    extraEnvironment.emplace_back(kSandboxKeepsVariable, joinPathList(covers.keeps));
+  }
+  auto env = workerEnvironment(p->privateDir, extraEnvironment);
   p->wrapped = support.kind != SandboxKind::None;
 
   int input[2], output[2], errors[2];
@@ -536,10 +591,12 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM})
     sigaddset(&defaults, s);
   sigemptyset(&noMask);
-  posix_spawnattr_setpgroup(&attributes, 0);  // its own process group: killed as a whole
+  // A session of its own (POSIX_SPAWN_SETSID): no controlling terminal, so nothing inside can
+  // push input into the user's terminal (TIOCSTI); setsid() also makes it the leader of a new
+  // process group (pgid = pid), killed as a whole by killLocked/reapLocked.
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setsigmask(&attributes, &noMask);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   auto argvPointers = pointers(argv);
   auto envPointers = pointers(env);
   pid_t pid = -1;
@@ -695,50 +752,72 @@ void WorkerClient::complainLocked(const std::string &text, Calls &calls) {
 }
 
 void WorkerClient::handleLineLocked(Process &p, const DecodedLine &line, Calls &calls) {
-  auto ownRequest = [&](std::uint64_t id) -> Pending * {
-    const auto it = pending_.find(id);
-    return it != pending_.end() && it->second->generation == p.generation ? it->second.get() : nullptr;
+  // A malformed message is a protocol error: the worker is killed and the requests it holds
+  // fail with kind "protocol", naming what was wrong. Nothing may throw out of the I/O thread.
+  auto protocolError = [&](const std::string &what) {
+    complainLocked(what, calls);
+    if (p.killed || p.exited) return;
+    killLocked(p, "it sent a malformed message: " + what);
+    std::vector<std::uint64_t> mine;
+    for (const auto &[id, r] : pending_)
+      if (r->generation == p.generation) mine.push_back(id);
+    const ErrorInfo error{error_kind::kProtocol, "the worker sent a malformed message (" + what + "); it was killed", {}};
+    for (const auto id : mine) failLocked(id, error, calls);
+    if (&p == current_.get() && !p.ready) failHeldLocked(error, calls);
   };
-  if (line.kind != DecodedLine::Kind::Message) {
-    complainLocked(line.error, calls);
-    if (line.idHint && ownRequest(*line.idHint))
-      failLocked(*line.idHint, {error_kind::kProtocol, "the worker's reply could not be read: " + line.error, {}}, calls);
-    return;
-  }
-  auto message = parseWorkerMessage(line.message);
-  if (const auto *why = std::get_if<std::string>(&message)) {
-    complainLocked(*why, calls);
-    return;
-  }
-  if (const auto *event = std::get_if<Event>(&message)) {
-    if (!event->id) {
-      if (event->event == "hello" && !p.helloSeen) handleHelloLocked(p, *event, calls);
-      else if (event->event == "hello") complainLocked("a second hello", calls);
-      return;  // other worker-level events are for later versions: ignored
+  try {
+    auto ownRequest = [&](std::uint64_t id) -> Pending * {
+      const auto it = pending_.find(id);
+      return it != pending_.end() && it->second->generation == p.generation ? it->second.get() : nullptr;
+    };
+    if (line.kind != DecodedLine::Kind::Message) {
+      complainLocked(line.error, calls);
+      if (line.idHint && ownRequest(*line.idHint))
+        failLocked(*line.idHint, {error_kind::kProtocol, "the worker's reply could not be read: " + line.error, {}}, calls);
+      return;
     }
-    if (Pending *r = ownRequest(*event->id)) {
-      if (r->handlers.onEvent) calls.push_back([cb = r->handlers.onEvent, e = *event] { cb(e); });
-    } else {
-      complainLocked("an event for request " + std::to_string(*event->id) + ", which is not waiting", calls);
+    auto message = parseWorkerMessage(line.message);
+    if (const auto *why = std::get_if<std::string>(&message)) {
+      complainLocked(*why, calls);
+      return;
     }
-    return;
+    if (const auto *event = std::get_if<Event>(&message)) {
+      if (!event->id) {
+        if (event->event == "hello" && !p.helloSeen) {
+          if (const auto what = malformedHello(event->data); !what.empty()) return protocolError(what);
+          handleHelloLocked(p, *event, calls);
+        } else if (event->event == "hello") complainLocked("a second hello", calls);
+        return;  // other worker-level events are for later versions: ignored
+      }
+      if (Pending *r = ownRequest(*event->id)) {
+        if (r->handlers.onEvent) calls.push_back([cb = r->handlers.onEvent, e = *event] { cb(e); });
+      } else {
+        complainLocked("an event for request " + std::to_string(*event->id) + ", which is not waiting", calls);
+      }
+      return;
+    }
+    const auto &reply = std::get<Reply>(message);
+    if (!reply.id) {
+      complainLocked("the worker could not read a request: " + reply.error.message, calls);
+      return;
+    }
+    if (p.probeId && *reply.id == *p.probeId) {
+      if (reply.ok) {
+        if (const auto what = malformedProbe(reply.result); !what.empty()) return protocolError(what);
+      }
+      handleProbeReplyLocked(p, reply, calls);
+      return;
+    }
+    if (!ownRequest(*reply.id)) {
+      complainLocked("a reply to request " + std::to_string(*reply.id) + ", which is not waiting", calls);
+      return;
+    }
+    auto node = pending_.extract(*reply.id);
+    if (node.mapped()->handlers.onReply)
+      calls.push_back([cb = std::move(node.mapped()->handlers.onReply), reply] { cb(reply); });
+  } catch (const std::exception &e) {
+    protocolError(std::string("a message the client could not handle: ") + e.what());
   }
-  const auto &reply = std::get<Reply>(message);
-  if (!reply.id) {
-    complainLocked("the worker could not read a request: " + reply.error.message, calls);
-    return;
-  }
-  if (p.probeId && *reply.id == *p.probeId) {
-    handleProbeReplyLocked(p, reply, calls);
-    return;
-  }
-  if (!ownRequest(*reply.id)) {
-    complainLocked("a reply to request " + std::to_string(*reply.id) + ", which is not waiting", calls);
-    return;
-  }
-  auto node = pending_.extract(*reply.id);
-  if (node.mapped()->handlers.onReply)
-    calls.push_back([cb = std::move(node.mapped()->handlers.onReply), reply] { cb(reply); });
 }
 
 void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &calls) {
@@ -774,6 +853,26 @@ void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &call
     closeFd(p.listenFd);
     complainLocked(std::string("no loopback listener for the sandbox probe: ") + std::strerror(errno), calls);
   }
+  // A host Unix socket and a private file it must not reach (covered like /tmp and $HOME).
+  {
+    std::ofstream secret(p.secret);
+    secret << "not for the worker\n";
+  }
+  if (fs::exists(p.secret)) params["read"] = Json::array({p.secret.string()});
+  p.unixListenFd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un unixAddress{};
+  unixAddress.sun_family = AF_UNIX;
+  const auto socketPath = p.socketPath.string();
+  if (p.unixListenFd >= 0 && socketPath.size() < sizeof unixAddress.sun_path) {
+    std::memcpy(unixAddress.sun_path, socketPath.c_str(), socketPath.size() + 1);
+    if (::bind(p.unixListenFd, reinterpret_cast<sockaddr *>(&unixAddress), sizeof unixAddress) == 0 &&
+        ::listen(p.unixListenFd, 4) == 0)
+      params["connect_unix"] = Json::array({socketPath});
+  }
+  if (!params.contains("connect_unix")) {
+    closeFd(p.unixListenFd);
+    complainLocked("no Unix socket listener for the sandbox probe at " + socketPath, calls);
+  }
   const auto id = ++nextId_;
   p.probeId = id;
   p.outbound += encodeRequest({id, "probe-sandbox", params});
@@ -781,6 +880,7 @@ void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &call
 
 void WorkerClient::handleProbeReplyLocked(Process &p, const Reply &reply, Calls &calls) {
   closeFd(p.listenFd);
+  closeFd(p.unixListenFd);
   p.probeId.reset();
   SandboxStatus s;
   s.privateDir = p.privateDir.string();
@@ -795,6 +895,12 @@ void WorkerClient::handleProbeReplyLocked(Process &p, const Reply &reply, Calls 
       if (c.value("ok", false))
         problems.push_back("it reached " + c.value("host", std::string()) + ":" + std::to_string(c.value("port", 0)) +
                            " on this machine");
+    for (const auto &c : reply.result.value("connect_unix", Json::array()))
+      if (c.value("ok", false))
+        problems.push_back("it connected to the Unix socket " + c.value("path", std::string()) + " on this machine");
+    for (const auto &r : reply.result.value("read", Json::array()))
+      if (r.value("ok", false))
+        problems.push_back("it could read " + r.value("path", std::string()) + " outside its private directory");
     for (const auto &w : reply.result.value("write", Json::array()))
       if (w.value("ok", false))
         problems.push_back("it could create " + w.value("path", std::string()) + " outside its private directory");
@@ -816,7 +922,8 @@ void WorkerClient::handleProbeReplyLocked(Process &p, const Reply &reply, Calls 
   } else {
     s.state = claimed;
     s.verified = true;
-    s.reason = "no network; only " + s.privateDir + " is writable (confirmed by probe-sandbox)";
+    s.reason = "no network, no host Unix sockets, /tmp and $HOME hidden; only " + s.privateDir +
+               " is writable (confirmed by probe-sandbox)";
   }
   if (&p == current_.get()) sandbox_ = s;
   becomeReadyLocked(p, calls);
@@ -922,6 +1029,7 @@ void WorkerClient::reapLocked(Process &p, Calls &calls) {
   closeFd(p.errFd);
   closeFd(p.pidFd);
   closeFd(p.listenFd);
+  closeFd(p.unixListenFd);
   if (listeners_.onExit && !stopping_) calls.push_back([cb = listeners_.onExit, e] { cb(e); });
 }
 

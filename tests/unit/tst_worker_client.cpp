@@ -8,7 +8,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <thread>
 #include <map>
 #include <mutex>
 
@@ -331,6 +334,65 @@ class TestWorkerClient : public QObject {
       QVERIFY2(replies.inOrder[0].error.message.find("exited with status 1") != std::string::npos,
                replies.inOrder[0].error.message.c_str());
     }
+  }
+
+  // A crafted line from the worker must not throw out of the client's I/O thread (that would
+  // be std::terminate): the worker is killed and what waits on it fails with kind "protocol".
+  void malformedHelloOrProbeReplyIsAProtocolError_data() {
+    QTest::addColumn<QString>("script");
+    QTest::addColumn<QString>("named");
+    QTest::newRow("protocol not an integer")
+        << QString("echo '{\"event\":\"hello\",\"protocol\":\"x\"}'; sleep 5") << QString("\"protocol\"");
+    QTest::newRow("pid not an integer")
+        << QString("echo '{\"event\":\"hello\",\"protocol\":1,\"pid\":\"p\",\"sandbox\":\"none\"}'; sleep 5") << QString("\"pid\"");
+    QTest::newRow("sandbox not a string")
+        << QString("echo '{\"event\":\"hello\",\"protocol\":1,\"sandbox\":7}'; sleep 5") << QString("\"sandbox\"");
+    // A valid hello, then a probe-sandbox reply whose "connect" holds a number, not an object.
+    QTest::newRow("probe result malformed")
+        << QString("echo '{\"event\":\"hello\",\"protocol\":1,\"pid\":1,\"sandbox\":\"none\"}'\n"
+           "while read -r line; do\n"
+           "  id=$(printf '%s' \"$line\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/')\n"
+           "  echo '{\"id\":'$id',\"ok\":true,\"result\":{\"connect\":[5],\"private_dir\":{\"ok\":true}}}'\n"
+           "done\n"
+           "sleep 5")
+        << QString("\"connect\"");
+  }
+
+  void malformedHelloOrProbeReplyIsAProtocolError() {
+    QFETCH(QString, script);
+    QFETCH(QString, named);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string path = dir.path().toStdString() + "/fake-worker";
+    {
+      std::ofstream out(path);
+      out << "#!/bin/sh\n" << script.toStdString() << "\n";
+    }
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    auto o = options();
+    o.workerPath = path;
+    o.sandbox = SandboxPreference::None;
+    o.startTimeout = 5s;
+    Messages complaints;
+    WorkerListeners listeners;
+    listeners.onStderr = [&](const std::string &line) { complaints.add(line); };
+    WorkerClient client(o, listeners);
+    Replies replies;
+    client.start();
+    client.send("ping", Json::object(), replies.handlers());  // held until ready: it never is
+    QVERIFY(!client.waitUntilReady(4s));
+    QVERIFY(replies.waitFor(1, 4s));
+    const auto reply = replies.inOrder.front();
+    QVERIFY(!reply.ok);
+    QVERIFY2(reply.error.kind == error_kind::kProtocol, text(reply).c_str());
+    QVERIFY2(reply.error.message.find(named.toStdString()) != std::string::npos, reply.error.message.c_str());
+    QVERIFY(complaints.waitForText("protocol error", 2s));
+    // Killed at once, not after the start timeout.
+    for (int i = 0; i < 100 && client.state() != WorkerClient::State::Dead; ++i) std::this_thread::sleep_for(20ms);
+    QCOMPARE(client.state(), WorkerClient::State::Dead);
+    QVERIFY(client.lastExit());
+    QVERIFY2(client.lastExit()->cause.find("malformed") != std::string::npos, client.lastExit()->cause.c_str());
+    QCOMPARE(client.workerProcessId(), -1);
   }
 
   void requestTooLarge() {

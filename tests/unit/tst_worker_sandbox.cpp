@@ -7,10 +7,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
+#include <optional>
 
 #include "core/worker/sandbox.h"
 #include "core/worker/worker_client.h"
@@ -48,6 +52,64 @@ struct LoopbackServer {
     ::close(c);
     return true;
   }
+};
+
+// A Unix stream socket server, standing in for D-Bus, X11, docker.sock or ssh-agent.
+struct UnixServer {
+  int fd = -1;
+  std::string path;
+  explicit UnixServer(std::string at) : path(std::move(at)) {
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    if (fd < 0 || path.size() >= sizeof a.sun_path) return;
+    std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+    if (::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ~UnixServer() {
+    if (fd >= 0) ::close(fd);
+  }
+  bool someoneConnected() {
+    const int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) return false;
+    ::close(c);
+    return true;
+  }
+};
+
+// Sets an environment variable for the life of the object (the sandbox reads $HOME and
+// $XDG_RUNTIME_DIR from the process that starts it).
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const std::string &value) : name(std::move(n)) {
+    if (const char *v = std::getenv(name.c_str())) old = v;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+// A host-like setup outside /tmp (in the test's working directory, so only the $HOME and
+// $XDG_RUNTIME_DIR covers can hide it): a runtime dir with a socket, a home with a secret.
+struct HostFixture {
+  QTemporaryDir runtime{QDir::currentPath() + "/kwb-xdg-XXXXXX"};
+  QTemporaryDir homeDir{QDir::currentPath() + "/kwb-home-XXXXXX"};
+  fs::path home = homeDir.path().toStdString();
+  fs::path secret = home / "id_ed25519";
+  UnixServer bus{runtime.path().toStdString() + "/bus"};
+  UnixServer tmpSocket{"/tmp/kwb-x11-" + std::to_string(::getpid())};
+  HostFixture() { std::ofstream(secret) << "-----BEGIN OPENSSH PRIVATE KEY-----\n"; }
+  ~HostFixture() {
+    std::error_code ec;
+    fs::remove(tmpSocket.path, ec);
+  }
+  bool valid() const { return runtime.isValid() && homeDir.isValid() && bus.fd >= 0 && tmpSocket.fd >= 0; }
 };
 
 bool contains(const std::vector<std::string> &argv, std::initializer_list<const char *> run) {
@@ -94,12 +156,44 @@ class TestWorkerSandbox : public QObject {
     std::error_code ec;
     if (fs::exists("/dev/nvidiactl", ec)) QVERIFY(contains(bwrap, {"--dev-bind", "/dev/nvidiactl", "/dev/nvidiactl"}));
 
-    const auto unshare = sandboxCommand({SandboxKind::Unshare, "/usr/bin/unshare", true, ""}, worker, "/p");
-    QVERIFY(contains(unshare, {"/usr/bin/unshare", "--net", "--mount", "--pid", "--fork", "--kill-child",
-                               "--mount-proc", "--map-root-user", "--", "/opt/kwb/kwb-worker", "--serve"}));
-    const auto noPid = sandboxCommand({SandboxKind::Unshare, "/usr/bin/unshare", false, ""}, worker, "/p");
-    QVERIFY(contains(noPid, {"/usr/bin/unshare", "--net", "--mount", "--map-root-user", "--"}));
+    QVERIFY(contains(bwrap, {"--unshare-ipc"}));
+    QVERIFY(contains(bwrap, {"--tmpfs", "/tmp"}));
+    QVERIFY(contains(bwrap, {"--tmpfs", "/dev/shm"}));
+    QVERIFY(contains(bwrap, {"--remount-ro", "/tmp"}));
+    // The private directory (under /tmp here) is bound after the covers.
+    const auto at = [&](std::initializer_list<const char *> run) {
+      const std::vector<std::string> needle(run.begin(), run.end());
+      return std::search(bwrap.begin(), bwrap.end(), needle.begin(), needle.end()) - bwrap.begin();
+    };
+    QVERIFY(at({"--tmpfs", "/tmp"}) < at({"--bind", "/tmp/kwb-p/private", "/tmp/kwb-p/private"}));
+
+    // Always with a pid namespace and a /proc of its own, and an IPC namespace.
+    for (const bool pid : {true, false}) {
+      const auto unshare = sandboxCommand({SandboxKind::Unshare, "/usr/bin/unshare", pid, ""}, worker, "/p");
+      QVERIFY(contains(unshare, {"/usr/bin/unshare", "--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child",
+                                 "--mount-proc", "--map-root-user", "--", "/opt/kwb/kwb-worker", "--serve"}));
+    }
     QCOMPARE(sandboxCommand({SandboxKind::None, "", false, ""}, worker, "/p"), worker);
+  }
+
+  void coversAndKeeps() {
+    QTemporaryDir home(QDir::currentPath() + "/kwb-home-XXXXXX");
+    QVERIFY(home.isValid());
+    const std::string homePath = fs::canonical(home.path().toStdString()).string();
+    ScopedEnv homeEnv("HOME", homePath);
+    ScopedEnv libraries("LD_LIBRARY_PATH", homePath + "/lib:/usr/lib");
+    fs::create_directories(homePath + "/lib");
+    fs::create_directories(homePath + "/bin");
+    const auto c = sandboxCovers(homePath + "/bin/kwb-worker");
+    auto has = [](const std::vector<std::string> &v, const std::string &x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+    for (const char *covered : {"/tmp", "/run", "/var/tmp"})
+      if (fs::is_directory(covered)) QVERIFY2(has(c.covers, fs::canonical(covered).string()), covered);
+    QVERIFY(has(c.covers, homePath));
+    // The worker's folder and its libraries under a covered path come back; /usr is not covered.
+    QVERIFY(has(c.keeps, homePath + "/bin"));
+    QVERIFY(has(c.keeps, homePath + "/lib"));
+    QVERIFY(!has(c.keeps, "/usr/lib"));
+    QVERIFY(!has(c.covers, "/"));
   }
 
   void environmentLeavesSecretsBehind() {
@@ -131,9 +225,11 @@ class TestWorkerSandbox : public QObject {
 
     LoopbackServer server;
     QVERIFY(server.port > 0);
-    QTemporaryDir home;  // the pretend $HOME, writable for this test
-    QVERIFY(home.isValid());
-    const fs::path homePath = home.path().toStdString();
+    HostFixture host;  // the pretend $HOME (writable for this test) and $XDG_RUNTIME_DIR
+    QVERIFY(host.valid());
+    const fs::path homePath = host.home;
+    ScopedEnv homeEnv("HOME", homePath.string());
+    ScopedEnv runtimeEnv("XDG_RUNTIME_DIR", host.runtime.path().toStdString());
 
     WorkerClient client(options(preference, homePath));
     client.start();
@@ -154,8 +250,19 @@ class TestWorkerSandbox : public QObject {
     const auto tmpEscape = fs::temp_directory_path() / ("kwb-escape-" + std::to_string(::getpid()));
     const auto r = client.call("probe-sandbox", {{"connect", {{{"host", "127.0.0.1"}, {"port", server.port}}}},
                                                  {"write", {escape.string(), tmpEscape.string()}},
+                                                 {"connect_unix", {host.bus.path, host.tmpSocket.path}},
+                                                 {"read", {host.secret.string()}},
                                                  {"timeout_ms", 1000}});
     QVERIFY2(r.ok, r.error.message.c_str());
+    QCOMPARE(r.result["connect_unix"].size(), std::size_t(2));
+    for (const auto &c : r.result["connect_unix"]) {
+      QVERIFY2(!c.value("ok", true), c.dump().c_str());
+      qInfo("%s: connect to %s: %s", sandboxKindName(support.kind), c.value("path", "").c_str(), c.value("error", "").c_str());
+    }
+    QVERIFY(!host.bus.someoneConnected());
+    QVERIFY(!host.tmpSocket.someoneConnected());
+    QCOMPARE(r.result["read"].size(), std::size_t(1));
+    QVERIFY2(!r.result["read"][0].value("ok", true), r.result["read"][0].dump().c_str());
     const auto &connect = r.result["connect"][0];
     QCOMPARE(connect.value("ok", true), false);
     qInfo("%s: connect to 127.0.0.1:%d: %s; write to $HOME: %s", sandboxKindName(support.kind), server.port,
@@ -173,8 +280,11 @@ class TestWorkerSandbox : public QObject {
 
   void withoutSandboxTheSameProbeGetsOut() {
     LoopbackServer server;
-    QTemporaryDir home;
-    const fs::path homePath = home.path().toStdString();
+    HostFixture host;
+    QVERIFY(host.valid());
+    const fs::path homePath = host.home;
+    ScopedEnv homeEnv("HOME", homePath.string());
+    ScopedEnv runtimeEnv("XDG_RUNTIME_DIR", host.runtime.path().toStdString());
     WorkerClient client(options(SandboxPreference::None, homePath));
     client.start();
     QVERIFY(client.waitUntilReady(10s));
@@ -185,8 +295,14 @@ class TestWorkerSandbox : public QObject {
     QCOMPARE(client.hello().value("sandbox", ""), std::string("none"));
     const auto escape = homePath / "escape.txt";
     const auto r = client.call("probe-sandbox", {{"connect", {{{"host", "127.0.0.1"}, {"port", server.port}}}},
-                                                 {"write", escape.string()}});
+                                                 {"write", escape.string()},
+                                                 {"connect_unix", {host.bus.path, host.tmpSocket.path}},
+                                                 {"read", {host.secret.string()}}});
     QVERIFY(r.ok);
+    for (const auto &c : r.result["connect_unix"]) QVERIFY2(c.value("ok", false), c.dump().c_str());
+    QVERIFY(host.bus.someoneConnected());
+    QVERIFY(host.tmpSocket.someoneConnected());
+    QCOMPARE(r.result["read"][0].value("ok", false), true);
     QCOMPARE(r.result["connect"][0].value("ok", false), true);
     QVERIFY(server.someoneConnected());
     QCOMPARE(r.result["write"][0].value("ok", false), true);

@@ -1,6 +1,11 @@
 // kwb: the command-line twin of the workbench. Every command takes --json for scripts.
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <sstream>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -8,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/task_report.h"
+#include "core/compile/diagnostics.h"
+#include "core/eval/evaluator.h"
 #include "core/gpu/device_info.h"
 #include "core/gpu/device_report.h"
 #include "core/paths/install_paths.h"
@@ -113,6 +120,120 @@ int taskCommand(const std::string &path, bool asJson, bool validateOnly) {
   }
 }
 
+// kwb eval's exit statuses (documented in its --help).
+constexpr int kExitCorrect = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitNotRun = 3;
+
+struct EvalArgs {
+  std::string task;
+  std::string candidate;
+  std::vector<std::string> configs;
+  std::vector<std::uint64_t> seeds;
+  std::vector<std::string> sets;
+  std::string arch;
+  double timeLimit = 60.0;
+  bool noGpu = false;
+};
+
+std::string formatDims(const std::array<std::int64_t, 3> &d) {
+  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
+int evalCommand(const EvalArgs &args, bool asJson) {
+  kwb::Task task;
+  try {
+    task = kwb::loadTask(args.task);
+  } catch (const kwb::ManifestError &e) {
+    std::cerr << e.what() << "\n";
+    return kExitInvalid;
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
+    return kExitInvalid;
+  }
+  const fs::path candidatePath = args.candidate.empty() ? task.folder / task.starterSource() : fs::path(args.candidate);
+  std::ifstream in(candidatePath, std::ios::binary);
+  if (!in) {
+    std::cerr << "kwb: cannot read the candidate " << candidatePath.string() << "\n";
+    return kExitInvalid;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+
+  kwb::EvaluationOptions options;
+  options.configs = args.configs;
+  options.seeds = args.seeds;
+  options.arch = args.arch;
+  options.sourceName = candidatePath.string();
+  options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
+  for (const auto &set : args.sets) {
+    const auto eq = set.find('=');
+    std::int64_t value = 0;
+    bool ok = eq != std::string::npos && eq > 0;
+    if (ok) {
+      try {
+        std::size_t used = 0;
+        value = std::stoll(set.substr(eq + 1), &used);
+        ok = used == set.size() - eq - 1;
+      } catch (const std::exception &) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      std::cerr << "kwb: --set expects NAME=INTEGER, not '" << set << "'\n";
+      return kExitInvalid;
+    }
+    options.tunables[set.substr(0, eq)] = value;
+  }
+  if (!asJson) options.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
+
+  kwb::EvaluatorSettings settings;
+  settings.useDevice = !args.noGpu;
+  kwb::EvaluationResult result;
+  try {
+    result = kwb::evaluate(task, text.str(), options, settings);
+  } catch (const std::invalid_argument &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return kExitInvalid;
+  }
+
+  if (asJson) {
+    std::cout << result.toJson().dump(2) << "\n";
+  } else {
+    std::cout << task.name << ": " << candidatePath.string() << " for " << result.arch
+              << (result.device.empty() ? "" : " on " + result.device)
+              << (result.sandbox.empty() ? "" : " (sandbox: " + result.sandbox + ")") << "\n";
+    for (const auto &d : result.candidate.diagnostics) std::cout << kwb::formatDiagnostic(d) << "\n";
+    for (const auto &d : result.referenceDiagnostics) std::cout << kwb::formatDiagnostic(d) << "\n";
+    for (const auto &k : result.candidate.kernels)
+      std::cout << "resources: " << k.name << ": " << k.registers << " registers, " << k.sharedStaticBytes
+                << " B static shared, " << k.stackFrameBytes << " B stack, " << k.spillStoreBytes << "/"
+                << k.spillLoadBytes << " B spill stores/loads\n";
+    for (const auto &c : result.configs) {
+      std::cout << "config " << c.config << ": grid " << formatDims(c.candidateLaunch.grid) << " block "
+                << formatDims(c.candidateLaunch.block);
+      if (c.candidateLaunch.sharedBytes) std::cout << " shared " << c.candidateLaunch.sharedBytes << " B";
+      std::cout << "\n";
+      if (c.occupancy)
+        std::cout << "  occupancy: "
+                  << (c.occupancy->launchable() ? c.occupancy->explanation : "not launchable: " + c.occupancy->error)
+                  << "\n";
+      for (const auto &s : c.seeds)
+        std::cout << "  " << c.config << " seed " << s.seed << ": " << (s.passed ? "PASS" : "FAIL") << "  "
+                  << s.summary << "\n";
+      if (c.outcome != kwb::EvalOutcome::Correct && c.outcome != kwb::EvalOutcome::Incorrect)
+        std::cout << "  " << kwb::toString(c.outcome) << (c.errorName.empty() ? "" : " " + c.errorName) << ": "
+                  << c.message << "\n";
+    }
+    std::cout << kwb::toString(result.outcome) << ": " << result.message << "\n";
+  }
+  switch (result.outcome) {
+    case kwb::EvalOutcome::Correct: return kExitCorrect;
+    case kwb::EvalOutcome::NotRun: return kExitNotRun;
+    default: return kExitFailed;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -142,6 +263,25 @@ int main(int argc, char **argv) {
   taskValidate->add_option("PATH", validatePath, "Task folder or its task.toml")->required();
   taskValidate->add_flag("--json", asJson, "Machine-readable output");
 
+  EvalArgs evalArgs;
+  auto *eval = app.add_subcommand(
+      "eval",
+      "Check a candidate kernel for correctness on the GPU: every size configuration x seed, outputs\n"
+      "poisoned, inputs checked unmodified, run twice for races. Without a CUDA device it compiles and\n"
+      "reports resources and occupancy only.\n"
+      "Exit status: 0 correct; 1 incorrect, compile error, load/runtime error or timeout;\n"
+      "2 usage error (bad task, candidate or option); 3 not run (no CUDA device).");
+  eval->add_option("TASK", evalArgs.task, "Task folder or its task.toml")->required();
+  eval->add_option("CANDIDATE", evalArgs.candidate, "Candidate .cu file (default: the task's starter)");
+  eval->add_option("--config", evalArgs.configs, "Size configuration to run (repeatable; default: all)");
+  eval->add_option("--seed", evalArgs.seeds, "Seed (repeatable; default: the task's seeds)");
+  eval->add_option("--set", evalArgs.sets, "Tunable value NAME=VALUE (repeatable; default: each tunable's first)");
+  eval->add_option("--arch", evalArgs.arch, "Compile for sm_XY (default: the device's, else sm_90)");
+  eval->add_option("--time-limit", evalArgs.timeLimit, "Seconds per configuration before the run is stopped (default 60)")
+      ->check(CLI::PositiveNumber);
+  eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");
+  eval->add_flag("--json", asJson, "Machine-readable output");
+
   // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -162,5 +302,6 @@ int main(int argc, char **argv) {
   if (*tasksList) return tasksListCommand(listDir, asJson);
   if (*taskShow) return taskCommand(showPath, asJson, false);
   if (*taskValidate) return taskCommand(validatePath, asJson, true);
+  if (*eval) return evalCommand(evalArgs, asJson);
   return 1;
 }

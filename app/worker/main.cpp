@@ -13,6 +13,7 @@
 
 #include "core/gpu/device_info.h"
 #include "core/gpu/device_report.h"
+#include "core/worker/evaluate_command.h"
 #include "core/worker/sandbox.h"
 #include "core/worker/sandbox_inside.h"
 #include "core/worker/worker_server.h"
@@ -86,9 +87,16 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 
   w::WorkerServer server(fds.in, fds.out, config);
   server.addBuiltinCommands(devices);
+  w::addEvaluateCommand(server, device);
   std::cerr << "kwb-worker " << kwb::kVersion << ": serving (pid " << ::getpid() << ", sandbox "
             << config.sandbox << (config.sandboxReason.empty() ? "" : ": " + config.sandboxReason) << ")\n";
-  return server.run();
+  const int status = server.run();
+  // A lost CUDA context is not torn down (that can hang or crash): leave at once.
+  if (status == w::kContextLostExitStatus) {
+    std::cerr.flush();
+    std::_Exit(status);
+  }
+  return status;
 }
 
 }  // namespace

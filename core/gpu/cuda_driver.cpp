@@ -30,7 +30,11 @@ bool CudaDriver::load() {
             library.resolve(cuFuncGetAttribute, "cuFuncGetAttribute") &&
             library.resolve(cuFuncSetAttribute, "cuFuncSetAttribute") &&
             library.resolve(cuOccupancyMaxActiveBlocksPerMultiprocessor,
-                            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+                            "cuOccupancyMaxActiveBlocksPerMultiprocessor") &&
+            library.resolve(cuCtxSynchronize, "cuCtxSynchronize") &&
+            library.resolve(cuMemAlloc, "cuMemAlloc_v2") && library.resolve(cuMemFree, "cuMemFree_v2") &&
+            library.resolve(cuMemcpyHtoD, "cuMemcpyHtoD_v2") && library.resolve(cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
+            library.resolve(cuMemsetD8, "cuMemsetD8_v2") && library.resolve(cuLaunchKernel, "cuLaunchKernel");
   if (!ok) {
     problem_ = "no CUDA driver: " + library.path() + " lacks a driver API entry point (too old?)";
     return false;

@@ -13,10 +13,13 @@ using CUdevice = int;
 using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUdeviceptr = unsigned long long;
 
 namespace cu {
 inline constexpr CUresult SUCCESS = 0;
 inline constexpr CUresult ERROR_NO_DEVICE = 100;
+inline constexpr CUresult ERROR_OUT_OF_MEMORY = 2;
 inline constexpr CUresult ERROR_STUB_LIBRARY = 34;
 inline constexpr CUresult ERROR_INSUFFICIENT_DRIVER = 35;
 // CUdevice_attribute values
@@ -69,6 +72,15 @@ struct CudaDriver {
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction) = nullptr;
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, std::size_t) = nullptr;
+  // Memory, launches and synchronisation (the worker's evaluate command).
+  CUresult (*cuCtxSynchronize)() = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr *, std::size_t) = nullptr;                    // cuMemAlloc_v2
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;                                     // cuMemFree_v2
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, std::size_t) = nullptr;       // cuMemcpyHtoD_v2
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, std::size_t) = nullptr;            // cuMemcpyDtoH_v2
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, std::size_t) = nullptr;        // cuMemsetD8_v2
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void **, void **) = nullptr;
 
   // Loads libcuda (or $KWB_CUDA_DRIVER_LIBRARY when set) and resolves every entry point.
   // Returns false with problem() set when the library or a symbol is missing.

@@ -24,6 +24,8 @@ void EventSink::send(const std::string &event, Json data) {
   server_.writeLine(encodeEvent(e));
 }
 
+void EventSink::stopAfterReply(int status) { server_.stopAfterReply(status); }
+
 WorkerServer::WorkerServer(int inFd, int outFd, WorkerServerConfig config)
     : in_(inFd), out_(outFd), config_(std::move(config)) {}
 
@@ -158,7 +160,7 @@ int WorkerServer::run() {
       if (stop_ || outputBroken_) break;
     }
   }
-  return outputBroken_ ? 1 : 0;
+  return outputBroken_ ? 1 : stopStatus_;
 }
 
 ProtocolFds takeOverStdio() {

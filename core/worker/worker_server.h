@@ -35,6 +35,9 @@ class EventSink {
   EventSink(WorkerServer &server, std::uint64_t id) : server_(server), id_(id) {}
   void send(const std::string &event, Json data = Json::object());
   void progress(Json data) { send("progress", std::move(data)); }
+  // After this request's reply the worker stops serving and run() returns `status` (a command
+  // whose CUDA context is corrupt uses it: the client sees the worker exit and starts another).
+  void stopAfterReply(int status);
 
  private:
   WorkerServer &server_;
@@ -68,6 +71,11 @@ class WorkerServer {
   // Sends hello, then serves until `shutdown`, end of input or a write error. Returns the
   // process exit status to use (0 on shutdown or end of input).
   int run();
+  // See EventSink::stopAfterReply.
+  void stopAfterReply(int status) {
+    stop_ = true;
+    stopStatus_ = status;
+  }
 
   // Writes one protocol line; thread-safe. False when the output is gone.
   bool writeLine(const std::string &line);
@@ -85,6 +93,7 @@ class WorkerServer {
   std::mutex writeMutex_;
   bool outputBroken_ = false;
   bool stop_ = false;
+  int stopStatus_ = 0;
 };
 
 // For kwb-worker: makes sure nothing but protocol lines reaches the real stdout. Returns a

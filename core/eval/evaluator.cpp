@@ -1,0 +1,479 @@
+#include "core/eval/evaluator.h"
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/compile/arch_limits.h"
+#include "core/compile/diagnostics.h"
+#include "core/gpu/device_info.h"
+#include "core/paths/install_paths.h"
+#include "core/text/base64.h"
+#include "core/worker/worker_client.h"
+
+namespace kwb {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char *toString(EvalOutcome outcome) {
+  switch (outcome) {
+    case EvalOutcome::Correct: return "correct";
+    case EvalOutcome::Incorrect: return "incorrect";
+    case EvalOutcome::CompileError: return "compile-error";
+    case EvalOutcome::LoadError: return "load-error";
+    case EvalOutcome::RuntimeError: return "runtime-error";
+    case EvalOutcome::Timeout: return "timeout";
+    case EvalOutcome::NotRun: return "not-run";
+    case EvalOutcome::Unsupported: return "unsupported";
+    case EvalOutcome::Error: return "error";
+  }
+  return "error";
+}
+
+std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
+                                                      const std::map<std::string, std::int64_t> &given) {
+  for (const auto &[name, value] : given) {
+    bool known = false;
+    for (const auto &t : task.tunables) known = known || t.name == name;
+    if (!known) {
+      std::string names;
+      for (const auto &t : task.tunables) names += (names.empty() ? "" : ", ") + t.name;
+      throw std::invalid_argument("task '" + task.name + "' has no tunable '" + name + "'" +
+                                  (names.empty() ? " (it has none)" : " (its tunables: " + names + ")"));
+    }
+  }
+  std::map<std::string, std::int64_t> out;
+  for (const auto &t : task.tunables) {
+    if (auto it = given.find(t.name); it != given.end()) out[t.name] = it->second;
+    else if (!t.values.empty()) out[t.name] = t.values.front();
+  }
+  return out;
+}
+
+LaunchDims evaluateLaunch(const Launch &launch, const SizeConfig &config,
+                          const std::map<std::string, std::int64_t> &tunables) {
+  auto values = config.values;
+  for (const auto &[k, v] : tunables) values[k] = v;
+  auto eval = [&](const Expression &e, const std::string &what) -> std::int64_t {
+    try {
+      return e.evaluate(values);
+    } catch (const ExpressionError &err) {
+      throw std::invalid_argument("kernel '" + launch.kernel + "', configuration '" + config.name + "': " + what +
+                                  " '" + e.text() + "': " + err.what());
+    }
+  };
+  LaunchDims d;
+  auto dims = [&](const std::vector<Expression> &list, std::array<std::int64_t, 3> &out, const char *what) {
+    for (std::size_t i = 0; i < list.size() && i < 3; ++i) {
+      const auto v = eval(list[i], std::string(what) + "[" + std::to_string(i) + "]");
+      if (v < 1 || v > 0x7fffffffLL)
+        throw std::invalid_argument("kernel '" + launch.kernel + "', configuration '" + config.name + "': " + what +
+                                    "[" + std::to_string(i) + "] = '" + list[i].text() + "' is " +
+                                    std::to_string(v) + "; it must be between 1 and 2^31-1");
+      out[i] = v;
+    }
+  };
+  dims(launch.grid, d.grid, "grid");
+  dims(launch.block, d.block, "block");
+  d.sharedBytes = launch.sharedBytes.empty() ? 0 : eval(launch.sharedBytes, "shared_bytes");
+  if (d.sharedBytes < 0)
+    throw std::invalid_argument("kernel '" + launch.kernel + "', configuration '" + config.name +
+                                "': shared_bytes is negative");
+  return d;
+}
+
+namespace {
+
+json dimsJson(const std::array<std::int64_t, 3> &d) { return json::array({d[0], d[1], d[2]}); }
+
+json launchJson(const LaunchDims &d) {
+  return {{"grid", dimsJson(d.grid)}, {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}};
+}
+
+json diagnosticJson(const Diagnostic &d) {
+  return {{"file", d.file},
+          {"line", d.line},
+          {"column", d.column},
+          {"severity", std::string(severityName(d.severity))},
+          {"message", d.message},
+          {"code", d.code},
+          {"text", formatDiagnostic(d)}};
+}
+
+std::string readFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const KernelResources *findKernel(const CompileResult &r, const std::string &name) {
+  for (const auto &k : r.kernels)
+    if (k.name == name) return &k;
+  return r.kernels.size() == 1 ? &r.kernels.front() : nullptr;
+}
+
+int severityRank(EvalOutcome o) {
+  switch (o) {
+    case EvalOutcome::Correct: return 0;
+    case EvalOutcome::NotRun: return 1;
+    case EvalOutcome::Incorrect: return 2;
+    case EvalOutcome::Timeout: return 3;
+    case EvalOutcome::RuntimeError: return 4;
+    case EvalOutcome::LoadError: return 5;
+    default: return 6;
+  }
+}
+
+}  // namespace
+
+json EvaluationResult::toJson() const {
+  json j = {{"outcome", toString(outcome)}, {"message", message}, {"arch", arch},
+            {"device", device},              {"sandbox", sandbox}, {"seconds", seconds}};
+  json diags = json::array();
+  for (const auto &d : candidate.diagnostics) diags.push_back(diagnosticJson(d));
+  json kernels = json::array();
+  for (const auto &k : candidate.kernels)
+    kernels.push_back({{"name", k.name},
+                       {"registers", k.registers},
+                       {"shared_static_bytes", k.sharedStaticBytes},
+                       {"constant_bytes", k.constantBytes},
+                       {"stack_frame_bytes", k.stackFrameBytes},
+                       {"spill_store_bytes", k.spillStoreBytes},
+                       {"spill_load_bytes", k.spillLoadBytes}});
+  j["compile"] = {{"ok", candidate.ok},          {"form", candidate.form == SourceForm::DeviceOnly ? "device-only" : "host-launcher"},
+                  {"diagnostics", diags},        {"kernels", kernels},
+                  {"cache_hit", candidate.cacheHit}, {"seconds", candidate.seconds},
+                  {"toolkit", candidate.toolkitVersion}};
+  if (!referenceDiagnostics.empty()) {
+    json rd = json::array();
+    for (const auto &d : referenceDiagnostics) rd.push_back(diagnosticJson(d));
+    j["reference_diagnostics"] = rd;
+  }
+  json cs = json::array();
+  for (const auto &c : configs) {
+    json cj = {{"config", c.config},
+               {"outcome", toString(c.outcome)},
+               {"reason", c.reason},
+               {"error_name", c.errorName},
+               {"message", c.message},
+               {"candidate_launch", launchJson(c.candidateLaunch)},
+               {"reference_launch", launchJson(c.referenceLaunch)}};
+    if (c.occupancy)
+      cj["occupancy"] = {{"active_blocks_per_sm", c.occupancy->activeBlocksPerSM},
+                         {"active_warps_per_sm", c.occupancy->activeWarpsPerSM},
+                         {"occupancy", c.occupancy->occupancy},
+                         {"limiter", toString(c.occupancy->limiter)},
+                         {"error", c.occupancy->error},
+                         {"explanation", c.occupancy->explanation}};
+    json seeds = json::array();
+    for (const auto &s : c.seeds)
+      seeds.push_back({{"seed", s.seed},
+                       {"passed", s.passed},
+                       {"summary", s.summary},
+                       {"unwritten", s.unwritten},
+                       {"inputs_modified", s.inputsModified},
+                       {"race", s.race},
+                       {"outputs", s.detail.value("outputs", json::array())}});
+    cj["seeds"] = seeds;
+    cs.push_back(cj);
+  }
+  j["configs"] = cs;
+  return j;
+}
+
+Evaluator::Evaluator(EvaluatorSettings settings) : settings_(std::move(settings)), compiler_(settings_.compiler) {}
+
+Evaluator::~Evaluator() = default;
+
+bool Evaluator::ensureWorker(std::string &problem) {
+  if (!worker_) {
+    worker::WorkerClientOptions o;
+    if (!settings_.workerPath.empty()) {
+      o.workerPath = settings_.workerPath;
+    } else if (auto found = workerExecutable()) {
+      o.workerPath = *found;
+    } else {
+      problem = "the GPU worker (kwb-worker) was not found; set KWB_WORKER to its path";
+      return false;
+    }
+    o.device = settings_.device;
+    o.sandbox = settings_.sandbox;
+    o.startTimeout = settings_.workerStartTimeout;
+    worker_ = std::make_unique<worker::WorkerClient>(o);
+  }
+  const auto state = worker_->state();
+  if (state == worker::WorkerClient::State::Dead) worker_->restart();
+  else if (state == worker::WorkerClient::State::Stopped) worker_->start();
+  if (!worker_->waitUntilReady(settings_.workerStartTimeout + std::chrono::seconds(5))) {
+    const auto exit = worker_->lastExit();
+    problem = "the GPU worker did not start" + (exit ? ": " + exit->description + (exit->stderrTail.empty() ? "" : "; " + exit->stderrTail) : std::string());
+    return false;
+  }
+  return true;
+}
+
+EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source, const EvaluationOptions &options) {
+  const auto started = std::chrono::steady_clock::now();
+  auto say = [&](const std::string &line) {
+    if (options.onProgress) options.onProgress(line);
+  };
+  EvaluationResult result;
+  auto finish = [&]() -> EvaluationResult {
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return std::move(result);
+  };
+
+  // Options that do not fit the task are the caller's mistake.
+  std::vector<const SizeConfig *> configs;
+  if (options.configs.empty()) {
+    for (const auto &c : task.configs) configs.push_back(&c);
+  } else {
+    for (const auto &name : options.configs) {
+      const auto *c = task.config(name);
+      if (!c) {
+        std::string names;
+        for (const auto &k : task.configs) names += (names.empty() ? "" : ", ") + k.name;
+        throw std::invalid_argument("task '" + task.name + "' has no size configuration '" + name +
+                                    "' (its configurations: " + names + ")");
+      }
+      configs.push_back(c);
+    }
+  }
+  const auto tunables = effectiveTunables(task, options.tunables);
+  const auto seeds = options.seeds.empty() ? task.seeds : options.seeds;
+
+  // The device decides the architecture, unless one is asked for.
+  if (!probed_) {
+    probed_ = true;
+    if (settings_.useDevice) {
+      const auto inventory = probeGpus();
+      for (const auto &d : inventory.devices)
+        if (d.ordinal == settings_.device) {
+          haveDevice_ = true;
+          deviceName_ = d.name;
+          deviceArch_ = "sm_" + std::to_string(d.ccMajor) + std::to_string(d.ccMinor);
+        }
+      if (!haveDevice_)
+        deviceProblem_ = inventory.problem.empty() ? "no CUDA device " + std::to_string(settings_.device)
+                                                   : inventory.problem;
+    } else {
+      deviceProblem_ = "no device use requested";
+    }
+  }
+  result.arch = !options.arch.empty() ? options.arch : haveDevice_ ? deviceArch_ : "sm_90";
+  if (haveDevice_) result.device = deviceName_;
+
+  const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
+
+  // Compile: the candidate first (its errors are what the user needs), then the reference.
+  if (detectSourceForm(source) == SourceForm::HostLauncher) {
+    result.candidate.form = SourceForm::HostLauncher;
+    result.outcome = EvalOutcome::Unsupported;
+    result.message =
+        "host-launcher candidates (kwb_launch) are not evaluated yet; write device-only kernels launched as the "
+        "task's [launch] declares";
+    return finish();
+  }
+  say("compiling " + options.sourceName + " for " + result.arch);
+  const auto request = requestFor(task, source, options.sourceName, result.arch, tunables);
+  result.candidate = compiler_.compile(request);
+  if (!result.candidate.ok) {
+    result.outcome = EvalOutcome::CompileError;
+    result.message = describeFailure(options.sourceName + " does not compile", result.candidate.diagnostics);
+    return finish();
+  }
+  CompileRequest refRequest;
+  try {
+    refRequest.source = readFile(task.folder / task.reference.source);
+  } catch (const std::exception &e) {
+    result.outcome = EvalOutcome::Error;
+    result.message = std::string("the task's reference: ") + e.what();
+    return finish();
+  }
+  refRequest.sourceName = task.reference.source.string();
+  refRequest.arch = result.arch;
+  refRequest.expectedKernels = {task.reference.launch.kernel};
+  const auto reference = compiler_.compile(refRequest);
+  if (!reference.ok) {
+    result.referenceDiagnostics = reference.diagnostics;
+    result.outcome = EvalOutcome::Error;
+    result.message = describeFailure("the task's reference " + refRequest.sourceName + " does not compile",
+                                     reference.diagnostics);
+    return finish();
+  }
+
+  // Launches and occupancy per configuration.
+  const auto limits = archLimits(result.arch);
+  const KernelResources *resources = findKernel(result.candidate, candidateLaunch.kernel);
+  for (const auto *c : configs) {
+    ConfigOutcome co;
+    co.config = c->name;
+    try {
+      co.candidateLaunch = evaluateLaunch(candidateLaunch, *c, tunables);
+      co.referenceLaunch = evaluateLaunch(task.reference.launch, *c, tunables);
+    } catch (const std::invalid_argument &e) {
+      co.outcome = EvalOutcome::Error;
+      co.message = e.what();
+    }
+    if (limits && resources && co.outcome != EvalOutcome::Error)
+      co.occupancy = computeOccupancy(*limits.limits, static_cast<int>(co.candidateLaunch.threadsPerBlock()),
+                                      resources->registers,
+                                      resources->sharedStaticBytes + co.candidateLaunch.sharedBytes);
+    result.configs.push_back(std::move(co));
+  }
+
+  if (!haveDevice_) {
+    for (auto &co : result.configs)
+      if (co.outcome != EvalOutcome::Error) {
+        co.outcome = EvalOutcome::NotRun;
+        co.message = kNoDeviceMessage;
+      }
+    result.outcome = EvalOutcome::NotRun;
+    result.message = std::string(kNoDeviceMessage) + (deviceProblem_.empty() ? "" : " (" + deviceProblem_ + ")");
+    return finish();
+  }
+
+  std::string manifest;
+  try {
+    manifest = readFile(task.manifestPath);
+  } catch (const std::exception &) {
+    // The worker reads the folder itself.
+  }
+  const std::string refImage = base64Encode(reference.image);
+  const std::string candImage = base64Encode(result.candidate.image);
+
+  bool stop = false;
+  for (auto &co : result.configs) {
+    if (co.outcome == EvalOutcome::Error) {
+      stop = true;
+      continue;
+    }
+    if (stop) {
+      co.outcome = EvalOutcome::NotRun;
+      co.message = "not run: an earlier configuration failed";
+      continue;
+    }
+    std::string problem;
+    if (!ensureWorker(problem)) {
+      co.outcome = EvalOutcome::Error;
+      co.message = problem;
+      stop = true;
+      continue;
+    }
+    result.sandbox = worker_->sandbox().state;
+    auto spec = [](const std::string &image, const Launch &l, const LaunchDims &d) {
+      return json{{"cubin", image},          {"kernel", l.kernel},           {"grid", dimsJson(d.grid)},
+                  {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}, {"args", l.args}};
+    };
+    json params = {{"task", task.folder.string()},
+                   {"config", co.config},
+                   {"seeds", seeds},
+                   {"reference", spec(refImage, task.reference.launch, co.referenceLaunch)},
+                   {"candidate", spec(candImage, candidateLaunch, co.candidateLaunch)}};
+    if (!manifest.empty()) params["manifest"] = manifest;
+
+    say("evaluating configuration " + co.config);
+    auto promise = std::make_shared<std::promise<worker::Reply>>();
+    auto future = promise->get_future();
+    worker::RequestHandlers handlers;
+    handlers.onEvent = [&say](const worker::Event &e) {
+      if (e.event != "progress") return;
+      const auto &d = e.data;
+      if (d.value("stage", "") == "seed")
+        say("  " + d.value("config", std::string()) + " seed " + std::to_string(d.value("seed", 0ull)) + ": " +
+            (d.value("passed", false) ? "passed" : "FAILED"));
+    };
+    handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
+    worker_->send("evaluate", params, handlers, options.timeLimit);
+    const auto reply = future.get();
+
+    if (!reply.ok) {
+      const auto &kind = reply.error.kind;
+      if (kind == worker::error_kind::kTimeout) {
+        co.outcome = EvalOutcome::Timeout;
+        co.message = "timeout: the evaluation ran past its limit of " + formatLimit(options.timeLimit) +
+                     " (a kernel that never returns?); the worker was stopped";
+      } else if (kind == worker::error_kind::kWorkerDied) {
+        co.outcome = EvalOutcome::RuntimeError;
+        co.errorName = "worker-died";
+        co.message = "the GPU worker died: " + reply.error.message;
+      } else if (kind == "no-device") {
+        co.outcome = EvalOutcome::NotRun;
+        co.message = std::string(kNoDeviceMessage) + " (" + reply.error.message + ")";
+      } else {
+        co.outcome = EvalOutcome::Error;
+        co.message = kind + ": " + reply.error.message;
+      }
+      if (co.outcome != EvalOutcome::NotRun) stop = true;
+      // A killed or dead worker is replaced before the next request (ensureWorker).
+      continue;
+    }
+    const auto &r = reply.result;
+    const std::string verdict = r.value("verdict", "");
+    for (const auto &s : r.value("seeds", json::array())) {
+      SeedOutcome so;
+      so.seed = s.value("seed", 0ull);
+      so.passed = s.value("passed", false);
+      so.summary = s.value("summary", "");
+      so.unwritten = s.value("unwritten", 0ull);
+      so.inputsModified = s.value("inputs_modified", false);
+      so.race = s.value("race", false);
+      so.detail = s;
+      co.seeds.push_back(std::move(so));
+    }
+    co.reason = r.value("reason", "");
+    co.errorName = r.value("error_name", "");
+    if (verdict == "correct") {
+      co.outcome = EvalOutcome::Correct;
+      co.message = "correct on " + std::to_string(co.seeds.size()) + " seed(s)";
+    } else if (verdict == "incorrect") {
+      co.outcome = EvalOutcome::Incorrect;
+      for (const auto &s : co.seeds)
+        if (!s.passed) {
+          co.message = "seed " + std::to_string(s.seed) + ": " + s.summary;
+          break;
+        }
+    } else if (verdict == "load-error") {
+      co.outcome = EvalOutcome::LoadError;
+      co.message = co.reason;
+      stop = true;
+    } else {
+      co.outcome = EvalOutcome::RuntimeError;
+      co.message = r.value("reason", "runtime error");
+      stop = true;
+    }
+    if (r.value("context_lost", false)) worker_->restart();  // it exits after this reply anyway
+  }
+
+  // The overall outcome: the worst configuration's.
+  const ConfigOutcome *worst = nullptr;
+  for (const auto &co : result.configs)
+    if (!worst || severityRank(co.outcome) > severityRank(worst->outcome)) worst = &co;
+  if (!worst) {
+    result.outcome = EvalOutcome::Error;
+    result.message = "the task has no size configuration to run";
+  } else if (worst->outcome == EvalOutcome::Correct) {
+    result.outcome = EvalOutcome::Correct;
+    result.message = "correct on " + std::to_string(result.configs.size()) + " configuration(s) × " +
+                     std::to_string(seeds.size()) + " seed(s)";
+  } else {
+    result.outcome = worst->outcome;
+    result.message = worst->config + ": " + (worst->errorName.empty() || worst->errorName == "worker-died" ? "" : worst->errorName + ": ") +
+                     worst->message;
+  }
+  return finish();
+}
+
+EvaluationResult evaluate(const Task &task, const std::string &candidateSource, const EvaluationOptions &options,
+                          EvaluatorSettings settings) {
+  Evaluator evaluator(std::move(settings));
+  return evaluator.evaluate(task, candidateSource, options);
+}
+
+}  // namespace kwb

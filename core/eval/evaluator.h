@@ -1,0 +1,142 @@
+#pragma once
+// Evaluating one candidate for correctness, client side (no Qt): compile the candidate and the
+// task's reference (kwb::Compiler), work out each configuration's launch, and send one
+// `evaluate` request per configuration to a kwb-worker (core/worker/PROTOCOL.md), which runs
+// both kernels on the GPU. Outcomes are explicit: compile error (never reaching the GPU), load
+// error, runtime error (with the CUDA error name), timeout, incorrect (with where and how),
+// correct, and "not run" where there is no CUDA device (the compile, resources and occupancy
+// are still reported; never a fake number). Timing is not done here yet.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compile/compiler.h"
+#include "core/compile/occupancy.h"
+#include "core/task/task.h"
+#include "core/worker/sandbox.h"
+
+namespace kwb {
+
+namespace worker {
+class WorkerClient;
+}
+
+enum class EvalOutcome { Correct, Incorrect, CompileError, LoadError, RuntimeError, Timeout, NotRun, Unsupported, Error };
+// "correct", "incorrect", "compile-error", "load-error", "runtime-error", "timeout", "not-run",
+// "unsupported", "error"
+const char *toString(EvalOutcome outcome);
+
+inline constexpr const char *kNoDeviceMessage = "no CUDA device: not run";
+
+// A launch's dimensions for one configuration, its expressions evaluated.
+struct LaunchDims {
+  std::array<std::int64_t, 3> grid{1, 1, 1};
+  std::array<std::int64_t, 3> block{1, 1, 1};
+  std::int64_t sharedBytes = 0;
+  std::int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
+};
+
+// The tunable values in effect: the given ones, else each tunable's first value. Throws
+// std::invalid_argument for a name that is no tunable of the task.
+std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
+                                                      const std::map<std::string, std::int64_t> &given);
+
+// Evaluates grid, block and shared bytes over the configuration's sizes and the tunables.
+// Throws std::invalid_argument naming the expression when one fails (unknown name, division
+// by zero) or a dimension is not positive / out of range.
+LaunchDims evaluateLaunch(const Launch &launch, const SizeConfig &config,
+                          const std::map<std::string, std::int64_t> &tunables);
+
+struct SeedOutcome {
+  std::uint64_t seed = 0;
+  bool passed = false;
+  std::string summary;
+  std::uint64_t unwritten = 0;
+  bool inputsModified = false;
+  bool race = false;
+  nlohmann::json detail;  // the worker's per-seed result (outputs, comparison reports)
+};
+
+struct ConfigOutcome {
+  std::string config;
+  EvalOutcome outcome = EvalOutcome::NotRun;
+  std::string reason;     // incorrect: "mismatch", "unwritten", "inputs-modified", "race"
+  std::string errorName;  // runtime/load error: CUDA_ERROR_ILLEGAL_ADDRESS
+  std::string message;    // in words
+  LaunchDims candidateLaunch, referenceLaunch;
+  std::optional<Occupancy> occupancy;  // of the candidate's launch on the chosen architecture
+  std::vector<SeedOutcome> seeds;
+};
+
+struct EvaluationResult {
+  EvalOutcome outcome = EvalOutcome::Error;
+  std::string message;     // one line
+  std::string arch;        // what was compiled for
+  std::string device;      // the GPU used, empty when none
+  std::string sandbox;     // the worker's confirmed sandbox ("bwrap", "unshare", "none")
+  CompileResult candidate; // diagnostics, resources
+  std::vector<Diagnostic> referenceDiagnostics;
+  std::vector<ConfigOutcome> configs;
+  double seconds = 0.0;
+
+  nlohmann::json toJson() const;
+};
+
+struct EvaluationOptions {
+  std::string arch;                          // empty: the device's, else sm_90
+  std::vector<std::string> configs;          // empty: all of the task's
+  std::vector<std::uint64_t> seeds;          // empty: the task's
+  std::map<std::string, std::int64_t> tunables;
+  std::chrono::milliseconds timeLimit{60000};  // per worker request (one configuration, all seeds)
+  std::string sourceName = "candidate.cu";
+  std::function<void(const std::string &)> onProgress;  // one line per step; may be empty
+};
+
+struct EvaluatorSettings {
+  std::filesystem::path workerPath;  // empty: workerExecutable()
+  CompilerOptions compiler;
+  worker::SandboxPreference sandbox = worker::SandboxPreference::Auto;
+  bool useDevice = true;  // false: compile only, as on a machine without a GPU
+  int device = 0;         // the CUDA device the worker uses
+  std::chrono::milliseconds workerStartTimeout{30000};
+};
+
+// Keeps a worker between evaluations (its reference outputs stay cached); replaces it after a
+// crash, a lost context or a timeout. Not thread-safe: one evaluate() at a time.
+class Evaluator {
+ public:
+  explicit Evaluator(EvaluatorSettings settings = {});
+  ~Evaluator();
+  Evaluator(const Evaluator &) = delete;
+  Evaluator &operator=(const Evaluator &) = delete;
+
+  // Throws std::invalid_argument for options that do not fit the task (an unknown
+  // configuration or tunable); every other problem is in the result.
+  EvaluationResult evaluate(const Task &task, const std::string &candidateSource,
+                            const EvaluationOptions &options = {});
+
+ private:
+  bool ensureWorker(std::string &problem);
+
+  EvaluatorSettings settings_;
+  Compiler compiler_;
+  std::unique_ptr<worker::WorkerClient> worker_;
+  bool probed_ = false;
+  bool haveDevice_ = false;
+  std::string deviceName_, deviceArch_, deviceProblem_;
+};
+
+// One-shot convenience: a fresh Evaluator.
+EvaluationResult evaluate(const Task &task, const std::string &candidateSource, const EvaluationOptions &options = {},
+                          EvaluatorSettings settings = {});
+
+}  // namespace kwb

@@ -1,0 +1,530 @@
+#include "core/worker/evaluate_command.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/eval/compare.h"
+#include "core/eval/input_generator.h"
+#include "core/eval/poison.h"
+#include "core/gpu/cuda_driver.h"
+#include "core/task/manifest_parser.h"
+#include "core/text/base64.h"
+#include "core/worker/worker_server.h"
+
+namespace kwb::worker {
+
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+// A CUDA call that failed; `lost` when the context is no longer usable.
+struct CudaFailure {
+  CUresult code = 0;
+  std::string name;     // CUDA_ERROR_ILLEGAL_ADDRESS
+  std::string message;  // "candidate launch: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access ...)"
+  bool lost = false;
+};
+
+struct LaunchSpec {
+  std::string kernel;
+  std::array<unsigned, 3> grid{1, 1, 1};
+  std::array<unsigned, 3> block{1, 1, 1};
+  unsigned sharedBytes = 0;
+  std::vector<std::string> args;
+  std::string image;  // CUBIN bytes
+};
+
+struct TensorInfo {
+  const Tensor *tensor = nullptr;
+  std::uint64_t count = 0;
+  std::size_t bytes = 0;
+  std::vector<std::int64_t> shape;
+  CUdeviceptr device = 0;
+};
+
+class Session {
+ public:
+  explicit Session(std::optional<int> device) : device_(device.value_or(0)) {
+    std::random_device rd;
+    salt_ = (std::uint64_t(rd()) << 32) ^ rd();
+  }
+
+  Json evaluate(const Request &request, EventSink &sink);
+
+ private:
+  void ensureContext();
+  CudaFailure failure(CUresult r, const std::string &what) {
+    CudaFailure f;
+    f.code = r;
+    const char *name = nullptr;
+    if (driver_.cuGetErrorName) driver_.cuGetErrorName(r, &name);
+    f.name = name ? name : "CUDA error " + std::to_string(r);
+    f.message = what + ": " + driver_.describe(r);
+    // A sticky error is returned by every later call: synchronising again tells.
+    f.lost = r != cu::ERROR_OUT_OF_MEMORY && driver_.cuCtxSynchronize() != cu::SUCCESS;
+    if (f.lost) contextLost_ = true;
+    return f;
+  }
+  void check(CUresult r, const std::string &what) {
+    if (r != cu::SUCCESS) throw failure(r, what);
+  }
+
+  CudaDriver driver_;
+  int device_ = 0;
+  bool ready_ = false;
+  bool contextLost_ = false;
+  CUcontext context_ = nullptr;
+  std::uint64_t salt_ = 0;
+  std::uint64_t runCounter_ = 0;
+  // Reference outputs per (task, config, seed, reference module, launch): tensor name → bytes.
+  std::map<std::string, std::map<std::string, Bytes>> referenceCache_;
+  std::size_t referenceCacheBytes_ = 0;
+  static constexpr std::size_t kReferenceCacheLimit = std::size_t{8} << 30;
+};
+
+void Session::ensureContext() {
+  if (ready_) return;
+  if (!driver_.library.isOpen() && !driver_.load()) throw CommandError("no-device", driver_.problem());
+  CUresult r = driver_.cuInit(0);
+  if (r != cu::SUCCESS) throw CommandError("no-device", "cuInit failed: " + driver_.describe(r));
+  CUdevice dev = 0;
+  r = driver_.cuDeviceGet(&dev, device_);
+  if (r != cu::SUCCESS)
+    throw CommandError("no-device", "no CUDA device " + std::to_string(device_) + ": " + driver_.describe(r));
+  r = driver_.cuDevicePrimaryCtxRetain(&context_, dev);
+  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot create a CUDA context: " + driver_.describe(r));
+  r = driver_.cuCtxSetCurrent(context_);
+  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot use the CUDA context: " + driver_.describe(r));
+  ready_ = true;
+}
+
+LaunchSpec parseLaunch(const Json &j, const char *field) {
+  auto bad = [&](const std::string &what) {
+    return CommandError(error_kind::kInvalidArgument, std::string("evaluate: ") + field + ": " + what);
+  };
+  if (!j.is_object()) throw bad("expected an object");
+  LaunchSpec s;
+  if (!j.contains("kernel") || !j["kernel"].is_string()) throw bad("'kernel' (a string) is missing");
+  s.kernel = j["kernel"].get<std::string>();
+  auto dims = [&](const char *key, std::array<unsigned, 3> &out) {
+    if (!j.contains(key) || !j[key].is_array() || j[key].empty() || j[key].size() > 3)
+      throw bad(std::string("'") + key + "' must be a list of 1 to 3 positive integers");
+    for (std::size_t i = 0; i < j[key].size(); ++i) {
+      const auto &v = j[key][i];
+      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 0xffffffffLL)
+        throw bad(std::string("'") + key + "' must be a list of 1 to 3 positive integers");
+      out[i] = static_cast<unsigned>(v.get<long long>());
+    }
+  };
+  dims("grid", s.grid);
+  dims("block", s.block);
+  if (j.contains("shared_bytes")) {
+    const auto &v = j["shared_bytes"];
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 0x7fffffffLL)
+      throw bad("'shared_bytes' must be a non-negative integer");
+    s.sharedBytes = static_cast<unsigned>(v.get<long long>());
+  }
+  if (!j.contains("args") || !j["args"].is_array()) throw bad("'args' (a list of names) is missing");
+  for (const auto &a : j["args"]) {
+    if (!a.is_string()) throw bad("'args' must hold names");
+    s.args.push_back(a.get<std::string>());
+  }
+  if (!j.contains("cubin") || !j["cubin"].is_string()) throw bad("'cubin' (base64 CUBIN bytes) is missing");
+  auto image = base64Decode(j["cubin"].get<std::string>());
+  if (!image || image->empty()) throw bad("'cubin' is not valid base64");
+  s.image = std::move(*image);
+  return s;
+}
+
+Json dimsJson(const std::array<unsigned, 3> &d) { return Json::array({d[0], d[1], d[2]}); }
+
+Json mismatchJson(const ElementMismatch &m) {
+  return {{"index", m.index}, {"coordinates", m.coordinates}, {"got", m.gotText}, {"want", m.wantText}};
+}
+
+Json comparisonJson(const ComparisonReport &r) {
+  Json first = Json::array();
+  for (const auto &m : r.firstMismatches) first.push_back(mismatchJson(m));
+  return {{"passed", r.passed()},         {"checked", r.checked},
+          {"mismatches", r.mismatches},   {"first_mismatches", first},
+          {"max_abs_error", r.maxAbsError}, {"max_abs_error_index", r.maxAbsErrorIndex},
+          {"max_rel_error", std::isinf(r.maxRelError) ? Json(nullptr) : Json(r.maxRelError)},
+          {"max_rel_error_index", r.maxRelErrorIndex},
+          {"relative_l2_error", r.relativeL2Error}, {"nan_in_got", r.nanInGot},
+          {"nan_in_reference", r.nanInReference}, {"summary", r.summary}};
+}
+
+// Device buffers of one request, freed at its end (unless the context is gone).
+struct Buffers {
+  CudaDriver *driver = nullptr;
+  std::vector<CUdeviceptr> held;
+  const bool *lost = nullptr;  // the context is lost: freeing would only fail
+  ~Buffers() {
+    if (!driver || (lost && *lost)) return;
+    for (auto p : held) driver->cuMemFree(p);
+  }
+};
+
+struct Module {
+  CudaDriver *driver = nullptr;
+  CUmodule module = nullptr;
+  const bool *lost = nullptr;
+  ~Module() {
+    if (module && !(lost && *lost)) driver->cuModuleUnload(module);
+  }
+};
+
+Json Session::evaluate(const Request &request, EventSink &sink) {
+  const Json &p = request.params;
+  auto bad = [](const std::string &what) { return CommandError(error_kind::kInvalidArgument, "evaluate: " + what); };
+  if (!p.contains("task") || !p["task"].is_string()) throw bad("'task' (the task folder) is missing");
+  if (!p.contains("config") || !p["config"].is_string()) throw bad("'config' (a size configuration name) is missing");
+  const std::string folder = p["task"].get<std::string>();
+  const std::string configName = p["config"].get<std::string>();
+
+  Task task;
+  try {
+    if (p.contains("manifest") && p["manifest"].is_string())
+      task = parseManifest(p["manifest"].get<std::string>(), folder + "/task.toml", {});
+    else
+      task = loadTask(folder);
+  } catch (const std::exception &e) {
+    throw bad(std::string("cannot read the task: ") + e.what());
+  }
+  const SizeConfig *config = task.config(configName);
+  if (!config) throw bad("task '" + task.name + "' has no size configuration '" + configName + "'");
+
+  std::vector<std::uint64_t> seeds;
+  if (p.contains("seeds")) {
+    if (!p["seeds"].is_array()) throw bad("'seeds' must be a list of non-negative integers");
+    for (const auto &s : p["seeds"]) {
+      if (!s.is_number_unsigned()) throw bad("'seeds' must be a list of non-negative integers");
+      seeds.push_back(s.get<std::uint64_t>());
+    }
+  } else {
+    seeds = task.seeds;
+  }
+  if (seeds.empty()) throw bad("no seeds to run");
+  const std::size_t maxReported = p.value("max_reported", std::size_t{10});
+
+  const LaunchSpec reference = parseLaunch(p.value("reference", Json()), "reference");
+  const LaunchSpec candidate = parseLaunch(p.value("candidate", Json()), "candidate");
+
+  // Tensors: element counts and shapes for this configuration.
+  std::vector<TensorInfo> tensors;
+  std::map<std::string, std::size_t> tensorIndex;
+  for (const auto &t : task.tensors) {
+    TensorInfo info;
+    info.tensor = &t;
+    info.count = 1;
+    try {
+      for (const auto &dim : t.shape) {
+        const auto v = dim.evaluate(config->values);
+        if (v < 0) throw bad("tensor '" + t.name + "' has a negative dimension");
+        info.shape.push_back(v);
+        info.count *= static_cast<std::uint64_t>(v);
+      }
+    } catch (const ExpressionError &e) {
+      throw bad("tensor '" + t.name + "' shape: " + e.what());
+    }
+    info.bytes = static_cast<std::size_t>(info.count * dtypeSize(t.dtype));
+    tensorIndex[t.name] = tensors.size();
+    tensors.push_back(std::move(info));
+  }
+  for (const auto *spec : {&reference, &candidate})
+    for (const auto &a : spec->args)
+      if (!tensorIndex.count(a) && !config->values.count(a))
+        throw bad("argument '" + a + "' of kernel '" + spec->kernel + "' names no tensor or size of the task");
+
+  if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
+  ensureContext();
+
+  Json result = {{"config", configName}, {"seeds", Json::array()}};
+  result["reference_launch"] = {{"grid", dimsJson(reference.grid)}, {"block", dimsJson(reference.block)},
+                                {"shared_bytes", reference.sharedBytes}};
+  result["candidate_launch"] = {{"grid", dimsJson(candidate.grid)}, {"block", dimsJson(candidate.block)},
+                                {"shared_bytes", candidate.sharedBytes}};
+  auto failWith = [&](const CudaFailure &f, const std::string &stage) {
+    result["verdict"] = "runtime-error";
+    result["error_name"] = f.name;
+    result["stage"] = stage;
+    result["reason"] = f.message;
+    result["context_lost"] = f.lost;
+    if (f.lost) {
+      std::cerr << "kwb-worker: the CUDA context is lost (" << f.name << "); exiting after the reply\n";
+      sink.stopAfterReply(kContextLostExitStatus);
+    }
+    return result;
+  };
+
+  Buffers buffers;
+  buffers.driver = &driver_;
+  buffers.lost = &contextLost_;
+  Module refModule, candModule;
+  refModule.driver = candModule.driver = &driver_;
+  refModule.lost = candModule.lost = &contextLost_;
+  CUfunction refFunction = nullptr, candFunction = nullptr;
+  std::string stage = "load";
+  try {
+    // Modules. A CUBIN that does not load is the candidate's (or the reference's) fault.
+    auto load = [&](const LaunchSpec &spec, Module &module, CUfunction &function, const char *who) -> std::optional<Json> {
+      CUresult r = driver_.cuModuleLoadData(&module.module, spec.image.data());
+      if (r != cu::SUCCESS) {
+        auto f = failure(r, std::string("loading the ") + who + " module");
+        if (f.lost) return failWith(f, "load");
+        result["verdict"] = "load-error";
+        result["error_name"] = f.name;
+        result["reason"] = f.message;
+        result["stage"] = "load";
+        result["context_lost"] = false;
+        return result;
+      }
+      r = driver_.cuModuleGetFunction(&function, module.module, spec.kernel.c_str());
+      if (r != cu::SUCCESS) {
+        result["verdict"] = "load-error";
+        result["error_name"] = failure(r, "").name;
+        result["reason"] = std::string("the ") + who + " module has no kernel '" + spec.kernel + "' (extern \"C\" __global__)";
+        result["stage"] = "load";
+        result["context_lost"] = false;
+        return result;
+      }
+      if (spec.sharedBytes > 48 * 1024)
+        driver_.cuFuncSetAttribute(function, cu::FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(spec.sharedBytes));
+      return std::nullopt;
+    };
+    if (auto r = load(reference, refModule, refFunction, "reference")) return *r;
+    if (auto r = load(candidate, candModule, candFunction, "candidate")) return *r;
+
+    stage = "allocate";
+    for (auto &t : tensors) {
+      if (t.bytes == 0) continue;
+      CUresult r = driver_.cuMemAlloc(&t.device, t.bytes);
+      if (r != cu::SUCCESS)
+        throw failure(r, "allocating " + std::to_string(t.bytes) + " bytes for tensor '" + t.tensor->name + "'");
+      buffers.held.push_back(t.device);
+    }
+
+    auto launch = [&](const LaunchSpec &spec, CUfunction function, const std::string &who) {
+      std::vector<CUdeviceptr> pointers;
+      std::vector<long long> sizes;
+      pointers.reserve(spec.args.size());
+      sizes.reserve(spec.args.size());
+      std::vector<void *> params;
+      for (const auto &a : spec.args) {
+        if (auto it = tensorIndex.find(a); it != tensorIndex.end()) {
+          pointers.push_back(tensors[it->second].device);
+          params.push_back(&pointers.back());
+        } else {
+          sizes.push_back(static_cast<long long>(config->values.at(a)));
+          params.push_back(&sizes.back());
+        }
+      }
+      stage = who + " launch";
+      check(driver_.cuLaunchKernel(function, spec.grid[0], spec.grid[1], spec.grid[2], spec.block[0], spec.block[1],
+                                   spec.block[2], spec.sharedBytes, nullptr, params.data(), nullptr),
+            "launching " + who + " kernel '" + spec.kernel + "'");
+      stage = who + " run";
+      check(driver_.cuCtxSynchronize(), who + " kernel '" + spec.kernel + "'");
+    };
+    auto upload = [&](const TensorInfo &t, const Bytes &bytes, const std::string &what) {
+      if (t.bytes) check(driver_.cuMemcpyHtoD(t.device, bytes.data(), t.bytes), "copying " + what + " to the device");
+    };
+    auto download = [&](const TensorInfo &t, const std::string &what) {
+      Bytes out(t.bytes);
+      if (t.bytes) check(driver_.cuMemcpyDtoH(out.data(), t.device, t.bytes), "copying " + what + " back");
+      return out;
+    };
+
+    std::hash<std::string> hasher;
+    const std::string refKey = folder + "\n" + task.name + "\n" + configName + "\n" +
+                               std::to_string(hasher(reference.image)) + "\n" + reference.kernel + "\n" +
+                               dimsJson(reference.grid).dump() + dimsJson(reference.block).dump() +
+                               std::to_string(reference.sharedBytes);
+
+    bool allPassed = true;
+    std::string firstFailure;
+    for (std::size_t si = 0; si < seeds.size(); ++si) {
+      const std::uint64_t seed = seeds[si];
+      sink.progress({{"stage", "inputs"}, {"config", configName}, {"seed", seed}, {"done", si}, {"of", seeds.size()}});
+      stage = "inputs";
+      std::map<std::string, Bytes> inputs;  // in and inout
+      for (const auto &t : tensors)
+        if (t.tensor->role != TensorRole::Out) inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
+
+      // The reference, once per (config, seed, reference module).
+      const std::string key = refKey + "\n" + std::to_string(seed);
+      auto cached = referenceCache_.find(key);
+      const bool fromCache = cached != referenceCache_.end();
+      if (!fromCache) {
+        for (const auto &t : tensors) {
+          if (t.tensor->role == TensorRole::Out) {
+            if (t.bytes) check(driver_.cuMemsetD8(t.device, 0, t.bytes), "clearing an output");
+          } else {
+            upload(t, inputs[t.tensor->name], "input '" + t.tensor->name + "'");
+          }
+        }
+        try {
+          launch(reference, refFunction, "reference");
+        } catch (CudaFailure &f) {
+          f.message = "the reference failed: " + f.message;
+          throw;
+        }
+        std::map<std::string, Bytes> outputs;
+        std::size_t total = 0;
+        for (const auto &t : tensors)
+          if (t.tensor->role != TensorRole::In) {
+            outputs[t.tensor->name] = download(t, "reference output '" + t.tensor->name + "'");
+            total += t.bytes;
+          }
+        if (referenceCacheBytes_ + total > kReferenceCacheLimit) {
+          referenceCache_.clear();
+          referenceCacheBytes_ = 0;
+        }
+        referenceCacheBytes_ += total;
+        cached = referenceCache_.emplace(key, std::move(outputs)).first;
+      }
+      const auto &want = cached->second;
+
+      // One candidate run: fresh inputs, fresh poison in the outputs; returns the outputs.
+      std::map<std::string, PoisonPattern> patterns;
+      auto runCandidate = [&](int run) {
+        for (const auto &t : tensors) {
+          if (t.tensor->role == TensorRole::Out) {
+            const auto pattern = poisonPattern(++runCounter_, salt_);
+            patterns[t.tensor->name] = pattern;
+            Bytes poison(t.bytes);
+            writePoison(poison, t.tensor->dtype, t.count, pattern, want.at(t.tensor->name));
+            upload(t, poison, "poison for '" + t.tensor->name + "'");
+          } else {
+            upload(t, inputs[t.tensor->name], "input '" + t.tensor->name + "'");
+          }
+        }
+        sink.progress({{"stage", run == 1 ? "candidate" : "race-check"}, {"config", configName}, {"seed", seed},
+                       {"done", si}, {"of", seeds.size()}});
+        launch(candidate, candFunction, "candidate");
+        std::map<std::string, Bytes> got;
+        for (const auto &t : tensors)
+          if (t.tensor->role != TensorRole::In) got[t.tensor->name] = download(t, "output '" + t.tensor->name + "'");
+        return got;
+      };
+
+      auto run1 = runCandidate(1);
+      Json seedResult = {{"seed", seed}, {"reference_cached", fromCache}};
+      Json outputsJson = Json::array();
+      std::uint64_t unwrittenTotal = 0;
+      bool compared = true;
+      std::vector<std::string> summaries;
+      for (const auto &t : tensors) {
+        if (t.tensor->role == TensorRole::In) continue;
+        const auto &name = t.tensor->name;
+        Json o = {{"tensor", name}};
+        const auto report = compareOutputs(run1[name], want.at(name), t.tensor->dtype, t.count,
+                                           t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
+        o["comparison"] = comparisonJson(report);
+        compared = compared && report.passed();
+        if (t.tensor->role == TensorRole::Out) {
+          const auto unwritten = unwrittenElements(run1[name], t.tensor->dtype, t.count, patterns[name],
+                                                   want.at(name), maxReported);
+          unwrittenTotal += unwritten.count;
+          o["unwritten"] = {{"count", unwritten.count},
+                            {"first_indices", unwritten.firstIndices},
+                            {"summary", describeUnwritten(unwritten, t.count, t.shape)}};
+          if (unwritten.count) summaries.push_back(name + ": " + describeUnwritten(unwritten, t.count, t.shape));
+        }
+        if (!report.passed()) summaries.push_back(name + ": " + report.summary);
+        outputsJson.push_back(std::move(o));
+      }
+      // Inputs unmodified (role "in"; "inout" tensors are the kernel's to change).
+      Json modified = Json::array();
+      for (const auto &t : tensors) {
+        if (t.tensor->role != TensorRole::In) continue;
+        // run1 left the device inputs as the candidate had them.
+        const auto back = download(t, "input '" + t.tensor->name + "'");
+        if (!sameBits(back, inputs[t.tensor->name])) modified.push_back(t.tensor->name);
+      }
+      if (!modified.empty()) {
+        std::string names;
+        for (const auto &m : modified) names += (names.empty() ? "" : ", ") + m.get<std::string>();
+        summaries.push_back("the kernel modified its input(s): " + names);
+      }
+      // Race check: the same inputs, fresh poison, compare the two runs.
+      auto run2 = runCandidate(2);
+      bool race = false;
+      std::size_t oi = 0;
+      for (const auto &t : tensors) {
+        if (t.tensor->role == TensorRole::In) continue;
+        const auto &name = t.tensor->name;
+        const auto diff = differenceBeyondRounding(run1[name], run2[name], t.tensor->dtype, t.count,
+                                                   t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
+        outputsJson[oi]["race"] = {{"race", diff.race()},
+                                   {"different_bits", diff.differentBits},
+                                   {"beyond_rounding", diff.beyondRounding},
+                                   {"max_abs_difference", diff.maxAbsDifference},
+                                   {"summary", diff.summary}};
+        if (diff.race()) {
+          race = true;
+          summaries.push_back(name + ": two runs on the same inputs differ (race?): " + diff.summary);
+        }
+        ++oi;
+      }
+      const bool passed = compared && unwrittenTotal == 0 && modified.empty() && !race;
+      std::string summary;
+      if (passed) {
+        double maxAbs = 0;
+        for (const auto &o : outputsJson) maxAbs = std::max(maxAbs, o["comparison"]["max_abs_error"].get<double>());
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.3g", maxAbs);
+        summary = "all outputs match (max abs err " + std::string(buf) + ")";
+      } else {
+        for (const auto &s : summaries) summary += (summary.empty() ? "" : "; ") + s;
+      }
+      seedResult["passed"] = passed;
+      seedResult["summary"] = summary;
+      seedResult["unwritten"] = unwrittenTotal;
+      seedResult["inputs_modified"] = !modified.empty();
+      seedResult["modified_inputs"] = modified;
+      seedResult["race"] = race;
+      seedResult["outputs"] = outputsJson;
+      result["seeds"].push_back(seedResult);
+      if (!passed && firstFailure.empty()) {
+        // The reason names the most specific failure.
+        if (!modified.empty()) firstFailure = "inputs-modified";
+        else if (unwrittenTotal) firstFailure = "unwritten";
+        else if (!compared) firstFailure = "mismatch";
+        else firstFailure = "race";
+      }
+      allPassed = allPassed && passed;
+      sink.progress({{"stage", "seed"}, {"config", configName}, {"seed", seed}, {"done", si + 1},
+                     {"of", seeds.size()}, {"passed", passed}});
+    }
+    result["verdict"] = allPassed ? "correct" : "incorrect";
+    if (!allPassed) result["reason"] = firstFailure;
+    result["context_lost"] = false;
+    return result;
+  } catch (const CudaFailure &f) {
+    return failWith(f, stage);
+  }
+}
+
+}  // namespace
+
+void addEvaluateCommand(WorkerServer &server, std::optional<int> device) {
+  // Lives as long as the process: a lost context is never torn down, the worker exits instead.
+  auto *session = new Session(device);
+  server.addCommand("evaluate", [session](const Request &request, EventSink &sink) {
+    return session->evaluate(request, sink);
+  });
+}
+
+}  // namespace kwb::worker

@@ -1,0 +1,158 @@
+// The client side of evaluation without a GPU: a candidate that does not compile ends as
+// "compile-error" with the compiler's located diagnostic and never reaches a worker; without a
+// device the candidate is still compiled, its resources and occupancy are reported and the
+// outcome is "not run" (never a number); launch dimensions are evaluated per configuration and
+// tunable values.
+#include <QtTest>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/eval/evaluator.h"
+#include "core/task/manifest_parser.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path kernelsDir() {
+  if (const char *env = std::getenv("KWB_KERNELS_DIR"); env && *env) return env;
+  return fs::path(KWB_SOURCE_DIR) / "kernels";
+}
+
+std::string readFile(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+kwb::EvaluatorSettings compileOnly() {
+  kwb::EvaluatorSettings s;
+  s.useDevice = false;  // the unit suite runs where there is no GPU; this makes sure of it
+  s.compiler.cacheDirectory = fs::path(KWB_TEST_OUTPUT_DIR) / "evaluator-compile-cache";
+  return s;
+}
+
+}  // namespace
+
+class TestEvaluator : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void compileErrorNeverReachesTheGpu() {
+    const auto task = kwb::loadTask(kernelsDir() / "softmax");
+    const std::string source =
+        "extern \"C\" __global__ void softmax(const float *x, float *y, long long rows, long long cols) {\n"
+        "  y[0] = x[0] +  undeclared_thing;\n"
+        "}\n";
+    kwb::EvaluationOptions options;
+    options.sourceName = "broken.cu";
+    auto settings = compileOnly();
+    settings.useDevice = true;  // even with a device allowed, a compile error stops first
+    settings.workerPath = "/nonexistent/kwb-worker";
+    const auto result = kwb::evaluate(task, source, options, settings);
+    QCOMPARE(std::string(kwb::toString(result.outcome)), std::string("compile-error"));
+    QVERIFY(!result.candidate.ok);
+    bool located = false;
+    for (const auto &d : result.candidate.diagnostics)
+      located = located || (d.file == "broken.cu" && d.line == 2 && d.severity == kwb::Diagnostic::Severity::Error &&
+                            d.message.find("undeclared_thing") != std::string::npos);
+    QVERIFY2(located, result.message.c_str());
+    QVERIFY(result.message.find("broken.cu") != std::string::npos);
+    QVERIFY(result.configs.empty());  // nothing was launched or even planned
+    const auto j = result.toJson();
+    QCOMPARE(j["outcome"].get<std::string>(), std::string("compile-error"));
+    QVERIFY(j["compile"]["diagnostics"][0]["line"].get<int>() == 2);
+  }
+
+  void noDeviceReportsResourcesAndOccupancyButNoNumbers() {
+    const auto task = kwb::loadTask(kernelsDir() / "softmax");
+    const auto source = readFile(task.folder / task.starterSource());
+    kwb::EvaluationOptions options;
+    options.arch = "sm_80";
+    options.tunables = {{"BLOCK", 512}};
+    const auto result = kwb::evaluate(task, source, options, compileOnly());
+    QCOMPARE(std::string(kwb::toString(result.outcome)), std::string("not-run"));
+    QVERIFY2(result.message.find(kwb::kNoDeviceMessage) == 0, result.message.c_str());
+    QCOMPARE(result.arch, std::string("sm_80"));
+    QVERIFY(result.candidate.ok);
+    QCOMPARE(result.candidate.kernels.size(), std::size_t(1));
+    QVERIFY(result.candidate.kernels[0].registers > 0);
+    QCOMPARE(result.candidate.kernels[0].sharedStaticBytes, 512 * 4);  // scratch[BLOCK] floats
+    QCOMPARE(result.configs.size(), task.configs.size());
+    for (const auto &c : result.configs) {
+      QCOMPARE(std::string(kwb::toString(c.outcome)), std::string("not-run"));
+      QCOMPARE(c.message, std::string(kwb::kNoDeviceMessage));
+      QVERIFY(c.seeds.empty());  // no fake results
+      QVERIFY(c.occupancy.has_value());
+      QVERIFY(c.occupancy->launchable());
+      QVERIFY(c.occupancy->activeBlocksPerSM > 0);
+      QCOMPARE(c.candidateLaunch.block[0], std::int64_t(512));
+    }
+    const auto j = result.toJson();
+    QCOMPARE(j["outcome"].get<std::string>(), std::string("not-run"));
+    QVERIFY(j["configs"][0].contains("occupancy"));
+  }
+
+  void hostLauncherIsUnsupportedForNow() {
+    const auto task = kwb::loadTask(kernelsDir() / "softmax");
+    const std::string source =
+        "#include <cuda_runtime.h>\n"
+        "extern \"C\" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) { return cudaSuccess; }\n";
+    const auto result = kwb::evaluate(task, source, {}, compileOnly());
+    QCOMPARE(std::string(kwb::toString(result.outcome)), std::string("unsupported"));
+    QVERIFY(result.message.find("host-launcher") != std::string::npos);
+  }
+
+  void launchExpressionsPerConfigAndTunables() {
+    const auto task = kwb::loadTask(kernelsDir() / "sgemm");
+    const auto *odd = task.config("odd");
+    QVERIFY(odd);
+    auto tunables = kwb::effectiveTunables(task, {});
+    QCOMPARE(tunables.at("TILE"), std::int64_t(8));  // the first value by default
+    auto d = kwb::evaluateLaunch(*task.launch, *odd, tunables);
+    QCOMPARE(d.grid[0], std::int64_t((1100 + 7) / 8));
+    QCOMPARE(d.grid[1], std::int64_t((1000 + 7) / 8));
+    QCOMPARE(d.grid[2], std::int64_t(1));
+    QCOMPARE(d.block[0], std::int64_t(8));
+    QCOMPARE(d.block[1], std::int64_t(8));
+    QCOMPARE(d.sharedBytes, std::int64_t(0));
+
+    tunables = kwb::effectiveTunables(task, {{"TILE", 32}});
+    d = kwb::evaluateLaunch(*task.launch, *task.config("small"), tunables);
+    QCOMPARE(d.grid[0], std::int64_t(16));
+    QCOMPARE(d.grid[1], std::int64_t(16));
+    QCOMPARE(d.threadsPerBlock(), std::int64_t(1024));
+
+    const auto ref = kwb::evaluateLaunch(task.reference.launch, *odd, tunables);
+    QCOMPARE(ref.grid[0], std::int64_t(69));  // ceil_div(1100, 16)
+    QCOMPARE(ref.grid[1], std::int64_t(63));  // ceil_div(1000, 16)
+    QCOMPARE(ref.block[0], std::int64_t(16));
+
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::effectiveTunables(task, {{"NOPE", 1}}));
+    // A launch that names an unknown value, or evaluates to zero threads, is refused with words.
+    kwb::Launch broken = *task.launch;
+    broken.block = {kwb::Expression::parse("TILE - 8")};
+    try {
+      kwb::evaluateLaunch(broken, *odd, kwb::effectiveTunables(task, {{"TILE", 8}}));
+      QFAIL("expected an error");
+    } catch (const std::invalid_argument &e) {
+      QVERIFY2(std::string(e.what()).find("block[0]") != std::string::npos, e.what());
+    }
+    broken.block = {kwb::Expression::parse("WIDTH")};
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::evaluateLaunch(broken, *odd, tunables));
+  }
+
+  void unknownConfigIsTheCallersMistake() {
+    const auto task = kwb::loadTask(kernelsDir() / "softmax");
+    kwb::EvaluationOptions options;
+    options.configs = {"huge"};
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::evaluate(task, "x", options, compileOnly()));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestEvaluator)
+#include "tst_evaluator.moc"

@@ -19,6 +19,7 @@ for plugin in iconengines/libqsvgicon.so imageformats/libqsvg.so; do
 done
 cp -L /usr/share/fonts/truetype/dejavu/DejaVuSans*.ttf "$stage/kwb/fonts/" 2>/dev/null || true
 cp -r "$root/kernels" "$stage/kwb/kernels"
+strip --strip-debug "$stage/kwb/bin/"*   # debug info would push the bundle past what travels
 cp "$root/tests/gpu/run-on-gpu.sh" "$stage/kwb/"
 mkdir -p "$(dirname "$tarball")"
 tar -C "$stage" -czf "$tarball" kwb

@@ -6,7 +6,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${1:-$PWD/gpu-results}
 mkdir -p "$out"
 source "$here/env.sh"
-export KWB_KERNELS_DIR="$here/kernels" KWB_CLI="$here/bin/kwb" HOME=${HOME:-/tmp}
+export KWB_KERNELS_DIR="$here/kernels" KWB_CLI="$here/bin/kwb" KWB_WORKER="$here/bin/kwb-worker" HOME=${HOME:-/tmp}
 status=0
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -19,6 +19,9 @@ kwb tasks list | tee -a "$out/devices.txt"
 for t in "$here"/bin/tst_gpu_*; do
   [ -x "$t" ] || continue
   "$t" -o "$out/$(basename "$t").txt,txt" -o -,txt || status=1
+done
+for task in softmax sgemm; do
+  kwb eval "$here/kernels/$task" --config small 2>&1 | tee -a "$out/kwb-eval.txt" || status=1
 done
 kernel-workbench --screenshot "$out/main-window.png" "$here/kernels/softmax" || status=1
 exit $status

@@ -1,5 +1,7 @@
 #include "core/compile/child_process.h"
 
+#include "core/process/environment.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -100,7 +102,8 @@ ChildProcessResult runChildProcess(const ChildProcessRequest &request) {
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> argv = request.argv;
-  std::vector<std::string> envp = childEnvironment(request.environment);
+  std::vector<std::string> envp =
+      request.untrusted ? allowListedEnvironment(request.environment) : childEnvironment(request.environment);
   auto argvPointers = pointers(argv);
   auto envPointers = pointers(envp);
   pid_t pid = -1;

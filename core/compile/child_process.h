@@ -14,6 +14,9 @@ struct ChildProcessRequest {
   std::vector<std::string> argv;  // argv[0] is the program's path
   std::filesystem::path workingDirectory;  // empty: the caller's
   std::vector<std::pair<std::string, std::string>> environment;  // set on top of the caller's
+  // Untrusted input (a candidate's source): the child gets only the allow-listed environment
+  // (core/process/environment.h), not the caller's whole environment with its API keys.
+  bool untrusted = false;
   std::chrono::milliseconds timeout{120000};
   std::size_t outputLimit = 8u << 20;  // bytes kept; more is read and dropped
 };

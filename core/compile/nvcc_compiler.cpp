@@ -129,6 +129,7 @@ NvccCompiler::Run NvccCompiler::run(const CompileRequest &request, const std::ve
   out.process = runChildProcess(ChildProcessRequest{.argv = std::move(argv),
                                                     .workingDirectory = dir.path(),
                                                     .environment = {{"LC_ALL", "C"}, {"TMPDIR", dir.path().string()}},
+                                                    .untrusted = true,
                                                     .timeout = timeLimit});
   out.diagnostics = parseDiagnostics(out.process.output, DiagnosticContext{.compiledName = out.fileName,
                                                                           .sourceName = request.sourceName,

@@ -8,9 +8,8 @@
 #include <mutex>
 
 #include "core/compile/child_process.h"
+#include "core/process/environment.h"
 #include "core/compile/temporary_directory.h"
-
-extern char **environ;
 
 namespace kwb::worker {
 
@@ -303,29 +302,13 @@ std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std
 
 std::vector<std::string> workerEnvironment(const fs::path &privateDir,
                                            const std::vector<std::pair<std::string, std::string>> &extra) {
-  static const char *const exact[] = {"PATH", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME", "LANG",
-                                      "LANGUAGE", "TZ", "TERM", "ASAN_OPTIONS", "UBSAN_OPTIONS"};
-  static const char *const prefixes[] = {"LC_", "CUDA_", "NVIDIA_", "KWB_", "__NV_"};
-  std::map<std::string, std::string> vars;
-  for (char **e = environ; e && *e; ++e) {
-    const std::string entry(*e);
-    const auto eq = entry.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = entry.substr(0, eq);
-    const bool keep =
-        std::any_of(std::begin(exact), std::end(exact), [&](const char *k) { return key == k; }) ||
-        std::any_of(std::begin(prefixes), std::end(prefixes), [&](const char *p) { return key.rfind(p, 0) == 0; });
-    if (keep) vars.emplace(key, entry.substr(eq + 1));
-  }
+  std::vector<std::pair<std::string, std::string>> overrides;
   if (!privateDir.empty()) {
-    vars["TMPDIR"] = privateDir.string();
-    vars["CUDA_CACHE_PATH"] = (privateDir / "cuda-cache").string();
+    overrides.emplace_back("TMPDIR", privateDir.string());
+    overrides.emplace_back("CUDA_CACHE_PATH", (privateDir / "cuda-cache").string());
   }
-  for (const auto &[key, value] : extra) vars[key] = value;
-  std::vector<std::string> out;
-  out.reserve(vars.size());
-  for (const auto &[key, value] : vars) out.push_back(key + "=" + value);
-  return out;
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  return allowListedEnvironment(overrides);
 }
 
 }  // namespace kwb::worker

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/compile/child_process.h"
 #include "core/compile/compiler.h"
 #include "core/compile/diagnostics.h"
 #include "core/compile/disassembly.h"
@@ -574,6 +575,24 @@ Compilation terminated.
     const auto failedAgain = compiler.compile(broken);
     QVERIFY(failedAgain.cacheHit);
     QVERIFY2(difference(failed, failedAgain).empty(), difference(failed, failedAgain).c_str());
+  }
+
+  // Compilers of untrusted sources run with the allow-listed environment: an API key in ours
+  // never reaches them (nor, through /proc/self/environ, a candidate's diagnostics).
+  void untrustedChildrenGetNoSecrets() {
+    qputenv("OPENAI_API_KEY", "sk-test-secret-123");
+    qputenv("CUDA_VISIBLE_DEVICES", "0");
+    ChildProcessRequest request{.argv = {"/usr/bin/env"}, .untrusted = true};
+    auto run = runChildProcess(request);
+    QVERIFY2(run.started && run.exitCode == 0, run.startError.c_str());
+    QVERIFY2(run.output.find("sk-test-secret-123") == std::string::npos, run.output.c_str());
+    QVERIFY(run.output.find("CUDA_VISIBLE_DEVICES=0") != std::string::npos);
+    QVERIFY(run.output.find("PATH=") != std::string::npos);
+    request.untrusted = false;  // trusted tools (nvcc --version) inherit everything
+    run = runChildProcess(request);
+    QVERIFY(run.output.find("OPENAI_API_KEY=sk-test-secret-123") != std::string::npos);
+    qunsetenv("OPENAI_API_KEY");
+    qunsetenv("CUDA_VISIBLE_DEVICES");
   }
 
   // A failure the compiler does not locate in the source (here nvcc itself failing, as with a

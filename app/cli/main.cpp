@@ -134,7 +134,34 @@ struct EvalArgs {
   std::string arch;
   double timeLimit = 60.0;
   bool noGpu = false;
+  bool time = false;
+  double timeCap = 3.0;
 };
+
+// "1.23 ms": milliseconds, three significant digits.
+std::string formatMs(double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g ms", ms);
+  return buf;
+}
+
+std::string formatPercent(double fraction) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100.0);
+  return buf;
+}
+
+// "candidate 1.23 ms ±0.4% (n=37), reference 2.46 ms ±0.3%, speedup 2.00×"
+std::string formatTiming(const kwb::TimingOutcome &t) {
+  if (!t.ok) return "not timed: " + t.error;
+  char speedup[64];
+  std::snprintf(speedup, sizeof speedup, "%.2f", t.speedup);
+  std::string line = "candidate " + formatMs(t.candidate.median) + " \u00b1" + formatPercent(t.candidate.relativeSpread) +
+                     " (n=" + std::to_string(t.candidate.count) + "), reference " + formatMs(t.reference.median) +
+                     " \u00b1" + formatPercent(t.reference.relativeSpread) + ", speedup " + speedup + "\u00d7";
+  if (t.suspicious) line += "  SUSPICIOUS: " + t.suspiciousReason;
+  return line;
+}
 
 std::string formatDims(const std::array<std::int64_t, 3> &d) {
   return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
@@ -166,6 +193,8 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   options.arch = args.arch;
   options.sourceName = candidatePath.string();
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
+  options.time = args.time;
+  options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
   for (const auto &set : args.sets) {
     const auto eq = set.find('=');
     std::int64_t value = 0;
@@ -224,7 +253,10 @@ int evalCommand(const EvalArgs &args, bool asJson) {
       if (c.outcome != kwb::EvalOutcome::Correct && c.outcome != kwb::EvalOutcome::Incorrect)
         std::cout << "  " << kwb::toString(c.outcome) << (c.errorName.empty() ? "" : " " + c.errorName) << ": "
                   << c.message << "\n";
+      if (c.timing) std::cout << "  " << c.config << " timing: " << formatTiming(*c.timing) << "\n";
     }
+    if (args.time && result.outcome != kwb::EvalOutcome::Correct)
+      std::cout << "timing skipped: only a candidate correct on every configuration is timed\n";
     std::cout << kwb::toString(result.outcome) << ": " << result.message << "\n";
   }
   switch (result.outcome) {
@@ -278,6 +310,11 @@ int main(int argc, char **argv) {
   eval->add_option("--set", evalArgs.sets, "Tunable value NAME=VALUE (repeatable; default: each tunable's first)");
   eval->add_option("--arch", evalArgs.arch, "Compile for sm_XY (default: the device's, else sm_90)");
   eval->add_option("--time-limit", evalArgs.timeLimit, "Seconds per configuration before the run is stopped (default 60)")
+      ->check(CLI::PositiveNumber);
+  eval->add_flag("--time", evalArgs.time,
+                 "When correct, time each configuration against the reference (CUDA events, L2 flushed,\n"
+                 "interleaved, adaptive until IQR/median < 1% or the time cap)");
+  eval->add_option("--time-cap", evalArgs.timeCap, "Seconds of sampling per configuration with --time (default 3)")
       ->check(CLI::PositiveNumber);
   eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   eval->add_flag("--json", asJson, "Machine-readable output");

@@ -14,6 +14,7 @@
 #include "core/gpu/device_info.h"
 #include "core/gpu/device_report.h"
 #include "core/worker/evaluate_command.h"
+#include "core/worker/time_command.h"
 #include "core/worker/sandbox.h"
 #include "core/worker/sandbox_inside.h"
 #include "core/worker/worker_server.h"
@@ -88,6 +89,7 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
   w::WorkerServer server(fds.in, fds.out, config);
   server.addBuiltinCommands(devices);
   w::addEvaluateCommand(server, device);
+  w::addTimeCommand(server, device);
   std::cerr << "kwb-worker " << kwb::kVersion << ": serving (pid " << ::getpid() << ", sandbox "
             << config.sandbox << (config.sandboxReason.empty() ? "" : ": " + config.sandboxReason) << ")\n";
   const int status = server.run();

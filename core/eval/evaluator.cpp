@@ -181,6 +181,28 @@ json EvaluationResult::toJson() const {
                        {"race", s.race},
                        {"outputs", s.detail.value("outputs", json::array())}});
     cj["seeds"] = seeds;
+    if (c.timing) {
+      const auto &t = *c.timing;
+      auto stats = [](const SampleStats &x) {
+        return json{{"median_ms", x.median}, {"iqr_ms", x.iqr},       {"min_ms", x.min},
+                    {"mean_ms", x.mean},     {"samples", x.count},     {"relative_spread", x.relativeSpread}};
+      };
+      json tj = {{"ok", t.ok}, {"timer", t.timer}};
+      if (t.ok) {
+        tj["candidate"] = stats(t.candidate);
+        tj["reference"] = stats(t.reference);
+        tj["speedup"] = t.speedup;
+        tj["suspicious"] = t.suspicious;
+        if (t.suspicious) tj["suspicious_reason"] = t.suspiciousReason;
+        tj["stop_reason"] = t.stopReason;
+        tj["roofline"] = t.detail.value("roofline", json::object());
+        tj["warmup"] = t.detail.value("warmup", json::object());
+        tj["l2_flush_bytes"] = t.detail.value("l2_flush_bytes", 0ull);
+      } else {
+        tj["error"] = t.error;
+      }
+      cj["timing"] = tj;
+    }
     cs.push_back(cj);
   }
   j["configs"] = cs;
@@ -449,6 +471,84 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       stop = true;
     }
     if (r.value("context_lost", false)) worker_->restart();  // it exits after this reply anyway
+  }
+
+  // Timing: only when every configuration is correct.
+  bool allCorrect = !result.configs.empty();
+  for (const auto &co : result.configs) allCorrect = allCorrect && co.outcome == EvalOutcome::Correct;
+  if (options.time && allCorrect) {
+    for (auto &co : result.configs) {
+      const auto *config = task.config(co.config);
+      TimingOutcome t;
+      std::string problem;
+      if (!ensureWorker(problem)) {
+        t.error = problem;
+        co.timing = t;
+        continue;
+      }
+      auto spec = [](const std::string &image, const Launch &l, const LaunchDims &d) {
+        return json{{"cubin", image},          {"kernel", l.kernel},           {"grid", dimsJson(d.grid)},
+                    {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}, {"args", l.args}};
+      };
+      json params = {{"task", task.folder.string()},
+                     {"config", co.config},
+                     {"seed", 1},
+                     {"time_cap_ms", options.timingCap.count()},
+                     {"reference", spec(refImage, task.reference.launch, co.referenceLaunch)},
+                     {"candidate", spec(candImage, candidateLaunch, co.candidateLaunch)}};
+      if (!manifest.empty()) params["manifest"] = manifest;
+      // The task's cost for this configuration (the roofline check); absent when not given.
+      auto cost = [&](const Expression &e) -> double {
+        if (e.empty() || !config) return 0.0;
+        try {
+          return static_cast<double>(e.evaluate(config->values));
+        } catch (const std::exception &) {
+          return 0.0;
+        }
+      };
+      params["flops"] = cost(task.flops);
+      params["bytes"] = cost(task.bytes);
+      say("timing configuration " + co.config);
+      auto promise = std::make_shared<std::promise<worker::Reply>>();
+      auto future = promise->get_future();
+      worker::RequestHandlers handlers;
+      handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
+      worker_->send("time", params, handlers, options.timeLimit);
+      const auto reply = future.get();
+      if (!reply.ok) {
+        t.error = reply.error.kind + ": " + reply.error.message;
+      } else {
+        const auto &r = reply.result;
+        t.detail = r;
+        t.timer = r.value("timer", "");
+        if (r.value("verdict", "") != "timed") {
+          t.error = r.value("verdict", std::string("error")) + ": " + r.value("reason", std::string());
+          if (r.value("context_lost", false)) worker_->restart();
+        } else {
+          auto stats = [](const json &j) {
+            SampleStats x;
+            x.median = j.value("median_ms", 0.0);
+            x.q1 = j.value("q1_ms", 0.0);
+            x.q3 = j.value("q3_ms", 0.0);
+            x.iqr = j.value("iqr_ms", 0.0);
+            x.min = j.value("min_ms", 0.0);
+            x.max = j.value("max_ms", 0.0);
+            x.mean = j.value("mean_ms", 0.0);
+            x.count = j.value("samples", std::size_t{0});
+            x.relativeSpread = j.value("relative_spread", 0.0);
+            return x;
+          };
+          t.ok = true;
+          t.candidate = stats(r.value("candidate", json::object()));
+          t.reference = stats(r.value("reference", json::object()));
+          t.speedup = r["speedup"].is_number() ? r["speedup"].get<double>() : 0.0;
+          t.suspicious = r.value("suspicious", false);
+          t.suspiciousReason = r.value("suspicious_reason", "");
+          t.stopReason = r.value("stop_reason", "");
+        }
+      }
+      co.timing = t;
+    }
   }
 
   // The overall outcome: the worst configuration's.

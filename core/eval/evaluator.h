@@ -5,7 +5,8 @@
 // both kernels on the GPU. Outcomes are explicit: compile error (never reaching the GPU), load
 // error, runtime error (with the CUDA error name), timeout, incorrect (with where and how),
 // correct, and "not run" where there is no CUDA device (the compile, resources and occupancy
-// are still reported; never a fake number). Timing is not done here yet.
+// are still reported; never a fake number). With EvaluationOptions::time, each configuration of
+// a correct candidate is then timed against the reference (`time`, PROTOCOL.md).
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -21,6 +22,7 @@
 
 #include "core/compile/compiler.h"
 #include "core/compile/occupancy.h"
+#include "core/eval/timing_statistics.h"
 #include "core/task/task.h"
 #include "core/worker/sandbox.h"
 
@@ -66,6 +68,19 @@ struct SeedOutcome {
   nlohmann::json detail;  // the worker's per-seed result (outputs, comparison reports)
 };
 
+// The worker's `time` result for one configuration (times in milliseconds).
+struct TimingOutcome {
+  bool ok = false;          // false: `error` says why there is no figure
+  std::string error;
+  std::string timer;        // "cuda-events" (CUPTI later)
+  SampleStats candidate, reference;
+  double speedup = 0;       // reference median / candidate median
+  bool suspicious = false;  // faster than the task's roofline floor allows
+  std::string suspiciousReason;
+  std::string stopReason;   // "converged", "time-cap", "max-samples"
+  nlohmann::json detail;    // the worker's reply (samples, warm-up, roofline)
+};
+
 struct ConfigOutcome {
   std::string config;
   EvalOutcome outcome = EvalOutcome::NotRun;
@@ -75,6 +90,7 @@ struct ConfigOutcome {
   LaunchDims candidateLaunch, referenceLaunch;
   std::optional<Occupancy> occupancy;  // of the candidate's launch on the chosen architecture
   std::vector<SeedOutcome> seeds;
+  std::optional<TimingOutcome> timing;  // with EvaluationOptions::time, after a correct evaluation
 };
 
 struct EvaluationResult {
@@ -99,6 +115,8 @@ struct EvaluationOptions {
   std::chrono::milliseconds timeLimit{60000};  // per worker request (one configuration, all seeds)
   std::string sourceName = "candidate.cu";
   std::function<void(const std::string &)> onProgress;  // one line per step; may be empty
+  bool time = false;                         // time each configuration once all are correct
+  std::chrono::milliseconds timingCap{3000}; // sampling time cap per configuration
 };
 
 struct EvaluatorSettings {

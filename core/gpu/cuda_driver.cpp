@@ -34,7 +34,12 @@ bool CudaDriver::load() {
             library.resolve(cuCtxSynchronize, "cuCtxSynchronize") &&
             library.resolve(cuMemAlloc, "cuMemAlloc_v2") && library.resolve(cuMemFree, "cuMemFree_v2") &&
             library.resolve(cuMemcpyHtoD, "cuMemcpyHtoD_v2") && library.resolve(cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
-            library.resolve(cuMemsetD8, "cuMemsetD8_v2") && library.resolve(cuLaunchKernel, "cuLaunchKernel");
+            library.resolve(cuMemsetD8, "cuMemsetD8_v2") && library.resolve(cuLaunchKernel, "cuLaunchKernel") &&
+            library.resolve(cuEventCreate, "cuEventCreate") &&
+            library.resolve(cuEventDestroy, "cuEventDestroy_v2") &&
+            library.resolve(cuEventRecord, "cuEventRecord") &&
+            library.resolve(cuEventSynchronize, "cuEventSynchronize") &&
+            library.resolve(cuEventElapsedTime, "cuEventElapsedTime");
   if (!ok) {
     problem_ = "no CUDA driver: " + library.path() + " lacks a driver API entry point (too old?)";
     return false;

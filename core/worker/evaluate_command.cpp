@@ -19,6 +19,7 @@
 #include "core/gpu/cuda_driver.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
+#include "core/worker/launch_spec.h"
 #include "core/worker/worker_server.h"
 
 namespace kwb::worker {
@@ -33,15 +34,6 @@ struct CudaFailure {
   std::string name;     // CUDA_ERROR_ILLEGAL_ADDRESS
   std::string message;  // "candidate launch: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access ...)"
   bool lost = false;
-};
-
-struct LaunchSpec {
-  std::string kernel;
-  std::array<unsigned, 3> grid{1, 1, 1};
-  std::array<unsigned, 3> block{1, 1, 1};
-  unsigned sharedBytes = 0;
-  std::vector<std::string> args;
-  std::string image;  // CUBIN bytes
 };
 
 struct TensorInfo {
@@ -108,43 +100,6 @@ void Session::ensureContext() {
   ready_ = true;
 }
 
-LaunchSpec parseLaunch(const Json &j, const char *field) {
-  auto bad = [&](const std::string &what) {
-    return CommandError(error_kind::kInvalidArgument, std::string("evaluate: ") + field + ": " + what);
-  };
-  if (!j.is_object()) throw bad("expected an object");
-  LaunchSpec s;
-  if (!j.contains("kernel") || !j["kernel"].is_string()) throw bad("'kernel' (a string) is missing");
-  s.kernel = j["kernel"].get<std::string>();
-  auto dims = [&](const char *key, std::array<unsigned, 3> &out) {
-    if (!j.contains(key) || !j[key].is_array() || j[key].empty() || j[key].size() > 3)
-      throw bad(std::string("'") + key + "' must be a list of 1 to 3 positive integers");
-    for (std::size_t i = 0; i < j[key].size(); ++i) {
-      const auto &v = j[key][i];
-      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 0xffffffffLL)
-        throw bad(std::string("'") + key + "' must be a list of 1 to 3 positive integers");
-      out[i] = static_cast<unsigned>(v.get<long long>());
-    }
-  };
-  dims("grid", s.grid);
-  dims("block", s.block);
-  if (j.contains("shared_bytes")) {
-    const auto &v = j["shared_bytes"];
-    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 0x7fffffffLL)
-      throw bad("'shared_bytes' must be a non-negative integer");
-    s.sharedBytes = static_cast<unsigned>(v.get<long long>());
-  }
-  if (!j.contains("args") || !j["args"].is_array()) throw bad("'args' (a list of names) is missing");
-  for (const auto &a : j["args"]) {
-    if (!a.is_string()) throw bad("'args' must hold names");
-    s.args.push_back(a.get<std::string>());
-  }
-  if (!j.contains("cubin") || !j["cubin"].is_string()) throw bad("'cubin' (base64 CUBIN bytes) is missing");
-  auto image = base64Decode(j["cubin"].get<std::string>());
-  if (!image || image->empty()) throw bad("'cubin' is not valid base64");
-  s.image = std::move(*image);
-  return s;
-}
 
 Json dimsJson(const std::array<unsigned, 3> &d) { return Json::array({d[0], d[1], d[2]}); }
 
@@ -217,8 +172,8 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
   if (seeds.empty()) throw bad("no seeds to run");
   const std::size_t maxReported = p.value("max_reported", std::size_t{10});
 
-  const LaunchSpec reference = parseLaunch(p.value("reference", Json()), "reference");
-  const LaunchSpec candidate = parseLaunch(p.value("candidate", Json()), "candidate");
+  const LaunchSpec reference = parseLaunchSpec(p.value("reference", Json()), "evaluate", "reference");
+  const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "evaluate", "candidate");
 
   // Tensors: element counts and shapes for this configuration.
   std::vector<TensorInfo> tensors;

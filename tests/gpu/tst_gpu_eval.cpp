@@ -5,6 +5,7 @@
 // is no device. $KWB_KERNELS_DIR, when set, names the kernels folder (a bundle run elsewhere).
 #include <QtTest>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -176,6 +177,57 @@ class TestGpuEval : public QObject {
     QVERIFY2(r.outcome == kwb::EvalOutcome::RuntimeError, describe(r).c_str());
     QCOMPARE(r.configs[0].errorName, std::string("CUDA_ERROR_OUT_OF_MEMORY"));
     expectCorrectStarter(softmax_, "small");
+  }
+
+  // Timing: the softmax reference timed against itself is a wash (speedup ~1, small spread);
+  // the sgemm starter on its small configuration gives a positive median and a speedup.
+  void timingReferenceAgainstItselfAndSgemm() {
+    auto timed = [&](const kwb::Task &task, const std::string &source, const std::string &config) {
+      kwb::EvaluationOptions o;
+      o.configs = {config};
+      o.time = true;
+      auto r = evaluator_->evaluate(task, source, o);
+      QString table = QString::fromStdString(task.name + " " + config + ": " + kwb::toString(r.outcome));
+      for (const auto &c : r.configs)
+        if (c.timing) {
+          const auto &t = *c.timing;
+          table += QString::asprintf(
+              "\n  candidate %.4g ms +-%.2f%% (n=%zu, min %.4g, mean %.4g), reference %.4g ms +-%.2f%% (n=%zu), "
+              "speedup %.3f, stop %s%s%s",
+              t.candidate.median, 100 * t.candidate.relativeSpread, t.candidate.count, t.candidate.min,
+              t.candidate.mean, t.reference.median, 100 * t.reference.relativeSpread, t.reference.count, t.speedup,
+              t.stopReason.c_str(), t.suspicious ? ", SUSPICIOUS: " : "", t.suspiciousReason.c_str());
+          if (!t.ok) table += QString::fromStdString("\n  not timed: " + t.error);
+        }
+      qInfo().noquote() << table;
+      return r;
+    };
+
+    // The reference as the candidate: the task's [launch] replaced by the reference's.
+    kwb::Task selfTask = softmax_;
+    selfTask.launch.reset();
+    const auto self = timed(selfTask, readFile(softmax_.folder / softmax_.reference.source), "small");
+    QVERIFY2(self.outcome == kwb::EvalOutcome::Correct, describe(self).c_str());
+    QVERIFY(self.configs.at(0).timing.has_value());
+    const auto &st = *self.configs[0].timing;
+    QVERIFY2(st.ok, st.error.c_str());
+    QCOMPARE(st.timer, std::string("cuda-events"));
+    QVERIFY(st.candidate.count >= 10 && st.reference.count >= 10);
+    QVERIFY2(st.speedup >= 0.95 && st.speedup <= 1.05, describe(self).c_str());
+    QVERIFY2(st.candidate.relativeSpread < 0.05, describe(self).c_str());
+    QVERIFY2(st.reference.relativeSpread < 0.05, describe(self).c_str());
+    QVERIFY(!st.suspicious);
+
+    const auto gemm = timed(sgemm_, readFile(sgemm_.folder / sgemm_.starterSource()), "small");
+    QVERIFY2(gemm.outcome == kwb::EvalOutcome::Correct, describe(gemm).c_str());
+    const auto &gt = *gemm.configs.at(0).timing;
+    QVERIFY2(gt.ok, gt.error.c_str());
+    QVERIFY(gt.candidate.median > 0);
+    QVERIFY(gt.reference.median > 0);
+    QVERIFY(gt.speedup > 0 && std::isfinite(gt.speedup));
+    const auto j = gemm.toJson();
+    QVERIFY(j["configs"][0].contains("timing"));
+    QVERIFY(j["configs"][0]["timing"]["speedup"].is_number());
   }
 };
 

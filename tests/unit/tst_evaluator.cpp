@@ -5,12 +5,14 @@
 // tunable values.
 #include <QtTest>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/eval/evaluator.h"
+#include "core/eval/timing_statistics.h"
 #include "core/task/manifest_parser.h"
 
 namespace fs = std::filesystem;
@@ -151,6 +153,55 @@ class TestEvaluator : public QObject {
     kwb::EvaluationOptions options;
     options.configs = {"huge"};
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::evaluate(task, "x", options, compileOnly()));
+  }
+
+  // Timing statistics: quartiles by linear interpolation, IQR / median, the stop rule, the
+  // roofline floor.
+  void timingStatistics() {
+    const auto s = kwb::summarizeSamples({5, 1, 4, 2, 3});
+    QCOMPARE(s.count, std::size_t(5));
+    QCOMPARE(s.median, 3.0);
+    QCOMPARE(s.q1, 2.0);
+    QCOMPARE(s.q3, 4.0);
+    QCOMPARE(s.iqr, 2.0);
+    QCOMPARE(s.min, 1.0);
+    QCOMPARE(s.max, 5.0);
+    QCOMPARE(s.mean, 3.0);
+    QCOMPARE(s.relativeSpread, 2.0 / 3.0);
+    const auto even = kwb::summarizeSamples({1, 2, 3, 4});
+    QCOMPARE(even.median, 2.5);
+    QCOMPARE(even.q1, 1.75);
+    QCOMPARE(even.q3, 3.25);
+    const auto withNan = kwb::summarizeSamples({1, std::nan(""), 3});
+    QCOMPARE(withNan.count, std::size_t(2));
+    QCOMPARE(withNan.median, 2.0);
+    const auto empty = kwb::summarizeSamples({});
+    QCOMPARE(empty.count, std::size_t(0));
+    QCOMPARE(empty.relativeSpread, 0.0);
+  }
+
+  void timingStopRule() {
+    kwb::StopRule rule;  // 10 minimum, 1% target, 3 s cap, 1000 max
+    std::vector<double> tight(10, 1.0);
+    tight[9] = 1.001;
+    const auto t = kwb::summarizeSamples(tight);
+    const auto loose = kwb::summarizeSamples({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+    const auto few = kwb::summarizeSamples({1, 1, 1});
+    QVERIFY(kwb::shouldStopSampling(few, t, 100.0, rule) == kwb::StopReason::Continue);  // minimum first
+    QVERIFY(kwb::shouldStopSampling(t, t, 0.0, rule) == kwb::StopReason::Converged);
+    QVERIFY(kwb::shouldStopSampling(t, loose, 0.1, rule) == kwb::StopReason::Continue);  // both must converge
+    QVERIFY(kwb::shouldStopSampling(t, loose, 3.0, rule) == kwb::StopReason::TimeCap);
+    rule.maxSamples = 10;
+    QVERIFY(kwb::shouldStopSampling(loose, loose, 0.1, rule) == kwb::StopReason::MaxSamples);
+    QCOMPARE(std::string(kwb::toString(kwb::StopReason::TimeCap)), std::string("time-cap"));
+  }
+
+  void rooflineFloor() {
+    // 1 GB at 1 TB/s peak: 0.5 ms floor (half the ideal time); flops dominate when larger.
+    QCOMPARE(kwb::rooflineFloorSeconds(0, 1e9, 1e12), 0.5e-3);
+    QCOMPARE(kwb::rooflineFloorSeconds(1e12, 1e9, 1e12), 1e12 / 100e12);
+    QCOMPARE(kwb::rooflineFloorSeconds(0, 0, 1e12), 0.0);
+    QCOMPARE(kwb::rooflineFloorSeconds(0, 1e9, 0), 0.0);  // unknown bandwidth: no floor from bytes
   }
 };
 

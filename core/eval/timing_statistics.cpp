@@ -1,0 +1,67 @@
+#include "core/eval/timing_statistics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kwb {
+
+double quantileSorted(const std::vector<double> &sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  p = std::clamp(p, 0.0, 1.0);
+  const double pos = p * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+SampleStats summarizeSamples(std::vector<double> samples) {
+  samples.erase(std::remove_if(samples.begin(), samples.end(), [](double v) { return !std::isfinite(v); }),
+                samples.end());
+  SampleStats s;
+  s.count = samples.size();
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  s.min = samples.front();
+  s.max = samples.back();
+  s.median = quantileSorted(samples, 0.5);
+  s.q1 = quantileSorted(samples, 0.25);
+  s.q3 = quantileSorted(samples, 0.75);
+  s.iqr = s.q3 - s.q1;
+  double sum = 0;
+  for (double v : samples) sum += v;
+  s.mean = sum / static_cast<double>(samples.size());
+  s.relativeSpread = s.median > 0 ? s.iqr / s.median : 0.0;
+  return s;
+}
+
+const char *toString(StopReason reason) {
+  switch (reason) {
+    case StopReason::Continue: return "continue";
+    case StopReason::Converged: return "converged";
+    case StopReason::TimeCap: return "time-cap";
+    case StopReason::MaxSamples: return "max-samples";
+  }
+  return "continue";
+}
+
+StopReason shouldStopSampling(const SampleStats &candidate, const SampleStats &reference, double elapsedSeconds,
+                              const StopRule &rule) {
+  const std::size_t minimum = std::max<std::size_t>(rule.minSamples, 1);
+  if (candidate.count < minimum || reference.count < minimum) return StopReason::Continue;
+  if (candidate.relativeSpread < rule.targetSpread && reference.relativeSpread < rule.targetSpread)
+    return StopReason::Converged;
+  if (candidate.count >= rule.maxSamples || reference.count >= rule.maxSamples) return StopReason::MaxSamples;
+  if (elapsedSeconds >= rule.timeCapSeconds) return StopReason::TimeCap;
+  return StopReason::Continue;
+}
+
+double rooflineFloorSeconds(double flops, double bytes, double peakBandwidthBytesPerSecond,
+                            double peakFlopsPerSecond) {
+  double floor = 0.0;
+  if (bytes > 0 && peakBandwidthBytesPerSecond > 0) floor = std::max(floor, bytes / (2.0 * peakBandwidthBytesPerSecond));
+  if (flops > 0 && peakFlopsPerSecond > 0) floor = std::max(floor, flops / peakFlopsPerSecond);
+  return floor;
+}
+
+}  // namespace kwb

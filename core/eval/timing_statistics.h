@@ -1,0 +1,50 @@
+#pragma once
+// Pure statistics for kernel timing (core/worker/time_command.cpp, core/eval/evaluator.h): a
+// summary of samples (median, quartiles, IQR, min, mean, relative spread = IQR / median), the
+// adaptive stop rule, and the roofline floor below which a measured time is suspicious.
+// No GPU, no I/O: tested in tests/unit/tst_evaluator.cpp.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kwb {
+
+struct SampleStats {
+  std::size_t count = 0;
+  double median = 0, q1 = 0, q3 = 0, iqr = 0, min = 0, max = 0, mean = 0;
+  double relativeSpread = 0;  // iqr / median; 0 when there are no samples or the median is 0
+};
+
+// Quartiles by linear interpolation between order statistics (R type 7 / numpy "linear").
+// Non-finite samples are ignored. An empty input gives a zero summary with count 0.
+SampleStats summarizeSamples(std::vector<double> samples);
+
+// The p-quantile (0 ≤ p ≤ 1) of sorted, non-empty `sorted` (linear interpolation).
+double quantileSorted(const std::vector<double> &sorted, double p);
+
+struct StopRule {
+  std::size_t minSamples = 10;     // per kernel, always taken
+  std::size_t maxSamples = 1000;   // per kernel
+  double targetSpread = 0.01;      // relative IQR / median for both kernels
+  double timeCapSeconds = 3.0;     // wall-clock seconds of sampling
+};
+
+enum class StopReason { Continue, Converged, TimeCap, MaxSamples };
+const char *toString(StopReason reason);  // "continue", "converged", "time-cap", "max-samples"
+
+// Whether to stop sampling, given the summaries so far of both kernels and the seconds spent.
+// Below minSamples it always continues; then: converged (both spreads < target), max samples
+// (either kernel at maxSamples), time cap (elapsed ≥ cap), else continue.
+StopReason shouldStopSampling(const SampleStats &candidate, const SampleStats &reference, double elapsedSeconds,
+                              const StopRule &rule);
+
+inline constexpr double kRooflinePeakFlopsPerSecond = 100e12;  // 100 TFLOP/s, deliberately generous
+
+// The fastest a kernel doing `flops` operations and moving `bytes` could possibly run, in
+// seconds: max(bytes / (2 × peak bandwidth), flops / peak flops). The factor 2 (and the
+// generous flop rate) leave room for caches; a time below this floor is suspicious. Zero or
+// negative figures contribute nothing; a peak bandwidth ≤ 0 ignores bytes.
+double rooflineFloorSeconds(double flops, double bytes, double peakBandwidthBytesPerSecond,
+                            double peakFlopsPerSecond = kRooflinePeakFlopsPerSecond);
+
+}  // namespace kwb

@@ -63,22 +63,8 @@ CompileRequest requestFor(const Task &task, const std::string &source, const std
   request.sourceName = sourceName;
   request.form = detectSourceForm(source);
   request.arch = arch;
-  for (const auto &[name, value] : tunableValues) {
-    bool known = false;
-    for (const auto &t : task.tunables) known = known || t.name == name;
-    if (!known) {
-      std::string names;
-      for (const auto &t : task.tunables) names += (names.empty() ? "" : ", ") + t.name;
-      throw std::invalid_argument("task '" + task.name + "' has no tunable '" + name + "'" +
-                                  (names.empty() ? " (it has none)" : " (its tunables: " + names + ")"));
-    }
-  }
-  for (const auto &t : task.tunables) {
-    if (auto given = tunableValues.find(t.name); given != tunableValues.end())
-      request.defines.emplace_back(t.name, std::to_string(given->second));
-    else if (!t.values.empty())
-      request.defines.emplace_back(t.name, std::to_string(t.values.front()));
-  }
+  for (const auto &[name, value] : effectiveTunables(task, tunableValues))
+    request.defines.emplace_back(name, std::to_string(value));
   if (request.form == SourceForm::DeviceOnly)
     request.expectedKernels.push_back(task.launch ? task.launch->kernel : task.reference.launch.kernel);
   return request;

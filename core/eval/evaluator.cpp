@@ -34,26 +34,6 @@ const char *toString(EvalOutcome outcome) {
   return "error";
 }
 
-std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
-                                                      const std::map<std::string, std::int64_t> &given) {
-  for (const auto &[name, value] : given) {
-    bool known = false;
-    for (const auto &t : task.tunables) known = known || t.name == name;
-    if (!known) {
-      std::string names;
-      for (const auto &t : task.tunables) names += (names.empty() ? "" : ", ") + t.name;
-      throw std::invalid_argument("task '" + task.name + "' has no tunable '" + name + "'" +
-                                  (names.empty() ? " (it has none)" : " (its tunables: " + names + ")"));
-    }
-  }
-  std::map<std::string, std::int64_t> out;
-  for (const auto &t : task.tunables) {
-    if (auto it = given.find(t.name); it != given.end()) out[t.name] = it->second;
-    else if (!t.values.empty()) out[t.name] = t.values.front();
-  }
-  return out;
-}
-
 LaunchDims evaluateLaunch(const Launch &launch, const SizeConfig &config,
                           const std::map<std::string, std::int64_t> &tunables) {
   auto values = config.values;

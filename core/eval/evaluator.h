@@ -47,11 +47,6 @@ struct LaunchDims {
   std::int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
 };
 
-// The tunable values in effect: the given ones, else each tunable's first value. Throws
-// std::invalid_argument for a name that is no tunable of the task.
-std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
-                                                      const std::map<std::string, std::int64_t> &given);
-
 // Evaluates grid, block and shared bytes over the configuration's sizes and the tunables.
 // Throws std::invalid_argument naming the expression when one fails (unknown name, division
 // by zero) or a dimension is not positive / out of range.

@@ -112,4 +112,9 @@ struct Task {
   std::filesystem::path starterSource() const;
 };
 
+// The value of every tunable: the given one, else its first listed value. Throws
+// std::invalid_argument naming the task's tunables when `given` names one it lacks.
+std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
+                                                      const std::map<std::string, std::int64_t> &given);
+
 }  // namespace kwb

@@ -19,6 +19,7 @@
 #include "core/gpu/cuda_driver.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
+#include "core/worker/device_context.h"
 #include "core/worker/launch_spec.h"
 #include "core/worker/worker_server.h"
 
@@ -28,14 +29,6 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-// A CUDA call that failed; `lost` when the context is no longer usable.
-struct CudaFailure {
-  CUresult code = 0;
-  std::string name;     // CUDA_ERROR_ILLEGAL_ADDRESS
-  std::string message;  // "candidate launch: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access ...)"
-  bool lost = false;
-};
-
 struct TensorInfo {
   const Tensor *tensor = nullptr;
   std::uint64_t count = 0;
@@ -44,9 +37,9 @@ struct TensorInfo {
   CUdeviceptr device = 0;
 };
 
-class Session {
+class Session : DeviceContext {
  public:
-  explicit Session(std::optional<int> device) : device_(device.value_or(0)) {
+  explicit Session(std::optional<int> device) : DeviceContext(device) {
     std::random_device rd;
     salt_ = (std::uint64_t(rd()) << 32) ^ rd();
   }
@@ -54,28 +47,6 @@ class Session {
   Json evaluate(const Request &request, EventSink &sink);
 
  private:
-  void ensureContext();
-  CudaFailure failure(CUresult r, const std::string &what) {
-    CudaFailure f;
-    f.code = r;
-    const char *name = nullptr;
-    if (driver_.cuGetErrorName) driver_.cuGetErrorName(r, &name);
-    f.name = name ? name : "CUDA error " + std::to_string(r);
-    f.message = what + ": " + driver_.describe(r);
-    // A sticky error is returned by every later call: synchronising again tells.
-    f.lost = r != cu::ERROR_OUT_OF_MEMORY && driver_.cuCtxSynchronize() != cu::SUCCESS;
-    if (f.lost) contextLost_ = true;
-    return f;
-  }
-  void check(CUresult r, const std::string &what) {
-    if (r != cu::SUCCESS) throw failure(r, what);
-  }
-
-  CudaDriver driver_;
-  int device_ = 0;
-  bool ready_ = false;
-  bool contextLost_ = false;
-  CUcontext context_ = nullptr;
   std::uint64_t salt_ = 0;
   std::uint64_t runCounter_ = 0;
   // Reference outputs per (task, config, seed, reference module, launch): tensor name → bytes.
@@ -83,22 +54,6 @@ class Session {
   std::size_t referenceCacheBytes_ = 0;
   static constexpr std::size_t kReferenceCacheLimit = std::size_t{8} << 30;
 };
-
-void Session::ensureContext() {
-  if (ready_) return;
-  if (!driver_.library.isOpen() && !driver_.load()) throw CommandError("no-device", driver_.problem());
-  CUresult r = driver_.cuInit(0);
-  if (r != cu::SUCCESS) throw CommandError("no-device", "cuInit failed: " + driver_.describe(r));
-  CUdevice dev = 0;
-  r = driver_.cuDeviceGet(&dev, device_);
-  if (r != cu::SUCCESS)
-    throw CommandError("no-device", "no CUDA device " + std::to_string(device_) + ": " + driver_.describe(r));
-  r = driver_.cuDevicePrimaryCtxRetain(&context_, dev);
-  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot create a CUDA context: " + driver_.describe(r));
-  r = driver_.cuCtxSetCurrent(context_);
-  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot use the CUDA context: " + driver_.describe(r));
-  ready_ = true;
-}
 
 
 Json dimsJson(const std::array<unsigned, 3> &d) { return Json::array({d[0], d[1], d[2]}); }
@@ -202,7 +157,7 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
         throw bad("argument '" + a + "' of kernel '" + spec->kernel + "' names no tensor or size of the task");
 
   if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
-  ensureContext();
+  ensureDeviceContext();
 
   Json result = {{"config", configName}, {"seeds", Json::array()}};
   result["reference_launch"] = {{"grid", dimsJson(reference.grid)}, {"block", dimsJson(reference.block)},

@@ -16,6 +16,7 @@
 #include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
 #include "core/worker/evaluate_command.h"  // kContextLostExitStatus
+#include "core/worker/device_context.h"
 #include "core/worker/launch_spec.h"
 #include "core/worker/worker_server.h"
 
@@ -24,12 +25,6 @@ namespace kwb::worker {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct CudaFailure {
-  std::string name;
-  std::string message;
-  bool lost = false;
-};
 
 CommandError bad(const std::string &what) { return CommandError(error_kind::kInvalidArgument, "time: " + what); }
 
@@ -49,50 +44,22 @@ double numberField(const Json &p, const char *key, double fallback, double lo, d
   return v.get<double>();
 }
 
-class TimeSession {
+class TimeSession : DeviceContext {
  public:
-  explicit TimeSession(std::optional<int> device) : device_(device.value_or(0)) {}
+  explicit TimeSession(std::optional<int> device) : DeviceContext(device) {}
   Json time(const Request &request, EventSink &sink);
 
  private:
   void ensureContext();
-  CudaFailure failure(CUresult r, const std::string &what) {
-    CudaFailure f;
-    const char *name = nullptr;
-    if (driver_.cuGetErrorName) driver_.cuGetErrorName(r, &name);
-    f.name = name ? name : "CUDA error " + std::to_string(r);
-    f.message = what + ": " + driver_.describe(r);
-    f.lost = r != cu::ERROR_OUT_OF_MEMORY && driver_.cuCtxSynchronize() != cu::SUCCESS;
-    if (f.lost) contextLost_ = true;
-    return f;
-  }
-  void check(CUresult r, const std::string &what) {
-    if (r != cu::SUCCESS) throw failure(r, what);
-  }
-
-  CudaDriver driver_;
-  int device_ = 0;
-  bool ready_ = false;
-  bool contextLost_ = false;
-  CUcontext context_ = nullptr;
-  CUdevice dev_ = 0;
   std::uint64_t l2Bytes_ = 0;
   double peakBandwidth_ = 0;  // bytes/s from probeGpus(); 0 when unknown
   std::string deviceName_;
 };
 
+// The context, plus what timing needs to know of the device: L2 size and peak bandwidth.
 void TimeSession::ensureContext() {
   if (ready_) return;
-  if (!driver_.library.isOpen() && !driver_.load()) throw CommandError("no-device", driver_.problem());
-  CUresult r = driver_.cuInit(0);
-  if (r != cu::SUCCESS) throw CommandError("no-device", "cuInit failed: " + driver_.describe(r));
-  r = driver_.cuDeviceGet(&dev_, device_);
-  if (r != cu::SUCCESS)
-    throw CommandError("no-device", "no CUDA device " + std::to_string(device_) + ": " + driver_.describe(r));
-  r = driver_.cuDevicePrimaryCtxRetain(&context_, dev_);
-  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot create a CUDA context: " + driver_.describe(r));
-  r = driver_.cuCtxSetCurrent(context_);
-  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot use the CUDA context: " + driver_.describe(r));
+  ensureDeviceContext();
   int l2 = 0;
   if (driver_.cuDeviceGetAttribute(&l2, cu::ATTR_L2_CACHE_SIZE, dev_) == cu::SUCCESS && l2 > 0) l2Bytes_ = l2;
   for (const auto &d : probeGpus().devices)

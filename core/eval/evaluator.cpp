@@ -1,5 +1,6 @@
 #include "core/eval/evaluator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -29,6 +30,7 @@ const char *toString(EvalOutcome outcome) {
     case EvalOutcome::Timeout: return "timeout";
     case EvalOutcome::NotRun: return "not-run";
     case EvalOutcome::Unsupported: return "unsupported";
+    case EvalOutcome::Cancelled: return "cancelled";
     case EvalOutcome::Error: return "error";
   }
   return "error";
@@ -106,6 +108,7 @@ int severityRank(EvalOutcome o) {
     case EvalOutcome::Timeout: return 3;
     case EvalOutcome::RuntimeError: return 4;
     case EvalOutcome::LoadError: return 5;
+    case EvalOutcome::Cancelled: return 7;
     default: return 6;
   }
 }
@@ -207,7 +210,9 @@ bool Evaluator::ensureWorker(std::string &problem) {
     o.device = settings_.device;
     o.sandbox = settings_.sandbox;
     o.startTimeout = settings_.workerStartTimeout;
-    worker_ = std::make_unique<worker::WorkerClient>(o);
+    auto fresh = std::make_unique<worker::WorkerClient>(o);
+    std::lock_guard lock(workerMutex_);
+    worker_ = std::move(fresh);
   }
   const auto state = worker_->state();
   if (state == worker::WorkerClient::State::Dead) worker_->restart();
@@ -220,15 +225,47 @@ bool Evaluator::ensureWorker(std::string &problem) {
   return true;
 }
 
+void Evaluator::cancel() {
+  cancelRequested_ = true;
+  std::lock_guard lock(workerMutex_);
+  if (running_ && worker_ && worker_->pendingRequests() > 0) worker_->restart();
+}
+
 EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source, const EvaluationOptions &options) {
   const auto started = std::chrono::steady_clock::now();
-  auto say = [&](const std::string &line) {
+  cancelRequested_ = false;
+  running_ = true;
+  struct Running {
+    std::atomic<bool> &flag;
+    ~Running() { flag = false; }
+  } runningGuard{running_};
+  EvalProgress progress;
+  auto step = [&](const std::string &stage, const std::string &config, double fraction, const std::string &line) {
+    progress.stage = stage;
+    progress.config = config;
+    progress.fraction = std::max(progress.fraction, std::min(1.0, fraction));
+    progress.text = line;
     if (options.onProgress) options.onProgress(line);
+    if (options.onStep) options.onStep(progress);
   };
   EvaluationResult result;
   auto finish = [&]() -> EvaluationResult {
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    step("done", "", 1.0, std::string("done: ") + toString(result.outcome));
     return std::move(result);
+  };
+  // After a cancel: what has not finished says so, and the whole says "cancelled".
+  auto finishCancelled = [&]() -> EvaluationResult {
+    for (auto &co : result.configs)
+      if (co.outcome == EvalOutcome::NotRun || co.outcome == EvalOutcome::Cancelled ||
+          (co.outcome == EvalOutcome::RuntimeError && co.errorName == "worker-died")) {
+        co.outcome = EvalOutcome::Cancelled;
+        co.errorName.clear();
+        co.message = "cancelled";
+      }
+    result.outcome = EvalOutcome::Cancelled;
+    result.message = "cancelled by the user";
+    return finish();
   };
 
   // Options that do not fit the task are the caller's mistake.
@@ -282,7 +319,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
         "task's [launch] declares";
     return finish();
   }
-  say("compiling " + options.sourceName + " for " + result.arch);
+  step("compile", "", 0.0, "compiling " + options.sourceName + " for " + result.arch);
   const auto request = requestFor(task, source, options.sourceName, result.arch, tunables);
   result.candidate = compiler_.compile(request);
   if (!result.candidate.ok) {
@@ -302,6 +339,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   refRequest.arch = result.arch;
   refRequest.expectedKernels = {task.reference.launch.kernel};
   const auto reference = compiler_.compile(refRequest);
+  if (cancelled()) return finishCancelled();
   if (!reference.ok) {
     result.referenceDiagnostics = reference.diagnostics;
     result.outcome = EvalOutcome::Error;
@@ -350,8 +388,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const std::string refImage = base64Encode(reference.image);
   const std::string candImage = base64Encode(result.candidate.image);
 
+  const double evalShare = options.time ? 0.5 : 0.9;  // of the progress bar after compiling
+  const double perConfig = result.configs.empty() ? 0.0 : evalShare / static_cast<double>(result.configs.size());
+  std::size_t configIndex = 0;
   bool stop = false;
   for (auto &co : result.configs) {
+    const double configStart = 0.1 + perConfig * static_cast<double>(configIndex++);
+    if (cancelled()) return finishCancelled();
     if (co.outcome == EvalOutcome::Error) {
       stop = true;
       continue;
@@ -380,20 +423,29 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
                    {"candidate", spec(candImage, candidateLaunch, co.candidateLaunch)}};
     if (!manifest.empty()) params["manifest"] = manifest;
 
-    say("evaluating configuration " + co.config);
+    step("evaluate", co.config, configStart, "evaluating configuration " + co.config);
     auto promise = std::make_shared<std::promise<worker::Reply>>();
     auto future = promise->get_future();
     worker::RequestHandlers handlers;
-    handlers.onEvent = [&say](const worker::Event &e) {
+    const std::size_t seedCount = seeds.size();
+    handlers.onEvent = [&step, configStart, perConfig, seedCount](const worker::Event &e) {
       if (e.event != "progress") return;
       const auto &d = e.data;
-      if (d.value("stage", "") == "seed")
-        say("  " + d.value("config", std::string()) + " seed " + std::to_string(d.value("seed", 0ull)) + ": " +
-            (d.value("passed", false) ? "passed" : "FAILED"));
+      if (d.value("stage", "") == "seed") {
+        const double done = static_cast<double>(d.value("done", 0ull));
+        step("evaluate", d.value("config", std::string()),
+             configStart + perConfig * (seedCount ? done / static_cast<double>(seedCount) : 1.0),
+             "  " + d.value("config", std::string()) + " seed " + std::to_string(d.value("seed", 0ull)) + ": " +
+                 (d.value("passed", false) ? "passed" : "FAILED"));
+      }
     };
     handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
     worker_->send("evaluate", params, handlers, options.timeLimit);
     const auto reply = future.get();
+    if (cancelled()) {
+      co.outcome = EvalOutcome::Cancelled;
+      return finishCancelled();
+    }
 
     if (!reply.ok) {
       const auto &kind = reply.error.kind;
@@ -457,7 +509,11 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   bool allCorrect = !result.configs.empty();
   for (const auto &co : result.configs) allCorrect = allCorrect && co.outcome == EvalOutcome::Correct;
   if (options.time && allCorrect) {
+    const double perTiming = result.configs.empty() ? 0.0 : 0.4 / static_cast<double>(result.configs.size());
+    std::size_t timingIndex = 0;
     for (auto &co : result.configs) {
+      const double timingStart = 0.6 + perTiming * static_cast<double>(timingIndex++);
+      if (cancelled()) return finishCancelled();
       const auto *config = task.config(co.config);
       TimingOutcome t;
       std::string problem;
@@ -488,13 +544,23 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       };
       params["flops"] = cost(task.flops);
       params["bytes"] = cost(task.bytes);
-      say("timing configuration " + co.config);
+      step("time", co.config, timingStart, "timing configuration " + co.config);
       auto promise = std::make_shared<std::promise<worker::Reply>>();
       auto future = promise->get_future();
       worker::RequestHandlers handlers;
+      const double cap = static_cast<double>(std::max<long long>(1, options.timingCap.count()));
+      const auto timingStarted = std::chrono::steady_clock::now();
+      handlers.onEvent = [&step, timingStart, perTiming, cap, timingStarted, name = co.config](const worker::Event &e) {
+        if (e.event != "progress" || e.data.value("stage", "") != "timing") return;
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - timingStarted).count();
+        step("time", name, timingStart + perTiming * std::min(1.0, ms / cap),
+             "  " + name + ": " + std::to_string(e.data.value("samples", 0ull)) + " samples");
+      };
       handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
       worker_->send("time", params, handlers, options.timeLimit);
       const auto reply = future.get();
+      if (cancelled()) return finishCancelled();
       if (!reply.ok) {
         t.error = reply.error.kind + ": " + reply.error.message;
       } else {

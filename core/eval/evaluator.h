@@ -8,12 +8,14 @@
 // are still reported; never a fake number). With EvaluationOptions::time, each configuration of
 // a correct candidate is then timed against the reference (`time`, PROTOCOL.md).
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,9 +34,9 @@ namespace worker {
 class WorkerClient;
 }
 
-enum class EvalOutcome { Correct, Incorrect, CompileError, LoadError, RuntimeError, Timeout, NotRun, Unsupported, Error };
+enum class EvalOutcome { Correct, Incorrect, CompileError, LoadError, RuntimeError, Timeout, NotRun, Unsupported, Cancelled, Error };
 // "correct", "incorrect", "compile-error", "load-error", "runtime-error", "timeout", "not-run",
-// "unsupported", "error"
+// "unsupported", "cancelled", "error"
 const char *toString(EvalOutcome outcome);
 
 inline constexpr const char *kNoDeviceMessage = "no CUDA device: not run";
@@ -102,6 +104,15 @@ struct EvaluationResult {
   nlohmann::json toJson() const;
 };
 
+// Where an evaluation stands. fraction runs from 0 to 1 over compile, the configurations'
+// correctness runs and their timing; it never goes backwards within one evaluate().
+struct EvalProgress {
+  std::string stage;   // "compile", "evaluate", "time", "done"
+  std::string config;  // the configuration at work, when there is one
+  double fraction = 0;
+  std::string text;    // the same line onProgress gets
+};
+
 struct EvaluationOptions {
   std::string arch;                          // empty: the device's, else sm_90
   std::vector<std::string> configs;          // empty: all of the task's
@@ -110,6 +121,8 @@ struct EvaluationOptions {
   std::chrono::milliseconds timeLimit{60000};  // per worker request (one configuration, all seeds)
   std::string sourceName = "candidate.cu";
   std::function<void(const std::string &)> onProgress;  // one line per step; may be empty
+  // Structured progress, for progress bars: called with each line above too. May be empty.
+  std::function<void(const EvalProgress &)> onStep;
   bool time = false;                         // time each configuration once all are correct
   std::chrono::milliseconds timingCap{3000}; // sampling time cap per configuration
 };
@@ -137,12 +150,23 @@ class Evaluator {
   EvaluationResult evaluate(const Task &task, const std::string &candidateSource,
                             const EvaluationOptions &options = {});
 
+  // From any thread: stops the evaluate() in progress as soon as it can. A worker request in
+  // flight is ended by stopping that worker (a fresh one starts for the next evaluation); a
+  // compile finishes first. evaluate() then returns EvalOutcome::Cancelled, with what was
+  // done so far. No effect when nothing runs.
+  void cancel();
+
  private:
   bool ensureWorker(std::string &problem);
 
+  bool cancelled() const { return cancelRequested_.load(); }
+
   EvaluatorSettings settings_;
   Compiler compiler_;
-  std::unique_ptr<worker::WorkerClient> worker_;
+  std::unique_ptr<worker::WorkerClient> worker_;  // created and replaced under workerMutex_
+  mutable std::mutex workerMutex_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> cancelRequested_{false};
   bool probed_ = false;
   bool haveDevice_ = false;
   std::string deviceName_, deviceArch_, deviceProblem_;

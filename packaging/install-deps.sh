@@ -15,7 +15,7 @@ packages=(
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libxxhash-dev
   qtkeychain-qt6-dev
   xvfb xauth libgl-dev fonts-dejavu-core
-  bubblewrap
+  bubblewrap libseccomp-dev
 )
 
 SUDO=""

@@ -3,11 +3,13 @@
 // (core/worker/PROTOCOL.md) on stdin/stdout.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,7 @@
 #include "core/worker/time_command.h"
 #include "core/worker/sandbox.h"
 #include "core/worker/sandbox_inside.h"
+#include "core/worker/sandbox_seccomp.h"
 #include "core/worker/worker_server.h"
 #include "kwb/version.h"
 
@@ -25,7 +28,8 @@ namespace {
 void usage(std::ostream &out) {
   out << "Usage: kwb-worker [--version] [--devices [--json]]\n"
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
-         "                  [--sandbox-note TEXT]\n"
+         "                  [--sandbox-note TEXT] [--no-seccomp]\n"
+         "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
          "run by hand it lists the devices it can see.\n"
          "  --serve          speak the worker protocol (JSON lines) on stdin/stdout\n"
@@ -33,7 +37,12 @@ void usage(std::ostream &out) {
          "  --sandbox KIND   the sandbox the worker was started in; 'unshare' makes the worker\n"
          "                   finish it (read-only file system, minimal /dev, no capabilities)\n"
          "  --private-dir D  the only writable directory\n"
-         "  --sandbox-note T why there is no sandbox (reported in hello)\n";
+         "  --sandbox-note T why there is no sandbox (reported in hello)\n"
+         "  --no-seccomp     do not install the seccomp filter inside the sandbox (for debugging;\n"
+         "                   KWB_SECCOMP=off does the same); hello reports it\n"
+         "  --sandbox-exec   inside namespaces made by unshare: finish the sandbox as --sandbox\n"
+         "                   unshare does, check it, then run PROGRAM there (used for nvcc); exits\n"
+         "                   with status 125 and says why when the sandbox is not in effect\n";
 }
 
 std::string join(const std::vector<std::string> &parts, const char *separator) {
@@ -42,14 +51,71 @@ std::string join(const std::vector<std::string> &parts, const char *separator) {
   return out;
 }
 
+// What is wrong with the isolation checkSandboxFromInside saw; empty when it is in effect.
+std::vector<std::string> isolationProblems(const kwb::worker::SandboxSelfCheck &self) {
+  std::vector<std::string> problems;
+  if (!self.networkIsolated) problems.push_back("network interfaces visible: " + join(self.interfaces, ", "));
+  if (self.homeWritable) problems.push_back("$HOME (" + self.home + ") is writable");
+  if (self.tmpWritable) problems.push_back("/tmp is writable");
+  if (!self.privateDirWritable)
+    problems.push_back("the private directory '" + self.privateDir + "' is not writable: " + self.privateDirError);
+  return problems;
+}
+
+bool seccompWanted(bool noSeccompFlag, std::string &why) {
+  if (noSeccompFlag) {
+    why = "turned off by --no-seccomp";
+    return false;
+  }
+  if (const char *env = std::getenv("KWB_SECCOMP"); env && (!std::strcmp(env, "off") || !std::strcmp(env, "0"))) {
+    why = std::string("turned off by KWB_SECCOMP=") + env;
+    return false;
+  }
+  return true;
+}
+
+// kwb-worker --sandbox-exec: finish the sandbox `unshare` started, check it, run the program.
+int sandboxExec(const std::string &privateDir, const std::vector<std::string> &command) {
+  namespace w = kwb::worker;
+  if (command.empty()) {
+    std::cerr << "kwb-worker: --sandbox-exec needs a program after --\n";
+    return 2;
+  }
+  // May fork: the parent stays as the pid namespace's init and never returns.
+  const auto lockdown = w::lockDownInsideNamespaces(privateDir);
+  auto problems = lockdown.problems;
+  const auto more = isolationProblems(w::checkSandboxFromInside(privateDir));
+  problems.insert(problems.end(), more.begin(), more.end());
+  if (!problems.empty()) {
+    std::cerr << "kwb-worker --sandbox-exec: sandbox not in effect: " << join(problems, "; ") << "\n";
+    return 125;
+  }
+  std::vector<char *> argv;
+  for (const auto &a : command) argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execv(argv[0], argv.data());
+  std::cerr << "kwb-worker --sandbox-exec: cannot run " << command.front() << ": " << std::strerror(errno) << "\n";
+  return 127;
+}
+
 int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std::string &privateDir,
-          const std::string &note) {
+          const std::string &note, bool noSeccomp) {
   namespace w = kwb::worker;
   std::vector<std::string> problems;
   if (sandbox == w::SandboxKind::Unshare) {
     // May fork: the parent stays as the pid namespace's init and never returns.
     const auto lockdown = w::lockDownInsideNamespaces(privateDir);
     problems = lockdown.problems;
+  }
+  // The seccomp filter goes on before anything else is loaded (the CUDA driver, a candidate)
+  // and before the first thread starts; only inside a sandbox, so "none" stays a plain process.
+  w::SeccompReport seccomp;
+  if (sandbox == w::SandboxKind::None) {
+    seccomp.reason = "not installed: the worker runs without a sandbox";
+  } else if (std::string why; !seccompWanted(noSeccomp, why)) {
+    seccomp.reason = why;
+  } else {
+    seccomp = w::installSeccompFilter();
   }
   const auto fds = w::takeOverStdio();
   w::exitWhenClientVanishes(fds.in);
@@ -59,15 +125,15 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
   config.privateDir = privateDir;
   const auto self = w::checkSandboxFromInside(privateDir);
   config.sandboxChecks = w::toJson(self);
+  config.seccomp = seccomp.active;
+  config.seccompReason = seccomp.reason;
+  config.seccompDenied = seccomp.denied;
   if (sandbox == w::SandboxKind::None) {
     config.sandbox = "none";
     config.sandboxReason = note.empty() ? "started without a sandbox (no --sandbox)" : note;
   } else {
-    if (!self.networkIsolated) problems.push_back("network interfaces visible: " + join(self.interfaces, ", "));
-    if (self.homeWritable) problems.push_back("$HOME (" + self.home + ") is writable");
-    if (self.tmpWritable) problems.push_back("/tmp is writable");
-    if (!self.privateDirWritable)
-      problems.push_back("the private directory '" + self.privateDir + "' is not writable: " + self.privateDirError);
+    const auto more = isolationProblems(self);
+    problems.insert(problems.end(), more.begin(), more.end());
     config.sandbox = problems.empty() ? w::sandboxKindName(sandbox) : "none";
     if (!problems.empty())
       config.sandboxReason = std::string(w::sandboxKindName(sandbox)) + " sandbox not in effect: " + join(problems, "; ");
@@ -91,7 +157,8 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
   w::addEvaluateCommand(server, device);
   w::addTimeCommand(server, device);
   std::cerr << "kwb-worker " << kwb::kVersion << ": serving (pid " << ::getpid() << ", sandbox "
-            << config.sandbox << (config.sandboxReason.empty() ? "" : ": " + config.sandboxReason) << ")\n";
+            << config.sandbox << (config.sandboxReason.empty() ? "" : ": " + config.sandboxReason) << "; seccomp "
+            << (seccomp.active ? "on" : "off: " + seccomp.reason) << ")\n";
   const int status = server.run();
   // A lost CUDA context is not torn down (that can hang or crash): leave at once.
   if (status == w::kContextLostExitStatus) {
@@ -104,7 +171,8 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool json = false, devices = false, serveMode = false;
+  bool json = false, devices = false, serveMode = false, noSeccomp = false, sandboxExecMode = false;
+  std::vector<std::string> execCommand;
   std::optional<int> device;
   auto sandbox = kwb::worker::SandboxKind::None;
   std::string privateDir, note;
@@ -146,6 +214,13 @@ int main(int argc, char **argv) {
       privateDir = value(i, "--private-dir");
     } else if (!std::strcmp(argv[i], "--sandbox-note")) {
       note = value(i, "--sandbox-note");
+    } else if (!std::strcmp(argv[i], "--no-seccomp")) {
+      noSeccomp = true;
+    } else if (!std::strcmp(argv[i], "--sandbox-exec")) {
+      sandboxExecMode = true;
+    } else if (!std::strcmp(argv[i], "--") && sandboxExecMode) {
+      execCommand.assign(argv + i + 1, argv + argc);
+      break;
     } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       usage(std::cout);
       return 0;
@@ -155,7 +230,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (serveMode) return serve(device, sandbox, privateDir, note);
+  if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
+  if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp);
   if (!devices && !json) {
     usage(std::cout);
     return 0;

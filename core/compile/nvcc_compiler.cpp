@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <csignal>
+#include <string_view>
 
 #include "core/compile/child_process.h"
 #include "core/compile/diagnostics.h"
@@ -11,6 +12,7 @@
 #include "core/compile/resource_report.h"
 #include "core/compile/temporary_directory.h"
 #include "core/compile/toolkit_programs.h"
+#include "core/paths/install_paths.h"
 
 namespace kwb {
 
@@ -32,6 +34,23 @@ std::string compiledFileName(const std::string &sourceName) {
   return base;
 }
 
+// What kwb-worker --sandbox-exec and bwrap print when the sandbox itself could not be made (before
+// nvcc runs, so nothing the source controls can print it first).
+bool sandboxSetupFailed(SandboxKind kind, const std::string &output) {
+  auto startsWith = [&](std::string_view prefix) { return output.compare(0, prefix.size(), prefix) == 0; };
+  if (kind == SandboxKind::Bwrap) return startsWith("bwrap: ");
+  return startsWith("kwb-worker --sandbox-exec: ") || startsWith("unshare: ");
+}
+
+// The toolkit's root (<root>/bin/nvcc), links resolved: shown again inside the sandbox when it
+// lies under a covered folder ($HOME, /tmp, ...).
+std::string toolkitRoot(const fs::path &nvcc) {
+  std::error_code ec;
+  const auto real = fs::canonical(nvcc, ec);
+  if (ec) return {};
+  return real.parent_path().parent_path().string();
+}
+
 std::string lastLine(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) text.pop_back();
   if (const auto nl = text.rfind('\n'); nl != std::string::npos) text = text.substr(nl + 1);
@@ -46,6 +65,9 @@ struct NvccCompiler::Run {
   std::string output;    // the output file's bytes, when nvcc succeeded
   std::vector<Diagnostic> diagnostics;
   std::string problem;   // set when nvcc could not run or finish: not the source's fault
+  bool sandboxed = false;
+  std::string sandbox = "none";  // "bwrap", "unshare" or "none"
+  std::string sandboxReason;     // why "none"
 };
 
 NvccCompiler::NvccCompiler(fs::path nvcc) {
@@ -126,11 +148,56 @@ NvccCompiler::Run NvccCompiler::run(const CompileRequest &request, const std::ve
   argv.insert(argv.end(), {"-o", output.string(), source.string()});
 
   // nvcc's own intermediate files go to the private folder too, so a killed run leaves nothing.
-  out.process = runChildProcess(ChildProcessRequest{.argv = std::move(argv),
-                                                    .workingDirectory = dir.path(),
-                                                    .environment = {{"LC_ALL", "C"}, {"TMPDIR", dir.path().string()}},
-                                                    .untrusted = true,
-                                                    .timeout = timeLimit});
+  ChildProcessRequest child{.argv = argv,
+                            .workingDirectory = dir.path(),
+                            .environment = {{"LC_ALL", "C"}, {"TMPDIR", dir.path().string()}},
+                            .untrusted = true,
+                            .timeout = timeLimit};
+  // The same, inside a sandbox whose only writable folder is `dir`.
+  const auto support = detectSandbox(sandbox_);
+  ChildProcessRequest sandboxed = child;
+  const SandboxCommandOptions sandboxOptions{.gpuDevices = false, .extraKeeps = {toolkitRoot(nvcc_)}};
+  out.sandboxReason = support.reason;
+  switch (support.kind) {
+    case SandboxKind::None:
+      break;
+    case SandboxKind::Bwrap:
+      sandboxed.argv = sandboxCommand(support, argv, dir.path(), sandboxOptions);
+      out.sandbox = "bwrap";
+      break;
+    case SandboxKind::Unshare: {
+      auto helper = sandboxHelper_;
+      if (helper.empty()) helper = workerExecutable().value_or(fs::path());
+      if (helper.empty()) {
+        out.sandboxReason = "unshare works here, but kwb-worker, which finishes that sandbox (--sandbox-exec), was "
+                            "not found (set KWB_WORKER)";
+        break;
+      }
+      std::vector<std::string> inner{helper.string(), "--sandbox-exec", "--private-dir", dir.path().string(), "--"};
+      inner.insert(inner.end(), argv.begin(), argv.end());
+      sandboxed.argv = sandboxCommand(support, inner, dir.path(), sandboxOptions);
+      // The helper covers these itself; $XDG_RUNTIME_DIR is not in its environment.
+      const auto covers = sandboxCovers(helper, {}, sandboxOptions.extraKeeps);
+      sandboxed.environment.emplace_back(kSandboxCoversVariable, joinPathList(covers.covers));
+      sandboxed.environment.emplace_back(kSandboxKeepsVariable, joinPathList(covers.keeps));
+      out.sandbox = "unshare";
+      break;
+    }
+  }
+  if (out.sandbox != "none") {
+    out.process = runChildProcess(sandboxed);
+    // The sandbox could not be set up (before nvcc ran): compile without it and say why.
+    if (out.process.started && !out.process.timedOut && out.process.exitCode != 0 &&
+        sandboxSetupFailed(support.kind, out.process.output)) {
+      out.sandboxReason = support.reason + "; but the " + out.sandbox + " sandbox could not be made for nvcc: " +
+                          lastLine(out.process.output);
+      out.sandbox = "none";
+    } else {
+      out.sandboxed = true;
+      out.sandboxReason.clear();
+    }
+  }
+  if (!out.sandboxed) out.process = runChildProcess(child);
   out.diagnostics = parseDiagnostics(out.process.output, DiagnosticContext{.compiledName = out.fileName,
                                                                           .sourceName = request.sourceName,
                                                                           .source = request.source});
@@ -175,6 +242,9 @@ CompileOutcome NvccCompiler::compile(const CompileRequest &request, std::chrono:
   if (run.process.outputTruncated) r.log += "\n[output truncated]\n";
   r.diagnostics = std::move(run.diagnostics);
   r.kernels = parseResourceReport(r.log, request.arch);
+  r.sandboxed = run.sandboxed;
+  r.sandbox = run.sandbox;
+  r.sandboxReason = run.sandboxReason;
   out.cacheable = run.problem.empty();
   if (hasErrors(r.diagnostics)) return out;
 

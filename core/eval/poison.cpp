@@ -33,8 +33,15 @@ std::uint64_t loadBits(const std::byte *p, std::size_t size) {
   return v;
 }
 
-// Element i's poison, in the low dtypeSize bytes.
-std::uint64_t poisonBits(DType dtype, std::uint64_t key, std::uint64_t index, const std::byte *reference) {
+// The integer mask of element i under `key`: r's low bits, 1 where those are all zero.
+std::uint64_t integerMask(std::uint64_t r, std::size_t size) {
+  const std::uint64_t mask = size == 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * size)) - 1;
+  const std::uint64_t m = r & mask;
+  return m == 0 ? 1 : m;
+}
+
+// Element i's poison under one key, in the low dtypeSize bytes.
+std::uint64_t keyPoisonBits(DType dtype, std::uint64_t key, std::uint64_t index, const std::byte *reference) {
   const std::uint64_t r = splitmix64(key + index * kGolden);
   switch (dtype) {
     case DType::F64:
@@ -52,13 +59,42 @@ std::uint64_t poisonBits(DType dtype, std::uint64_t key, std::uint64_t index, co
     case DType::I8:
     case DType::U8: {
       const std::size_t size = dtypeSize(dtype);
-      const std::uint64_t mask = size == 8 ? ~std::uint64_t(0) : (std::uint64_t(1) << (8 * size)) - 1;
-      std::uint64_t m = r & mask;
-      if (m == 0) m = 1;
+      const std::uint64_t m = integerMask(r, size);
       return reference ? (loadBits(reference + index * size, size) ^ m) : m;
     }
   }
   return 0;
+}
+
+// Element i's poison under `pattern`: a second run's never equals the first run's.
+std::uint64_t poisonBits(DType dtype, const PoisonPattern &pattern, std::uint64_t index, const std::byte *reference) {
+  const std::uint64_t bits = keyPoisonBits(dtype, pattern.key, index, reference);
+  if (!pattern.second) return bits;
+  const std::uint64_t first = keyPoisonBits(dtype, pattern.firstKey, index, reference);
+  if (bits != first) return bits;
+  switch (dtype) {
+    case DType::F64:
+      return bits ^ (std::uint64_t(1) << 63);  // the same unusual NaN, other sign
+    case DType::F32:
+      return bits ^ (std::uint64_t(1) << 31);
+    case DType::F16:
+    case DType::BF16:
+      return bits ^ (std::uint64_t(1) << 15);
+    case DType::Bool:
+      return 2 + (bits - 1) % 254;  // the next byte in [2, 255], wrapping
+    case DType::I64:
+    case DType::I32:
+    case DType::I8:
+    case DType::U8: {
+      // Equal poisons mean equal masks m; take another nonzero mask, so the value differs from
+      // both the first poison and the reference.
+      const std::size_t size = dtypeSize(dtype);
+      const std::uint64_t m = integerMask(splitmix64(pattern.firstKey + index * kGolden), size);
+      const std::uint64_t other = m == 1 ? 2 : 1;
+      return reference ? (loadBits(reference + index * size, size) ^ other) : other;
+    }
+  }
+  return bits;
 }
 
 void checkSize(std::size_t bytes, DType dtype, std::uint64_t count, const char *what) {
@@ -74,6 +110,14 @@ PoisonPattern poisonPattern(std::uint64_t runCounter, std::uint64_t salt) {
   return {splitmix64(runCounter ^ splitmix64(salt))};
 }
 
+PoisonPattern poisonPatternAfter(const PoisonPattern &first, std::uint64_t runCounter, std::uint64_t salt) {
+  if (first.second) throw std::invalid_argument("poisonPatternAfter needs a first run's pattern (from poisonPattern)");
+  PoisonPattern p = poisonPattern(runCounter, salt);
+  p.firstKey = first.key;
+  p.second = true;
+  return p;
+}
+
 void writePoison(std::span<std::byte> buffer, DType dtype, std::uint64_t count, const PoisonPattern &pattern,
                  std::span<const std::byte> reference) {
   checkSize(buffer.size(), dtype, count, "output buffer");
@@ -81,7 +125,7 @@ void writePoison(std::span<std::byte> buffer, DType dtype, std::uint64_t count, 
   const std::byte *ref = reference.empty() ? nullptr : reference.data();
   const std::size_t size = dtypeSize(dtype);
   for (std::uint64_t i = 0; i < count; ++i) {
-    const std::uint64_t bits = poisonBits(dtype, pattern.key, i, ref);
+    const std::uint64_t bits = poisonBits(dtype, pattern, i, ref);
     std::memcpy(buffer.data() + i * size, &bits, size);
   }
 }
@@ -95,7 +139,28 @@ UnwrittenElements unwrittenElements(std::span<const std::byte> buffer, DType dty
   const std::size_t size = dtypeSize(dtype);
   UnwrittenElements out;
   for (std::uint64_t i = 0; i < count; ++i) {
-    if (loadBits(buffer.data() + i * size, size) != poisonBits(dtype, pattern.key, i, ref)) continue;
+    if (loadBits(buffer.data() + i * size, size) != poisonBits(dtype, pattern, i, ref)) continue;
+    ++out.count;
+    if (out.firstIndices.size() < maxIndices) out.firstIndices.push_back(i);
+  }
+  return out;
+}
+
+UnwrittenElements unwrittenInBothRuns(std::span<const std::byte> firstOutput, const PoisonPattern &firstPattern,
+                                      std::span<const std::byte> secondOutput, const PoisonPattern &secondPattern,
+                                      DType dtype, std::uint64_t count, std::span<const std::byte> reference,
+                                      std::size_t maxIndices) {
+  if (firstPattern.second || !secondPattern.second || secondPattern.firstKey != firstPattern.key)
+    throw std::invalid_argument("unwrittenInBothRuns: the second pattern must be poisonPatternAfter(first pattern)");
+  checkSize(firstOutput.size(), dtype, count, "first run's output buffer");
+  checkSize(secondOutput.size(), dtype, count, "second run's output buffer");
+  if (!reference.empty()) checkSize(reference.size(), dtype, count, "reference buffer");
+  const std::byte *ref = reference.empty() ? nullptr : reference.data();
+  const std::size_t size = dtypeSize(dtype);
+  UnwrittenElements out;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (loadBits(firstOutput.data() + i * size, size) != poisonBits(dtype, firstPattern, i, ref)) continue;
+    if (loadBits(secondOutput.data() + i * size, size) != poisonBits(dtype, secondPattern, i, ref)) continue;
     ++out.count;
     if (out.firstIndices.size() < maxIndices) out.firstIndices.push_back(i);
   }

@@ -1,88 +1,42 @@
 #pragma once
-// The sandbox a worker runs in, as seen from the side that starts it: which mechanism works on
-// this machine and the command line that runs the worker inside it.
-//
-//   bwrap    bubblewrap: no network (own network namespace), own pid and IPC namespaces and
-//            session, the whole file system read-only except one private directory, /tmp,
-//            /run, /home, /root, $HOME, ... covered by empty tmpfs (see SandboxCovers), a
-//            minimal /dev plus the NVIDIA device nodes, a fresh /proc, no capabilities (when
-//            run as root).
-//   unshare  util-linux unshare where bubblewrap is missing but user namespaces work: new
-//            user (root mapped to the caller), network, mount, IPC and pid namespaces with a
-//            /proc of its own (required: without it the host's /proc, writable for CUDA,
-//            would let /proc/<pid>/root escape; "none" then); the worker itself then covers
-//            the same paths as bwrap with empty tmpfs, makes the file system read-only except
-//            its private directory, /dev/shm and /proc (whose sys, sysrq-trigger, irq and bus
-//            stay read-only), rebuilds /dev and drops its capabilities (sandbox_inside.h).
-//   none     neither works: the worker runs as a plain child process and says so.
+// The sandbox a worker runs in, as seen from the side that starts it. The mechanisms (bwrap,
+// unshare, none), their detection and command lines live in core/sandbox/sandbox.h, shared
+// with nvcc (core/compile/nvcc_compiler.cpp); this header gives them their kwb::worker names
+// and adds what only the worker needs.
 //
 // The worker checks its own isolation and the client confirms it with the probe-sandbox
-// command, so a sandbox that is requested but not in effect is reported as "none".
+// command, so a sandbox that is requested but not in effect is reported as "none". Inside
+// bwrap or unshare the worker also installs a seccomp filter (sandbox_seccomp.h).
 #include <filesystem>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/sandbox/sandbox.h"
+
 namespace kwb::worker {
 
-enum class SandboxKind { None, Bwrap, Unshare };
-const char *sandboxKindName(SandboxKind kind);  // "none", "bwrap", "unshare"
-std::optional<SandboxKind> parseSandboxKind(std::string_view name);
-
-// What the caller asks for. Auto reads KWB_SANDBOX (auto, bwrap, unshare, none) and otherwise
-// takes the best that works: bwrap, then unshare, then none.
-enum class SandboxPreference { Auto, Bwrap, Unshare, None };
-
-struct SandboxSupport {
-  SandboxKind kind = SandboxKind::None;
-  std::string program;        // the bwrap or unshare executable
-  bool pidNamespace = false;  // unshare: always true now (a pid namespace is required)
-  std::string reason;         // why this mechanism, and why not the better ones
-};
-
-// Runs `true` inside each candidate mechanism to see whether it works here. Cached per
-// preference for the life of the process; thread-safe.
-SandboxSupport detectSandbox(SandboxPreference preference = SandboxPreference::Auto);
-// The same, uncached.
-SandboxSupport probeSandboxSupport(SandboxPreference preference);
-
-// The argv that runs `command` (command[0] is a path) inside the sandbox, with `privateDir`
-// as its only writable directory and working directory. For None, `command` unchanged.
-std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std::vector<std::string> &command,
-                                        const std::filesystem::path &privateDir);
-
-// What the sandbox hides behind empty, read-only tmpfs mounts, and what it shows again. Host
-// Unix sockets (D-Bus, X11, docker.sock, ssh-agent) and the user's files live there:
-//   covers  /tmp, /run, /var/run (unless a link to /run), /home, /root, /var/tmp,
-//           $XDG_RUNTIME_DIR and $HOME (where not under one already), `extraCovers`; only
-//           those that exist, symbolic links resolved, none inside another. (/dev/shm is
-//           private too: part of the fresh /dev.)
-//   keeps   folders under a cover the worker needs, bound back read-only: the folder of
-//           `executable` and the LD_LIBRARY_PATH entries.
-// The private directory is bound read-write after both. $HOME, $XDG_RUNTIME_DIR and
-// LD_LIBRARY_PATH are read from this process's environment.
-struct SandboxCovers {
-  std::vector<std::string> covers;
-  std::vector<std::string> keeps;
-};
-SandboxCovers sandboxCovers(const std::filesystem::path &executable, const std::vector<std::string> &extraCovers = {});
-// The variables that hand the client's covers and keeps to `kwb-worker --sandbox unshare`,
-// which mounts them itself (colon-separated paths).
-inline constexpr const char *kSandboxCoversVariable = "KWB_SANDBOX_COVERS";
-inline constexpr const char *kSandboxKeepsVariable = "KWB_SANDBOX_KEEPS";
-// Splits a colon-separated list, dropping empty entries.
-std::vector<std::string> splitPathList(std::string_view list);
-std::string joinPathList(const std::vector<std::string> &paths);
+using kwb::SandboxKind;
+using kwb::sandboxKindName;
+using kwb::parseSandboxKind;
+using kwb::SandboxPreference;
+using kwb::SandboxSupport;
+using kwb::detectSandbox;
+using kwb::probeSandboxSupport;
+using kwb::SandboxCommandOptions;
+using kwb::sandboxCommand;
+using kwb::SandboxCovers;
+using kwb::sandboxCovers;
+using kwb::kSandboxCoversVariable;
+using kwb::kSandboxKeepsVariable;
+using kwb::splitPathList;
+using kwb::joinPathList;
+using kwb::findOnPath;
 
 // The environment a worker gets (KEY=VALUE): a short allow-list of the caller's variables
 // (PATH, locale, CUDA_*, NVIDIA_*, KWB_*, ...) so API keys and other secrets stay behind;
 // TMPDIR and CUDA_CACHE_PATH point into the private directory; `extra` is added last.
 std::vector<std::string> workerEnvironment(const std::filesystem::path &privateDir,
                                            const std::vector<std::pair<std::string, std::string>> &extra = {});
-
-// The full path of an executable found on $PATH.
-std::optional<std::filesystem::path> findOnPath(std::string_view program);
 
 }  // namespace kwb::worker

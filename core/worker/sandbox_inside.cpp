@@ -7,12 +7,16 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -263,6 +267,78 @@ std::string attemptWrite(const std::string &path, bool &ok) {
   return writeError;
 }
 
+// The "syscalls" checks probe-sandbox knows.
+const std::vector<std::string> &syscallCheckNames() {
+  static const std::vector<std::string> names{
+      "socket_inet", "socket_inet6", "socket_packet", "socket_unix", "socket_netlink", "ptrace",
+      "process_vm_readv", "unshare", "setns", "mount", "chroot", "keyctl", "bpf", "userfaultfd",
+      "io_uring_setup", "personality", "clone_newuser"};
+  return names;
+}
+
+// One system call the seccomp filter refuses, made so that it is harmless when it succeeds.
+// Returns the call's result: -1 with errno set, or >= 0.
+long attemptSyscallNamed(const std::string &name) {
+  auto socketOf = [](int family, int type, int protocol) -> long {
+    const int fd = ::socket(family, type | SOCK_CLOEXEC, protocol);
+    if (fd >= 0) ::close(fd);
+    return fd;
+  };
+  if (name == "socket_inet") return socketOf(AF_INET, SOCK_STREAM, 0);
+  if (name == "socket_inet6") return socketOf(AF_INET6, SOCK_DGRAM, 0);
+  if (name == "socket_packet") return socketOf(AF_PACKET, SOCK_DGRAM, 0);
+  if (name == "socket_unix") return socketOf(AF_UNIX, SOCK_STREAM, 0);
+  if (name == "socket_netlink") return socketOf(AF_NETLINK, SOCK_RAW, 0 /* NETLINK_ROUTE */);
+  if (name == "ptrace") {
+    // Peeking at itself: never a tracee of itself, so ESRCH when the call is allowed.
+    errno = 0;
+    const long r = ::ptrace(PTRACE_PEEKDATA, ::getpid(), nullptr, nullptr);
+    return errno ? -1 : r;
+  }
+  if (name == "process_vm_readv") {
+    // Reading its own memory: allowed without a filter.
+    char source[8] = "kwb", target[8] = {};
+    iovec local{target, sizeof target}, remote{source, sizeof source};
+    return ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
+  }
+  if (name == "unshare") return ::unshare(0);  // unsharing nothing: a no-op when allowed
+  if (name == "setns") return ::setns(-1, 0);  // EBADF when allowed
+  if (name == "mount") return ::mount("none", "/nonexistent-kwb-probe", "tmpfs", 0, nullptr);
+  if (name == "chroot") return ::chroot("/nonexistent-kwb-probe");
+  if (name == "keyctl") return ::syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 0);
+  if (name == "bpf") return ::syscall(SYS_bpf, -1, nullptr, 0);  // no such command: EINVAL when allowed
+  if (name == "userfaultfd") {
+    const long fd = ::syscall(SYS_userfaultfd, O_CLOEXEC | 1 /* UFFD_USER_MODE_ONLY */);
+    if (fd >= 0) ::close(static_cast<int>(fd));
+    return fd;
+  }
+  if (name == "io_uring_setup") {
+    unsigned char params[120] = {};  // struct io_uring_params
+    const long fd = ::syscall(SYS_io_uring_setup, 1, params);
+    if (fd >= 0) ::close(static_cast<int>(fd));
+    return fd;
+  }
+  if (name == "personality") {
+    // Asking for no address randomisation: it takes effect only at the next exec, and is undone.
+    const int old = ::personality(0xffffffff);
+    const long r = ::personality(static_cast<unsigned long>(old) | ADDR_NO_RANDOMIZE);
+    if (r != -1) ::personality(static_cast<unsigned long>(old));
+    return r;
+  }
+  if (name == "clone_newuser") {
+    // A child in a new user namespace that exits at once.
+    const long pid = ::syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+    if (pid == 0) ::_exit(0);
+    if (pid > 0) {
+      int status = 0;
+      while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    return pid;
+  }
+  throw std::invalid_argument("unknown \"syscalls\" check '" + name + "'");
+}
+
 // An O_PATH handle on `path` as the host shows it, to bind it again after covers hide it.
 struct HostPath {
   std::string path;
@@ -493,10 +569,34 @@ Json runSandboxProbe(const Json &params, const fs::path &privateDir) {
       reads.push_back(std::move(r));
     }
   }
+  Json syscalls = Json::array();
+  if (const auto sc = params.find("syscalls"); sc != params.end()) {
+    const Json list = sc->is_array() ? *sc : Json::array({*sc});
+    const auto &known = syscallCheckNames();
+    for (const auto &name : list) {
+      if (!name.is_string()) throw std::invalid_argument("each \"syscalls\" entry must be a check's name");
+      if (std::find(known.begin(), known.end(), name.get<std::string>()) == known.end()) {
+        std::string names;
+        for (const auto &k : known) names += (names.empty() ? "" : ", ") + k;
+        throw std::invalid_argument("unknown \"syscalls\" check '" + name.get<std::string>() + "'; known: " + names);
+      }
+    }
+    for (const auto &name : list) {
+      errno = 0;
+      const long r = attemptSyscallNamed(name.get<std::string>());
+      const int error = errno;
+      Json entry = {{"name", name}, {"ok", r >= 0}};
+      if (r < 0) {
+        entry["errno"] = error;
+        entry["error"] = std::strerror(error);
+      }
+      syscalls.push_back(std::move(entry));
+    }
+  }
   const auto self = checkSandboxFromInside(privateDir);
   Json priv = {{"path", self.privateDir}, {"ok", self.privateDirWritable}};
   if (!self.privateDirWritable) priv["error"] = self.privateDirError;
-  return {{"connect", connects}, {"write", writes}, {"connect_unix", unixConnects}, {"read", reads}, {"private_dir", priv},
+  return {{"connect", connects}, {"write", writes}, {"connect_unix", unixConnects}, {"read", reads}, {"syscalls", syscalls}, {"private_dir", priv},
           {"interfaces", self.interfaces}, {"network_isolated", self.networkIsolated}};
 }
 

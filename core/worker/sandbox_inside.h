@@ -50,9 +50,12 @@ nlohmann::json toJson(const SandboxSelfCheck &check);
 
 // The probe-sandbox command: {"connect": [{"host": "127.0.0.1", "port": N}, ...],
 // "write": ["/path", ...], "connect_unix": ["/socket", ...], "read": ["/file", ...],
-// "timeout_ms": 1000}. Tries each connection (numeric addresses only), each file creation
-// (O_CREAT|O_EXCL; a file it managed to create is removed again), each Unix socket connection
-// and each file read, and writes a file in the private directory. Throws std::invalid_argument on malformed fields.
+// "syscalls": ["socket_inet", "ptrace", ...], "timeout_ms": 1000}. Tries each connection
+// (numeric addresses only), each file creation (O_CREAT|O_EXCL; a file it managed to create is
+// removed again), each Unix socket connection, each file read and each named system call the
+// seccomp filter refuses (made so that it is harmless when allowed: socket() closed at once,
+// unshare(0), ptrace on itself, ...; see PROTOCOL.md), and writes a file in the private
+// directory. Throws std::invalid_argument on malformed fields and unknown check names.
 nlohmann::json runSandboxProbe(const nlohmann::json &params, const std::filesystem::path &privateDir);
 
 }  // namespace kwb::worker

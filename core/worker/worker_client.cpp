@@ -137,11 +137,13 @@ std::string malformedHello(const Json &data) {
   if (!protocol->is_number_integer()) return "the hello's \"protocol\" is not an integer (" + protocol->dump() + ")";
   if (const auto pid = data.find("pid"); pid != data.end() && !pid->is_number_integer())
     return "the hello's \"pid\" is not an integer";
-  for (const char *key : {"sandbox", "sandbox_reason"})
+  for (const char *key : {"sandbox", "sandbox_reason", "seccomp_reason"})
     if (const auto it = data.find(key); it != data.end() && !it->is_string())
       return std::string("the hello's \"") + key + "\" is not a string";
   if (const auto it = data.find("sandbox_checks"); it != data.end() && !it->is_object())
     return "the hello's \"sandbox_checks\" is not an object";
+  if (const auto it = data.find("seccomp"); it != data.end() && !it->is_boolean())
+    return "the hello's \"seccomp\" is not a boolean";
   return {};
 }
 
@@ -835,6 +837,8 @@ void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &call
     sandbox_.state = p.hello.value("sandbox", "none");
     sandbox_.reason = p.hello.value("sandbox_reason", "") + (sandbox_.state == "none" ? "" : " (not verified)");
     sandbox_.privateDir = p.privateDir.string();
+    sandbox_.seccomp = p.hello.value("seccomp", false);
+    sandbox_.seccompReason = p.hello.value("seccomp_reason", "");
     becomeReadyLocked(p, calls);
     return;
   }
@@ -884,6 +888,8 @@ void WorkerClient::handleProbeReplyLocked(Process &p, const Reply &reply, Calls 
   p.probeId.reset();
   SandboxStatus s;
   s.privateDir = p.privateDir.string();
+  s.seccomp = p.hello.value("seccomp", false);
+  s.seccompReason = p.hello.value("seccomp_reason", "");
   const std::string claimed = p.hello.value("sandbox", "none");
   const std::string helloReason = p.hello.value("sandbox_reason", "");
   std::vector<std::string> problems;

@@ -69,6 +69,8 @@ struct SandboxStatus {
   std::string reason;            // why "none"; or the mechanism's notes
   std::string privateDir;        // the worker's one writable directory
   Json probe;                    // the probe-sandbox result as the worker sent it
+  bool seccomp = false;          // the worker says its seccomp filter is loaded (hello "seccomp")
+  std::string seccompReason;     // hello "seccomp_reason": why not, or what it denies
 };
 
 struct RequestHandlers {

@@ -61,6 +61,9 @@ Json WorkerServer::hello() const {
             {"sandbox", config_.sandbox},
             {"sandbox_reason", config_.sandboxReason},
             {"sandbox_checks", config_.sandboxChecks},
+            {"seccomp", config_.seccomp},
+            {"seccomp_reason", config_.seccompReason},
+            {"seccomp_denied", config_.seccompDenied},
             {"commands", commands},
             {"max_line_bytes", config_.maxLineBytes}};
   if (devices_.is_object()) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/worker/protocol.h"
 
@@ -53,6 +54,9 @@ struct WorkerServerConfig {
   std::string sandbox = "none";       // what the worker concluded about its sandbox
   std::string sandboxReason;          // why "none" (or notes on the sandbox it has)
   Json sandboxChecks = Json::object();  // the self-check behind it
+  bool seccomp = false;               // the seccomp filter (sandbox_seccomp.h) is loaded
+  std::string seccompReason;          // why not; or what it does
+  std::vector<std::string> seccompDenied;  // what it refuses
   std::filesystem::path privateDir;   // the one writable directory (probe-sandbox writes there)
   std::size_t maxLineBytes = kMaxLineBytes;
 };

@@ -5,7 +5,10 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -17,10 +20,14 @@
 #include "core/compile/disassembly.h"
 #include "core/compile/elf_symbols.h"
 #include "core/compile/resource_report.h"
+#include "core/compile/nvcc_compiler.h"
+#include "core/sandbox/sandbox.h"
 #include "core/task/task_catalog.h"
 
 using namespace kwb;
 namespace fs = std::filesystem;
+
+Q_DECLARE_METATYPE(kwb::SandboxPreference)
 
 namespace {
 
@@ -94,6 +101,20 @@ extern "C" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 )";
+
+// Sets an environment variable for the life of the object.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const std::string &value) : name(std::move(n)) {
+    if (const char *v = std::getenv(name.c_str())) old = v;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
 
 struct Timings {
   double nvrtcCold = -1, nvrtcWarm = -1, cacheMiss = -1, cacheHit = -1, nvcc = -1, nvccHit = -1;
@@ -875,6 +896,105 @@ Compilation terminated.
       const auto viaNvdisasm = sassText(r.image, DisassemblyTools{.nvdisasm = tools.nvdisasm});
       QVERIFY2(viaNvdisasm.ok, viaNvdisasm.error.c_str());
     }
+  }
+
+  // nvcc runs the host compiler on untrusted code: inside the sandbox an #include of a file in
+  // $HOME or /tmp finds nothing ("No such file"), while the same source compiles without a
+  // sandbox, so the check is a real attempt. Each mechanism that works here.
+  void nvccSandboxHidesHostFiles_data() {
+    QTest::addColumn<SandboxPreference>("preference");
+    QTest::newRow("bwrap") << SandboxPreference::Bwrap;
+    QTest::newRow("unshare") << SandboxPreference::Unshare;
+    QTest::newRow("none") << SandboxPreference::None;
+  }
+
+  void nvccSandboxHidesHostFiles() {
+    QFETCH(SandboxPreference, preference);
+    if (!nvcc_) QSKIP(qPrintable("nvcc is not available: " + nvccProblem_));
+    const auto support = probeSandboxSupport(preference);
+    if (preference != SandboxPreference::None && support.kind == SandboxKind::None)
+      QSKIP(qPrintable("not available here: " + QString::fromStdString(support.reason)));
+    // A pretend $HOME outside /tmp (in the test's output folder, which no cover hides), with a
+    // "private key" in it, and a file in /tmp outside nvcc's work directory.
+    const fs::path home = cacheRoot_ / ("home-" + std::string(QTest::currentDataTag()));
+    fs::create_directories(home / ".ssh");
+    const std::string secretText = "KWB_SECRET_TOKEN_5f3a9c";
+    std::ofstream(home / ".ssh" / "id_rsa.h") << "#define KWB_STOLEN \"" << secretText << "\"\n";
+    QTemporaryDir tmp(QDir::tempPath() + "/kwb-outside-XXXXXX");
+    QVERIFY(tmp.isValid());
+    const fs::path tmpSecret = fs::path(tmp.path().toStdString()) / "secret.h";
+    std::ofstream(tmpSecret) << "#define KWB_TMP_SECRET 1\n";
+    ScopedEnv homeEnv("HOME", home.string());
+
+    NvccCompiler nvcc;
+    nvcc.setSandbox(preference);
+    for (const fs::path &secret : {home / ".ssh" / "id_rsa.h", tmpSecret}) {
+      CompileRequest request;
+      request.form = SourceForm::HostLauncher;
+      request.source = "#include \"" + secret.string() + "\"\n" + kHostLauncher;
+      const auto r = nvcc.compile(request, std::chrono::seconds(120)).result;
+      if (preference == SandboxPreference::None) {
+        QVERIFY2(r.ok, (describe(r.diagnostics) + r.log).c_str());
+        QVERIFY(!r.sandboxed);
+        QCOMPARE(r.sandbox, std::string("none"));
+        QVERIFY2(!r.sandboxReason.empty(), "a compile without a sandbox says why");
+        continue;
+      }
+      QVERIFY2(r.sandboxed, r.sandboxReason.c_str());
+      QCOMPARE(r.sandbox, std::string(sandboxKindName(support.kind)));
+      QVERIFY2(!r.ok, r.log.c_str());
+      QVERIFY2(r.log.find("No such file") != std::string::npos, r.log.c_str());
+      QVERIFY2(r.log.find(secretText) == std::string::npos, r.log.c_str());
+      const auto *error = first(r, Diagnostic::Severity::Error);
+      QVERIFY(error);
+      qInfo("%s: #include \"%s\": %s", sandboxKindName(support.kind), secret.c_str(), error->message.c_str());
+    }
+  }
+
+  // Ordinary host-launcher compiles work in every sandbox; what the sandbox costs per compile
+  // is printed (no timed assertion: the machine is shared).
+  void nvccSandboxedCompileAndItsCost() {
+    if (!nvcc_) QSKIP(qPrintable("nvcc is not available: " + nvccProblem_));
+    CompileRequest request;
+    request.form = SourceForm::HostLauncher;
+    request.source = kHostLauncher;
+    std::string table;
+    double plain = -1;
+    int sandboxesTried = 0;
+    for (const auto preference : {SandboxPreference::None, SandboxPreference::Bwrap, SandboxPreference::Unshare}) {
+      const auto support = probeSandboxSupport(preference);
+      if (preference != SandboxPreference::None && support.kind == SandboxKind::None) {
+        qInfo("nvcc sandbox cost: %s not available here: %s", preference == SandboxPreference::Bwrap ? "bwrap" : "unshare",
+              support.reason.c_str());
+        continue;
+      }
+      NvccCompiler nvcc;
+      nvcc.setSandbox(preference);
+      std::vector<double> seconds;
+      for (int i = 0; i < 2; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto r = nvcc.compile(request, std::chrono::seconds(120)).result;
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        QVERIFY2(r.ok, (describe(r.diagnostics) + r.log).c_str());
+        QCOMPARE(r.sandboxed, preference != SandboxPreference::None);
+        QCOMPARE(r.sandbox, std::string(sandboxKindName(support.kind)));
+        const auto elf = readElf(r.image);
+        QVERIFY(elf && exportsFunction(*elf, "kwb_launch"));
+        QVERIFY2(kernel(r, "twice"), r.log.c_str());
+      }
+      const double best = *std::min_element(seconds.begin(), seconds.end());
+      if (preference == SandboxPreference::None) plain = best;
+      else ++sandboxesTried;
+      char line[160];
+      std::snprintf(line, sizeof line, "%s: best of 2 %.0f ms%s", sandboxKindName(support.kind), best * 1e3,
+                    plain >= 0 && preference != SandboxPreference::None
+                        ? (" (" + std::string(best >= plain ? "+" : "") + std::to_string(int((best - plain) * 1e3)) +
+                           " ms against none)").c_str()
+                        : "");
+      table += std::string(table.empty() ? "" : "; ") + line;
+    }
+    qInfo("nvcc sandbox cost per host-launcher compile: %s", table.c_str());
+    if (sandboxesTried == 0) QSKIP("no sandbox works here: only the unsandboxed compile was checked");
   }
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <span>
 
 #include "core/eval/half_float.h"
 #include "core/eval/input_generator.h"
@@ -214,6 +215,115 @@ class TestEvalPoison : public QObject {
                              kwb::writePoison(enough, DType::I32, 4, kwb::poisonPattern(1), small));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                              kwb::unwrittenElements(small, DType::F64, 1, kwb::poisonPattern(1)));
+  }
+
+  // The race-check run's pattern differs from the first run's at every element, for every dtype,
+  // with and without a reference, and keeps the properties of a poison (unusual NaN, a byte that
+  // is no bool, never the reference). Many elements: 8-bit masks and bf16 payloads collide often
+  // enough that the collision rule is exercised thousands of times.
+  void secondRunPoisonDiffersEverywhere() {
+    const std::uint64_t n = 200000;
+    for (DType dtype : kAllDTypes) {
+      const auto reference = correctOutput(dtype, n);
+      for (const bool withReference : {false, true}) {
+        const std::span<const std::byte> ref = withReference ? std::span<const std::byte>(reference) : std::span<const std::byte>();
+        for (std::uint64_t salt : {0ull, 0xabcdefull}) {
+          const auto first = kwb::poisonPattern(41, salt);
+          const auto second = kwb::poisonPatternAfter(first, 42, salt);
+          QVERIFY(!(first == second));
+          std::vector<std::byte> a(reference.size()), b(reference.size()), plain(reference.size());
+          kwb::writePoison(a, dtype, n, first, ref);
+          kwb::writePoison(b, dtype, n, second, ref);
+          kwb::writePoison(plain, dtype, n, kwb::poisonPattern(42, salt), ref);
+          std::size_t adjusted = 0;
+          for (std::uint64_t i = 0; i < n; ++i) {
+            const auto x = bitsAt(a, dtype, i), y = bitsAt(b, dtype, i);
+            if (x == y) QFAIL(qPrintable(QString("%1: element %2 has the same poison in both runs").arg(kwb::dtypeName(dtype).data()).arg(i)));
+            adjusted += y != bitsAt(plain, dtype, i);
+            if (kwb::dtypeIsFloating(dtype) && !isNaNBits(y, dtype)) QFAIL("second poison is not a NaN");
+            if (dtype == DType::Bool && y < 2) QFAIL("second poison is a bool");
+            if (withReference && dtype != DType::Bool && !kwb::dtypeIsFloating(dtype) && y == bitsAt(reference, dtype, i))
+              QFAIL("second poison equals the reference");
+          }
+          // Only where the two patterns collided does the second differ from a plain pattern.
+          if (dtype == DType::I8 || dtype == DType::U8 || dtype == DType::Bool || dtype == DType::BF16)
+            QVERIFY2(adjusted > 0 && adjusted < n / 10, qPrintable(QString::number(adjusted)));
+          if (dtype == DType::F64 || dtype == DType::I64) QCOMPARE(adjusted, std::size_t(0));
+        }
+      }
+    }
+  }
+
+  // The point of two runs: a kernel that writes the first run's poison value (by chance: 1 in
+  // 256 per 8-bit element without a reference) is not reported unwritten, because it writes the
+  // same value in the second run, where the poison is different. Here the worst case: every
+  // element written with exactly the first run's poison.
+  void valueEqualToPoisonIsNotUnwritten() {
+    const std::uint64_t n = 10000;
+    for (DType dtype : kAllDTypes) {
+      const auto reference = correctOutput(dtype, n);
+      for (const bool withReference : {false, true}) {
+        const std::span<const std::byte> ref = withReference ? std::span<const std::byte>(reference) : std::span<const std::byte>();
+        const auto first = kwb::poisonPattern(7, 99);
+        const auto second = kwb::poisonPatternAfter(first, 8, 99);
+        std::vector<std::byte> written(reference.size());
+        kwb::writePoison(written, dtype, n, first, ref);  // what the kernel writes, both runs
+        // One run alone cannot tell: all of it looks unwritten.
+        QCOMPARE(kwb::unwrittenElements(written, dtype, n, first, ref).count, n);
+        const auto both = kwb::unwrittenInBothRuns(written, first, written, second, dtype, n, ref);
+        QCOMPARE(both.count, 0ull);
+        QVERIFY(both.firstIndices.empty());
+      }
+    }
+  }
+
+  // Elements left unwritten in both runs are found, with their indices, among written ones
+  // (some of which carry the first poison's value); an element written in one run only is not
+  // counted (the race check compares the runs and catches it).
+  void unwrittenInBothRunsCounts() {
+    const std::uint64_t n = 4096;
+    for (DType dtype : kAllDTypes) {
+      const std::size_t size = kwb::dtypeSize(dtype);
+      const auto reference = correctOutput(dtype, n);
+      const auto first = kwb::poisonPattern(100, 5);
+      const auto second = kwb::poisonPatternAfter(first, 101, 5);
+      std::vector<std::byte> run1(reference.size()), run2(reference.size()), p1(reference.size());
+      kwb::writePoison(run1, dtype, n, first);
+      kwb::writePoison(run2, dtype, n, second);
+      p1 = run1;
+      // The kernel writes every element but 3, 300 and the last, in both runs; it writes the
+      // first run's poison value at 10..19, and leaves 50 unwritten in the first run only.
+      for (std::uint64_t i = 0; i < n; ++i) {
+        if (i == 3 || i == 300 || i == n - 1) continue;
+        const std::byte *value = (i >= 10 && i < 20) ? p1.data() + i * size : reference.data() + i * size;
+        std::memcpy(run2.data() + i * size, value, size);
+        if (i != 50) std::memcpy(run1.data() + i * size, value, size);
+      }
+      auto u = kwb::unwrittenInBothRuns(run1, first, run2, second, dtype, n);
+      QCOMPARE(u.count, 3ull);
+      QCOMPARE(u.firstIndices, (std::vector<std::uint64_t>{3, 300, n - 1}));
+      u = kwb::unwrittenInBothRuns(run1, first, run2, second, dtype, n, {}, 1);
+      QCOMPARE(u.count, 3ull);
+      QCOMPARE(u.firstIndices, (std::vector<std::uint64_t>{3}));
+      // One run alone counts the poison-valued writes and the one-run gap as unwritten too (and,
+      // for 8-bit integers, correct values that happen to equal the poison).
+      QVERIFY(kwb::unwrittenElements(run1, dtype, n, first).count >= 3ull + 10 + 1);
+    }
+  }
+
+  void twoRunErrors() {
+    const auto first = kwb::poisonPattern(1);
+    const auto second = kwb::poisonPatternAfter(first, 2);
+    const auto unrelated = kwb::poisonPatternAfter(kwb::poisonPattern(5), 6);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::poisonPatternAfter(second, 3));
+    std::vector<std::byte> buffer(64), small(6);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             kwb::unwrittenInBothRuns(buffer, first, buffer, unrelated, DType::F32, 4));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             kwb::unwrittenInBothRuns(buffer, first, buffer, first, DType::F32, 4));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             kwb::unwrittenInBothRuns(buffer, first, small, second, DType::F32, 4));
+    QCOMPARE(kwb::unwrittenInBothRuns(buffer, first, buffer, second, DType::F32, 4).count, 0ull);
   }
 };
 

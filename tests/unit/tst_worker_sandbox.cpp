@@ -12,8 +12,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <cerrno>
 #include <fstream>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include "core/worker/sandbox.h"
@@ -112,6 +114,21 @@ struct HostFixture {
   bool valid() const { return runtime.isValid() && homeDir.isValid() && bus.fd >= 0 && tmpSocket.fd >= 0; }
 };
 
+// The probe-sandbox "syscalls" checks the seccomp filter refuses with EPERM, and two it allows.
+const std::vector<std::string> kDeniedChecks{"socket_inet", "socket_inet6", "socket_packet", "ptrace",
+                                             "process_vm_readv", "unshare", "setns", "mount", "chroot",
+                                             "keyctl", "bpf", "userfaultfd", "io_uring_setup", "personality",
+                                             "clone_newuser"};
+const std::vector<std::string> kAllowedChecks{"socket_unix", "socket_netlink"};
+
+// name -> the check's entry in a probe-sandbox result.
+std::map<std::string, kwb::worker::Json> syscallResults(const kwb::worker::Json &result) {
+  std::map<std::string, kwb::worker::Json> out;
+  for (const auto &entry : result.value("syscalls", kwb::worker::Json::array()))
+    out[entry.value("name", "")] = entry;
+  return out;
+}
+
 bool contains(const std::vector<std::string> &argv, std::initializer_list<const char *> run) {
   const std::vector<std::string> needle(run.begin(), run.end());
   return std::search(argv.begin(), argv.end(), needle.begin(), needle.end()) != argv.end();
@@ -174,6 +191,11 @@ class TestWorkerSandbox : public QObject {
                                  "--mount-proc", "--map-root-user", "--", "/opt/kwb/kwb-worker", "--serve"}));
     }
     QCOMPARE(sandboxCommand({SandboxKind::None, "", false, ""}, worker, "/p"), worker);
+    // nvcc's sandbox: no GPU device nodes.
+    const auto noGpu = sandboxCommand({SandboxKind::Bwrap, "/usr/bin/bwrap", true, ""}, worker, "/tmp/kwb-p/private",
+                                      SandboxCommandOptions{.gpuDevices = false});
+    QVERIFY(!contains(noGpu, {"--dev-bind"}));
+    QVERIFY(contains(noGpu, {"--unshare-net"}));
   }
 
   void coversAndKeeps() {
@@ -194,6 +216,11 @@ class TestWorkerSandbox : public QObject {
     QVERIFY(has(c.keeps, homePath + "/lib"));
     QVERIFY(!has(c.keeps, "/usr/lib"));
     QVERIFY(!has(c.covers, "/"));
+    // Extra keeps (nvcc's toolkit folder) come back when they lie under a cover, not otherwise.
+    fs::create_directories(homePath + "/cuda/bin");
+    const auto withToolkit = sandboxCovers(homePath + "/bin/kwb-worker", {}, {homePath + "/cuda", "/usr"});
+    QVERIFY(has(withToolkit.keeps, homePath + "/cuda"));
+    QVERIFY(!has(withToolkit.keeps, "/usr"));
   }
 
   void environmentLeavesSecretsBehind() {
@@ -276,6 +303,72 @@ class TestWorkerSandbox : public QObject {
     QCOMPARE(r.result["private_dir"].value("path", ""), sandbox.privateDir);
     QVERIFY(fs::is_directory(sandbox.privateDir, ec));
     QVERIFY(client.call("ping").ok);
+
+    // The seccomp filter: on, reported in hello and SandboxStatus; the calls it denies fail
+    // with EPERM (not a kill: the worker answers), the ones CUDA needs still work.
+    QVERIFY2(hello.value("seccomp", false), hello.value("seccomp_reason", "").c_str());
+    QVERIFY(sandbox.seccomp);
+    QVERIFY(hello["seccomp_denied"].is_array() && !hello["seccomp_denied"].empty());
+    std::vector<std::string> names = kDeniedChecks;
+    names.insert(names.end(), kAllowedChecks.begin(), kAllowedChecks.end());
+    const auto s = client.call("probe-sandbox", {{"syscalls", names}});
+    QVERIFY2(s.ok, s.error.message.c_str());
+    const auto results = syscallResults(s.result);
+    QCOMPARE(results.size(), names.size());
+    for (const auto &name : kDeniedChecks) {
+      const auto &e = results.at(name);
+      QVERIFY2(!e.value("ok", true), (name + ": " + e.dump()).c_str());
+      QVERIFY2(e.value("errno", 0) == EPERM, (name + ": " + e.dump()).c_str());
+    }
+    for (const auto &name : kAllowedChecks)
+      QVERIFY2(results.at(name).value("ok", false), (name + ": " + results.at(name).dump()).c_str());
+    // Ordinary work goes on after all those refusals.
+    QVERIFY(client.call("ping", {{"after", "seccomp"}}).ok);
+    const auto devices = client.call("devices");
+    QVERIFY2(devices.ok, devices.error.message.c_str());
+    QVERIFY(devices.result.contains("devices"));
+  }
+
+  // --no-seccomp / KWB_SECCOMP=off: the namespaces stay, the filter is off and hello says why;
+  // the same calls then get through (or fail for other reasons than EPERM), so the EPERMs above
+  // come from the filter.
+  void seccompCanBeTurnedOff_data() { isolation_data(); }
+
+  void seccompCanBeTurnedOff() {
+    QFETCH(SandboxPreference, preference);
+    const auto support = probeSandboxSupport(preference);
+    if (support.kind == SandboxKind::None) QSKIP(qPrintable("not available here: " + QString::fromStdString(support.reason)));
+    QTemporaryDir home(QDir::currentPath() + "/kwb-home-XXXXXX");
+    QVERIFY(home.isValid());
+    const fs::path homePath = home.path().toStdString();
+    ScopedEnv homeEnv("HOME", homePath.string());
+    auto o = options(preference, homePath);
+    o.environment.emplace_back("KWB_SECCOMP", "off");
+    WorkerClient client(o);
+    client.start();
+    QVERIFY2(client.waitUntilReady(10s), client.lastExit() ? client.lastExit()->stderrTail.c_str() : "");
+    const auto sandbox = client.sandbox();
+    QVERIFY2(sandbox.verified, sandbox.reason.c_str());
+    QVERIFY(!sandbox.seccomp);
+    QVERIFY2(sandbox.seccompReason.find("KWB_SECCOMP=off") != std::string::npos, sandbox.seccompReason.c_str());
+    QCOMPARE(client.hello().value("seccomp", true), false);
+    const auto s = client.call("probe-sandbox", {{"syscalls", {"socket_inet", "unshare", "process_vm_readv", "ptrace", "setns"}}});
+    QVERIFY2(s.ok, s.error.message.c_str());
+    const auto results = syscallResults(s.result);
+    for (const char *name : {"socket_inet", "unshare", "process_vm_readv"})
+      QVERIFY2(results.at(name).value("ok", false), (std::string(name) + ": " + results.at(name).dump()).c_str());
+    QCOMPARE(results.at("ptrace").value("errno", 0), ESRCH);
+    QCOMPARE(results.at("setns").value("errno", 0), EBADF);
+  }
+
+  void syscallsCheckRefusesUnknownNames() {
+    WorkerClient client(options(SandboxPreference::None, fs::current_path()));
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    const auto r = client.call("probe-sandbox", {{"syscalls", {"socket_inet", "reboot_now"}}});
+    QVERIFY(!r.ok);
+    QCOMPARE(r.error.kind, std::string("invalid-argument"));
+    QVERIFY2(r.error.message.find("reboot_now") != std::string::npos, r.error.message.c_str());
   }
 
   void withoutSandboxTheSameProbeGetsOut() {
@@ -308,6 +401,17 @@ class TestWorkerSandbox : public QObject {
     QCOMPARE(r.result["write"][0].value("ok", false), true);
     QCOMPARE(r.result["write"][0].value("removed", false), true);  // the probe cleans up after itself
     QCOMPARE(r.result["private_dir"].value("ok", false), true);
+
+    // No sandbox, no seccomp filter: the same system calls are made and get through.
+    QCOMPARE(client.hello().value("seccomp", true), false);
+    QVERIFY(!sandbox.seccomp);
+    const auto s = client.call("probe-sandbox", {{"syscalls", {"socket_inet", "unshare", "process_vm_readv", "ptrace", "setns"}}});
+    QVERIFY2(s.ok, s.error.message.c_str());
+    const auto results = syscallResults(s.result);
+    for (const char *name : {"socket_inet", "unshare", "process_vm_readv"})
+      QVERIFY2(results.at(name).value("ok", false), (std::string(name) + ": " + results.at(name).dump()).c_str());
+    QCOMPARE(results.at("ptrace").value("errno", 0), ESRCH);
+    QCOMPARE(results.at("setns").value("errno", 0), EBADF);
   }
 };
 

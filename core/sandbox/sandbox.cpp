@@ -1,0 +1,378 @@
+#include "core/sandbox/sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+extern char **environ;
+
+namespace kwb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The last non-empty line a failed trial printed, for the reason text.
+std::string lastLine(const std::string &text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::vector<std::string> unshareFlags() {
+  // A pid namespace with a /proc of its own is required: with the host's /proc (writable, as
+  // CUDA needs it) /proc/<pid>/root of a host process would lead out of the mount namespace.
+  // CUDA also needs the /proc to match the pid namespace: without --mount-proc cuInit fails.
+  return {"--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--map-root-user"};
+}
+
+// `path` is `root` or inside it.
+bool within(const std::string &path, const std::string &root) {
+  if (root == "/") return true;
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+// An absolute, existing directory with links resolved; empty otherwise.
+std::string resolvedDirectory(const std::string &path) {
+  if (path.empty() || path.front() != '/') return {};
+  std::error_code ec;
+  const auto canonical = fs::canonical(path, ec);
+  if (ec || !fs::is_directory(canonical, ec)) return {};
+  return canonical.lexically_normal().string();
+}
+
+// Sorted, without entries inside others (or equal to them).
+std::vector<std::string> outermost(std::vector<std::string> paths) {
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  std::vector<std::string> out;
+  for (const auto &p : paths) {
+    if (p.empty()) continue;
+    if (std::none_of(out.begin(), out.end(), [&](const std::string &o) { return within(p, o); })) out.push_back(p);
+  }
+  return out;
+}
+
+// Runs argv with output captured (at most 4 KiB kept) and a time limit; its own session, so
+// the whole tree can be killed. Empty on success, else why it failed. (A few lines of our own
+// rather than core/compile's runChildProcess, so this module depends on nothing in core.)
+std::string runBriefly(const std::vector<std::string> &command, const fs::path &workingDirectory,
+                       std::chrono::milliseconds limit) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attributes);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_addchdir_np(&actions, workingDirectory.c_str());
+  sigset_t defaults, noMask;
+  sigemptyset(&defaults);
+  for (int s : {SIGPIPE, SIGINT, SIGTERM}) sigaddset(&defaults, s);
+  sigemptyset(&noMask);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setsigmask(&attributes, &noMask);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  std::vector<std::string> argv = command;
+  std::vector<char *> pointers;
+  for (auto &a : argv) pointers.push_back(a.data());
+  pointers.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawnError = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, pointers.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(fds[1]);
+  if (spawnError != 0) {
+    ::close(fds[0]);
+    return "cannot start " + argv[0] + ": " + std::strerror(spawnError);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::string output;
+  bool timedOut = false;
+  char buffer[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timedOut = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()) + 1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // every writer is gone
+    output.append(buffer, static_cast<std::size_t>(n));
+    if (output.size() > 4096) output.erase(0, output.size() - 4096);
+  }
+  ::close(fds[0]);
+  ::kill(-pid, SIGKILL);  // on expiry the whole tree; otherwise leftovers, if any
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timedOut) return "trying it took longer than " + std::to_string(limit.count() / 1000) + " s";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  std::string why = lastLine(output);
+  if (why.empty())
+    why = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                              : "exit status " + std::to_string(WEXITSTATUS(status));
+  return why;
+}
+
+// Runs `true` in the sandbox; empty on success, else why it failed.
+std::string trial(const SandboxSupport &candidate) {
+  std::error_code ec;
+  std::string pattern = (fs::temp_directory_path(ec) / "kwb-sandbox-check-XXXXXX").string();
+  if (ec) pattern = "/tmp/kwb-sandbox-check-XXXXXX";
+  if (!::mkdtemp(pattern.data())) return "cannot create a directory to try the sandbox in: " + std::string(std::strerror(errno));
+  const fs::path scratch = pattern;
+  std::string problem;
+  if (const auto truePath = findOnPath("true"); !truePath)
+    problem = "no 'true' program on PATH to try the sandbox with";
+  else
+    problem = runBriefly(sandboxCommand(candidate, {truePath->string()}, scratch), scratch, std::chrono::milliseconds(10000));
+  fs::remove_all(scratch, ec);
+  return problem;
+}
+
+SandboxSupport tryBwrap(std::string &whyNot) {
+  SandboxSupport s;
+  const auto bwrap = findOnPath("bwrap");
+  if (!bwrap) {
+    whyNot = "bubblewrap (bwrap) is not on PATH";
+    return s;
+  }
+  SandboxSupport candidate{SandboxKind::Bwrap, bwrap->string(), true, ""};
+  const auto problem = trial(candidate);
+  if (!problem.empty()) {
+    whyNot = bwrap->string() + " does not work here: " + problem;
+    return s;
+  }
+  candidate.reason = "bubblewrap works here (" + bwrap->string() + ")";
+  return candidate;
+}
+
+SandboxSupport tryUnshare(std::string &whyNot) {
+  SandboxSupport s;
+  const auto unshare = findOnPath("unshare");
+  if (!unshare) {
+    whyNot = "unshare (util-linux) is not on PATH";
+    return s;
+  }
+  SandboxSupport candidate{SandboxKind::Unshare, unshare->string(), true, ""};
+  const auto problem = trial(candidate);
+  if (problem.empty()) {
+    candidate.reason = "user, network, mount, IPC and pid namespaces work with " + unshare->string();
+    return candidate;
+  }
+  // No fallback without a pid namespace: with the host's /proc writable, /proc/<pid>/root
+  // escapes the mount namespace, so that would not be a sandbox.
+  whyNot = "user, network, mount, IPC and pid namespaces (with a /proc of their own) do not work with " +
+           unshare->string() + ": " + problem;
+  return s;
+}
+
+}  // namespace
+
+const char *sandboxKindName(SandboxKind kind) {
+  switch (kind) {
+    case SandboxKind::Bwrap: return "bwrap";
+    case SandboxKind::Unshare: return "unshare";
+    case SandboxKind::None: break;
+  }
+  return "none";
+}
+
+std::optional<SandboxKind> parseSandboxKind(std::string_view name) {
+  if (name == "bwrap") return SandboxKind::Bwrap;
+  if (name == "unshare") return SandboxKind::Unshare;
+  if (name == "none") return SandboxKind::None;
+  return std::nullopt;
+}
+
+std::optional<fs::path> findOnPath(std::string_view program) {
+  if (program.find('/') != std::string_view::npos) {
+    if (::access(std::string(program).c_str(), X_OK) == 0) return fs::path(program);
+    return std::nullopt;
+  }
+  const char *path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const auto colon = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (!dir.empty()) {
+      const fs::path candidate = fs::path(dir) / program;
+      std::error_code ec;
+      if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return std::nullopt;
+}
+
+SandboxSupport probeSandboxSupport(SandboxPreference preference) {
+  if (preference == SandboxPreference::Auto) {
+    if (const char *env = std::getenv("KWB_SANDBOX"); env && *env) {
+      const std::string v = env;
+      if (v == "bwrap") preference = SandboxPreference::Bwrap;
+      else if (v == "unshare") preference = SandboxPreference::Unshare;
+      else if (v == "none") {
+        return {SandboxKind::None, "", false, "sandbox turned off by KWB_SANDBOX=none"};
+      } else if (v != "auto") {
+        return {SandboxKind::None, "", false,
+                "KWB_SANDBOX='" + v + "' is not one of auto, bwrap, unshare, none: running without a sandbox"};
+      }
+    }
+  }
+  std::string bwrapProblem, unshareProblem;
+  switch (preference) {
+    case SandboxPreference::None:
+      return {SandboxKind::None, "", false, "sandbox turned off by the caller"};
+    case SandboxPreference::Bwrap: {
+      auto s = tryBwrap(bwrapProblem);
+      if (s.kind == SandboxKind::None) s.reason = bwrapProblem;
+      return s;
+    }
+    case SandboxPreference::Unshare: {
+      auto s = tryUnshare(unshareProblem);
+      if (s.kind == SandboxKind::None) s.reason = unshareProblem;
+      return s;
+    }
+    case SandboxPreference::Auto: break;
+  }
+  auto s = tryBwrap(bwrapProblem);
+  if (s.kind != SandboxKind::None) return s;
+  s = tryUnshare(unshareProblem);
+  if (s.kind != SandboxKind::None) {
+    s.reason += "; " + bwrapProblem;
+    return s;
+  }
+  s.reason = bwrapProblem + "; " + unshareProblem;
+  return s;
+}
+
+std::vector<std::string> splitPathList(std::string_view list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto colon = list.find(':', start);
+    const auto part = list.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start);
+    if (!part.empty()) out.emplace_back(part);
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  return out;
+}
+
+std::string joinPathList(const std::vector<std::string> &paths) {
+  std::string out;
+  for (const auto &p : paths) out += (out.empty() ? "" : ":") + p;
+  return out;
+}
+
+SandboxCovers sandboxCovers(const fs::path &executable, const std::vector<std::string> &extraCovers,
+                            const std::vector<std::string> &extraKeeps) {
+  std::vector<std::string> candidates{"/tmp", "/run", "/var/run", "/home", "/root", "/var/tmp"};
+  for (const char *variable : {"XDG_RUNTIME_DIR", "HOME"})
+    if (const char *value = std::getenv(variable); value && *value) candidates.emplace_back(value);
+  candidates.insert(candidates.end(), extraCovers.begin(), extraCovers.end());
+  std::vector<std::string> covers;
+  for (const auto &c : candidates) {
+    const auto dir = resolvedDirectory(c);  // /var/run -> /run: covered once
+    if (!dir.empty() && dir != "/") covers.push_back(dir);
+  }
+  SandboxCovers result;
+  result.covers = outermost(std::move(covers));
+  std::vector<std::string> keeps;
+  if (!executable.empty()) keeps.push_back(resolvedDirectory(fs::absolute(executable).parent_path().string()));
+  if (const char *libraries = std::getenv("LD_LIBRARY_PATH"))
+    for (const auto &entry : splitPathList(libraries)) keeps.push_back(resolvedDirectory(entry));
+  for (const auto &k : extraKeeps) keeps.push_back(resolvedDirectory(k));
+  std::vector<std::string> needed;
+  for (const auto &k : keeps)
+    if (!k.empty() && std::any_of(result.covers.begin(), result.covers.end(),
+                                  [&](const std::string &c) { return within(k, c); }))
+      needed.push_back(k);
+  result.keeps = outermost(std::move(needed));
+  return result;
+}
+
+SandboxSupport detectSandbox(SandboxPreference preference) {
+  static std::mutex mutex;
+  static std::map<int, SandboxSupport> cache;
+  std::lock_guard lock(mutex);
+  const int key = static_cast<int>(preference);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  auto support = probeSandboxSupport(preference);
+  cache[key] = support;
+  return support;
+}
+
+std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std::vector<std::string> &command,
+                                        const fs::path &privateDir, const SandboxCommandOptions &options) {
+  std::vector<std::string> argv;
+  const std::string priv = privateDir.string();
+  switch (support.kind) {
+    case SandboxKind::None:
+      return command;
+    case SandboxKind::Bwrap: {
+      argv = {support.program, "--ro-bind", "/", "/", "--dev", "/dev"};
+      // CUDA needs the NVIDIA nodes (nvidiactl, nvidiaN, nvidia-uvm, nvidia-uvm-tools,
+      // nvidia-modeset, nvidia-caps/) read-write; the driver's libraries are read from / .
+      std::vector<std::string> nodes;
+      std::error_code ec;
+      if (options.gpuDevices) {
+        for (const auto &entry : fs::directory_iterator("/dev", ec)) {
+          const auto name = entry.path().filename().string();
+          if (name.rfind("nvidia", 0) == 0) nodes.push_back(entry.path().string());
+        }
+      }
+      std::sort(nodes.begin(), nodes.end());
+      for (const auto &node : nodes) argv.insert(argv.end(), {"--dev-bind", node, node});
+      argv.insert(argv.end(), {"--tmpfs", "/dev/shm", "--proc", "/proc"});
+      // Host Unix sockets and the user's files: empty tmpfs over them; what the worker needs
+      // from there back read-only; then the private directory, which may lie under /tmp.
+      const auto covers =
+          sandboxCovers(command.empty() ? fs::path() : fs::path(command.front()), {}, options.extraKeeps);
+      for (const auto &c : covers.covers) argv.insert(argv.end(), {"--tmpfs", c});
+      for (const auto &k : covers.keeps) argv.insert(argv.end(), {"--ro-bind", k, k});
+      argv.insert(argv.end(), {"--bind", priv, priv});
+      for (const auto &c : covers.covers) argv.insert(argv.end(), {"--remount-ro", c});
+      argv.insert(argv.end(), {"--unshare-net", "--unshare-pid", "--unshare-ipc", "--new-session", "--die-with-parent"});
+      // As root bwrap keeps capabilities unless told not to; with them the worker could undo
+      // the read-only mounts.
+      if (::geteuid() == 0) argv.insert(argv.end(), {"--cap-drop", "ALL"});
+      argv.insert(argv.end(), {"--chdir", priv, "--"});
+      break;
+    }
+    case SandboxKind::Unshare: {
+      argv = {support.program};
+      const auto flags = unshareFlags();
+      argv.insert(argv.end(), flags.begin(), flags.end());
+      argv.push_back("--");
+      break;
+    }
+  }
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+}  // namespace kwb

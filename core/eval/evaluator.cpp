@@ -171,6 +171,9 @@ json EvaluationResult::toJson() const {
                     {"mean_ms", x.mean},     {"samples", x.count},     {"relative_spread", x.relativeSpread}};
       };
       json tj = {{"ok", t.ok}, {"timer", t.timer}};
+      json findings = json::array();
+      for (const auto &[reason, message] : t.findings) findings.push_back({{"reason", reason}, {"message", message}});
+      tj["findings"] = findings;
       if (t.ok) {
         tj["candidate"] = stats(t.candidate);
         tj["reference"] = stats(t.reference);
@@ -181,6 +184,10 @@ json EvaluationResult::toJson() const {
         tj["roofline"] = t.detail.value("roofline", json::object());
         tj["warmup"] = t.detail.value("warmup", json::object());
         tj["l2_flush_bytes"] = t.detail.value("l2_flush_bytes", 0ull);
+        tj["throttled_samples"] = t.throttledSamples;
+        tj["events"] = {{"candidate", t.detail.value("candidate", json::object()).value("events", json::object())},
+                        {"reference", t.detail.value("reference", json::object()).value("events", json::object())}};
+        tj["rechecks"] = t.detail.value("rechecks", json::array());
       } else {
         tj["error"] = t.error;
       }
@@ -311,14 +318,6 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
 
   // Compile: the candidate first (its errors are what the user needs), then the reference.
-  if (detectSourceForm(source) == SourceForm::HostLauncher) {
-    result.candidate.form = SourceForm::HostLauncher;
-    result.outcome = EvalOutcome::Unsupported;
-    result.message =
-        "host-launcher candidates (kwb_launch) are not evaluated yet; write device-only kernels launched as the "
-        "task's [launch] declares";
-    return finish();
-  }
   step("compile", "", 0.0, "compiling " + options.sourceName + " for " + result.arch);
   const auto request = requestFor(task, source, options.sourceName, result.arch, tunables);
   result.candidate = compiler_.compile(request);
@@ -350,7 +349,9 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
 
   // Launches and occupancy per configuration.
   const auto limits = archLimits(result.arch);
-  const KernelResources *resources = findKernel(result.candidate, candidateLaunch.kernel);
+  const bool hostLauncher = result.candidate.form == SourceForm::HostLauncher;
+  // A host launcher chooses its own launches: no occupancy from the manifest's.
+  const KernelResources *resources = hostLauncher ? nullptr : findKernel(result.candidate, candidateLaunch.kernel);
   for (const auto *c : configs) {
     ConfigOutcome co;
     co.config = c->name;
@@ -387,6 +388,27 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   }
   const std::string refImage = base64Encode(reference.image);
   const std::string candImage = base64Encode(result.candidate.image);
+  auto spec = [](const std::string &image, const Launch &l, const LaunchDims &d) {
+    return json{{"cubin", image},          {"kernel", l.kernel},           {"grid", dimsJson(d.grid)},
+                {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}, {"args", l.args}};
+  };
+  auto candidateSpec = [&](const LaunchDims &d) {
+    if (hostLauncher) return json{{"library", candImage}, {"args", candidateLaunch.args}};
+    return spec(candImage, candidateLaunch, d);
+  };
+  // A worker that ran another candidate's host code is replaced first.
+  auto freshWorkerForHostCode = [&] {
+    if (!hostLauncher) return;
+    const std::string key = result.candidate.cacheKey.empty() ? std::to_string(std::hash<std::string>{}(candImage))
+                                                              : result.candidate.cacheKey;
+    if (worker_ && workerLibraryGeneration_ == worker_->generation() && workerLibraryKey_ != key &&
+        !workerLibraryKey_.empty())
+      worker_->restart();
+    workerLibraryKey_ = key;
+  };
+  auto noteWorkerLibrary = [&] {
+    if (hostLauncher && worker_) workerLibraryGeneration_ = worker_->generation();
+  };
 
   const double evalShare = options.time ? 0.5 : 0.9;  // of the progress bar after compiling
   const double perConfig = result.configs.empty() ? 0.0 : evalShare / static_cast<double>(result.configs.size());
@@ -405,22 +427,20 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       continue;
     }
     std::string problem;
+    freshWorkerForHostCode();
     if (!ensureWorker(problem)) {
       co.outcome = EvalOutcome::Error;
       co.message = problem;
       stop = true;
       continue;
     }
+    noteWorkerLibrary();
     result.sandbox = worker_->sandbox().state;
-    auto spec = [](const std::string &image, const Launch &l, const LaunchDims &d) {
-      return json{{"cubin", image},          {"kernel", l.kernel},           {"grid", dimsJson(d.grid)},
-                  {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}, {"args", l.args}};
-    };
     json params = {{"task", task.folder.string()},
                    {"config", co.config},
                    {"seeds", seeds},
                    {"reference", spec(refImage, task.reference.launch, co.referenceLaunch)},
-                   {"candidate", spec(candImage, candidateLaunch, co.candidateLaunch)}};
+                   {"candidate", candidateSpec(co.candidateLaunch)}};
     if (!manifest.empty()) params["manifest"] = manifest;
 
     step("evaluate", co.config, configStart, "evaluating configuration " + co.config);
@@ -441,6 +461,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     };
     handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
     worker_->send("evaluate", params, handlers, options.timeLimit);
+    if (cancelled()) worker_->restart();  // a cancel that came just before the send
     const auto reply = future.get();
     if (cancelled()) {
       co.outcome = EvalOutcome::Cancelled;
@@ -488,11 +509,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       co.message = "correct on " + std::to_string(co.seeds.size()) + " seed(s)";
     } else if (verdict == "incorrect") {
       co.outcome = EvalOutcome::Incorrect;
-      for (const auto &s : co.seeds)
-        if (!s.passed) {
-          co.message = "seed " + std::to_string(s.seed) + ": " + s.summary;
-          break;
-        }
+      if (co.reason == "forbidden-library") co.message = r.value("forbidden_message", std::string("forbidden library"));
+      else
+        for (const auto &s : co.seeds)
+          if (!s.passed) {
+            co.message = "seed " + std::to_string(s.seed) + ": " + s.summary;
+            break;
+          }
     } else if (verdict == "load-error") {
       co.outcome = EvalOutcome::LoadError;
       co.message = co.reason;
@@ -517,21 +540,19 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       const auto *config = task.config(co.config);
       TimingOutcome t;
       std::string problem;
+      freshWorkerForHostCode();
       if (!ensureWorker(problem)) {
         t.error = problem;
         co.timing = t;
         continue;
       }
-      auto spec = [](const std::string &image, const Launch &l, const LaunchDims &d) {
-        return json{{"cubin", image},          {"kernel", l.kernel},           {"grid", dimsJson(d.grid)},
-                    {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}, {"args", l.args}};
-      };
+      noteWorkerLibrary();
       json params = {{"task", task.folder.string()},
                      {"config", co.config},
-                     {"seed", 1},
+                     {"seed", seeds.empty() ? 1 : seeds.back() + 1},  // inputs the evaluation did not use
                      {"time_cap_ms", options.timingCap.count()},
                      {"reference", spec(refImage, task.reference.launch, co.referenceLaunch)},
-                     {"candidate", spec(candImage, candidateLaunch, co.candidateLaunch)}};
+                     {"candidate", candidateSpec(co.candidateLaunch)}};
       if (!manifest.empty()) params["manifest"] = manifest;
       // The task's cost for this configuration (the roofline check); absent when not given.
       auto cost = [&](const Expression &e) -> double {
@@ -559,6 +580,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       };
       handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
       worker_->send("time", params, handlers, options.timeLimit);
+      if (cancelled()) worker_->restart();
       const auto reply = future.get();
       if (cancelled()) return finishCancelled();
       if (!reply.ok) {
@@ -567,7 +589,15 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
         const auto &r = reply.result;
         t.detail = r;
         t.timer = r.value("timer", "");
-        if (r.value("verdict", "") != "timed") {
+        for (const auto &f : r.value("findings", json::array()))
+          t.findings.emplace_back(f.value("reason", std::string()), f.value("message", std::string()));
+        if (r.value("verdict", "") == "incorrect") {
+          // Wrong outputs while timed, or no kernel at all: the candidate is incorrect.
+          t.error = "incorrect while timed: " + r.value("reason_detail", r.value("reason", std::string()));
+          co.outcome = EvalOutcome::Incorrect;
+          co.reason = r.value("reason", std::string("timed-output-mismatch"));
+          co.message = r.value("reason_detail", co.reason);
+        } else if (r.value("verdict", "") != "timed") {
           t.error = r.value("verdict", std::string("error")) + ": " + r.value("reason", std::string());
           if (r.value("context_lost", false)) worker_->restart();
         } else {
@@ -591,6 +621,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
           t.suspicious = r.value("suspicious", false);
           t.suspiciousReason = r.value("suspicious_reason", "");
           t.stopReason = r.value("stop_reason", "");
+          t.throttledSamples = r.value("candidate", json::object()).value("throttled_samples", std::size_t{0});
         }
       }
       co.timing = t;

@@ -69,19 +69,25 @@ struct SeedOutcome {
 struct TimingOutcome {
   bool ok = false;          // false: `error` says why there is no figure
   std::string error;
-  std::string timer;        // "cuda-events" (CUPTI later)
+  std::string timer;        // "cupti" (kernel records: every stream), or "cuda-events" without CUPTI
   SampleStats candidate, reference;
   double speedup = 0;       // reference median / candidate median
   bool suspicious = false;  // faster than the task's roofline floor allows
   std::string suspiciousReason;
   std::string stopReason;   // "converged", "time-cap", "max-samples"
+  std::size_t throttledSamples = 0;  // candidate samples NVML saw slowed by power or heat
+  // Named observations made while timing: {"side-stream", "..."}, {"no-kernel-ran", "..."}.
+  std::vector<std::pair<std::string, std::string>> findings;
   nlohmann::json detail;    // the worker's reply (samples, warm-up, roofline)
 };
 
 struct ConfigOutcome {
   std::string config;
   EvalOutcome outcome = EvalOutcome::NotRun;
-  std::string reason;     // incorrect: "mismatch", "unwritten", "inputs-modified", "race"
+  // incorrect: "mismatch", "unwritten", "inputs-modified", "race", "output-reused",
+  // "no-kernel-ran", "forbidden-library", and from timing "timed-output-mismatch",
+  // "reference-buffer-copied"
+  std::string reason;
   std::string errorName;  // runtime/load error: CUDA_ERROR_ILLEGAL_ADDRESS
   std::string message;    // in words
   LaunchDims candidateLaunch, referenceLaunch;
@@ -164,6 +170,10 @@ class Evaluator {
   EvaluatorSettings settings_;
   Compiler compiler_;
   std::unique_ptr<worker::WorkerClient> worker_;  // created and replaced under workerMutex_
+  // The host-launcher library the current worker has loaded: a worker runs the host code of
+  // one candidate only, so one candidate cannot tamper with another's results.
+  std::string workerLibraryKey_;
+  std::uint64_t workerLibraryGeneration_ = 0;
   mutable std::mutex workerMutex_;
   std::atomic<bool> running_{false};
   std::atomic<bool> cancelRequested_{false};

@@ -39,7 +39,11 @@ bool CudaDriver::load() {
             library.resolve(cuEventDestroy, "cuEventDestroy_v2") &&
             library.resolve(cuEventRecord, "cuEventRecord") &&
             library.resolve(cuEventSynchronize, "cuEventSynchronize") &&
-            library.resolve(cuEventElapsedTime, "cuEventElapsedTime");
+            library.resolve(cuEventElapsedTime, "cuEventElapsedTime") &&
+            library.resolve(cuStreamCreate, "cuStreamCreate") &&
+            library.resolve(cuStreamDestroy, "cuStreamDestroy_v2") &&
+            library.resolve(cuStreamSynchronize, "cuStreamSynchronize") &&
+            library.resolve(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   if (!ok) {
     problem_ = "no CUDA driver: " + library.path() + " lacks a driver API entry point (too old?)";
     return false;

@@ -88,6 +88,11 @@ struct CudaDriver {
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent) = nullptr;
+  // Streams (a host launcher is handed one); flags 1 = CU_STREAM_NON_BLOCKING.
+  CUresult (*cuStreamCreate)(CUstream *, unsigned) = nullptr;
+  CUresult (*cuStreamDestroy)(CUstream) = nullptr;                                  // cuStreamDestroy_v2
+  CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, std::size_t) = nullptr;       // cuMemcpyDtoD_v2
 
   // Loads libcuda (or $KWB_CUDA_DRIVER_LIBRARY when set) and resolves every entry point.
   // Returns false with problem() set when the library or a symbol is missing.

@@ -69,6 +69,7 @@ LibraryStatus probeCupti() {
 
 namespace {
 constexpr int kNvmlSuccess = 0;
+constexpr int kNvmlClockSm = 1;   // nvmlClockType_t NVML_CLOCK_SM
 constexpr int kNvmlClockMem = 2;  // nvmlClockType_t NVML_CLOCK_MEM
 }  // namespace
 
@@ -90,6 +91,9 @@ Nvml::Nvml() {
     return;
   }
   library_.resolve(busWidth_, "nvmlDeviceGetMemoryBusWidth");
+  library_.resolve(clockInfo_, "nvmlDeviceGetClockInfo");
+  if (!library_.resolve(clockReasons_, "nvmlDeviceGetCurrentClocksEventReasons"))
+    library_.resolve(clockReasons_, "nvmlDeviceGetCurrentClocksThrottleReasons");
   if (int r = init(); r != kNvmlSuccess) {
     status_.problem = std::string("nvmlInit failed: ") + (errorString ? errorString(r) : std::to_string(r));
     return;
@@ -107,9 +111,32 @@ Nvml::~Nvml() {
 }
 
 void *Nvml::deviceHandle(const std::string &pciBusId) const {
+  if (cachedHandle_ && pciBusId == cachedBusId_) return cachedHandle_;
   void *handle = nullptr;
   if (!initialized_ || handleByPciBusId_(pciBusId.c_str(), &handle) != kNvmlSuccess) return nullptr;
+  cachedBusId_ = pciBusId;
+  cachedHandle_ = handle;
   return handle;
+}
+
+Nvml::ClockSample Nvml::clocks(const std::string &pciBusId) const {
+  ClockSample c;
+  void *h = deviceHandle(pciBusId);
+  if (!h || !clockInfo_ || clockInfo_(h, kNvmlClockSm, &c.smMHz) != kNvmlSuccess) return c;
+  if (clockReasons_ && clockReasons_(h, &c.reasons) != kNvmlSuccess) c.reasons = 0;
+  c.ok = true;
+  return c;
+}
+
+std::string Nvml::describeReasons(unsigned long long reasons) {
+  static const std::pair<unsigned long long, const char *> names[] = {
+      {0x1, "gpu-idle"},          {0x2, "applications-clocks-setting"}, {0x4, "sw-power-cap"},
+      {0x8, "hw-slowdown"},       {0x10, "sync-boost"},                 {0x20, "sw-thermal-slowdown"},
+      {0x40, "hw-thermal-slowdown"}, {0x80, "hw-power-brake-slowdown"}, {0x100, "display-clock-setting"}};
+  std::string out;
+  for (const auto &[bit, name] : names)
+    if (reasons & bit) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
 }
 
 int Nvml::maxMemoryClockKHz(const std::string &pciBusId) const {

@@ -29,6 +29,20 @@ class Nvml {
   int maxMemoryClockKHz(const std::string &pciBusId) const;
   int memoryBusWidthBits(const std::string &pciBusId) const;
 
+  // The SM clock now and why clocks are held down (nvmlClocksEventReasons bits); ok is false
+  // when NVML cannot say. Cheap enough to call once per timing sample.
+  struct ClockSample {
+    bool ok = false;
+    unsigned smMHz = 0;
+    unsigned long long reasons = 0;
+    // Power or thermal slowdown (software or hardware) or a power brake: the sample is slowed.
+    bool throttled() const { return (reasons & kSlowdownReasons) != 0; }
+    static constexpr unsigned long long kSlowdownReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+  };
+  ClockSample clocks(const std::string &pciBusId) const;
+  // "sw-power-cap, hw-slowdown": the reasons' names.
+  static std::string describeReasons(unsigned long long reasons);
+
  private:
   void *deviceHandle(const std::string &pciBusId) const;
   DynamicLibrary library_;
@@ -38,6 +52,10 @@ class Nvml {
   int (*handleByPciBusId_)(const char *, void **) = nullptr;
   int (*maxClockInfo_)(void *, int, unsigned *) = nullptr;
   int (*busWidth_)(void *, unsigned *) = nullptr;
+  int (*clockInfo_)(void *, int, unsigned *) = nullptr;
+  int (*clockReasons_)(void *, unsigned long long *) = nullptr;
+  mutable std::string cachedBusId_;
+  mutable void *cachedHandle_ = nullptr;
 };
 
 }  // namespace kwb

@@ -413,7 +413,7 @@ Task ManifestReader::read(const std::string &text) {
   task.manifestPath = folder_.empty() ? fs::path(path_) : folder_ / kManifestFileName;
 
   checkKeys(root, "", {"name", "description", "sizes", "seeds", "configs", "tensors", "reference",
-                       "launch", "tunables", "cost", "editor"});
+                       "launch", "tunables", "cost", "editor", "allow_libraries"});
   readName(root, task);
   readSizes(root, task);
   readSeeds(root, task);
@@ -438,6 +438,17 @@ Task ManifestReader::read(const std::string &text) {
 
   readCost(root, task);
   readEditor(root, task);
+  if (const toml::node *n = root.get("allow_libraries")) {
+    const std::string what = "an array of vendor library names, e.g. [\"cublas\"]; known: " + join(kVendorLibraries);
+    const toml::array &a = asArray(*n, "allow_libraries", what);
+    for (const toml::node &e : a) {
+      const std::string name = asString(e, "allow_libraries", "a vendor library name (a string)");
+      if (std::find(kVendorLibraries.begin(), kVendorLibraries.end(), name) == kVendorLibraries.end())
+        fail(lineOf(e), "allow_libraries", inQuotes(name) + " is not a known vendor library; expected one of: " +
+                                               join(kVendorLibraries));
+      task.allowedLibraries.push_back(name);
+    }
+  }
   return task;
 }
 

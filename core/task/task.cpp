@@ -165,4 +165,22 @@ std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
   return out;
 }
 
+std::string vendorLibraryOf(const std::string &path) {
+  const auto slash = path.rfind('/');
+  const std::string file = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (file.rfind("lib", 0) != 0) return {};
+  std::string best;
+  for (const auto &name : kVendorLibraries) {
+    // "libcublasLt.so..." must not count as "cublas": the name is followed by '.', '_' or '-'.
+    // (A longer name wins, so libcublasLt is "cublasLt".)
+    const std::string stem = "lib" + name;
+    if (file.size() > stem.size() && file.compare(0, stem.size(), stem) == 0) {
+      const char next = file[stem.size()];
+      // NPP comes as libnppc, libnppial, ...: any continuation.
+      if ((next == '.' || next == '_' || next == '-' || name == "npp") && name.size() > best.size()) best = name;
+    }
+  }
+  return best;
+}
+
 }  // namespace kwb

@@ -105,12 +105,24 @@ struct Task {
   Expression flops;
   Expression bytes;
   std::vector<Tunable> tunables;
+  // Vendor libraries a candidate may load (allow_libraries; names from kVendorLibraries).
+  // Every other vendor library is forbidden: a candidate that loads one is rejected.
+  std::vector<std::string> allowedLibraries;
 
   const Tensor *tensor(std::string_view name) const;
   const SizeConfig *config(std::string_view name) const;
   // The source a user edits first: the starter if given, else the reference.
   std::filesystem::path starterSource() const;
 };
+
+// The vendor libraries the evaluator watches for, by the file-name stem that identifies them
+// (libcublas.so.13 → "cublas"; "cublasLt" is its own entry).
+inline const std::vector<std::string> kVendorLibraries = {"cublas", "cublasLt", "cudnn",  "cufft",
+                                                          "cusparse", "cusolver", "curand", "npp",
+                                                          "nvjpeg", "cutensor", "torch", "c10"};
+// The vendor-library name of a loaded file's path ("/usr/lib/libcublasLt.so.13" → "cublasLt"),
+// empty when it is none of kVendorLibraries.
+std::string vendorLibraryOf(const std::string &path);
 
 // The value of every tunable: the given one, else its first listed value. Throws
 // std::invalid_argument naming the task's tunables when `given` names one it lacks.

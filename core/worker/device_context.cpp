@@ -1,5 +1,15 @@
 #include "core/worker/device_context.h"
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
+#include "core/task/task.h"
 #include "core/worker/worker_server.h"
 
 namespace kwb::worker {
@@ -7,6 +17,9 @@ namespace kwb::worker {
 void DeviceContext::ensureDeviceContext() {
   if (ready_) return;
   if (!driver_.library.isOpen() && !driver_.load()) throw CommandError("no-device", driver_.problem());
+  // Kernel records from the first launch on; CUPTI is optional (KWB_NO_CUPTI=1 turns it off).
+  const char *noCupti = std::getenv("KWB_NO_CUPTI");
+  if (!(noCupti && *noCupti && std::string(noCupti) != "0")) KernelActivity::instance().start();
   CUresult r = driver_.cuInit(0);
   if (r != cu::SUCCESS) throw CommandError("no-device", "cuInit failed: " + driver_.describe(r));
   r = driver_.cuDeviceGet(&dev_, device_);
@@ -16,6 +29,9 @@ void DeviceContext::ensureDeviceContext() {
   if (r != cu::SUCCESS) throw CommandError("no-device", "cannot create a CUDA context: " + driver_.describe(r));
   r = driver_.cuCtxSetCurrent(context_);
   if (r != cu::SUCCESS) throw CommandError("no-device", "cannot use the CUDA context: " + driver_.describe(r));
+  r = driver_.cuStreamCreate(&stream_, 1 /* CU_STREAM_NON_BLOCKING */);
+  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot create a CUDA stream: " + driver_.describe(r));
+  streamCuptiId_ = KernelActivity::instance().streamId(context_, stream_);
   ready_ = true;
 }
 
@@ -30,6 +46,129 @@ CudaFailure DeviceContext::failure(CUresult r, const std::string &what) {
   f.lost = r != cu::ERROR_OUT_OF_MEMORY && driver_.cuCtxSynchronize() != cu::SUCCESS;
   if (f.lost) contextLost_ = true;
   return f;
+}
+
+LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who) {
+  LoadedLaunch l;
+  l.spec = &spec;
+  if (!spec.hostLauncher) {
+    CUresult r = driver_.cuModuleLoadData(&l.module, spec.image.data());
+    if (r != cu::SUCCESS) {
+      auto f = failure(r, "loading the " + who + " module");
+      if (f.lost) throw f;
+      throw LoadFailure{f.name, f.message};
+    }
+    r = driver_.cuModuleGetFunction(&l.function, l.module, spec.kernel.c_str());
+    if (r != cu::SUCCESS) {
+      const auto name = failure(r, "").name;
+      release(l);
+      throw LoadFailure{name, "the " + who + " module has no kernel '" + spec.kernel + "' (extern \"C\" __global__)"};
+    }
+    if (spec.sharedBytes > 48 * 1024)
+      driver_.cuFuncSetAttribute(l.function, cu::FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 static_cast<int>(spec.sharedBytes));
+    return l;
+  }
+  // A host launcher: its library, once per distinct content.
+  const std::size_t key = std::hash<std::string>{}(spec.image);
+  void *handle = nullptr;
+  if (auto it = libraries_.find(key); it != libraries_.end()) {
+    handle = it->second;
+  } else {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kwb-launcher-XXXXXX.so";
+    int fd = mkstemps(path.data(), 3);
+    if (fd < 0) throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
+    const char *data = spec.image.data();
+    std::size_t left = spec.image.size();
+    bool ok = true;
+    while (left && ok) {
+      const ssize_t n = ::write(fd, data, left);
+      if (n <= 0) ok = false;
+      else {
+        data += n;
+        left -= static_cast<std::size_t>(n);
+      }
+    }
+    ::close(fd);
+    if (!ok) {
+      ::unlink(path.c_str());
+      throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
+    }
+    // The candidate's static constructors run here, inside the sandbox.
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ::unlink(path.c_str());
+    if (!handle) {
+      const char *e = dlerror();
+      throw LoadFailure{"dlopen", "the " + who + " library does not load: " + (e ? e : "dlopen failed")};
+    }
+    libraries_[key] = handle;
+  }
+  l.launcher = reinterpret_cast<int (*)(void *const *, CUstream)>(dlsym(handle, "kwb_launch"));
+  if (!l.launcher)
+    throw LoadFailure{"no-entry-point", "the " + who +
+                                            " library does not export kwb_launch; define extern \"C\" cudaError_t "
+                                            "kwb_launch(void *const *args, cudaStream_t stream)"};
+  return l;
+}
+
+void DeviceContext::release(LoadedLaunch &launch) {
+  if (launch.module && !contextLost_) driver_.cuModuleUnload(launch.module);
+  launch.module = nullptr;
+}
+
+void DeviceContext::enqueue(const LoadedLaunch &launch, void **params, const std::string &who) {
+  const LaunchSpec &spec = *launch.spec;
+  if (launch.launcher) {
+    const int status = launch.launcher(params, stream_);
+    if (status != 0) {
+      CudaFailure f;
+      f.name = "kwb_launch returned " + std::to_string(status);
+      f.message = who + " kwb_launch returned cudaError_t " + std::to_string(status) + " (not cudaSuccess)";
+      f.lost = driver_.cuCtxSynchronize() != cu::SUCCESS;
+      if (f.lost) contextLost_ = true;
+      throw f;
+    }
+    return;
+  }
+  check(driver_.cuLaunchKernel(launch.function, spec.grid[0], spec.grid[1], spec.grid[2], spec.block[0],
+                               spec.block[1], spec.block[2], spec.sharedBytes, nullptr, params, nullptr),
+        "launching " + who + " kernel '" + spec.kernel + "'");
+}
+
+void DeviceContext::run(const LoadedLaunch &launch, void **params, const std::string &who) {
+  enqueue(launch, params, who);
+  check(driver_.cuCtxSynchronize(), who + (launch.launcher ? " kwb_launch" : " kernel '" + launch.spec->kernel + "'"));
+}
+
+LaunchActivity DeviceContext::activity() {
+  LaunchActivity a;
+  auto &cupti = KernelActivity::instance();
+  if (!cupti.active()) return a;
+  a.recorded = true;
+  a.kernels = cupti.take();
+  if (streamCuptiId_)
+    for (const auto &k : a.kernels)
+      if (k.streamId != *streamCuptiId_) ++a.otherStreams;
+  return a;
+}
+
+std::vector<std::string> DeviceContext::forbiddenLibrariesLoaded(const std::vector<std::string> &allowed) const {
+  std::vector<std::string> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, std::size_t, void *data) {
+        auto *list = static_cast<std::vector<std::string> *>(data);
+        if (info->dlpi_name && *info->dlpi_name) list->push_back(info->dlpi_name);
+        return 0;
+      },
+      &found);
+  std::vector<std::string> out;
+  for (const auto &path : found) {
+    const auto name = vendorLibraryOf(path);
+    if (!name.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      out.push_back(name + " (" + path + ")");
+  }
+  return out;
 }
 
 }  // namespace kwb::worker

@@ -180,41 +180,32 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
   Buffers buffers;
   buffers.driver = &driver_;
   buffers.lost = &contextLost_;
-  Module refModule, candModule;
-  refModule.driver = candModule.driver = &driver_;
-  refModule.lost = candModule.lost = &contextLost_;
-  CUfunction refFunction = nullptr, candFunction = nullptr;
+  LoadedLaunch refLoaded, candLoaded;
+  struct Release {
+    DeviceContext *context;
+    LoadedLaunch *a, *b;
+    std::function<void(LoadedLaunch &)> release;
+    ~Release() {
+      release(*a);
+      release(*b);
+    }
+  } releaseModules{this, &refLoaded, &candLoaded, [this](LoadedLaunch &l) { release(l); }};
   std::string stage = "load";
   try {
-    // Modules. A CUBIN that does not load is the candidate's (or the reference's) fault.
-    auto load = [&](const LaunchSpec &spec, Module &module, CUfunction &function, const char *who) -> std::optional<Json> {
-      CUresult r = driver_.cuModuleLoadData(&module.module, spec.image.data());
-      if (r != cu::SUCCESS) {
-        auto f = failure(r, std::string("loading the ") + who + " module");
-        if (f.lost) return failWith(f, "load");
-        result["verdict"] = "load-error";
-        result["error_name"] = f.name;
-        result["reason"] = f.message;
-        result["stage"] = "load";
-        result["context_lost"] = false;
-        return result;
-      }
-      r = driver_.cuModuleGetFunction(&function, module.module, spec.kernel.c_str());
-      if (r != cu::SUCCESS) {
-        result["verdict"] = "load-error";
-        result["error_name"] = failure(r, "").name;
-        result["reason"] = std::string("the ") + who + " module has no kernel '" + spec.kernel + "' (extern \"C\" __global__)";
-        result["stage"] = "load";
-        result["context_lost"] = false;
-        return result;
-      }
-      if (spec.sharedBytes > 48 * 1024)
-        driver_.cuFuncSetAttribute(function, cu::FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                   static_cast<int>(spec.sharedBytes));
-      return std::nullopt;
-    };
-    if (auto r = load(reference, refModule, refFunction, "reference")) return *r;
-    if (auto r = load(candidate, candModule, candFunction, "candidate")) return *r;
+    // Modules. A CUBIN or library that does not load is the candidate's (or the reference's) fault.
+    try {
+      refLoaded = load(reference, "reference");
+      candLoaded = load(candidate, "candidate");
+    } catch (const LoadFailure &f) {
+      result["verdict"] = "load-error";
+      result["error_name"] = f.name;
+      result["reason"] = f.message;
+      result["stage"] = "load";
+      result["context_lost"] = false;
+      return result;
+    }
+    if (candidate.hostLauncher) result["candidate_launch"] = {{"host_launcher", true}};
+    activity();  // drop records of earlier work
 
     stage = "allocate";
     for (auto &t : tensors) {
@@ -225,7 +216,11 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
       buffers.held.push_back(t.device);
     }
 
-    auto launch = [&](const LaunchSpec &spec, CUfunction function, const std::string &who) {
+    // Kernels the candidate's runs launched, and on which streams (CUPTI; empty when off).
+    std::size_t candidateRuns = 0, runsWithoutKernel = 0, sideStreamKernels = 0;
+    std::vector<std::string> forbidden;
+    auto launch = [&](const LoadedLaunch &loaded, const std::string &who) {
+      const LaunchSpec &spec = *loaded.spec;
       std::vector<CUdeviceptr> pointers;
       std::vector<long long> sizes;
       pointers.reserve(spec.args.size());
@@ -240,12 +235,16 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
           params.push_back(&sizes.back());
         }
       }
-      stage = who + " launch";
-      check(driver_.cuLaunchKernel(function, spec.grid[0], spec.grid[1], spec.grid[2], spec.block[0], spec.block[1],
-                                   spec.block[2], spec.sharedBytes, nullptr, params.data(), nullptr),
-            "launching " + who + " kernel '" + spec.kernel + "'");
       stage = who + " run";
-      check(driver_.cuCtxSynchronize(), who + " kernel '" + spec.kernel + "'");
+      activity();
+      run(loaded, params.data(), who);
+      const auto ran = activity();
+      if (who == "candidate") {
+        ++candidateRuns;
+        if (ran.recorded && ran.kernels.empty()) ++runsWithoutKernel;
+        sideStreamKernels += ran.otherStreams;
+        if (spec.hostLauncher && forbidden.empty()) forbidden = forbiddenLibrariesLoaded(task.allowedLibraries);
+      }
     };
     auto upload = [&](const TensorInfo &t, const Bytes &bytes, const std::string &what) {
       if (t.bytes) check(driver_.cuMemcpyHtoD(t.device, bytes.data(), t.bytes), "copying " + what + " to the device");
@@ -285,7 +284,7 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
           }
         }
         try {
-          launch(reference, refFunction, "reference");
+          launch(refLoaded, "reference");
         } catch (CudaFailure &f) {
           f.message = "the reference failed: " + f.message;
           throw;
@@ -306,13 +305,18 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
       }
       const auto &want = cached->second;
 
-      // One candidate run: fresh inputs, fresh poison in the outputs; returns the outputs.
-      std::map<std::string, PoisonPattern> patterns;
+      // One candidate run: fresh inputs, fresh poison in the outputs; returns the outputs. The
+      // race-check run's poison differs from the first run's at every element
+      // (poisonPatternAfter), so an element counts as unwritten only if it holds the poison
+      // after both runs (unwrittenInBothRuns): a value written by the kernel never does.
+      std::map<std::string, PoisonPattern> patterns, patterns2;  // run 1's, run 2's
       auto runCandidate = [&](int run) {
         for (const auto &t : tensors) {
           if (t.tensor->role == TensorRole::Out) {
-            const auto pattern = poisonPattern(++runCounter_, salt_);
-            patterns[t.tensor->name] = pattern;
+            const auto &name = t.tensor->name;
+            const auto pattern = run == 1 ? poisonPattern(++runCounter_, salt_)
+                                          : poisonPatternAfter(patterns.at(name), ++runCounter_, salt_);
+            (run == 1 ? patterns : patterns2)[name] = pattern;
             Bytes poison(t.bytes);
             writePoison(poison, t.tensor->dtype, t.count, pattern, want.at(t.tensor->name));
             upload(t, poison, "poison for '" + t.tensor->name + "'");
@@ -322,13 +326,14 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
         }
         sink.progress({{"stage", run == 1 ? "candidate" : "race-check"}, {"config", configName}, {"seed", seed},
                        {"done", si}, {"of", seeds.size()}});
-        launch(candidate, candFunction, "candidate");
+        launch(candLoaded, "candidate");
         std::map<std::string, Bytes> got;
         for (const auto &t : tensors)
           if (t.tensor->role != TensorRole::In) got[t.tensor->name] = download(t, "output '" + t.tensor->name + "'");
         return got;
       };
 
+      const std::size_t emptyRunsBefore = runsWithoutKernel;
       auto run1 = runCandidate(1);
       Json seedResult = {{"seed", seed}, {"reference_cached", fromCache}};
       Json outputsJson = Json::array();
@@ -343,15 +348,6 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
                                            t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
         o["comparison"] = comparisonJson(report);
         compared = compared && report.passed();
-        if (t.tensor->role == TensorRole::Out) {
-          const auto unwritten = unwrittenElements(run1[name], t.tensor->dtype, t.count, patterns[name],
-                                                   want.at(name), maxReported);
-          unwrittenTotal += unwritten.count;
-          o["unwritten"] = {{"count", unwritten.count},
-                            {"first_indices", unwritten.firstIndices},
-                            {"summary", describeUnwritten(unwritten, t.count, t.shape)}};
-          if (unwritten.count) summaries.push_back(name + ": " + describeUnwritten(unwritten, t.count, t.shape));
-        }
         if (!report.passed()) summaries.push_back(name + ": " + report.summary);
         outputsJson.push_back(std::move(o));
       }
@@ -371,6 +367,7 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
       // Race check: the same inputs, fresh poison, compare the two runs.
       auto run2 = runCandidate(2);
       bool race = false;
+      std::uint64_t reused = 0;  // elements the first run wrote and the second left unwritten
       std::size_t oi = 0;
       for (const auto &t : tensors) {
         if (t.tensor->role == TensorRole::In) continue;
@@ -382,13 +379,37 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
                                    {"beyond_rounding", diff.beyondRounding},
                                    {"max_abs_difference", diff.maxAbsDifference},
                                    {"summary", diff.summary}};
-        if (diff.race()) {
+        if (t.tensor->role == TensorRole::Out) {
+          const auto unwritten = unwrittenInBothRuns(run1[name], patterns.at(name), run2[name], patterns2.at(name),
+                                                     t.tensor->dtype, t.count, want.at(name), maxReported);
+          unwrittenTotal += unwritten.count;
+          outputsJson[oi]["unwritten"] = {{"count", unwritten.count},
+                                          {"first_indices", unwritten.firstIndices},
+                                          {"summary", describeUnwritten(unwritten, t.count, t.shape)}};
+          if (unwritten.count) summaries.push_back(name + ": " + describeUnwritten(unwritten, t.count, t.shape));
+          // Output reused: the second run differs from the first and left its own poison where
+          // the first one wrote (the kernel skipped work on a repeated call).
+          if (diff.race()) {
+            const auto second = unwrittenElements(run2[name], t.tensor->dtype, t.count, patterns2.at(name),
+                                                  want.at(name), maxReported);
+            if (second.count > unwritten.count) reused += second.count - unwritten.count;
+          }
+        }
+        if (diff.race() && !reused) {
           race = true;
           summaries.push_back(name + ": two runs on the same inputs differ (race?): " + diff.summary);
         }
         ++oi;
       }
-      const bool passed = compared && unwrittenTotal == 0 && modified.empty() && !race;
+      if (reused)
+        summaries.push_back(std::to_string(reused) +
+                            " element(s) written by the first run were left unwritten by the second run on the same "
+                            "inputs: the kernel reuses its output from a previous call");
+      const bool noKernel = runsWithoutKernel > emptyRunsBefore;
+      if (noKernel)
+        summaries.insert(summaries.begin(), "no kernel ran on the GPU during a candidate run (a launch that failed "
+                                            "silently, leaving whatever memory held?)");
+      const bool passed = compared && unwrittenTotal == 0 && modified.empty() && !race && !reused && !noKernel;
       std::string summary;
       if (passed) {
         double maxAbs = 0;
@@ -405,11 +426,15 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
       seedResult["inputs_modified"] = !modified.empty();
       seedResult["modified_inputs"] = modified;
       seedResult["race"] = race;
+      seedResult["output_reused"] = reused;
+      seedResult["no_kernel_ran"] = noKernel;
       seedResult["outputs"] = outputsJson;
       result["seeds"].push_back(seedResult);
       if (!passed && firstFailure.empty()) {
         // The reason names the most specific failure.
         if (!modified.empty()) firstFailure = "inputs-modified";
+        else if (noKernel) firstFailure = "no-kernel-ran";
+        else if (reused) firstFailure = "output-reused";
         else if (unwrittenTotal) firstFailure = "unwritten";
         else if (!compared) firstFailure = "mismatch";
         else firstFailure = "race";
@@ -418,8 +443,20 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
       sink.progress({{"stage", "seed"}, {"config", configName}, {"seed", seed}, {"done", si + 1},
                      {"of", seeds.size()}, {"passed", passed}});
     }
+    if (!forbidden.empty()) {
+      std::string names;
+      for (const auto &f : forbidden) names += (names.empty() ? "" : ", ") + f;
+      allPassed = false;
+      firstFailure = "forbidden-library";
+      result["forbidden_libraries"] = forbidden;
+      result["forbidden_message"] = "the candidate loaded vendor libraries the task does not allow: " + names +
+                                    " (allow them with allow_libraries in task.toml)";
+    }
     result["verdict"] = allPassed ? "correct" : "incorrect";
     if (!allPassed) result["reason"] = firstFailure;
+    result["kernel_records"] = KernelActivity::instance().active();
+    result["candidate_runs"] = candidateRuns;
+    result["side_stream_kernels"] = sideStreamKernels;
     result["context_lost"] = false;
     return result;
   } catch (const CudaFailure &f) {

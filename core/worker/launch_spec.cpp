@@ -11,6 +11,23 @@ LaunchSpec parseLaunchSpec(const nlohmann::json &j, const std::string &command, 
   };
   if (!j.is_object()) throw bad("expected an object");
   LaunchSpec s;
+  auto args = [&] {
+    if (!j.contains("args") || !j["args"].is_array()) throw bad("'args' (a list of names) is missing");
+    for (const auto &a : j["args"]) {
+      if (!a.is_string()) throw bad("'args' must hold names");
+      s.args.push_back(a.get<std::string>());
+    }
+  };
+  if (j.contains("library")) {
+    if (!j["library"].is_string()) throw bad("'library' must be base64 shared-library bytes");
+    auto image = base64Decode(j["library"].get<std::string>());
+    if (!image || image->empty()) throw bad("'library' is not valid base64");
+    s.image = std::move(*image);
+    s.hostLauncher = true;
+    s.kernel = "kwb_launch";
+    args();
+    return s;
+  }
   if (!j.contains("kernel") || !j["kernel"].is_string()) throw bad("'kernel' (a string) is missing");
   s.kernel = j["kernel"].get<std::string>();
   auto dims = [&](const char *key, std::array<unsigned, 3> &out) {
@@ -31,11 +48,7 @@ LaunchSpec parseLaunchSpec(const nlohmann::json &j, const std::string &command, 
       throw bad("'shared_bytes' must be a non-negative integer");
     s.sharedBytes = static_cast<unsigned>(v.get<long long>());
   }
-  if (!j.contains("args") || !j["args"].is_array()) throw bad("'args' (a list of names) is missing");
-  for (const auto &a : j["args"]) {
-    if (!a.is_string()) throw bad("'args' must hold names");
-    s.args.push_back(a.get<std::string>());
-  }
+  args();
   if (!j.contains("cubin") || !j["cubin"].is_string()) throw bad("'cubin' (base64 CUBIN bytes) is missing");
   auto image = base64Decode(j["cubin"].get<std::string>());
   if (!image || image->empty()) throw bad("'cubin' is not valid base64");

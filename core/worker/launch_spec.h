@@ -1,6 +1,8 @@
 #pragma once
-// One kernel launch as the evaluate and time requests carry it: the module (CUBIN, base64 in
-// the request), the kernel's name, evaluated grid/block/shared bytes and the argument order.
+// One launch as the evaluate and time requests carry it: either a kernel of a CUBIN module
+// ("cubin", base64) with its name, evaluated grid/block/shared bytes and argument order, or a
+// host launcher ("library", base64 bytes of a shared library exporting kwb_launch) with the
+// argument order only: kwb_launch(args, stream) does its own launches.
 #include <array>
 #include <string>
 #include <vector>
@@ -15,7 +17,8 @@ struct LaunchSpec {
   std::array<unsigned, 3> block{1, 1, 1};
   unsigned sharedBytes = 0;
   std::vector<std::string> args;
-  std::string image;  // CUBIN bytes
+  std::string image;  // CUBIN bytes, or the shared library's bytes for a host launcher
+  bool hostLauncher = false;
 };
 
 // Reads request[field]; throws CommandError (invalid-argument) "<command>: <field>: <what>".

@@ -4,15 +4,20 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/eval/compare.h"
 #include "core/eval/input_generator.h"
 #include "core/eval/timing_statistics.h"
 #include "core/gpu/cuda_driver.h"
+#include "core/gpu/cuda_libraries.h"
 #include "core/gpu/device_info.h"
+#include "core/gpu/kernel_activity.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
 #include "core/worker/evaluate_command.h"  // kContextLostExitStatus
@@ -53,10 +58,11 @@ class TimeSession : DeviceContext {
   void ensureContext();
   std::uint64_t l2Bytes_ = 0;
   double peakBandwidth_ = 0;  // bytes/s from probeGpus(); 0 when unknown
-  std::string deviceName_;
+  std::string deviceName_, pciBusId_;
+  std::unique_ptr<Nvml> nvml_;
 };
 
-// The context, plus what timing needs to know of the device: L2 size and peak bandwidth.
+// The context, plus what timing needs to know of the device: L2 size, peak bandwidth, NVML.
 void TimeSession::ensureContext() {
   if (ready_) return;
   ensureDeviceContext();
@@ -66,23 +72,30 @@ void TimeSession::ensureContext() {
     if (d.ordinal == device_) {
       peakBandwidth_ = d.peakBandwidthBytesPerSecond();
       deviceName_ = d.name;
+      pciBusId_ = d.pciBusId;
     }
-  ready_ = true;
+  nvml_ = std::make_unique<Nvml>();
 }
 
 struct Cleanup {
   CudaDriver *driver = nullptr;
   const bool *lost = nullptr;
   std::vector<CUdeviceptr> buffers;
-  std::vector<CUmodule> modules;
   std::vector<CUevent> events;
+  std::function<void()> more;
   ~Cleanup() {
+    if (more) more();
     if (!driver || *lost) return;
     for (auto e : events) driver->cuEventDestroy(e);
     for (auto b : buffers) driver->cuMemFree(b);
-    for (auto m : modules) driver->cuModuleUnload(m);
   }
 };
+
+// The byte the reference's outputs are overwritten with after each reference sample, so a
+// candidate that finds the reference's buffers on the device copies garbage, recognisably.
+constexpr unsigned char kReferenceScrub = 0xDE;
+// The byte the candidate's outputs hold before each of its samples (NaN for floats).
+constexpr unsigned char kCandidatePoison = 0xFF;
 
 Json TimeSession::time(const Request &request, EventSink &sink) {
   const auto started = Clock::now();
@@ -117,15 +130,21 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
   const auto warmupLaunches = static_cast<std::size_t>(numberField(p, "warmup_launches", 10, 0, 100000));
   const double flops = numberField(p, "flops", 0, 0, 1e30);
   const double bytes = numberField(p, "bytes", 0, 0, 1e30);
+  const std::size_t maxReported = 10;
 
   const LaunchSpec reference = parseLaunchSpec(p.value("reference", Json()), "time", "reference");
   const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "time", "candidate");
 
+  // Each tensor: `in` tensors one shared buffer; `out` and `inout` tensors one buffer per side
+  // (the candidate never sees the reference's outputs); `inout` tensors also a pristine copy
+  // restored before every launch.
   struct TensorBuf {
     const Tensor *tensor;
     std::uint64_t count = 1;
     std::size_t bytes = 0;
-    CUdeviceptr device = 0;
+    std::vector<std::int64_t> shape;
+    CUdeviceptr cand = 0, ref = 0, pristine = 0;
+    std::vector<std::byte> host;  // the generated input (in, inout)
   };
   std::vector<TensorBuf> tensors;
   std::map<std::string, std::size_t> tensorIndex;
@@ -135,6 +154,7 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
       for (const auto &dim : t.shape) {
         const auto v = dim.evaluate(config->values);
         if (v < 0) throw bad("tensor '" + t.name + "' has a negative dimension");
+        b.shape.push_back(v);
         b.count *= static_cast<std::uint64_t>(v);
       }
     } catch (const ExpressionError &e) {
@@ -142,7 +162,7 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     }
     b.bytes = static_cast<std::size_t>(b.count * dtypeSize(t.dtype));
     tensorIndex[t.name] = tensors.size();
-    tensors.push_back(b);
+    tensors.push_back(std::move(b));
   }
   for (const auto *spec : {&reference, &candidate})
     for (const auto &a : spec->args)
@@ -151,52 +171,62 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
 
   if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
   ensureContext();
+  auto &cupti = KernelActivity::instance();
+  const bool useCupti = cupti.active();
 
-  Json result = {{"config", configName}, {"timer", "cuda-events"}, {"seed", seed},
-                 {"not_yet", "CUPTI activity records (kernels on other streams), NVML SM clocks per sample "
-                             "and throttling flags, and a correctness re-check of timed outputs come later"}};
+  Json result = {{"config", configName}, {"seed", seed}, {"timer", useCupti ? "cupti" : "cuda-events"}};
+  if (!useCupti)
+    result["timer_note"] = "CUPTI kernel records are unavailable (" + cupti.problem() +
+                           "): CUDA events around the launch are the figure; kernels on other streams are not counted";
   std::string stage = "load";
   Cleanup cleanup;
   cleanup.driver = &driver_;
   cleanup.lost = &contextLost_;
+  LoadedLaunch refLoaded, candLoaded;
+  cleanup.more = [&] {
+    release(refLoaded);
+    release(candLoaded);
+  };
   try {
-    auto load = [&](const LaunchSpec &spec, const char *who) -> CUfunction {
-      CUmodule module = nullptr;
-      CUresult r = driver_.cuModuleLoadData(&module, spec.image.data());
-      if (r != cu::SUCCESS) throw failure(r, std::string("loading the ") + who + " module");
-      cleanup.modules.push_back(module);
-      CUfunction f = nullptr;
-      r = driver_.cuModuleGetFunction(&f, module, spec.kernel.c_str());
-      if (r != cu::SUCCESS) throw failure(r, std::string("the ") + who + " module has no kernel '" + spec.kernel + "'");
-      if (spec.sharedBytes > 48 * 1024)
-        driver_.cuFuncSetAttribute(f, cu::FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(spec.sharedBytes));
-      return f;
-    };
-    CUfunction refFunction = load(reference, "reference");
-    CUfunction candFunction = load(candidate, "candidate");
+    try {
+      refLoaded = load(reference, "reference");
+      candLoaded = load(candidate, "candidate");
+    } catch (const LoadFailure &f) {
+      result["verdict"] = "load-error";
+      result["error_name"] = f.name;
+      result["reason"] = f.message;
+      result["stage"] = "load";
+      result["context_lost"] = false;
+      return result;
+    }
 
     stage = "allocate";
+    auto alloc = [&](CUdeviceptr &ptr, std::size_t n, const std::string &what) {
+      check(driver_.cuMemAlloc(&ptr, n), "allocating " + std::to_string(n) + " bytes for " + what);
+      cleanup.buffers.push_back(ptr);
+    };
     for (auto &t : tensors) {
       if (!t.bytes) continue;
-      check(driver_.cuMemAlloc(&t.device, t.bytes),
-            "allocating " + std::to_string(t.bytes) + " bytes for tensor '" + t.tensor->name + "'");
-      cleanup.buffers.push_back(t.device);
+      const std::string what = "tensor '" + t.tensor->name + "'";
+      alloc(t.cand, t.bytes, what);
+      if (t.tensor->role == TensorRole::In) {
+        t.ref = t.cand;
+      } else {
+        alloc(t.ref, t.bytes, what + " (reference)");
+        if (t.tensor->role == TensorRole::InOut) alloc(t.pristine, t.bytes, what + " (pristine copy)");
+      }
     }
     // The L2 flush buffer: at least twice the L2 (64 MiB when the size is unknown).
     const std::size_t flushBytes = std::max<std::size_t>(2 * l2Bytes_, std::size_t{64} << 20);
     CUdeviceptr flush = 0;
-    check(driver_.cuMemAlloc(&flush, flushBytes), "allocating the L2 flush buffer");
-    cleanup.buffers.push_back(flush);
+    alloc(flush, flushBytes, "the L2 flush buffer");
 
     stage = "inputs";
-    for (const auto &t : tensors) {
-      if (!t.bytes) continue;
-      if (t.tensor->role == TensorRole::Out) {
-        check(driver_.cuMemsetD8(t.device, 0, t.bytes), "clearing an output");
-      } else {
-        const auto input = generateInput(*t.tensor, t.count, seed);
-        check(driver_.cuMemcpyHtoD(t.device, input.data(), t.bytes), "copying input '" + t.tensor->name + "'");
-      }
+    for (auto &t : tensors) {
+      if (!t.bytes || t.tensor->role == TensorRole::Out) continue;
+      t.host = generateInput(*t.tensor, t.count, seed);
+      const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.cand : t.pristine;
+      check(driver_.cuMemcpyHtoD(target, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
     }
 
     CUevent startEvent = nullptr, stopEvent = nullptr;
@@ -205,13 +235,14 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     check(driver_.cuEventCreate(&stopEvent, 0), "creating an event");
     cleanup.events.push_back(stopEvent);
 
-    auto paramsFor = [&](const LaunchSpec &spec, std::vector<CUdeviceptr> &pointers, std::vector<long long> &sizes) {
+    auto paramsFor = [&](const LaunchSpec &spec, bool isCandidate, std::vector<CUdeviceptr> &pointers,
+                         std::vector<long long> &sizes) {
       pointers.reserve(spec.args.size());
       sizes.reserve(spec.args.size());
       std::vector<void *> params;
       for (const auto &a : spec.args) {
         if (auto it = tensorIndex.find(a); it != tensorIndex.end()) {
-          pointers.push_back(tensors[it->second].device);
+          pointers.push_back(isCandidate ? tensors[it->second].cand : tensors[it->second].ref);
           params.push_back(&pointers.back());
         } else {
           sizes.push_back(static_cast<long long>(config->values.at(a)));
@@ -222,31 +253,125 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     };
     std::vector<CUdeviceptr> refPointers, candPointers;
     std::vector<long long> refSizes, candSizes;
-    auto refParams = paramsFor(reference, refPointers, refSizes);
-    auto candParams = paramsFor(candidate, candPointers, candSizes);
+    auto refParams = paramsFor(reference, false, refPointers, refSizes);
+    auto candParams = paramsFor(candidate, true, candPointers, candSizes);
 
+    struct Sample {
+      double primaryMs = 0, eventMs = 0;
+      std::size_t kernels = 0, otherStreams = 0;
+      unsigned clockMHz = 0;
+      unsigned long long clockReasons = 0;
+      bool throttled = false;
+    };
     unsigned flushValue = 0;
-    // One sample: flush L2, event, launch, event, wait; milliseconds of GPU time.
-    auto sample = [&](bool isCandidate, bool doFlush) -> double {
-      const LaunchSpec &spec = isCandidate ? candidate : reference;
+    std::vector<std::string> firstKernelNames;
+    // One sample: restore inout tensors, poison the candidate's outputs (or scrub nothing),
+    // flush L2, then event, launch, event, wait; CUPTI's kernels give the primary figure.
+    auto sample = [&](bool isCandidate, bool doFlush) -> Sample {
+      const LoadedLaunch &loaded = isCandidate ? candLoaded : refLoaded;
       const std::string who = isCandidate ? "candidate" : "reference";
+      stage = "prepare";
+      for (const auto &t : tensors) {
+        if (!t.bytes) continue;
+        const CUdeviceptr target = isCandidate ? t.cand : t.ref;
+        if (t.tensor->role == TensorRole::InOut)
+          check(driver_.cuMemcpyDtoD(target, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
+        else if (t.tensor->role == TensorRole::Out && isCandidate)
+          check(driver_.cuMemsetD8(target, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
+      }
       if (doFlush) {
         stage = "flush";
         check(driver_.cuMemsetD8(flush, static_cast<unsigned char>((++flushValue & 1) ? 0xA5 : 0x5A), flushBytes),
               "flushing the L2 cache");
       }
+      check(driver_.cuCtxSynchronize(), "preparing a sample");
+      activity();  // nothing before the launch counts
+      const CUstream launchStream = loaded.launcher ? launcherStream() : nullptr;
       stage = who + " launch";
-      check(driver_.cuEventRecord(startEvent, nullptr), "recording an event");
-      check(driver_.cuLaunchKernel(isCandidate ? candFunction : refFunction, spec.grid[0], spec.grid[1], spec.grid[2],
-                                   spec.block[0], spec.block[1], spec.block[2], spec.sharedBytes, nullptr,
-                                   isCandidate ? candParams.data() : refParams.data(), nullptr),
-            "launching " + who + " kernel '" + spec.kernel + "'");
-      check(driver_.cuEventRecord(stopEvent, nullptr), "recording an event");
+      check(driver_.cuEventRecord(startEvent, launchStream), "recording an event");
+      enqueue(loaded, isCandidate ? candParams.data() : refParams.data(), who);
+      check(driver_.cuEventRecord(stopEvent, launchStream), "recording an event");
+      Sample s;
+      if (nvml_ && nvml_->ready()) {
+        const auto c = nvml_->clocks(pciBusId_);  // while the kernel runs, for all but tiny ones
+        if (c.ok) {
+          s.clockMHz = c.smMHz;
+          s.clockReasons = c.reasons;
+          s.throttled = c.throttled();
+        }
+      }
       stage = who + " run";
-      check(driver_.cuEventSynchronize(stopEvent), who + " kernel '" + spec.kernel + "'");
+      check(driver_.cuCtxSynchronize(), who + (loaded.launcher ? " kwb_launch" : " kernel '" + loaded.spec->kernel + "'"));
       float ms = 0;
       check(driver_.cuEventElapsedTime(&ms, startEvent, stopEvent), "reading the event timer");
-      return ms;
+      s.eventMs = ms;
+      s.primaryMs = ms;
+      const auto ran = activity();
+      if (ran.recorded) {
+        const auto span = spanOf(ran.kernels);
+        s.kernels = span.kernels;
+        s.otherStreams = loaded.launcher ? ran.otherStreams : 0;
+        s.primaryMs = static_cast<double>(span.spanNs) * 1e-6;
+        if (firstKernelNames.empty() && isCandidate)
+          for (const auto &k : ran.kernels) firstKernelNames.push_back(k.name);
+      }
+      if (!isCandidate)
+        for (const auto &t : tensors)
+          if (t.bytes && t.tensor->role != TensorRole::In)
+            check(driver_.cuMemsetD8(t.ref, kReferenceScrub, t.bytes), "scrubbing reference output");
+      return s;
+    };
+    auto download = [&](CUdeviceptr ptr, std::size_t n, const std::string &what) {
+      std::vector<std::byte> out(n);
+      if (n) check(driver_.cuMemcpyDtoH(out.data(), ptr, n), "copying " + what + " back");
+      return out;
+    };
+    // The reference's outputs, taken once before they are scrubbed.
+    std::map<std::string, std::vector<std::byte>> want;
+    auto referenceOnce = [&] {
+      stage = "reference outputs";
+      for (const auto &t : tensors)
+        if (t.bytes && t.tensor->role != TensorRole::In) {
+          if (t.tensor->role == TensorRole::InOut)
+            check(driver_.cuMemcpyDtoD(t.ref, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
+          else
+            check(driver_.cuMemsetD8(t.ref, 0, t.bytes), "clearing '" + t.tensor->name + "'");
+        }
+      activity();
+      run(refLoaded, refParams.data(), "reference");
+      activity();
+      for (const auto &t : tensors)
+        if (t.tensor->role != TensorRole::In) want[t.tensor->name] = download(t.ref, t.bytes, "reference output");
+    };
+    referenceOnce();
+
+    // Correctness of outputs produced while timing: compared with the reference's.
+    Json rechecks = Json::array();
+    std::string recheckFailure;
+    auto recheck = [&](std::size_t sampleIndex) {
+      stage = "re-check";
+      for (const auto &t : tensors) {
+        if (t.tensor->role == TensorRole::In) continue;
+        const auto got = download(t.cand, t.bytes, "output '" + t.tensor->name + "'");
+        const auto report = compareOutputs(got, want[t.tensor->name], t.tensor->dtype, t.count,
+                                           t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
+        std::size_t scrubbed = 0;
+        for (auto b : got)
+          if (b == std::byte{kReferenceScrub}) ++scrubbed;
+        const bool copiedReference = !report.passed() && got.size() && scrubbed * 2 > got.size();
+        rechecks.push_back({{"sample", sampleIndex}, {"tensor", t.tensor->name}, {"passed", report.passed()},
+                            {"summary", report.summary}, {"reference_scrub_bytes", scrubbed}});
+        if (!report.passed() && recheckFailure.empty()) {
+          recheckFailure = copiedReference ? "reference-buffer-copied" : "timed-output-mismatch";
+          result["reason_detail"] =
+              copiedReference
+                  ? "timed sample " + std::to_string(sampleIndex) + ": output '" + t.tensor->name +
+                        "' holds the bytes the reference's output buffer is scrubbed with: the candidate copied the "
+                        "reference's buffer instead of computing"
+                  : "timed sample " + std::to_string(sampleIndex) + ": output '" + t.tensor->name +
+                        "' is wrong although the evaluation passed (work skipped on repeated calls?): " + report.summary;
+        }
+      }
     };
 
     // Warm-up: each kernel until ≥ warmup_ms of GPU time and ≥ warmup_launches (at most 10 s).
@@ -258,7 +383,7 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
       const auto t0 = Clock::now();
       while ((gpuMs < warmupMs || launches < warmupLaunches) &&
              std::chrono::duration<double>(Clock::now() - t0).count() < 10.0) {
-        gpuMs += sample(isCandidate, false);
+        gpuMs += sample(isCandidate, false).eventMs;
         ++launches;
       }
       warmup[isCandidate ? "candidate" : "reference"] = {{"launches", launches}, {"gpu_ms", gpuMs}};
@@ -266,17 +391,24 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     result["warmup"] = warmup;
 
     // Interleaved samples until the spread is small, the time cap or the sample cap.
-    std::vector<double> candSamples, refSamples;
+    std::vector<Sample> candSamples, refSamples;
+    auto primaries = [](const std::vector<Sample> &v, bool skipThrottled) {
+      std::vector<double> out;
+      for (const auto &s : v)
+        if (!(skipThrottled && s.throttled)) out.push_back(s.primaryMs);
+      return out;
+    };
     SampleStats candStats, refStats;
     const auto samplingStarted = Clock::now();
     StopReason reason = StopReason::Continue;
     auto lastProgress = samplingStarted;
     while (reason == StopReason::Continue) {
       candSamples.push_back(sample(true, true));
+      if (candSamples.size() == 1) recheck(0);
       refSamples.push_back(sample(false, true));
       if (candSamples.size() < rule.minSamples) continue;
-      candStats = summarizeSamples(candSamples);
-      refStats = summarizeSamples(refSamples);
+      candStats = summarizeSamples(primaries(candSamples, false));
+      refStats = summarizeSamples(primaries(refSamples, false));
       const double elapsed = std::chrono::duration<double>(Clock::now() - samplingStarted).count();
       reason = shouldStopSampling(candStats, refStats, elapsed, rule);
       if (Clock::now() - lastProgress > std::chrono::milliseconds(250)) {
@@ -285,15 +417,55 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
                        {"candidate_spread", candStats.relativeSpread}, {"reference_spread", refStats.relativeSpread}});
       }
     }
-    candStats = summarizeSamples(candSamples);
-    refStats = summarizeSamples(refSamples);
-    result["verdict"] = "timed";
+    recheck(candSamples.size() - 1);  // the last candidate sample's outputs are still there
+
+    // Inputs unmodified by all those launches.
+    stage = "inputs check";
+    Json modified = Json::array();
+    for (const auto &t : tensors)
+      if (t.bytes && t.tensor->role == TensorRole::In && download(t.cand, t.bytes, "input") != t.host)
+        modified.push_back(t.tensor->name);
+
+    // Throttled samples (NVML: power or thermal slowdown) are left out when enough remain.
+    auto summarize = [&](const std::vector<Sample> &v, std::size_t &throttled) {
+      throttled = 0;
+      for (const auto &s : v) throttled += s.throttled;
+      const bool skip = throttled && v.size() - throttled >= rule.minSamples;
+      return summarizeSamples(primaries(v, skip));
+    };
+    std::size_t candThrottled = 0, refThrottled = 0;
+    candStats = summarize(candSamples, candThrottled);
+    refStats = summarize(refSamples, refThrottled);
+    auto sideJson = [&](const SampleStats &st, const std::vector<Sample> &v, std::size_t throttled) {
+      Json j = statsJson(st, primaries(v, false));
+      std::vector<double> events;
+      std::vector<unsigned> clocks;
+      std::size_t minKernels = v.empty() ? 0 : v.front().kernels, maxKernels = 0, other = 0;
+      for (const auto &s : v) {
+        events.push_back(s.eventMs);
+        clocks.push_back(s.clockMHz);
+        minKernels = std::min(minKernels, s.kernels);
+        maxKernels = std::max(maxKernels, s.kernels);
+        other += s.otherStreams;
+      }
+      const auto ev = summarizeSamples(events);
+      j["events"] = {{"median_ms", ev.median}, {"iqr_ms", ev.iqr}, {"min_ms", ev.min}};
+      j["sm_clock_mhz"] = clocks;
+      j["throttled_samples"] = throttled;
+      j["throttled_left_out"] = throttled && v.size() - throttled >= rule.minSamples;
+      j["kernels_per_sample"] = {{"min", minKernels}, {"max", maxKernels}};
+      j["other_stream_kernels"] = other;
+      return j;
+    };
     result["stop_reason"] = toString(reason);
     result["l2_cache_bytes"] = l2Bytes_;
     result["l2_flush_bytes"] = flushBytes;
-    result["candidate"] = statsJson(candStats, candSamples);
-    result["reference"] = statsJson(refStats, refSamples);
+    result["candidate"] = sideJson(candStats, candSamples, candThrottled);
+    result["reference"] = sideJson(refStats, refSamples, refThrottled);
+    result["candidate_kernels"] = firstKernelNames;
+    result["rechecks"] = rechecks;
     result["speedup"] = candStats.median > 0 ? Json(refStats.median / candStats.median) : Json(nullptr);
+    if (!pciBusId_.empty() && nvml_) result["nvml"] = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
     const double floorSeconds = rooflineFloorSeconds(flops, bytes, peakBandwidth_);
     result["roofline"] = {{"flops", flops},
                           {"bytes", bytes},
@@ -310,11 +482,36 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
                     candStats.median, floorSeconds * 1000.0);
       result["suspicious_reason"] = buf;
     }
+    // Findings with names: what a cheating or broken candidate did while being timed.
+    Json findings = Json::array();
+    std::size_t noKernel = 0, otherStreams = 0;
+    for (const auto &s : candSamples) {
+      noKernel += useCupti && s.kernels == 0;
+      otherStreams += s.otherStreams;
+    }
+    if (otherStreams)
+      findings.push_back({{"reason", "side-stream"},
+                          {"message", std::to_string(otherStreams) +
+                                          " kernel(s) ran on streams other than the one kwb_launch was given; they "
+                                          "are counted in the time (CUPTI sees every stream)"}});
+    if (noKernel)
+      findings.push_back({{"reason", "no-kernel-ran"},
+                          {"message", std::to_string(noKernel) + " timed sample(s) ran no kernel at all"}});
+    result["findings"] = findings;
+    result["inputs_modified"] = modified;
+    if (!recheckFailure.empty() || noKernel || !modified.empty()) {
+      result["verdict"] = "incorrect";
+      result["reason"] = !modified.empty() ? "inputs-modified" : noKernel ? "no-kernel-ran" : recheckFailure;
+      if (!modified.empty()) result["reason_detail"] = "the kernel modified its inputs while being timed";
+      else if (noKernel) result["reason_detail"] = findings.back()["message"];
+    } else {
+      result["verdict"] = "timed";
+    }
     result["context_lost"] = false;
     result["seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
     return result;
   } catch (const CudaFailure &f) {
-    result["verdict"] = stage == "load" && !f.lost ? "load-error" : "runtime-error";
+    result["verdict"] = "runtime-error";
     result["error_name"] = f.name;
     result["stage"] = stage;
     result["reason"] = f.message;

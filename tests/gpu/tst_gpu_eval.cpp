@@ -12,6 +12,12 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/eval/evaluator.h"
 #include "core/gpu/device_info.h"
@@ -47,6 +53,27 @@ fs::path outputDir() {
 }
 
 std::string describe(const kwb::EvaluationResult &r) { return r.toJson().dump(1); }
+
+// A host-launcher softmax: the starter's kernel, launched by kwb_launch; `before` runs first in
+// kwb_launch (it may return), `launch` replaces the launch statement, `prelude` goes on top.
+std::string softmaxLauncher(const std::string &prelude, const std::string &before,
+                            const std::string &launch = "softmax<<<(unsigned)rows, BLOCK, 0, stream>>>(x, y, rows, cols);") {
+  return "#include <cuda_runtime.h>\n" + prelude + "\n" +
+         readFile(kernelsDir() / "softmax" / "softmax.cu") +
+         R"(
+extern "C" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) {
+  const float *x = *static_cast<const float *const *>(args[0]);
+  float *y = *static_cast<float *const *>(args[1]);
+  const long long rows = *static_cast<const long long *>(args[2]);
+  const long long cols = *static_cast<const long long *>(args[3]);
+)" + before + "\n  " + launch + "\n  return cudaGetLastError();\n}\n";
+}
+
+bool hasFinding(const kwb::TimingOutcome &t, const std::string &reason) {
+  for (const auto &[r, m] : t.findings)
+    if (r == reason) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -211,7 +238,7 @@ class TestGpuEval : public QObject {
     QVERIFY(self.configs.at(0).timing.has_value());
     const auto &st = *self.configs[0].timing;
     QVERIFY2(st.ok, st.error.c_str());
-    QCOMPARE(st.timer, std::string("cuda-events"));
+    QCOMPARE(st.timer, std::string("cupti"));  // kernel records, every stream
     QVERIFY(st.candidate.count >= 10 && st.reference.count >= 10);
     QVERIFY2(st.speedup >= 0.95 && st.speedup <= 1.05, describe(self).c_str());
     QVERIFY2(st.candidate.relativeSpread < 0.05, describe(self).c_str());
@@ -228,6 +255,179 @@ class TestGpuEval : public QObject {
     const auto j = gemm.toJson();
     QVERIFY(j["configs"][0].contains("timing"));
     QVERIFY(j["configs"][0]["timing"]["speedup"].is_number());
+  }
+
+  kwb::EvaluationResult timedRun(const kwb::Task &task, const std::string &source, const std::string &config) {
+    kwb::EvaluationOptions o;
+    o.configs = {config};
+    o.time = true;
+    o.timingCap = std::chrono::milliseconds(500);
+    auto r = evaluator_->evaluate(task, source, o);
+    std::cerr << task.name << " " << config << " timed: " << kwb::toString(r.outcome) << ": " << r.message << "\n";
+    return r;
+  }
+
+  // --- Host launchers (nvcc, kwb_launch) ---------------------------------------------------
+
+  void hostLauncherIsCorrectAndTimed() {
+    const auto r = timedRun(softmax_, softmaxLauncher("", ""), "small");
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    QVERIFY(r.candidate.form == kwb::SourceForm::HostLauncher);
+    const auto &t = *r.configs.at(0).timing;
+    QVERIFY2(t.ok, t.error.c_str());
+    QCOMPARE(t.timer, std::string("cupti"));
+    QVERIFY(!hasFinding(t, "side-stream"));
+    QVERIFY(t.speedup > 0.5 && t.speedup < 5);
+  }
+
+  // --- Anti-cheat: each caught with a named reason ------------------------------------------
+
+  // Output reused from a previous call: the kernel works on its first launch only.
+  void outputReusedFromAPreviousCall() {
+    const auto r = run(softmax_,
+                       "__device__ unsigned long long kwb_blocks_seen;\n" +
+                           softmaxVariant("if (row >= rows) return;",
+                                          "if (row >= rows) return;\n"
+                                          "  __shared__ bool skip;\n"
+                                          "  if (threadIdx.x == 0) skip = atomicAdd(&kwb_blocks_seen, 1ull) >= gridDim.x;\n"
+                                          "  __syncthreads();\n"
+                                          "  if (skip) return;"),
+                       {"small"});
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QCOMPARE(r.configs[0].reason, std::string("output-reused"));
+  }
+
+  // Work on a side stream, returning before it is done: CUPTI counts it, and says so.
+  void sideStreamWorkIsCounted() {
+    const auto r = timedRun(softmax_,
+                            softmaxLauncher("static cudaStream_t side;",
+                                            "  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);",
+                                            "softmax<<<(unsigned)rows, BLOCK, 0, side>>>(x, y, rows, cols);"),
+                            "h200");
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    const auto &t = *r.configs.at(0).timing;
+    QVERIFY2(t.ok, t.error.c_str());
+    QVERIFY2(hasFinding(t, "side-stream"), describe(r).c_str());
+    // An event timer on the empty stream would read microseconds; the kernel takes ~0.25 ms.
+    QVERIFY2(t.speedup < 3.0, describe(r).c_str());
+    QVERIFY2(t.candidate.median > 0.05, describe(r).c_str());
+  }
+
+  // A launch that fails (1024+ threads) with the error ignored: the output keeps old memory.
+  void silentlyFailedLaunchIsCaught() {
+    const auto r = run(softmax_,
+                       softmaxLauncher("", "",
+                                       "softmax<<<(unsigned)rows, 4096, 0, stream>>>(x, y, rows, cols);\n"
+                                       "  (void)cudaGetLastError();\n  return cudaSuccess;"),
+                       {"small"});
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QCOMPARE(r.configs[0].reason, std::string("no-kernel-ran"));
+  }
+
+  // Copying the reference's output buffer (found by walking the device's allocations) while
+  // being timed: the reference's buffers are scrubbed after each of its runs.
+  void copyingTheReferenceBufferIsCaught() {
+    const std::string prelude = R"(
+#include <dlfcn.h>
+__global__ void kwb_nothing() {}
+typedef int (*GetRange)(unsigned long long *, size_t *, unsigned long long);
+// Another allocation of exactly `bytes`, not x or y: the reference's output while timing.
+static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
+  static GetRange range = (GetRange)dlsym(dlopen("libcuda.so.1", RTLD_NOW), "cuMemGetAddressRange_v2");
+  if (!range) return 0;
+  const unsigned long long step = 2ull << 20, origin = (unsigned long long)y & ~(step - 1);
+  for (long long i = -2048; i <= 2048; ++i) {
+    unsigned long long base = 0; size_t size = 0;
+    const unsigned long long probe = origin + i * (long long)step;
+    if (range(&base, &size, probe) == 0 && size == bytes && base != (unsigned long long)x &&
+        base != (unsigned long long)y) return base;
+  }
+  return 0;
+}
+)";
+    const std::string before = R"(
+  const size_t bytes = (size_t)rows * cols * sizeof(float);
+  if (unsigned long long twin = findTwin(x, y, bytes)) {
+    cudaMemcpyAsync(y, (const void *)twin, bytes, cudaMemcpyDeviceToDevice, stream);
+    kwb_nothing<<<1, 1, 0, stream>>>();
+    return cudaGetLastError();
+  })";
+    const auto r = timedRun(softmax_, softmaxLauncher(prelude, before), "small");
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.configs[0].reason == "reference-buffer-copied", describe(r).c_str());
+  }
+
+  // A vendor library where the task forbids it (softmax allows none).
+  void forbiddenVendorLibraryIsCaught() {
+    const std::string before = R"(
+  static void *lib = dlopen("libcublas.so.13", RTLD_NOW);
+  if (!lib) lib = dlopen("/usr/local/cuda/lib64/libcublas.so.13", RTLD_NOW);
+  if (!lib) lib = dlopen("/usr/local/cuda/lib/libcublas.so.13", RTLD_NOW);
+  if (!lib) return cudaErrorSharedObjectInitFailed;)";
+    const auto r = run(softmax_, softmaxLauncher("#include <dlfcn.h>", before), {"small"});
+    if (r.outcome == kwb::EvalOutcome::RuntimeError && r.message.find("kwb_launch returned") != std::string::npos)
+      QSKIP("cuBLAS cannot be loaded on this machine, so loading it cannot be tested");
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QCOMPARE(r.configs[0].reason, std::string("forbidden-library"));
+    QVERIFY2(r.message.find("cublas") != std::string::npos, r.message.c_str());
+  }
+
+  // Host code trying to leave the sandbox: a TCP connection to a port this test listens on,
+  // and a file in the real home directory. Both must fail; the kernel itself is correct.
+  void hostCodeCannotEscapeTheSandbox() {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    QVERIFY(listener >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    QVERIFY(::bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0);
+    QVERIFY(::listen(listener, 4) == 0);
+    socklen_t len = sizeof addr;
+    QVERIFY(::getsockname(listener, reinterpret_cast<sockaddr *>(&addr), &len) == 0);
+    const int port = ntohs(addr.sin_port);
+    const char *home = std::getenv("HOME");
+    QVERIFY(home && *home);
+    const fs::path marker = fs::path(home) / ("kwb-escape-" + std::to_string(::getpid()));
+    fs::remove(marker);
+    const std::string prelude = "#include <arpa/inet.h>\n#include <fcntl.h>\n#include <sys/socket.h>\n"
+                                "#include <unistd.h>\n";
+    const std::string before = "  {\n    int s = socket(AF_INET, SOCK_STREAM, 0);\n"
+                               "    sockaddr_in a{}; a.sin_family = AF_INET; a.sin_port = htons(" +
+                               std::to_string(port) +
+                               ");\n    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);\n"
+                               "    if (s >= 0) { connect(s, (sockaddr *)&a, sizeof a); close(s); }\n"
+                               "    int f = open(\"" + marker.string() +
+                               "\", O_CREAT | O_WRONLY, 0600);\n    if (f >= 0) { write(f, \"x\", 1); close(f); }\n  }";
+    const auto r = run(softmax_, softmaxLauncher(prelude, before), {"small"});
+    const int accepted = ::accept(listener, nullptr, nullptr);
+    const bool connected = accepted >= 0;
+    if (accepted >= 0) ::close(accepted);
+    ::close(listener);
+    const bool wrote = fs::exists(marker);
+    fs::remove(marker);
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    QVERIFY2(r.sandbox == "bwrap" || r.sandbox == "unshare", r.sandbox.c_str());
+    QVERIFY2(!connected, "the candidate's host code connected to a port on the host");
+    QVERIFY2(!wrote, ("the candidate's host code wrote " + marker.string()).c_str());
+  }
+
+  // Cancel from another thread while a kernel hangs: the evaluation ends "cancelled" at once,
+  // not at its 60 s limit, and the next one works.
+  void cancelStopsAHangingEvaluation() {
+    std::thread canceller;
+    kwb::EvaluationOptions o;
+    o.configs = {"small"};
+    o.timeLimit = std::chrono::seconds(60);
+    o.onStep = [&](const kwb::EvalProgress &p) {
+      if (p.stage == "evaluate" && !canceller.joinable()) canceller = std::thread([this] { evaluator_->cancel(); });
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = evaluator_->evaluate(softmax_, softmaxVariant("if (row >= rows) return;", "while (true) {}"), o);
+    if (canceller.joinable()) canceller.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    QVERIFY2(r.outcome == kwb::EvalOutcome::Cancelled, describe(r).c_str());
+    QVERIFY2(seconds < 30, std::to_string(seconds).c_str());
+    expectCorrectStarter(softmax_, "small");
   }
 };
 

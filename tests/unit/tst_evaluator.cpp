@@ -99,14 +99,32 @@ class TestEvaluator : public QObject {
     QVERIFY(j["configs"][0].contains("occupancy"));
   }
 
-  void hostLauncherIsUnsupportedForNow() {
+  // A host launcher compiles with nvcc into a shared library; with no device it is not run,
+  // and no occupancy is claimed (kwb_launch chooses its own launches).
+  void hostLauncherCompilesAndIsNotRunWithoutADevice() {
     const auto task = kwb::loadTask(kernelsDir() / "softmax");
     const std::string source =
         "#include <cuda_runtime.h>\n"
-        "extern \"C\" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) { return cudaSuccess; }\n";
+        "__global__ void k(float *y) { y[threadIdx.x] = 1.0f; }\n"
+        "extern \"C\" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) {\n"
+        "  k<<<1, 32, 0, stream>>>(*static_cast<float *const *>(args[1]));\n"
+        "  return cudaGetLastError();\n}\n";
     const auto result = kwb::evaluate(task, source, {}, compileOnly());
-    QCOMPARE(std::string(kwb::toString(result.outcome)), std::string("unsupported"));
-    QVERIFY(result.message.find("host-launcher") != std::string::npos);
+    if (!result.candidate.ok && result.message.find("nvcc") != std::string::npos)
+      QSKIP(("nvcc is not usable here: " + result.message).c_str());
+    QCOMPARE(std::string(kwb::toString(result.outcome)), std::string("not-run"));
+    QVERIFY(result.candidate.form == kwb::SourceForm::HostLauncher);
+    QVERIFY(result.candidate.ok);
+    QVERIFY(!result.candidate.image.empty());
+    QVERIFY(result.candidate.image.compare(0, 4, "\x7f" "ELF") == 0);
+    for (const auto &c : result.configs) QVERIFY(!c.occupancy.has_value());
+    QCOMPARE(result.toJson()["compile"]["form"].get<std::string>(), std::string("host-launcher"));
+
+    // A launcher that does not compile reports nvcc's diagnostics with lines.
+    const auto bad = kwb::evaluate(task, source + "int broken = ;\n", {}, compileOnly());
+    QCOMPARE(std::string(kwb::toString(bad.outcome)), std::string("compile-error"));
+    QVERIFY(!bad.candidate.diagnostics.empty());
+    QCOMPARE(bad.candidate.diagnostics.front().line, 7);
   }
 
   void launchExpressionsPerConfigAndTunables() {

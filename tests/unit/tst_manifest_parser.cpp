@@ -335,6 +335,16 @@ void TestManifestParser::validVariants() {
     QVERIFY(t.tunables.empty());
   }
   {
+    PARSE(t, manifest({{2, "allow_libraries = [\"cublas\", \"cublasLt\"]\ndescription = \"d\""}}));
+    QCOMPARE(t.allowedLibraries, (std::vector<std::string>{"cublas", "cublasLt"}));
+    QCOMPARE(kwb::vendorLibraryOf("/usr/local/cuda/lib64/libcublasLt.so.13"), std::string("cublasLt"));
+    QCOMPARE(kwb::vendorLibraryOf("libcublas.so.13"), std::string("cublas"));
+    QCOMPARE(kwb::vendorLibraryOf("/lib/libcudnn_ops.so.9"), std::string("cudnn"));
+    QCOMPARE(kwb::vendorLibraryOf("/lib/libcudart.so.13"), std::string());
+    QCOMPARE(kwb::vendorLibraryOf("/lib/libnppc.so.13"), std::string("npp"));
+    QCOMPARE(kwb::vendorLibraryOf("/lib/libcurl.so.4"), std::string());
+  }
+  {
     PARSE(t, manifest({}, "[editor]"));
     QVERIFY(!t.starter);
     QCOMPARE(t.starterSource(), std::filesystem::path("ref.cu"));
@@ -350,7 +360,7 @@ void TestManifestParser::malformed_data() {
   QTest::addColumn<QString>("expected");
 
   const QString allRootKeys =
-      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor";
+      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor, allow_libraries";
   const QString launch = "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"BLOCK\"]\nargs = [\"x\", \"y\"]";
 
   // --- the document and the root table ---
@@ -364,6 +374,14 @@ void TestManifestParser::malformed_data() {
          "integer 'rows'";
   QTest::newRow("unknown top-level key") << manifest({{2, "descripton = \"d\""}})
                                          << "task.toml:2: descripton: unknown key; expected one of: " + allRootKeys;
+  QTest::newRow("allow_libraries: unknown library")
+      << manifest({{2, "allow_libraries = [\"cublas\", \"mkl\"]\ndescription = \"d\""}})
+      << "task.toml:2: allow_libraries: 'mkl' is not a known vendor library; expected one of: cublas, cublasLt, "
+         "cudnn, cufft, cusparse, cusolver, curand, npp, nvjpeg, cutensor, torch, c10";
+  QTest::newRow("allow_libraries: not an array") << manifest({{2, "allow_libraries = \"cublas\"\ndescription = \"d\""}})
+      << "task.toml:2: allow_libraries: found a string; expected an array of vendor library names, e.g. "
+         "[\"cublas\"]; known: cublas, cublasLt, cudnn, cufft, cusparse, cusolver, curand, npp, nvjpeg, cutensor, "
+         "torch, c10";
   QTest::newRow("missing name") << manifest({{1, "# no name"}})
                                 << "task.toml: name: missing; expected a task name, e.g. name = \"softmax\"";
   QTest::newRow("name not a string") << manifest({{1, "name = 3"}})

@@ -25,6 +25,7 @@ const QString kKernelsDir = QStringLiteral("general/kernelsDirOverride");
 const QString kFontSize = QStringLiteral("editor/fontSize");
 const QString kTabWidth = QStringLiteral("editor/tabWidth");
 const QString kArch = QStringLiteral("gpu/compileOnlyArch");
+const QString kRunTiming = QStringLiteral("run/time");
 const QString kRecent = QStringLiteral("tasks/recent");
 const QString kOpenedFolders = QStringLiteral("tasks/openedFolders");
 const QString kGeometry = QStringLiteral("window/geometry");
@@ -106,6 +107,16 @@ QString compileOnlyArch() {
 void setCompileOnlyArch(const QString &arch) {
   Store store;
   store.setValue(kArch, arch);
+}
+
+bool runTiming() {
+  Store store;
+  return store.value(kRunTiming, false).toBool();
+}
+
+void setRunTiming(bool time) {
+  Store store;
+  store.setValue(kRunTiming, time);
 }
 
 QStringList compileOnlyArchChoices() {

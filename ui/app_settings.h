@@ -38,6 +38,10 @@ void setCompileOnlyArch(const QString &arch);
 QStringList compileOnlyArchChoices();
 inline constexpr const char *kDefaultCompileOnlyArch = "sm_90";
 
+// Whether Run also times a candidate once it is correct (EvaluationOptions::time).
+bool runTiming();
+void setRunTiming(bool time);
+
 // Most recent first, at most kMaxRecentTasks, absolute folders.
 QStringList recentTasks();
 void setRecentTasks(const QStringList &folders);

@@ -24,11 +24,26 @@ constexpr int kSymbolMargin = 1;
 constexpr int kFoldMargin = 2;
 constexpr int kProblemSymbolMarker = 0;
 constexpr int kProblemLineMarker = 1;
+constexpr int kErrorLineMarker = 4;
+constexpr int kWarningLineMarker = 5;
 
 const QColor kProblemColour(0xdc, 0x26, 0x26);
 const QColor kProblemLineColour(0xfd, 0xec, 0xec);
 const QColor kAnnotationPaper(0xfe, 0xf2, 0xf2);
 const QColor kAnnotationText(0x99, 0x1b, 0x1b);
+const QColor kWarningColour(0xd9, 0x77, 0x06);
+const QColor kWarningLineColour(0xfe, 0xf6, 0xe4);
+const QColor kWarningPaper(0xff, 0xfb, 0xeb);
+const QColor kWarningText(0x92, 0x40, 0x0e);
+
+const char *severityWord(EditorDiagnostic::Severity severity) {
+  switch (severity) {
+    case EditorDiagnostic::Severity::Error: return "error";
+    case EditorDiagnostic::Severity::Warning: return "warning";
+    case EditorDiagnostic::Severity::Note: return "note";
+  }
+  return "error";
+}
 
 bool isCppSuffix(const QString &suffix) {
   static const QStringList suffixes = {QStringLiteral("cu"),  QStringLiteral("cuh"), QStringLiteral("c"),
@@ -66,7 +81,9 @@ QFont monospaceFont(int pointSize) {
 CudaEditor::CudaEditor(QWidget *parent)
     : QsciScintilla(parent),
       annotationStyle_(kAnnotationStyle, QStringLiteral("Problem"), kAnnotationText, kAnnotationPaper,
-                       monospaceFont(settings_.fontSize)) {
+                       monospaceFont(settings_.fontSize)),
+      warningAnnotationStyle_(kWarningAnnotationStyle, QStringLiteral("Warning"), kWarningText, kWarningPaper,
+                              monospaceFont(settings_.fontSize)) {
   setUtf8(true);
   setEolMode(EolUnix);
 
@@ -77,7 +94,7 @@ CudaEditor::CudaEditor(QWidget *parent)
 
   setMarginType(kSymbolMargin, SymbolMargin);
   setMarginWidth(kSymbolMargin, 14);
-  setMarginMarkerMask(kSymbolMargin, 1 << kProblemSymbolMarker);
+  setMarginMarkerMask(kSymbolMargin, (1 << kProblemSymbolMarker) | (1 << kErrorMarker) | (1 << kWarningMarker));
   setMarginSensitivity(kSymbolMargin, false);
 
   setFolding(BoxedTreeFoldStyle, kFoldMargin);
@@ -88,6 +105,20 @@ CudaEditor::CudaEditor(QWidget *parent)
   setMarkerForegroundColor(kProblemColour, kProblemSymbolMarker);
   markerDefine(Background, kProblemLineMarker);
   setMarkerBackgroundColor(kProblemLineColour, kProblemLineMarker);
+  markerDefine(Circle, kErrorMarker);
+  setMarkerBackgroundColor(kProblemColour, kErrorMarker);
+  setMarkerForegroundColor(kProblemColour, kErrorMarker);
+  markerDefine(RightTriangle, kWarningMarker);
+  setMarkerBackgroundColor(kWarningColour, kWarningMarker);
+  setMarkerForegroundColor(kWarningColour, kWarningMarker);
+  markerDefine(Background, kErrorLineMarker);
+  setMarkerBackgroundColor(kProblemLineColour, kErrorLineMarker);
+  markerDefine(Background, kWarningLineMarker);
+  setMarkerBackgroundColor(kWarningLineColour, kWarningLineMarker);
+  // Diagnostics describe the text that was run; once it changes they may point anywhere.
+  connect(this, &QsciScintilla::textChanged, this, [this] {
+    if (!diagnostics_.isEmpty()) clearDiagnostics();
+  });
   setAnnotationDisplay(AnnotationBoxed);
 
   setCaretLineVisible(true);
@@ -231,6 +262,7 @@ void CudaEditor::applyFont() {
   QFont annotationFont = font;
   annotationFont.setPointSize(std::max(6, settings_.fontSize - 1));
   annotationStyle_.setFont(annotationFont);
+  warningAnnotationStyle_.setFont(annotationFont);
 }
 
 void CudaEditor::updateMarginWidth() {
@@ -238,11 +270,16 @@ void CudaEditor::updateMarginWidth() {
   setMarginWidth(kLineNumberMargin, QString(digits + 1, QLatin1Char('0')));
 }
 
+int CudaEditor::lineIndex(int line) const {
+  return std::clamp(line > 0 ? line - 1 : 0, 0, std::max(0, lines() - 1));
+}
+
 void CudaEditor::markProblem(int line, const QString &message) {
-  const int index = std::clamp(line > 0 ? line - 1 : 0, 0, std::max(0, lines() - 1));
+  const int index = lineIndex(line);
   markerAdd(index, kProblemSymbolMarker);
   markerAdd(index, kProblemLineMarker);
-  annotate(index, message, annotationStyle_);
+  problemNotes_[index].append(message);
+  refreshAnnotations();
   ++problems_;
   setCursorPosition(index, 0);
   ensureLineVisible(index);
@@ -251,8 +288,52 @@ void CudaEditor::markProblem(int line, const QString &message) {
 void CudaEditor::clearProblems() {
   markerDeleteAll(kProblemSymbolMarker);
   markerDeleteAll(kProblemLineMarker);
-  clearAnnotations();
+  problemNotes_.clear();
+  refreshAnnotations();
   problems_ = 0;
+}
+
+void CudaEditor::showDiagnostics(const QList<EditorDiagnostic> &diagnostics) {
+  clearDiagnostics();
+  diagnostics_ = diagnostics;
+  int first = -1;
+  for (const EditorDiagnostic &d : diagnostics_) {
+    const int index = lineIndex(d.line);
+    if (d.severity == EditorDiagnostic::Severity::Error) {
+      markerAdd(index, kErrorMarker);
+      markerAdd(index, kErrorLineMarker);
+    } else if (d.severity == EditorDiagnostic::Severity::Warning) {
+      markerAdd(index, kWarningMarker);
+      markerAdd(index, kWarningLineMarker);
+    }
+    if (first < 0 || (d.severity == EditorDiagnostic::Severity::Error && index < first)) first = index;
+  }
+  refreshAnnotations();
+  if (first >= 0) ensureLineVisible(first);
+}
+
+void CudaEditor::clearDiagnostics() {
+  for (const int marker : {kErrorMarker, kWarningMarker, kErrorLineMarker, kWarningLineMarker}) markerDeleteAll(marker);
+  const bool had = !diagnostics_.isEmpty();
+  diagnostics_.clear();
+  if (had) refreshAnnotations();
+}
+
+void CudaEditor::refreshAnnotations() {
+  clearAnnotations();
+  QMap<int, QStringList> notes = problemNotes_;
+  QMap<int, bool> serious;  // a line with a problem or an error takes the error style
+  for (auto it = problemNotes_.cbegin(); it != problemNotes_.cend(); ++it) serious[it.key()] = true;
+  for (const EditorDiagnostic &d : diagnostics_) {
+    const int index = lineIndex(d.line);
+    const QString where = d.column > 0 ? QStringLiteral("%1:%2: ").arg(d.line).arg(d.column) : QString();
+    notes[index].append(where + QLatin1String(severityWord(d.severity)) + QStringLiteral(": ") + d.message);
+    serious[index] = serious.value(index) || d.severity == EditorDiagnostic::Severity::Error;
+  }
+  for (auto it = notes.cbegin(); it != notes.cend(); ++it) {
+    annotate(it.key(), it.value().join(QLatin1Char('\n')),
+             serious.value(it.key()) ? annotationStyle_ : warningAnnotationStyle_);
+  }
 }
 
 int CudaEditor::styleAt(int position) {

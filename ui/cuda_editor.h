@@ -1,6 +1,9 @@
 #pragma once
 // One source file in an editor: CUDA/C++ highlighting for sources, a plain properties look for
-// task.toml, and problem markers (a margin symbol, a tinted line and an inline annotation).
+// task.toml, problem markers (a margin symbol, a tinted line and an inline annotation), and a
+// run's compiler diagnostics, shown the same way until the next edit.
+#include <QList>
+#include <QMap>
 #include <QString>
 
 #include <Qsci/qsciscintilla.h>
@@ -9,6 +12,15 @@
 #include "ui/app_settings.h"
 
 namespace kwb::ui {
+
+// A compiler diagnostic placed on a line of this editor's text.
+struct EditorDiagnostic {
+  enum class Severity { Error, Warning, Note };
+  int line = 0;    // 1-based
+  int column = 0;  // 1-based; 0 when unknown
+  Severity severity = Severity::Error;
+  QString message;
+};
 
 class CudaEditor : public QsciScintilla {
   Q_OBJECT
@@ -20,6 +32,11 @@ class CudaEditor : public QsciScintilla {
   // used here (C++: 0-27 and 64-91 for inactive code; properties: 0-5; Python: 0-19), is not one
   // of Scintilla's predefined styles (32-39), and lies inside the 64 styles Scintilla always has.
   static constexpr int kAnnotationStyle = 63;
+  // Warnings' annotations: free in the same lexers for the same reasons.
+  static constexpr int kWarningAnnotationStyle = 62;
+  // Margin symbols of diagnostics (problems use marker 0).
+  static constexpr int kErrorMarker = 2;
+  static constexpr int kWarningMarker = 3;
 
   explicit CudaEditor(QWidget *parent = nullptr);
   ~CudaEditor() override;
@@ -44,6 +61,13 @@ class CudaEditor : public QsciScintilla {
   void clearProblems();
   int problemCount() const { return problems_; }
 
+  // Shows a run's diagnostics in place of the previous ones: errors and warnings get a margin
+  // symbol and a tinted line, and every message is annotated under its line (notes without a
+  // symbol). Lines past the end go on the last line. Any edit clears them.
+  void showDiagnostics(const QList<EditorDiagnostic> &diagnostics);
+  void clearDiagnostics();
+  int diagnosticCount() const { return static_cast<int>(diagnostics_.size()); }
+
   // The lexer style at a byte position, after styling the whole text.
   int styleAt(int position);
 
@@ -51,11 +75,17 @@ class CudaEditor : public QsciScintilla {
   void chooseLexer();
   void applyFont();
   void updateMarginWidth();
+  int lineIndex(int line) const;
+  // Annotations are one per line: problems and diagnostics of a line share it.
+  void refreshAnnotations();
 
   QString path_;
   settings::EditorSettings settings_;
   QsciStyle annotationStyle_;
+  QsciStyle warningAnnotationStyle_;
   int problems_ = 0;
+  QMap<int, QStringList> problemNotes_;  // line index -> messages
+  QList<EditorDiagnostic> diagnostics_;
 };
 
 }  // namespace kwb::ui

@@ -15,6 +15,8 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QStyle>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QToolBar>
@@ -36,12 +38,15 @@
 #include "ui/app_settings.h"
 #include "ui/cuda_editor.h"
 #include "ui/editor_tabs.h"
+#include "ui/evaluation_service.h"
 #include "ui/filesystem_path.h"
 #include "ui/find_bar.h"
 #include "ui/gpu_probe.h"
 #include "ui/gpu_status_label.h"
+#include "ui/history_panel.h"
 #include "ui/log_panel.h"
 #include "ui/resources_init.h"
+#include "ui/results_panel.h"
 #include "ui/settings_dialog.h"
 #include "ui/task_browser.h"
 #include "ui/workspace_service.h"
@@ -75,6 +80,12 @@ QString problemText(const kwb::ManifestError &error) {
   const QString field = QString::fromStdString(error.field());
   const QString detail = QString::fromStdString(error.detail());
   return field.isEmpty() ? detail : field + QStringLiteral(": ") + detail;
+}
+
+EditorDiagnostic::Severity severityOf(const std::string &name) {
+  if (name == "warning") return EditorDiagnostic::Severity::Warning;
+  if (name == "note" || name == "remark") return EditorDiagnostic::Severity::Note;
+  return EditorDiagnostic::Severity::Error;
 }
 
 // A menu entry's text shows '&' as is rather than as a mnemonic marker.
@@ -134,6 +145,9 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   browser_ = new TaskBrowser(this);
   workspace_ = new WorkspaceService(this);
   gpuProbe_ = new GpuProbe(this);
+  results_ = new ResultsPanel(this);
+  history_ = new HistoryPanel(this);
+  evaluation_ = new EvaluationService({}, this);
 
   createActions();
   createMenus();
@@ -171,6 +185,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     workspaceLabel_->setToolTip(tr("%1\nSchema version %2").arg(native(path)).arg(version));
     workspaceLabel_->setStyleSheet(QString());
     log_->info(tr("Workspace %1 open (schema version %2)").arg(native(path)).arg(version));
+    if (!taskFolder_.isEmpty()) workspace_->listEvaluations(taskFolder_);
     workspaceSettled_ = true;
     emit workspaceOpenFinished(true);
   });
@@ -191,6 +206,26 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(workspace_, &WorkspaceService::error, this,
           [this](const QString &message) { log_->error(message); });
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
+
+  connect(evaluation_, &EvaluationService::progress, this, &MainWindow::onRunProgress);
+  connect(evaluation_, &EvaluationService::finished, this, &MainWindow::onRunFinished);
+  connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
+    if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
+        !results_->isFromHistory()) {
+      shownHistoryId_ = run.historyId;
+    }
+    emit runRecorded(run);
+  });
+  connect(workspace_, &WorkspaceService::evaluationsListed, this,
+          [this](const QString &folder, const QList<EvaluationRun> &runs) {
+            history_->setRuns(folder, runs, shownHistoryId_);
+          });
+  connect(history_, &HistoryPanel::runActivated, this, [this](qint64 id) { workspace_->fetchEvaluation(id); });
+  connect(workspace_, &WorkspaceService::evaluationFetched, this, [this](const EvaluationRun &run, const QString &) {
+    shownHistoryId_ = run.historyId;
+    results_->showRun(run, true);
+    emit historyRunShown(run);
+  });
 
   restoreWindowState();
   updateTitle();
@@ -306,6 +341,28 @@ void MainWindow::createActions() {
       tabs_->setCurrentIndex((tabs_->currentIndex() + tabs_->count() - 1) % tabs_->count());
   });
 
+  run_ = new QAction(themedIcon("media-playback-start", ""), tr("&Run"), this);
+  if (run_->icon().isNull()) run_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+  run_->setObjectName(QStringLiteral("actionRun"));
+  run_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  run_->setToolTip(tr("Compile the kernel in the editor and check it against the task's reference (Ctrl+R)"));
+  connect(run_, &QAction::triggered, this, [this] { runCurrent(); });
+
+  cancelRun_ = new QAction(themedIcon("process-stop", ""), tr("&Cancel Run"), this);
+  if (cancelRun_->icon().isNull()) cancelRun_->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+  cancelRun_->setObjectName(QStringLiteral("actionCancelRun"));
+  cancelRun_->setToolTip(tr("Stop the run in progress"));
+  connect(cancelRun_, &QAction::triggered, this, &MainWindow::cancelRun);
+
+  timeRun_ = new QAction(tr("&Time After Checking"), this);
+  timeRun_->setObjectName(QStringLiteral("actionTimeRun"));
+  timeRun_->setCheckable(true);
+  timeRun_->setChecked(settings::runTiming());
+  timeRun_->setToolTip(tr("Once the kernel is correct on every configuration, time it against the reference"));
+  connect(timeRun_, &QAction::toggled, this, [this](bool on) {
+    if (settingsMode_ == SettingsMode::ReadWrite) settings::setRunTiming(on);
+  });
+
   about_ = new QAction(tr("&About Kernel Workbench"), this);
   about_->setObjectName(QStringLiteral("actionAbout"));
   about_->setMenuRole(QAction::AboutRole);
@@ -340,6 +397,12 @@ void MainWindow::createMenus() {
   edit->addAction(findNext_);
   edit->addAction(findPrevious_);
 
+  QMenu *runMenu = menuBar()->addMenu(tr("&Run"));
+  runMenu->addAction(run_);
+  runMenu->addAction(cancelRun_);
+  runMenu->addSeparator();
+  runMenu->addAction(timeRun_);
+
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   viewMenu_->addAction(focusTasks_);
   viewMenu_->addAction(focusLog_);
@@ -360,6 +423,10 @@ void MainWindow::createMenus() {
   tools->addAction(open_);
   tools->addAction(save_);
   tools->addSeparator();
+  tools->addAction(run_);
+  tools->addAction(cancelRun_);
+  tools->addAction(timeRun_);
+  tools->addSeparator();
   tools->addAction(reload_);
   tools->addAction(settings_);
 }
@@ -377,12 +444,30 @@ void MainWindow::createDocks() {
   logDock_->setAllowedAreas(Qt::BottomDockWidgetArea | Qt::TopDockWidgetArea | Qt::RightDockWidgetArea);
   addDockWidget(Qt::BottomDockWidgetArea, logDock_);
 
+  resultsDock_ = new QDockWidget(tr("Results"), this);
+  resultsDock_->setObjectName(QStringLiteral("resultsDock"));
+  resultsDock_->setWidget(results_);
+  addDockWidget(Qt::RightDockWidgetArea, resultsDock_);
+
+  historyDock_ = new QDockWidget(tr("History"), this);
+  historyDock_->setObjectName(QStringLiteral("historyDock"));
+  historyDock_->setWidget(history_);
+  addDockWidget(Qt::BottomDockWidgetArea, historyDock_);
+  tabifyDockWidget(logDock_, historyDock_);
+  logDock_->raise();
+
   QAction *toggleTasks = tasksDock_->toggleViewAction();
   toggleTasks->setObjectName(QStringLiteral("actionToggleTasks"));
   QAction *toggleLog = logDock_->toggleViewAction();
   toggleLog->setObjectName(QStringLiteral("actionToggleLog"));
+  QAction *toggleResults = resultsDock_->toggleViewAction();
+  toggleResults->setObjectName(QStringLiteral("actionToggleResults"));
+  QAction *toggleHistory = historyDock_->toggleViewAction();
+  toggleHistory->setObjectName(QStringLiteral("actionToggleHistory"));
   viewMenu_->addAction(toggleTasks);
   viewMenu_->addAction(toggleLog);
+  viewMenu_->addAction(toggleResults);
+  viewMenu_->addAction(toggleHistory);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
     toggleTools->setText(tr("Toolbar"));
@@ -395,6 +480,13 @@ void MainWindow::createStatusBar() {
   workspaceLabel_->setObjectName(QStringLiteral("workspaceStatusLabel"));
   workspaceLabel_->setContentsMargins(6, 0, 6, 0);
   gpuLabel_ = new GpuStatusLabel(this);
+  runProgress_ = new QProgressBar(this);
+  runProgress_->setObjectName(QStringLiteral("runProgress"));
+  runProgress_->setRange(0, 1000);
+  runProgress_->setMaximumWidth(260);
+  runProgress_->setTextVisible(true);
+  runProgress_->hide();
+  statusBar()->addPermanentWidget(runProgress_);
   statusBar()->addPermanentWidget(workspaceLabel_);
   statusBar()->addPermanentWidget(gpuLabel_);
 }
@@ -407,7 +499,7 @@ void MainWindow::restoreWindowState() {
   }
   const QByteArray state = restore ? settings::windowState() : QByteArray();
   if (state.isEmpty() || !restoreState(state, kStateVersion)) {
-    resizeDocks({tasksDock_}, {250}, Qt::Horizontal);
+    resizeDocks({tasksDock_, resultsDock_}, {250, 480}, Qt::Horizontal);
     resizeDocks({logDock_}, {170}, Qt::Vertical);
   }
 }
@@ -422,6 +514,7 @@ void MainWindow::closeEvent(QCloseEvent *event) {
     event->ignore();
     return;
   }
+  cancelRun();
   saveWindowState();
   event->accept();
 }
@@ -447,6 +540,7 @@ QStringList MainWindow::pendingWork() const {
   if (!gpuProbed_) pending << tr("GPU probe");
   if (!workspaceSettled_ || workspace_->isBusy()) pending << tr("workspace");
   if (browser_->isScanning()) pending << tr("task scan");
+  if (evaluation_->isRunning()) pending << tr("evaluation");
   return pending;
 }
 
@@ -468,6 +562,7 @@ void MainWindow::startGpuProbe() {
 void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QString &summary) {
   gpuLabel_->setInventory(inventory, summary);
   gpuProbed_ = true;
+  gpuPresent_ = inventory.hasDevices();
   const QString why = QString::fromStdString(inventory.problem);
   log_->info(inventory.hasDevices() || why.isEmpty() ? tr("GPU: %1").arg(summary)
                                                      : tr("GPU: %1 (%2)").arg(summary, why));
@@ -599,9 +694,15 @@ bool MainWindow::openTask(const QString &path) {
   }
   if (starter) tabs_->setCurrentWidget(starter);
 
+  if (taskFolder_ != folder) {
+    results_->clear();
+    shownHistoryId_ = 0;
+  }
   taskFolder_ = folder;
   taskName_ = QString::fromStdString(task.name);
+  starterPath_ = starterPath;
   browser_->setCurrentTask(folder);
+  history_->setTask(folder, taskName_);
   updateTitle();
   updateActions();
 
@@ -621,6 +722,7 @@ bool MainWindow::openTask(const QString &path) {
         kwb::contentHash(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))));
     workspace_->recordTaskOpened(taskName_, folder, hash);
   }
+  workspace_->listEvaluations(folder);
 
   emit taskOpened(folder);
   return true;
@@ -770,6 +872,112 @@ void MainWindow::updateActions() {
   findPrevious_->setEnabled(hasEditor);
   nextTab_->setEnabled(tabs_->count() > 1);
   previousTab_->setEnabled(tabs_->count() > 1);
+  const bool running = evaluation_->isRunning();
+  run_->setEnabled(!taskFolder_.isEmpty() && !running);
+  cancelRun_->setEnabled(running && !evaluation_->isCancelling());
+}
+
+bool MainWindow::isRunning() const {
+  return evaluation_->isRunning();
+}
+
+CudaEditor *MainWindow::editorToRun() {
+  CudaEditor *current = currentEditor();
+  if (current && current->isCudaSource()) return current;
+  if (starterPath_.isEmpty()) return nullptr;
+  if (CudaEditor *starter = tabs_->editorFor(starterPath_)) return starter;
+  QString error;
+  CudaEditor *reopened = tabs_->openFile(starterPath_, &error);
+  if (!reopened) log_->error(error);
+  return reopened;
+}
+
+bool MainWindow::runCurrent() {
+  if (taskFolder_.isEmpty() || evaluation_->isRunning()) return false;
+  CudaEditor *editor = editorToRun();
+  if (!editor) return false;
+
+  RunRequest request;
+  request.taskFolder = taskFolder_;
+  request.source = editor->text();
+  request.sourceName = editor->filePath();
+  request.time = timeRun_->isChecked();
+  // Without a GPU the evaluator compiles for the architecture chosen in Settings.
+  if (gpuProbed_ && !gpuPresent_) request.arch = settings::compileOnlyArch();
+  if (!evaluation_->run(request)) return false;
+
+  editor->clearDiagnostics();
+  runEditor_ = editor;
+  results_->showRunning(taskName_, editor->filePath());
+  resultsDock_->show();
+  shownHistoryId_ = 0;
+  runProgress_->setValue(0);
+  runProgress_->setFormat(tr("Starting %p%"));
+  runProgress_->show();
+  log_->info(tr("Run %1 on task %2%3")
+                 .arg(editor->fileName(), taskName_, request.time ? tr(", timing it once correct") : QString()));
+  updateActions();
+  return true;
+}
+
+void MainWindow::cancelRun() {
+  if (!evaluation_->isRunning() || evaluation_->isCancelling()) return;
+  evaluation_->cancel();
+  runProgress_->setFormat(tr("Cancelling…"));
+  log_->info(tr("Cancelling the run…"));
+  updateActions();
+}
+
+void MainWindow::onRunProgress(const EvaluationStep &step) {
+  if (evaluation_->isCancelling()) return;
+  runProgress_->setValue(static_cast<int>(step.fraction * 1000.0));
+  const QString where = step.config.isEmpty() ? step.stage : step.stage + QStringLiteral(" ") + step.config;
+  runProgress_->setFormat(where + QStringLiteral(" %p%"));
+  runProgress_->setToolTip(step.text);
+}
+
+void MainWindow::onRunFinished(const EvaluationRun &run, const QString &source) {
+  runProgress_->hide();
+  results_->showRun(run, false);
+  showDiagnostics(run, source);
+
+  const QString line = tr("Run %1: %2: %3").arg(QFileInfo(run.sourceName).fileName(), run.outcome, run.message);
+  if (run.outcome == QLatin1String("correct") || run.outcome == QLatin1String("not-run") ||
+      run.outcome == QLatin1String("cancelled")) {
+    log_->info(line);
+  } else {
+    log_->error(line);
+  }
+  statusBar()->showMessage(line, kStatusMessageMs);
+  if (workspace_->isOpen()) workspace_->recordEvaluation(run, source);
+  updateActions();
+  emit runFinished(run);
+  checkSettled();
+}
+
+void MainWindow::showDiagnostics(const EvaluationRun &run, const QString &source) {
+  CudaEditor *editor = runEditor_.data();
+  runEditor_.clear();
+  // Edited while it ran: the lines may no longer match.
+  if (!editor || editor->text() != source) return;
+  const QString file = QFileInfo(run.sourceName).fileName();
+  QList<EditorDiagnostic> diagnostics;
+  nlohmann::json list = nlohmann::json::array();
+  if (run.result.is_object())
+    list = run.result.value("compile", nlohmann::json::object()).value("diagnostics", nlohmann::json::array());
+  for (const nlohmann::json &d : list) {
+    const QString from = QString::fromStdString(d.value("file", std::string()));
+    const int line = d.value("line", 0);
+    // Diagnostics in other files (an included header) are listed in Results only.
+    if (line <= 0 || (!from.isEmpty() && QFileInfo(from).fileName() != file)) continue;
+    EditorDiagnostic diagnostic;
+    diagnostic.line = line;
+    diagnostic.column = d.value("column", 0);
+    diagnostic.severity = severityOf(d.value("severity", std::string("error")));
+    diagnostic.message = QString::fromStdString(d.value("message", std::string()));
+    diagnostics.append(diagnostic);
+  }
+  editor->showDiagnostics(diagnostics);
 }
 
 }  // namespace kwb::ui

@@ -1,9 +1,10 @@
 #pragma once
-// The one main window: editor tabs in the centre, Tasks on the left, Log at the bottom, GPU and
-// workspace state in the status bar. Slow work runs elsewhere and reports back through signals:
-// the GPU probe in a kwb-worker child process, folder scans on a thread pool, the workspace
-// database on a thread of its own.
+// The one main window: editor tabs in the centre, Tasks on the left, Results on the right, Log
+// and History at the bottom, GPU, workspace and run progress in the status bar. Slow work runs
+// elsewhere and reports back through signals: the GPU probe in a kwb-worker child process, folder
+// scans on a thread pool, the workspace database and evaluations each on a thread of their own.
 #include <QMainWindow>
+#include <QPointer>
 #include <QString>
 #include <QStringList>
 
@@ -13,6 +14,7 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QProgressBar;
 class QStackedWidget;
 
 namespace kwb {
@@ -24,13 +26,18 @@ namespace kwb::ui {
 
 class CudaEditor;
 class EditorTabs;
+class EvaluationService;
 class FindBar;
+class HistoryPanel;
+class ResultsPanel;
 class GpuProbe;
 class GpuStatusLabel;
 class LogPanel;
 class TaskBrowser;
 class WorkspaceService;
 struct WorkspaceTask;
+struct EvaluationRun;
+struct EvaluationStep;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -63,6 +70,18 @@ class MainWindow : public QMainWindow {
   CudaEditor *currentEditor() const;
   TaskBrowser *taskBrowser() const { return browser_; }
   WorkspaceService *workspace() const { return workspace_; }
+  EvaluationService *evaluation() const { return evaluation_; }
+  ResultsPanel *resultsPanel() const { return results_; }
+  HistoryPanel *historyPanel() const { return history_; }
+  QProgressBar *runProgressBar() const { return runProgress_; }
+
+  // Run: evaluates the current editor's text (the task's starter when the current tab is not a
+  // CUDA source) against the open task, off this thread; diagnostics land in that editor, the
+  // result in Results, and the run in the workspace's history. False when there is no task or
+  // a run is already in progress.
+  bool runCurrent();
+  void cancelRun();
+  bool isRunning() const;
   FindBar *findBar() const { return findBar_; }
   QMenu *recentMenu() const { return recentMenu_; }
 
@@ -87,6 +106,9 @@ class MainWindow : public QMainWindow {
   QAction *settingsAction() const { return settings_; }
   QAction *findAction() const { return find_; }
   QAction *clearRecentAction() const { return clearRecent_; }
+  QAction *runAction() const { return run_; }
+  QAction *cancelRunAction() const { return cancelRun_; }
+  QAction *timeRunAction() const { return timeRun_; }
 
   // Stores geometry and dock layout in QSettings (also done on close); not in ReadOnly mode.
   void saveWindowState();
@@ -99,6 +121,12 @@ class MainWindow : public QMainWindow {
   void folderOpened(const QString &folder, int taskCount);
   // Emitted whenever background work drains (see isSettled()).
   void settled();
+  // A run ended (whatever its outcome) and is shown in Results.
+  void runFinished(const kwb::ui::EvaluationRun &run);
+  // A run is stored in the workspace (run.historyId set).
+  void runRecorded(const kwb::ui::EvaluationRun &run);
+  // A run chosen in History is shown in Results.
+  void historyRunShown(const kwb::ui::EvaluationRun &run);
 
  protected:
   void closeEvent(QCloseEvent *event) override;
@@ -130,6 +158,10 @@ class MainWindow : public QMainWindow {
   void removeFromList(TaskTreeModel::Group group, const QString &folder);
   void onFileSaved(const QString &path);
   void checkSettled();
+  CudaEditor *editorToRun();
+  void onRunProgress(const EvaluationStep &step);
+  void onRunFinished(const EvaluationRun &run, const QString &source);
+  void showDiagnostics(const EvaluationRun &run, const QString &source);
 
   SettingsMode settingsMode_ = SettingsMode::ReadWrite;
 
@@ -142,6 +174,12 @@ class MainWindow : public QMainWindow {
   LogPanel *log_ = nullptr;
   QDockWidget *tasksDock_ = nullptr;
   QDockWidget *logDock_ = nullptr;
+  QDockWidget *resultsDock_ = nullptr;
+  QDockWidget *historyDock_ = nullptr;
+  ResultsPanel *results_ = nullptr;
+  HistoryPanel *history_ = nullptr;
+  QProgressBar *runProgress_ = nullptr;
+  EvaluationService *evaluation_ = nullptr;
   GpuStatusLabel *gpuLabel_ = nullptr;
   QLabel *workspaceLabel_ = nullptr;
   WorkspaceService *workspace_ = nullptr;
@@ -157,6 +195,9 @@ class MainWindow : public QMainWindow {
   QAction *findNext_ = nullptr;
   QAction *findPrevious_ = nullptr;
   QAction *clearRecent_ = nullptr;
+  QAction *run_ = nullptr;
+  QAction *cancelRun_ = nullptr;
+  QAction *timeRun_ = nullptr;
   QAction *focusTasks_ = nullptr;
   QAction *focusLog_ = nullptr;
   QAction *nextTab_ = nullptr;
@@ -175,6 +216,10 @@ class MainWindow : public QMainWindow {
   QStringList foldersToOpen_;      // openFolder() waits for these folders' scans
   QString taskFolder_;
   QString taskName_;
+  QString starterPath_;             // the open task's starter source
+  QPointer<CudaEditor> runEditor_;  // the editor whose text is being run
+  qint64 shownHistoryId_ = 0;       // the stored run Results shows; 0: none, or not stored yet
+  bool gpuPresent_ = false;         // the GPU probe found a CUDA device
   bool gpuProbed_ = false;
   bool workspaceSettled_ = false;
 };

@@ -1,5 +1,6 @@
 #include "ui/workspace_service.h"
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -29,6 +30,37 @@ QList<WorkspaceTask> fromRecords(const std::vector<kwb::TaskRecord> &records) {
   return tasks;
 }
 
+constexpr std::size_t kHistoryLength = 200;  // runs listed per task
+
+EvaluationRun fromRecord(const kwb::EvaluationRecord &record, const QString &taskFolder) {
+  EvaluationRun run;
+  run.historyId = record.id;
+  run.taskName = QString::fromStdString(record.taskName);
+  run.taskFolder = taskFolder;
+  run.sourceName = QString::fromStdString(record.sourceName);
+  run.startedAt = QString::fromStdString(record.startedAt);
+  run.finishedAt = QString::fromStdString(record.finishedAt);
+  run.outcome = QString::fromStdString(record.outcome);
+  run.message = QString::fromStdString(record.message);
+  run.arch = QString::fromStdString(record.arch);
+  run.device = QString::fromStdString(record.device);
+  return run;
+}
+
+QList<EvaluationRun> runsOf(kwb::Workspace &workspace, const QString &taskFolder) {
+  QList<EvaluationRun> runs;
+  const auto task = workspace.taskByFolder(taskFolder.toStdString());
+  if (!task) return runs;
+  for (const auto &record : workspace.evaluations(task->id, kHistoryLength)) runs.append(fromRecord(record, taskFolder));
+  return runs;
+}
+
+std::string folderOfTask(kwb::Workspace &workspace, std::int64_t taskId) {
+  for (const auto &task : workspace.tasks())
+    if (task.id == taskId) return task.folder;
+  return {};
+}
+
 }  // namespace
 
 // Owns the Workspace; only ever used on the workspace thread.
@@ -40,6 +72,8 @@ class WorkspaceService::Backend : public QObject {
 WorkspaceService::WorkspaceService(QObject *parent) : QObject(parent) {
   qRegisterMetaType<kwb::ui::WorkspaceTask>();
   qRegisterMetaType<QList<kwb::ui::WorkspaceTask>>();
+  qRegisterMetaType<kwb::ui::EvaluationRun>();
+  qRegisterMetaType<QList<kwb::ui::EvaluationRun>>();
   thread_.setObjectName(QStringLiteral("workspace"));
   backend_ = new Backend;
   backend_->moveToThread(&thread_);
@@ -141,6 +175,85 @@ void WorkspaceService::listTasks() {
       return [this, tasks] { emit tasksListed(tasks); };
     } catch (const std::exception &e) {
       const QString message = tr("Workspace: could not list tasks: %1").arg(QString::fromStdString(e.what()));
+      return [this, message] { emit error(message); };
+    }
+  });
+}
+
+void WorkspaceService::recordEvaluation(const EvaluationRun &run, const QString &source) {
+  post([this, run, source](std::unique_ptr<kwb::Workspace> &workspace) -> std::function<void()> {
+    if (!workspace) return [] {};
+    try {
+      kwb::EvaluationRecord record;
+      record.taskName = run.taskName.toStdString();
+      record.sourceName = run.sourceName.toStdString();
+      record.startedAt = run.startedAt.toStdString();
+      record.finishedAt = run.finishedAt.toStdString();
+      record.outcome = run.outcome.toStdString();
+      record.message = run.message.toStdString();
+      record.arch = run.arch.toStdString();
+      record.device = run.device.toStdString();
+      record.resultJson = run.result.dump();
+      const std::string folder = run.taskFolder.toStdString();
+      kwb::EvaluationRecord stored;
+      workspace->database().transaction([&] {
+        auto task = workspace->taskByFolder(folder);
+        record.taskId = task ? task->id : workspace->recordTaskOpened(record.taskName, folder, "").id;
+        stored = workspace->addEvaluation(record, source.toStdString());
+      });
+      EvaluationRun saved = run;
+      saved.historyId = stored.id;
+      saved.startedAt = QString::fromStdString(stored.startedAt);
+      saved.finishedAt = QString::fromStdString(stored.finishedAt);
+      const QList<EvaluationRun> runs = runsOf(*workspace, run.taskFolder);
+      return [this, saved, runs] {
+        emit evaluationRecorded(saved);
+        emit evaluationsListed(saved.taskFolder, runs);
+      };
+    } catch (const std::exception &e) {
+      const QString message = tr("Workspace: could not store the run of %1: %2")
+                                  .arg(run.taskName, QString::fromStdString(e.what()));
+      return [this, message] { emit error(message); };
+    }
+  });
+}
+
+void WorkspaceService::listEvaluations(const QString &taskFolder) {
+  post([this, taskFolder](std::unique_ptr<kwb::Workspace> &workspace) -> std::function<void()> {
+    if (!workspace) return [] {};
+    try {
+      const QList<EvaluationRun> runs = runsOf(*workspace, taskFolder);
+      return [this, taskFolder, runs] { emit evaluationsListed(taskFolder, runs); };
+    } catch (const std::exception &e) {
+      const QString message =
+          tr("Workspace: could not list the runs of %1: %2").arg(taskFolder, QString::fromStdString(e.what()));
+      return [this, message] { emit error(message); };
+    }
+  });
+}
+
+void WorkspaceService::fetchEvaluation(qint64 historyId) {
+  post([this, historyId](std::unique_ptr<kwb::Workspace> &workspace) -> std::function<void()> {
+    if (!workspace) return [] {};
+    try {
+      const auto record = workspace->evaluation(historyId);
+      if (!record) {
+        const QString message = tr("Workspace: run %1 is no longer there").arg(historyId);
+        return [this, message] { emit error(message); };
+      }
+      EvaluationRun run = fromRecord(*record, QString::fromStdString(folderOfTask(*workspace, record->taskId)));
+      // A result that does not parse is shown as what it is rather than dropped.
+      run.result = nlohmann::json::parse(record->resultJson, nullptr, false);
+      if (run.result.is_discarded()) {
+        run.result = {{"outcome", "error"},
+                      {"message", "the stored result of this run is not valid JSON"},
+                      {"configs", nlohmann::json::array()}};
+      }
+      const QString source = QString::fromStdString(workspace->source(record->sourceHash).value_or(std::string()));
+      return [this, run, source] { emit evaluationFetched(run, source); };
+    } catch (const std::exception &e) {
+      const QString message =
+          tr("Workspace: could not read run %1: %2").arg(historyId).arg(QString::fromStdString(e.what()));
       return [this, message] { emit error(message); };
     }
   });

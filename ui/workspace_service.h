@@ -8,6 +8,8 @@
 #include <QString>
 #include <QThread>
 
+#include "ui/evaluation_run.h"
+
 namespace kwb::ui {
 
 // A task as the workspace lists it.
@@ -33,6 +35,15 @@ class WorkspaceService : public QObject {
   void recordTaskOpened(const QString &name, const QString &folder, const QString &manifestHash);
   void listTasks();
 
+  // Stores a finished run and the source it evaluated, in one transaction (recording the task
+  // first when the workspace does not know its folder yet). Answers with evaluationRecorded()
+  // and then evaluationsListed() for the run's task.
+  void recordEvaluation(const kwb::ui::EvaluationRun &run, const QString &source);
+  // The task's runs, newest first, without their results. Answers with evaluationsListed().
+  void listEvaluations(const QString &taskFolder);
+  // One run with its result and source. Answers with evaluationFetched().
+  void fetchEvaluation(qint64 historyId);
+
   bool isOpen() const { return open_; }
   // True while requests are queued or running.
   bool isBusy() const { return pending_ > 0; }
@@ -41,6 +52,9 @@ class WorkspaceService : public QObject {
   void opened(const QString &path, int schemaVersion);
   void openFailed(const QString &path, const QString &message);
   void tasksListed(const QList<kwb::ui::WorkspaceTask> &tasks);
+  void evaluationRecorded(const kwb::ui::EvaluationRun &run);
+  void evaluationsListed(const QString &taskFolder, const QList<kwb::ui::EvaluationRun> &runs);
+  void evaluationFetched(const kwb::ui::EvaluationRun &run, const QString &source);
   void error(const QString &message);
   // Every queued request has been answered.
   void idle();

@@ -46,6 +46,27 @@ CREATE TABLE settings(
 );
 )sql";
 
+// Run history: one row per evaluation of a candidate, its source content-addressed like the
+// candidates', the full result kept as the JSON of EvaluationResult::toJson(). task_name is the
+// task's name when it ran (tasks.name follows later renames).
+constexpr const char *kVersion3 = R"sql(
+CREATE TABLE evaluations(
+  id INTEGER PRIMARY KEY,
+  task_id INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+  task_name TEXT NOT NULL,
+  source_hash TEXT NOT NULL REFERENCES sources(hash),
+  source_name TEXT NOT NULL DEFAULT '',
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  message TEXT NOT NULL DEFAULT '',
+  arch TEXT NOT NULL DEFAULT '',
+  device TEXT NOT NULL DEFAULT '',
+  result_json TEXT NOT NULL
+);
+CREATE INDEX evaluations_task_id ON evaluations(task_id, started_at);
+)sql";
+
 bool hasTable(Database &db, std::string_view name) {
   Statement query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind(1, name);
@@ -65,6 +86,7 @@ const std::vector<Migration> &workspaceMigrations() {
   static const std::vector<Migration> migrations = {
       {1, "tasks, content-addressed sources and candidates", kVersion1},
       {2, "task manifest hash and last-opened time, candidate index, settings", kVersion2},
+      {3, "evaluation run history", kVersion3},
   };
   return migrations;
 }

@@ -31,6 +31,28 @@ CandidateRecord readCandidate(const Statement &row) {
   return candidate;
 }
 
+// The columns readEvaluation() reads, in its order; resultJson is last and only sometimes read.
+constexpr const char *kEvaluationColumns =
+    "id, task_id, task_name, source_hash, source_name, started_at, finished_at, outcome, message, arch, "
+    "device";
+
+EvaluationRecord readEvaluation(const Statement &row, bool withResult) {
+  EvaluationRecord run;
+  run.id = row.columnInt(0);
+  run.taskId = row.columnInt(1);
+  run.taskName = row.columnText(2);
+  run.sourceHash = row.columnText(3);
+  run.sourceName = row.columnText(4);
+  run.startedAt = row.columnText(5);
+  run.finishedAt = row.columnText(6);
+  run.outcome = row.columnText(7);
+  run.message = row.columnText(8);
+  run.arch = row.columnText(9);
+  run.device = row.columnText(10);
+  if (withResult) run.resultJson = row.columnText(11);
+  return run;
+}
+
 }  // namespace
 
 std::unique_ptr<Workspace> Workspace::open(const std::filesystem::path &path) {
@@ -125,6 +147,51 @@ std::vector<CandidateRecord> Workspace::candidates(std::int64_t taskId) {
   query.bind(1, taskId);
   while (query.step()) result.push_back(readCandidate(query));
   return result;
+}
+
+EvaluationRecord Workspace::addEvaluation(const EvaluationRecord &run, const std::string &sourceText) {
+  EvaluationRecord result = run;
+  db_.transaction([&] {
+    result.sourceHash = putSource(sourceText);
+    const std::string now = utcTimestamp();
+    if (result.startedAt.empty()) result.startedAt = now;
+    if (result.finishedAt.empty()) result.finishedAt = now;
+    Statement insert = db_.prepare(
+        "INSERT INTO evaluations(task_id, task_name, source_hash, source_name, started_at, finished_at, "
+        "outcome, message, arch, device, result_json) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    insert.bind(1, result.taskId)
+        .bind(2, result.taskName)
+        .bind(3, result.sourceHash)
+        .bind(4, result.sourceName)
+        .bind(5, result.startedAt)
+        .bind(6, result.finishedAt)
+        .bind(7, result.outcome)
+        .bind(8, result.message)
+        .bind(9, result.arch)
+        .bind(10, result.device)
+        .bind(11, result.resultJson);
+    insert.run();
+    result.id = db_.lastInsertId();
+  });
+  return result;
+}
+
+std::vector<EvaluationRecord> Workspace::evaluations(std::int64_t taskId, std::size_t limit) {
+  std::vector<EvaluationRecord> result;
+  // LIMIT -1 is SQLite's "no limit".
+  Statement query = db_.prepare(std::string("SELECT ") + kEvaluationColumns +
+                                " FROM evaluations WHERE task_id = ?1 ORDER BY started_at DESC, id DESC LIMIT ?2");
+  query.bind(1, taskId).bind(2, limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
+  while (query.step()) result.push_back(readEvaluation(query, false));
+  return result;
+}
+
+std::optional<EvaluationRecord> Workspace::evaluation(std::int64_t id) {
+  Statement query =
+      db_.prepare(std::string("SELECT ") + kEvaluationColumns + ", result_json FROM evaluations WHERE id = ?1");
+  query.bind(1, id);
+  if (!query.step()) return std::nullopt;
+  return readEvaluation(query, true);
 }
 
 }  // namespace kwb

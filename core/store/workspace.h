@@ -1,7 +1,9 @@
 #pragma once
 // A workspace: one SQLite file holding the tasks a user works on, candidate sources
-// (content-addressed) and, in later schema versions, results, sessions and lineages.
+// (content-addressed), the history of evaluation runs and, in later schema versions, sessions
+// and lineages.
 // Opening migrates an older file forward; a file from a newer version is refused.
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -30,9 +32,25 @@ struct CandidateRecord {
   std::string createdAt;
 };
 
+// One evaluation run in the history of a task.
+struct EvaluationRecord {
+  std::int64_t id = 0;
+  std::int64_t taskId = 0;
+  std::string taskName;    // the task's name when it ran
+  std::string sourceHash;  // the candidate's text is source(sourceHash)
+  std::string sourceName;  // the file it came from, for the reader
+  std::string startedAt;   // UTC, ISO 8601
+  std::string finishedAt;
+  std::string outcome;     // as kwb::toString(EvalOutcome) writes it: "correct", "compile-error", ...
+  std::string message;
+  std::string arch;
+  std::string device;      // empty when no GPU ran it
+  std::string resultJson;  // EvaluationResult::toJson(), as text
+};
+
 class Workspace {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Creates the file when missing, migrates it when older. Throws StoreError.
   static std::unique_ptr<Workspace> open(const std::filesystem::path &path);
@@ -54,6 +72,15 @@ class Workspace {
   // when the task is unknown; nothing is stored then.
   CandidateRecord addCandidate(std::int64_t taskId, const std::string &sourceText, const std::string &label);
   std::vector<CandidateRecord> candidates(std::int64_t taskId);  // oldest first
+
+  // Stores the source and the run in one transaction; id and sourceHash of `run` are ignored
+  // and set in the record returned, an empty startedAt or finishedAt is taken as now. Throws
+  // StoreError (foreign key) when the task is unknown; nothing is stored then.
+  EvaluationRecord addEvaluation(const EvaluationRecord &run, const std::string &sourceText);
+  // A task's runs, newest first (at most `limit` of them; 0: all), without their resultJson.
+  std::vector<EvaluationRecord> evaluations(std::int64_t taskId, std::size_t limit = 0);
+  // One run with its resultJson.
+  std::optional<EvaluationRecord> evaluation(std::int64_t id);
 
  private:
   explicit Workspace(const std::filesystem::path &path);

@@ -388,6 +388,7 @@ void TestMainWindow::hasActionsWithUniqueShortcuts() {
       {"actionFocusLog", QKeySequence(Qt::ALT | Qt::Key_2)},
       {"actionNextTab", QKeySequence(Qt::CTRL | Qt::Key_PageDown)},
       {"actionPreviousTab", QKeySequence(Qt::CTRL | Qt::Key_PageUp)},
+      {"actionRun", QKeySequence(Qt::CTRL | Qt::Key_R)},
   };
   for (const auto &[name, keys] : expected) {
     auto *action = window_->findChild<QAction *>(QLatin1String(name));

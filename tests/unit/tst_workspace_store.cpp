@@ -1,5 +1,6 @@
 // The workspace store: schema creation and migration, refusal of files it cannot read,
-// transactions that roll back whole, foreign keys, and committed rows surviving a killed writer.
+// transactions that roll back whole, foreign keys, the run history, and committed rows surviving
+// a killed writer.
 #include <sqlite3.h>
 
 #include <QByteArray>
@@ -156,6 +157,9 @@ class TestWorkspaceStore : public QObject {
   void refuseNonDatabase();
   void refuseForeignDatabase();
   void migrateFromVersion1();
+  void migrateFromVersion2();
+  void evaluationHistory();
+  void evaluationNeedsItsTask();
   void failedMigrationChangesNothing();
   void refuseNewer();
   void rollback();
@@ -187,16 +191,17 @@ void TestWorkspaceStore::create() {
   Database &db = ws->database();
 
   QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
-  QCOMPARE(ws->schemaVersion(), 2);
+  QCOMPARE(ws->schemaVersion(), 3);
   QCOMPARE(db.pragma("journal_mode"), std::string("wal"));
   QCOMPARE(db.pragma("foreign_keys"), std::string("1"));
   QCOMPARE(db.pragma("synchronous"), std::string("2"));  // FULL
   QVERIFY(std::stoi(db.pragma("busy_timeout")) >= 5000);
-  for (const char *table : {"schema_version", "tasks", "sources", "candidates", "settings"}) {
+  for (const char *table : {"schema_version", "tasks", "sources", "candidates", "settings", "evaluations"}) {
     QVERIFY2(hasObject(db, "table", table), table);
   }
   QVERIFY(hasObject(db, "index", "candidates_task_id"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{2});
+  QVERIFY(hasObject(db, "index", "evaluations_task_id"));
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{3});
   {
     Statement versions = db.prepare("SELECT version, applied_at FROM schema_version ORDER BY rowid");
     QVERIFY(versions.step());
@@ -204,6 +209,8 @@ void TestWorkspaceStore::create() {
     QVERIFY(isTimestamp(versions.columnText(1)));
     QVERIFY(versions.step());
     QCOMPARE(versions.columnInt(0), std::int64_t{2});
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{3});
     QVERIFY(!versions.step());
   }
 
@@ -282,8 +289,8 @@ void TestWorkspaceStore::reopen() {
   for (int round = 0; round < 2; ++round) {
     auto ws = Workspace::open(file);
     Database &db = ws->database();
-    QCOMPARE(ws->schemaVersion(), 2);
-    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{2});  // nothing re-applied
+    QCOMPARE(ws->schemaVersion(), 3);
+    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{3});  // nothing re-applied
     Statement row = db.prepare("SELECT applied_at FROM schema_version WHERE version = 2");
     QVERIFY(row.step());
     QCOMPARE(row.columnText(0), appliedAt);
@@ -300,7 +307,7 @@ void TestWorkspaceStore::reopen() {
   }
   // The plain Database opens an existing file too.
   Database existing(file, Database::Mode::OpenExisting);
-  QCOMPARE(readSchemaVersion(existing), 2);
+  QCOMPARE(readSchemaVersion(existing), 3);
 }
 
 void TestWorkspaceStore::openExistingNeedsTheFile() {
@@ -369,7 +376,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
 
   auto ws = Workspace::open(file);
   Database &db = ws->database();
-  QCOMPARE(ws->schemaVersion(), 2);
+  QCOMPARE(ws->schemaVersion(), 3);
   {
     Statement versions =
         db.prepare("SELECT version, description, applied_at FROM schema_version ORDER BY rowid");
@@ -380,6 +387,8 @@ void TestWorkspaceStore::migrateFromVersion1() {
     QCOMPARE(versions.columnInt(0), std::int64_t{2});
     QCOMPARE(versions.columnText(1), workspaceMigrations()[1].description);
     QVERIFY(isTimestamp(versions.columnText(2)));
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{3});
     QVERIFY(!versions.step());
   }
 
@@ -434,7 +443,201 @@ void TestWorkspaceStore::migrateFromVersion1() {
   QCOMPARE(ws->addCandidate(reopened.id, warp, "again").sourceHash, softmax[1].sourceHash);
   QCOMPARE(rowCount(db, "sources"), std::int64_t{3});
   ws.reset();
-  QCOMPARE(Workspace::open(file)->schemaVersion(), 2);
+  QCOMPARE(Workspace::open(file)->schemaVersion(), 3);
+}
+
+void TestWorkspaceStore::migrateFromVersion2() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const auto file = pathIn(dir, "v2.kwb");
+  // A version 2 file as that build left it: its migrations only, rows written with plain SQL.
+  {
+    Database db(file);
+    migrateForward(db, {workspaceMigrations()[0], workspaceMigrations()[1]});
+    QCOMPARE(readSchemaVersion(db), 2);
+    QVERIFY(!hasObject(db, "table", "evaluations"));
+    db.transaction([&] {
+      db.exec(
+          "INSERT INTO tasks(id, name, folder, added_at, manifest_hash, last_opened_at) VALUES"
+          "(7, 'softmax', '/tasks/softmax', '2025-01-02T03:04:05.006Z', 'aaaa', '2025-02-03T04:05:06.007Z'),"
+          "(9, 'sgemm', '/tasks/sgemm', '2025-01-03T00:00:00.000Z', 'bbbb', '2025-01-03T00:00:00.000Z')");
+      db.exec("INSERT INTO sources(hash, text) VALUES('" + contentHash("old kernel") + "', 'old kernel')");
+      db.exec("INSERT INTO candidates(task_id, source_hash, label, created_at) VALUES(7, '" +
+              contentHash("old kernel") + "', 'kept', '2025-01-02T03:05:00.000Z')");
+      db.exec("INSERT INTO settings(key, value) VALUES('theme', 'light')");
+    });
+  }
+
+  auto ws = Workspace::open(file);
+  Database &db = ws->database();
+  QCOMPARE(ws->schemaVersion(), 3);
+  {
+    Statement last = db.prepare("SELECT version, description FROM schema_version ORDER BY rowid DESC");
+    QVERIFY(last.step());
+    QCOMPARE(last.columnInt(0), std::int64_t{3});
+    QCOMPARE(last.columnText(1), workspaceMigrations()[2].description);
+  }
+  {
+    const auto fresh = pathIn(dir, "fresh.kwb");
+    auto other = Workspace::open(fresh);
+    QCOMPARE(schemaOf(db), schemaOf(other->database()));
+  }
+
+  // The old rows are untouched; the history starts empty.
+  const std::vector<TaskRecord> tasks = ws->tasks();
+  QCOMPARE(tasks.size(), std::size_t{2});
+  QCOMPARE(tasks[0].id, std::int64_t{7});
+  QCOMPARE(tasks[0].manifestHash, std::string("aaaa"));
+  QCOMPARE(tasks[0].lastOpenedAt, std::string("2025-02-03T04:05:06.007Z"));
+  QCOMPARE(ws->candidates(7).size(), std::size_t{1});
+  QCOMPARE(ws->candidates(7)[0].label, std::string("kept"));
+  QCOMPARE(rowCount(db, "settings"), std::int64_t{1});
+  QCOMPARE(rowCount(db, "evaluations"), std::int64_t{0});
+  QVERIFY(ws->evaluations(7).empty());
+
+  // The migrated file takes runs, sharing the content-addressed source with the old candidate.
+  EvaluationRecord run;
+  run.taskId = 7;
+  run.taskName = "softmax";
+  run.sourceName = "softmax.cu";
+  run.outcome = "not-run";
+  run.message = "no CUDA device: not run";
+  run.arch = "sm_90";
+  run.resultJson = R"({"outcome":"not-run"})";
+  const EvaluationRecord stored = ws->addEvaluation(run, "old kernel");
+  QCOMPARE(stored.sourceHash, contentHash("old kernel"));
+  QCOMPARE(rowCount(db, "sources"), std::int64_t{1});
+  QCOMPARE(db.pragma("integrity_check"), std::string("ok"));
+  QCOMPARE(db.pragma("foreign_key_check"), std::string());
+  ws.reset();
+
+  auto again = Workspace::open(file);
+  QCOMPARE(again->schemaVersion(), 3);
+  const auto runs = again->evaluations(7);
+  QCOMPARE(runs.size(), std::size_t{1});
+  QCOMPARE(runs[0].id, stored.id);
+  QCOMPARE(again->evaluation(stored.id)->resultJson, run.resultJson);
+}
+
+void TestWorkspaceStore::evaluationHistory() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const auto file = pathIn(dir, "history.kwb");
+  std::vector<EvaluationRecord> added;
+  std::int64_t softmaxId = 0;
+  std::int64_t sgemmId = 0;
+  const std::string broken = "extern \"C\" __global__ void softmax( {\n";
+  const std::string fixed = "extern \"C\" __global__ void softmax() {}\n";
+  // Multi-byte text and quotes in the JSON, as a compiler message may have them.
+  const std::string compileJson =
+      R"({"outcome":"compile-error","message":"softmax.cu:1:40: error: expected a \")\" — «here»",)"
+      R"("configs":[]})";
+  {
+    auto ws = Workspace::open(file);
+    Database &db = ws->database();
+    softmaxId = ws->recordTaskOpened("softmax", "/tasks/softmax", "").id;
+    sgemmId = ws->recordTaskOpened("sgemm", "/tasks/sgemm", "").id;
+
+    EvaluationRecord run;
+    run.taskId = softmaxId;
+    run.taskName = "softmax";
+    run.sourceName = "/tasks/softmax/softmax.cu";
+    run.startedAt = "2025-06-01T10:00:00.000Z";
+    run.finishedAt = "2025-06-01T10:00:00.250Z";
+    run.outcome = "compile-error";
+    run.message = "softmax.cu does not compile";
+    run.arch = "sm_90";
+    run.resultJson = compileJson;
+    added.push_back(ws->addEvaluation(run, broken));
+
+    run.startedAt = "2025-06-01T10:05:00.000Z";
+    run.finishedAt = "2025-06-01T10:05:01.000Z";
+    run.outcome = "correct";
+    run.message = "correct on 3 configuration(s) × 3 seed(s)";
+    run.device = "NVIDIA H200";
+    run.resultJson = R"({"outcome":"correct","configs":[{"config":"small"}]})";
+    added.push_back(ws->addEvaluation(run, fixed));
+
+    // The same text again: a second run, the source stored once. Times left empty are now.
+    run.startedAt.clear();
+    run.finishedAt.clear();
+    run.outcome = "cancelled";
+    run.message = "cancelled by the user";
+    run.resultJson = R"({"outcome":"cancelled"})";
+    added.push_back(ws->addEvaluation(run, fixed));
+
+    EvaluationRecord other = run;
+    other.taskId = sgemmId;
+    other.taskName = "sgemm";
+    added.push_back(ws->addEvaluation(other, "sgemm kernel"));
+
+    QVERIFY(added[0].id > 0 && added[1].id > added[0].id && added[2].id > added[1].id);
+    QCOMPARE(added[0].sourceHash, contentHash(broken));
+    QCOMPARE(added[1].sourceHash, contentHash(fixed));
+    QCOMPARE(added[2].sourceHash, added[1].sourceHash);
+    QVERIFY(isTimestamp(added[2].startedAt));
+    QVERIFY(isTimestamp(added[2].finishedAt));
+    QCOMPARE(rowCount(db, "sources"), std::int64_t{3});
+    QCOMPARE(rowCount(db, "evaluations"), std::int64_t{4});
+  }
+
+  // A real file, opened again: the runs are there, newest first, per task.
+  auto ws = Workspace::open(file);
+  const std::vector<EvaluationRecord> runs = ws->evaluations(softmaxId);
+  QCOMPARE(runs.size(), std::size_t{3});
+  QCOMPARE(runs[0].id, added[2].id);
+  QCOMPARE(runs[1].id, added[1].id);
+  QCOMPARE(runs[2].id, added[0].id);
+  for (const EvaluationRecord &run : runs) {
+    QVERIFY2(run.resultJson.empty(), "listings leave the result out");
+    QCOMPARE(run.taskId, softmaxId);
+    QCOMPARE(run.taskName, std::string("softmax"));
+  }
+  QCOMPARE(runs[1].outcome, std::string("correct"));
+  QCOMPARE(runs[1].device, std::string("NVIDIA H200"));
+  QCOMPARE(runs[2].startedAt, std::string("2025-06-01T10:00:00.000Z"));
+  QCOMPARE(runs[2].finishedAt, std::string("2025-06-01T10:00:00.250Z"));
+  QCOMPARE(runs[2].sourceName, std::string("/tasks/softmax/softmax.cu"));
+  QCOMPARE(runs[2].arch, std::string("sm_90"));
+  QCOMPARE(runs[2].device, std::string());
+
+  const auto limited = ws->evaluations(softmaxId, 2);
+  QCOMPARE(limited.size(), std::size_t{2});
+  QCOMPARE(limited[0].id, added[2].id);
+  QCOMPARE(ws->evaluations(sgemmId).size(), std::size_t{1});
+  QVERIFY(ws->evaluations(sgemmId + softmaxId + 100).empty());
+
+  // Fetching one gives the whole result and, through its hash, the text that ran.
+  const auto first = ws->evaluation(added[0].id);
+  QVERIFY(first.has_value());
+  QCOMPARE(first->resultJson, compileJson);
+  QCOMPARE(first->outcome, std::string("compile-error"));
+  QCOMPARE(first->message, std::string("softmax.cu does not compile"));
+  QCOMPARE(ws->source(first->sourceHash).value_or(""), broken);
+  QVERIFY(!ws->evaluation(added.back().id + 1).has_value());
+
+  // Deleting a task takes its history with it; the other task's stays.
+  Database &db = ws->database();
+  db.transaction([&] { db.prepare("DELETE FROM tasks WHERE id = ?1").bind(1, softmaxId).run(); });
+  QVERIFY(ws->evaluations(softmaxId).empty());
+  QCOMPARE(ws->evaluations(sgemmId).size(), std::size_t{1});
+}
+
+void TestWorkspaceStore::evaluationNeedsItsTask() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  auto ws = Workspace::open(pathIn(dir, "orphan-run.kwb"));
+  Database &db = ws->database();
+  EvaluationRecord run;
+  run.taskId = 4242;
+  run.taskName = "ghost";
+  run.outcome = "error";
+  run.resultJson = "{}";
+  const QString message = storeErrorOf([&] { ws->addEvaluation(run, "orphan text"); });
+  QVERIFY2(message.contains(QStringLiteral("FOREIGN KEY constraint failed")), qPrintable(message));
+  // One transaction: the source went with the run.
+  QCOMPARE(rowCount(db, "evaluations"), std::int64_t{0});
+  QCOMPARE(rowCount(db, "sources"), std::int64_t{0});
 }
 
 void TestWorkspaceStore::failedMigrationChangesNothing() {
@@ -444,12 +647,12 @@ void TestWorkspaceStore::failedMigrationChangesNothing() {
   Workspace::open(file).reset();
   Database db(file, Database::Mode::OpenExisting);
   std::vector<Migration> migrations = workspaceMigrations();
-  migrations.push_back({3, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
+  migrations.push_back({4, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
   const QString message = storeErrorOf([&] { migrateForward(db, migrations); });
   QVERIFY2(message.contains(QStringLiteral("no_such_table")), qPrintable(message));
-  QCOMPARE(readSchemaVersion(db), 2);
+  QCOMPARE(readSchemaVersion(db), 3);
   QVERIFY(!hasObject(db, "table", "extra"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{2});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{3});
 }
 
 void TestWorkspaceStore::refuseNewer() {
@@ -467,11 +670,11 @@ void TestWorkspaceStore::refuseNewer() {
   const QString expected =
       QString::fromStdString(file.string()) + QStringLiteral(
                                                   " was written by a newer Kernel Workbench (schema 99, this "
-                                                  "build knows up to 2); open it with a newer version");
+                                                  "build knows up to 3); open it with a newer version");
   QCOMPARE(message, expected);
   Database db(file, Database::Mode::OpenExisting);
   QCOMPARE(readSchemaVersion(db), 99);
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{3});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{4});
   QCOMPARE(rowCount(db, "tasks"), std::int64_t{1});
 }
 
@@ -652,7 +855,7 @@ void TestWorkspaceStore::crash() {
   Database &db = ws->database();
   QCOMPARE(db.pragma("integrity_check"), std::string("ok"));
   QCOMPARE(db.pragma("foreign_key_check"), std::string());
-  QCOMPARE(ws->schemaVersion(), 2);
+  QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
 
   // All or nothing per transaction: a whole number of batches, at least every one reported.
   const std::int64_t rows = rowCount(db, "candidates");

@@ -1,0 +1,557 @@
+// Run, Cancel, Results and History in the real main window under the offscreen platform: compile
+// errors marked in the editor, the bundled starter evaluated (on a machine without a GPU: "not
+// run", with resources and occupancy), runs stored in the workspace file and read back, Cancel,
+// a task that stops loading, and the result tree read from results of every kind.
+#include <memory>
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QProgressBar>
+#include <QRandomGenerator>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QToolBar>
+#include <QTreeView>
+#include <QtTest>
+
+#include "core/store/workspace.h"
+#include "ui/cuda_editor.h"
+#include "ui/editor_tabs.h"
+#include "ui/evaluation_run.h"
+#include "ui/evaluation_service.h"
+#include "ui/history_panel.h"
+#include "ui/main_window.h"
+#include "ui/models/evaluation_result_model.h"
+#include "ui/models/run_history_model.h"
+#include "ui/results_panel.h"
+#include "ui/workspace_service.h"
+
+using kwb::ui::CudaEditor;
+using kwb::ui::EvaluationResultModel;
+using kwb::ui::EvaluationRun;
+using kwb::ui::MainWindow;
+using kwb::ui::RunHistoryModel;
+
+namespace {
+
+const QString kSoftmax = QDir::cleanPath(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax"));
+constexpr int kRunTimeoutMs = 120000;
+
+bool copyFolder(const QString &from, const QString &to) {
+  if (!QDir().mkpath(to)) return false;
+  const QDir source(from);
+  for (const QString &name : source.entryList(QDir::Files)) {
+    QFile::remove(QDir(to).filePath(name));
+    if (!QFile::copy(source.filePath(name), QDir(to).filePath(name))) return false;
+    QFile::setPermissions(QDir(to).filePath(name), QFile::ReadOwner | QFile::WriteOwner);
+  }
+  return true;
+}
+
+// The cell's text in the model (column of row's sibling).
+QString cell(const QModelIndex &row, int column) {
+  return row.siblingAtColumn(column).data().toString();
+}
+
+// The top-level rows of a kind.
+QList<QModelIndex> rowsOf(const EvaluationResultModel *model, EvaluationResultModel::Kind kind) {
+  QList<QModelIndex> rows;
+  for (int row = 0; row < model->rowCount(); ++row) {
+    const QModelIndex index = model->index(row, 0);
+    if (index.data(EvaluationResultModel::KindRole).toInt() == int(kind)) rows << index;
+  }
+  return rows;
+}
+
+// A comment that makes the source new to the compile cache, so compiling it takes real time.
+QString uniqueComment() {
+  return QStringLiteral("\n// %1\n").arg(QRandomGenerator::global()->generate64());
+}
+
+}  // namespace
+
+class TestRunPanel : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+  void cleanupTestCase();
+  void hasRunActions();
+  void resultModelReadsEveryKindOfResult();
+  void compileErrorsAreMarkedInline();
+  void runsStarterAndKeepsHistory();
+  void historyPersistsInTheWorkspaceFile();
+  void cancelStopsTheRun();
+  void cancelDuringProgress();
+  void brokenTaskEndsInAResultRow();
+
+ private:
+  QString tempPath(const QString &name) const { return QDir(home_->path()).filePath(name); }
+  // Runs with Ctrl+R, as a user would, and waits for the run to end.
+  EvaluationRun runWithShortcut();
+
+  std::unique_ptr<QTemporaryDir> home_;
+  std::unique_ptr<MainWindow> window_;
+  QString task_;       // a writable copy of the softmax task
+  QString workspace_;  // the window's workspace file
+  std::unique_ptr<QAbstractItemModelTester> resultsTester_;
+  std::unique_ptr<QAbstractItemModelTester> historyTester_;
+};
+
+void TestRunPanel::initTestCase() {
+  home_ = std::make_unique<QTemporaryDir>();
+  QVERIFY(home_->isValid());
+  QStandardPaths::setTestModeEnabled(true);
+  qputenv("HOME", home_->path().toUtf8());
+  qputenv("XDG_DATA_HOME", tempPath(QStringLiteral("data")).toUtf8());
+  qputenv("XDG_CONFIG_HOME", tempPath(QStringLiteral("config")).toUtf8());
+  qputenv("XDG_CACHE_HOME", tempPath(QStringLiteral("cache")).toUtf8());
+  qunsetenv("KWB_KERNELS_DIR");
+  QSettings(QStringLiteral("KernelWorkbench"), QStringLiteral("kernel-workbench")).clear();
+
+  task_ = tempPath(QStringLiteral("tasks/softmax"));
+  QVERIFY(copyFolder(kSoftmax, task_));
+  workspace_ = tempPath(QStringLiteral("workspace/runs.kwb"));
+  window_ = std::make_unique<MainWindow>(workspace_);
+  resultsTester_ = std::make_unique<QAbstractItemModelTester>(
+      window_->resultsPanel()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+  historyTester_ = std::make_unique<QAbstractItemModelTester>(
+      window_->historyPanel()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+  window_->resize(1400, 850);
+  window_->show();
+  QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+  QSignalSpy workspaceOpen(window_.get(), &MainWindow::workspaceOpenFinished);
+  QVERIFY(window_->isWorkspaceOpenFinished() || workspaceOpen.wait(60000));
+  QVERIFY(window_->workspace()->isOpen());
+  QVERIFY(window_->openTask(task_));
+}
+
+void TestRunPanel::cleanupTestCase() {
+  resultsTester_.reset();
+  historyTester_.reset();
+  window_.reset();
+}
+
+EvaluationRun TestRunPanel::runWithShortcut() {
+  QSignalSpy finished(window_.get(), &MainWindow::runFinished);
+  window_->activateWindow();
+  if (!QTest::qWaitForWindowActive(window_.get())) return {};
+  CudaEditor *editor = window_->currentEditor();
+  editor->setFocus();
+  if (!QTest::qWaitFor([&] { return QApplication::focusWidget() == editor; })) return {};
+  // The editor has the focus; the window's shortcut must still win (and nothing is typed).
+  const QString text = editor->text();
+  QTest::keySequence(editor, QKeySequence(Qt::CTRL | Qt::Key_R));
+  if (!window_->isRunning() && finished.isEmpty()) return {};
+  if (editor->text() != text) return {};
+  if (finished.isEmpty() && !finished.wait(kRunTimeoutMs)) return {};
+  return finished.front().front().value<EvaluationRun>();
+}
+
+void TestRunPanel::hasRunActions() {
+  QCOMPARE(window_->runAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_R));
+  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(!window_->cancelRunAction()->isEnabled());
+  QVERIFY(window_->timeRunAction()->isCheckable());
+  QVERIFY(!window_->runProgressBar()->isVisible());
+  QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("resultsDock")));
+  QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("historyDock")));
+  auto *toolbar = window_->findChild<QToolBar *>(QStringLiteral("mainToolBar"));
+  QVERIFY(toolbar && toolbar->actions().contains(window_->runAction()) &&
+          toolbar->actions().contains(window_->cancelRunAction()));
+  QCOMPARE(window_->resultsPanel()->model()->rowCount(), 0);
+  QVERIFY(window_->historyPanel()->taskFolder() == task_);
+}
+
+void TestRunPanel::resultModelReadsEveryKindOfResult() {
+  // What a GPU machine reports, in EvaluationResult::toJson()'s form: one configuration
+  // incorrect, one timed out, one whose worker was killed, one correct and timed.
+  const auto result = nlohmann::json::parse(R"json({
+    "outcome": "runtime-error", "message": "huge: the GPU worker died: killed by signal SIGKILL",
+    "arch": "sm_90", "device": "NVIDIA H200", "sandbox": "bwrap", "seconds": 4.2,
+    "compile": {"ok": true, "form": "device-only", "cache_hit": false, "seconds": 0.4, "toolkit": "13.0",
+                "diagnostics": [{"file": "/t/softmax.cu", "line": 7, "column": 9, "severity": "warning",
+                                 "message": "variable \"i\" was declared but never referenced",
+                                 "text": "/t/softmax.cu:7:9: warning: variable ..."}],
+                "kernels": [{"name": "softmax", "registers": 40, "shared_static_bytes": 1024,
+                             "constant_bytes": 0, "stack_frame_bytes": 0, "spill_store_bytes": 8,
+                             "spill_load_bytes": 8}]},
+    "configs": [
+      {"config": "small", "outcome": "incorrect", "reason": "mismatch", "error_name": "",
+       "message": "seed 2: y: 12 of 1048576 elements differ",
+       "candidate_launch": {"grid": [1024, 1, 1], "block": [128, 1, 1], "shared_bytes": 4096},
+       "reference_launch": {"grid": [1024, 1, 1], "block": [256, 1, 1], "shared_bytes": 0},
+       "occupancy": {"active_blocks_per_sm": 8, "active_warps_per_sm": 32, "occupancy": 0.5,
+                     "limiter": "registers", "error": "", "explanation": "8 blocks of 128 threads per SM (50%)"},
+       "seeds": [
+         {"seed": 1, "passed": true, "summary": "y: all 1048576 elements match", "unwritten": 0,
+          "inputs_modified": false, "race": false, "outputs": []},
+         {"seed": 2, "passed": false, "summary": "y: 12 of 1048576 elements differ", "unwritten": 3,
+          "inputs_modified": true, "race": true,
+          "outputs": [{"tensor": "y",
+                       "comparison": {"passed": false, "checked": 1048576, "mismatches": 12,
+                                      "first_mismatches": [{"index": 3, "coordinates": [0, 3], "got": 0.51, "want": 0.49},
+                                                           {"index": 9, "coordinates": [0, 9], "got": "NaN", "want": 0.1}],
+                                      "max_abs_error": 0.021, "max_rel_error": 0.04, "relative_l2_error": 3.4e-06},
+                       "unwritten": {"count": 3, "first_indices": [5], "summary": "3 unwritten"}}]}]},
+      {"config": "wide", "outcome": "timeout", "reason": "", "error_name": "",
+       "message": "timeout: the evaluation ran past its limit of 60 s (a kernel that never returns?); the worker was stopped",
+       "candidate_launch": {"grid": [256, 1, 1], "block": [128, 1, 1], "shared_bytes": 0},
+       "reference_launch": {"grid": [256, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}, "seeds": []},
+      {"config": "huge", "outcome": "runtime-error", "reason": "", "error_name": "worker-died",
+       "message": "the GPU worker died: killed by signal SIGKILL",
+       "candidate_launch": {"grid": [8192, 1, 1], "block": [128, 1, 1], "shared_bytes": 0},
+       "reference_launch": {"grid": [8192, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}, "seeds": []},
+      {"config": "tiny", "outcome": "correct", "reason": "", "error_name": "", "message": "correct on 1 seed(s)",
+       "candidate_launch": {"grid": [4, 4, 1], "block": [32, 8, 1], "shared_bytes": 0},
+       "reference_launch": {"grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0},
+       "seeds": [{"seed": 1, "passed": true, "summary": "y: all 64 elements match", "unwritten": 0,
+                  "inputs_modified": false, "race": false, "outputs": []}],
+       "timing": {"ok": true, "timer": "cuda-events", "speedup": 1.5, "suspicious": true,
+                  "suspicious_reason": "faster than the memory roofline allows", "stop_reason": "converged",
+                  "candidate": {"median_ms": 0.2, "iqr_ms": 0.004, "min_ms": 0.19, "mean_ms": 0.2, "samples": 50,
+                                "relative_spread": 0.02},
+                  "reference": {"median_ms": 0.3, "iqr_ms": 0.006, "min_ms": 0.29, "mean_ms": 0.3, "samples": 50,
+                                "relative_spread": 0.02}}}
+    ]})json");
+  EvaluationResultModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setResult(result);
+  QCOMPARE(model.rowCount(), 5);  // compile and four configurations; no run row needed
+
+  const QModelIndex compile = model.firstOf(EvaluationResultModel::Kind::Compile);
+  QCOMPARE(cell(compile, EvaluationResultModel::OutcomeColumn), QStringLiteral("ok"));
+  QVERIFY(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("40 registers")));
+  QVERIFY(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("16 B spilled")));
+  QCOMPARE(model.rowCount(compile), 1);
+  const QModelIndex warning = model.index(0, 0, compile);
+  QCOMPARE(warning.data().toString(), QStringLiteral("softmax.cu:7:9"));
+  QCOMPARE(cell(warning, EvaluationResultModel::OutcomeColumn), QStringLiteral("warning"));
+
+  const auto configs = rowsOf(&model, EvaluationResultModel::Kind::Config);
+  QCOMPARE(configs.size(), 4);
+  const QModelIndex small = configs[0];
+  QCOMPARE(small.data().toString(), QStringLiteral("small"));
+  QCOMPARE(cell(small, EvaluationResultModel::OutcomeColumn), QStringLiteral("incorrect"));
+  QCOMPARE(cell(small, EvaluationResultModel::LaunchColumn),
+           QStringLiteral("grid 1024 · block 128 · 4096 B shared"));
+  QCOMPARE(cell(small, EvaluationResultModel::OccupancyColumn), QStringLiteral("50% · 8 blocks/SM"));
+  QVERIFY(small.siblingAtColumn(EvaluationResultModel::OccupancyColumn)
+              .data(Qt::ToolTipRole)
+              .toString()
+              .contains(QLatin1String("registers")));
+  QCOMPARE(model.rowCount(small), 2);
+  const QModelIndex passed = model.index(0, 0, small);
+  const QModelIndex failed = model.index(1, 0, small);
+  QCOMPARE(cell(passed, EvaluationResultModel::OutcomeColumn), QStringLiteral("passed"));
+  QCOMPARE(cell(failed, EvaluationResultModel::OutcomeColumn), QStringLiteral("failed"));
+  QCOMPARE(failed.data().toString(), QStringLiteral("seed 2"));
+  QCOMPARE(cell(failed, EvaluationResultModel::DetailColumn),
+           QStringLiteral("y: 12 of 1048576 elements differ"));
+  QCOMPARE(cell(failed, EvaluationResultModel::ErrorColumn),
+           QStringLiteral("abs 0.021 · rel 0.04 · L2 3.4e-06"));
+  QCOMPARE(cell(failed, EvaluationResultModel::MismatchColumn),
+           QStringLiteral("y[0, 3]: got 0.51, want 0.49; y[0, 9]: got NaN, want 0.1"));
+  QCOMPARE(cell(failed, EvaluationResultModel::ChecksColumn),
+           QStringLiteral("3 unwritten, race, inputs modified"));
+
+  // Runs that never came back say what happened.
+  QCOMPARE(cell(configs[1], EvaluationResultModel::OutcomeColumn), QStringLiteral("timeout"));
+  QVERIFY(cell(configs[1], EvaluationResultModel::DetailColumn).contains(QLatin1String("never returns")));
+  QCOMPARE(cell(configs[2], EvaluationResultModel::OutcomeColumn), QStringLiteral("runtime error"));
+  QCOMPARE(cell(configs[2], EvaluationResultModel::DetailColumn),
+           QStringLiteral("worker-died: the GPU worker died: killed by signal SIGKILL"));
+
+  const QModelIndex tiny = configs[3];
+  QCOMPARE(cell(tiny, EvaluationResultModel::LaunchColumn), QStringLiteral("grid 4×4 · block 32×8"));
+  QCOMPARE(cell(tiny, EvaluationResultModel::TimeColumn), QStringLiteral("200.0 µs (IQR 4.00 µs)"));
+  QCOMPARE(cell(tiny, EvaluationResultModel::SpeedupColumn), QStringLiteral("1.50×"));
+  QCOMPARE(cell(tiny, EvaluationResultModel::ChecksColumn), QStringLiteral("suspicious"));
+  QVERIFY(tiny.siblingAtColumn(EvaluationResultModel::ChecksColumn)
+              .data(Qt::ToolTipRole)
+              .toString()
+              .contains(QLatin1String("roofline")));
+
+  // A result with nothing per configuration gets a row saying why.
+  model.setResult({{"outcome", "error"},
+                   {"message", "the task did not load: boom"},
+                   {"configs", nlohmann::json::array()}});
+  QCOMPARE(model.rowCount(), 1);
+  const QModelIndex run = model.firstOf(EvaluationResultModel::Kind::Run);
+  QCOMPARE(cell(run, EvaluationResultModel::OutcomeColumn), QStringLiteral("error"));
+  QCOMPARE(cell(run, EvaluationResultModel::DetailColumn), QStringLiteral("the task did not load: boom"));
+  model.clear();
+  QCOMPARE(model.rowCount(), 0);
+}
+
+void TestRunPanel::compileErrorsAreMarkedInline() {
+  CudaEditor *editor = window_->currentEditor();
+  QVERIFY(editor);
+  QCOMPARE(editor->fileName(), QStringLiteral("softmax.cu"));
+  const QString original = editor->text();
+  // A kernel with a syntax error on a line of its own.
+  editor->setText(original + QStringLiteral("\n__device__ int broken_value = ;\n"));
+  const QStringList lines = editor->text().split(QLatin1Char('\n'));
+  const int errorLine =
+      static_cast<int>(lines.indexOf(QStringLiteral("__device__ int broken_value = ;"))) + 1;
+  QVERIFY(errorLine > 1);
+
+  QVERIFY(window_->runAction()->isEnabled());
+  const EvaluationRun run = runWithShortcut();
+  QCOMPARE(run.outcome, QStringLiteral("compile-error"));
+  QVERIFY2(run.message.contains(QLatin1String("does not compile")), qPrintable(run.message));
+
+  // The editor: an error symbol on the line, and the compiler's words under it.
+  QVERIFY(editor->diagnosticCount() >= 1);
+  QVERIFY2(editor->markersAtLine(errorLine - 1) & (1 << CudaEditor::kErrorMarker),
+           qPrintable(QStringLiteral("no error marker on line %1").arg(errorLine)));
+  const QString note = editor->annotation(errorLine - 1);
+  QVERIFY2(note.contains(QLatin1String("error")) && note.contains(QLatin1String("expected an expression")),
+           qPrintable(note));
+  QCOMPARE(editor->markersAtLine(0) & (1 << CudaEditor::kErrorMarker), 0);
+
+  // The Results panel says compile error, with the diagnostic listed under the compile row.
+  kwb::ui::ResultsPanel *results = window_->resultsPanel();
+  QVERIFY2(results->summaryText().startsWith(QLatin1String("compile error")),
+           qPrintable(results->summaryText()));
+  const QModelIndex compile = results->model()->firstOf(EvaluationResultModel::Kind::Compile);
+  QVERIFY(compile.isValid());
+  QCOMPARE(cell(compile, EvaluationResultModel::OutcomeColumn), QStringLiteral("compile error"));
+  QVERIFY(results->model()->rowCount(compile) >= 1);
+  QCOMPARE(results->model()->index(0, 0, compile).data().toString(),
+           QStringLiteral("softmax.cu:%1:%2")
+               .arg(errorLine)
+               .arg(run.result["compile"]["diagnostics"][0].value("column", 0)));
+  QVERIFY(results->view()->isExpanded(compile));
+
+  // Editing clears the marks: they described the text that ran.
+  editor->setCursorPosition(0, 0);
+  editor->insert(QStringLiteral(" "));
+  QCOMPARE(editor->diagnosticCount(), 0);
+  QCOMPARE(editor->markersAtLine(errorLine - 1) & (1 << CudaEditor::kErrorMarker), 0);
+  QVERIFY(editor->annotation(errorLine - 1).isEmpty());
+
+  editor->setText(original);
+  editor->setModified(false);
+  QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
+}
+
+void TestRunPanel::runsStarterAndKeepsHistory() {
+  CudaEditor *editor = window_->currentEditor();
+  QVERIFY(editor);
+  QSignalSpy recorded(window_.get(), &MainWindow::runRecorded);
+  QSignalSpy progress(window_->evaluation(), &kwb::ui::EvaluationService::progress);
+
+  const EvaluationRun run = runWithShortcut();
+  QVERIFY2(!run.outcome.isEmpty(), "the run did not finish");
+  QVERIFY(!progress.isEmpty());  // the progress bar was fed
+  QVERIFY(!window_->runProgressBar()->isVisible());
+  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(!window_->cancelRunAction()->isEnabled());
+  QCOMPARE(editor->diagnosticCount(), 0);
+
+  const EvaluationResultModel *model = window_->resultsPanel()->model();
+  const QModelIndex compile = model->firstOf(EvaluationResultModel::Kind::Compile);
+  QCOMPARE(cell(compile, EvaluationResultModel::OutcomeColumn), QStringLiteral("ok"));
+  QVERIFY2(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("softmax: ")),
+           qPrintable(cell(compile, EvaluationResultModel::DetailColumn)));
+  QVERIFY(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("registers")));
+  const auto configs = rowsOf(model, EvaluationResultModel::Kind::Config);
+  QCOMPARE(configs.size(), 3);
+  QCOMPARE(configs[0].data().toString(), QStringLiteral("small"));
+  if (run.outcome == QLatin1String("not-run")) {
+    // This machine has no GPU: compiled, resources and occupancy reported, nothing faked.
+    QVERIFY2(run.message.startsWith(QLatin1String("no CUDA device: not run")), qPrintable(run.message));
+    QVERIFY(window_->resultsPanel()->summaryText().contains(QLatin1String("no CUDA device: not run")));
+    for (const QModelIndex &config : configs) {
+      QCOMPARE(cell(config, EvaluationResultModel::OutcomeColumn), QStringLiteral("not run"));
+      QCOMPARE(cell(config, EvaluationResultModel::DetailColumn), QStringLiteral("no CUDA device: not run"));
+      QVERIFY(cell(config, EvaluationResultModel::LaunchColumn).startsWith(QLatin1String("grid ")));
+      QVERIFY2(cell(config, EvaluationResultModel::OccupancyColumn).contains(QLatin1String("blocks/SM")),
+               qPrintable(cell(config, EvaluationResultModel::OccupancyColumn)));
+      QVERIFY(cell(config, EvaluationResultModel::TimeColumn).isEmpty());
+    }
+  } else {
+    QCOMPARE(run.outcome, QStringLiteral("correct"));  // the starter is a correct kernel
+    for (const QModelIndex &config : configs) QCOMPARE(model->rowCount(config), 3);  // three seeds
+  }
+
+  // Stored in the workspace, listed in History, marked as the run shown.
+  // (The previous test's run may be recorded first: the workspace answers in order.)
+  EvaluationRun stored;
+  QTRY_VERIFY_WITH_TIMEOUT(
+      [&] {
+        for (const QList<QVariant> &signal : recorded) {
+          const auto candidate = signal.front().value<EvaluationRun>();
+          if (candidate.startedAt == run.startedAt) stored = candidate;
+        }
+        return stored.historyId > 0;
+      }(),
+      60000);
+  QCOMPARE(stored.outcome, run.outcome);
+  const RunHistoryModel *history = window_->historyPanel()->model();
+  QTRY_COMPARE_WITH_TIMEOUT(history->rowOf(stored.historyId), 0, 60000);
+  QCOMPARE(history->rowCount(), 2);
+  QCOMPARE(history->index(0, 0).data(RunHistoryModel::OutcomeRole).toString(), run.outcome);
+  QCOMPARE(history->index(0, RunHistoryModel::SourceColumn).data().toString(), QStringLiteral("softmax.cu"));
+  QCOMPARE(window_->historyPanel()->view()->currentIndex().row(), 0);
+  // The compile error of the previous test is the older row.
+  QCOMPARE(history->index(1, 0).data(RunHistoryModel::OutcomeRole).toString(),
+           QStringLiteral("compile-error"));
+
+  // Choosing the older run shows it in Results, from the history.
+  QSignalSpy shown(window_.get(), &MainWindow::historyRunShown);
+  QVERIFY(window_->historyPanel()->activateRun(
+      history->index(1, 0).data(RunHistoryModel::HistoryIdRole).toLongLong()));
+  QVERIFY(shown.wait(60000));
+  QVERIFY(window_->resultsPanel()->isFromHistory());
+  QVERIFY(window_->resultsPanel()->summaryText().startsWith(QLatin1String("compile error")));
+  QCOMPARE(cell(window_->resultsPanel()->model()->firstOf(EvaluationResultModel::Kind::Compile),
+                EvaluationResultModel::OutcomeColumn),
+           QStringLiteral("compile error"));
+  QVERIFY(window_->resultsPanel()->summaryText().contains(QLatin1String("from the history")));
+}
+
+void TestRunPanel::historyPersistsInTheWorkspaceFile() {
+  QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
+  // The file itself, read with the store (not through the window).
+  {
+    auto workspace = kwb::Workspace::open(workspace_.toStdString());
+    const auto task = workspace->taskByFolder(task_.toStdString());
+    QVERIFY(task.has_value());
+    const auto runs = workspace->evaluations(task->id);
+    QVERIFY(runs.size() >= 2);
+    QCOMPARE(runs[1].outcome, std::string("compile-error"));
+    const auto newest = workspace->evaluation(runs[0].id);
+    QVERIFY(newest.has_value());
+    const auto json = nlohmann::json::parse(newest->resultJson);
+    QCOMPARE(QString::fromStdString(json.value("outcome", std::string())),
+             QString::fromStdString(runs[0].outcome));
+    QCOMPARE(json["configs"].size(), std::size_t{3});
+    QVERIFY(json["configs"][0].contains("occupancy"));
+    QCOMPARE(QString::fromStdString(newest->sourceName), task_ + QStringLiteral("/softmax.cu"));
+    QVERIFY(workspace->source(newest->sourceHash).value_or("").find("softmax") != std::string::npos);
+  }
+
+  // Another window on the same file lists them too.
+  MainWindow again(workspace_);
+  QSignalSpy listed(again.workspace(), &kwb::ui::WorkspaceService::evaluationsListed);
+  QVERIFY(again.openTask(task_));
+  QTRY_VERIFY_WITH_TIMEOUT(again.historyPanel()->model()->rowCount() >= 2, 60000);
+  QCOMPARE(again.historyPanel()->model()->index(1, 0).data(RunHistoryModel::OutcomeRole).toString(),
+           QStringLiteral("compile-error"));
+  QSignalSpy shown(&again, &MainWindow::historyRunShown);
+  QVERIFY(again.historyPanel()->activateRun(
+      again.historyPanel()->model()->index(0, 0).data(RunHistoryModel::HistoryIdRole).toLongLong()));
+  QVERIFY(shown.wait(60000));
+  QCOMPARE(rowsOf(again.resultsPanel()->model(), EvaluationResultModel::Kind::Config).size(), 3);
+  QVERIFY(QTest::qWaitFor([&] { return again.isSettled(); }, 60000));
+}
+
+void TestRunPanel::cancelStopsTheRun() {
+  CudaEditor *editor = window_->currentEditor();
+  const QString original = editor->text();
+  editor->setText(original + uniqueComment());
+  QSignalSpy finished(window_.get(), &MainWindow::runFinished);
+  QSignalSpy recorded(window_.get(), &MainWindow::runRecorded);
+
+  QVERIFY(window_->runCurrent());
+  QVERIFY(window_->isRunning());
+  QVERIFY(!window_->runAction()->isEnabled());
+  QVERIFY(window_->cancelRunAction()->isEnabled());
+  QVERIFY(window_->runProgressBar()->isVisible());
+  QVERIFY(!window_->runCurrent());  // one run at a time
+  // Cancelled at once: before the evaluation began or while it compiles, never after it ended
+  // (an uncached compile takes far longer than these few lines).
+  window_->cancelRunAction()->trigger();
+  QVERIFY(!window_->cancelRunAction()->isEnabled());
+
+  QVERIFY(finished.wait(kRunTimeoutMs));
+  const EvaluationRun run = finished.front().front().value<EvaluationRun>();
+  QCOMPARE(run.outcome, QStringLiteral("cancelled"));
+  QCOMPARE(run.message, QStringLiteral("cancelled by the user"));
+  for (const auto &config : run.result.value("configs", nlohmann::json::array()))
+    QCOMPARE(QString::fromStdString(config.value("outcome", std::string())), QStringLiteral("cancelled"));
+  QVERIFY(window_->resultsPanel()->summaryText().startsWith(QLatin1String("cancelled")));
+  QVERIFY(!window_->isRunning());
+  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(!window_->runProgressBar()->isVisible());
+  QVERIFY(recorded.wait(60000));
+  QTRY_COMPARE_WITH_TIMEOUT(
+      window_->historyPanel()->model()->index(0, 0).data(RunHistoryModel::OutcomeRole).toString(),
+      QStringLiteral("cancelled"), 60000);
+
+  editor->setText(original);
+  editor->setModified(false);
+}
+
+void TestRunPanel::cancelDuringProgress() {
+  // Cancel from the first progress report, as a user pressing Cancel mid-run: the run ends
+  // cancelled, or, when it had already finished, as a complete run. Either way the window is
+  // ready for the next one.
+  CudaEditor *editor = window_->currentEditor();
+  const QString original = editor->text();
+  editor->setText(original + uniqueComment());
+  QSignalSpy finished(window_.get(), &MainWindow::runFinished);
+  bool cancelled = false;
+  const auto connection = connect(window_->evaluation(), &kwb::ui::EvaluationService::progress, this,
+                                  [&](const kwb::ui::EvaluationStep &) {
+                                    if (cancelled) return;
+                                    cancelled = true;
+                                    window_->cancelRun();
+                                  });
+  QVERIFY(window_->runCurrent());
+  QVERIFY(finished.wait(kRunTimeoutMs));
+  disconnect(connection);
+  QVERIFY(cancelled);
+  const EvaluationRun run = finished.front().front().value<EvaluationRun>();
+  if (run.outcome == QLatin1String("cancelled")) {
+    QCOMPARE(run.message, QStringLiteral("cancelled by the user"));
+  } else {
+    QVERIFY2(run.outcome == QLatin1String("not-run") || run.outcome == QLatin1String("correct"),
+             qPrintable(run.outcome + QStringLiteral(": ") + run.message));
+    QCOMPARE(run.result["configs"].size(), std::size_t{3});
+  }
+  QVERIFY(!window_->isRunning());
+  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(!window_->cancelRunAction()->isEnabled());
+  editor->setText(original);
+  editor->setModified(false);
+  QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
+}
+
+void TestRunPanel::brokenTaskEndsInAResultRow() {
+  // The manifest breaks on disk after the task was opened: the run says so in a row.
+  const QString manifest = task_ + QStringLiteral("/task.toml");
+  QFile file(manifest);
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  const QByteArray good = file.readAll();
+  file.close();
+  QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  file.write(QByteArray(good).replace("[reference]", "[reference"));
+  file.close();
+
+  window_->editors()->setCurrentWidget(window_->editors()->editorFor(task_ + QStringLiteral("/softmax.cu")));
+  const EvaluationRun run = runWithShortcut();
+  QCOMPARE(run.outcome, QStringLiteral("error"));
+  QVERIFY2(run.message.contains(QLatin1String("task.toml")), qPrintable(run.message));
+  const QModelIndex row = window_->resultsPanel()->model()->firstOf(EvaluationResultModel::Kind::Run);
+  QVERIFY(row.isValid());
+  QCOMPARE(cell(row, EvaluationResultModel::OutcomeColumn), QStringLiteral("error"));
+  QVERIFY(cell(row, EvaluationResultModel::DetailColumn).contains(QLatin1String("the task did not load")));
+  QVERIFY(window_->runAction()->isEnabled());
+
+  QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  file.write(good);
+  file.close();
+  QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
+}
+
+QTEST_MAIN(TestRunPanel)
+#include "tst_run_panel.moc"

@@ -1,0 +1,38 @@
+#pragma once
+// One evaluation run as the GUI passes it around: fresh from the evaluation service, stored in
+// the workspace's run history, or read back from it. The result is EvaluationResult::toJson(),
+// the one form every view reads, so a run from the history shows exactly as a live one.
+#include <QList>
+#include <QMetaType>
+#include <QString>
+
+#include <nlohmann/json.hpp>
+
+namespace kwb::ui {
+
+struct EvaluationRun {
+  qint64 historyId = 0;  // the workspace row; 0 until stored
+  QString taskName;
+  QString taskFolder;
+  QString sourceName;  // the file the candidate came from
+  QString startedAt;   // UTC, ISO 8601 with milliseconds
+  QString finishedAt;
+  QString outcome;  // "correct", "compile-error", ... (kwb::toString(EvalOutcome))
+  QString message;
+  QString arch;
+  QString device;
+  nlohmann::json result;  // null in history listings; fetch the run for it
+};
+
+// Where an evaluation stands (kwb::EvalProgress in Qt terms).
+struct EvaluationStep {
+  QString stage;  // "compile", "evaluate", "time", "done"
+  QString config;
+  double fraction = 0;
+  QString text;
+};
+
+}  // namespace kwb::ui
+
+Q_DECLARE_METATYPE(kwb::ui::EvaluationRun)
+Q_DECLARE_METATYPE(kwb::ui::EvaluationStep)

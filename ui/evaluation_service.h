@@ -1,0 +1,63 @@
+#pragma once
+// Evaluating candidates off the GUI thread: a QObject on the GUI thread whose runs execute on a
+// thread of its own, which owns one kwb::Evaluator (compiler, GPU worker, reference cache) for
+// the service's life. Progress and results come back as signals; cancel() works at any moment.
+// Everything the evaluator touches (the manifest, NVRTC, the GPU probe, the worker) is used on
+// that thread only.
+#include <memory>
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+
+#include "core/eval/evaluator.h"
+#include "ui/evaluation_run.h"
+
+namespace kwb::ui {
+
+struct RunRequest {
+  QString taskFolder;       // the manifest is read on the evaluation thread
+  QString source;           // the candidate's text
+  QString sourceName;       // its file, as diagnostics name it
+  QString arch;             // empty: the device's, else the evaluator's default
+  bool time = false;        // time it against the reference once correct
+  int timeLimitMs = 60000;  // per configuration; a kernel that never returns is stopped then
+};
+
+class EvaluationService : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit EvaluationService(kwb::EvaluatorSettings settings = {}, QObject *parent = nullptr);
+  // Cancels a run in progress and waits for it to end.
+  ~EvaluationService() override;
+
+  // Starts a run; false (and nothing happens) while another one runs.
+  bool run(const RunRequest &request);
+  // Stops the run in progress as soon as the evaluator can (a compile finishes first); it then
+  // finishes with the outcome "cancelled", unless it had already finished. No effect when idle.
+  void cancel();
+  bool isRunning() const { return running_; }
+  bool isCancelling() const { return running_ && cancelRequested_; }
+
+ signals:
+  void started(const QString &taskFolder);
+  // Coalesced: a burst of steps arrives as its latest.
+  void progress(const kwb::ui::EvaluationStep &step);
+  // Every run ends here, whatever happened to it (a bad manifest, an exception, a cancel): the
+  // run's outcome and message say what. source is the text that was evaluated.
+  void finished(const kwb::ui::EvaluationRun &run, const QString &source);
+
+ private:
+  struct Shared;
+  class Backend;
+
+  QThread thread_;
+  Backend *backend_ = nullptr;  // lives on thread_
+  std::shared_ptr<Shared> shared_;
+  quint64 currentRun_ = 0;
+  bool running_ = false;
+  bool cancelRequested_ = false;
+};
+
+}  // namespace kwb::ui

@@ -8,7 +8,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bundler=${GPU_BUNDLE:-$root/../shared/tools/gpu-bundle.sh}
 stage=$(mktemp -d)
 "$bundler" "$stage/kwb" "$build/app/cli/kwb" "$build/app/worker/kwb-worker" \
-  "$build/app/gui/kernel-workbench" $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x)
+  "$build/app/gui/kernel-workbench" $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x) \
+  $(find "$build/bench" -maxdepth 1 -type f -name 'kwb-bench-*' -perm -u+x 2>/dev/null)
 # What the shared bundler leaves out but the GUI wants for a faithful screenshot: the SVG icon
 # and image plugins (the toolbar and tree icons are SVG) and the bold and mono DejaVu faces.
 qtplugins=$(dirname "$(dirname "$(find /usr/lib -path '*qt6/plugins/platforms/libqoffscreen.so' | head -n1)")")
@@ -21,6 +22,13 @@ cp -L /usr/share/fonts/truetype/dejavu/DejaVuSans*.ttf "$stage/kwb/fonts/" 2>/de
 cp -r "$root/kernels" "$stage/kwb/kernels"
 strip --strip-debug "$stage/kwb/bin/"*   # debug info would push the bundle past what travels
 cp "$root/tests/gpu/run-on-gpu.sh" "$stage/kwb/"
+# The benchmarks (bench/README.md): their scripts and candidates beside the programs, and the
+# commit they were built from (bench/run-on-gpu.sh names its result files with it).
+mkdir -p "$stage/kwb/bench"
+cp "$root/bench/run-on-gpu.sh" "$root/bench/ncu_agreement.sh" "$root/bench/load_inline_latency.py" \
+  "$root/bench/README.md" "$stage/kwb/bench/"
+cp -r "$root/bench/candidates" "$stage/kwb/bench/candidates"
+git -C "$root" describe --always --dirty --abbrev=7 > "$stage/kwb/COMMIT" 2>/dev/null || echo unknown > "$stage/kwb/COMMIT"
 mkdir -p "$(dirname "$tarball")"
 tar -C "$stage" -czf "$tarball" kwb
 rm -rf "$stage"

@@ -76,7 +76,7 @@ part() {
 } > "$out/$prefix-devices.txt" 2>&1
 kwb devices --json > "$out/$prefix-devices.json" 2>/dev/null
 
-part eval-latency 150 kwb-bench-eval-latency --cold 3 --warm 5 --time-cap 1 --out "$out/$prefix-eval-latency.json"
+part eval-latency 200 kwb-bench-eval-latency --cold 2 --warm 4 --time-cap 1 --config small --config wide --config h200 --out "$out/$prefix-eval-latency.json"
 part ncu-agreement 170 bash "$benchdir/ncu_agreement.sh" "$out" --name "$prefix-ncu-agreement" --repeats 5 --time-cap 2 \
   --launches 20 --warmup 5
 part eval-throughput 45 kwb-bench-eval-throughput softmax --config small --candidates 12 --threads 2 --time-cap 0.3 \

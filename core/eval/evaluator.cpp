@@ -168,7 +168,8 @@ json EvaluationResult::toJson() const {
       const auto &t = *c.timing;
       auto stats = [](const SampleStats &x) {
         return json{{"median_ms", x.median}, {"iqr_ms", x.iqr},       {"min_ms", x.min},
-                    {"mean_ms", x.mean},     {"samples", x.count},     {"relative_spread", x.relativeSpread}};
+                    {"mean_ms", x.mean},     {"samples", x.count},     {"relative_spread", x.relativeSpread},
+                    {"median_uncertainty", x.medianUncertainty}};
       };
       json tj = {{"ok", t.ok}, {"timer", t.timer}};
       json findings = json::array();
@@ -612,6 +613,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
             x.mean = j.value("mean_ms", 0.0);
             x.count = j.value("samples", std::size_t{0});
             x.relativeSpread = j.value("relative_spread", 0.0);
+            x.medianUncertainty = j.value("median_uncertainty", 0.0);
             return x;
           };
           t.ok = true;

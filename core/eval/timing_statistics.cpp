@@ -32,6 +32,11 @@ SampleStats summarizeSamples(std::vector<double> samples) {
   for (double v : samples) sum += v;
   s.mean = sum / static_cast<double>(samples.size());
   s.relativeSpread = s.median > 0 ? s.iqr / s.median : 0.0;
+  const double n = static_cast<double>(samples.size());
+  const double reach = 0.98 * std::sqrt(n);  // 1.96 standard deviations of the binomial rank, halved
+  const auto lo = static_cast<std::size_t>(std::clamp(std::floor(n / 2 - reach), 1.0, n));
+  const auto hi = static_cast<std::size_t>(std::clamp(std::ceil(n / 2 + reach), 1.0, n));
+  if (s.median > 0) s.medianUncertainty = (samples[hi - 1] - samples[lo - 1]) / 2 / s.median;
   return s;
 }
 
@@ -49,8 +54,10 @@ StopReason shouldStopSampling(const SampleStats &candidate, const SampleStats &r
                               const StopRule &rule) {
   const std::size_t minimum = std::max<std::size_t>(rule.minSamples, 1);
   if (candidate.count < minimum || reference.count < minimum) return StopReason::Continue;
-  if (candidate.relativeSpread < rule.targetSpread && reference.relativeSpread < rule.targetSpread)
-    return StopReason::Converged;
+  auto settled = [&](const SampleStats &s) {
+    return s.relativeSpread < rule.targetSpread || s.medianUncertainty < rule.targetSpread / 2;
+  };
+  if (settled(candidate) && settled(reference)) return StopReason::Converged;
   if (candidate.count >= rule.maxSamples || reference.count >= rule.maxSamples) return StopReason::MaxSamples;
   if (elapsedSeconds >= rule.timeCapSeconds) return StopReason::TimeCap;
   return StopReason::Continue;

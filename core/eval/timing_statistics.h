@@ -13,6 +13,10 @@ struct SampleStats {
   std::size_t count = 0;
   double median = 0, q1 = 0, q3 = 0, iqr = 0, min = 0, max = 0, mean = 0;
   double relativeSpread = 0;  // iqr / median; 0 when there are no samples or the median is 0
+  // How well the median itself is known: half the width of its distribution-free ~95%
+  // confidence interval (order statistics n/2 ± 0.98·√n), relative to the median. Unlike the
+  // IQR it shrinks as samples are added. 0 when there are no samples or the median is 0.
+  double medianUncertainty = 0;
 };
 
 // Quartiles by linear interpolation between order statistics (R type 7 / numpy "linear").
@@ -33,8 +37,10 @@ enum class StopReason { Continue, Converged, TimeCap, MaxSamples };
 const char *toString(StopReason reason);  // "continue", "converged", "time-cap", "max-samples"
 
 // Whether to stop sampling, given the summaries so far of both kernels and the seconds spent.
-// Below minSamples it always continues; then: converged (both spreads < target), max samples
-// (either kernel at maxSamples), time cap (elapsed ≥ cap), else continue.
+// Below minSamples it always continues; then: converged when each kernel is settled (its
+// relative spread < target, or — for a kernel whose times spread wider, such as a tiny one —
+// its median known to within target / 2), max samples (either kernel at maxSamples), time cap
+// (elapsed ≥ cap), else continue.
 StopReason shouldStopSampling(const SampleStats &candidate, const SampleStats &reference, double elapsedSeconds,
                               const StopRule &rule);
 

@@ -53,6 +53,27 @@ class Session : DeviceContext {
   std::map<std::string, std::map<std::string, Bytes>> referenceCache_;
   std::size_t referenceCacheBytes_ = 0;
   static constexpr std::size_t kReferenceCacheLimit = std::size_t{8} << 30;
+  std::map<std::string, std::map<std::string, Bytes>> inputCache_;
+  std::size_t inputCacheBytes_ = 0;
+  static constexpr std::size_t kInputCacheLimit = std::size_t{4} << 30;
+
+  std::map<std::string, Bytes> &inputsFor(const std::string &key, const std::vector<TensorInfo> &tensors,
+                                          std::uint64_t seed) {
+    if (auto it = inputCache_.find(key); it != inputCache_.end()) return it->second;
+    std::map<std::string, Bytes> inputs;
+    std::size_t total = 0;
+    for (const auto &t : tensors)
+      if (t.tensor->role != TensorRole::Out) {
+        inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
+        total += t.bytes;
+      }
+    if (inputCacheBytes_ + total > kInputCacheLimit) {
+      inputCache_.clear();
+      inputCacheBytes_ = 0;
+    }
+    inputCacheBytes_ += total;
+    return inputCache_.emplace(key, std::move(inputs)).first->second;
+  }
 };
 
 
@@ -256,7 +277,10 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
     };
 
     std::hash<std::string> hasher;
-    const std::string refKey = folder + "\n" + task.name + "\n" + configName + "\n" +
+    // The manifest's text is part of every key: the same folder edited gives other inputs.
+    const std::string manifestHash = std::to_string(hasher(p.value("manifest", std::string())));
+    const std::string inputKeyBase = folder + "\n" + manifestHash + "\n" + configName + "\n";
+    const std::string refKey = folder + "\n" + manifestHash + "\n" + task.name + "\n" + configName + "\n" +
                                std::to_string(hasher(reference.image)) + "\n" + reference.kernel + "\n" +
                                dimsJson(reference.grid).dump() + dimsJson(reference.block).dump() +
                                std::to_string(reference.sharedBytes);
@@ -267,9 +291,8 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
       const std::uint64_t seed = seeds[si];
       sink.progress({{"stage", "inputs"}, {"config", configName}, {"seed", seed}, {"done", si}, {"of", seeds.size()}});
       stage = "inputs";
-      std::map<std::string, Bytes> inputs;  // in and inout
-      for (const auto &t : tensors)
-        if (t.tensor->role != TensorRole::Out) inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
+      // Inputs (in and inout), generated once per (manifest, config, seed) for the worker's life.
+      auto &inputs = inputsFor(inputKeyBase + std::to_string(seed), tensors, seed);
 
       // The reference, once per (config, seed, reference module).
       const std::string key = refKey + "\n" + std::to_string(seed);

@@ -37,7 +37,8 @@ CommandError bad(const std::string &what) { return CommandError(error_kind::kInv
 Json statsJson(const SampleStats &s, const std::vector<double> &samples) {
   return {{"median_ms", s.median}, {"q1_ms", s.q1},       {"q3_ms", s.q3},     {"iqr_ms", s.iqr},
           {"min_ms", s.min},       {"max_ms", s.max},     {"mean_ms", s.mean}, {"samples", s.count},
-          {"relative_spread", s.relativeSpread},          {"samples_ms", samples}};
+          {"relative_spread", s.relativeSpread},          {"median_uncertainty", s.medianUncertainty},
+          {"samples_ms", samples}};
 }
 
 double numberField(const Json &p, const char *key, double fallback, double lo, double hi) {
@@ -60,6 +61,8 @@ class TimeSession : DeviceContext {
   double peakBandwidth_ = 0;  // bytes/s from probeGpus(); 0 when unknown
   std::string deviceName_, pciBusId_;
   std::unique_ptr<Nvml> nvml_;
+  CUmodule flushModule_ = nullptr;  // the L2 flush kernel, loaded once
+  unsigned smCount_ = 1;
 };
 
 // The context, plus what timing needs to know of the device: L2 size, peak bandwidth, NVML.
@@ -68,6 +71,8 @@ void TimeSession::ensureContext() {
   ensureDeviceContext();
   int l2 = 0;
   if (driver_.cuDeviceGetAttribute(&l2, cu::ATTR_L2_CACHE_SIZE, dev_) == cu::SUCCESS && l2 > 0) l2Bytes_ = l2;
+  int sms = 0;
+  if (driver_.cuDeviceGetAttribute(&sms, cu::ATTR_MULTIPROCESSOR_COUNT, dev_) == cu::SUCCESS && sms > 0) smCount_ = sms;
   for (const auto &d : probeGpus().devices)
     if (d.ordinal == device_) {
       peakBandwidth_ = d.peakBandwidthBytesPerSecond();
@@ -90,6 +95,56 @@ struct Cleanup {
     for (auto b : buffers) driver->cuMemFree(b);
   }
 };
+
+// The L2 flush: a kernel that reads the flush buffer (ld.global.cg: through L2), so L2 ends up
+// holding clean lines of that buffer. A memset would leave it full of dirty lines whose
+// write-backs the next kernel would pay for (measured on an H200: +12% on a 65 us kernel whose
+// data fit in L2, against ncu's flushed-and-invalidated caches). PTX, JIT-compiled by the
+// driver, so the worker needs no compiler. The sum is stored only if it equals a value the
+// zeroed buffer never gives, so the loads cannot be optimised away.
+constexpr const char *kFlushPtx = R"(.version 7.0
+.target sm_52
+.address_size 64
+.visible .entry kwb_l2_flush(.param .u64 buf, .param .u64 n, .param .u64 sink)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [buf];
+  ld.param.u64 %rd2, [n];
+  ld.param.u64 %rd3, [sink];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd3, %rd3;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd4, %r1, %r2;
+  cvt.u64.u32 %rd5, %r3;
+  add.u64 %rd4, %rd4, %rd5;
+  mul.wide.u32 %rd6, %r4, %r2;
+  mov.u32 %r5, 0;
+  setp.ge.u64 %p1, %rd4, %rd2;
+  @%p1 bra DONE;
+LOOP:
+  shl.b64 %rd7, %rd4, 4;
+  add.u64 %rd8, %rd1, %rd7;
+  ld.global.cg.v4.u32 {%r6, %r7, %r8, %r9}, [%rd8];
+  xor.b32 %r5, %r5, %r6;
+  xor.b32 %r5, %r5, %r7;
+  xor.b32 %r5, %r5, %r8;
+  xor.b32 %r5, %r5, %r9;
+  add.u64 %rd4, %rd4, %rd6;
+  setp.lt.u64 %p2, %rd4, %rd2;
+  @%p2 bra LOOP;
+DONE:
+  setp.ne.u32 %p1, %r5, -1640531527;
+  @%p1 bra END;
+  st.global.u32 [%rd3], %r5;
+END:
+  ret;
+}
+)";
 
 // The byte the reference's outputs are overwritten with after each reference sample, so a
 // candidate that finds the reference's buffers on the device copies garbage, recognisably.
@@ -220,6 +275,17 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     const std::size_t flushBytes = std::max<std::size_t>(2 * l2Bytes_, std::size_t{64} << 20);
     CUdeviceptr flush = 0;
     alloc(flush, flushBytes, "the L2 flush buffer");
+    check(driver_.cuMemsetD8(flush, 0, flushBytes), "clearing the L2 flush buffer");
+    CUfunction flushKernel = nullptr;
+    if (!flushModule_) {
+      if (driver_.cuModuleLoadData(&flushModule_, kFlushPtx) != cu::SUCCESS) flushModule_ = nullptr;
+    }
+    if (flushModule_ && driver_.cuModuleGetFunction(&flushKernel, flushModule_, "kwb_l2_flush") != cu::SUCCESS)
+      flushKernel = nullptr;
+    CUdeviceptr flushBase = flush;
+    unsigned long long flushVectors = flushBytes / 16;
+    void *flushParams[] = {&flushBase, &flushVectors, &flushBase};
+    result["l2_flush"] = flushKernel ? "read (ld.global.cg) of the flush buffer" : "memset of the flush buffer";
 
     stage = "inputs";
     for (auto &t : tensors) {
@@ -281,8 +347,12 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
       }
       if (doFlush) {
         stage = "flush";
-        check(driver_.cuMemsetD8(flush, static_cast<unsigned char>((++flushValue & 1) ? 0xA5 : 0x5A), flushBytes),
-              "flushing the L2 cache");
+        if (flushKernel)
+          check(driver_.cuLaunchKernel(flushKernel, 4 * smCount_, 1, 1, 512, 1, 1, 0, nullptr, flushParams, nullptr),
+                "flushing the L2 cache");
+        else
+          check(driver_.cuMemsetD8(flush, static_cast<unsigned char>((++flushValue & 1) ? 0xA5 : 0x5A), flushBytes),
+                "flushing the L2 cache");
       }
       check(driver_.cuCtxSynchronize(), "preparing a sample");
       activity();  // nothing before the launch counts
@@ -374,19 +444,35 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
       }
     };
 
-    // Warm-up: each kernel until ≥ warmup_ms of GPU time and ≥ warmup_launches (at most 10 s).
+    // Warm-up, each kernel: warmup_launches samples as timed ones are taken (no flush), then
+    // batches of launches back to back, doubling, until one batch holds ≥ warmup_ms of GPU time
+    // (the SM clock has risen by then), at most 10 s.
     sink.progress({{"stage", "warm-up"}, {"config", configName}});
     Json warmup = Json::object();
     for (bool isCandidate : {true, false}) {
+      const LoadedLaunch &loaded = isCandidate ? candLoaded : refLoaded;
+      const std::string who = isCandidate ? "candidate" : "reference";
       double gpuMs = 0;
       std::size_t launches = 0;
+      for (; launches < warmupLaunches; ++launches) gpuMs += sample(isCandidate, false).eventMs;
       const auto t0 = Clock::now();
-      while ((gpuMs < warmupMs || launches < warmupLaunches) &&
-             std::chrono::duration<double>(Clock::now() - t0).count() < 10.0) {
-        gpuMs += sample(isCandidate, false).eventMs;
-        ++launches;
+      const CUstream launchStream = loaded.launcher ? launcherStream() : nullptr;
+      for (std::size_t batch = 1; warmupMs > 0; batch *= 2) {
+        stage = who + " warm-up";
+        check(driver_.cuEventRecord(startEvent, launchStream), "recording an event");
+        for (std::size_t i = 0; i < batch; ++i)
+          enqueue(loaded, isCandidate ? candParams.data() : refParams.data(), who);
+        check(driver_.cuEventRecord(stopEvent, launchStream), "recording an event");
+        check(driver_.cuCtxSynchronize(), who + " warm-up");
+        float ms = 0;
+        check(driver_.cuEventElapsedTime(&ms, startEvent, stopEvent), "reading the event timer");
+        gpuMs += ms;
+        launches += batch;
+        if (ms >= warmupMs || std::chrono::duration<double>(Clock::now() - t0).count() > 10.0 || batch >= (1u << 20))
+          break;
       }
-      warmup[isCandidate ? "candidate" : "reference"] = {{"launches", launches}, {"gpu_ms", gpuMs}};
+      activity();
+      warmup[who] = {{"launches", launches}, {"gpu_ms", gpuMs}};
     }
     result["warmup"] = warmup;
 

@@ -212,6 +212,23 @@ class TestEvaluator : public QObject {
     rule.maxSamples = 10;
     QVERIFY(kwb::shouldStopSampling(loose, loose, 0.1, rule) == kwb::StopReason::MaxSamples);
     QCOMPARE(std::string(kwb::toString(kwb::StopReason::TimeCap)), std::string("time-cap"));
+
+    // A wide distribution (IQR / median ~ 4%) whose median becomes well known: 400 samples
+    // spread evenly over ±4% of 1.0. n/2 ± 0.98·√400 = ranks 181..220: a half-width of ~0.4%.
+    std::vector<double> wide;
+    for (int i = 0; i < 400; ++i) wide.push_back(0.96 + 0.08 * i / 399.0);
+    const auto w = kwb::summarizeSamples(wide);
+    QVERIFY(w.relativeSpread > 0.03);
+    QVERIFY2(w.medianUncertainty > 0.003 && w.medianUncertainty < 0.005, std::to_string(w.medianUncertainty).c_str());
+    rule.maxSamples = 1000;
+    QVERIFY(kwb::shouldStopSampling(w, t, 0.1, rule) == kwb::StopReason::Converged);
+    // The same spread with 20 samples: the median is not known well enough yet.
+    std::vector<double> wideFew;
+    for (int i = 0; i < 20; ++i) wideFew.push_back(0.96 + 0.08 * i / 19.0);
+    const auto wf = kwb::summarizeSamples(wideFew);
+    QVERIFY(wf.medianUncertainty > 0.01);
+    QVERIFY(kwb::shouldStopSampling(wf, t, 0.1, rule) == kwb::StopReason::Continue);
+    QCOMPARE(kwb::summarizeSamples({}).medianUncertainty, 0.0);
   }
 
   void rooflineFloor() {

@@ -53,6 +53,11 @@ PY
 # stderr to PREFIX-NAME.log; stopped after LIMIT_SECONDS.
 part() {
   local name=$1 limit=$2; shift 2
+  # KWB_BENCH_ONLY="a b": run only the parts named there.
+  if [ -n "${KWB_BENCH_ONLY:-}" ] && [[ " $KWB_BENCH_ONLY " != *" $name "* ]]; then
+    echo "== $name: skipped (KWB_BENCH_ONLY=$KWB_BENCH_ONLY)"
+    return
+  fi
   local start end code
   echo "== $name (at most ${limit}s): $*"
   start=$(date +%s.%N)
@@ -76,7 +81,7 @@ part() {
 } > "$out/$prefix-devices.txt" 2>&1
 kwb devices --json > "$out/$prefix-devices.json" 2>/dev/null
 
-part eval-latency 200 kwb-bench-eval-latency --cold 2 --warm 4 --time-cap 1 --config small --config wide --config h200 --out "$out/$prefix-eval-latency.json"
+part eval-latency 200 kwb-bench-eval-latency --cold 2 --warm 4 --time-cap 1 --config small --config wide --out "$out/$prefix-eval-latency.json"
 part ncu-agreement 170 bash "$benchdir/ncu_agreement.sh" "$out" --name "$prefix-ncu-agreement" --repeats 5 --time-cap 2 \
   --launches 20 --warmup 5
 part eval-throughput 45 kwb-bench-eval-throughput softmax --config small --candidates 12 --threads 2 --time-cap 0.3 \

@@ -63,6 +63,7 @@ class TimeSession : DeviceContext {
   std::unique_ptr<Nvml> nvml_;
   CUmodule flushModule_ = nullptr;  // the L2 flush kernel, loaded once
   unsigned smCount_ = 1;
+  double peakSmClockMHz_ = 0;
 };
 
 // The context, plus what timing needs to know of the device: L2 size, peak bandwidth, NVML.
@@ -78,6 +79,7 @@ void TimeSession::ensureContext() {
       peakBandwidth_ = d.peakBandwidthBytesPerSecond();
       deviceName_ = d.name;
       pciBusId_ = d.pciBusId;
+      peakSmClockMHz_ = d.smClockKHz / 1000.0;
     }
   nvml_ = std::make_unique<Nvml>();
 }
@@ -449,6 +451,12 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     // (the SM clock has risen by then), at most 10 s.
     sink.progress({{"stage", "warm-up"}, {"config", configName}});
     Json warmup = Json::object();
+    bool warmupClockUp = false;
+    auto clockUp = [&] {
+      if (!nvml_ || !nvml_->ready() || peakSmClockMHz_ <= 0) return false;
+      const auto c = nvml_->clocks(pciBusId_);
+      return c.ok && c.smMHz >= 0.9 * peakSmClockMHz_;
+    };
     for (bool isCandidate : {true, false}) {
       const LoadedLaunch &loaded = isCandidate ? candLoaded : refLoaded;
       const std::string who = isCandidate ? "candidate" : "reference";
@@ -470,9 +478,16 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
         launches += batch;
         if (ms >= warmupMs || std::chrono::duration<double>(Clock::now() - t0).count() > 10.0 || batch >= (1u << 20))
           break;
+        // The point of warming up is the SM clock: once NVML reads it within 10% of its peak
+        // (the evaluation that came just before usually got it there), a short batch is enough.
+        if (clockUp()) {
+          warmupClockUp = true;
+          break;
+        }
       }
       activity();
-      warmup[who] = {{"launches", launches}, {"gpu_ms", gpuMs}};
+      warmup[who] = {{"launches", launches}, {"gpu_ms", gpuMs}, {"ended_on_clock", warmupClockUp}};
+      warmupClockUp = false;
     }
     result["warmup"] = warmup;
 

@@ -80,4 +80,52 @@ SourceForm detectSourceForm(const std::string &source) {
   return SourceForm::DeviceOnly;
 }
 
+std::vector<Diagnostic> includeProblems(const std::string &source, const std::string &sourceName) {
+  std::vector<Diagnostic> out;
+  const std::string code = codeOnly(source);
+  int line = 1;
+  for (std::size_t start = 0; start < code.size(); ++line) {
+    std::size_t end = code.find('\n', start);
+    if (end == std::string::npos) end = code.size();
+    std::size_t i = start;
+    auto skipSpace = [&] {
+      while (i < end && (code[i] == ' ' || code[i] == '\t')) ++i;
+    };
+    skipSpace();
+    if (i < end && code[i] == '#') {
+      ++i;
+      skipSpace();
+      if (code.compare(i, 7, "include") == 0) {
+        const std::size_t directive = i;
+        i += 7;
+        if (code.compare(i, 5, "_next") == 0) i += 5;
+        skipSpace();
+        auto problem = [&](std::string message) {
+          out.push_back(Diagnostic{.file = sourceName,
+                                   .line = line,
+                                   .column = static_cast<int>(directive - start),
+                                   .severity = Diagnostic::Severity::Error,
+                                   .message = std::move(message)});
+        };
+        if (i < end && source[i] == '<') {
+          const std::size_t close = source.find('>', i);
+          const std::string name = close == std::string::npos || close > end ? "" : source.substr(i + 1, close - i - 1);
+          if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos)
+            problem("#include <" + name + ">: only the CUDA toolkit's own headers can be included (a name such as "
+                    "<cuda_fp16.h>, with no absolute path and no '..')");
+        } else if (i < end && source[i] == '"') {
+          const std::size_t close = source.find('"', i + 1);
+          const std::string name = close == std::string::npos || close > end ? "" : source.substr(i + 1, close - i - 1);
+          problem("#include \"" + name + "\": a candidate is one self-contained file; only the CUDA toolkit's "
+                  "headers can be included, as <name.h>");
+        } else {
+          problem("#include with a computed name: only the CUDA toolkit's headers can be included, as <name.h>");
+        }
+      }
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace kwb

@@ -19,6 +19,12 @@ enum class SourceForm { DeviceOnly, HostLauncher };
 // followed by a parameter list, i.e. declares or defines the entry point; DeviceOnly otherwise.
 SourceForm detectSourceForm(const std::string &source);
 
+struct Diagnostic;
+// A device-only source compiles in process (NVRTC), outside the sandbox: it may include only
+// the toolkit's headers by name. Errors for quoted includes, computed includes and names that
+// are absolute or contain '..' (which would read files of the machine into the diagnostics).
+std::vector<Diagnostic> includeProblems(const std::string &source, const std::string &sourceName);
+
 struct CompileRequest {
   std::string source;
   std::string sourceName = "candidate.cu";          // used in diagnostics

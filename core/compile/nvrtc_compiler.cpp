@@ -228,6 +228,15 @@ NvrtcCompiler::RunOutput NvrtcCompiler::run(const CompileRequest &request, Targe
 CompileOutcome NvrtcCompiler::compile(const CompileRequest &request, std::chrono::milliseconds timeLimit) const {
   if (!available_) return compileFailure(request, problem_);
   if (auto problem = checkArchitecture(request.arch); !problem.empty()) return compileFailure(request, problem);
+  if (auto problems = includeProblems(request.source, request.sourceName); !problems.empty()) {
+    CompileOutcome out;
+    out.result.form = SourceForm::DeviceOnly;
+    out.result.arch = request.arch;
+    out.result.toolkitVersion = version_;
+    out.result.diagnostics = std::move(problems);
+    out.cacheable = true;  // located in the source
+    return out;
+  }
 
   RunOutput run = this->run(request, Target::Cubin, timeLimit);
   CompileOutcome out;
@@ -268,6 +277,11 @@ TextOutput NvrtcCompiler::ptx(const CompileRequest &request, std::chrono::millis
   }
   if (auto problem = checkArchitecture(request.arch); !problem.empty()) {
     out.error = problem;
+    return out;
+  }
+  if (auto problems = includeProblems(request.source, request.sourceName); !problems.empty()) {
+    out.diagnostics = std::move(problems);
+    out.error = describeFailure("the source does not compile to PTX", out.diagnostics);
     return out;
   }
   RunOutput run = this->run(request, Target::Ptx, timeLimit);

@@ -359,6 +359,45 @@ class TestCompile : public QObject {
     QVERIFY(first(r, Diagnostic::Severity::Error)->message.find("defines no kernel") != std::string::npos);
   }
 
+  // NVRTC runs in this process, outside the sandbox: a device-only source may include the
+  // toolkit's headers by name only, never a file of the machine.
+  void deviceOnlyIncludesAreLimitedToTheToolkit() {
+    if (!nvrtc_) QSKIP(qPrintable("NVRTC is not available: " + nvrtcProblem_));
+    const fs::path secret = fs::path(std::string(KWB_TEST_OUTPUT_DIR)) / "nvrtc-secret.h";
+    {
+      std::ofstream out(secret);
+      out << "THE-SECRET-TEXT\n";
+    }
+    auto compiler = uncached();
+    const std::string kernel = "extern \"C\" __global__ void softmax(float *x) { x[0] = 0; }\n";
+    struct Case {
+      std::string include;
+      std::string says;
+    };
+    const std::vector<Case> cases = {
+        {"#include \"" + secret.string() + "\"", "self-contained"},
+        {"#include <" + secret.string() + ">", "toolkit's own headers"},
+        {"  #  include <../../../../../../.." + secret.string() + ">", "no '..'"},
+        {"#define F \"" + secret.string() + "\"\n#include F", "computed"},
+        {"#include_next \"x.h\"", "self-contained"},
+    };
+    for (const auto &c : cases) {
+      const auto r = compiler.compile(deviceRequest(c.include + "\n" + kernel, {"softmax"}));
+      QVERIFY2(!r.ok, c.include.c_str());
+      const auto *error = first(r, Diagnostic::Severity::Error);
+      QVERIFY(error);
+      QVERIFY2(error->message.find(c.says) != std::string::npos, error->message.c_str());
+      QCOMPARE(error->line, c.include.find('\n') == std::string::npos ? 1 : 2);
+      QVERIFY(r.log.find("THE-SECRET-TEXT") == std::string::npos);
+      for (const auto &d : r.diagnostics) QVERIFY(d.message.find("THE-SECRET-TEXT") == std::string::npos);
+    }
+    // Toolkit headers by name, and an include in a comment or a string, are fine.
+    const auto ok = compiler.compile(deviceRequest("#include <cuda_fp16.h>\n// #include \"/etc/passwd\"\n"
+                                                   "__device__ const char *s = \"#include </etc/passwd>\";\n" + kernel,
+                                                   {"softmax"}));
+    QVERIFY2(ok.ok, ok.log.c_str());
+  }
+
   void resourceFigures() {
     if (!nvrtc_) QSKIP(qPrintable("NVRTC is not available: " + nvrtcProblem_));
     const std::string source = R"(

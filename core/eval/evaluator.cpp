@@ -10,7 +10,6 @@
 
 #include "core/compile/arch_limits.h"
 #include "core/compile/diagnostics.h"
-#include "core/gpu/device_info.h"
 #include "core/paths/install_paths.h"
 #include "core/text/base64.h"
 #include "core/worker/worker_client.h"
@@ -295,20 +294,30 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const auto tunables = effectiveTunables(task, options.tunables);
   const auto seeds = options.seeds.empty() ? task.seeds : options.seeds;
 
-  // The device decides the architecture, unless one is asked for.
+  // The device decides the architecture, unless one is asked for. The worker says which
+  // device it has (its hello): CUDA is never initialised in this process.
   if (!probed_) {
     probed_ = true;
     if (settings_.useDevice) {
-      const auto inventory = probeGpus();
-      for (const auto &d : inventory.devices)
-        if (d.ordinal == settings_.device) {
-          haveDevice_ = true;
-          deviceName_ = d.name;
-          deviceArch_ = "sm_" + std::to_string(d.ccMajor) + std::to_string(d.ccMinor);
+      std::string problem;
+      if (!ensureWorker(problem)) {
+        deviceProblem_ = problem;
+      } else {
+        const json hello = worker_->hello();
+        for (const auto &d : hello.value("devices", json::array()))
+          if (d.is_object() && d.value("ordinal", -1) == settings_.device) {
+            haveDevice_ = true;
+            deviceName_ = d.value("name", std::string());
+            std::string cc = d.value("compute_capability", std::string());  // "9.0"
+            cc.erase(std::remove(cc.begin(), cc.end(), '.'), cc.end());
+            deviceArch_ = "sm_" + (cc.empty() ? std::string("90") : cc);
+          }
+        if (!haveDevice_) {
+          const auto gpu = hello.value("gpu", json::object());
+          deviceProblem_ = gpu.is_object() ? gpu.value("problem", std::string()) : std::string();
+          if (deviceProblem_.empty()) deviceProblem_ = "no CUDA device " + std::to_string(settings_.device);
         }
-      if (!haveDevice_)
-        deviceProblem_ = inventory.problem.empty() ? "no CUDA device " + std::to_string(settings_.device)
-                                                   : inventory.problem;
+      }
     } else {
       deviceProblem_ = "no device use requested";
     }

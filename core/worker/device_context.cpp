@@ -112,6 +112,22 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
   return l;
 }
 
+bool DeviceContext::loadBoth(LoadedPair &pair, const LaunchSpec &reference, const LaunchSpec &candidate,
+                             nlohmann::json &result) {
+  try {
+    pair.reference = load(reference, "reference");
+    pair.candidate = load(candidate, "candidate");
+    return true;
+  } catch (const LoadFailure &f) {
+    result["verdict"] = "load-error";
+    result["error_name"] = f.name;
+    result["reason"] = f.message;
+    result["stage"] = "load";
+    result["context_lost"] = false;
+    return false;
+  }
+}
+
 void DeviceContext::release(LoadedLaunch &launch) {
   if (launch.module && !contextLost_) driver_.cuModuleUnload(launch.module);
   launch.module = nullptr;

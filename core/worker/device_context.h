@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/gpu/cuda_driver.h"
 #include "core/gpu/kernel_activity.h"
 #include "core/worker/launch_spec.h"
@@ -60,6 +62,22 @@ class DeviceContext {
   // distinct library for the worker's life (never unloaded: its static CUDA runtime keeps state).
   LoadedLaunch load(const LaunchSpec &spec, const std::string &who);
   void release(LoadedLaunch &launch);
+
+  // A request's reference and candidate, loaded together and released when it ends.
+  struct LoadedPair {
+    explicit LoadedPair(DeviceContext &context) : context(&context) {}
+    ~LoadedPair() {
+      context->release(reference);
+      context->release(candidate);
+    }
+    LoadedPair(const LoadedPair &) = delete;
+    LoadedPair &operator=(const LoadedPair &) = delete;
+    DeviceContext *context;
+    LoadedLaunch reference, candidate;
+  };
+  // Loads both; false after filling `result` with the load-error verdict (a bad module or
+  // library is the candidate's or the reference's fault). A lost context still throws.
+  bool loadBoth(LoadedPair &pair, const LaunchSpec &reference, const LaunchSpec &candidate, nlohmann::json &result);
   // Launches and waits for the GPU: a kernel on the null stream, or kwb_launch(params, stream_)
   // followed by a device-wide synchronisation (whatever streams it used). A failure throws
   // CudaFailure; kwb_launch returning an error throws one named "kwb_launch returned N".

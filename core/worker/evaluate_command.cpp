@@ -201,30 +201,12 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
   Buffers buffers;
   buffers.driver = &driver_;
   buffers.lost = &contextLost_;
-  LoadedLaunch refLoaded, candLoaded;
-  struct Release {
-    DeviceContext *context;
-    LoadedLaunch *a, *b;
-    std::function<void(LoadedLaunch &)> release;
-    ~Release() {
-      release(*a);
-      release(*b);
-    }
-  } releaseModules{this, &refLoaded, &candLoaded, [this](LoadedLaunch &l) { release(l); }};
+  LoadedPair loaded(*this);
+  const LoadedLaunch &refLoaded = loaded.reference, &candLoaded = loaded.candidate;
   std::string stage = "load";
   try {
     // Modules. A CUBIN or library that does not load is the candidate's (or the reference's) fault.
-    try {
-      refLoaded = load(reference, "reference");
-      candLoaded = load(candidate, "candidate");
-    } catch (const LoadFailure &f) {
-      result["verdict"] = "load-error";
-      result["error_name"] = f.name;
-      result["reason"] = f.message;
-      result["stage"] = "load";
-      result["context_lost"] = false;
-      return result;
-    }
+    if (!loadBoth(loaded, reference, candidate, result)) return result;
     if (candidate.hostLauncher) result["candidate_launch"] = {{"host_launcher", true}};
     activity();  // drop records of earlier work
 

@@ -89,9 +89,7 @@ struct Cleanup {
   const bool *lost = nullptr;
   std::vector<CUdeviceptr> buffers;
   std::vector<CUevent> events;
-  std::function<void()> more;
   ~Cleanup() {
-    if (more) more();
     if (!driver || *lost) return;
     for (auto e : events) driver->cuEventDestroy(e);
     for (auto b : buffers) driver->cuMemFree(b);
@@ -239,23 +237,10 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
   Cleanup cleanup;
   cleanup.driver = &driver_;
   cleanup.lost = &contextLost_;
-  LoadedLaunch refLoaded, candLoaded;
-  cleanup.more = [&] {
-    release(refLoaded);
-    release(candLoaded);
-  };
+  LoadedPair loaded(*this);
+  const LoadedLaunch &refLoaded = loaded.reference, &candLoaded = loaded.candidate;
   try {
-    try {
-      refLoaded = load(reference, "reference");
-      candLoaded = load(candidate, "candidate");
-    } catch (const LoadFailure &f) {
-      result["verdict"] = "load-error";
-      result["error_name"] = f.name;
-      result["reason"] = f.message;
-      result["stage"] = "load";
-      result["context_lost"] = false;
-      return result;
-    }
+    if (!loadBoth(loaded, reference, candidate, result)) return result;
 
     stage = "allocate";
     auto alloc = [&](CUdeviceptr &ptr, std::size_t n, const std::string &what) {

@@ -91,7 +91,8 @@ void ResultsPanel::showRun(const EvaluationRun &run, bool fromHistory) {
   facts << (run.device.isEmpty() ? tr("no GPU") : run.device);
   const QString sandbox =
       run.result.is_object() ? QString::fromStdString(run.result.value("sandbox", std::string())) : QString();
-  if (!sandbox.isEmpty()) facts << tr("sandbox %1").arg(sandbox);
+  if (sandbox == QLatin1String("none")) facts << tr("UNSANDBOXED (the kernel ran without isolation)");
+  else if (!sandbox.isEmpty()) facts << tr("sandbox %1").arg(sandbox);
   if (run.result.is_object() && run.result.contains("seconds"))
     facts << tr("%1 s").arg(run.result.value("seconds", 0.0), 0, 'f', 2);
   const QDateTime started = QDateTime::fromString(run.startedAt, Qt::ISODateWithMs);

@@ -231,7 +231,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   } else {
     std::cout << task.name << ": " << candidatePath.string() << " for " << result.arch
               << (result.device.empty() ? "" : " on " + result.device)
-              << (result.sandbox.empty() ? "" : " (sandbox: " + result.sandbox + ")") << "\n";
+              << (result.sandbox.empty() ? "" : result.sandbox == "none" ? " (UNSANDBOXED: no isolation could be made)" : " (sandbox: " + result.sandbox + ")") << "\n";
     for (const auto &d : result.candidate.diagnostics) std::cout << kwb::formatDiagnostic(d) << "\n";
     for (const auto &d : result.referenceDiagnostics) std::cout << kwb::formatDiagnostic(d) << "\n";
     for (const auto &k : result.candidate.kernels)

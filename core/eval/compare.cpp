@@ -1,15 +1,20 @@
 #include "core/eval/compare.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <stdexcept>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 
+#include "core/eval/parallel_chunks.h"
 #include "core/eval/element_coordinates.h"
 #include "core/eval/half_float.h"
 
@@ -17,9 +22,19 @@ namespace kwb {
 
 namespace {
 
+using detail::chunkBounds;
+using detail::runChunks;
+
 __extension__ typedef __int128 Int128;
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Large buffers are split over threads into contiguous chunks of whole blocks. The sums of the
+// relative L2 error are taken per block and added in block order, whatever the number of
+// threads, so every figure of a report is the same with one thread or many.
+constexpr std::uint64_t kBlockElements = std::uint64_t(1) << 16;
+constexpr std::uint64_t kParallelMinElements = std::uint64_t(1) << 20;  // fewer: the calling thread only
+
 
 template <class T>
 T load(const std::byte *p) {
@@ -173,18 +188,37 @@ double relativeError(double absError, double want) {
   return absError == 0.0 ? 0.0 : kInfinity;
 }
 
+// The figures of one chunk of a comparison (all but the sums, which are per block).
+struct CompareChunk {
+  std::uint64_t mismatches = 0;
+  std::vector<ElementMismatch> firstMismatches;
+  double maxAbsError = 0.0;
+  std::uint64_t maxAbsErrorIndex = 0;
+  double maxRelError = 0.0;
+  std::uint64_t maxRelErrorIndex = 0;
+  std::uint64_t nanInGot = 0;
+  std::uint64_t nanInReference = 0;
+  std::vector<std::uint64_t> firstReferenceNaN;
+};
+
+// Sums of squares: f64 squares can overflow a double (|x| > 1e154), so they add up in long
+// double; narrower dtypes' squares stay below 1.2e77 and a double keeps the loop fast.
 template <class D>
-void compareTyped(const std::byte *got, const std::byte *want, std::uint64_t count,
-                  const Tolerance &tolerance, std::span<const std::int64_t> shape, std::size_t maxReported,
-                  DType dtype, ComparisonReport &r) {
+using SquareSum = std::conditional_t<std::is_same_v<typename D::T, double>, long double, double>;
+
+// Compares elements [first, end) (whole blocks but at the end of the buffer) into `r`, and the
+// sums of squares of each block into diffBlocks and wantBlocks (indexed by block). The maxima
+// keep the first index that reaches them: a later element replaces one only when strictly
+// greater, so the chunks' maxima merge into the same figures in chunk order.
+template <class D>
+void compareRange(const std::byte *got, const std::byte *want, std::uint64_t first, std::uint64_t end,
+                  const Tolerance &tolerance, bool exact, std::span<const std::int64_t> shape,
+                  std::size_t maxReported, DType dtype, CompareChunk &r, SquareSum<D> *diffBlocks,
+                  SquareSum<D> *wantBlocks) {
   using T = typename D::T;
+  using Sum = SquareSum<D>;
   constexpr std::size_t size = sizeof(T);
-  const bool exact = r.exact;
   const double atol = tolerance.atol, rtol = tolerance.rtol;
-  // Sums of squares: f64 squares can overflow a double (|x| > 1e154), so they add up in long
-  // double; narrower dtypes' squares stay below 1.2e77 and a double keeps the loop fast.
-  using Sum = std::conditional_t<std::is_same_v<T, double>, long double, double>;
-  Sum diffSquares = 0, wantSquares = 0;
 
   const auto fail = [&](std::uint64_t i) {
     ++r.mismatches;
@@ -192,13 +226,16 @@ void compareTyped(const std::byte *got, const std::byte *want, std::uint64_t cou
       r.firstMismatches.push_back(mismatchAt<D>(i, got, want, dtype, shape));
   };
   // Records an element's errors; the relative error (a division) only when it can be a new
-  // maximum: absError > maxRel × |want| (false for NaN products, i.e. once the maximum is inf).
+  // maximum. rel = absError / |want| rounds above maxRel only if absError > maxRel × |want|
+  // exactly, and then the rounded product is at most absError: the test skips no new maximum
+  // (it is false for NaN products, i.e. once the maximum is inf against a zero reference, and a
+  // zero error is never above the maximum).
   const auto track = [&](std::uint64_t i, double absError, double wantValue) {
     if (absError > r.maxAbsError) {
       r.maxAbsError = absError;
       r.maxAbsErrorIndex = i;
     }
-    if (absError > r.maxRelError * std::fabs(wantValue)) {
+    if (absError > 0 && absError >= r.maxRelError * std::fabs(wantValue)) {
       const double rel = relativeError(absError, wantValue);
       if (rel > r.maxRelError) {
         r.maxRelError = rel;
@@ -207,48 +244,99 @@ void compareTyped(const std::byte *got, const std::byte *want, std::uint64_t cou
     }
   };
 
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const T g = load<T>(got + i * size), w = load<T>(want + i * size);
-    const double wd = D::value(w);
-    if constexpr (!D::kFloating) {
-      wantSquares += wd * wd;
-      if (g == w) continue;
-      const double error = D::distance(g, w);
-      diffSquares += Sum(error) * error;
-      track(i, error, wd);
-      fail(i);
-    } else {
-      const double gd = D::value(g);
-      if (std::isfinite(gd) && std::isfinite(wd)) [[likely]] {
-        const double error = std::fabs(gd - wd);
-        wantSquares += Sum(wd) * wd;
+  for (std::uint64_t blockStart = first; blockStart < end; blockStart += kBlockElements) {
+    const std::uint64_t blockEnd = std::min(end, blockStart + kBlockElements);
+    Sum diffSquares = 0, wantSquares = 0;
+    for (std::uint64_t i = blockStart; i < blockEnd; ++i) {
+      const T g = load<T>(got + i * size), w = load<T>(want + i * size);
+      const double wd = D::value(w);
+      if constexpr (!D::kFloating) {
+        wantSquares += wd * wd;
+        if (g == w) continue;
+        const double error = D::distance(g, w);
         diffSquares += Sum(error) * error;
         track(i, error, wd);
-        if (exact ? gd != wd : !(error <= atol + rtol * std::fabs(wd))) fail(i);
-        continue;
-      }
-      if (std::isnan(gd)) ++r.nanInGot;
-      if (std::isnan(wd)) {
-        ++r.nanInReference;
-        if (r.firstReferenceNaN.size() < maxReported) r.firstReferenceNaN.push_back(i);
-        continue;
-      }
-      if (std::isnan(gd)) {
         fail(i);
-        continue;
+      } else {
+        const double gd = D::value(g);
+        if (std::isfinite(gd) && std::isfinite(wd)) [[likely]] {
+          const double error = std::fabs(gd - wd);
+          wantSquares += Sum(wd) * wd;
+          diffSquares += Sum(error) * error;
+          track(i, error, wd);
+          if (exact ? gd != wd : !(error <= atol + rtol * std::fabs(wd))) fail(i);
+          continue;
+        }
+        if (std::isnan(gd)) ++r.nanInGot;
+        if (std::isnan(wd)) {
+          ++r.nanInReference;
+          if (r.firstReferenceNaN.size() < maxReported) r.firstReferenceNaN.push_back(i);
+          continue;
+        }
+        if (std::isnan(gd)) {
+          fail(i);
+          continue;
+        }
+        // An infinity on one side or both.
+        if (gd == wd) continue;
+        if (std::isfinite(wd)) wantSquares += Sum(wd) * wd;
+        diffSquares = kInfinity;
+        if (!(r.maxAbsError == kInfinity)) r.maxAbsErrorIndex = i;
+        r.maxAbsError = kInfinity;
+        if (!(r.maxRelError == kInfinity)) r.maxRelErrorIndex = i;
+        r.maxRelError = kInfinity;
+        fail(i);
       }
-      // An infinity on one side or both.
-      if (gd == wd) continue;
-      if (std::isfinite(wd)) wantSquares += Sum(wd) * wd;
-      diffSquares = kInfinity;
-      if (!(r.maxAbsError == kInfinity)) r.maxAbsErrorIndex = i;
-      r.maxAbsError = kInfinity;
-      if (!(r.maxRelError == kInfinity)) r.maxRelErrorIndex = i;
-      r.maxRelError = kInfinity;
-      fail(i);
+    }
+    diffBlocks[blockStart / kBlockElements] = diffSquares;
+    wantBlocks[blockStart / kBlockElements] = wantSquares;
+  }
+}
+
+template <class D>
+void compareTyped(const std::byte *got, const std::byte *want, std::uint64_t count,
+                  const Tolerance &tolerance, std::span<const std::int64_t> shape, std::size_t maxReported,
+                  DType dtype, unsigned threads, ComparisonReport &r) {
+  using Sum = SquareSum<D>;
+  const auto bounds = chunkBounds(count, threads, kBlockElements, kParallelMinElements);
+  const std::uint64_t blocks = (count + kBlockElements - 1) / kBlockElements;
+  std::vector<Sum> diffBlocks(blocks), wantBlocks(blocks);
+  std::vector<CompareChunk> chunks(bounds.size() - 1);
+  runChunks(bounds, [&](std::size_t c, std::uint64_t first, std::uint64_t end) {
+    CompareChunk local;
+    compareRange<D>(got, want, first, end, tolerance, r.exact, shape, maxReported, dtype, local,
+                    diffBlocks.data(), wantBlocks.data());
+    chunks[c] = std::move(local);
+  });
+
+  // Merged in index order: the first reported elements of the whole buffer, and the maxima at
+  // the first index that reaches them.
+  for (CompareChunk &c : chunks) {
+    r.mismatches += c.mismatches;
+    r.nanInGot += c.nanInGot;
+    r.nanInReference += c.nanInReference;
+    for (ElementMismatch &m : c.firstMismatches) {
+      if (r.firstMismatches.size() >= maxReported) break;
+      r.firstMismatches.push_back(std::move(m));
+    }
+    for (std::uint64_t i : c.firstReferenceNaN) {
+      if (r.firstReferenceNaN.size() >= maxReported) break;
+      r.firstReferenceNaN.push_back(i);
+    }
+    if (c.maxAbsError > r.maxAbsError) {
+      r.maxAbsError = c.maxAbsError;
+      r.maxAbsErrorIndex = c.maxAbsErrorIndex;
+    }
+    if (c.maxRelError > r.maxRelError) {
+      r.maxRelError = c.maxRelError;
+      r.maxRelErrorIndex = c.maxRelErrorIndex;
     }
   }
-
+  Sum diffSquares = 0, wantSquares = 0;
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    diffSquares += diffBlocks[b];
+    wantSquares += wantBlocks[b];
+  }
   if (wantSquares > 0)
     r.relativeL2Error = double(std::sqrt(diffSquares / wantSquares));
   else
@@ -263,9 +351,10 @@ std::string comparisonSummary(const ComparisonReport &r, std::span<const std::in
   if (r.checked == 0) return "no elements to compare";
   std::string s;
   if (r.nanInReference > 0) {
-    s = "the reference output holds " + plural(r.nanInReference, "NaN", "NaNs") + " (first at " +
-        formatCoordinates(elementCoordinates(r.firstReferenceNaN.front(), shape)) +
-        "): the task's reference is broken, not the candidate; fix the reference kernel or the inputs";
+    s = "the reference output holds " + plural(r.nanInReference, "NaN", "NaNs");
+    if (!r.firstReferenceNaN.empty())  // none with maxReported 0
+      s += " (first at " + formatCoordinates(elementCoordinates(r.firstReferenceNaN.front(), shape)) + ")";
+    s += ": the task's reference is broken, not the candidate; fix the reference kernel or the inputs";
     if (r.mismatches > 0)
       s += "; besides, " + mismatchClause(r.mismatches, r.checked - r.nanInReference,
                                           r.firstMismatches.empty() ? nullptr : &r.firstMismatches.front(),
@@ -285,14 +374,14 @@ std::string comparisonSummary(const ComparisonReport &r, std::span<const std::in
 }
 
 template <class D>
-void differTyped(const std::byte *a, const std::byte *b, std::uint64_t count, const Tolerance &tolerance,
-                 std::span<const std::int64_t> shape, std::size_t maxReported, DType dtype,
-                 RunDifference &r) {
+void differRange(const std::byte *a, const std::byte *b, std::uint64_t first, std::uint64_t end,
+                 const Tolerance &tolerance, std::span<const std::int64_t> shape, std::size_t maxReported,
+                 DType dtype, RunDifference &r) {
   using T = typename D::T;
   using Bits = typename D::Bits;
   constexpr std::size_t size = sizeof(T);
   const bool exact = tolerance.exact || !D::kFloating;
-  for (std::uint64_t i = 0; i < count; ++i) {
+  for (std::uint64_t i = first; i < end; ++i) {
     if (load<Bits>(a + i * size) == load<Bits>(b + i * size)) continue;
     ++r.differentBits;
     bool beyond = true;
@@ -320,6 +409,28 @@ void differTyped(const std::byte *a, const std::byte *b, std::uint64_t count, co
     ++r.beyondRounding;
     if (r.firstBeyondRounding.size() < maxReported)
       r.firstBeyondRounding.push_back(mismatchAt<D>(i, a, b, dtype, shape));
+  }
+}
+
+template <class D>
+void differTyped(const std::byte *a, const std::byte *b, std::uint64_t count, const Tolerance &tolerance,
+                 std::span<const std::int64_t> shape, std::size_t maxReported, DType dtype, unsigned threads,
+                 RunDifference &r) {
+  const auto bounds = chunkBounds(count, threads, kBlockElements, kParallelMinElements);
+  std::vector<RunDifference> chunks(bounds.size() - 1);
+  runChunks(bounds, [&](std::size_t c, std::uint64_t first, std::uint64_t end) {
+    RunDifference local;
+    differRange<D>(a, b, first, end, tolerance, shape, maxReported, dtype, local);
+    chunks[c] = std::move(local);
+  });
+  for (RunDifference &c : chunks) {  // in index order
+    r.differentBits += c.differentBits;
+    r.beyondRounding += c.beyondRounding;
+    r.maxAbsDifference = std::max(r.maxAbsDifference, c.maxAbsDifference);
+    for (ElementMismatch &m : c.firstBeyondRounding) {
+      if (r.firstBeyondRounding.size() >= maxReported) break;
+      r.firstBeyondRounding.push_back(std::move(m));
+    }
   }
 }
 
@@ -445,7 +556,7 @@ std::string formatElement(const std::byte *element, DType dtype) {
 
 ComparisonReport compareOutputs(std::span<const std::byte> got, std::span<const std::byte> want, DType dtype,
                                 std::uint64_t count, const Tolerance &tolerance,
-                                std::span<const std::int64_t> shape, std::size_t maxReported) {
+                                std::span<const std::int64_t> shape, std::size_t maxReported, unsigned threads) {
   checkSize(got.size(), dtype, count, "candidate output");
   checkSize(want.size(), dtype, count, "reference output");
   shape = usableShape(shape, count);
@@ -454,26 +565,40 @@ ComparisonReport compareOutputs(std::span<const std::byte> got, std::span<const 
   r.exact = tolerance.exact || !dtypeIsFloating(dtype);
   r.checked = count;
   visitDType(dtype, [&](auto d) {
-    compareTyped<decltype(d)>(got.data(), want.data(), count, tolerance, shape, maxReported, dtype, r);
+    compareTyped<decltype(d)>(got.data(), want.data(), count, tolerance, shape, maxReported, dtype, threads, r);
   });
   r.summary = comparisonSummary(r, shape);
   return r;
 }
 
-bool sameBits(std::span<const std::byte> a, std::span<const std::byte> b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+bool sameBits(std::span<const std::byte> a, std::span<const std::byte> b, unsigned threads) {
+  if (a.size() != b.size()) return false;
+  if (a.empty()) return true;
+  // Bytes, in blocks of 1 MiB; every chunk stops at its next block once one found a difference.
+  constexpr std::uint64_t kBlockBytes = std::uint64_t(1) << 20;
+  const auto bounds = chunkBounds(a.size(), threads, kBlockBytes, 4 * kParallelMinElements);
+  if (bounds.size() == 2) return std::memcmp(a.data(), b.data(), a.size()) == 0;
+  std::atomic<bool> differ{false};
+  runChunks(bounds, [&](std::size_t, std::uint64_t first, std::uint64_t end) {
+    for (std::uint64_t start = first; start < end && !differ.load(std::memory_order_relaxed); start += kBlockBytes) {
+      const std::uint64_t n = std::min(end - start, kBlockBytes);
+      if (std::memcmp(a.data() + start, b.data() + start, n) != 0) differ.store(true, std::memory_order_relaxed);
+    }
+  });
+  return !differ.load();
 }
 
 RunDifference differenceBeyondRounding(std::span<const std::byte> run1, std::span<const std::byte> run2,
                                        DType dtype, std::uint64_t count, const Tolerance &tolerance,
-                                       std::span<const std::int64_t> shape, std::size_t maxReported) {
+                                       std::span<const std::int64_t> shape, std::size_t maxReported,
+                                       unsigned threads) {
   checkSize(run1.size(), dtype, count, "first run's output");
   checkSize(run2.size(), dtype, count, "second run's output");
   shape = usableShape(shape, count);
   RunDifference r;
   r.checked = count;
   visitDType(dtype, [&](auto d) {
-    differTyped<decltype(d)>(run1.data(), run2.data(), count, tolerance, shape, maxReported, dtype, r);
+    differTyped<decltype(d)>(run1.data(), run2.data(), count, tolerance, shape, maxReported, dtype, threads, r);
   });
   if (r.differentBits == 0) {
     r.summary = "the two runs agree bit for bit";

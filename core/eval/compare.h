@@ -57,12 +57,20 @@ struct ComparisonReport {
 // Compares the first `count` elements of `got` and `want` (both of `dtype`). `shape` (row-major,
 // its product equal to count) gives the coordinates in the report; pass {} for flat indices.
 // Throws std::invalid_argument when a buffer is too small.
+//
+// The work is split into contiguous index ranges over `threads` threads (0: one per hardware
+// thread from 2^20 elements on, else the calling thread only). The report does not depend on
+// `threads`: the relative L2 error's sums are taken per block of 2^16 elements and added in
+// block order (so beyond 2^16 elements it may differ in its last bits from one running sum),
+// and the maxima are at the first index that reaches them.
 ComparisonReport compareOutputs(std::span<const std::byte> got, std::span<const std::byte> want, DType dtype,
                                 std::uint64_t count, const Tolerance &tolerance,
-                                std::span<const std::int64_t> shape = {}, std::size_t maxReported = 10);
+                                std::span<const std::int64_t> shape = {}, std::size_t maxReported = 10,
+                                unsigned threads = 0);
 
-// Whether two buffers hold the same bytes (false when their sizes differ).
-bool sameBits(std::span<const std::byte> a, std::span<const std::byte> b);
+// Whether two buffers hold the same bytes (false when their sizes differ); over `threads`
+// threads (0: one per hardware thread from 4 MiB on, else one).
+bool sameBits(std::span<const std::byte> a, std::span<const std::byte> b, unsigned threads = 0);
 
 // Two runs of the candidate on the same inputs, for the race check.
 struct RunDifference {
@@ -79,11 +87,12 @@ struct RunDifference {
 // Compares run 1 with run 2 element by element. An element differs beyond rounding when
 // |a - b| > atol + rtol × max(|a|, |b|) (values differ, for exact tolerances and integer
 // dtypes), when only one of them is NaN, or when an infinity meets anything but itself; two
-// NaNs agree even when their bits differ.
+// NaNs agree even when their bits differ. `threads` as for compareOutputs; the result does not
+// depend on it.
 RunDifference differenceBeyondRounding(std::span<const std::byte> run1, std::span<const std::byte> run2,
                                        DType dtype, std::uint64_t count, const Tolerance &tolerance,
                                        std::span<const std::int64_t> shape = {},
-                                       std::size_t maxReported = 10);
+                                       std::size_t maxReported = 10, unsigned threads = 0);
 
 // Whether one constant output would pass the comparison against this reference output at every
 // element — then a kernel that writes zeros (or any fixed value) passes, the reward hack of

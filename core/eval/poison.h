@@ -61,8 +61,12 @@ PoisonPattern poisonPatternAfter(const PoisonPattern &first, std::uint64_t runCo
 // Writes the poison into elements [0, count) of `buffer`. `reference`, when given, holds the
 // correct output (count elements of the same dtype); it is used for integer dtypes only.
 // Throws std::invalid_argument when a buffer is too small.
+//
+// This and the functions below split the work into contiguous index ranges over `threads`
+// threads (0: one per hardware thread from 2^20 elements on, else the calling thread only);
+// their results do not depend on `threads`.
 void writePoison(std::span<std::byte> buffer, DType dtype, std::uint64_t count, const PoisonPattern &pattern,
-                 std::span<const std::byte> reference = {});
+                 std::span<const std::byte> reference = {}, unsigned threads = 0);
 
 struct UnwrittenElements {
   std::uint64_t count = 0;                  // elements still holding the poison
@@ -73,7 +77,7 @@ struct UnwrittenElements {
 // reference as writePoison was given.
 UnwrittenElements unwrittenElements(std::span<const std::byte> buffer, DType dtype, std::uint64_t count,
                                     const PoisonPattern &pattern, std::span<const std::byte> reference = {},
-                                    std::size_t maxIndices = 10);
+                                    std::size_t maxIndices = 10, unsigned threads = 0);
 
 // The elements that hold the poison after both runs: `firstOutput` from the run poisoned with
 // `firstPattern`, `secondOutput` from the run poisoned with `secondPattern` =
@@ -84,7 +88,7 @@ UnwrittenElements unwrittenElements(std::span<const std::byte> buffer, DType dty
 UnwrittenElements unwrittenInBothRuns(std::span<const std::byte> firstOutput, const PoisonPattern &firstPattern,
                                       std::span<const std::byte> secondOutput, const PoisonPattern &secondPattern,
                                       DType dtype, std::uint64_t count, std::span<const std::byte> reference = {},
-                                      std::size_t maxIndices = 10);
+                                      std::size_t maxIndices = 10, unsigned threads = 0);
 
 // "3 of 1048576 elements were not written (still holding the poison; first at [0, 17])",
 // or "every element was written". `shape` gives coordinates (row-major); empty for flat indices.

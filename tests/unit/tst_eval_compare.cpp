@@ -4,10 +4,12 @@
 #include <QElapsedTimer>
 #include <QtTest>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "core/eval/compare.h"
 #include "core/eval/half_float.h"
@@ -64,6 +66,188 @@ Tolerance tol(double rtol, double atol) {
   return {false, rtol, atol};
 }
 const Tolerance kExact{true, 0, 0};
+
+// Large buffers, split over threads: the block of the split (compare.cpp), for placing
+// elements at and around chunk boundaries whatever the number of threads.
+constexpr std::uint64_t kBlock = std::uint64_t(1) << 16;
+
+// Element i of a buffer of `dtype` as a double, and stores v there (rounded to the dtype;
+// integers truncated, v finite).
+double get(const std::vector<std::byte> &buffer, DType dtype, std::uint64_t i) {
+  const std::size_t size = kwb::dtypeSize(dtype);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, buffer.data() + i * size, size);
+  switch (dtype) {
+    case DType::F64:
+      return std::bit_cast<double>(bits);
+    case DType::F32:
+      return std::bit_cast<float>(std::uint32_t(bits));
+    case DType::F16:
+      return kwb::halfToFloat(std::uint16_t(bits));
+    case DType::BF16:
+      return kwb::bfloat16ToFloat(std::uint16_t(bits));
+    case DType::I64:
+      return double(std::int64_t(bits));
+    case DType::I32:
+      return double(std::int32_t(std::uint32_t(bits)));
+    case DType::I8:
+      return double(std::int8_t(std::uint8_t(bits)));
+    case DType::U8:
+    case DType::Bool:
+      return double(bits);
+  }
+  return 0;
+}
+void put(std::vector<std::byte> &buffer, DType dtype, std::uint64_t i, double v) {
+  const std::size_t size = kwb::dtypeSize(dtype);
+  std::uint64_t bits = 0;
+  switch (dtype) {
+    case DType::F64:
+      bits = std::bit_cast<std::uint64_t>(v);
+      break;
+    case DType::F32:
+      bits = std::bit_cast<std::uint32_t>(float(v));
+      break;
+    case DType::F16:
+      bits = kwb::doubleToHalf(v);
+      break;
+    case DType::BF16:
+      bits = kwb::doubleToBfloat16(v);
+      break;
+    case DType::I64:
+    case DType::I32:
+    case DType::I8:
+      bits = std::uint64_t(std::int64_t(v));
+      break;
+    case DType::U8:
+    case DType::Bool:
+      bits = std::uint64_t(v);
+      break;
+  }
+  std::memcpy(buffer.data() + i * size, &bits, size);
+}
+
+std::uint64_t bitsOf(double x) {
+  return std::bit_cast<std::uint64_t>(x);
+}
+
+// Field by field, doubles bit for bit.
+void compareMismatchLists(const std::vector<kwb::ElementMismatch> &a, const std::vector<kwb::ElementMismatch> &b) {
+  QCOMPARE(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    QCOMPARE(a[i].index, b[i].index);
+    QCOMPARE(a[i].coordinates, b[i].coordinates);
+    QCOMPARE(bitsOf(a[i].got), bitsOf(b[i].got));
+    QCOMPARE(bitsOf(a[i].want), bitsOf(b[i].want));
+    QCOMPARE(a[i].gotText, b[i].gotText);
+    QCOMPARE(a[i].wantText, b[i].wantText);
+  }
+}
+void compareReports(const kwb::ComparisonReport &a, const kwb::ComparisonReport &b) {
+  QCOMPARE(a.dtype, b.dtype);
+  QCOMPARE(a.exact, b.exact);
+  QCOMPARE(a.checked, b.checked);
+  QCOMPARE(a.mismatches, b.mismatches);
+  compareMismatchLists(a.firstMismatches, b.firstMismatches);
+  if (QTest::currentTestFailed()) return;
+  QCOMPARE(bitsOf(a.maxAbsError), bitsOf(b.maxAbsError));
+  QCOMPARE(a.maxAbsErrorIndex, b.maxAbsErrorIndex);
+  QCOMPARE(bitsOf(a.maxRelError), bitsOf(b.maxRelError));
+  QCOMPARE(a.maxRelErrorIndex, b.maxRelErrorIndex);
+  QCOMPARE(bitsOf(a.relativeL2Error), bitsOf(b.relativeL2Error));
+  QCOMPARE(a.nanInGot, b.nanInGot);
+  QCOMPARE(a.nanInReference, b.nanInReference);
+  QCOMPARE(a.firstReferenceNaN, b.firstReferenceNaN);
+  QCOMPARE(a.summary, b.summary);
+}
+void compareDifferences(const kwb::RunDifference &a, const kwb::RunDifference &b) {
+  QCOMPARE(a.checked, b.checked);
+  QCOMPARE(a.differentBits, b.differentBits);
+  QCOMPARE(a.beyondRounding, b.beyondRounding);
+  compareMismatchLists(a.firstBeyondRounding, b.firstBeyondRounding);
+  if (QTest::currentTestFailed()) return;
+  QCOMPARE(bitsOf(a.maxAbsDifference), bitsOf(b.maxAbsDifference));
+  QCOMPARE(a.summary, b.summary);
+}
+
+// A large output (several chunks for any number of threads, a partial last block) with known
+// trouble: mismatches on both sides of every block boundary, two elements tied for the largest
+// absolute error and two for the largest relative error (the later of each in the last
+// chunk), the rest within tolerance (floats: off by up to an ulp or 0.1%). With `nans`
+// (floating point only), also NaNs in the candidate's output after odd boundaries, in the
+// reference after every fifth, and infinities (two tied mismatches, an equal pair, and a
+// -inf/+inf pair).
+struct LargeCase {
+  std::uint64_t n = 0;
+  std::vector<std::int64_t> shape;
+  std::vector<std::byte> got, want;
+  std::vector<std::uint64_t> mismatches;  // in index order
+  std::uint64_t absTie = 0, relTie = 0;   // the first of each tie
+};
+LargeCase largeCase(DType dtype, bool nans) {
+  LargeCase c;
+  c.shape = {1500, 2001};
+  c.n = 1500 * 2001;
+  const bool floating = kwb::dtypeIsFloating(dtype);
+  const kwb::Generator generator = floating ? kwb::Generator{kwb::Generator::Kind::Normal, 0, 1, 0}
+                                            : kwb::Generator{kwb::Generator::Kind::RandInt, -100, 100, 0};
+  c.want = kwb::generateInput(dtype, c.n, generator, 7, "want");
+  c.got = c.want;
+  if (floating)
+    for (std::uint64_t i = 0; i < c.n; i += 3) put(c.got, dtype, i, get(c.want, dtype, i) * (1 + 1e-3));
+  const auto set = [&](std::uint64_t i, double want, double got) {
+    put(c.want, dtype, i, want);
+    put(c.got, dtype, i, got);
+  };
+  const std::uint64_t blocks = (c.n + kBlock - 1) / kBlock;
+  for (std::uint64_t k = 1; k < blocks; ++k) {
+    for (std::uint64_t i : {k * kBlock - 1, k * kBlock}) {
+      if (floating) {
+        const double w = 1 + double(k % 7) * 0.25;
+        set(i, w, w * 1.5);  // abs error at most 1.25, rel 0.5
+      } else {
+        const double w = 1 + double(k % 7);
+        set(i, w, w + 3);  // abs 3, rel at most 3
+      }
+      c.mismatches.push_back(i);
+    }
+  }
+  c.absTie = 2 * kBlock + 100;
+  c.relTie = kBlock + 7;
+  for (std::uint64_t i : {c.absTie, c.n - 5}) {
+    if (floating)
+      set(i, 1000, 1100);  // abs 100 (bf16: 104), rel 0.1
+    else
+      set(i, 50, -50);  // abs 100, rel 2
+    c.mismatches.push_back(i);
+  }
+  for (std::uint64_t i : {c.relTie, c.n - 1000}) {
+    if (floating)
+      set(i, 0.0009765625, 0.001953125);  // rel 1
+    else
+      set(i, 1, 5);  // rel 4
+    c.mismatches.push_back(i);
+  }
+  if (nans) {
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    for (std::uint64_t k = 1; k < blocks; ++k) {
+      if (k % 2 == 1) {
+        put(c.got, dtype, k * kBlock + 1, nan);
+        c.mismatches.push_back(k * kBlock + 1);
+      }
+      if (k % 5 == 0) set(k * kBlock + 2, nan, 1.0);
+    }
+    for (std::uint64_t i : {3 * kBlock + 3, c.n - 3}) {
+      set(i, 1.0, inf);
+      c.mismatches.push_back(i);
+    }
+    set(c.n - 4, -inf, -inf);
+    set(c.n - 2, -inf, inf);
+    c.mismatches.push_back(c.n - 2);
+  }
+  std::sort(c.mismatches.begin(), c.mismatches.end());
+  return c;
+}
 
 }  // namespace
 
@@ -669,6 +853,122 @@ class TestEvalCompare : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                              kwb::differenceBeyondRounding(big, small, DType::I32, 2, kExact));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::isNearConstant(small, DType::F64, 1, kExact));
+  }
+
+  // Large outputs compared over several threads: every field of the reports, the race check's
+  // and sameBits's answers are those of one thread.
+  void parallelMatchesOneThread_data() {
+    QTest::addColumn<QString>("dtype");
+    QTest::addColumn<bool>("nans");
+    for (const char *d : {"f32", "f16", "bf16", "f64"}) {
+      QTest::newRow(d) << d << false;
+      QTest::newRow((std::string(d) + " NaN inf").c_str()) << d << true;
+    }
+    QTest::newRow("i32") << "i32" << false;
+    QTest::newRow("i8") << "i8" << false;
+  }
+  void parallelMatchesOneThread() {
+    QFETCH(QString, dtype);
+    QFETCH(bool, nans);
+    const DType d = *kwb::dtypeFromName(dtype.toStdString());
+    const LargeCase c = largeCase(d, nans);
+    const bool floating = kwb::dtypeIsFloating(d);
+    const Tolerance t = floating ? tol(1e-2, 1e-5) : kExact;
+
+    // One thread: the expected figures.
+    const auto one = kwb::compareOutputs(c.got, c.want, d, c.n, t, c.shape, 10, 1);
+    QCOMPARE(one.mismatches, std::uint64_t(c.mismatches.size()));
+    QCOMPARE(one.firstMismatches.size(), std::size_t(10));
+    for (std::size_t i = 0; i < 10; ++i) QCOMPARE(one.firstMismatches[i].index, c.mismatches[i]);
+    QCOMPARE(one.firstMismatches[1].coordinates, (std::vector<std::int64_t>{32, 1504}));  // 65536
+    if (nans) {
+      QCOMPARE(one.maxAbsError, std::numeric_limits<double>::infinity());
+      QCOMPARE(one.maxAbsErrorIndex, 3 * kBlock + 3);
+      QCOMPARE(one.maxRelErrorIndex, 3 * kBlock + 3);
+      QCOMPARE(one.nanInReference, std::uint64_t(9));
+      QCOMPARE(one.firstReferenceNaN.front(), 5 * kBlock + 2);
+      QCOMPARE(one.nanInGot, std::uint64_t(23));
+      QVERIFY(one.referenceBroken());
+    } else {
+      QCOMPARE(one.maxAbsErrorIndex, c.absTie);
+      QCOMPARE(one.maxRelErrorIndex, c.relTie);
+      QCOMPARE(one.maxRelError, floating ? 1.0 : 4.0);
+      QVERIFY(one.relativeL2Error > 0 && std::isfinite(one.relativeL2Error));
+      QCOMPARE(one.nanInReference, std::uint64_t(0));
+    }
+
+    // The same with any number of threads, any number of reported elements.
+    for (std::size_t reported : {std::size_t(10), std::size_t(0), std::size_t(1000)}) {
+      const auto base = kwb::compareOutputs(c.got, c.want, d, c.n, t, c.shape, reported, 1);
+      QCOMPARE(base.firstMismatches.size(), std::min(reported, c.mismatches.size()));
+      for (unsigned threads : {0u, 2u, 3u, 7u, 16u, 64u}) {
+        compareReports(base, kwb::compareOutputs(c.got, c.want, d, c.n, t, c.shape, reported, threads));
+        if (QTest::currentTestFailed()) qWarning("compareOutputs: %u threads, %zu reported", threads, reported);
+        QVERIFY(!QTest::currentTestFailed());
+      }
+    }
+    // Flat indices, and counts that end inside a block.
+    for (std::uint64_t n : {c.n - 1, std::uint64_t(40 * kBlock + 1), std::uint64_t(2 * kBlock)}) {
+      const auto base = kwb::compareOutputs(c.got, c.want, d, n, t, {}, 10, 1);
+      for (unsigned threads : {0u, 5u}) {
+        compareReports(base, kwb::compareOutputs(c.got, c.want, d, n, t, {}, 10, threads));
+        if (QTest::currentTestFailed()) qWarning("compareOutputs: %llu elements, %u threads", (unsigned long long)n, threads);
+        QVERIFY(!QTest::currentTestFailed());
+      }
+    }
+
+    // The race check: candidate vs reference as two runs.
+    const auto race = kwb::differenceBeyondRounding(c.got, c.want, d, c.n, t, c.shape, 10, 1);
+    QCOMPARE(race.beyondRounding, nans ? std::uint64_t(c.mismatches.size() + 9) : std::uint64_t(c.mismatches.size()));
+    for (std::size_t reported : {std::size_t(10), std::size_t(1000)}) {
+      const auto base = kwb::differenceBeyondRounding(c.got, c.want, d, c.n, t, c.shape, reported, 1);
+      for (unsigned threads : {0u, 2u, 7u, 16u}) {
+        compareDifferences(base, kwb::differenceBeyondRounding(c.got, c.want, d, c.n, t, c.shape, reported, threads));
+        if (QTest::currentTestFailed()) qWarning("differenceBeyondRounding: %u threads", threads);
+        QVERIFY(!QTest::currentTestFailed());
+      }
+    }
+
+    // sameBits: equal buffers, and one byte off at the start, at a chunk boundary, at the end.
+    auto copy = c.got;
+    for (unsigned threads : {0u, 1u, 3u, 16u}) QVERIFY(kwb::sameBits(c.got, copy, threads));
+    for (std::size_t at : {std::size_t(0), std::size_t(2 << 20), copy.size() / 2, copy.size() - 1}) {
+      copy[at] ^= std::byte{1};
+      for (unsigned threads : {0u, 1u, 3u, 16u}) QVERIFY(!kwb::sameBits(c.got, copy, threads));
+      copy[at] ^= std::byte{1};
+    }
+    QVERIFY(!kwb::sameBits(c.got, std::span(copy).first(copy.size() - 1), 4));
+  }
+
+  // Single against multi-threaded time, for the report (no assertion on it): 8 Mi f32.
+  void parallelSpeed() {
+    const std::uint64_t n = std::uint64_t(8) << 20;
+    const auto want = kwb::generateInput(DType::F32, n, {kwb::Generator::Kind::Normal, 0, 1, 0}, 1, "want");
+    auto got = kwb::generateInput(DType::F32, n, {kwb::Generator::Kind::Normal, 0, 1, 0}, 2, "got");
+    const Tolerance t = tol(1e-5, 1e-7);
+    const auto time = [](auto &&f) {
+      QElapsedTimer timer;
+      timer.start();
+      f();
+      return timer.nsecsElapsed() / 1e6;
+    };
+    const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    kwb::ComparisonReport a, b;
+    const double compare1 = time([&] { a = kwb::compareOutputs(got, want, DType::F32, n, t, {}, 10, 1); });
+    const double compareN = time([&] { b = kwb::compareOutputs(got, want, DType::F32, n, t, {}, 10, 0); });
+    compareReports(a, b);
+    kwb::RunDifference x, y;
+    const double differ1 = time([&] { x = kwb::differenceBeyondRounding(got, want, DType::F32, n, t, {}, 10, 1); });
+    const double differN = time([&] { y = kwb::differenceBeyondRounding(got, want, DType::F32, n, t, {}, 10, 0); });
+    compareDifferences(x, y);
+    const auto same = want;
+    bool s1 = false, sN = false;
+    const double same1 = time([&] { s1 = kwb::sameBits(want, same, 1); });
+    const double sameN = time([&] { sN = kwb::sameBits(want, same, 0); });
+    QVERIFY(s1 && sN);
+    qInfo("8 Mi f32, 1 thread vs %u: compareOutputs %.1f vs %.1f ms, differenceBeyondRounding %.1f vs %.1f ms, "
+          "sameBits %.1f vs %.1f ms",
+          hardware, compare1, compareN, differ1, differN, same1, sameN);
   }
 
   // Not a benchmark, a sanity figure for the report: 16 Mi f32 elements.

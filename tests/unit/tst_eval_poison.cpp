@@ -1,13 +1,16 @@
 // Output poison: NaN patterns that change per run and element and are never a canonical NaN,
 // integer patterns that differ from the reference at every element, bool bytes that are never
 // a bool, and the count and first indices of elements a run left unwritten.
+#include <QElapsedTimer>
 #include <QtTest>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <set>
 #include <span>
+#include <thread>
 
 #include "core/eval/half_float.h"
 #include "core/eval/input_generator.h"
@@ -309,6 +312,106 @@ class TestEvalPoison : public QObject {
       // for 8-bit integers, correct values that happen to equal the poison).
       QVERIFY(kwb::unwrittenElements(run1, dtype, n, first).count >= 3ull + 10 + 1);
     }
+  }
+
+  // Large outputs over several threads (whole blocks of 2^16 elements per thread, poison.cpp):
+  // the same poison bytes, and the same unwritten count and first indices, as one thread, with
+  // unwritten elements on both sides of every block boundary.
+  void parallelMatchesOneThread() {
+    constexpr std::uint64_t kBlock = std::uint64_t(1) << 16;
+    const std::uint64_t n = 2500003;
+    const std::uint64_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<std::uint64_t> both{0, n - 1}, firstOnly;
+    for (std::uint64_t k = 1; k < blocks; ++k) {
+      both.push_back(k * kBlock - 1);
+      both.push_back(k * kBlock);
+      firstOnly.push_back(k * kBlock + 1);
+    }
+    std::sort(both.begin(), both.end());
+    std::vector<std::uint64_t> inFirst = both;
+    inFirst.insert(inFirst.end(), firstOnly.begin(), firstOnly.end());
+    std::sort(inFirst.begin(), inFirst.end());
+
+    for (DType dtype : kAllDTypes) {
+      const QByteArray name(kwb::dtypeName(dtype).data(), qsizetype(kwb::dtypeName(dtype).size()));
+      const std::size_t size = kwb::dtypeSize(dtype);
+      const auto reference = correctOutput(dtype, n);
+      const auto first = kwb::poisonPattern(200, 9);
+      const auto second = kwb::poisonPatternAfter(first, 201, 9);
+
+      std::vector<std::byte> p1(reference.size()), p2(reference.size()), other(reference.size());
+      kwb::writePoison(p1, dtype, n, first, reference, 1);
+      kwb::writePoison(p2, dtype, n, second, reference, 1);
+      for (unsigned threads : {0u, 3u, 16u}) {
+        kwb::writePoison(other, dtype, n, first, reference, threads);
+        QVERIFY2(other == p1, name.constData());
+        kwb::writePoison(other, dtype, n, second, reference, threads);
+        QVERIFY2(other == p2, name.constData());
+      }
+      std::vector<std::byte> noReference(reference.size());
+      kwb::writePoison(noReference, dtype, n, first, {}, 1);
+      kwb::writePoison(other, dtype, n, first, {}, 7);
+      QVERIFY2(other == noReference, name.constData());
+
+      // Both runs write the correct output but at `both`; the first also leaves `firstOnly`.
+      auto run1 = reference, run2 = reference;
+      for (std::uint64_t i : inFirst) std::memcpy(run1.data() + i * size, p1.data() + i * size, size);
+      for (std::uint64_t i : both) std::memcpy(run2.data() + i * size, p2.data() + i * size, size);
+
+      for (std::size_t maxIndices : {std::size_t(10), std::size_t(0), std::size_t(1000)}) {
+        const auto one = kwb::unwrittenInBothRuns(run1, first, run2, second, dtype, n, reference, maxIndices, 1);
+        QCOMPARE(one.count, std::uint64_t(both.size()));
+        QCOMPARE(one.firstIndices,
+                 std::vector<std::uint64_t>(both.begin(), both.begin() + std::min(maxIndices, both.size())));
+        const auto single = kwb::unwrittenElements(run1, dtype, n, first, reference, maxIndices, 1);
+        QCOMPARE(single.count, std::uint64_t(inFirst.size()));
+        QCOMPARE(single.firstIndices,
+                 std::vector<std::uint64_t>(inFirst.begin(), inFirst.begin() + std::min(maxIndices, inFirst.size())));
+        for (unsigned threads : {0u, 2u, 3u, 16u, 64u}) {
+          const auto many = kwb::unwrittenInBothRuns(run1, first, run2, second, dtype, n, reference, maxIndices, threads);
+          QVERIFY2(many.count == one.count && many.firstIndices == one.firstIndices, name.constData());
+          const auto manySingle = kwb::unwrittenElements(run1, dtype, n, first, reference, maxIndices, threads);
+          QVERIFY2(manySingle.count == single.count && manySingle.firstIndices == single.firstIndices,
+                   name.constData());
+        }
+      }
+      // A count that ends inside a block.
+      const std::uint64_t m = 20 * kBlock + 5;
+      const auto one = kwb::unwrittenInBothRuns(run1, first, run2, second, dtype, m, reference, 100, 1);
+      const auto many = kwb::unwrittenInBothRuns(run1, first, run2, second, dtype, m, reference, 100, 6);
+      QCOMPARE(one.count, std::uint64_t(1 + 2 * 20));  // 0 and both sides of 20 boundaries
+      QVERIFY2(many.count == one.count && many.firstIndices == one.firstIndices, name.constData());
+    }
+  }
+
+  // Single against multi-threaded time, for the report (no assertion on it): 8 Mi f32.
+  void parallelSpeed() {
+    const std::uint64_t n = std::uint64_t(8) << 20;
+    const auto reference = correctOutput(DType::F32, n);
+    const auto first = kwb::poisonPattern(1), second = kwb::poisonPatternAfter(first, 2);
+    std::vector<std::byte> run1(reference.size()), run2(reference.size());
+    const auto time = [](auto &&f) {
+      QElapsedTimer timer;
+      timer.start();
+      f();
+      return timer.nsecsElapsed() / 1e6;
+    };
+    const double write1 = time([&] { kwb::writePoison(run1, DType::F32, n, first, reference, 1); });
+    const double writeN = time([&] { kwb::writePoison(run1, DType::F32, n, first, reference, 0); });
+    kwb::writePoison(run2, DType::F32, n, second, reference);
+    std::memcpy(run1.data() + 4096, reference.data() + 4096, run1.size() - 8192);  // written but the ends
+    std::memcpy(run2.data() + 4096, reference.data() + 4096, run2.size() - 8192);
+    kwb::UnwrittenElements a, b;
+    const double both1 = time([&] { a = kwb::unwrittenInBothRuns(run1, first, run2, second, DType::F32, n, reference, 10, 1); });
+    const double bothN = time([&] { b = kwb::unwrittenInBothRuns(run1, first, run2, second, DType::F32, n, reference, 10, 0); });
+    QCOMPARE(a.count, std::uint64_t(2048));
+    QVERIFY(a.count == b.count && a.firstIndices == b.firstIndices);
+    const double single1 = time([&] { a = kwb::unwrittenElements(run1, DType::F32, n, first, reference, 10, 1); });
+    const double singleN = time([&] { b = kwb::unwrittenElements(run1, DType::F32, n, first, reference, 10, 0); });
+    QVERIFY(a.count == b.count && a.firstIndices == b.firstIndices);
+    qInfo("8 Mi f32, 1 thread vs %u: writePoison %.1f vs %.1f ms, unwrittenInBothRuns %.1f vs %.1f ms, "
+          "unwrittenElements %.1f vs %.1f ms",
+          std::max(1u, std::thread::hardware_concurrency()), write1, writeN, both1, bothN, single1, singleN);
   }
 
   void twoRunErrors() {

@@ -116,7 +116,8 @@ int severityRank(EvalOutcome o) {
 
 json EvaluationResult::toJson() const {
   json j = {{"outcome", toString(outcome)}, {"message", message}, {"arch", arch},
-            {"device", device},              {"sandbox", sandbox}, {"seconds", seconds}};
+            {"device", device},              {"device_ordinal", deviceOrdinal},
+            {"sandbox", sandbox},            {"seconds", seconds}};
   json diags = json::array();
   for (const auto &d : candidate.diagnostics) diags.push_back(diagnosticJson(d));
   json kernels = json::array();
@@ -323,7 +324,10 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     }
   }
   result.arch = !options.arch.empty() ? options.arch : haveDevice_ ? deviceArch_ : "sm_90";
-  if (haveDevice_) result.device = deviceName_;
+  if (haveDevice_) {
+    result.device = deviceName_;
+    result.deviceOrdinal = settings_.device;
+  }
 
   const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
 

@@ -101,6 +101,7 @@ struct EvaluationResult {
   std::string message;     // one line
   std::string arch;        // what was compiled for
   std::string device;      // the GPU used, empty when none
+  int deviceOrdinal = -1;  // its CUDA ordinal, -1 when none
   std::string sandbox;     // the worker's confirmed sandbox ("bwrap", "unshare", "none")
   CompileResult candidate; // diagnostics, resources
   std::vector<Diagnostic> referenceDiagnostics;

@@ -1,0 +1,184 @@
+#include "core/eval/evaluator_pool.h"
+
+#include <algorithm>
+
+#include "core/paths/install_paths.h"
+#include "core/worker/worker_client.h"
+
+namespace kwb {
+
+std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &problem) {
+  worker::WorkerClientOptions o;
+  if (!settings.workerPath.empty()) {
+    o.workerPath = settings.workerPath;
+  } else if (auto found = workerExecutable()) {
+    o.workerPath = *found;
+  } else {
+    problem = "the GPU worker (kwb-worker) was not found; set KWB_WORKER to its path";
+    return {};
+  }
+  o.sandbox = settings.sandbox;
+  o.startTimeout = settings.workerStartTimeout;
+  worker::WorkerClient client(o);
+  client.start();
+  if (!client.waitUntilReady(settings.workerStartTimeout + std::chrono::seconds(5))) {
+    const auto exit = client.lastExit();
+    problem = "the GPU worker did not start" + (exit ? ": " + exit->description : std::string());
+    return {};
+  }
+  std::vector<int> out;
+  const auto hello = client.hello();
+  for (const auto &d : hello.value("devices", nlohmann::json::array()))
+    if (d.is_object() && d.contains("ordinal") && d["ordinal"].is_number_integer()) out.push_back(d["ordinal"].get<int>());
+  if (out.empty()) {
+    const auto gpu = hello.value("gpu", nlohmann::json::object());
+    problem = gpu.is_object() ? gpu.value("problem", std::string("no CUDA device")) : "no CUDA device";
+  }
+  return out;
+}
+
+EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(const std::string &)> onMessage)
+    : settings_(std::move(settings)), onMessage_(std::move(onMessage)) {
+  std::vector<int> ordinals = settings_.devices;
+  if (ordinals.empty()) ordinals = visibleDevices(settings_.evaluator, problem_);
+  std::sort(ordinals.begin(), ordinals.end());
+  ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
+  for (int ordinal : ordinals) {
+    auto d = std::make_unique<Device>();
+    d->ordinal = ordinal;
+    d->state.device = ordinal;
+    EvaluatorSettings s = settings_.evaluator;
+    s.device = ordinal;
+    d->evaluator = std::make_unique<Evaluator>(s);
+    devices_.push_back(std::move(d));
+  }
+  for (auto &d : devices_) d->thread = std::thread([this, dev = d.get()] { run(*dev); });
+}
+
+EvaluatorPool::~EvaluatorPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    for (auto &d : devices_) {
+      for (auto &job : d->queue) {
+        EvaluationResult r;
+        r.outcome = EvalOutcome::Cancelled;
+        r.message = "cancelled: the evaluation pool was shut down";
+        job.promise.set_value(std::move(r));
+      }
+      d->queue.clear();
+      d->evaluator->cancel();
+    }
+  }
+  wake_.notify_all();
+  for (auto &d : devices_)
+    if (d->thread.joinable()) d->thread.join();
+}
+
+EvaluatorPool::Device *EvaluatorPool::leastLoadedLocked() {
+  Device *best = nullptr;
+  std::size_t bestLoad = 0;
+  for (auto &d : devices_) {
+    if (d->state.removed) continue;
+    const std::size_t load = d->queue.size() + (d->state.busy ? 1 : 0);
+    if (!best || load < bestLoad) {
+      best = d.get();
+      bestLoad = load;
+    }
+  }
+  return best;
+}
+
+std::future<EvaluationResult> EvaluatorPool::submit(Task task, std::string source, EvaluationOptions options) {
+  Job job{std::move(task), std::move(source), std::move(options), {}};
+  auto future = job.promise.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    Device *d = stopping_ ? nullptr : leastLoadedLocked();
+    if (!d) {
+      EvaluationResult r;
+      r.outcome = EvalOutcome::Error;
+      r.message = "no GPU left in the evaluation pool" + (problem_.empty() ? std::string() : " (" + problem_ + ")");
+      job.promise.set_value(std::move(r));
+      return future;
+    }
+    d->queue.push_back(std::move(job));
+    d->state.queued = d->queue.size();
+  }
+  wake_.notify_all();
+  return future;
+}
+
+std::vector<PoolDeviceState> EvaluatorPool::devices() const {
+  std::lock_guard lock(mutex_);
+  std::vector<PoolDeviceState> out;
+  for (const auto &d : devices_) {
+    out.push_back(d->state);
+    out.back().queued = d->queue.size();
+  }
+  return out;
+}
+
+bool EvaluatorPool::deviceFailure(const EvaluationResult &r) {
+  if (r.outcome == EvalOutcome::NotRun && r.message.rfind(kNoDeviceMessage, 0) == 0) return true;
+  return r.outcome == EvalOutcome::Error && (r.message.find("the GPU worker did not start") != std::string::npos ||
+                                             r.message.find("kwb-worker) was not found") != std::string::npos);
+}
+
+void EvaluatorPool::run(Device &device) {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !device.queue.empty(); });
+      if (stopping_) return;
+      job = std::move(device.queue.front());
+      device.queue.pop_front();
+      device.state.busy = true;
+    }
+    EvaluationResult result;
+    try {
+      result = device.evaluator->evaluate(job.task, job.source, job.options);
+    } catch (const std::exception &e) {
+      result.outcome = EvalOutcome::Error;
+      result.message = e.what();
+    }
+    std::string message;
+    {
+      std::lock_guard lock(mutex_);
+      device.state.busy = false;
+      ++device.state.done;
+      if (deviceFailure(result)) {
+        ++device.failures;
+        device.state.message = "GPU " + std::to_string(device.ordinal) + ": " + result.message;
+        if (device.failures >= settings_.maxConsecutiveFailures && !device.state.removed) {
+          device.state.removed = true;
+          device.state.message = "GPU " + std::to_string(device.ordinal) + " taken out of the pool after " +
+                                 std::to_string(device.failures) + " failures in a row: " + result.message;
+          message = device.state.message;
+          // What waited for it goes to the others, or fails when there is none.
+          for (auto &j : device.queue) {
+            if (Device *other = leastLoadedLocked()) {
+              other->queue.push_back(std::move(j));
+            } else {
+              EvaluationResult none;
+              none.outcome = EvalOutcome::Error;
+              none.message = "no GPU left in the evaluation pool (" + message + ")";
+              j.promise.set_value(std::move(none));
+            }
+          }
+          device.queue.clear();
+        }
+      } else {
+        device.failures = 0;
+      }
+    }
+    if (!message.empty() && onMessage_) onMessage_(message);  // before the result, which callers wait on
+    job.promise.set_value(std::move(result));
+    if (!message.empty()) wake_.notify_all();
+    std::lock_guard lock(mutex_);
+    if (device.state.removed) return;
+  }
+}
+
+}  // namespace kwb

@@ -1,0 +1,84 @@
+#pragma once
+// Several GPUs: one Evaluator (so one sandboxed worker) per device, evaluations queued to the
+// least loaded device still in the pool. A candidate and its reference are always timed on the
+// same device (one evaluation runs on one device from start to end), and every result records
+// the device it ran on. A device whose worker cannot start or which stops reporting a CUDA
+// device `maxConsecutiveFailures` times in a row is taken out, with a message; what was queued
+// for it moves to the others. Thread-safe; no Qt.
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/eval/evaluator.h"
+
+namespace kwb {
+
+struct EvaluatorPoolSettings {
+  EvaluatorSettings evaluator;  // for every device; `device` is set per device
+  std::vector<int> devices;     // CUDA ordinals; empty: every device the worker sees (CUDA_VISIBLE_DEVICES applies)
+  int maxConsecutiveFailures = 3;
+};
+
+struct PoolDeviceState {
+  int device = 0;
+  bool removed = false;
+  std::size_t queued = 0;     // waiting for this device
+  bool busy = false;          // an evaluation is running on it
+  std::size_t done = 0;       // evaluations finished on it
+  std::string message;        // why it was removed, or the last thing that happened
+};
+
+// The devices a worker started without --device sees (its hello), or empty with `problem`.
+std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &problem);
+
+class EvaluatorPool {
+ public:
+  explicit EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(const std::string &)> onMessage = {});
+  // Cancels what runs, fails what is queued ("cancelled"), and joins the device threads.
+  ~EvaluatorPool();
+  EvaluatorPool(const EvaluatorPool &) = delete;
+  EvaluatorPool &operator=(const EvaluatorPool &) = delete;
+
+  // Queues an evaluation on the least loaded device (fewest queued + running; ties to the
+  // lowest ordinal). The result's deviceOrdinal says where it ran. With no device left, the
+  // future holds an Error result saying so.
+  std::future<EvaluationResult> submit(Task task, std::string source, EvaluationOptions options = {});
+
+  std::vector<PoolDeviceState> devices() const;
+  const std::string &problem() const { return problem_; }  // why the pool has no device, if so
+
+ private:
+  struct Job {
+    Task task;
+    std::string source;
+    EvaluationOptions options;
+    std::promise<EvaluationResult> promise;
+  };
+  struct Device {
+    int ordinal = 0;
+    std::unique_ptr<Evaluator> evaluator;
+    std::deque<Job> queue;
+    PoolDeviceState state;
+    int failures = 0;
+    std::thread thread;
+  };
+  void run(Device &device);
+  Device *leastLoadedLocked();
+  static bool deviceFailure(const EvaluationResult &result);
+
+  EvaluatorPoolSettings settings_;
+  std::function<void(const std::string &)> onMessage_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::string problem_;
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace kwb

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QRegularExpression>
 #include <QFileInfo>
 #include <QSettings>
 
@@ -25,6 +27,7 @@ const QString kKernelsDir = QStringLiteral("general/kernelsDirOverride");
 const QString kFontSize = QStringLiteral("editor/fontSize");
 const QString kTabWidth = QStringLiteral("editor/tabWidth");
 const QString kArch = QStringLiteral("gpu/compileOnlyArch");
+const QString kGpuDevices = QStringLiteral("gpu/devices");
 const QString kRunTiming = QStringLiteral("run/time");
 const QString kRecent = QStringLiteral("tasks/recent");
 const QString kOpenedFolders = QStringLiteral("tasks/openedFolders");
@@ -107,6 +110,42 @@ QString compileOnlyArch() {
 void setCompileOnlyArch(const QString &arch) {
   Store store;
   store.setValue(kArch, arch);
+}
+
+bool parseGpuDevices(const QString &text, QList<int> *devices, QString *error) {
+  QList<int> out;
+  const QStringList parts = text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts);
+  for (const QString &part : parts) {
+    bool ok = false;
+    const int n = part.toInt(&ok);
+    if (!ok || n < 0 || n > 1024) {
+      if (error) *error = QCoreApplication::translate("settings", "'%1' is not a GPU number").arg(part);
+      return false;
+    }
+    if (!out.contains(n)) out.append(n);
+  }
+  std::sort(out.begin(), out.end());
+  if (devices) *devices = out;
+  return true;
+}
+
+QString formatGpuDevices(const QList<int> &devices) {
+  QStringList parts;
+  for (int d : devices) parts << QString::number(d);
+  return parts.join(QStringLiteral(", "));
+}
+
+QList<int> gpuDevices() {
+  Store store;
+  QList<int> devices;
+  if (!parseGpuDevices(store.value(kGpuDevices).toString(), &devices)) return {};
+  return devices;
+}
+
+void setGpuDevices(const QList<int> &devices) {
+  QList<int> clean;
+  parseGpuDevices(formatGpuDevices(devices), &clean);
+  setOrRemove(kGpuDevices, formatGpuDevices(clean));
 }
 
 bool runTiming() {

@@ -2,6 +2,7 @@
 // Typed access to the user's settings (QSettings "KernelWorkbench"/"kernel-workbench"), so the
 // key names live in one place. Every function opens its own QSettings: cheap, and thread-safe.
 #include <QByteArray>
+#include <QList>
 #include <QString>
 #include <QStringList>
 
@@ -37,6 +38,14 @@ QString compileOnlyArch();
 void setCompileOnlyArch(const QString &arch);
 QStringList compileOnlyArchChoices();
 inline constexpr const char *kDefaultCompileOnlyArch = "sm_90";
+
+// The CUDA ordinals (as CUDA_VISIBLE_DEVICES leaves them) the evaluation pool starts a worker
+// for; empty means every visible GPU. Sorted, without duplicates.
+QList<int> gpuDevices();
+void setGpuDevices(const QList<int> &devices);
+// "0, 2" -> {0, 2}; "" -> {} (all); false, with *error set, for anything else.
+bool parseGpuDevices(const QString &text, QList<int> *devices, QString *error = nullptr);
+QString formatGpuDevices(const QList<int> &devices);  // "0, 2"; "" for all
 
 // Whether Run also times a candidate once it is correct (EvaluationOptions::time).
 bool runTiming();

@@ -10,6 +10,7 @@
 #include <QDateTime>
 #include <QFileInfo>
 
+#include "core/eval/evaluator_pool.h"
 #include "core/task/manifest_parser.h"
 #include "ui/filesystem_path.h"
 
@@ -38,6 +39,10 @@ void failRun(EvaluationRun &run, const char *outcome, const QString &message) {
 struct EvaluationService::Shared {
   std::mutex mutex;
   kwb::Evaluator *active = nullptr;      // set while evaluate() runs, under mutex
+  kwb::EvaluatorPool *pool = nullptr;    // the backend's pool, under mutex (made and reset there)
+  bool poolRunning = false;              // a run is on the pool, under mutex
+  QString job;                           // "task · source" of that run, under mutex
+  std::vector<int> devices;              // the choice for the next pool, under mutex
   std::atomic<quint64> cancelledRun{0};  // the run cancel() was called for
 
   std::mutex stepMutex;
@@ -45,10 +50,11 @@ struct EvaluationService::Shared {
   bool stepPosted = false;  // a delivery of latestStep is on its way to the GUI thread
 };
 
-// Owns the evaluator; only ever used on the evaluation thread.
+// Owns the pool (and the compile-only evaluator); only ever used on the evaluation thread.
 class EvaluationService::Backend : public QObject {
  public:
-  explicit Backend(kwb::EvaluatorSettings settings) : settings_(std::move(settings)) {}
+  explicit Backend(kwb::EvaluatorSettings settings, std::function<void(const std::string &)> onPoolMessage)
+      : settings_(std::move(settings)), onPoolMessage_(std::move(onPoolMessage)) {}
 
   EvaluationRun evaluate(Shared &shared, quint64 id, const RunRequest &request,
                          const std::function<void(const EvaluationStep &)> &report) {
@@ -62,9 +68,45 @@ class EvaluationService::Backend : public QObject {
     return run;
   }
 
-  void shutDown() { evaluator_.reset(); }
+  void shutDown(Shared &shared) {
+    {
+      std::lock_guard lock(shared.mutex);
+      shared.pool = nullptr;
+    }
+    pool_.reset();
+    evaluator_.reset();
+  }
 
  private:
+  // The pool for the devices chosen now, made again when the choice changed.
+  kwb::EvaluatorPool *pool(Shared &shared) {
+    std::vector<int> wanted;
+    {
+      std::lock_guard lock(shared.mutex);
+      wanted = shared.devices;
+    }
+    if (pool_ && wanted == poolDevices_) return pool_.get();
+    {
+      std::lock_guard lock(shared.mutex);
+      shared.pool = nullptr;
+    }
+    pool_.reset();
+    kwb::EvaluatorPoolSettings s;
+    s.evaluator = settings_;
+    s.devices = wanted;
+    pool_ = std::make_unique<kwb::EvaluatorPool>(std::move(s), onPoolMessage_);
+    poolDevices_ = wanted;
+    std::lock_guard lock(shared.mutex);
+    shared.pool = pool_.get();
+    return pool_.get();
+  }
+
+  static bool hasDevice(const kwb::EvaluatorPool &pool) {
+    for (const auto &d : pool.devices())
+      if (!d.removed) return true;
+    return false;
+  }
+
   void evaluateInto(EvaluationRun &run, Shared &shared, quint64 id, const RunRequest &request,
                     const std::function<void(const EvaluationStep &)> &report) {
     kwb::Task task;
@@ -79,8 +121,24 @@ class EvaluationService::Backend : public QObject {
       failRun(run, "cancelled", tr("cancelled by the user"));
       return;
     }
-    if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
-    kwb::Evaluator *evaluator = evaluator_.get();
+    kwb::EvaluatorPool *pool = nullptr;
+    try {
+      pool = this->pool(shared);
+    } catch (const std::exception &e) {
+      failRun(run, "error", tr("the evaluation pool did not start: %1").arg(QString::fromStdString(e.what())));
+      return;
+    }
+    // Without a GPU in the pool, one evaluator compiles (and says there is no device), as before.
+    const bool usePool = hasDevice(*pool);
+    kwb::Evaluator *evaluator = nullptr;
+    if (!usePool) {
+      if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
+      evaluator = evaluator_.get();
+    }
+    auto cancelNow = [&] {
+      if (usePool) pool->cancelAll();
+      else evaluator->cancel();
+    };
 
     kwb::EvaluationOptions options;
     options.arch = request.arch.toStdString();
@@ -88,13 +146,10 @@ class EvaluationService::Backend : public QObject {
         request.sourceName.isEmpty() ? std::string("candidate.cu") : request.sourceName.toStdString();
     options.time = request.time;
     options.timeLimit = std::chrono::milliseconds(request.timeLimitMs);
-    bool cancelForwarded = false;
-    options.onStep = [&](const kwb::EvalProgress &step) {
+    std::atomic<bool> cancelForwarded{false};
+    options.onStep = [&, report](const kwb::EvalProgress &step) {
       // evaluate() forgets a cancel that came before it began; pass it on from inside.
-      if (!cancelForwarded && shared.cancelledRun == id) {
-        cancelForwarded = true;
-        evaluator->cancel();
-      }
+      if (shared.cancelledRun == id && !cancelForwarded.exchange(true)) cancelNow();
       report({QString::fromStdString(step.stage), QString::fromStdString(step.config), step.fraction,
               QString::fromStdString(step.text)});
     };
@@ -102,9 +157,14 @@ class EvaluationService::Backend : public QObject {
     {
       std::lock_guard lock(shared.mutex);
       shared.active = evaluator;
+      shared.poolRunning = usePool;
+      shared.job = run.taskName + QStringLiteral(" · ") +
+                   (request.sourceName.isEmpty() ? QStringLiteral("candidate.cu") : request.sourceName);
     }
     try {
-      const kwb::EvaluationResult result = evaluator->evaluate(task, request.source.toStdString(), options);
+      const kwb::EvaluationResult result =
+          usePool ? pool->submit(task, request.source.toStdString(), options).get()
+                  : evaluator->evaluate(task, request.source.toStdString(), options);
       run.outcome = QLatin1String(kwb::toString(result.outcome));
       run.message = QString::fromStdString(result.message);
       run.arch = QString::fromStdString(result.arch);
@@ -115,10 +175,15 @@ class EvaluationService::Backend : public QObject {
     }
     std::lock_guard lock(shared.mutex);
     shared.active = nullptr;
+    shared.poolRunning = false;
+    shared.job.clear();
   }
 
   kwb::EvaluatorSettings settings_;
-  std::unique_ptr<kwb::Evaluator> evaluator_;  // made on first use, on this thread
+  std::function<void(const std::string &)> onPoolMessage_;
+  std::unique_ptr<kwb::EvaluatorPool> pool_;   // made on first use, on this thread
+  std::vector<int> poolDevices_;               // the choice pool_ was made for
+  std::unique_ptr<kwb::Evaluator> evaluator_;  // compile-only, when the pool has no GPU
 };
 
 EvaluationService::EvaluationService(kwb::EvaluatorSettings settings, QObject *parent)
@@ -126,7 +191,17 @@ EvaluationService::EvaluationService(kwb::EvaluatorSettings settings, QObject *p
   qRegisterMetaType<kwb::ui::EvaluationRun>();
   qRegisterMetaType<kwb::ui::EvaluationStep>();
   thread_.setObjectName(QStringLiteral("evaluation"));
-  backend_ = new Backend(std::move(settings));
+  // Called on a pool device's thread: hop to this one.
+  auto onPoolMessage = [this](const std::string &message) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, text = QString::fromStdString(message)] {
+          emit deviceMessage(text);
+          emit devicesChanged();
+        },
+        Qt::QueuedConnection);
+  };
+  backend_ = new Backend(std::move(settings), onPoolMessage);
   backend_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, backend_, &QObject::deleteLater);
   thread_.start();
@@ -135,10 +210,11 @@ EvaluationService::EvaluationService(kwb::EvaluatorSettings settings, QObject *p
 EvaluationService::~EvaluationService() {
   cancel();
   Backend *backend = backend_;
+  std::shared_ptr<Shared> shared = shared_;
   QMetaObject::invokeMethod(
       backend_,
-      [backend] {
-        backend->shutDown();  // the evaluator, and its worker, end on their own thread
+      [backend, shared] {
+        backend->shutDown(*shared);  // the evaluator, and its worker, end on their own thread
         QThread::currentThread()->quit();
       },
       Qt::QueuedConnection);
@@ -185,11 +261,13 @@ bool EvaluationService::run(const RunRequest &request) {
               running_ = false;
               cancelRequested_ = false;
               emit finished(run, source);
+              emit devicesChanged();
             },
             Qt::QueuedConnection);
       },
       Qt::QueuedConnection);
   emit started(request.taskFolder);
+  emit devicesChanged();
   return true;
 }
 
@@ -201,6 +279,32 @@ void EvaluationService::cancel() {
   // returns at once, so it is safe here on the GUI thread.
   std::lock_guard lock(shared_->mutex);
   if (shared_->active) shared_->active->cancel();
+  if (shared_->poolRunning && shared_->pool) shared_->pool->cancelAll();
+}
+
+void EvaluationService::setDevices(const QList<int> &devices) {
+  std::lock_guard lock(shared_->mutex);
+  shared_->devices.assign(devices.begin(), devices.end());
+}
+
+QList<PoolDeviceRow> EvaluationService::deviceStates() const {
+  QList<PoolDeviceRow> rows;
+  std::lock_guard lock(shared_->mutex);
+  if (!shared_->pool) return rows;
+  const auto states = shared_->pool->devices();
+  // One run at a time: the busy device is the one running it.
+  for (const auto &d : states) {
+    PoolDeviceRow row;
+    row.device = d.device;
+    row.removed = d.removed;
+    row.busy = d.busy;
+    row.queued = static_cast<int>(d.queued);
+    row.done = static_cast<int>(d.done);
+    row.message = QString::fromStdString(d.message);
+    if (d.busy && shared_->poolRunning) row.job = shared_->job;
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 }  // namespace kwb::ui

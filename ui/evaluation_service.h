@@ -1,17 +1,21 @@
 #pragma once
 // Evaluating candidates off the GUI thread: a QObject on the GUI thread whose runs execute on a
-// thread of its own, which owns one kwb::Evaluator (compiler, GPU worker, reference cache) for
-// the service's life. Progress and results come back as signals; cancel() works at any moment.
-// Everything the evaluator touches (the manifest, NVRTC, the GPU probe, the worker) is used on
-// that thread only.
+// thread of its own, which owns a kwb::EvaluatorPool (one Evaluator, so one GPU worker, per GPU
+// in use: the "GPUs to use" setting, else every visible one) made at the first run and again
+// when the device choice changes. With no GPU in the pool, runs go to one compile-only
+// Evaluator, as before. Progress and results come back as signals; cancel() works at any moment.
+// The manifest, NVRTC and the pool's making happen on that thread only.
 #include <memory>
 
 #include <QObject>
 #include <QString>
 #include <QThread>
 
+#include <QList>
+
 #include "core/eval/evaluator.h"
 #include "ui/evaluation_run.h"
+#include "ui/models/gpu_device_model.h"
 
 namespace kwb::ui {
 
@@ -40,6 +44,12 @@ class EvaluationService : public QObject {
   bool isRunning() const { return running_; }
   bool isCancelling() const { return running_ && cancelRequested_; }
 
+  // The CUDA ordinals the pool uses from the next run on; empty: every visible GPU.
+  void setDevices(const QList<int> &devices);
+  // The pool's devices now, with the job running on each ("task · source"); empty before the
+  // first run or without a GPU. Cheap: safe on the GUI thread.
+  QList<PoolDeviceRow> deviceStates() const;
+
  signals:
   void started(const QString &taskFolder);
   // Coalesced: a burst of steps arrives as its latest.
@@ -47,6 +57,10 @@ class EvaluationService : public QObject {
   // Every run ends here, whatever happened to it (a bad manifest, an exception, a cancel): the
   // run's outcome and message say what. source is the text that was evaluated.
   void finished(const kwb::ui::EvaluationRun &run, const QString &source);
+  // The pool said something about a device (one taken out, and why).
+  void deviceMessage(const QString &message);
+  // deviceStates() may have changed (a run started or ended, a device was taken out).
+  void devicesChanged();
 
  private:
   struct Shared;

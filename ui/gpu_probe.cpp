@@ -4,10 +4,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
-#include <QTimer>
 
 #include <utility>
+
+#include "ui/worker_command.h"
 
 namespace kwb::ui {
 
@@ -25,115 +25,38 @@ std::uint64_t bytes(const QJsonObject &object, const char *key) {
   return static_cast<std::uint64_t>(object.value(QLatin1String(key)).toInteger());
 }
 
-// The last lines a program wrote to stderr, for a message.
-QString tail(const QByteArray &text) {
-  const QString all = QString::fromUtf8(text).trimmed();
-  return all.size() > 600 ? QStringLiteral("…") + all.right(600) : all;
-}
-
 }  // namespace
 
-GpuProbe::GpuProbe(QObject *parent) : QObject(parent) {
-  timer_ = new QTimer(this);
-  timer_->setSingleShot(true);
-  connect(timer_, &QTimer::timeout, this, &GpuProbe::onTimeout);
+GpuProbe::GpuProbe(QObject *parent) : QObject(parent), command_(new WorkerCommand(tr("GPU probe"), this)) {
+  connect(command_, &WorkerCommand::succeeded, this, &GpuProbe::onOutput);
+  connect(command_, &WorkerCommand::failed, this, &GpuProbe::failed);
 }
 
-GpuProbe::~GpuProbe() {
-  abandon();
+GpuProbe::~GpuProbe() = default;
+
+bool GpuProbe::isRunning() const {
+  return command_->isRunning();
+}
+
+void GpuProbe::cancel() {
+  command_->cancel();
 }
 
 void GpuProbe::start(const QString &program, int timeoutMs) {
-  abandon();
-  const quint64 attempt = ++attempt_;
   program_ = program;
-  timeoutMs_ = timeoutMs;
-  if (program.isEmpty()) {
-    // Answered later, like every other outcome, so callers connect after start() if they like.
-    QMetaObject::invokeMethod(
-        this,
-        [this, attempt] {
-          if (attempt != attempt_) return;
-          emit failed(tr("GPU probe unavailable: kwb-worker not found"),
-                      tr("The GPU is probed by the kwb-worker program, which was found neither beside "
-                         "this program, in the build tree nor on PATH. Set KWB_WORKER to its path, or "
-                         "reinstall Kernel Workbench."));
-        },
-        Qt::QueuedConnection);
-    return;
-  }
-  process_ = new QProcess(this);
-  process_->setProgram(program);
-  process_->setArguments({QStringLiteral("--devices"), QStringLiteral("--json")});
-  process_->setStandardInputFile(QProcess::nullDevice());
-  connect(process_, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
-    onFinished(exitCode, status == QProcess::CrashExit);
-  });
-  connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
-    if (error != QProcess::FailedToStart) return;  // the others end in finished()
-    fail(tr("GPU probe failed"), tr("%1 could not be started: %2")
-                                     .arg(QDir::toNativeSeparators(program_), process_->errorString()));
-  });
-  timer_->start(timeoutMs);
-  process_->start();
+  command_->start(program, {QStringLiteral("--devices"), QStringLiteral("--json")}, timeoutMs);
 }
 
-void GpuProbe::onFinished(int exitCode, bool crashed) {
-  timer_->stop();
-  const QByteArray out = process_->readAllStandardOutput();
-  const QByteArray err = process_->readAllStandardError();
-  abandon();
-  const QString program = QDir::toNativeSeparators(program_);
-  if (crashed) {
-    fail(tr("GPU probe failed"), tr("%1 --devices --json crashed. %2").arg(program, tail(err)).trimmed());
-    return;
-  }
-  if (exitCode != 0) {
-    fail(tr("GPU probe failed"),
-         tr("%1 --devices --json exited with code %2. %3").arg(program).arg(exitCode).arg(tail(err)).trimmed());
-    return;
-  }
+void GpuProbe::onOutput(const QByteArray &out) {
   QString error;
   QString summary;
   const auto inventory = parseInventory(out, &error, &summary);
   if (!inventory) {
-    fail(tr("GPU probe failed"), tr("%1 --devices --json answered something unreadable: %2").arg(program, error));
+    emit failed(tr("GPU probe failed"), tr("%1 --devices --json answered something unreadable: %2")
+                                            .arg(QDir::toNativeSeparators(program_), error));
     return;
   }
   emit inventoryReady(*inventory, summary);
-}
-
-void GpuProbe::onTimeout() {
-  if (!process_) return;
-  abandon();
-  fail(tr("GPU probe timed out"),
-       tr("%1 --devices --json gave no answer within %2 s and was stopped. A GPU driver that hangs "
-          "while starting up does this; nvidia-smi may say more.")
-           .arg(QDir::toNativeSeparators(program_))
-           .arg(timeoutMs_ / 1000.0));
-}
-
-void GpuProbe::fail(const QString &summary, const QString &detail) {
-  timer_->stop();
-  abandon();
-  emit failed(summary, detail);
-}
-
-void GpuProbe::abandon() {
-  timer_->stop();
-  QProcess *process = std::exchange(process_, nullptr);
-  if (!process) return;
-  disconnect(process, nullptr, this, nullptr);
-  if (process->state() == QProcess::NotRunning) {
-    process->deleteLater();
-    return;
-  }
-  connect(process, &QProcess::finished, process, &QObject::deleteLater);
-  process->kill();
-  // No parent from here on: ~QProcess waits until the process has ended, and one stuck inside
-  // the driver ends only when the kernel lets it. It deletes itself when it ends; one that has
-  // not ended by the time this program exits is left to the operating system.
-  process->setParent(nullptr);
 }
 
 std::optional<kwb::GpuInventory> GpuProbe::parseInventory(const QByteArray &json, QString *error,

@@ -10,10 +10,9 @@
 
 #include "core/gpu/device_info.h"
 
-class QProcess;
-class QTimer;
-
 namespace kwb::ui {
+
+class WorkerCommand;
 
 class GpuProbe : public QObject {
   Q_OBJECT
@@ -27,9 +26,9 @@ class GpuProbe : public QObject {
   // Starts the worker at program (empty: none was found) and answers once, later, with
   // inventoryReady() or failed(). A probe still running is abandoned first.
   void start(const QString &program, int timeoutMs = kDefaultTimeoutMs);
-  bool isRunning() const { return process_ != nullptr; }
+  bool isRunning() const;
   // Kills a worker still running, without an answer.
-  void cancel() { abandon(); }
+  void cancel();
 
   // The worker's JSON (core/gpu/device_info.cpp, to_json) as an inventory; nullopt with *error
   // set when it is not one.
@@ -44,17 +43,10 @@ class GpuProbe : public QObject {
   void failed(const QString &summary, const QString &detail);
 
  private:
-  void onFinished(int exitCode, bool crashed);
-  void onTimeout();
-  void fail(const QString &summary, const QString &detail);
-  // Stops listening to the running worker (if any), kills it and lets it go.
-  void abandon();
+  void onOutput(const QByteArray &out);
 
-  QProcess *process_ = nullptr;
-  QTimer *timer_ = nullptr;
+  WorkerCommand *command_ = nullptr;
   QString program_;
-  int timeoutMs_ = kDefaultTimeoutMs;
-  quint64 attempt_ = 0;  // start() count, so a queued answer for an older start is dropped
 };
 
 }  // namespace kwb::ui

@@ -37,6 +37,7 @@
 #include "kwb/version.h"
 #include "ui/app_settings.h"
 #include "ui/cuda_editor.h"
+#include "ui/devices_panel.h"
 #include "ui/editor_tabs.h"
 #include "ui/evaluation_service.h"
 #include "ui/filesystem_path.h"
@@ -45,6 +46,7 @@
 #include "ui/gpu_status_label.h"
 #include "ui/history_panel.h"
 #include "ui/log_panel.h"
+#include "ui/models/gpu_device_model.h"
 #include "ui/resources_init.h"
 #include "ui/results_panel.h"
 #include "ui/settings_dialog.h"
@@ -148,6 +150,8 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   results_ = new ResultsPanel(this);
   history_ = new HistoryPanel(this);
   evaluation_ = new EvaluationService({}, this);
+  evaluation_->setDevices(settings::gpuDevices());
+  devices_ = new DevicesPanel(this);
 
   createActions();
   createMenus();
@@ -208,6 +212,16 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
 
   connect(evaluation_, &EvaluationService::progress, this, &MainWindow::onRunProgress);
+  connect(evaluation_, &EvaluationService::devicesChanged, this, &MainWindow::updatePoolDevices);
+  connect(evaluation_, &EvaluationService::deviceMessage, this, [this](const QString &message) {
+    log_->warning(message);
+    statusBar()->showMessage(message, 2 * kStatusMessageMs);
+  });
+  connect(devices_, &DevicesPanel::refreshed, this, &MainWindow::updatePoolDevices);
+  connect(devices_, &DevicesPanel::summaryChanged, this, [this](const QString &summary) {
+    gpuSummaryLabel_->setText(summary);
+    gpuSummaryLabel_->setVisible(!summary.isEmpty());
+  });
   connect(evaluation_, &EvaluationService::finished, this, &MainWindow::onRunFinished);
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
     if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
@@ -233,6 +247,10 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
 
   log_->info(tr("%1 %2").arg(QLatin1String(kwb::kProjectName), QLatin1String(kwb::kVersion)));
   startGpuProbe();
+  {
+    const auto worker = kwb::workerExecutable();
+    devices_->start(worker ? toQString(*worker) : QString());
+  }
   settingsWorkspacePath_ = settings::workspacePath();
   openWorkspace(!workspacePath.isEmpty()            ? normalizedPath(workspacePath)
                 : !settingsWorkspacePath_.isEmpty() ? settingsWorkspacePath_
@@ -454,6 +472,12 @@ void MainWindow::createDocks() {
   historyDock_->setWidget(history_);
   addDockWidget(Qt::BottomDockWidgetArea, historyDock_);
   tabifyDockWidget(logDock_, historyDock_);
+
+  gpusDock_ = new QDockWidget(tr("GPUs"), this);
+  gpusDock_->setObjectName(QStringLiteral("gpusDock"));
+  gpusDock_->setWidget(devices_);
+  addDockWidget(Qt::BottomDockWidgetArea, gpusDock_);
+  tabifyDockWidget(historyDock_, gpusDock_);
   logDock_->raise();
 
   QAction *toggleTasks = tasksDock_->toggleViewAction();
@@ -468,6 +492,9 @@ void MainWindow::createDocks() {
   viewMenu_->addAction(toggleLog);
   viewMenu_->addAction(toggleResults);
   viewMenu_->addAction(toggleHistory);
+  QAction *toggleGpus = gpusDock_->toggleViewAction();
+  toggleGpus->setObjectName(QStringLiteral("actionToggleGpus"));
+  viewMenu_->addAction(toggleGpus);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
     toggleTools->setText(tr("Toolbar"));
@@ -486,7 +513,13 @@ void MainWindow::createStatusBar() {
   runProgress_->setMaximumWidth(260);
   runProgress_->setTextVisible(true);
   runProgress_->hide();
+  gpuSummaryLabel_ = new QLabel(this);
+  gpuSummaryLabel_->setObjectName(QStringLiteral("gpuSummaryLabel"));
+  gpuSummaryLabel_->setContentsMargins(6, 0, 6, 0);
+  gpuSummaryLabel_->setToolTip(tr("Mean load and hottest temperature of the GPUs; details in View ▸ GPUs"));
+  gpuSummaryLabel_->hide();
   statusBar()->addPermanentWidget(runProgress_);
+  statusBar()->addPermanentWidget(gpuSummaryLabel_);
   statusBar()->addPermanentWidget(workspaceLabel_);
   statusBar()->addPermanentWidget(gpuLabel_);
 }
@@ -546,6 +579,11 @@ QStringList MainWindow::pendingWork() const {
 
 void MainWindow::cancelBackgroundWork() {
   gpuProbe_->cancel();
+  devices_->stop();
+}
+
+void MainWindow::updatePoolDevices() {
+  devices_->model()->setPoolDevices(evaluation_->deviceStates());
 }
 
 void MainWindow::checkSettled() {
@@ -838,6 +876,7 @@ void MainWindow::showSettings() {
 
 void MainWindow::applySettings() {
   tabs_->applySettings(settings::editor());
+  evaluation_->setDevices(settings::gpuDevices());
   const QString chosen = settings::workspacePath();
   if (chosen != settingsWorkspacePath_) {
     settingsWorkspacePath_ = chosen;

@@ -1,6 +1,6 @@
 #pragma once
 // The one main window: editor tabs in the centre, Tasks on the left, Results on the right, Log
-// and History at the bottom, GPU, workspace and run progress in the status bar. Slow work runs
+// History and GPUs at the bottom, GPU figures, workspace and run progress in the status bar. Slow work runs
 // elsewhere and reports back through signals: the GPU probe in a kwb-worker child process, folder
 // scans on a thread pool, the workspace database and evaluations each on a thread of their own.
 #include <QMainWindow>
@@ -25,6 +25,7 @@ struct GpuInventory;
 namespace kwb::ui {
 
 class CudaEditor;
+class DevicesPanel;
 class EditorTabs;
 class EvaluationService;
 class FindBar;
@@ -73,6 +74,11 @@ class MainWindow : public QMainWindow {
   EvaluationService *evaluation() const { return evaluation_; }
   ResultsPanel *resultsPanel() const { return results_; }
   HistoryPanel *historyPanel() const { return history_; }
+  // The GPUs dock: live figures per GPU (kwb-worker --stats --json every 2 s) and the pool's state.
+  DevicesPanel *devicesPanel() const { return devices_; }
+  QDockWidget *gpusDock() const { return gpusDock_; }
+  // The status bar's short GPU figures ("2 GPUs · 37% · 61 °C"); hidden without a GPU.
+  QLabel *gpuSummaryLabel() const { return gpuSummaryLabel_; }
   QProgressBar *runProgressBar() const { return runProgress_; }
 
   // Run: evaluates the current editor's text (the task's starter when the current tab is not a
@@ -162,6 +168,7 @@ class MainWindow : public QMainWindow {
   void onRunProgress(const EvaluationStep &step);
   void onRunFinished(const EvaluationRun &run, const QString &source);
   void showDiagnostics(const EvaluationRun &run, const QString &source);
+  void updatePoolDevices();
 
   SettingsMode settingsMode_ = SettingsMode::ReadWrite;
 
@@ -176,6 +183,9 @@ class MainWindow : public QMainWindow {
   QDockWidget *logDock_ = nullptr;
   QDockWidget *resultsDock_ = nullptr;
   QDockWidget *historyDock_ = nullptr;
+  QDockWidget *gpusDock_ = nullptr;
+  DevicesPanel *devices_ = nullptr;
+  QLabel *gpuSummaryLabel_ = nullptr;
   ResultsPanel *results_ = nullptr;
   HistoryPanel *history_ = nullptr;
   QProgressBar *runProgress_ = nullptr;

@@ -12,6 +12,8 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QRegularExpressionValidator>
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QVBoxLayout>
@@ -144,6 +146,15 @@ QWidget *SettingsDialog::gpuPage() {
   form->addRow(QString(), hint(tr("The architecture kernels are compiled for when this machine "
                                   "has no CUDA device."),
                                page));
+  gpus_ = new QLineEdit(page);
+  gpus_->setObjectName(QStringLiteral("gpusField"));
+  gpus_->setPlaceholderText(tr("all visible GPUs"));
+  gpus_->setValidator(new QRegularExpressionValidator(QRegularExpression(QStringLiteral("[0-9,\\s]*")), gpus_));
+  form->addRow(tr("GPUs to use:"), gpus_);
+  form->addRow(QString(), hint(tr("CUDA device numbers, comma-separated (\"0, 2\"), as this machine's "
+                                  "CUDA_VISIBLE_DEVICES leaves them; one evaluation worker runs on each. "
+                                  "Empty: every visible GPU. Takes effect for the next run."),
+                               page));
   return page;
 }
 
@@ -154,6 +165,7 @@ void SettingsDialog::load() {
   fontSize_->setValue(editor.fontSize);
   tabWidth_->setValue(editor.tabWidth);
   arch_->setCurrentText(settings::compileOnlyArch());
+  gpus_->setText(settings::formatGpuDevices(settings::gpuDevices()));
 }
 
 void SettingsDialog::apply() {
@@ -161,6 +173,8 @@ void SettingsDialog::apply() {
   settings::setKernelsDirOverride(kernelsDir_->text());
   settings::setEditor({fontSize_->value(), tabWidth_->value()});
   settings::setCompileOnlyArch(arch_->currentText());
+  QList<int> gpus;
+  if (settings::parseGpuDevices(gpus_->text(), &gpus)) settings::setGpuDevices(gpus);
   load();
   emit applied();
 }

@@ -34,6 +34,8 @@ class SettingsDialog : public QDialog {
   QSpinBox *fontSizeField() const { return fontSize_; }
   QSpinBox *tabWidthField() const { return tabWidth_; }
   QComboBox *archField() const { return arch_; }
+  // "GPUs to use": CUDA ordinals, "0, 2"; empty means every visible GPU.
+  QLineEdit *gpusField() const { return gpus_; }
 
  signals:
   void applied();
@@ -53,6 +55,7 @@ class SettingsDialog : public QDialog {
   QSpinBox *fontSize_ = nullptr;
   QSpinBox *tabWidth_ = nullptr;
   QComboBox *arch_ = nullptr;
+  QLineEdit *gpus_ = nullptr;
 };
 
 }  // namespace kwb::ui

@@ -15,6 +15,7 @@
 
 #include "core/gpu/device_info.h"
 #include "core/gpu/device_report.h"
+#include "core/gpu/device_stats.h"
 #include "core/worker/evaluate_command.h"
 #include "core/worker/time_command.h"
 #include "core/worker/sandbox.h"
@@ -26,12 +27,14 @@
 namespace {
 
 void usage(std::ostream &out) {
-  out << "Usage: kwb-worker [--version] [--devices [--json]]\n"
+  out << "Usage: kwb-worker [--version] [--devices [--json]] [--stats --json]\n"
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--sandbox-note TEXT] [--no-seccomp]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
          "run by hand it lists the devices it can see.\n"
+         "  --stats --json   live figures of every visible GPU (NVML: load, memory, temperature,\n"
+         "                   SM clock, clock event reasons); an empty list and a problem without one\n"
          "  --serve          speak the worker protocol (JSON lines) on stdin/stdout\n"
          "  --device N       use and report only CUDA device N\n"
          "  --sandbox KIND   the sandbox the worker was started in; 'unshare' makes the worker\n"
@@ -171,7 +174,7 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool json = false, devices = false, serveMode = false, noSeccomp = false, sandboxExecMode = false;
+  bool json = false, devices = false, stats = false, serveMode = false, noSeccomp = false, sandboxExecMode = false;
   std::vector<std::string> execCommand;
   std::optional<int> device;
   auto sandbox = kwb::worker::SandboxKind::None;
@@ -189,6 +192,8 @@ int main(int argc, char **argv) {
       return 0;
     } else if (!std::strcmp(argv[i], "--devices")) {
       devices = true;
+    } else if (!std::strcmp(argv[i], "--stats")) {
+      stats = true;
     } else if (!std::strcmp(argv[i], "--json")) {
       json = true;
     } else if (!std::strcmp(argv[i], "--serve")) {
@@ -232,6 +237,11 @@ int main(int argc, char **argv) {
   }
   if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
   if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp);
+  if (stats) {
+    // Trusted code only (the driver and NVML): no sandbox. JSON is the only form.
+    std::cout << nlohmann::json(kwb::sampleGpuStats()).dump(2) << "\n";
+    return 0;
+  }
   if (!devices && !json) {
     usage(std::cout);
     return 0;

@@ -119,6 +119,11 @@ std::vector<PoolDeviceState> EvaluatorPool::devices() const {
   return out;
 }
 
+void EvaluatorPool::cancelAll() {
+  std::lock_guard lock(mutex_);
+  for (auto &d : devices_) d->evaluator->cancel();
+}
+
 bool EvaluatorPool::deviceFailure(const EvaluationResult &r) {
   if (r.outcome == EvalOutcome::NotRun && r.message.rfind(kNoDeviceMessage, 0) == 0) return true;
   return r.outcome == EvalOutcome::Error && (r.message.find("the GPU worker did not start") != std::string::npos ||

@@ -51,6 +51,9 @@ class EvaluatorPool {
   std::future<EvaluationResult> submit(Task task, std::string source, EvaluationOptions options = {});
 
   std::vector<PoolDeviceState> devices() const;
+  // Evaluator::cancel() on every device's evaluator: what runs ends as cancelled. What is queued
+  // still runs. Returns at once; safe from any thread.
+  void cancelAll();
   const std::string &problem() const { return problem_; }  // why the pool has no device, if so
 
  private:

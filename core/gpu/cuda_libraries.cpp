@@ -71,6 +71,7 @@ namespace {
 constexpr int kNvmlSuccess = 0;
 constexpr int kNvmlClockSm = 1;   // nvmlClockType_t NVML_CLOCK_SM
 constexpr int kNvmlClockMem = 2;  // nvmlClockType_t NVML_CLOCK_MEM
+constexpr int kNvmlTemperatureGpu = 0;  // nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
 }  // namespace
 
 Nvml::Nvml() {
@@ -94,6 +95,9 @@ Nvml::Nvml() {
   library_.resolve(clockInfo_, "nvmlDeviceGetClockInfo");
   if (!library_.resolve(clockReasons_, "nvmlDeviceGetCurrentClocksEventReasons"))
     library_.resolve(clockReasons_, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  library_.resolve(utilization_, "nvmlDeviceGetUtilizationRates");
+  library_.resolve(memoryInfo_, "nvmlDeviceGetMemoryInfo");
+  library_.resolve(temperature_, "nvmlDeviceGetTemperature");
   if (int r = init(); r != kNvmlSuccess) {
     status_.problem = std::string("nvmlInit failed: ") + (errorString ? errorString(r) : std::to_string(r));
     return;
@@ -137,6 +141,31 @@ std::string Nvml::describeReasons(unsigned long long reasons) {
   for (const auto &[bit, name] : names)
     if (reasons & bit) out += (out.empty() ? "" : ", ") + std::string(name);
   return out;
+}
+
+Nvml::LiveSample Nvml::live(const std::string &pciBusId) const {
+  LiveSample s;
+  s.clock = clocks(pciBusId);
+  void *h = deviceHandle(pciBusId);
+  if (!h) return s;
+  struct {
+    unsigned gpu, memory;
+  } utilization{};  // nvmlUtilization_t
+  if (utilization_ && utilization_(h, &utilization) == kNvmlSuccess) {
+    s.hasUtilization = true;
+    s.gpuPercent = utilization.gpu;
+    s.memoryPercent = utilization.memory;
+  }
+  struct {
+    unsigned long long total, free, used;
+  } memory{};  // nvmlMemory_t (v1)
+  if (memoryInfo_ && memoryInfo_(h, &memory) == kNvmlSuccess) {
+    s.hasMemory = true;
+    s.memoryUsedBytes = memory.used;
+    s.memoryTotalBytes = memory.total;
+  }
+  if (temperature_ && temperature_(h, kNvmlTemperatureGpu, &s.temperatureC) == kNvmlSuccess) s.hasTemperature = true;
+  return s;
 }
 
 int Nvml::maxMemoryClockKHz(const std::string &pciBusId) const {

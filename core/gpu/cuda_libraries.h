@@ -43,6 +43,20 @@ class Nvml {
   // "sw-power-cap, hw-slowdown": the reasons' names.
   static std::string describeReasons(unsigned long long reasons);
 
+  // Live figures for a devices panel; each `has*` is false when NVML cannot say.
+  struct LiveSample {
+    bool hasUtilization = false;
+    unsigned gpuPercent = 0;     // nvmlDeviceGetUtilizationRates: kernels running, last sample period
+    unsigned memoryPercent = 0;  // memory controller busy
+    bool hasMemory = false;
+    unsigned long long memoryUsedBytes = 0;
+    unsigned long long memoryTotalBytes = 0;
+    bool hasTemperature = false;
+    unsigned temperatureC = 0;   // NVML_TEMPERATURE_GPU
+    ClockSample clock;
+  };
+  LiveSample live(const std::string &pciBusId) const;
+
  private:
   void *deviceHandle(const std::string &pciBusId) const;
   DynamicLibrary library_;
@@ -54,6 +68,9 @@ class Nvml {
   int (*busWidth_)(void *, unsigned *) = nullptr;
   int (*clockInfo_)(void *, int, unsigned *) = nullptr;
   int (*clockReasons_)(void *, unsigned long long *) = nullptr;
+  int (*utilization_)(void *, void *) = nullptr;   // nvmlUtilization_t *
+  int (*memoryInfo_)(void *, void *) = nullptr;    // nvmlMemory_t *
+  int (*temperature_)(void *, int, unsigned *) = nullptr;
   mutable std::string cachedBusId_;
   mutable void *cachedHandle_ = nullptr;
 };

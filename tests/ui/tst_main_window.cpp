@@ -2,6 +2,7 @@
 // the GPU probe (a kwb-worker child process) and workspace status, the task tree (scans, context
 // menu, filter, lists), manifest errors, saving, settings, shortcuts, window state, and the
 // kernel-workbench --screenshot command line.
+#include "isolated_home.h"
 #include <functional>
 #include <memory>
 #include <vector>
@@ -298,7 +299,7 @@ class TestMainWindow : public QObject {
   void screenshotDeadline();
 
  private:
-  QString tempPath(const QString &name) const { return QDir(home_->path()).filePath(name); }
+  QString tempPath(const QString &name) const { return home_->path(name); }
   bool waitUntilSettled(MainWindow *window) {
     return waitFor(window, &MainWindow::settled, window->isSettled());
   }
@@ -307,22 +308,14 @@ class TestMainWindow : public QObject {
     return childNamed(proxy, proxy->index(static_cast<int>(group), 0), label);
   }
 
-  std::unique_ptr<QTemporaryDir> home_;
+  std::unique_ptr<IsolatedHome> home_;
   std::unique_ptr<MainWindow> window_;
   std::unique_ptr<QAbstractItemModelTester> modelTester_;
 };
 
 void TestMainWindow::initTestCase() {
-  home_ = std::make_unique<QTemporaryDir>();
+  home_ = std::make_unique<IsolatedHome>();
   QVERIFY(home_->isValid());
-  // Keep the user's settings and data out of reach. Test mode puts QSettings under
-  // $HOME/.qttest; HOME points here too, so parallel runs never share a settings file.
-  QStandardPaths::setTestModeEnabled(true);
-  qputenv("HOME", home_->path().toUtf8());
-  qputenv("XDG_DATA_HOME", tempPath(QStringLiteral("data")).toUtf8());
-  qputenv("XDG_CONFIG_HOME", tempPath(QStringLiteral("config")).toUtf8());
-  qunsetenv("KWB_KERNELS_DIR");
-  QSettings(QStringLiteral("KernelWorkbench"), QStringLiteral("kernel-workbench")).clear();
 
   window_ = std::make_unique<MainWindow>(tempPath(QStringLiteral("workspace/test.kwb")));
   // Attached before any scan lands, so every insertion and removal is checked.
@@ -1305,7 +1298,7 @@ void TestMainWindow::switchesWorkspaceViaSettings() {
 
   // A relative path typed in Settings is stored absolute.
   const QString previousDir = QDir::currentPath();
-  QVERIFY(QDir::setCurrent(home_->path()));
+  QVERIFY(QDir::setCurrent(home_->root()));
   QSignalSpy finished(&window, &MainWindow::workspaceOpenFinished);
   auto seen = answerModal<SettingsDialog>(this, [](SettingsDialog *dialog) {
     dialog->workspaceField()->setText(QStringLiteral("switch/../switch/second.kwb"));

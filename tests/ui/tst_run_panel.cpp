@@ -2,6 +2,7 @@
 // errors marked in the editor, the bundled starter evaluated (on a machine without a GPU: "not
 // run", with resources and occupancy), runs stored in the workspace file and read back, Cancel,
 // a task that stops loading, and the result tree read from results of every kind.
+#include "isolated_home.h"
 #include <memory>
 
 #include <QAbstractItemModelTester>
@@ -92,11 +93,11 @@ class TestRunPanel : public QObject {
   void brokenTaskEndsInAResultRow();
 
  private:
-  QString tempPath(const QString &name) const { return QDir(home_->path()).filePath(name); }
+  QString tempPath(const QString &name) const { return home_->path(name); }
   // Runs with Ctrl+R, as a user would, and waits for the run to end.
   EvaluationRun runWithShortcut();
 
-  std::unique_ptr<QTemporaryDir> home_;
+  std::unique_ptr<IsolatedHome> home_;
   std::unique_ptr<MainWindow> window_;
   QString task_;       // a writable copy of the softmax task
   QString workspace_;  // the window's workspace file
@@ -105,15 +106,8 @@ class TestRunPanel : public QObject {
 };
 
 void TestRunPanel::initTestCase() {
-  home_ = std::make_unique<QTemporaryDir>();
+  home_ = std::make_unique<IsolatedHome>();
   QVERIFY(home_->isValid());
-  QStandardPaths::setTestModeEnabled(true);
-  qputenv("HOME", home_->path().toUtf8());
-  qputenv("XDG_DATA_HOME", tempPath(QStringLiteral("data")).toUtf8());
-  qputenv("XDG_CONFIG_HOME", tempPath(QStringLiteral("config")).toUtf8());
-  qputenv("XDG_CACHE_HOME", tempPath(QStringLiteral("cache")).toUtf8());
-  qunsetenv("KWB_KERNELS_DIR");
-  QSettings(QStringLiteral("KernelWorkbench"), QStringLiteral("kernel-workbench")).clear();
 
   task_ = tempPath(QStringLiteral("tasks/softmax"));
   QVERIFY(copyFolder(kSoftmax, task_));

@@ -1,0 +1,186 @@
+#include "ui/models/gpu_device_model.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+
+namespace kwb::ui {
+
+GpuDeviceModel::GpuDeviceModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+QString GpuDeviceModel::formatBytes(qint64 bytes) {
+  const double gib = static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+  if (gib >= 10) return tr("%1 GiB").arg(gib, 0, 'f', 0);
+  if (gib >= 1) return tr("%1 GiB").arg(gib, 0, 'f', 1);
+  return tr("%1 MiB").arg(static_cast<double>(bytes) / (1024.0 * 1024.0), 0, 'f', 0);
+}
+
+bool GpuDeviceModel::setStatsJson(const QByteArray &json, QString *error) {
+  QJsonParseError parseError;
+  const QJsonDocument document = QJsonDocument::fromJson(json, &parseError);
+  const QJsonObject root = document.object();
+  if (document.isNull() || !document.isObject() || !root.value(QLatin1String("devices")).isArray()) {
+    if (error)
+      *error = document.isNull() ? tr("not JSON (%1 at byte %2)").arg(parseError.errorString()).arg(parseError.offset)
+                                 : tr("no \"devices\" list");
+    return false;
+  }
+  QList<GpuStatsRow> rows;
+  for (const QJsonValue &value : root.value(QLatin1String("devices")).toArray()) {
+    const QJsonObject d = value.toObject();
+    auto integer = [&](const char *key, int fallback) { return d.value(QLatin1String(key)).toInt(fallback); };
+    auto text = [&](const char *key) { return d.value(QLatin1String(key)).toString(); };
+    GpuStatsRow r;
+    r.ordinal = integer("ordinal", 0);
+    r.name = text("name");
+    r.pciBusId = text("pci_bus_id");
+    r.utilizationPercent = integer("utilization_percent", -1);
+    r.memoryUsedBytes = d.value(QLatin1String("memory_used_bytes")).toInteger();
+    r.memoryTotalBytes = d.value(QLatin1String("memory_total_bytes")).toInteger();
+    r.temperatureC = integer("temperature_c", -1);
+    r.smClockMHz = integer("sm_clock_mhz", -1);
+    r.clockEvents = text("clock_event_text");
+    r.throttled = d.value(QLatin1String("throttled")).toBool();
+    r.problem = text("problem");
+    rows.push_back(r);
+  }
+  setStats(rows, root.value(QLatin1String("problem")).toString());
+  return true;
+}
+
+void GpuDeviceModel::setStats(const QList<GpuStatsRow> &rows, const QString &problem) {
+  const bool sameShape = rows.size() == rows_.size() &&
+                         std::equal(rows.begin(), rows.end(), rows_.begin(), [](const auto &a, const auto &b) {
+                           return a.ordinal == b.ordinal;
+                         });
+  problem_ = rows.isEmpty() && problem.isEmpty() ? tr("no CUDA device") : problem;
+  if (sameShape) {
+    rows_ = rows;
+    if (!rows_.isEmpty()) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    return;
+  }
+  beginResetModel();
+  rows_ = rows;
+  endResetModel();
+}
+
+void GpuDeviceModel::setFailure(const QString &reason) {
+  setStats({}, reason);
+}
+
+void GpuDeviceModel::setPoolDevices(const QList<PoolDeviceRow> &devices) {
+  pool_ = devices;
+  if (!rows_.isEmpty()) emit dataChanged(index(0, State), index(rowCount() - 1, Job));
+}
+
+QString GpuDeviceModel::noDeviceText() const {
+  return rows_.isEmpty() ? tr("No CUDA device: %1").arg(problem_) : QString();
+}
+
+QString GpuDeviceModel::summary() const {
+  if (rows_.isEmpty()) return {};
+  int loadSum = 0, loads = 0, hottest = -1;
+  for (const auto &r : rows_) {
+    if (r.utilizationPercent >= 0) {
+      loadSum += r.utilizationPercent;
+      ++loads;
+    }
+    hottest = std::max(hottest, r.temperatureC);
+  }
+  QStringList parts{rows_.size() == 1 ? tr("1 GPU") : tr("%1 GPUs").arg(rows_.size())};
+  if (loads) parts << tr("%1%").arg(loadSum / loads);
+  if (hottest >= 0) parts << tr("%1 °C").arg(hottest);
+  return parts.join(QStringLiteral(" · "));
+}
+
+const PoolDeviceRow *GpuDeviceModel::poolRow(int ordinal) const {
+  for (const auto &p : pool_)
+    if (p.device == ordinal) return &p;
+  return nullptr;
+}
+
+QString GpuDeviceModel::stateText(int ordinal) const {
+  const PoolDeviceRow *p = poolRow(ordinal);
+  if (!p) return pool_.isEmpty() ? tr("—") : tr("not used");
+  QString state = p->removed ? tr("removed") : p->busy ? tr("busy") : tr("ready");
+  if (p->queued > 0) state += tr(" (%1 queued)").arg(p->queued);
+  if (!p->message.isEmpty()) state += QStringLiteral(": ") + p->message;
+  return state;
+}
+
+int GpuDeviceModel::rowCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int GpuDeviceModel::columnCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant GpuDeviceModel::data(const QModelIndex &index, int role) const {
+  if (!index.isValid() || index.row() >= rows_.size()) return {};
+  const GpuStatsRow &r = rows_.at(index.row());
+  if (role == Qt::DisplayRole) {
+    switch (index.column()) {
+      case Gpu:
+        return tr("%1: %2").arg(r.ordinal).arg(r.name);
+      case Load:
+        return r.utilizationPercent >= 0 ? tr("%1%").arg(r.utilizationPercent) : tr("?");
+      case Memory:
+        return r.memoryTotalBytes > 0
+                   ? tr("%1 / %2").arg(formatBytes(r.memoryUsedBytes), formatBytes(r.memoryTotalBytes))
+                   : tr("?");
+      case Temperature:
+        return r.temperatureC >= 0 ? tr("%1 °C").arg(r.temperatureC) : tr("?");
+      case SmClock: {
+        if (r.smClockMHz < 0) return tr("?");
+        QString text = tr("%1 MHz").arg(r.smClockMHz);
+        if (r.throttled) text += tr(" (%1)").arg(r.clockEvents);
+        return text;
+      }
+      case State:
+        return stateText(r.ordinal);
+      case Job: {
+        const PoolDeviceRow *p = poolRow(r.ordinal);
+        return p ? p->job : QString();
+      }
+    }
+  } else if (role == Qt::ToolTipRole) {
+    QStringList lines{tr("%1 (%2)").arg(r.name, r.pciBusId)};
+    if (!r.clockEvents.isEmpty()) lines << tr("Clock event reasons: %1").arg(r.clockEvents);
+    if (!r.problem.isEmpty()) lines << r.problem;
+    if (const PoolDeviceRow *p = poolRow(r.ordinal)) {
+      lines << tr("Evaluations done here: %1").arg(p->done);
+      if (!p->message.isEmpty()) lines << p->message;
+    }
+    return lines.join(QLatin1Char('\n'));
+  } else if (role == Qt::ForegroundRole) {
+    if (index.column() == SmClock && r.throttled) return QBrush(QColor(0xb0, 0x60, 0x00));
+    if (index.column() == State) {
+      const PoolDeviceRow *p = poolRow(r.ordinal);
+      if (p && p->removed) return QBrush(QColor(0xc0, 0x20, 0x20));
+    }
+  } else if (role == Qt::TextAlignmentRole && index.column() >= Load && index.column() <= SmClock) {
+    return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  return {};
+}
+
+QVariant GpuDeviceModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case Gpu: return tr("GPU");
+    case Load: return tr("Load");
+    case Memory: return tr("Memory");
+    case Temperature: return tr("Temp");
+    case SmClock: return tr("SM clock");
+    case State: return tr("State");
+    case Job: return tr("Current job");
+  }
+  return {};
+}
+
+}  // namespace kwb::ui

@@ -1,0 +1,75 @@
+#pragma once
+// The GPUs dock's rows: one per visible GPU, from `kwb-worker --stats --json` (load, memory,
+// temperature, SM clock, clock event reasons), joined by CUDA ordinal with the evaluation pool's
+// state of that device (ready / busy / removed, its message, the job running on it).
+#include <QAbstractTableModel>
+#include <QList>
+#include <QString>
+
+namespace kwb::ui {
+
+// One device as the evaluation pool reports it (kwb::PoolDeviceState in Qt terms).
+struct PoolDeviceRow {
+  int device = 0;
+  bool removed = false;
+  bool busy = false;
+  int queued = 0;
+  int done = 0;
+  QString message;
+  QString job;  // "task · source" of the evaluation running on it; empty when idle
+};
+
+struct GpuStatsRow {
+  int ordinal = 0;
+  QString name;
+  QString pciBusId;
+  int utilizationPercent = -1;  // -1: unknown
+  qint64 memoryUsedBytes = 0;
+  qint64 memoryTotalBytes = 0;
+  int temperatureC = -1;
+  int smClockMHz = -1;
+  QString clockEvents;  // "sw-power-cap, hw-slowdown"
+  bool throttled = false;
+  QString problem;
+};
+
+class GpuDeviceModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column { Gpu, Load, Memory, Temperature, SmClock, State, Job, ColumnCount };
+
+  explicit GpuDeviceModel(QObject *parent = nullptr);
+
+  // Reads `kwb-worker --stats --json`; false (model unchanged, *error set) when it is not that.
+  bool setStatsJson(const QByteArray &json, QString *error = nullptr);
+  void setStats(const QList<GpuStatsRow> &rows, const QString &problem);
+  // The stats could not be read at all (the worker failed): no rows, this reason.
+  void setFailure(const QString &reason);
+  void setPoolDevices(const QList<PoolDeviceRow> &devices);
+
+  const QList<GpuStatsRow> &stats() const { return rows_; }
+  // Why there are no rows ("no CUDA driver: ..."); empty when there are.
+  const QString &problem() const { return problem_; }
+  // "No CUDA device: <reason>" when there are no rows, else empty.
+  QString noDeviceText() const;
+  // For the status bar: "2 GPUs · 37% · 61 °C" (mean load, hottest); empty without rows.
+  QString summary() const;
+
+  int rowCount(const QModelIndex &parent = {}) const override;
+  int columnCount(const QModelIndex &parent = {}) const override;
+  QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+  static QString formatBytes(qint64 bytes);
+
+ private:
+  const PoolDeviceRow *poolRow(int ordinal) const;
+  QString stateText(int ordinal) const;
+
+  QList<GpuStatsRow> rows_;
+  QString problem_;
+  QList<PoolDeviceRow> pool_;
+};
+
+}  // namespace kwb::ui

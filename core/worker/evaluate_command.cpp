@@ -29,11 +29,7 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
-struct TensorInfo {
-  const Tensor *tensor = nullptr;
-  std::uint64_t count = 0;
-  std::size_t bytes = 0;
-  std::vector<std::int64_t> shape;
+struct TensorInfo : TensorExtent {
   CUdeviceptr device = 0;
 };
 
@@ -118,22 +114,11 @@ struct Module {
 Json Session::evaluate(const Request &request, EventSink &sink) {
   const Json &p = request.params;
   auto bad = [](const std::string &what) { return CommandError(error_kind::kInvalidArgument, "evaluate: " + what); };
-  if (!p.contains("task") || !p["task"].is_string()) throw bad("'task' (the task folder) is missing");
-  if (!p.contains("config") || !p["config"].is_string()) throw bad("'config' (a size configuration name) is missing");
-  const std::string folder = p["task"].get<std::string>();
-  const std::string configName = p["config"].get<std::string>();
-
-  Task task;
-  try {
-    if (p.contains("manifest") && p["manifest"].is_string())
-      task = parseManifest(p["manifest"].get<std::string>(), folder + "/task.toml", {});
-    else
-      task = loadTask(folder);
-  } catch (const std::exception &e) {
-    throw bad(std::string("cannot read the task: ") + e.what());
-  }
-  const SizeConfig *config = task.config(configName);
-  if (!config) throw bad("task '" + task.name + "' has no size configuration '" + configName + "'");
+  const RequestTask requested = readRequestTask(p, "evaluate");
+  const std::string &folder = requested.folder;
+  const std::string &configName = requested.configName;
+  const Task &task = requested.task;
+  const SizeConfig *config = &requested.config();
 
   std::vector<std::uint64_t> seeds;
   if (p.contains("seeds")) {
@@ -152,30 +137,10 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
   const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "evaluate", "candidate");
 
   // Tensors: element counts and shapes for this configuration.
-  std::vector<TensorInfo> tensors;
   std::map<std::string, std::size_t> tensorIndex;
-  for (const auto &t : task.tensors) {
-    TensorInfo info;
-    info.tensor = &t;
-    info.count = 1;
-    try {
-      for (const auto &dim : t.shape) {
-        const auto v = dim.evaluate(config->values);
-        if (v < 0) throw bad("tensor '" + t.name + "' has a negative dimension");
-        info.shape.push_back(v);
-        info.count *= static_cast<std::uint64_t>(v);
-      }
-    } catch (const ExpressionError &e) {
-      throw bad("tensor '" + t.name + "' shape: " + e.what());
-    }
-    info.bytes = static_cast<std::size_t>(info.count * dtypeSize(t.dtype));
-    tensorIndex[t.name] = tensors.size();
-    tensors.push_back(std::move(info));
-  }
-  for (const auto *spec : {&reference, &candidate})
-    for (const auto &a : spec->args)
-      if (!tensorIndex.count(a) && !config->values.count(a))
-        throw bad("argument '" + a + "' of kernel '" + spec->kernel + "' names no tensor or size of the task");
+  std::vector<TensorInfo> tensors;
+  for (auto &e : tensorExtents(requested, {&reference, &candidate}, "evaluate", tensorIndex))
+    tensors.push_back(TensorInfo{std::move(e)});
 
   if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
   ensureDeviceContext();

@@ -1,5 +1,6 @@
 #include "core/worker/launch_spec.h"
 
+#include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
 #include "core/worker/worker_server.h"
 
@@ -54,6 +55,55 @@ LaunchSpec parseLaunchSpec(const nlohmann::json &j, const std::string &command, 
   if (!image || image->empty()) throw bad("'cubin' is not valid base64");
   s.image = std::move(*image);
   return s;
+}
+
+RequestTask readRequestTask(const nlohmann::json &p, const std::string &command) {
+  auto bad = [&](const std::string &what) { return CommandError(error_kind::kInvalidArgument, command + ": " + what); };
+  if (!p.contains("task") || !p["task"].is_string()) throw bad("'task' (the task folder) is missing");
+  if (!p.contains("config") || !p["config"].is_string()) throw bad("'config' (a size configuration name) is missing");
+  RequestTask r;
+  r.folder = p["task"].get<std::string>();
+  r.configName = p["config"].get<std::string>();
+  try {
+    if (p.contains("manifest") && p["manifest"].is_string())
+      r.task = parseManifest(p["manifest"].get<std::string>(), r.folder + "/task.toml", {});
+    else
+      r.task = loadTask(r.folder);
+  } catch (const std::exception &e) {
+    throw bad(std::string("cannot read the task: ") + e.what());
+  }
+  if (!r.task.config(r.configName))
+    throw bad("task '" + r.task.name + "' has no size configuration '" + r.configName + "'");
+  return r;
+}
+
+std::vector<TensorExtent> tensorExtents(const RequestTask &request, const std::vector<const LaunchSpec *> &launches,
+                                        const std::string &command, std::map<std::string, std::size_t> &index) {
+  auto bad = [&](const std::string &what) { return CommandError(error_kind::kInvalidArgument, command + ": " + what); };
+  const SizeConfig &config = request.config();
+  std::vector<TensorExtent> out;
+  for (const auto &t : request.task.tensors) {
+    TensorExtent e;
+    e.tensor = &t;
+    try {
+      for (const auto &dim : t.shape) {
+        const auto v = dim.evaluate(config.values);
+        if (v < 0) throw bad("tensor '" + t.name + "' has a negative dimension");
+        e.shape.push_back(v);
+        e.count *= static_cast<std::uint64_t>(v);
+      }
+    } catch (const ExpressionError &err) {
+      throw bad("tensor '" + t.name + "' shape: " + err.what());
+    }
+    e.bytes = static_cast<std::size_t>(e.count * dtypeSize(t.dtype));
+    index[t.name] = out.size();
+    out.push_back(std::move(e));
+  }
+  for (const auto *spec : launches)
+    for (const auto &a : spec->args)
+      if (!index.count(a) && !config.values.count(a))
+        throw bad("argument '" + a + "' of kernel '" + spec->kernel + "' names no tensor or size of the task");
+  return out;
 }
 
 }  // namespace kwb::worker

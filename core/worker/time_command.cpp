@@ -155,21 +155,9 @@ constexpr unsigned char kCandidatePoison = 0xFF;
 Json TimeSession::time(const Request &request, EventSink &sink) {
   const auto started = Clock::now();
   const Json &p = request.params;
-  if (!p.contains("task") || !p["task"].is_string()) throw bad("'task' (the task folder) is missing");
-  if (!p.contains("config") || !p["config"].is_string()) throw bad("'config' (a size configuration name) is missing");
-  const std::string folder = p["task"].get<std::string>();
-  const std::string configName = p["config"].get<std::string>();
-  Task task;
-  try {
-    if (p.contains("manifest") && p["manifest"].is_string())
-      task = parseManifest(p["manifest"].get<std::string>(), folder + "/task.toml", {});
-    else
-      task = loadTask(folder);
-  } catch (const std::exception &e) {
-    throw bad(std::string("cannot read the task: ") + e.what());
-  }
-  const SizeConfig *config = task.config(configName);
-  if (!config) throw bad("task '" + task.name + "' has no size configuration '" + configName + "'");
+  const RequestTask requested = readRequestTask(p, "time");
+  const std::string &configName = requested.configName;
+  const SizeConfig *config = &requested.config();
 
   std::uint64_t seed = 1;
   if (p.contains("seed")) {
@@ -193,36 +181,14 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
   // Each tensor: `in` tensors one shared buffer; `out` and `inout` tensors one buffer per side
   // (the candidate never sees the reference's outputs); `inout` tensors also a pristine copy
   // restored before every launch.
-  struct TensorBuf {
-    const Tensor *tensor;
-    std::uint64_t count = 1;
-    std::size_t bytes = 0;
-    std::vector<std::int64_t> shape;
+  struct TensorBuf : TensorExtent {
     CUdeviceptr cand = 0, ref = 0, pristine = 0;
     std::vector<std::byte> host;  // the generated input (in, inout)
   };
-  std::vector<TensorBuf> tensors;
   std::map<std::string, std::size_t> tensorIndex;
-  for (const auto &t : task.tensors) {
-    TensorBuf b{&t};
-    try {
-      for (const auto &dim : t.shape) {
-        const auto v = dim.evaluate(config->values);
-        if (v < 0) throw bad("tensor '" + t.name + "' has a negative dimension");
-        b.shape.push_back(v);
-        b.count *= static_cast<std::uint64_t>(v);
-      }
-    } catch (const ExpressionError &e) {
-      throw bad("tensor '" + t.name + "' shape: " + e.what());
-    }
-    b.bytes = static_cast<std::size_t>(b.count * dtypeSize(t.dtype));
-    tensorIndex[t.name] = tensors.size();
-    tensors.push_back(std::move(b));
-  }
-  for (const auto *spec : {&reference, &candidate})
-    for (const auto &a : spec->args)
-      if (!tensorIndex.count(a) && !config->values.count(a))
-        throw bad("argument '" + a + "' of kernel '" + spec->kernel + "' names no tensor or size of the task");
+  std::vector<TensorBuf> tensors;
+  for (auto &e : tensorExtents(requested, {&reference, &candidate}, "time", tensorIndex))
+    tensors.push_back(TensorBuf{std::move(e)});
 
   if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
   ensureContext();

@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <functional>
 
+#include <iostream>
+
 #include "core/task/task.h"
+#include "core/worker/evaluate_command.h"  // kContextLostExitStatus
 #include "core/worker/worker_server.h"
 
 namespace kwb::worker {
@@ -110,6 +113,19 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
                                             " library does not export kwb_launch; define extern \"C\" cudaError_t "
                                             "kwb_launch(void *const *args, cudaStream_t stream)"};
   return l;
+}
+
+void DeviceContext::runtimeError(const CudaFailure &f, const std::string &stage, nlohmann::json &result,
+                                 EventSink &sink) {
+  result["verdict"] = "runtime-error";
+  result["error_name"] = f.name;
+  result["stage"] = stage;
+  result["reason"] = f.message;
+  result["context_lost"] = f.lost;
+  if (f.lost) {
+    std::cerr << "kwb-worker: the CUDA context is lost (" << f.name << "); exiting after the reply\n";
+    sink.stopAfterReply(kContextLostExitStatus);
+  }
 }
 
 bool DeviceContext::loadBoth(LoadedPair &pair, const LaunchSpec &reference, const LaunchSpec &candidate,

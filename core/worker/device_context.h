@@ -16,6 +16,8 @@
 
 namespace kwb::worker {
 
+class EventSink;
+
 struct CudaFailure {
   CUresult code = 0;
   std::string name;     // CUDA_ERROR_ILLEGAL_ADDRESS
@@ -77,6 +79,9 @@ class DeviceContext {
   };
   // Loads both; false after filling `result` with the load-error verdict (a bad module or
   // library is the candidate's or the reference's fault). A lost context still throws.
+  // Fills `result` with the runtime-error verdict of `failure` at `stage`; when the context is
+  // lost the worker exits (kContextLostExitStatus) right after this reply.
+  void runtimeError(const CudaFailure &failure, const std::string &stage, nlohmann::json &result, EventSink &sink);
   bool loadBoth(LoadedPair &pair, const LaunchSpec &reference, const LaunchSpec &candidate, nlohmann::json &result);
   // Launches and waits for the GPU: a kernel on the null stream, or kwb_launch(params, stream_)
   // followed by a device-wide synchronisation (whatever streams it used). A failure throws

@@ -151,15 +151,7 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
   result["candidate_launch"] = {{"grid", dimsJson(candidate.grid)}, {"block", dimsJson(candidate.block)},
                                 {"shared_bytes", candidate.sharedBytes}};
   auto failWith = [&](const CudaFailure &f, const std::string &stage) {
-    result["verdict"] = "runtime-error";
-    result["error_name"] = f.name;
-    result["stage"] = stage;
-    result["reason"] = f.message;
-    result["context_lost"] = f.lost;
-    if (f.lost) {
-      std::cerr << "kwb-worker: the CUDA context is lost (" << f.name << "); exiting after the reply\n";
-      sink.stopAfterReply(kContextLostExitStatus);
-    }
+    runtimeError(f, stage, result, sink);
     return result;
   };
 

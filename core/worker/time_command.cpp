@@ -563,15 +563,7 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     result["seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
     return result;
   } catch (const CudaFailure &f) {
-    result["verdict"] = "runtime-error";
-    result["error_name"] = f.name;
-    result["stage"] = stage;
-    result["reason"] = f.message;
-    result["context_lost"] = f.lost;
-    if (f.lost) {
-      std::cerr << "kwb-worker: the CUDA context is lost (" << f.name << "); exiting after the reply\n";
-      sink.stopAfterReply(kContextLostExitStatus);
-    }
+    runtimeError(f, stage, result, sink);
     return result;
   }
 }

@@ -22,22 +22,14 @@
 #include "core/eval/evaluator.h"
 #include "core/gpu/device_info.h"
 #include "core/task/manifest_parser.h"
+#include "helpers/test_files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path kernelsDir() {
-  if (const char *env = std::getenv("KWB_KERNELS_DIR"); env && *env) return env;
-  return fs::path(KWB_SOURCE_DIR) / "kernels";
-}
-
-std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using kwb::test::kernelsDir;
+using kwb::test::readFile;
 
 // The softmax starter with `change` applied (a textual replacement that must match once).
 std::string softmaxVariant(const std::string &from, const std::string &to) {

@@ -14,22 +14,14 @@
 #include "core/eval/evaluator.h"
 #include "core/eval/timing_statistics.h"
 #include "core/task/manifest_parser.h"
+#include "helpers/test_files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path kernelsDir() {
-  if (const char *env = std::getenv("KWB_KERNELS_DIR"); env && *env) return env;
-  return fs::path(KWB_SOURCE_DIR) / "kernels";
-}
-
-std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using kwb::test::kernelsDir;
+using kwb::test::readFile;
 
 kwb::EvaluatorSettings compileOnly() {
   kwb::EvaluatorSettings s;

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/lineage_command.h"
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator.h"
@@ -319,6 +320,27 @@ int main(int argc, char **argv) {
   eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   eval->add_flag("--json", asJson, "Machine-readable output");
 
+  LineageArgs lineageArgs;
+  auto *lineage = app.add_subcommand(
+      "lineage",
+      "Check (and with --time, time) every step of a task's lineage: its versions from naive to expert,\n"
+      "each adding one optimization (TASK/lineage/lineage.toml). Steps are spread over the GPUs; each\n"
+      "timed step shows its speedup over the step before. Without a CUDA device each step is compiled only.\n"
+      "Exit status: 0 every step correct; 1 a step failed; 2 usage error or a malformed lineage; 3 not run.");
+  lineage->add_option("TASK", lineageArgs.task, "Task folder or its task.toml")->required();
+  lineage->add_option("--step", lineageArgs.steps, "Step number (repeatable; default: all)");
+  lineage->add_option("--config", lineageArgs.configs, "Size configuration (repeatable; default: all)");
+  lineage->add_option("--seed", lineageArgs.seeds, "Seed (repeatable; default: the task's seeds)");
+  lineage->add_option("--arch", lineageArgs.arch, "Compile for sm_XY (default: the device's, else sm_90)");
+  lineage->add_option("--gpu", lineageArgs.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  lineage->add_flag("--time", lineageArgs.time, "Time every correct step against the reference");
+  lineage->add_option("--time-cap", lineageArgs.timeCap, "Seconds of sampling per configuration with --time (default 3)")
+      ->check(CLI::PositiveNumber);
+  lineage->add_option("--time-limit", lineageArgs.timeLimit, "Seconds per configuration before a run is stopped (default 120)")
+      ->check(CLI::PositiveNumber);
+  lineage->add_flag("--no-gpu", lineageArgs.noGpu, "Compile and report only, as on a machine without a GPU");
+  lineage->add_flag("--json", asJson, "Machine-readable output");
+
   // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -340,5 +362,6 @@ int main(int argc, char **argv) {
   if (*taskShow) return taskCommand(showPath, asJson, false);
   if (*taskValidate) return taskCommand(validatePath, asJson, true);
   if (*eval) return evalCommand(evalArgs, asJson);
+  if (*lineage) return lineageCommand(lineageArgs, asJson);
   return 1;
 }

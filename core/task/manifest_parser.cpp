@@ -1,4 +1,5 @@
 #include "core/task/manifest_parser.h"
+#include "core/task/lineage.h"
 
 #include <algorithm>
 #include <array>
@@ -219,6 +220,8 @@ class ManifestReader {
       : path_(std::move(displayPath)), folder_(std::move(folder)) {}
 
   Task read(const std::string &text);
+  // lineage.toml, read against an already parsed task; folder_ is the lineage folder.
+  Lineage readLineage(const std::string &text, const Task &task);
 
  private:
   [[noreturn]] void fail(int line, const std::string &field, const std::string &message) const {
@@ -989,6 +992,71 @@ void ManifestReader::readEditor(const toml::table &root, Task &task) const {
     task.starter = sourceFile(*s, "editor.starter", "the source a user starts editing from");
 }
 
+
+Lineage ManifestReader::readLineage(const std::string &text, const Task &task) {
+  toml::table root;
+  try {
+    root = toml::parse(text, std::string_view(path_));
+  } catch (const toml::parse_error &e) {
+    fail(std::max(1, lineOf(e.source())), "", "TOML syntax error: " + std::string(e.description()));
+  }
+  sizeNames_ = task.sizeNames;
+  sizeSet_ = {task.sizeNames.begin(), task.sizeNames.end()};
+  for (const Tunable &t : task.tunables) {
+    tunableNames_.push_back(t.name);
+    tunableSet_.insert(t.name);
+  }
+  checkKeys(root, "", {"step"});
+  const toml::node &stepsNode = require(root, 0, "", "step", "one or more [[step]] tables, naive first");
+  const toml::array &steps = asArray(stepsNode, "step", "[[step]] tables (an array of tables)");
+  if (steps.empty()) fail(lineOf(stepsNode), "step", "empty; expected at least one [[step]]");
+
+  Lineage lineage;
+  lineage.folder = folder_;
+  lineage.manifestPath = folder_ / kLineageFileName;
+  std::set<std::string> files;
+  for (const toml::node &n : steps) {
+    LineageStep step;
+    step.index = static_cast<int>(lineage.steps.size()) + 1;
+    const std::string prefix = "step[" + std::to_string(step.index) + "]";
+    const toml::table &t = asTable(n, prefix, "a [[step]] table with file and title");
+    step.line = lineOf(t);
+    checkKeys(t, prefix, {"file", "title", "launch", "tunables"});
+    const toml::node &f = require(t, step.line, prefix, "file", "the step's source, e.g. file = \"01-naive.cu\"");
+    const fs::path rel = sourceFile(f, prefix + ".file", "the step's source file");
+    if (!files.insert(rel.lexically_normal().string()).second)
+      fail(lineOf(f), prefix + ".file", inQuotes(rel.string()) + " is listed twice; expected each file once");
+    step.file = folder_ / rel;
+    const toml::node &title = require(t, step.line, prefix, "title", "the optimization the step adds, e.g. title = \"shared-memory tiling\"");
+    step.title = asString(title, prefix + ".title", "a few words (a string)");
+    if (step.title.empty()) fail(lineOf(title), prefix + ".title", "empty; expected the optimization the step adds");
+
+    if (const toml::node *tn = t.get("tunables")) {
+      const toml::table &tt = asTable(*tn, prefix + ".tunables", "a table of NAME = value");
+      for (const Entry &e : entriesInOrder(tt)) {
+        const std::string field = prefix + ".tunables." + e.key;
+        if (!tunableSet_.count(e.key))
+          fail(e.line, field, "the task declares no tunable " + inQuotes(e.key) + "; expected one of: " +
+                                  (tunableNames_.empty() ? std::string("(none)") : join(tunableNames_)));
+        step.tunables[e.key] = asInteger(*e.node, field, "an integer");
+      }
+    }
+    if (const toml::node *ln = t.get("launch")) {
+      const toml::table &lt = asTable(*ln, prefix + ".launch", "a launch table like the task's [launch]");
+      LaunchSource l = readLaunch(lt, lineOf(lt), prefix + ".launch", Scope::SizesAndTunables, task, false, nullptr);
+      for (const SizeConfig &config : task.configs) {
+        Values values = config.values;
+        for (const Tunable &tu : task.tunables) values[tu.name] = tu.values.front();
+        for (const auto &[name, v] : step.tunables) values[name] = v;
+        checkLaunchPoint(l, values, "for configuration " + inQuotes(config.name));
+      }
+      step.launch = l.launch;
+    }
+    lineage.steps.push_back(std::move(step));
+  }
+  return lineage;
+}
+
 }  // namespace
 
 Task parseManifest(const std::string &text, const std::string &displayPath, const std::filesystem::path &folder) {
@@ -1032,4 +1100,11 @@ Task loadTask(const std::filesystem::path &path) {
   return task;
 }
 
+}  // namespace kwb
+
+namespace kwb {
+Lineage parseLineageManifest(const std::string &text, const std::string &displayPath,
+                            const std::filesystem::path &folder, const Task &task) {
+  return ManifestReader(displayPath, folder).readLineage(text, task);
+}
 }  // namespace kwb

@@ -1,0 +1,187 @@
+#include "app/cli/lineage_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compile/diagnostics.h"
+#include "core/eval/evaluator_pool.h"
+#include "core/task/lineage.h"
+#include "core/task/manifest_parser.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string readFile(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// One step's figures for one configuration.
+json configJson(const kwb::Task &task, const kwb::ConfigOutcome &c, const json *previous) {
+  json out = {{"config", c.config}, {"outcome", kwb::toString(c.outcome)}};
+  if (!c.reason.empty()) out["reason"] = c.reason;
+  if (!c.message.empty() && c.outcome != kwb::EvalOutcome::Correct) out["message"] = c.message;
+  if (!c.timing || !c.timing->ok) {
+    if (c.timing) out["timing_error"] = c.timing->error;
+    return out;
+  }
+  const auto &t = *c.timing;
+  const double ms = t.candidate.median;
+  out["median_ms"] = ms;
+  out["relative_spread"] = t.candidate.relativeSpread;
+  out["samples"] = t.candidate.count;
+  out["reference_median_ms"] = t.reference.median;
+  out["speedup_vs_reference"] = t.speedup;
+  if (t.suspicious) out["suspicious"] = t.suspiciousReason;
+  if (const auto *config = task.config(c.config); config && ms > 0) {
+    const double flops = static_cast<double>(task.flops.evaluate(config->values));
+    const double bytes = static_cast<double>(task.bytes.evaluate(config->values));
+    out["gflops"] = flops / (ms * 1e-3) / 1e9;
+    out["gbytes_per_s"] = bytes / (ms * 1e-3) / 1e9;
+  }
+  if (previous && previous->contains("median_ms")) out["speedup_vs_previous"] = (*previous)["median_ms"].get<double>() / ms;
+  return out;
+}
+
+}  // namespace
+
+int lineageCommand(const LineageArgs &args, bool asJson) {
+  kwb::Task task;
+  kwb::Lineage lineage;
+  try {
+    task = kwb::loadTask(args.task);
+    lineage = kwb::loadLineage(task);
+  } catch (const kwb::ManifestError &e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::vector<const kwb::LineageStep *> steps;
+  for (const auto &s : lineage.steps)
+    if (args.steps.empty() || std::find(args.steps.begin(), args.steps.end(), s.index) != args.steps.end())
+      steps.push_back(&s);
+  if (steps.empty()) {
+    std::cerr << "kwb: no such step; " << task.name << "'s lineage has steps 1 to " << lineage.steps.size() << "\n";
+    return 2;
+  }
+
+  kwb::EvaluationOptions options;
+  options.configs = args.configs;
+  options.seeds = args.seeds;
+  options.arch = args.arch;
+  options.time = args.time;
+  options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
+  options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
+
+  // Every step goes to the pool at once; without a GPU each is compiled (and its launch checked) only.
+  std::unique_ptr<kwb::EvaluatorPool> pool;
+  if (!args.noGpu) {
+    kwb::EvaluatorPoolSettings ps;
+    ps.devices = args.gpus;
+    pool = std::make_unique<kwb::EvaluatorPool>(ps, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
+    if (pool->devices().empty()) {
+      if (!asJson) std::cerr << "kwb: no GPU (" << pool->problem() << "): compiling each step only\n";
+      pool.reset();
+    }
+  }
+  std::vector<std::future<kwb::EvaluationResult>> futures;
+  for (const auto *s : steps) {
+    kwb::EvaluationOptions o = options;
+    o.tunables = s->tunables;
+    o.sourceName = s->file.string();
+    const kwb::Task stepTask = kwb::taskForStep(task, *s);
+    if (pool) {
+      futures.push_back(pool->submit(stepTask, readFile(s->file), o));
+    } else {
+      kwb::EvaluatorSettings settings;
+      settings.useDevice = false;
+      std::promise<kwb::EvaluationResult> p;
+      try {
+        p.set_value(kwb::evaluate(stepTask, readFile(s->file), o, settings));
+      } catch (const std::exception &e) {
+        kwb::EvaluationResult r;
+        r.outcome = kwb::EvalOutcome::Error;
+        r.message = e.what();
+        p.set_value(r);
+      }
+      futures.push_back(p.get_future());
+    }
+  }
+
+  json out = {{"task", task.name}, {"description", task.description}, {"steps", json::array()}};
+  bool allCorrect = true, anyRun = false;
+  const std::size_t width = [&] {
+    std::size_t w = 5;
+    for (const auto *s : steps) w = std::max(w, s->title.size());
+    return w;
+  }();
+  std::map<std::string, json> previous;  // per configuration: the last step's figures
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto &s = *steps[i];
+    const auto r = futures[i].get();
+    if (out.value("device", std::string()).empty() && !r.device.empty()) out["device"] = r.device;
+    json step = {{"index", s.index},
+                 {"file", fs::relative(s.file, task.folder).string()},
+                 {"title", s.title},
+                 {"adds", s.adds},
+                 {"relies_on", s.reliesOn},
+                 {"host_launcher", s.hostLauncher},
+                 {"outcome", kwb::toString(r.outcome)},
+                 {"message", r.message},
+                 {"device_ordinal", r.deviceOrdinal},
+                 {"configs", json::array()}};
+    for (const auto &k : r.candidate.kernels)
+      step["kernels"].push_back({{"name", k.name}, {"registers", k.registers}, {"spill_stores", k.spillStoreBytes},
+                                 {"spill_loads", k.spillLoadBytes}, {"static_shared", k.sharedStaticBytes}});
+    for (const auto &c : r.configs) {
+      const auto it = previous.find(c.config);
+      json cj = configJson(kwb::taskForStep(task, s), c, it == previous.end() ? nullptr : &it->second);
+      previous[c.config] = cj;
+      step["configs"].push_back(cj);
+    }
+    allCorrect = allCorrect && r.outcome == kwb::EvalOutcome::Correct;
+    anyRun = anyRun || r.outcome != kwb::EvalOutcome::NotRun;
+    if (!asJson) {
+      std::cout << s.index << "/" << lineage.steps.size() << "  " << s.title << std::string(width + 2 - s.title.size(), ' ')
+                << kwb::toString(r.outcome);
+      for (const auto &cj : step["configs"]) {
+        if (!cj.contains("median_ms")) continue;
+        std::cout << "  " << cj["config"].get<std::string>() << " " << fixed(cj["median_ms"].get<double>() * 1000, 1)
+                  << " us";
+        if (cj.contains("speedup_vs_previous")) std::cout << " (" << fixed(cj["speedup_vs_previous"].get<double>(), 2) << "x)";
+      }
+      std::cout << "\n";
+      for (const auto &k : r.candidate.kernels)
+        std::cout << "    " << k.name << ": " << k.registers << " registers, " << k.spillStoreBytes << "/"
+                  << k.spillLoadBytes << " B spill stores/loads\n";
+      for (const auto &c : r.configs)
+        if (c.occupancy && !c.occupancy->launchable())
+          std::cout << "    " << c.config << ": not launchable: " << c.occupancy->error << "\n";
+      if (r.outcome != kwb::EvalOutcome::Correct && r.outcome != kwb::EvalOutcome::NotRun)
+        std::cout << "    " << s.file.filename().string() << ": " << r.message << "\n";
+      for (const auto &d : r.candidate.diagnostics)
+        if (d.severity == kwb::Diagnostic::Severity::Error) std::cout << "    " << kwb::formatDiagnostic(d) << "\n";
+    }
+    out["steps"].push_back(step);
+  }
+  if (asJson) std::cout << out.dump(2) << "\n";
+  if (!anyRun) return 3;
+  return allCorrect ? 0 : 1;
+}

@@ -1,6 +1,8 @@
 #include "core/eval/evaluator_pool.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "core/paths/install_paths.h"
 #include "core/worker/worker_client.h"
@@ -75,11 +77,11 @@ EvaluatorPool::~EvaluatorPool() {
     if (d->thread.joinable()) d->thread.join();
 }
 
-EvaluatorPool::Device *EvaluatorPool::leastLoadedLocked() {
+EvaluatorPool::Device *EvaluatorPool::leastLoadedLocked(const Device *except) {
   Device *best = nullptr;
   std::size_t bestLoad = 0;
   for (auto &d : devices_) {
-    if (d->state.removed) continue;
+    if (d->state.removed || d.get() == except) continue;
     const std::size_t load = d->queue.size() + (d->state.busy ? 1 : 0);
     if (!best || load < bestLoad) {
       best = d.get();
@@ -130,6 +132,36 @@ bool EvaluatorPool::deviceFailure(const EvaluationResult &r) {
                                              r.message.find("kwb-worker) was not found") != std::string::npos);
 }
 
+bool EvaluatorPool::workerTrouble(const EvaluationResult &r) {
+  if (r.outcome == EvalOutcome::Timeout) return true;
+  for (const auto &c : r.configs)
+    if (c.outcome == EvalOutcome::Timeout || c.errorName == "worker-died") return true;
+  return false;
+}
+
+std::string EvaluatorPool::probe(Device &device, const Task &task) {
+  if (task.configs.empty() || task.seeds.empty()) return {};
+  Task reference = task;
+  reference.launch = task.reference.launch;
+  reference.tunables.clear();
+  std::ifstream in(task.folder / task.reference.source, std::ios::binary);
+  std::ostringstream source;
+  source << in.rdbuf();
+  if (!in) return {};  // nothing to probe with: the candidate's result stands on its own
+  EvaluationOptions o;
+  o.configs = {task.configs.front().name};
+  o.seeds = {task.seeds.front()};
+  o.sourceName = task.reference.source.string();
+  EvaluationResult r;
+  try {
+    r = device.evaluator->evaluate(reference, source.str(), o);
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+  if (r.outcome == EvalOutcome::Correct || r.outcome == EvalOutcome::Cancelled) return {};
+  return "the task's own reference then failed too (" + std::string(toString(r.outcome)) + ": " + r.message + ")";
+}
+
 void EvaluatorPool::run(Device &device) {
   for (;;) {
     Job job;
@@ -148,18 +180,24 @@ void EvaluatorPool::run(Device &device) {
       result.outcome = EvalOutcome::Error;
       result.message = e.what();
     }
+    // A worker that died or hung: the candidate's doing, unless the reference fails there too.
+    std::string failure;
+    if (deviceFailure(result)) failure = result.message;
+    else if (workerTrouble(result))
+      if (const std::string p = probe(device, job.task); !p.empty()) failure = result.message + "; " + p;
     std::string message;
+    bool moved = false;
     {
       std::lock_guard lock(mutex_);
       device.state.busy = false;
       ++device.state.done;
-      if (deviceFailure(result)) {
+      if (!failure.empty()) {
         ++device.failures;
-        device.state.message = "GPU " + std::to_string(device.ordinal) + ": " + result.message;
+        device.state.message = "GPU " + std::to_string(device.ordinal) + ": " + failure;
         if (device.failures >= settings_.maxConsecutiveFailures && !device.state.removed) {
           device.state.removed = true;
           device.state.message = "GPU " + std::to_string(device.ordinal) + " taken out of the pool after " +
-                                 std::to_string(device.failures) + " failures in a row: " + result.message;
+                                 std::to_string(device.failures) + " failures in a row: " + failure;
           message = device.state.message;
           // What waited for it goes to the others, or fails when there is none.
           for (auto &j : device.queue) {
@@ -174,13 +212,19 @@ void EvaluatorPool::run(Device &device) {
           }
           device.queue.clear();
         }
+        // The evaluation itself gets another device, while there is one that has not failed it.
+        if (++job.attempts < devices_.size() && !stopping_)
+          if (Device *other = leastLoadedLocked(&device)) {
+            other->queue.push_back(std::move(job));
+            moved = true;
+          }
       } else {
         device.failures = 0;
       }
     }
     if (!message.empty() && onMessage_) onMessage_(message);  // before the result, which callers wait on
-    job.promise.set_value(std::move(result));
-    if (!message.empty()) wake_.notify_all();
+    if (!moved) job.promise.set_value(std::move(result));
+    if (!message.empty() || moved) wake_.notify_all();
     std::lock_guard lock(mutex_);
     if (device.state.removed) return;
   }

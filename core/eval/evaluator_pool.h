@@ -2,9 +2,14 @@
 // Several GPUs: one Evaluator (so one sandboxed worker) per device, evaluations queued to the
 // least loaded device still in the pool. A candidate and its reference are always timed on the
 // same device (one evaluation runs on one device from start to end), and every result records
-// the device it ran on. A device whose worker cannot start or which stops reporting a CUDA
-// device `maxConsecutiveFailures` times in a row is taken out, with a message; what was queued
-// for it moves to the others. Thread-safe; no Qt.
+// the device it ran on.
+//
+// A device fails an evaluation when its worker cannot start, no longer reports its CUDA device,
+// or dies (or hangs) on a candidate and then again on the task's own trusted reference (run as
+// a probe after every worker death or timeout, so a candidate that crashes its worker does not
+// count against the GPU). An evaluation the device failed is moved to another device when there
+// is one. A device that fails `maxConsecutiveFailures` evaluations in a row is taken out, with a
+// message; what was queued for it moves to the others. Thread-safe; no Qt.
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -62,6 +67,7 @@ class EvaluatorPool {
     std::string source;
     EvaluationOptions options;
     std::promise<EvaluationResult> promise;
+    std::size_t attempts = 0;  // devices that failed it so far
   };
   struct Device {
     int ordinal = 0;
@@ -72,8 +78,12 @@ class EvaluatorPool {
     std::thread thread;
   };
   void run(Device &device);
-  Device *leastLoadedLocked();
+  Device *leastLoadedLocked(const Device *except = nullptr);
   static bool deviceFailure(const EvaluationResult &result);
+  static bool workerTrouble(const EvaluationResult &result);
+  // The task's reference, run as a candidate (first configuration and seed) on the device:
+  // empty when the device works, else what went wrong.
+  std::string probe(Device &device, const Task &task);
 
   EvaluatorPoolSettings settings_;
   std::function<void(const std::string &)> onMessage_;

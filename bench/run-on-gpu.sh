@@ -87,6 +87,7 @@ part ncu-agreement 170 bash "$benchdir/ncu_agreement.sh" "$out" --name "$prefix-
 part eval-throughput 45 kwb-bench-eval-throughput softmax --config small --candidates 12 --threads 2 --time-cap 0.3 \
   --out "$out/$prefix-eval-throughput.json"
 part multi-gpu 150 kwb-bench-eval-multi-gpu --candidates 32 --time-cap 0.3 --out "$out/$prefix-multi-gpu.json"
+part suite 540 bash "$benchdir/suite.sh" "$out" "$prefix"
 part load-inline 110 python3 "$benchdir/load_inline_latency.py" "$out" --out-name "$prefix-load-inline.json" --timeout 95
 
 echo

@@ -1,0 +1,155 @@
+// Step 8 of 10 — grouped block order for L2 reuse
+// Adds: blocks are renumbered so that consecutive blocks walk down a group of GROUP_M block rows
+// before moving to the next block column: the ~132 blocks resident at once cover about an 8 x 17
+// patch of C instead of 4 full block rows, so they share ~1000 rows of A and ~4300 rows of B per
+// K-slice instead of ~600 and 8192: DRAM traffic for the operands roughly halves and more loads hit L2.
+// Relies on: step 7 (the kernel is unchanged except for which C tile a block computes)
+//
+// Pays only when the operands do not fit in L2 (large M, N, K) and the kernel is fast enough for
+// DRAM traffic to matter: on the H200 at 8192^3 it measured level with step 7 at this point, but
+// taking it out of a kernel otherwise identical to step 10 cost about 10% (428 -> 382 TFLOP/s).
+#include <cuda_bf16.h>
+
+#define BM 128
+#define BN 256
+#define BK 32
+#define CPR (BK / 8)  // 16-byte chunks per tile row
+#define GROUP_M 8  // block rows per group of the block order
+#define STAGES 4
+#define THREADS 256  // 8 warps: 2 along M x 4 along N, each 64x64 = 4 x 8 mma tiles of 16x8
+
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+// element offset of chunk c (8 bf16) of row r in a swizzled [rows][BK] tile
+__device__ __forceinline__ int swz(int r, int c) { return r * BK + ((c ^ ((r / (8 / CPR)) % CPR)) << 3); }
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool in_range) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(in_range ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// C[row, col] and C[row, col + 1] (col is even), bounds-checked; float2 when N is even (aligned)
+__device__ __forceinline__ void store_pair(float *C, long long row, long long col, float v0, float v1,
+                                           long long M, long long N) {
+  if (row >= M) return;
+  float *p = C + row * N + col;
+  if ((N & 1) == 0 && col + 1 < N) {
+    *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+  } else {
+    if (col < N) p[0] = v0;
+    if (col + 1 < N) p[1] = v1;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_bf16_grouped(const __nv_bfloat16 *__restrict__ A, const __nv_bfloat16 *__restrict__ B,
+                  float *__restrict__ C, long long M, long long N, long long K) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __nv_bfloat16 (*sA)[BM * BK] = reinterpret_cast<__nv_bfloat16 (*)[BM * BK]>(smem);
+  __nv_bfloat16 (*sB)[BN * BK] = reinterpret_cast<__nv_bfloat16 (*)[BN * BK]>(smem + STAGES * BM * BK * 2);
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wm = warp / 4, wn = warp % 4;  // warp tile: rows wm*64, cols wn*64
+  // Blocks are launched in order of the linear id (x fastest). Within a group of GROUP_M block
+  // rows, consecutive ids walk down a block column first (the last group may be shorter).
+  const unsigned tiles_n = gridDim.x, tiles_m = gridDim.y;
+  const unsigned id = blockIdx.y * tiles_n + blockIdx.x;
+  const unsigned group = id / (GROUP_M * tiles_n), first_m = group * GROUP_M;
+  const unsigned rows_in_group = min(tiles_m - first_m, (unsigned)GROUP_M);
+  const unsigned in_group = id - group * (GROUP_M * tiles_n);
+  const unsigned tile_m = first_m + in_group % rows_in_group, tile_n = in_group / rows_in_group;
+  const long long m0 = (long long)tile_m * BM, n0 = (long long)tile_n * BN;
+
+  float acc[4][8][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+  // issue the copies of K-tile kt into stage st: 128 rows of A and 256 rows of B, 4 chunks of
+  // 16 bytes each; 2 chunks of A and 4 of B per thread
+  // (thread tid copies chunk tid % CPR of rows tid / CPR + ROWS_PER_PASS * i)
+  constexpr int ROWS_PER_PASS = THREADS / CPR;
+  const int lr = tid / CPR, lc = tid % CPR;
+  const __nv_bfloat16 *gA = A + (m0 + lr) * K + lc * 8;
+  const __nv_bfloat16 *gB = B + (n0 + lr) * K + lc * 8;
+  auto load_tile = [&](int st, long long kt) {
+    const bool kin = kt * BK + lc * 8 < K;
+#pragma unroll
+    for (int i = 0; i < BM / ROWS_PER_PASS; ++i) {
+      const int r = lr + ROWS_PER_PASS * i;
+      const bool ok = kin && m0 + r < M;
+      cp_async16(smem_u32(&sA[st][swz(r, lc)]), ok ? gA + ROWS_PER_PASS * i * K + kt * BK : A, ok);
+    }
+#pragma unroll
+    for (int i = 0; i < BN / ROWS_PER_PASS; ++i) {
+      const int r = lr + ROWS_PER_PASS * i;
+      const bool ok = kin && n0 + r < N;
+      cp_async16(smem_u32(&sB[st][swz(r, lc)]), ok ? gB + ROWS_PER_PASS * i * K + kt * BK : B, ok);
+    }
+  };
+
+  const long long ktiles = (K + BK - 1) / BK;
+  // prologue: K-tiles 0 .. STAGES-2 in flight (one commit group each, empty past the end)
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < ktiles) load_tile(s, s);
+    cp_async_commit();
+  }
+  for (long long kt = 0; kt < ktiles; ++kt) {
+    const int st = (int)(kt % STAGES);
+    cp_async_wait<STAGES - 2>();  // groups 0..kt complete: K-tile kt has landed (this thread's) ...
+    __syncthreads();  // ... everyone's, and everyone has finished computing K-tile kt-1
+    // refill the stage K-tile kt-1 used with K-tile kt+STAGES-1
+    if (kt + STAGES - 1 < ktiles) load_tile((int)((kt + STAGES - 1) % STAGES), kt + STAGES - 1);
+    cp_async_commit();
+#pragma unroll
+    for (int ks = 0; ks < BK / 16; ++ks) {
+      unsigned a[4][4], b[8][2];
+      // A 16x16: lanes 0-15 address rows 0-15 at k-chunk 0, lanes 16-31 the same rows at k-chunk 1
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        ldmatrix_x4(a[i], smem_u32(&sA[st][swz(wm * 64 + i * 16 + (lane & 15), ks * 2 + (lane >> 4))]));
+      // B two n8 tiles x k16: matrices (n0-7,k0-7) (n0-7,k8-15) (n8-15,k0-7) (n8-15,k8-15)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        unsigned t[4];
+        ldmatrix_x4(t, smem_u32(&sB[st][swz(wn * 64 + j * 16 + ((lane >> 4) << 3) + (lane & 7),
+                                             ks * 2 + ((lane >> 3) & 1))]));
+        b[2 * j][0] = t[0]; b[2 * j][1] = t[1]; b[2 * j + 1][0] = t[2]; b[2 * j + 1][1] = t[3];
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) mma_bf16(acc[i][j], a[i], b[j][0], b[j][1]);
+    }
+  }
+
+  // accumulator layout of m16n8: c0,c1 at (lane/4, 2*(lane%4) + {0,1}), c2,c3 eight rows below
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const long long row = m0 + wm * 64 + i * 16 + (lane >> 2);
+      const long long col = n0 + wn * 64 + j * 8 + (lane & 3) * 2;
+      store_pair(C, row, col, acc[i][j][0], acc[i][j][1], M, N);
+      store_pair(C, row + 8, col, acc[i][j][2], acc[i][j][3], M, N);
+    }
+}

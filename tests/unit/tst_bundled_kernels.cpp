@@ -1,14 +1,21 @@
 // Every bundled task's reference and starter compile through the production compiler (NVRTC,
 // the path device-only candidates take) for sm_90, for every combination of the task's
-// tunables, and the compiled code holds the kernel the manifest names. Needs the CUDA
-// toolkit's NVRTC, not a GPU.
+// tunables, and the compiled code holds the kernel the manifest names. Every task has a lineage
+// (naive to expert, each step's header saying what it adds) whose every step compiles with its
+// own launch, without spilling registers in its last (expert) step, and launches on an H100/H200
+// (sm_90 limits). Needs the CUDA toolkit's NVRTC (and nvcc for host-launcher steps), not a GPU.
 #include <QtTest>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include "core/compile/compiler.h"
 #include "core/compile/diagnostics.h"
+#include "core/compile/arch_limits.h"
+#include "core/compile/occupancy.h"
+#include "core/eval/evaluator.h"
+#include "core/task/lineage.h"
 #include "core/task/task_catalog.h"
 
 namespace {
@@ -52,6 +59,54 @@ class TestBundledKernels : public QObject {
     const auto entries = kwb::listTasks(KWB_SOURCE_DIR "/kernels");
     QVERIFY(entries.size() >= 2);
     for (const auto &e : entries) QTest::newRow(e.folder.filename().c_str()) << QString::fromStdString(e.folder.string());
+  }
+
+  void lineageStepsCompile_data() { compileEverySource_data(); }
+
+  void lineageStepsCompile() {
+    QFETCH(QString, folder);
+    if (!kwb::NvrtcCompiler::shared().available())
+      QSKIP(qPrintable("NVRTC is not available: " + QString::fromStdString(kwb::NvrtcCompiler::shared().problem())));
+    const auto entries = kwb::listTasks(folder.toStdString());
+    QVERIFY2(entries.size() == 1 && entries[0].task, "not a valid task");
+    const kwb::Task &task = *entries[0].task;
+    QVERIFY2(kwb::hasLineage(task), (task.name + " has no lineage/lineage.toml").c_str());
+    kwb::Lineage lineage;
+    try {
+      lineage = kwb::loadLineage(task);
+    } catch (const std::exception &e) {
+      QFAIL(e.what());
+    }
+    QVERIFY2(lineage.steps.size() >= 3, (task.name + ": a lineage needs at least naive, one step and expert").c_str());
+    const kwb::Compiler compiler(kwb::CompilerOptions{.useCache = false});
+    for (const auto &step : lineage.steps) {
+      const kwb::Task stepTask = kwb::taskForStep(task, step);
+      const std::string name = step.file.filename().string();
+      const auto request = kwb::requestFor(stepTask, readFile(step.file), name, "sm_90", step.tunables);
+      const auto result = compiler.compile(request);
+      QVERIFY2(result.ok, kwb::describeFailure(name + " does not compile", result.diagnostics).c_str());
+      QVERIFY2(!result.kernels.empty() || step.hostLauncher, (name + ": no kernel").c_str());
+      if (&step == &lineage.steps.back())
+        for (const auto &k : result.kernels)
+          QVERIFY2(k.spillStoreBytes == 0 && k.spillLoadBytes == 0,
+                   (name + ": the expert step spills registers in " + k.name).c_str());
+      if (step.hostLauncher) continue;
+      // Its launch fits an sm_90 SM for every configuration.
+      const kwb::Launch &launch = stepTask.launch ? *stepTask.launch : task.reference.launch;
+      const auto kernel = std::find_if(result.kernels.begin(), result.kernels.end(),
+                                       [&](const kwb::KernelResources &k) { return k.name == launch.kernel; });
+      QVERIFY2(kernel != result.kernels.end(), (name + ": the launch's kernel is not in the compiled code").c_str());
+      const auto limits = kwb::archLimits("sm_90");
+      QVERIFY(limits);
+      const auto tunables = kwb::effectiveTunables(task, step.tunables);
+      for (const auto &config : task.configs) {
+        const auto dims = kwb::evaluateLaunch(launch, config, tunables);
+        const auto occupancy = kwb::computeOccupancy(*limits.limits, static_cast<int>(dims.threadsPerBlock()),
+                                                     kernel->registers, kernel->sharedStaticBytes + dims.sharedBytes);
+        QVERIFY2(occupancy.launchable(), (name + " " + config.name + ": " + occupancy.error).c_str());
+      }
+    }
+    qInfo("%s: %zu lineage steps compile", task.name.c_str(), lineage.steps.size());
   }
 
   void compileEverySource() {

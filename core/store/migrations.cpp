@@ -67,6 +67,33 @@ CREATE TABLE evaluations(
 CREATE INDEX evaluations_task_id ON evaluations(task_id, started_at);
 )sql";
 
+// LLM transcripts: every request to a provider and what came back (keys redacted before they
+// reach here), grouped by the session that sent them ('' when none: a connection test).
+constexpr const char *kVersion4 = R"sql(
+CREATE TABLE llm_transcripts(
+  id INTEGER PRIMARY KEY,
+  session TEXT NOT NULL DEFAULT '',
+  provider TEXT NOT NULL,
+  model TEXT NOT NULL,
+  url TEXT NOT NULL,
+  request_headers TEXT NOT NULL,
+  request_body TEXT NOT NULL,
+  response_text TEXT NOT NULL,
+  response_raw TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  outcome TEXT NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  input_tokens INTEGER NOT NULL,
+  output_tokens INTEGER NOT NULL,
+  usage_reported INTEGER NOT NULL,
+  cost REAL NOT NULL,
+  seconds REAL NOT NULL,
+  started_at TEXT NOT NULL
+);
+CREATE INDEX llm_transcripts_session ON llm_transcripts(session, id);
+)sql";
+
 bool hasTable(Database &db, std::string_view name) {
   Statement query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind(1, name);
@@ -87,6 +114,7 @@ const std::vector<Migration> &workspaceMigrations() {
       {1, "tasks, content-addressed sources and candidates", kVersion1},
       {2, "task manifest hash and last-opened time, candidate index, settings", kVersion2},
       {3, "evaluation run history", kVersion3},
+      {4, "LLM request transcripts", kVersion4},
   };
   return migrations;
 }

@@ -194,4 +194,71 @@ std::optional<EvaluationRecord> Workspace::evaluation(std::int64_t id) {
   return readEvaluation(query, true);
 }
 
+LlmTranscriptRecord Workspace::addLlmTranscript(const LlmTranscriptRecord &record) {
+  std::lock_guard lock(transcriptMutex_);
+  LlmTranscriptRecord r = record;
+  if (r.startedAt.empty()) r.startedAt = utcTimestamp();
+  db_.transaction([&] {
+    Statement insert = db_.prepare(
+        "INSERT INTO llm_transcripts(session, provider, model, url, request_headers, request_body, response_text, "
+        "response_raw, status, attempts, outcome, error, input_tokens, output_tokens, usage_reported, cost, seconds, "
+        "started_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+    insert.bind(1, r.session)
+        .bind(2, r.provider)
+        .bind(3, r.model)
+        .bind(4, r.url)
+        .bind(5, r.requestHeaders)
+        .bind(6, r.requestBody)
+        .bind(7, r.responseText)
+        .bind(8, r.responseRaw)
+        .bind(9, static_cast<std::int64_t>(r.status))
+        .bind(10, static_cast<std::int64_t>(r.attempts))
+        .bind(11, r.outcome)
+        .bind(12, r.error)
+        .bind(13, r.inputTokens)
+        .bind(14, r.outputTokens)
+        .bind(15, static_cast<std::int64_t>(r.usageReported ? 1 : 0))
+        .bind(16, r.cost)
+        .bind(17, r.seconds)
+        .bind(18, r.startedAt);
+    insert.run();
+    r.id = db_.lastInsertId();
+  });
+  return r;
+}
+
+std::vector<LlmTranscriptRecord> Workspace::llmTranscripts(const std::string &session, std::size_t limit) {
+  std::lock_guard lock(transcriptMutex_);
+  std::vector<LlmTranscriptRecord> out;
+  Statement query = db_.prepare(
+      "SELECT id, session, provider, model, url, request_headers, request_body, response_text, response_raw, status, "
+      "attempts, outcome, error, input_tokens, output_tokens, usage_reported, cost, seconds, started_at "
+      "FROM llm_transcripts WHERE session = ?1 ORDER BY id LIMIT ?2");
+  query.bind(1, session).bind(2, limit == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(limit));
+  while (query.step()) {
+    LlmTranscriptRecord r;
+    r.id = query.columnInt(0);
+    r.session = query.columnText(1);
+    r.provider = query.columnText(2);
+    r.model = query.columnText(3);
+    r.url = query.columnText(4);
+    r.requestHeaders = query.columnText(5);
+    r.requestBody = query.columnText(6);
+    r.responseText = query.columnText(7);
+    r.responseRaw = query.columnText(8);
+    r.status = static_cast<int>(query.columnInt(9));
+    r.attempts = static_cast<int>(query.columnInt(10));
+    r.outcome = query.columnText(11);
+    r.error = query.columnText(12);
+    r.inputTokens = query.columnInt(13);
+    r.outputTokens = query.columnInt(14);
+    r.usageReported = query.columnInt(15) != 0;
+    r.cost = query.columnDouble(16);
+    r.seconds = query.columnDouble(17);
+    r.startedAt = query.columnText(18);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace kwb

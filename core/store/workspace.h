@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,9 +49,25 @@ struct EvaluationRecord {
   std::string resultJson;  // EvaluationResult::toJson(), as text
 };
 
+// One LLM request and its answer (core/llm's TranscriptEntry as stored; keys already redacted).
+struct LlmTranscriptRecord {
+  std::int64_t id = 0;
+  std::string session;  // the agent session that sent it; empty for a connection test
+  std::string provider, model, url;
+  std::string requestHeaders, requestBody, responseText, responseRaw;
+  int status = 0;
+  int attempts = 0;
+  std::string outcome;  // "complete", "incomplete", "cancelled", "error"
+  std::string error;
+  std::int64_t inputTokens = 0, outputTokens = 0;
+  bool usageReported = false;
+  double cost = 0, seconds = 0;
+  std::string startedAt;
+};
+
 class Workspace {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Creates the file when missing, migrates it when older. Throws StoreError.
   static std::unique_ptr<Workspace> open(const std::filesystem::path &path);
@@ -82,8 +99,14 @@ class Workspace {
   // One run with its resultJson.
   std::optional<EvaluationRecord> evaluation(std::int64_t id);
 
+  // LLM transcripts. Thread-safe with each other (a provider may record from several threads).
+  LlmTranscriptRecord addLlmTranscript(const LlmTranscriptRecord &record);
+  // Oldest first; limit 0 = all.
+  std::vector<LlmTranscriptRecord> llmTranscripts(const std::string &session, std::size_t limit = 0);
+
  private:
   explicit Workspace(const std::filesystem::path &path);
+  std::mutex transcriptMutex_;
   Database db_;
 };
 

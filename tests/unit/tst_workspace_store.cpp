@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <thread>
+
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -160,6 +162,7 @@ class TestWorkspaceStore : public QObject {
   void migrateFromVersion2();
   void evaluationHistory();
   void evaluationNeedsItsTask();
+  void llmTranscriptsRoundTrip();
   void failedMigrationChangesNothing();
   void refuseNewer();
   void rollback();
@@ -191,7 +194,7 @@ void TestWorkspaceStore::create() {
   Database &db = ws->database();
 
   QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
-  QCOMPARE(ws->schemaVersion(), 3);
+  QCOMPARE(ws->schemaVersion(), 4);
   QCOMPARE(db.pragma("journal_mode"), std::string("wal"));
   QCOMPARE(db.pragma("foreign_keys"), std::string("1"));
   QCOMPARE(db.pragma("synchronous"), std::string("2"));  // FULL
@@ -201,7 +204,8 @@ void TestWorkspaceStore::create() {
   }
   QVERIFY(hasObject(db, "index", "candidates_task_id"));
   QVERIFY(hasObject(db, "index", "evaluations_task_id"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{3});
+  QVERIFY(hasObject(db, "index", "llm_transcripts_session"));
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{4});
   {
     Statement versions = db.prepare("SELECT version, applied_at FROM schema_version ORDER BY rowid");
     QVERIFY(versions.step());
@@ -211,6 +215,8 @@ void TestWorkspaceStore::create() {
     QCOMPARE(versions.columnInt(0), std::int64_t{2});
     QVERIFY(versions.step());
     QCOMPARE(versions.columnInt(0), std::int64_t{3});
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{4});
     QVERIFY(!versions.step());
   }
 
@@ -289,8 +295,8 @@ void TestWorkspaceStore::reopen() {
   for (int round = 0; round < 2; ++round) {
     auto ws = Workspace::open(file);
     Database &db = ws->database();
-    QCOMPARE(ws->schemaVersion(), 3);
-    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{3});  // nothing re-applied
+    QCOMPARE(ws->schemaVersion(), 4);
+    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{4});  // nothing re-applied
     Statement row = db.prepare("SELECT applied_at FROM schema_version WHERE version = 2");
     QVERIFY(row.step());
     QCOMPARE(row.columnText(0), appliedAt);
@@ -307,7 +313,7 @@ void TestWorkspaceStore::reopen() {
   }
   // The plain Database opens an existing file too.
   Database existing(file, Database::Mode::OpenExisting);
-  QCOMPARE(readSchemaVersion(existing), 3);
+  QCOMPARE(readSchemaVersion(existing), 4);
 }
 
 void TestWorkspaceStore::openExistingNeedsTheFile() {
@@ -376,7 +382,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
 
   auto ws = Workspace::open(file);
   Database &db = ws->database();
-  QCOMPARE(ws->schemaVersion(), 3);
+  QCOMPARE(ws->schemaVersion(), 4);
   {
     Statement versions =
         db.prepare("SELECT version, description, applied_at FROM schema_version ORDER BY rowid");
@@ -389,6 +395,8 @@ void TestWorkspaceStore::migrateFromVersion1() {
     QVERIFY(isTimestamp(versions.columnText(2)));
     QVERIFY(versions.step());
     QCOMPARE(versions.columnInt(0), std::int64_t{3});
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{4});
     QVERIFY(!versions.step());
   }
 
@@ -443,7 +451,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
   QCOMPARE(ws->addCandidate(reopened.id, warp, "again").sourceHash, softmax[1].sourceHash);
   QCOMPARE(rowCount(db, "sources"), std::int64_t{3});
   ws.reset();
-  QCOMPARE(Workspace::open(file)->schemaVersion(), 3);
+  QCOMPARE(Workspace::open(file)->schemaVersion(), 4);
 }
 
 void TestWorkspaceStore::migrateFromVersion2() {
@@ -470,12 +478,12 @@ void TestWorkspaceStore::migrateFromVersion2() {
 
   auto ws = Workspace::open(file);
   Database &db = ws->database();
-  QCOMPARE(ws->schemaVersion(), 3);
+  QCOMPARE(ws->schemaVersion(), 4);
   {
     Statement last = db.prepare("SELECT version, description FROM schema_version ORDER BY rowid DESC");
     QVERIFY(last.step());
-    QCOMPARE(last.columnInt(0), std::int64_t{3});
-    QCOMPARE(last.columnText(1), workspaceMigrations()[2].description);
+    QCOMPARE(last.columnInt(0), std::int64_t{4});
+    QCOMPARE(last.columnText(1), workspaceMigrations()[3].description);
   }
   {
     const auto fresh = pathIn(dir, "fresh.kwb");
@@ -512,7 +520,7 @@ void TestWorkspaceStore::migrateFromVersion2() {
   ws.reset();
 
   auto again = Workspace::open(file);
-  QCOMPARE(again->schemaVersion(), 3);
+  QCOMPARE(again->schemaVersion(), 4);
   const auto runs = again->evaluations(7);
   QCOMPARE(runs.size(), std::size_t{1});
   QCOMPARE(runs[0].id, stored.id);
@@ -640,6 +648,53 @@ void TestWorkspaceStore::evaluationNeedsItsTask() {
   QCOMPARE(rowCount(db, "sources"), std::int64_t{0});
 }
 
+// LLM transcripts are stored whole and read back per session, oldest first, from any thread.
+void TestWorkspaceStore::llmTranscriptsRoundTrip() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  auto ws = Workspace::open(pathIn(dir, "transcripts.kwb"));
+  LlmTranscriptRecord r;
+  r.session = "s1";
+  r.provider = "local";
+  r.model = "smollm2";
+  r.url = "http://127.0.0.1:1/v1/chat/completions";
+  r.requestHeaders = R"({"Authorization":"[redacted]"})";
+  r.requestBody = R"({"model":"smollm2"})";
+  r.responseText = "Hello";
+  r.responseRaw = "data: {}\n\ndata: [DONE]\n\n";
+  r.status = 200;
+  r.attempts = 2;
+  r.outcome = "complete";
+  r.inputTokens = 12;
+  r.outputTokens = 3;
+  r.usageReported = true;
+  r.cost = 0.25;
+  r.seconds = 1.5;
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 4; ++i)
+    writers.emplace_back([&ws, r, i] {
+      LlmTranscriptRecord mine = r;
+      mine.session = i % 2 ? "s1" : "s2";
+      ws->addLlmTranscript(mine);
+    });
+  for (auto &t : writers) t.join();
+  const auto s1 = ws->llmTranscripts("s1");
+  QCOMPARE(s1.size(), std::size_t(2));
+  QVERIFY(s1[0].id < s1[1].id);
+  const auto &got = s1[0];
+  QCOMPARE(got.provider, r.provider);
+  QCOMPARE(got.requestHeaders, r.requestHeaders);
+  QCOMPARE(got.responseRaw, r.responseRaw);
+  QCOMPARE(got.status, 200);
+  QCOMPARE(got.attempts, 2);
+  QCOMPARE(got.inputTokens, std::int64_t{12});
+  QVERIFY(got.usageReported);
+  QCOMPARE(got.cost, 0.25);
+  QVERIFY(isTimestamp(got.startedAt));
+  QCOMPARE(ws->llmTranscripts("s2", 1).size(), std::size_t(1));
+  QVERIFY(ws->llmTranscripts("none").empty());
+}
+
 void TestWorkspaceStore::failedMigrationChangesNothing() {
   QTemporaryDir dir = makeDir();
   QVERIFY(dir.isValid());
@@ -647,12 +702,12 @@ void TestWorkspaceStore::failedMigrationChangesNothing() {
   Workspace::open(file).reset();
   Database db(file, Database::Mode::OpenExisting);
   std::vector<Migration> migrations = workspaceMigrations();
-  migrations.push_back({4, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
+  migrations.push_back({5, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
   const QString message = storeErrorOf([&] { migrateForward(db, migrations); });
   QVERIFY2(message.contains(QStringLiteral("no_such_table")), qPrintable(message));
-  QCOMPARE(readSchemaVersion(db), 3);
+  QCOMPARE(readSchemaVersion(db), 4);
   QVERIFY(!hasObject(db, "table", "extra"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{3});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{4});
 }
 
 void TestWorkspaceStore::refuseNewer() {
@@ -670,11 +725,11 @@ void TestWorkspaceStore::refuseNewer() {
   const QString expected =
       QString::fromStdString(file.string()) + QStringLiteral(
                                                   " was written by a newer Kernel Workbench (schema 99, this "
-                                                  "build knows up to 3); open it with a newer version");
+                                                  "build knows up to 4); open it with a newer version");
   QCOMPARE(message, expected);
   Database db(file, Database::Mode::OpenExisting);
   QCOMPARE(readSchemaVersion(db), 99);
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{4});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{5});
   QCOMPARE(rowCount(db, "tasks"), std::int64_t{1});
 }
 

@@ -1,0 +1,337 @@
+#include "core/llm/provider.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <random>
+#include <thread>
+
+namespace kwb::llm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kMaxRawTranscript = 1 << 20;
+
+std::string nowIso() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+std::string dollars(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "$%.2f", d);
+  return buf;
+}
+
+bool retryableStatus(int status) { return status == 408 || status == 409 || status == 429 || status >= 500; }
+
+// Waits `delay`, waking early when cancelled. False when cancelled.
+bool waitCancellable(std::chrono::milliseconds delay, const CancelToken *cancel) {
+  const auto until = Clock::now() + delay;
+  while (Clock::now() < until) {
+    if (cancel && cancel->cancelled()) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(std::chrono::milliseconds(20),
+                                  std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()) +
+                                      std::chrono::milliseconds(1)));
+  }
+  return !(cancel && cancel->cancelled());
+}
+
+// What a refused request means, with the fix.
+std::string statusMessage(const ProviderConfig &c, int status, const std::string &body) {
+  const std::string said = errorMessageFromBody(body);
+  const std::string where = c.name.empty() ? c.baseUrl : c.name + " (" + c.baseUrl + ")";
+  const std::string keyHint = c.apiKeyEnv.empty() ? (c.keyInKeychain ? "the key stored in the keychain for " + c.name : "the provider's API key")
+                                                  : "$" + c.apiKeyEnv;
+  switch (status) {
+    case 400: return "the request was refused as malformed (400) by " + where + ": " + said;
+    case 401: return "the key was refused (401) by " + where + ": " + said + "; check " + keyHint;
+    case 403: return "access denied (403) by " + where + ": " + said + "; check " + keyHint + " and its permissions for this model";
+    case 404: return "not found (404) at " + where + ": " + said + "; check the base URL and the model name";
+    case 422: return "the request was refused (422) by " + where + ": " + said;
+    default: break;
+  }
+  return "HTTP " + std::to_string(status) + " from " + where + ": " + said;
+}
+
+std::string messagesText(const ChatRequest &r) {
+  std::string s;
+  for (const auto &m : r.messages) s += m.content;
+  return s;
+}
+
+}  // namespace
+
+// ---- Accounting ----
+
+void Accounting::setBudget(std::optional<double> dollars) {
+  std::lock_guard lock(mutex_);
+  budget_ = dollars;
+}
+
+std::optional<double> Accounting::budget() const {
+  std::lock_guard lock(mutex_);
+  return budget_;
+}
+
+std::string Accounting::refusal() const {
+  std::lock_guard lock(mutex_);
+  if (budget_ && totals_.cost >= *budget_)
+    return "budget reached: " + dollars(totals_.cost) + " of " + dollars(*budget_) +
+           " spent; raise the budget to send more requests";
+  return {};
+}
+
+void Accounting::add(const Usage &usage, double cost, bool costKnown) {
+  std::lock_guard lock(mutex_);
+  ++totals_.requests;
+  totals_.inputTokens += usage.inputTokens;
+  totals_.outputTokens += usage.outputTokens;
+  if (!usage.reported) ++totals_.estimatedRequests;
+  totals_.cost += cost;
+  if (!costKnown) totals_.costUnknown = true;
+}
+
+Accounting::Totals Accounting::totals() const {
+  std::lock_guard lock(mutex_);
+  return totals_;
+}
+
+// ---- Retry-After ----
+
+std::optional<std::chrono::milliseconds> parseRetryAfter(const std::string &value, std::chrono::system_clock::time_point now) {
+  std::string v = value;
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(v.begin());
+  if (v.empty()) return std::nullopt;
+  if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; })) {
+    const double s = std::atof(v.c_str());
+    if (!std::isfinite(s) || s < 0) return std::nullopt;
+    return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+  }
+  std::tm tm{};
+  if (!strptime(v.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm)) return std::nullopt;
+  const auto at = std::chrono::system_clock::from_time_t(timegm(&tm));
+  const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(at - now);
+  return std::max(delay, std::chrono::milliseconds(0));
+}
+
+// ---- Provider ----
+
+Provider::Provider(ProviderConfig config, std::string apiKey, std::shared_ptr<Accounting> accounting,
+                   TranscriptSink transcript)
+    : config_(std::move(config)), apiKey_(std::move(apiKey)), accounting_(std::move(accounting)),
+      transcript_(std::move(transcript)) {
+  config_.maxConcurrent = std::max(1, config_.maxConcurrent);
+}
+
+int Provider::inFlight() const {
+  std::lock_guard lock(mutex_);
+  return inFlight_;
+}
+
+std::chrono::milliseconds Provider::backoff(int attempt, const std::optional<std::chrono::milliseconds> &retryAfter) const {
+  if (retryAfter) return *retryAfter;
+  const auto &r = config_.retry;
+  double ms = static_cast<double>(r.initialBackoff.count()) * std::pow(r.multiplier, std::max(0, attempt - 1));
+  ms = std::min(ms, static_cast<double>(r.maxBackoff.count()));
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_real_distribution<double> u(-r.jitter, r.jitter);
+  return std::chrono::milliseconds(static_cast<long long>(std::max(0.0, ms * (1.0 + u(rng)))));
+}
+
+ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallback &onDelta, const CancelToken *cancel) {
+  ChatResult result;
+  const auto started = Clock::now();
+  if (request.model.empty()) request.model = config_.model;
+  if (accounting_)
+    if (std::string refusal = accounting_->refusal(); !refusal.empty()) {
+      result.error = refusal;
+      return result;
+    }
+  // One of the provider's slots; waiting for it can be cancelled.
+  {
+    std::unique_lock lock(mutex_);
+    while (inFlight_ >= config_.maxConcurrent) {
+      if (cancel && cancel->cancelled()) {
+        result.cancelled = true;
+        result.error = "cancelled";
+        return result;
+      }
+      slotFree_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    ++inFlight_;
+  }
+  struct Slot {
+    Provider *p;
+    ~Slot() {
+      {
+        std::lock_guard lock(p->mutex_);
+        --p->inFlight_;
+      }
+      p->slotFree_.notify_one();
+    }
+  } slot{this};
+
+  const HttpRequest http = buildChatRequest(config_.format, config_.baseUrl, apiKey_, request);
+  TransportOptions options;
+  options.stallTimeout = std::chrono::duration_cast<std::chrono::milliseconds>(config_.stallTimeout);
+  std::string raw;
+  std::unique_ptr<ResponseDecoder> decoder;
+  for (int attempt = 1;; ++attempt) {
+    result.attempts = attempt;
+    bool anyDelta = false;
+    raw.clear();
+    decoder = makeDecoder(config_.format, request.stream, [&](const StreamDelta &d) {
+      if (!anyDelta && (d.kind == StreamDelta::Kind::Text || d.kind == StreamDelta::Kind::Reasoning ||
+                        d.kind == StreamDelta::Kind::ToolCall) && result.secondsToFirstToken < 0)
+        result.secondsToFirstToken = std::chrono::duration<double>(Clock::now() - started).count();
+      anyDelta = anyDelta || d.kind != StreamDelta::Kind::KeepAlive;
+      if (onDelta) onDelta(d);
+    });
+    std::string errorBody;
+    const HttpResult h = perform(http, options, [&](std::string_view bytes) {
+      if (raw.size() < kMaxRawTranscript) raw.append(bytes.substr(0, kMaxRawTranscript - raw.size()));
+      decoder->feed(bytes);
+      return true;
+    }, cancel, &errorBody);
+    result.status = h.status;
+
+    if (h.failure == HttpResult::Failure::Cancelled) {
+      decoder->finish();
+      result.cancelled = true;
+      result.incomplete = !decoder->response().complete;
+      result.error = "cancelled";
+      break;
+    }
+    const bool success = h.status >= 200 && h.status < 300;
+    if (success && h.failure == HttpResult::Failure::None) {
+      decoder->finish();
+      const auto &r = decoder->response();
+      if (!r.error.empty()) {
+        result.incomplete = true;
+        result.error = "the server reported an error in the response: " + r.error;
+      } else if (!r.complete) {
+        result.incomplete = true;
+        result.error = "the response ended without its end marker after " + std::to_string(h.bodyBytes) +
+                       " bytes: the text received is kept and marked incomplete";
+      }
+      break;
+    }
+    if (success) {  // cut, stalled or broken after the response began
+      decoder->finish();
+      if (h.bodyBytes > 0 || anyDelta || attempt >= config_.retry.maxAttempts) {
+        result.incomplete = true;
+        result.error = h.error + (decoder->response().text.empty() ? "" : "; the text received so far is kept and marked incomplete");
+        break;
+      }
+    } else if (h.status != 0 && !retryableStatus(h.status)) {
+      result.error = statusMessage(config_, h.status, errorBody);
+      break;
+    } else if (attempt >= config_.retry.maxAttempts) {
+      result.error = (h.status ? statusMessage(config_, h.status, errorBody) : h.error) + " (gave up after " +
+                     std::to_string(attempt) + " attempts)";
+      break;
+    }
+    // Retry: 429/5xx, connection failures, or a stream that broke before any byte.
+    std::optional<std::chrono::milliseconds> retryAfter;
+    if (auto it = h.headers.find("retry-after"); it != h.headers.end()) retryAfter = parseRetryAfter(it->second);
+    if (retryAfter && *retryAfter > config_.retry.maxRetryAfter) {
+      result.error = statusMessage(config_, h.status, errorBody) + " (the server asks to wait " +
+                     std::to_string(retryAfter->count() / 1000) + " s, more than the " +
+                     std::to_string(config_.retry.maxRetryAfter.count() / 1000) + " s allowed)";
+      break;
+    }
+    if (!waitCancellable(backoff(attempt, retryAfter), cancel)) {
+      result.cancelled = true;
+      result.error = "cancelled";
+      break;
+    }
+  }
+
+  result.response = decoder ? decoder->response() : ChatResponse{};
+  if (!result.response.usage.reported && result.response.usage.inputTokens == 0)
+    result.response.usage.inputTokens = estimateTokens(messagesText(request));
+  const bool costKnown = config_.price.has_value();
+  if (costKnown)
+    result.cost = static_cast<double>(result.response.usage.inputTokens) * config_.price->inputPerMillion / 1e6 +
+                  static_cast<double>(result.response.usage.outputTokens) * config_.price->outputPerMillion / 1e6;
+  result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  // A request that reached the model counts, whole or not.
+  if (accounting_ && (result.status >= 200 && result.status < 300))
+    accounting_->add(result.response.usage, result.cost, costKnown);
+  if (transcript_) {
+    TranscriptEntry e;
+    e.provider = config_.name;
+    e.model = request.model;
+    e.url = http.url;
+    nlohmann::json headers = nlohmann::json::object();
+    for (const auto &[k, v] : redactedHeaders(http)) headers[k] = v;
+    e.requestHeaders = headers.dump();
+    e.requestBody = http.body;
+    e.responseText = result.response.text;
+    if (!result.response.toolCalls.empty()) {
+      nlohmann::json calls = nlohmann::json::array();
+      for (const auto &c : result.response.toolCalls)
+        calls.push_back({{"index", c.index}, {"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+      e.responseText += (e.responseText.empty() ? "" : "\n") + calls.dump();
+    }
+    e.responseRaw = raw;
+    e.status = result.status;
+    e.attempts = result.attempts;
+    e.outcome = result.cancelled ? "cancelled" : result.incomplete ? "incomplete" : result.error.empty() ? "complete" : "error";
+    e.error = result.error;
+    e.usage = result.response.usage;
+    e.cost = result.cost;
+    e.seconds = result.seconds;
+    e.startedAt = nowIso();
+    transcript_(e);
+  }
+  return result;
+}
+
+ModelsResult Provider::models(const CancelToken *cancel) {
+  ModelsResult out;
+  const HttpRequest http = buildModelsRequest(config_.format, config_.baseUrl, apiKey_);
+  TransportOptions options;
+  options.stallTimeout = std::chrono::seconds(15);
+  std::string body, errorBody;
+  for (int attempt = 1;; ++attempt) {
+    body.clear();
+    errorBody.clear();
+    const HttpResult h = perform(http, options, [&](std::string_view b) {
+      body.append(b);
+      return true;
+    }, cancel, &errorBody);
+    out.seconds += h.seconds;
+    if (h.ok()) {
+      try {
+        out.models = parseModels(config_.format, body);
+      } catch (const std::exception &e) {
+        out.error = "the model list from " + http.url + " could not be read: " + e.what();
+      }
+      return out;
+    }
+    if (h.failure == HttpResult::Failure::Cancelled) {
+      out.error = "cancelled";
+      return out;
+    }
+    const bool retry = (h.status == 0 || retryableStatus(h.status)) && attempt < config_.retry.maxAttempts;
+    if (!retry) {
+      out.error = h.status && h.failure == HttpResult::Failure::None ? statusMessage(config_, h.status, errorBody) : h.error;
+      return out;
+    }
+    std::optional<std::chrono::milliseconds> retryAfter;
+    if (auto it = h.headers.find("retry-after"); it != h.headers.end()) retryAfter = parseRetryAfter(it->second);
+    if (!waitCancellable(std::min(backoff(attempt, retryAfter), config_.retry.maxRetryAfter), cancel)) {
+      out.error = "cancelled";
+      return out;
+    }
+  }
+}
+
+}  // namespace kwb::llm

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/lineage_command.h"
+#include "app/cli/llm_command.h"
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator.h"
@@ -341,6 +342,28 @@ int main(int argc, char **argv) {
   lineage->add_flag("--no-gpu", lineageArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   lineage->add_flag("--json", asJson, "Machine-readable output");
 
+  LlmArgs llmArgs;
+  auto *llm = app.add_subcommand("llm", "LLM providers: the configured ones, their models, a test request");
+  llm->require_subcommand(1);
+  auto *llmList = llm->add_subcommand("list", "List the configured providers (never their keys)");
+  llmList->add_flag("--json", asJson, "Machine-readable output");
+  auto *llmModels = llm->add_subcommand("models", "List the models a provider (or a base URL) serves");
+  llmModels->add_option("PROVIDER", llmArgs.target, "A configured provider's name, or a base URL such as http://127.0.0.1:8080/v1")->required();
+  llmModels->add_option("--format", llmArgs.format, "Wire format for a base URL: openai (default), anthropic or ollama");
+  llmModels->add_flag("--json", asJson, "Machine-readable output");
+  auto *llmTest = llm->add_subcommand(
+      "test", "Send a tiny request and report latency, the first tokens and usage.\n"
+              "Exit status: 0 answered; 1 failed (the message says why); 2 usage error.");
+  llmTest->add_option("PROVIDER", llmArgs.target, "A configured provider's name, or a base URL such as http://127.0.0.1:8080/v1")->required();
+  llmTest->add_option("--format", llmArgs.format, "Wire format for a base URL: openai (default), anthropic or ollama");
+  llmTest->add_option("--model", llmArgs.model, "Model (default: the provider's, else the server's first)");
+  llmTest->add_option("--prompt", llmArgs.prompt, "The user message (default: a greeting)");
+  llmTest->add_option("--max-tokens", llmArgs.maxTokens, "Most tokens to generate (default 32)")->check(CLI::PositiveNumber);
+  llmTest->add_flag("--no-stream", llmArgs.noStream, "Ask for the whole answer at once instead of a stream");
+  llmTest->add_flag("--json", asJson, "Machine-readable output");
+  auto *llmDiscover = llm->add_subcommand("discover", "Find LLM servers on this machine's usual ports (Ollama, llama.cpp, vLLM, LM Studio, SGLang)");
+  llmDiscover->add_flag("--json", asJson, "Machine-readable output");
+
   // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -363,5 +386,9 @@ int main(int argc, char **argv) {
   if (*taskValidate) return taskCommand(validatePath, asJson, true);
   if (*eval) return evalCommand(evalArgs, asJson);
   if (*lineage) return lineageCommand(lineageArgs, asJson);
+  if (*llmList) return llmListCommand(asJson);
+  if (*llmModels) return llmModelsCommand(llmArgs, asJson);
+  if (*llmTest) return llmTestCommand(llmArgs, asJson);
+  if (*llmDiscover) return llmDiscoverCommand(asJson);
   return 1;
 }

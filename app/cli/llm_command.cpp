@@ -1,0 +1,246 @@
+#include "app/cli/llm_command.h"
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/llm/discovery.h"
+#include "core/llm/provider_config.h"
+
+using nlohmann::json;
+namespace llm = kwb::llm;
+
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+llm::CancelToken *gCancel = nullptr;
+extern "C" void onInterrupt(int) {
+  if (gCancel) gCancel->cancel();
+}
+
+// Ctrl+C cancels the request in flight (within a poll of the transport) instead of killing kwb.
+struct InterruptCancels {
+  llm::CancelToken token;
+  InterruptCancels() {
+    gCancel = &token;
+    std::signal(SIGINT, onInterrupt);
+  }
+  ~InterruptCancels() {
+    std::signal(SIGINT, SIG_DFL);
+    gCancel = nullptr;
+  }
+};
+
+std::string keySource(const llm::ProviderConfig &c) {
+  if (!c.apiKeyEnv.empty())
+    return "$" + c.apiKeyEnv + (llm::keyFromEnvironment(c).empty() ? " (not set)" : " (set)");
+  if (c.keyInKeychain) return "keychain (read by the workbench; set an environment variable for kwb)";
+  return "none";
+}
+
+// The provider TARGET names: a configured one, or a base URL. Empty optional with a message.
+std::optional<llm::ProviderConfig> resolve(const LlmArgs &args, std::string &problem) {
+  std::optional<llm::WireFormat> format;
+  if (!args.format.empty()) {
+    format = llm::wireFormatFromName(args.format);
+    if (!format) {
+      problem = "--format is '" + args.format + "'; expected openai, anthropic or ollama";
+      return std::nullopt;
+    }
+  }
+  if (args.target.rfind("http://", 0) == 0 || args.target.rfind("https://", 0) == 0)
+    return llm::adHocProvider(args.target, format);
+  std::vector<llm::ProviderConfig> providers;
+  try {
+    providers = llm::loadProviders();
+  } catch (const std::exception &e) {
+    problem = e.what();
+    return std::nullopt;
+  }
+  std::string names;
+  for (auto &p : providers) {
+    if (p.name == args.target) {
+      if (format) p.format = *format;
+      return p;
+    }
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  problem = "no provider named '" + args.target + "' in " + llm::providersFile().string() +
+            (names.empty() ? " (none configured)" : " (configured: " + names + ")") +
+            "; give a base URL such as http://127.0.0.1:8080/v1 instead, or add the provider in the workbench's settings";
+  return std::nullopt;
+}
+
+std::string keyFor(const llm::ProviderConfig &c, std::string &warning) {
+  std::string key = llm::keyFromEnvironment(c);
+  if (key.empty() && c.keyInKeychain)
+    warning = "the key of '" + c.name + "' is in the desktop keychain, which kwb does not read; set an environment "
+              "variable and name it in the provider's settings";
+  return key;
+}
+
+}  // namespace
+
+int llmListCommand(bool asJson) {
+  std::vector<llm::ProviderConfig> providers;
+  try {
+    providers = llm::loadProviders();
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (asJson) {
+    json out = {{"file", llm::providersFile().string()}, {"providers", json::array()}};
+    for (const auto &p : providers) {
+      json j = llm::toJson(p);
+      j["key"] = keySource(p);
+      out["providers"].push_back(j);
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (providers.empty()) {
+    std::cout << "No providers configured (" << llm::providersFile().string()
+              << "). Add one in the workbench (Settings ▸ LLM providers), or use a base URL directly:\n"
+                 "  kwb llm test http://127.0.0.1:8080/v1\n";
+    return 0;
+  }
+  for (const auto &p : providers)
+    std::cout << p.name << "  " << llm::toString(p.format) << "  " << p.baseUrl << "  model " << (p.model.empty() ? "(none)" : p.model)
+              << "  key " << keySource(p) << "\n";
+  return 0;
+}
+
+int llmModelsCommand(const LlmArgs &args, bool asJson) {
+  std::string problem;
+  const auto config = resolve(args, problem);
+  if (!config) {
+    std::cerr << "kwb: " << problem << "\n";
+    return kExitUsage;
+  }
+  std::string warning;
+  const std::string key = keyFor(*config, warning);
+  if (!warning.empty()) std::cerr << "kwb: " << warning << "\n";
+  InterruptCancels interrupt;
+  llm::Provider provider(*config, key);
+  const auto r = provider.models(&interrupt.token);
+  if (asJson) {
+    json out = {{"provider", config->name}, {"base_url", config->baseUrl}, {"format", llm::toString(config->format)},
+                {"models", r.models}, {"seconds", r.seconds}};
+    if (!r.error.empty()) out["error"] = r.error;
+    std::cout << out.dump(2) << "\n";
+  } else if (r.error.empty()) {
+    for (const auto &m : r.models) std::cout << m << "\n";
+  }
+  if (!r.error.empty()) {
+    std::cerr << "kwb: " << r.error << "\n";
+    return kExitFailed;
+  }
+  return 0;
+}
+
+int llmTestCommand(const LlmArgs &args, bool asJson) {
+  std::string problem;
+  auto config = resolve(args, problem);
+  if (!config) {
+    std::cerr << "kwb: " << problem << "\n";
+    return kExitUsage;
+  }
+  std::string warning;
+  const std::string key = keyFor(*config, warning);
+  if (!warning.empty()) std::cerr << "kwb: " << warning << "\n";
+  InterruptCancels interrupt;
+  llm::Provider provider(*config, key);
+  llm::ChatRequest request;
+  request.model = args.model.empty() ? config->model : args.model;
+  if (request.model.empty()) {
+    // No model named: the server's first.
+    const auto models = provider.models(&interrupt.token);
+    if (!models.error.empty()) {
+      std::cerr << "kwb: no --model given and the model list failed: " << models.error << "\n";
+      return kExitFailed;
+    }
+    if (models.models.empty()) {
+      std::cerr << "kwb: no --model given and " << config->baseUrl << " lists no models\n";
+      return kExitFailed;
+    }
+    request.model = models.models.front();
+  }
+  request.messages = {{"system", "You are a helpful assistant. Answer briefly.", {}, {}}, {"user", args.prompt, {}, {}}};
+  request.maxTokens = args.maxTokens;
+  request.temperature = 0.0;
+  request.stream = !args.noStream;
+  const bool live = !asJson;
+  if (live) std::cerr << "kwb: " << config->name << " (" << config->baseUrl << "), model " << request.model << ":\n";
+  const auto r = provider.chat(request, [&](const llm::StreamDelta &d) {
+    if (live && d.kind == llm::StreamDelta::Kind::Text) std::cout << d.text << std::flush;
+  }, &interrupt.token);
+  if (asJson) {
+    json out = {{"ok", r.ok()},
+                {"provider", config->name},
+                {"base_url", config->baseUrl},
+                {"model", r.response.model.empty() ? request.model : r.response.model},
+                {"stream", request.stream},
+                {"status", r.status},
+                {"attempts", r.attempts},
+                {"latency_ms", r.seconds * 1000.0},
+                {"first_token_ms", r.secondsToFirstToken >= 0 ? json(r.secondsToFirstToken * 1000.0) : json(nullptr)},
+                {"text", r.response.text},
+                {"finish_reason", r.response.finishReason},
+                {"complete", r.response.complete},
+                {"incomplete", r.incomplete},
+                {"cancelled", r.cancelled},
+                {"usage",
+                 {{"input_tokens", r.response.usage.inputTokens},
+                  {"output_tokens", r.response.usage.outputTokens},
+                  {"reported", r.response.usage.reported}}}};
+    if (!r.error.empty()) out["error"] = r.error;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    if (!r.response.text.empty()) std::cout << "\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%.0f ms in all, %s; %lld in / %lld out tokens (%s)", r.seconds * 1000.0,
+                  r.secondsToFirstToken >= 0 ? (std::to_string(static_cast<long long>(r.secondsToFirstToken * 1000.0)) + " ms to the first token").c_str()
+                                             : "no token",
+                  static_cast<long long>(r.response.usage.inputTokens), static_cast<long long>(r.response.usage.outputTokens),
+                  r.response.usage.reported ? "reported" : "estimated");
+    std::cerr << "kwb: " << line << (r.incomplete ? "; INCOMPLETE" : "") << "\n";
+  }
+  if (!r.error.empty()) {
+    std::cerr << "kwb: " << r.error << "\n";
+    return kExitFailed;
+  }
+  return 0;
+}
+
+int llmDiscoverCommand(bool asJson) {
+  const auto servers = llm::discoverLocalServers();
+  if (asJson) {
+    json out = json::array();
+    for (const auto &s : servers)
+      out.push_back({{"name", s.kind.name}, {"base_url", s.provider.baseUrl}, {"format", llm::toString(s.kind.format)},
+                     {"models", s.models}, {"seconds", s.seconds}});
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (servers.empty()) {
+    std::cout << "No local LLM server answered on the usual ports (";
+    bool first = true;
+    for (const auto &k : llm::knownLocalServers()) {
+      std::cout << (first ? "" : ", ") << k.name << " " << k.port;
+      first = false;
+    }
+    std::cout << ")\n";
+    return 0;
+  }
+  for (const auto &s : servers) {
+    std::cout << s.kind.name << "  " << s.provider.baseUrl << "  " << s.models.size() << " model(s)";
+    for (const auto &m : s.models) std::cout << "  " << m;
+    std::cout << "\n";
+  }
+  return 0;
+}

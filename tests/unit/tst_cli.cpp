@@ -1,7 +1,12 @@
 // kwb and kwb-worker as a user or script runs them: real processes, real files.
 #include <QtTest>
 
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
+
+#include "helpers/loopback_http_server.h"
 
 namespace {
 
@@ -156,6 +161,82 @@ class TestCli : public QObject {
     QVERIFY(nlohmann::json::parse(r.out.toStdString()).contains("libraries"));
     r = run(worker_, {"--bogus"});
     QCOMPARE(r.exitCode, 2);
+  }
+
+  // kwb llm against a real HTTP server on loopback: models and a streamed test through a base
+  // URL, a configured provider by name, the errors a user can make; the key travels in the
+  // request header and nowhere else: no file written under the session's HOME holds it.
+  void llmCommands() {
+    using kwb::test::LoopbackHttpServer;
+    using kwb::test::ScriptedResponse;
+    LoopbackHttpServer server;
+    ScriptedResponse models;
+    models.headers = {{"Content-Type", "application/json"}};
+    models.chunks = {"{\"object\":\"list\",\"data\":[{\"id\":\"m-1\",\"object\":\"model\"}]}"};
+    server.route("GET", "/v1/models", {models});
+    ScriptedResponse chat;
+    chat.headers = {{"Content-Type", "text/event-stream"}};
+    chat.chunks = kwb::test::splitRandom(kwb::test::readFixture("llm/openai_stream_text.sse"), 5);
+    server.route("POST", "/v1/chat/completions", {chat});
+    QTemporaryDir home;
+    const std::string key = "sk-cli-test-" + std::to_string(QRandomGenerator::global()->generate64());
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("HOME", home.path());
+    env.insert("XDG_CONFIG_HOME", home.filePath(".config"));
+    env.insert("KWB_PROVIDERS_FILE", home.filePath(".config/kernel-workbench/providers.json"));
+    env.insert("KWB_LLM_API_KEY", QString::fromStdString(key));
+    env.insert("KWB_TEST_PROVIDER_KEY", QString::fromStdString(key));
+    const QString base = QString::fromStdString(server.baseUrl() + "/v1");
+
+    auto r = run(kwb_, {"llm", "models", base, "--json"}, env);
+    QCOMPARE(r.exitCode, 0);
+    QCOMPARE(nlohmann::json::parse(r.out.toStdString())["models"], nlohmann::json::array({"m-1"}));
+    r = run(kwb_, {"llm", "test", base, "--json"}, env);  // no --model: the server's first
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    auto j = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(j["ok"].get<bool>());
+    QCOMPARE(j["model"].get<std::string>().empty(), false);
+    QVERIFY(!j["text"].get<std::string>().empty());
+    QVERIFY(j["first_token_ms"].is_number() && j["latency_ms"].is_number());
+    QVERIFY(j["usage"]["reported"].get<bool>());
+    const auto requests = server.requests();
+    QCOMPARE(requests.back().headers.at("authorization"), "Bearer " + key);
+
+    // A configured provider, by name; list never shows the key, only whether its variable is set.
+    std::filesystem::create_directories(home.filePath(".config/kernel-workbench").toStdString());
+    std::ofstream(home.filePath(".config/kernel-workbench/providers.json").toStdString())
+        << nlohmann::json{{"providers", {{{"name", "loop"}, {"format", "openai"}, {"base_url", base.toStdString()},
+                                          {"model", "m-1"}, {"api_key_env", "KWB_TEST_PROVIDER_KEY"}}}}}.dump();
+    r = run(kwb_, {"llm", "list"}, env);
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("loop") && r.out.contains("$KWB_TEST_PROVIDER_KEY (set)"), qPrintable(r.out));
+    QVERIFY(!r.out.contains(QString::fromStdString(key)));
+    r = run(kwb_, {"llm", "test", "loop"}, env);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY(!r.out.isEmpty());
+    QVERIFY2(r.err.contains("ms to the first token") && r.err.contains("reported"), qPrintable(r.err));
+
+    // Mistakes: an unknown provider, a bad format, a server that refuses the key.
+    r = run(kwb_, {"llm", "test", "nope"}, env);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("no provider named 'nope'") && r.err.contains("configured: loop"), qPrintable(r.err));
+    r = run(kwb_, {"llm", "models", base, "--format", "grpc"}, env);
+    QCOMPARE(r.exitCode, 2);
+    ScriptedResponse refused;
+    refused.status = 401;
+    refused.chunks = {"{\"error\":{\"message\":\"Invalid API key\"}}"};
+    server.route("POST", "/v1/chat/completions", {refused});
+    r = run(kwb_, {"llm", "test", "loop", "--json"}, env);
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("401") && r.err.contains("$KWB_TEST_PROVIDER_KEY"), qPrintable(r.err));
+
+    // The key is in no file the session wrote.
+    for (const auto &entry : std::filesystem::recursive_directory_iterator(home.path().toStdString())) {
+      if (!entry.is_regular_file()) continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      QVERIFY2(text.find(key) == std::string::npos, entry.path().c_str());
+    }
   }
 
  private:

@@ -7,9 +7,11 @@
 #include <QtTest>
 
 #include <atomic>
+#include <fstream>
 #include <future>
 #include <thread>
 
+#include "core/llm/discovery.h"
 #include "core/llm/provider.h"
 #include "core/llm/provider_config.h"
 #include "core/llm/transcript_store.h"
@@ -485,6 +487,71 @@ class TestLlmClient : public QObject {
     const auto r = nobody.chat(hello());
     QCOMPARE(r.attempts, 2);
     QVERIFY2(r.error.find("could not connect") != std::string::npos, r.error.c_str());
+  }
+
+  // Discovery finds a server on a "known" port (here the loopback server's) and lists its
+  // models; a port nobody listens on is left out.
+  void discoveryFindsLocalServers() {
+    LoopbackHttpServer server;
+    ScriptedResponse list;
+    list.headers = {{"Content-Type", "application/json"}};
+    list.chunks = {R"({"object":"list","data":[{"id":"smollm2-135m","object":"model"}]})"};
+    server.route("GET", "/v1/models", {list});
+    int closed = 0;
+    {
+      LoopbackHttpServer gone;
+      closed = gone.port();
+    }
+    const auto found = llm::discoverLocalServers(
+        "127.0.0.1", {{"llama.cpp", server.port(), llm::WireFormat::OpenAIChat, "/v1"},
+                      {"ollama", closed, llm::WireFormat::OllamaChat, ""}});
+    QCOMPARE(found.size(), std::size_t(1));
+    QCOMPARE(found[0].kind.name, std::string("llama.cpp"));
+    QCOMPARE(found[0].provider.baseUrl, server.baseUrl() + "/v1");
+    QCOMPARE(found[0].provider.model, std::string("smollm2-135m"));
+    QCOMPARE(found[0].models, (std::vector<std::string>{"smollm2-135m"}));
+    QVERIFY(found[0].provider.apiKeyEnv.empty());
+  }
+
+  // The providers file: saved and read back; a key in it, a bad format or URL, or two
+  // providers of one name are errors naming the file and the provider.
+  void providersFileRoundTripAndErrors() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = dir.filePath("providers.json").toStdString();
+    auto templates = llm::providerTemplates();
+    QVERIFY(templates.size() >= 8);
+    templates[0].price = llm::Price{2.5, 10};
+    templates[0].maxConcurrent = 3;
+    llm::saveProviders(templates, file);
+    const auto back = llm::loadProviders(file);
+    QCOMPARE(back.size(), templates.size());
+    QCOMPARE(llm::toJson(back[0]).dump(), llm::toJson(templates[0]).dump());
+    QCOMPARE(back[0].maxConcurrent, 3);
+    QCOMPARE(back[0].price->outputPerMillion, 10.0);
+    QVERIFY(llm::loadProviders(dir.filePath("none.json").toStdString()).empty());
+    auto errorOf = [&](const std::string &text) -> std::string {
+      std::ofstream(file) << text;
+      try {
+        llm::loadProviders(file);
+      } catch (const std::exception &e) {
+        return e.what();
+      }
+      return "";
+    };
+    using nlohmann::json;
+    const json base = {{"name", "p"}, {"format", "openai"}, {"base_url", "http://127.0.0.1:1/v1"}};
+    auto one = [](json p) { return json{{"providers", json::array({std::move(p)})}}.dump(); };
+    json withKey = base;
+    withKey["api_key"] = "sk-1";
+    QVERIFY(errorOf(one(withKey)).find("providers[0]: p: a key may not be stored") != std::string::npos);
+    json grpc = base;
+    grpc["format"] = "grpc";
+    QVERIFY(errorOf(one(grpc)).find("expected openai, anthropic or ollama") != std::string::npos);
+    json ftp = base;
+    ftp["base_url"] = "ftp://x";
+    QVERIFY(errorOf(one(ftp)).find("must start with http") != std::string::npos);
+    QVERIFY(errorOf(json{{"providers", json::array({base, base})}}.dump()).find("two providers are named 'p'") != std::string::npos);
+    QVERIFY(errorOf("{not json").find("not valid JSON") != std::string::npos);
   }
 
   void retryAfterParses() {

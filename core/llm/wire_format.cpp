@@ -201,6 +201,31 @@ class DecoderBase : public ResponseDecoder {
  protected:
   virtual void finishBody() = 0;
 
+  // A non-streamed body as a JSON object, or nullopt after recording why it is not one (empty,
+  // malformed, an error body, not an object).
+  std::optional<json> wholeBody(const std::string &text) {
+    const auto body = trim(text);
+    if (body.empty()) {
+      addError("empty response body");
+      return std::nullopt;
+    }
+    std::string why;
+    auto parsed = parseJson(body, &why);
+    if (!parsed) {
+      addError("malformed JSON in response body: " + why);
+      return std::nullopt;
+    }
+    if (auto error = errorIn(*parsed, true)) {
+      addError(*error);
+      return std::nullopt;
+    }
+    if (!parsed->is_object()) {
+      addError("unexpected response body: not a JSON object");
+      return std::nullopt;
+    }
+    return parsed;
+  }
+
   void emit(StreamDelta::Kind kind, std::string text = {}, int index = 0, std::string name = {}) {
     if (!onDelta_) return;
     StreamDelta d;
@@ -470,26 +495,7 @@ class OpenAIBodyDecoder : public DecoderBase {
 
  protected:
   void finishBody() override {
-    auto body = trim(body_);
-    if (body.empty()) {
-      addError("empty response body");
-      return;
-    }
-    std::string why;
-    auto parsed = parseJson(body, &why);
-    if (!parsed) {
-      addError("malformed JSON in response body: " + why);
-      return;
-    }
-    if (auto error = errorIn(*parsed, true)) {
-      addError(*error);
-      return;
-    }
-    if (!parsed->is_object()) {
-      addError("unexpected response body: not a JSON object");
-      return;
-    }
-    applyWhole(*parsed);
+    if (auto parsed = wholeBody(body_)) applyWhole(*parsed);
   }
 
   std::string body_;
@@ -646,26 +652,7 @@ class AnthropicBodyDecoder : public DecoderBase {
 
  protected:
   void finishBody() override {
-    auto body = trim(body_);
-    if (body.empty()) {
-      addError("empty response body");
-      return;
-    }
-    std::string why;
-    auto parsed = parseJson(body, &why);
-    if (!parsed) {
-      addError("malformed JSON in response body: " + why);
-      return;
-    }
-    if (auto error = errorIn(*parsed, true)) {
-      addError(*error);
-      return;
-    }
-    if (!parsed->is_object()) {
-      addError("unexpected response body: not a JSON object");
-      return;
-    }
-    applyWhole(*parsed);
+    if (auto parsed = wholeBody(body_)) applyWhole(*parsed);
   }
 
   std::string body_;
@@ -777,27 +764,10 @@ class OllamaBodyDecoder : public OllamaDecoderBase {
 
  protected:
   void finishBody() override {
-    auto body = trim(body_);
-    if (body.empty()) {
-      addError("empty response body");
-      return;
+    if (auto parsed = wholeBody(body_)) {
+      applyObject(*parsed);
+      markComplete();  // a whole body is the whole answer, whether or not it says done
     }
-    std::string why;
-    auto parsed = parseJson(body, &why);
-    if (!parsed) {
-      addError("malformed JSON in response body: " + why);
-      return;
-    }
-    if (auto error = errorIn(*parsed, true)) {
-      addError(*error);
-      return;
-    }
-    if (!parsed->is_object()) {
-      addError("unexpected response body: not a JSON object");
-      return;
-    }
-    applyObject(*parsed);
-    markComplete();  // a whole body is the whole answer, whether or not it says done
   }
 
   std::string body_;

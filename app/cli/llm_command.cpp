@@ -83,6 +83,20 @@ std::string keyFor(const llm::ProviderConfig &c, std::string &warning) {
   return key;
 }
 
+// The provider TARGET names and its key, or nullopt after printing why not.
+std::optional<std::pair<llm::ProviderConfig, std::string>> providerAndKey(const LlmArgs &args) {
+  std::string problem;
+  const auto config = resolve(args, problem);
+  if (!config) {
+    std::cerr << "kwb: " << problem << "\n";
+    return std::nullopt;
+  }
+  std::string warning;
+  std::string key = keyFor(*config, warning);
+  if (!warning.empty()) std::cerr << "kwb: " << warning << "\n";
+  return std::make_pair(*config, std::move(key));
+}
+
 }  // namespace
 
 int llmListCommand(bool asJson) {
@@ -116,17 +130,11 @@ int llmListCommand(bool asJson) {
 }
 
 int llmModelsCommand(const LlmArgs &args, bool asJson) {
-  std::string problem;
-  const auto config = resolve(args, problem);
-  if (!config) {
-    std::cerr << "kwb: " << problem << "\n";
-    return kExitUsage;
-  }
-  std::string warning;
-  const std::string key = keyFor(*config, warning);
-  if (!warning.empty()) std::cerr << "kwb: " << warning << "\n";
+  const auto resolved = providerAndKey(args);
+  if (!resolved) return kExitUsage;
+  const auto config = &resolved->first;
   InterruptCancels interrupt;
-  llm::Provider provider(*config, key);
+  llm::Provider provider(*config, resolved->second);
   const auto r = provider.models(&interrupt.token);
   if (asJson) {
     json out = {{"provider", config->name}, {"base_url", config->baseUrl}, {"format", llm::toString(config->format)},
@@ -144,17 +152,11 @@ int llmModelsCommand(const LlmArgs &args, bool asJson) {
 }
 
 int llmTestCommand(const LlmArgs &args, bool asJson) {
-  std::string problem;
-  auto config = resolve(args, problem);
-  if (!config) {
-    std::cerr << "kwb: " << problem << "\n";
-    return kExitUsage;
-  }
-  std::string warning;
-  const std::string key = keyFor(*config, warning);
-  if (!warning.empty()) std::cerr << "kwb: " << warning << "\n";
+  const auto resolved = providerAndKey(args);
+  if (!resolved) return kExitUsage;
+  const auto config = &resolved->first;
   InterruptCancels interrupt;
-  llm::Provider provider(*config, key);
+  llm::Provider provider(*config, resolved->second);
   llm::ChatRequest request;
   request.model = args.model.empty() ? config->model : args.model;
   if (request.model.empty()) {

@@ -201,6 +201,13 @@ class DecoderBase : public ResponseDecoder {
  protected:
   virtual void finishBody() = 0;
 
+  // Takes over what another decoder read (a whole body met by a stream decoder).
+  void adopt(const DecoderBase &other) {
+    response_ = other.response_;
+    inputReported_ = other.inputReported_;
+    outputReported_ = other.outputReported_;
+  }
+
   // A non-streamed body as a JSON object, or nullopt after recording why it is not one (empty,
   // malformed, an error body, not an object).
   std::optional<json> wholeBody(const std::string &text) {
@@ -305,6 +312,23 @@ class DecoderBase : public ResponseDecoder {
 
 // Base of the SSE decoders: events from the parser, comments as keep-alives, the start of the
 // body kept while nothing SSE-like came (a server that answered with a plain JSON body).
+// A non-streamed body: collected, then read whole at finish().
+class WholeBodyDecoder : public DecoderBase {
+ public:
+  using DecoderBase::DecoderBase;
+  void feed(std::string_view bytes) override {
+    if (!finished_) body_.append(bytes);
+  }
+  virtual void applyWhole(const json &body) = 0;
+
+ protected:
+  void finishBody() override {
+    if (auto parsed = wholeBody(body_)) applyWhole(*parsed);
+  }
+
+  std::string body_;
+};
+
 class SseDecoder : public DecoderBase {
  public:
   using DecoderBase::DecoderBase;
@@ -451,14 +475,11 @@ class OpenAIStreamDecoder : public SseDecoder {
 };
 
 // A whole chat.completion object (non-streaming); the stream decoder uses it too.
-class OpenAIBodyDecoder : public DecoderBase {
+class OpenAIBodyDecoder : public WholeBodyDecoder {
  public:
-  using DecoderBase::DecoderBase;
-  void feed(std::string_view bytes) override {
-    if (!finished_) body_.append(bytes);
-  }
+  using WholeBodyDecoder::WholeBodyDecoder;
   // Used by the stream decoder when the server answered with a whole body.
-  void applyWhole(const json &body) {
+  void applyWhole(const json &body) override {
     setIdentity(body);
     if (const json *choices = arrayAt(body, "choices")) {
       for (const auto &choice : *choices) {
@@ -490,15 +511,6 @@ class OpenAIBodyDecoder : public DecoderBase {
     if (hadUsage) emit(StreamDelta::Kind::Usage);
     markComplete();
   }
-  bool inputWasReported() const { return inputReported_; }
-  bool outputWasReported() const { return outputReported_; }
-
- protected:
-  void finishBody() override {
-    if (auto parsed = wholeBody(body_)) applyWhole(*parsed);
-  }
-
-  std::string body_;
 };
 
 void OpenAIStreamDecoder::onWholeBody(const json &body) {
@@ -506,9 +518,7 @@ void OpenAIStreamDecoder::onWholeBody(const json &body) {
   if (!arrayAt(body, "choices")) return;
   OpenAIBodyDecoder whole(onDelta_);
   whole.applyWhole(body);
-  response_ = whole.response();
-  inputReported_ = whole.inputWasReported();
-  outputReported_ = whole.outputWasReported();
+  adopt(whole);
 }
 
 // --- Anthropic Messages ---
@@ -612,13 +622,10 @@ class AnthropicStreamDecoder : public SseDecoder {
   std::map<int, Block> blocks_;
 };
 
-class AnthropicBodyDecoder : public DecoderBase {
+class AnthropicBodyDecoder : public WholeBodyDecoder {
  public:
-  using DecoderBase::DecoderBase;
-  void feed(std::string_view bytes) override {
-    if (!finished_) body_.append(bytes);
-  }
-  void applyWhole(const json &body) {
+  using WholeBodyDecoder::WholeBodyDecoder;
+  void applyWhole(const json &body) override {
     setIdentity(body);
     if (const json *content = arrayAt(body, "content")) {
       for (std::size_t i = 0; i < content->size(); ++i) {
@@ -647,24 +654,13 @@ class AnthropicBodyDecoder : public DecoderBase {
     }
     markComplete();
   }
-  bool inputWasReported() const { return inputReported_; }
-  bool outputWasReported() const { return outputReported_; }
-
- protected:
-  void finishBody() override {
-    if (auto parsed = wholeBody(body_)) applyWhole(*parsed);
-  }
-
-  std::string body_;
 };
 
 void AnthropicStreamDecoder::onWholeBody(const json &body) {
   if (!arrayAt(body, "content")) return;
   AnthropicBodyDecoder whole(onDelta_);
   whole.applyWhole(body);
-  response_ = whole.response();
-  inputReported_ = whole.inputWasReported();
-  outputReported_ = whole.outputWasReported();
+  adopt(whole);
 }
 
 // --- Ollama /api/chat ---

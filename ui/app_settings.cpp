@@ -29,6 +29,7 @@ const QString kTabWidth = QStringLiteral("editor/tabWidth");
 const QString kArch = QStringLiteral("gpu/compileOnlyArch");
 const QString kGpuDevices = QStringLiteral("gpu/devices");
 const QString kRunTiming = QStringLiteral("run/time");
+const QString kLlmBudget = QStringLiteral("llm/budgetDollars");
 const QString kRecent = QStringLiteral("tasks/recent");
 const QString kOpenedFolders = QStringLiteral("tasks/openedFolders");
 const QString kGeometry = QStringLiteral("window/geometry");
@@ -156,6 +157,22 @@ bool runTiming() {
 void setRunTiming(bool time) {
   Store store;
   store.setValue(kRunTiming, time);
+}
+
+std::optional<double> llmBudgetDollars() {
+  Store store;
+  bool ok = false;
+  const double dollars = store.value(kLlmBudget).toDouble(&ok);
+  if (!ok || !(dollars > 0)) return std::nullopt;
+  return dollars;
+}
+
+void setLlmBudgetDollars(std::optional<double> dollars) {
+  Store store;
+  if (dollars && *dollars > 0)
+    store.setValue(kLlmBudget, *dollars);
+  else
+    store.remove(kLlmBudget);
 }
 
 QStringList compileOnlyArchChoices() {

@@ -1,6 +1,8 @@
 #pragma once
 // Typed access to the user's settings (QSettings "KernelWorkbench"/"kernel-workbench"), so the
 // key names live in one place. Every function opens its own QSettings: cheap, and thread-safe.
+#include <optional>
+
 #include <QByteArray>
 #include <QList>
 #include <QString>
@@ -50,6 +52,11 @@ QString formatGpuDevices(const QList<int> &devices);  // "0, 2"; "" for all
 // Whether Run also times a candidate once it is correct (EvaluationOptions::time).
 bool runTiming();
 void setRunTiming(bool time);
+
+// The dollars an optimization session may spend on LLM requests; nullopt: no limit. Only
+// positive amounts are stored; anything else removes the limit.
+std::optional<double> llmBudgetDollars();
+void setLlmBudgetDollars(std::optional<double> dollars);
 
 // Most recent first, at most kMaxRecentTasks, absolute folders.
 QStringList recentTasks();

@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "ui/app_settings.h"
+#include "ui/llm_providers_page.h"
 
 namespace kwb::ui {
 
@@ -57,13 +58,14 @@ SettingsDialog::SettingsDialog(QWidget *parent) : QDialog(parent) {
   addPage(tr("General"), generalPage());
   addPage(tr("Editor"), editorPage());
   addPage(tr("GPU"), gpuPage());
+  llm_ = new LlmProvidersPage(this);
+  addPage(tr("LLM providers"), llm_);
   pages_->setCurrentRow(0);
 
   buttons_ =
       new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::Apply, this);
   connect(buttons_, &QDialogButtonBox::accepted, this, [this] {
-    apply();
-    accept();
+    if (apply()) accept();
   });
   connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
   connect(buttons_->button(QDialogButtonBox::Apply), &QPushButton::clicked, this, &SettingsDialog::apply);
@@ -74,7 +76,7 @@ SettingsDialog::SettingsDialog(QWidget *parent) : QDialog(parent) {
   auto *layout = new QVBoxLayout(this);
   layout->addLayout(body, 1);
   layout->addWidget(buttons_);
-  resize(640, 360);
+  resize(860, 640);
   load();
 }
 
@@ -158,7 +160,21 @@ QWidget *SettingsDialog::gpuPage() {
   return page;
 }
 
+bool SettingsDialog::showPage(const QString &title) {
+  for (int row = 0; row < pages_->count(); ++row) {
+    if (pages_->item(row)->text() != title) continue;
+    pages_->setCurrentRow(row);
+    return true;
+  }
+  return false;
+}
+
 void SettingsDialog::load() {
+  loadFields();
+  llm_->load();
+}
+
+void SettingsDialog::loadFields() {
   workspace_->setText(settings::workspacePath());
   kernelsDir_->setText(settings::kernelsDirOverride());
   const auto editor = settings::editor();
@@ -168,15 +184,19 @@ void SettingsDialog::load() {
   gpus_->setText(settings::formatGpuDevices(settings::gpuDevices()));
 }
 
-void SettingsDialog::apply() {
+bool SettingsDialog::apply() {
+  const bool llmSaved = llm_->apply();
   settings::setWorkspacePath(workspace_->text());
   settings::setKernelsDirOverride(kernelsDir_->text());
   settings::setEditor({fontSize_->value(), tabWidth_->value()});
   settings::setCompileOnlyArch(arch_->currentText());
   QList<int> gpus;
   if (settings::parseGpuDevices(gpus_->text(), &gpus)) settings::setGpuDevices(gpus);
-  load();
+  loadFields();
+  // The providers page shows what it stored; when it could not, it keeps what was typed.
+  if (!llmSaved) showPage(tr("LLM providers"));
   emit applied();
+  return llmSaved;
 }
 
 void SettingsDialog::setWorkspaceInUse(const QString &path) {

@@ -1,6 +1,7 @@
 #pragma once
-// Settings: a page list (General, Editor, GPU) with OK / Cancel / Apply. Values live in
-// QSettings (see app_settings.h); applied() tells the window to pick them up.
+// Settings: a page list (General, Editor, GPU, LLM providers) with OK / Cancel / Apply. Values
+// live in QSettings (see app_settings.h) and, for LLM providers, in the providers file
+// (core/llm/provider_config.h); applied() tells the window to pick them up.
 #include <QDialog>
 
 class QComboBox;
@@ -13,6 +14,8 @@ class QStackedWidget;
 
 namespace kwb::ui {
 
+class LlmProvidersPage;
+
 class SettingsDialog : public QDialog {
   Q_OBJECT
 
@@ -22,8 +25,11 @@ class SettingsDialog : public QDialog {
   // Reads the stored values into the fields.
   void load();
   // Writes the fields to the stored settings (paths made absolute), emits applied(), and shows
-  // the stored values.
-  void apply();
+  // the stored values. False when the LLM providers could not be saved (a field is wrong, or the
+  // file cannot be written): that page is shown with the problem, and keeps what was typed.
+  bool apply();
+  // Shows the page with this title ("LLM providers"); false when there is none.
+  bool showPage(const QString &title);
   // The workspace file the window uses now, shown under the field: it differs from the field when
   // the window was started with --workspace or the file is the default.
   void setWorkspaceInUse(const QString &path);
@@ -36,6 +42,7 @@ class SettingsDialog : public QDialog {
   QComboBox *archField() const { return arch_; }
   // "GPUs to use": CUDA ordinals, "0, 2"; empty means every visible GPU.
   QLineEdit *gpusField() const { return gpus_; }
+  LlmProvidersPage *llmProvidersPage() const { return llm_; }
 
  signals:
   void applied();
@@ -45,6 +52,7 @@ class SettingsDialog : public QDialog {
   QWidget *editorPage();
   QWidget *gpuPage();
   void addPage(const QString &title, QWidget *page);
+  void loadFields();
 
   QListWidget *pages_ = nullptr;
   QStackedWidget *stack_ = nullptr;
@@ -56,6 +64,7 @@ class SettingsDialog : public QDialog {
   QSpinBox *tabWidth_ = nullptr;
   QComboBox *arch_ = nullptr;
   QLineEdit *gpus_ = nullptr;
+  LlmProvidersPage *llm_ = nullptr;
 };
 
 }  // namespace kwb::ui

@@ -8,6 +8,9 @@
 
 #include "core/llm/discovery.h"
 #include "core/llm/provider_config.h"
+#include "core/llm/transcript_store.h"
+#include "core/paths/install_paths.h"
+#include "core/store/workspace.h"
 
 using nlohmann::json;
 namespace llm = kwb::llm;
@@ -97,6 +100,26 @@ std::optional<std::pair<llm::ProviderConfig, std::string>> providerAndKey(const 
   return std::make_pair(*config, std::move(key));
 }
 
+std::filesystem::path workspacePath(const LlmArgs &args) {
+  return args.workspace.empty() ? kwb::userDataDir() / "workspace.kwb" : std::filesystem::path(args.workspace);
+}
+
+std::shared_ptr<kwb::Workspace> openWorkspace(const LlmArgs &args) {
+  try {
+    return std::shared_ptr<kwb::Workspace>(kwb::Workspace::open(workspacePath(args)));
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+// Which wire format a stored request spoke, from its URL.
+llm::WireFormat formatOfUrl(const std::string &url) {
+  if (url.find("/api/chat") != std::string::npos) return llm::WireFormat::OllamaChat;
+  if (url.size() >= 9 && url.compare(url.size() - 9, 9, "/messages") == 0) return llm::WireFormat::AnthropicMessages;
+  return llm::WireFormat::OpenAIChat;
+}
+
 }  // namespace
 
 int llmListCommand(bool asJson) {
@@ -156,7 +179,13 @@ int llmTestCommand(const LlmArgs &args, bool asJson) {
   if (!resolved) return kExitUsage;
   const auto config = &resolved->first;
   InterruptCancels interrupt;
-  llm::Provider provider(*config, resolved->second);
+  llm::Provider::TranscriptSink sink;
+  if (!args.workspace.empty()) {
+    auto ws = openWorkspace(args);
+    if (!ws) return kExitUsage;
+    sink = llm::workspaceTranscriptSink(ws, args.session, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
+  }
+  llm::Provider provider(*config, resolved->second, nullptr, sink);
   llm::ChatRequest request;
   request.model = args.model.empty() ? config->model : args.model;
   if (request.model.empty()) {
@@ -245,4 +274,72 @@ int llmDiscoverCommand(bool asJson) {
     std::cout << "\n";
   }
   return 0;
+}
+
+int llmTranscriptsCommand(const LlmArgs &args, bool asJson) {
+  auto ws = openWorkspace(args);
+  if (!ws) return kExitUsage;
+  const auto rows = ws->llmTranscripts(args.session);
+  if (asJson) {
+    json out = json::array();
+    for (const auto &r : rows)
+      out.push_back({{"id", r.id}, {"session", r.session}, {"provider", r.provider}, {"model", r.model}, {"url", r.url},
+                     {"status", r.status}, {"attempts", r.attempts}, {"outcome", r.outcome}, {"error", r.error},
+                     {"input_tokens", r.inputTokens}, {"output_tokens", r.outputTokens}, {"usage_reported", r.usageReported},
+                     {"cost", r.cost}, {"seconds", r.seconds}, {"started_at", r.startedAt},
+                     {"request_headers", json::parse(r.requestHeaders, nullptr, false)}, {"request_body", r.requestBody},
+                     {"response_text", r.responseText}});
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (rows.empty()) {
+    std::cout << "No transcripts for session '" << args.session << "' in " << ws->path().string() << "\n";
+    return 0;
+  }
+  for (const auto &r : rows) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%lld  %s  %-10s  %3d  %lld/%lld tokens%s  %.2f s  ", static_cast<long long>(r.id),
+                  r.startedAt.c_str(), r.outcome.c_str(), r.status, static_cast<long long>(r.inputTokens),
+                  static_cast<long long>(r.outputTokens), r.usageReported ? "" : " (est.)", r.seconds);
+    std::string text = r.responseText.substr(0, 60);
+    for (char &c : text)
+      if (c == '\n') c = ' ';
+    std::cout << line << r.provider << " " << r.model << "  " << (r.error.empty() ? text : r.error.substr(0, 80)) << "\n";
+  }
+  return 0;
+}
+
+// Reads a stored answer again through today's decoder: the raw bytes as received, in one piece.
+int llmReplayCommand(const LlmArgs &args, bool asJson) {
+  auto ws = openWorkspace(args);
+  if (!ws) return kExitUsage;
+  std::optional<kwb::LlmTranscriptRecord> found;
+  for (const auto &r : ws->llmTranscripts(args.session))
+    if (r.id == args.id) found = r;
+  if (!found) {
+    std::cerr << "kwb: no transcript " << args.id << " in session '" << args.session << "' of " << ws->path().string()
+              << "; list them with kwb llm transcripts\n";
+    return kExitUsage;
+  }
+  const auto format = formatOfUrl(found->url);
+  const json sent = json::parse(found->requestBody, nullptr, false);
+  const bool stream = sent.is_object() && sent.value("stream", false);
+  auto decoder = llm::makeDecoder(format, stream);
+  decoder->feed(found->responseRaw);
+  decoder->finish();
+  const auto &r = decoder->response();
+  const bool same = llm::transcriptText(r) == found->responseText;
+  if (asJson) {
+    std::cout << json{{"id", found->id}, {"format", llm::toString(format)}, {"stream", stream}, {"text", r.text},
+                      {"complete", r.complete}, {"error", r.error}, {"matches_stored_text", same},
+                      {"raw_bytes", found->responseRaw.size()}}.dump(2)
+              << "\n";
+  } else {
+    std::cout << r.text << "\n";
+    std::cerr << "kwb: replayed " << found->responseRaw.size() << " bytes as " << llm::toString(format)
+              << (stream ? " stream" : " body") << ": " << (r.complete ? "complete" : "INCOMPLETE")
+              << (r.error.empty() ? "" : ", error: " + r.error) << (same ? "; the same text as stored" : "; DIFFERS from the stored text")
+              << "\n";
+  }
+  return same ? 0 : kExitFailed;
 }

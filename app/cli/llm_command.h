@@ -10,9 +10,14 @@ struct LlmArgs {
   std::string prompt = "Say hello in five words.";
   int maxTokens = 32;
   bool noStream = false;
+  std::string workspace;        // record (test) or read (transcripts, replay) transcripts here; default: the GUI's
+  std::string session;          // transcripts: which session ("" = connection tests)
+  long long id = 0;             // replay: the transcript's id
 };
 
 int llmListCommand(bool asJson);
 int llmModelsCommand(const LlmArgs &args, bool asJson);
 int llmTestCommand(const LlmArgs &args, bool asJson);
 int llmDiscoverCommand(bool asJson);
+int llmTranscriptsCommand(const LlmArgs &args, bool asJson);
+int llmReplayCommand(const LlmArgs &args, bool asJson);

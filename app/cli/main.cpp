@@ -360,7 +360,18 @@ int main(int argc, char **argv) {
   llmTest->add_option("--prompt", llmArgs.prompt, "The user message (default: a greeting)");
   llmTest->add_option("--max-tokens", llmArgs.maxTokens, "Most tokens to generate (default 32)")->check(CLI::PositiveNumber);
   llmTest->add_flag("--no-stream", llmArgs.noStream, "Ask for the whole answer at once instead of a stream");
+  llmTest->add_option("--workspace", llmArgs.workspace, "Record the exchange (key redacted) in this workspace's transcripts");
+  llmTest->add_option("--session", llmArgs.session, "The session to record it under (default: none)");
   llmTest->add_flag("--json", asJson, "Machine-readable output");
+  auto *llmTranscripts = llm->add_subcommand("transcripts", "List the LLM exchanges stored in a workspace for a session");
+  llmTranscripts->add_option("--workspace", llmArgs.workspace, "Workspace file (default: the workbench's)");
+  llmTranscripts->add_option("--session", llmArgs.session, "Session (default: none, the connection tests)");
+  llmTranscripts->add_flag("--json", asJson, "Machine-readable output, with the request bodies");
+  auto *llmReplay = llm->add_subcommand("replay", "Decode a stored answer again from its raw bytes and compare it with the stored text");
+  llmReplay->add_option("ID", llmArgs.id, "The transcript's id (kwb llm transcripts)")->required();
+  llmReplay->add_option("--workspace", llmArgs.workspace, "Workspace file (default: the workbench's)");
+  llmReplay->add_option("--session", llmArgs.session, "Session (default: none)");
+  llmReplay->add_flag("--json", asJson, "Machine-readable output");
   auto *llmDiscover = llm->add_subcommand("discover", "Find LLM servers on this machine's usual ports (Ollama, llama.cpp, vLLM, LM Studio, SGLang)");
   llmDiscover->add_flag("--json", asJson, "Machine-readable output");
 
@@ -390,5 +401,7 @@ int main(int argc, char **argv) {
   if (*llmModels) return llmModelsCommand(llmArgs, asJson);
   if (*llmTest) return llmTestCommand(llmArgs, asJson);
   if (*llmDiscover) return llmDiscoverCommand(asJson);
+  if (*llmTranscripts) return llmTranscriptsCommand(llmArgs, asJson);
+  if (*llmReplay) return llmReplayCommand(llmArgs, asJson);
   return 1;
 }

@@ -101,6 +101,17 @@ Accounting::Totals Accounting::totals() const {
   return totals_;
 }
 
+std::string transcriptText(const ChatResponse &response) {
+  std::string text = response.text;
+  if (!response.toolCalls.empty()) {
+    nlohmann::json calls = nlohmann::json::array();
+    for (const auto &c : response.toolCalls)
+      calls.push_back({{"index", c.index}, {"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    text += (text.empty() ? "" : "\n") + calls.dump();
+  }
+  return text;
+}
+
 // ---- Retry-After ----
 
 std::optional<std::chrono::milliseconds> parseRetryAfter(const std::string &value, std::chrono::system_clock::time_point now) {
@@ -273,13 +284,7 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
     for (const auto &[k, v] : redactedHeaders(http)) headers[k] = v;
     e.requestHeaders = headers.dump();
     e.requestBody = http.body;
-    e.responseText = result.response.text;
-    if (!result.response.toolCalls.empty()) {
-      nlohmann::json calls = nlohmann::json::array();
-      for (const auto &c : result.response.toolCalls)
-        calls.push_back({{"index", c.index}, {"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
-      e.responseText += (e.responseText.empty() ? "" : "\n") + calls.dump();
-    }
+    e.responseText = transcriptText(result.response);
     e.responseRaw = raw;
     e.status = result.status;
     e.attempts = result.attempts;

@@ -135,6 +135,10 @@ class Provider {
   int inFlight_ = 0;
 };
 
+// What a transcript stores as the response text: the text, then the tool calls as a JSON array
+// on a line of their own when there are any.
+std::string transcriptText(const ChatResponse &response);
+
 // Retry-After as a delay: delta-seconds ("120") or an HTTP date; nullopt when absent or unreadable.
 std::optional<std::chrono::milliseconds> parseRetryAfter(const std::string &value,
                                                          std::chrono::system_clock::time_point now = std::chrono::system_clock::now());

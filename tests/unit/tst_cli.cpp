@@ -202,6 +202,24 @@ class TestCli : public QObject {
     const auto requests = server.requests();
     QCOMPARE(requests.back().headers.at("authorization"), "Bearer " + key);
 
+    // Recorded in a workspace's transcripts (key redacted), listed, and replayed from the raw bytes.
+    const QString ws = home.filePath("w.kwb");
+    r = run(kwb_, {"llm", "test", base, "--model", "m-1", "--workspace", ws, "--session", "s1"}, env);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    r = run(kwb_, {"llm", "transcripts", "--workspace", ws, "--session", "s1", "--json"}, env);
+    QCOMPARE(r.exitCode, 0);
+    const auto rows = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(rows.size(), std::size_t(1));
+    QCOMPARE(rows[0]["outcome"].get<std::string>(), std::string("complete"));
+    QCOMPARE(rows[0]["request_headers"]["Authorization"].get<std::string>(), std::string("[redacted]"));
+    r = run(kwb_, {"llm", "replay", QString::number(rows[0]["id"].get<long long>()), "--workspace", ws, "--session", "s1", "--json"}, env);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    const auto replay = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(replay["matches_stored_text"].get<bool>() && replay["complete"].get<bool>());
+    r = run(kwb_, {"llm", "replay", "999", "--workspace", ws, "--session", "s1"}, env);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("no transcript 999"), qPrintable(r.err));
+
     // A configured provider, by name; list never shows the key, only whether its variable is set.
     std::filesystem::create_directories(home.filePath(".config/kernel-workbench").toStdString());
     std::ofstream(home.filePath(".config/kernel-workbench/providers.json").toStdString())

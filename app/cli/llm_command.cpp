@@ -137,7 +137,7 @@ int llmListCommand(bool asJson) {
       j["key"] = keySource(p);
       out["providers"].push_back(j);
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
   if (providers.empty()) {
@@ -163,7 +163,7 @@ int llmModelsCommand(const LlmArgs &args, bool asJson) {
     json out = {{"provider", config->name}, {"base_url", config->baseUrl}, {"format", llm::toString(config->format)},
                 {"models", r.models}, {"seconds", r.seconds}};
     if (!r.error.empty()) out["error"] = r.error;
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else if (r.error.empty()) {
     for (const auto &m : r.models) std::cout << m << "\n";
   }
@@ -230,7 +230,7 @@ int llmTestCommand(const LlmArgs &args, bool asJson) {
                   {"output_tokens", r.response.usage.outputTokens},
                   {"reported", r.response.usage.reported}}}};
     if (!r.error.empty()) out["error"] = r.error;
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   } else {
     if (!r.response.text.empty()) std::cout << "\n";
     char line[256];
@@ -255,7 +255,7 @@ int llmDiscoverCommand(bool asJson) {
     for (const auto &s : servers)
       out.push_back({{"name", s.kind.name}, {"base_url", s.provider.baseUrl}, {"format", llm::toString(s.kind.format)},
                      {"models", s.models}, {"seconds", s.seconds}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
   if (servers.empty()) {
@@ -289,7 +289,7 @@ int llmTranscriptsCommand(const LlmArgs &args, bool asJson) {
                      {"cost", r.cost}, {"seconds", r.seconds}, {"started_at", r.startedAt},
                      {"request_headers", json::parse(r.requestHeaders, nullptr, false)}, {"request_body", r.requestBody},
                      {"response_text", r.responseText}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
   if (rows.empty()) {
@@ -332,7 +332,7 @@ int llmReplayCommand(const LlmArgs &args, bool asJson) {
   if (asJson) {
     std::cout << json{{"id", found->id}, {"format", llm::toString(format)}, {"stream", stream}, {"text", r.text},
                       {"complete", r.complete}, {"error", r.error}, {"matches_stored_text", same},
-                      {"raw_bytes", found->responseRaw.size()}}.dump(2)
+                      {"raw_bytes", found->responseRaw.size()}}.dump(2, ' ', false, json::error_handler_t::replace)
               << "\n";
   } else {
     std::cout << r.text << "\n";

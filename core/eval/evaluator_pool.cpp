@@ -30,6 +30,10 @@ std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &
   }
   std::vector<int> out;
   const auto hello = client.hello();
+  if (!hello.is_object()) {
+    problem = "the GPU worker stopped before it said which devices it sees";
+    return {};
+  }
   for (const auto &d : hello.value("devices", nlohmann::json::array()))
     if (d.is_object() && d.contains("ordinal") && d["ordinal"].is_number_integer()) out.push_back(d["ordinal"].get<int>());
   if (out.empty()) {
@@ -77,11 +81,11 @@ EvaluatorPool::~EvaluatorPool() {
     if (d->thread.joinable()) d->thread.join();
 }
 
-EvaluatorPool::Device *EvaluatorPool::leastLoadedLocked(const Device *except) {
+EvaluatorPool::Device *EvaluatorPool::leastLoadedLocked(const std::vector<int> &except) {
   Device *best = nullptr;
   std::size_t bestLoad = 0;
   for (auto &d : devices_) {
-    if (d->state.removed || d.get() == except) continue;
+    if (d->state.removed || std::find(except.begin(), except.end(), d->ordinal) != except.end()) continue;
     const std::size_t load = d->queue.size() + (d->state.busy ? 1 : 0);
     if (!best || load < bestLoad) {
       best = d.get();
@@ -181,10 +185,19 @@ void EvaluatorPool::run(Device &device) {
       result.message = e.what();
     }
     // A worker that died or hung: the candidate's doing, unless the reference fails there too.
+    // (A cancelled evaluation says nothing about the device: no probe, no failure.)
+    bool stopping = false;
+    {
+      std::lock_guard lock(mutex_);
+      stopping = stopping_;
+    }
     std::string failure;
-    if (deviceFailure(result)) failure = result.message;
-    else if (workerTrouble(result))
+    if (result.outcome == EvalOutcome::Cancelled || stopping) {
+    } else if (deviceFailure(result)) {
+      failure = result.message;
+    } else if (workerTrouble(result)) {
       if (const std::string p = probe(device, job.task); !p.empty()) failure = result.message + "; " + p;
+    }
     std::string message;
     bool moved = false;
     {
@@ -213,8 +226,9 @@ void EvaluatorPool::run(Device &device) {
           device.queue.clear();
         }
         // The evaluation itself gets another device, while there is one that has not failed it.
-        if (++job.attempts < devices_.size() && !stopping_)
-          if (Device *other = leastLoadedLocked(&device)) {
+        job.failedOn.push_back(device.ordinal);
+        if (!stopping_)
+          if (Device *other = leastLoadedLocked(job.failedOn)) {
             other->queue.push_back(std::move(job));
             moved = true;
           }

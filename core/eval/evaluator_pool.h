@@ -67,7 +67,7 @@ class EvaluatorPool {
     std::string source;
     EvaluationOptions options;
     std::promise<EvaluationResult> promise;
-    std::size_t attempts = 0;  // devices that failed it so far
+    std::vector<int> failedOn;  // the devices that failed it so far
   };
   struct Device {
     int ordinal = 0;
@@ -78,7 +78,7 @@ class EvaluatorPool {
     std::thread thread;
   };
   void run(Device &device);
-  Device *leastLoadedLocked(const Device *except = nullptr);
+  Device *leastLoadedLocked(const std::vector<int> &except = {});
   static bool deviceFailure(const EvaluationResult &result);
   static bool workerTrouble(const EvaluationResult &result);
   // The task's reference, run as a candidate (first configuration and seed) on the device:

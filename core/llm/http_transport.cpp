@@ -27,6 +27,7 @@ struct Transfer {
   Clock::time_point start;
   Clock::time_point lastActivity;
   bool stoppedByCallback = false;
+  std::string callbackError;  // an exception thrown by onBody, stopped at the C boundary
 };
 
 bool successStatus(int status) { return status >= 200 && status < 300; }
@@ -67,9 +68,18 @@ size_t onWrite(char *data, size_t size, size_t count, void *user) {
   }
   if (t.result->secondsToFirstByte < 0)
     t.result->secondsToFirstByte = std::chrono::duration<double>(now - t.start).count();
-  if (t.onBody && *t.onBody && !(*t.onBody)(std::string_view(data, n))) {
-    t.stoppedByCallback = true;
-    return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
+  // No exception may unwind through libcurl's C frames: it is caught here and reported.
+  try {
+    if (t.onBody && *t.onBody && !(*t.onBody)(std::string_view(data, n))) {
+      t.stoppedByCallback = true;
+      return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
+    }
+  } catch (const std::exception &e) {
+    t.callbackError = e.what();
+    return 0;
+  } catch (...) {
+    t.callbackError = "unknown exception";
+    return 0;
   }
   return n;
 }
@@ -144,7 +154,11 @@ HttpResult perform(const HttpRequest &request, const TransportOptions &options,
   // Our own loop, so cancellation and stalls are noticed within one 50 ms poll.
   int running = 1;
   while (running) {
-    if (curl_multi_perform(multi, &running) != CURLM_OK) break;
+    if (const CURLMcode mc = curl_multi_perform(multi, &running); mc != CURLM_OK) {
+      result.failure = HttpResult::Failure::Other;
+      result.error = std::string("libcurl: ") + curl_multi_strerror(mc);
+      break;
+    }
     if (!running) break;
     const auto now = Clock::now();
     if (cancel && cancel->cancelled()) {
@@ -171,7 +185,10 @@ HttpResult perform(const HttpRequest &request, const TransportOptions &options,
     int left = 0;
     while (CURLMsg *msg = curl_multi_info_read(multi, &left))
       if (msg->msg == CURLMSG_DONE) code = msg->data.result;
-    if (t.stoppedByCallback) {
+    if (!t.callbackError.empty()) {
+      result.failure = HttpResult::Failure::Other;
+      result.error = "reading the response failed: " + t.callbackError;
+    } else if (t.stoppedByCallback) {
       result.failure = HttpResult::Failure::Cancelled;
       result.error = "cancelled";
     } else if (code != CURLE_OK) {

@@ -1,7 +1,7 @@
 #pragma once
 // HTTP for the LLM client, on libcurl's multi interface: one request at a time per call,
-// streaming the body to a callback as it arrives. Cancellation is checked at least every 50 ms
-// (and wakes the wait at once), so a cancelled stream stops within well under 200 ms. A stream
+// streaming the body to a callback as it arrives. Cancellation is checked at least every 50 ms,
+// so a cancelled stream stops within well under 200 ms. A stream
 // that sends no bytes for `stallTimeout` is stopped as stalled; there is no total timeout unless
 // asked for. Thread-safe: each call uses its own handles.
 #include <atomic>

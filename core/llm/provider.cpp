@@ -58,6 +58,11 @@ std::string statusMessage(const ProviderConfig &c, int status, const std::string
   return "HTTP " + std::to_string(status) + " from " + where + ": " + said;
 }
 
+void redactKey(std::string &text, const std::string &key) {
+  if (key.empty()) return;
+  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at)) text.replace(at, key.size(), "[redacted]");
+}
+
 std::string messagesText(const ChatRequest &r) {
   std::string s;
   for (const auto &m : r.messages) s += m.content;
@@ -122,10 +127,26 @@ std::optional<std::chrono::milliseconds> parseRetryAfter(const std::string &valu
   if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; })) {
     const double s = std::atof(v.c_str());
     if (!std::isfinite(s) || s < 0) return std::nullopt;
-    return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+    return std::chrono::milliseconds(static_cast<long long>(std::min(s, 1e9) * 1000));  // at most ~31 years
   }
+  // IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT", read without the C library's locale.
+  static const char *const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  char month[4] = {0};
+  int day = 0, year = 0, hour = 0, minute = 0, second = 0;
+  const auto comma = v.find(", ");
+  if (comma == std::string::npos ||
+      std::sscanf(v.c_str() + comma + 2, "%2d %3s %4d %2d:%2d:%2d GMT", &day, month, &year, &hour, &minute, &second) != 6)
+    return std::nullopt;
   std::tm tm{};
-  if (!strptime(v.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm)) return std::nullopt;
+  tm.tm_mon = -1;
+  for (int m = 0; m < 12; ++m)
+    if (std::string(month) == kMonths[m]) tm.tm_mon = m;
+  if (tm.tm_mon < 0) return std::nullopt;
+  tm.tm_mday = day;
+  tm.tm_year = year - 1900;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
   const auto at = std::chrono::system_clock::from_time_t(timegm(&tm));
   const auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(at - now);
   return std::max(delay, std::chrono::milliseconds(0));
@@ -188,9 +209,18 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
     }
   } slot{this};
 
+  if (apiKey_.find_first_of("\r\n") != std::string::npos) {
+    result.error = "the API key of " + config_.name + " holds a line break; set it again without one";
+    return result;
+  }
   const HttpRequest http = buildChatRequest(config_.format, config_.baseUrl, apiKey_, request);
   TransportOptions options;
   options.stallTimeout = std::chrono::duration_cast<std::chrono::milliseconds>(config_.stallTimeout);
+  if (!request.stream) {
+    // A whole answer sends nothing until it is done: no stall limit, but a total one.
+    options.stallTimeout = std::max<std::chrono::milliseconds>(options.stallTimeout, std::chrono::minutes(10));
+    options.totalTimeout = std::chrono::minutes(10);
+  }
   std::string raw;
   std::unique_ptr<ResponseDecoder> decoder;
   for (int attempt = 1;; ++attempt) {
@@ -265,6 +295,8 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
   }
 
   result.response = decoder ? decoder->response() : ChatResponse{};
+  // A server (or proxy) that echoes the key in an error must not put it in our messages.
+  for (std::string *text : {&result.error, &result.response.error, &raw}) redactKey(*text, apiKey_);
   if (!result.response.usage.reported && result.response.usage.inputTokens == 0)
     result.response.usage.inputTokens = estimateTokens(messagesText(request));
   const bool costKnown = config_.price.has_value();
@@ -328,6 +360,7 @@ ModelsResult Provider::models(const CancelToken *cancel) {
     const bool retry = (h.status == 0 || retryableStatus(h.status)) && attempt < config_.retry.maxAttempts;
     if (!retry) {
       out.error = h.status && h.failure == HttpResult::Failure::None ? statusMessage(config_, h.status, errorBody) : h.error;
+      redactKey(out.error, apiKey_);
       return out;
     }
     std::optional<std::chrono::milliseconds> retryAfter;

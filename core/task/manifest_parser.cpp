@@ -1038,7 +1038,16 @@ Lineage ManifestReader::readLineage(const std::string &text, const Task &task) {
         if (!tunableSet_.count(e.key))
           fail(e.line, field, "the task declares no tunable " + inQuotes(e.key) + "; expected one of: " +
                                   (tunableNames_.empty() ? std::string("(none)") : join(tunableNames_)));
-        step.tunables[e.key] = asInteger(*e.node, field, "an integer");
+        const std::int64_t value = asInteger(*e.node, field, "an integer");
+        const Tunable *declared = nullptr;
+        for (const Tunable &tu : task.tunables)
+          if (tu.name == e.key) declared = &tu;
+        if (std::find(declared->values.begin(), declared->values.end(), value) == declared->values.end()) {
+          std::string listed;
+          for (auto v : declared->values) listed += (listed.empty() ? "" : ", ") + std::to_string(v);
+          fail(lineOf(*e.node), field, std::to_string(value) + " is not one of the task's values; expected one of: " + listed);
+        }
+        step.tunables[e.key] = value;
       }
     }
     if (const toml::node *ln = t.get("launch")) {

@@ -96,6 +96,8 @@ class TestLineage : public QObject {
     QTest::newRow("no title") << "[[step]]\nfile = \"01-naive.cu\"\n" << header << "lineage.toml:1: step[1].title: missing";
     QTest::newRow("undeclared tunable") << "[[step]]\nfile = \"01-naive.cu\"\ntitle = \"a\"\n[step.tunables]\nTILE = 4\n"
                                         << header << "lineage.toml:5: step[1].tunables.TILE: the task declares no tunable 'TILE'; expected one of: BLOCK";
+    QTest::newRow("unlisted tunable value") << "[[step]]\nfile = \"01-naive.cu\"\ntitle = \"a\"\n[step.tunables]\nBLOCK = 96\n"
+                                           << header << "lineage.toml:5: step[1].tunables.BLOCK: 96 is not one of the task's values; expected one of: 128, 256, 512, 1024";
     QTest::newRow("unknown size in launch")
         << "[[step]]\nfile = \"01-naive.cu\"\ntitle = \"a\"\n[step.launch]\nkernel = \"k\"\ngrid = [\"rowz\"]\nblock = [1]\nargs = [\"x\", \"y\"]\n"
         << header << "lineage.toml:6: step[1].launch.grid: unknown name 'rowz'";

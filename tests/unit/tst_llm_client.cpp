@@ -436,7 +436,7 @@ class TestLlmClient : public QObject {
     LoopbackHttpServer server;
     ScriptedResponse refused;
     refused.status = 401;
-    refused.chunks = {R"({"error":{"message":"bad key"}})"};
+    refused.chunks = {std::string("{\"error\":{\"message\":\"bad key ") + kKey + "\"}}"};  // a proxy that echoes the key
     server.route("POST", "/v1/chat/completions", {streamOf("text/event-stream", {fixture("openai_stream_text.sse")}), refused});
     llm::Provider provider(configFor(server, llm::WireFormat::OpenAIChat), kKey, nullptr,
                            llm::workspaceTranscriptSink(ws, "session-1"));
@@ -450,6 +450,7 @@ class TestLlmClient : public QObject {
     QVERIFY(rows[0].responseRaw.find("[DONE]") != std::string::npos);
     QVERIFY2(rows[0].requestHeaders.find("[redacted]") != std::string::npos, rows[0].requestHeaders.c_str());
     QCOMPARE(rows[1].outcome, std::string("error"));
+    QVERIFY2(rows[1].error.find("bad key [redacted]") != std::string::npos, rows[1].error.c_str());
     QCOMPARE(rows[1].status, 401);
     for (const auto &row : rows)
       for (const std::string *field : {&row.requestHeaders, &row.requestBody, &row.responseText, &row.responseRaw, &row.error, &row.url})
@@ -561,6 +562,8 @@ class TestLlmClient : public QObject {
     const auto now = system_clock::from_time_t(784111777);  // Sun, 06 Nov 1994 08:49:37 GMT
     QCOMPARE(llm::parseRetryAfter("Sun, 06 Nov 1994 08:49:57 GMT", now)->count(), 20000LL);
     QVERIFY(!llm::parseRetryAfter("soon").has_value());
+    QVERIFY(llm::parseRetryAfter("99999999999999999999")->count() > 0);  // clamped, not overflowed
+    QVERIFY(!llm::parseRetryAfter("Sun, 06 Foo 1994 08:49:57 GMT", now).has_value());
     QVERIFY(!llm::parseRetryAfter("").has_value());
     llm::ProviderConfig c;
     c.retry.initialBackoff = 100ms;

@@ -26,8 +26,9 @@ std::string trimmed(std::string s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
-// The "Adds:" and "Relies on:" texts of the comment that opens a step's file. A label's text may
-// continue on the comment lines after it that are indented ("//   more text").
+// The "Adds:" and "Relies on:" texts of the comment that opens a step's file. "Adds:" runs on
+// over the comment lines after it up to "Relies on:" (or a blank comment line); "Relies on:"
+// continues only over indented lines ("//   more text"), so notes after it stay apart.
 void readHeader(const std::string &source, LineageStep &step, const std::string &shown) {
   std::istringstream in(source);
   std::string line;
@@ -48,6 +49,8 @@ void readHeader(const std::string &source, LineageStep &step, const std::string 
     } else if (body.rfind("Relies on:", 0) == 0) {
       step.reliesOn = trimmed(body.substr(10));
       current = &step.reliesOn;
+    } else if (current == &step.adds && !body.empty()) {  // Adds runs on to "Relies on:"
+      *current += " " + body;
     } else if (current && !body.empty() && raw.rfind("  ", 0) == 0) {  // an indented continuation
       *current += " " + body;
     } else {

@@ -17,6 +17,7 @@
 //   // Step 3 of 7 — shared-memory tiling
 //   // Adds: ...
 //   // Relies on: ...
+// ("Adds:" may run over several comment lines; "Relies on:" continues over indented ones.)
 // KLineage learns from these; `kwb lineage TASK` evaluates every step.
 #include <cstdint>
 #include <filesystem>

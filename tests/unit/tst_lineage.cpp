@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char *kHeader = "// Step 1 of 2 - naive\n// Adds: one thread per output,\n//   coalesced.\n// Relies on: nothing\n";
+const char *kHeader = "// Step 1 of 2 - naive\n// Adds: one thread per output,\n//   coalesced,\n// and simple.\n// Relies on: nothing\n// Measured: a note that stays apart.\n";
 const char *kKernel = "extern \"C\" __global__ void k(const float *x, float *y, long long rows, long long cols) {}\n";
 
 void write(const fs::path &p, const std::string &text) {
@@ -67,7 +67,7 @@ class TestLineage : public QObject {
     const auto &a = lineage.steps[0];
     QCOMPARE(a.index, 1);
     QCOMPARE(a.title, std::string("naive"));
-    QCOMPARE(a.adds, std::string("one thread per output, coalesced."));
+    QCOMPARE(a.adds, std::string("one thread per output, coalesced, and simple."));
     QCOMPARE(a.reliesOn, std::string("nothing"));
     QVERIFY(a.launch);
     QCOMPARE(a.launch->kernel, std::string("k"));

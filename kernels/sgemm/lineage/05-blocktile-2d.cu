@@ -5,6 +5,9 @@
 // __launch_bounds__(256, 2) holds the 64 accumulators and operands to 128 registers, so two
 // blocks fit per SM.
 // Relies on: step 4 (register blocking along one dimension, shared-memory tiles).
+// Pays at large sizes only: at 512^3 the 128 x 128 tiles give 16 blocks for 132 SMs, so on the
+// H200 it is slower than step 4 there (113 us vs 59.9 us); at 4096^3 it is 1.89x faster
+// (4.76 ms vs 8.99 ms). Steps 6 to 8 keep these tiles and win back the small size partly.
 #define BM 128
 #define BN 128
 #define BK 8

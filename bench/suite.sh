@@ -15,6 +15,14 @@ kernels=${KWB_KERNELS_DIR:?KWB_KERNELS_DIR names the kernels folder}
 tasks=("$@")
 [ ${#tasks[@]} -gt 0 ] || mapfile -t tasks < <(cd "$kernels" && ls -d */ | tr -d / )
 status=0
+# Where and when, for the report even when the yardsticks are skipped.
+python3 - "$out/$prefix-meta.json" <<'PY'
+import datetime, json, os, subprocess, sys
+gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip().splitlines()
+json.dump({"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": os.environ.get("KWB_BENCH_COMMIT", "unknown"), "gpu": gpu[0] if gpu else "?", "gpus": len(gpu)},
+          open(sys.argv[1], "w"), indent=2)
+PY
 for t in "${tasks[@]}"; do
   [ -f "$kernels/$t/lineage/lineage.toml" ] || { echo "suite: $t has no lineage"; status=1; continue; }
   echo "== lineage $t"

@@ -5,7 +5,8 @@ measured device copy bandwidth), from the JSON that bench/run-on-gpu.sh's `suite
 
     python3 bench/suite_report.py DIR PREFIX
 
-reads DIR/PREFIX-lineage-TASK.json (`kwb lineage TASK --time --json`), DIR/PREFIX-vendor.json
+reads DIR/PREFIX-meta.json (date, GPU, commit), DIR/PREFIX-lineage-TASK.json
+(`kwb lineage TASK --time --json`), DIR/PREFIX-vendor.json
 (kwb-bench-vendor-baselines) and DIR/PREFIX-torch.json (torch_baselines.py; optional), and writes
 DIR/PREFIX-suite.md and DIR/PREFIX-suite.json. Exit status 1 when a step was not correct."""
 import glob
@@ -36,8 +37,9 @@ def main():
         lineages[j["task"]] = j
     vendor = load(os.path.join(d, f"{prefix}-vendor.json")) if os.path.exists(os.path.join(d, f"{prefix}-vendor.json")) else None
     torch = load(os.path.join(d, f"{prefix}-torch.json")) if os.path.exists(os.path.join(d, f"{prefix}-torch.json")) else None
-    meta = vendor or torch or {}
-    lines = [f"# Bundled suite on {meta.get('gpu', '?')}", "",
+    meta_path = os.path.join(d, f"{prefix}-meta.json")
+    meta = load(meta_path) if os.path.exists(meta_path) else (vendor or torch or {})
+    lines = [f"# Bundled suite on {meta.get('gpu', '?')}" + (f" (x{meta['gpus']}: steps spread over them)" if meta.get("gpus", 1) > 1 else ""), "",
              f"{meta.get('date', '?')}, commit {meta.get('commit', '?')}. Times are medians of the evaluator's "
              "CUPTI kernel durations with L2 flushed before each sample (`kwb lineage TASK --time`); "
              "x = speedup over the step before on the same configuration.", ""]

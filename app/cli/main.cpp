@@ -372,7 +372,7 @@ int main(int argc, char **argv) {
   llmReplay->add_option("--workspace", llmArgs.workspace, "Workspace file (default: the workbench's)");
   llmReplay->add_option("--session", llmArgs.session, "Session (default: none)");
   llmReplay->add_flag("--json", asJson, "Machine-readable output");
-  auto *llmDiscover = llm->add_subcommand("discover", "Find LLM servers on this machine's usual ports (Ollama, llama.cpp, vLLM, LM Studio, SGLang)");
+  auto *llmDiscover = llm->add_subcommand("discover", "Find LLM servers on this machine's usual ports (Ollama, llama.cpp, vLLM, LM Studio, SGLang, and packaging/run-local-llm.sh's 8089)");
   llmDiscover->add_flag("--json", asJson, "Machine-readable output");
 
   // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.

@@ -9,7 +9,8 @@ std::vector<LocalServerKind> knownLocalServers() {
           {"llama.cpp", 8080, WireFormat::OpenAIChat, "/v1"},
           {"vllm", 8000, WireFormat::OpenAIChat, "/v1"},
           {"lm-studio", 1234, WireFormat::OpenAIChat, "/v1"},
-          {"sglang", 30000, WireFormat::OpenAIChat, "/v1"}};
+          {"sglang", 30000, WireFormat::OpenAIChat, "/v1"},
+          {"local-llm", 8089, WireFormat::OpenAIChat, "/v1"}};  // packaging/run-local-llm.sh
 }
 
 std::vector<DiscoveredServer> discoverLocalServers(const std::string &host, std::vector<LocalServerKind> kinds,

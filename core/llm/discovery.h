@@ -1,7 +1,8 @@
 #pragma once
 // Finds LLM servers on this machine's usual local ports and lists their models, so the GUI can
 // offer them with no typing: Ollama (11434, native /api/tags), llama.cpp (8080), vLLM (8000),
-// LM Studio (1234) and SGLang (30000), all OpenAI-compatible under /v1. The ports are probed
+// LM Studio (1234), SGLang (30000) and the project's own local model server
+// (packaging/run-local-llm.sh, 8089), all OpenAI-compatible under /v1. The ports are probed
 // at once, each with a short connect timeout.
 #include <chrono>
 #include <string>

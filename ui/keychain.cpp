@@ -31,9 +31,12 @@ QString messageFor(const QKeychain::Job &job, const QString &provider) {
   return Keychain::unavailableMessage(why);
 }
 
+// Jobs have no parent: a keychain answer can arrive after the settings page is gone (an unlock
+// prompt), and the backend holds on to the job until then; it deletes itself when done. Its
+// `finished` connection has the Keychain as context, so a late answer is simply dropped.
 template <typename JobT>
-JobT *startJob(Keychain *owner, const QString &provider) {
-  auto *job = new JobT(serviceName(), owner);
+JobT *startJob(const QString &provider) {
+  auto *job = new JobT(serviceName(), nullptr);
   job->setAutoDelete(true);
   job->setInsecureFallback(false);  // never a plain-text file in place of a keychain
   job->setKey(provider);
@@ -51,7 +54,7 @@ QString Keychain::unavailableMessage(const QString &why) {
 }
 
 void Keychain::readKey(const QString &provider) {
-  auto *job = startJob<QKeychain::ReadPasswordJob>(this, provider);
+  auto *job = startJob<QKeychain::ReadPasswordJob>(provider);
   connect(job, &QKeychain::Job::finished, this, [this, provider](QKeychain::Job *done) {
     if (done->error() == QKeychain::NoError)
       emit keyRead(provider, static_cast<QKeychain::ReadPasswordJob *>(done)->textData());
@@ -62,7 +65,7 @@ void Keychain::readKey(const QString &provider) {
 }
 
 void Keychain::writeKey(const QString &provider, const QString &key) {
-  auto *job = startJob<QKeychain::WritePasswordJob>(this, provider);
+  auto *job = startJob<QKeychain::WritePasswordJob>(provider);
   job->setTextData(key);
   connect(job, &QKeychain::Job::finished, this, [this, provider](QKeychain::Job *done) {
     if (done->error() == QKeychain::NoError)
@@ -74,7 +77,7 @@ void Keychain::writeKey(const QString &provider, const QString &key) {
 }
 
 void Keychain::deleteKey(const QString &provider) {
-  auto *job = startJob<QKeychain::DeletePasswordJob>(this, provider);
+  auto *job = startJob<QKeychain::DeletePasswordJob>(provider);
   connect(job, &QKeychain::Job::finished, this, [this, provider](QKeychain::Job *done) {
     if (done->error() == QKeychain::NoError || done->error() == QKeychain::EntryNotFound)
       emit keyDeleted(provider);

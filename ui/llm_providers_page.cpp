@@ -76,9 +76,25 @@ QString templateLabel(const QString &name) {
   return labels.value(name, name);
 }
 
+// Text that is more likely a key than the name of a variable holding one: a known key prefix,
+// or long and mixed lower case and digits (variable names are usually UPPER_CASE).
+bool looksLikeKey(const QString &text) {
+  for (const char *prefix : {"sk-", "sk_", "gsk_", "hf_", "xai-", "pplx-", "AIza", "key-"})
+    if (text.startsWith(QLatin1String(prefix))) return true;
+  bool lower = false, digit = false;
+  for (const QChar c : text) {
+    lower = lower || c.isLower();
+    digit = digit || c.isDigit();
+  }
+  return text.size() >= 24 && lower && digit;
+}
+
+// A variable name, and not a pasted key: a name that looks like a key counts only when such a
+// variable is really set.
 bool isVariableName(const QString &name) {
   static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
-  return re.match(name).hasMatch();
+  if (!re.match(name).hasMatch()) return false;
+  return !looksLikeKey(name) || !qEnvironmentVariableIsEmpty(name.toLocal8Bit().constData());
 }
 
 // A server on this machine or the local network: listing its models costs nothing and needs no key.
@@ -157,6 +173,10 @@ QString baseUrlProblem(const QString &url) {
         "The base URL must start with http:// or https://; for example "
         "http://127.0.0.1:8080/v1.");
   if (parsed.host().isEmpty()) return LlmProvidersPage::tr("The base URL names no host.");
+  if (!parsed.userInfo().isEmpty() || parsed.hasQuery())
+    return LlmProvidersPage::tr(
+        "The base URL may not carry a user name, password or query (they would be shown and stored with "
+        "it); keep the key in an environment variable or the keychain.");
   if (parsed.hasQuery() || parsed.hasFragment())
     return LlmProvidersPage::tr("The base URL must not have a query or fragment (the part after ? or #).");
   return {};
@@ -685,7 +705,7 @@ void LlmProvidersPage::updateKeyStatus() {
                tr("\"%1\" is not an environment variable name (letters, digits and _, not starting with a "
                   "digit). Name the variable that holds the key, not the key itself; or keep the key in the "
                   "desktop keychain.")
-                   .arg(variable.left(12) + (variable.size() > 12 ? QStringLiteral("…") : QString())),
+                   .arg(variable.left(4) + (variable.size() > 4 ? QStringLiteral("…") : QString())),
                kErrorStyle);
   } else if (qEnvironmentVariableIsEmpty(variable.toLocal8Bit().constData())) {
     setMessage(keyEnvStatus_,

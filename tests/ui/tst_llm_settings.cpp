@@ -298,6 +298,21 @@ void TestLlmSettings::validationIsInlineAndBlocksApply() {
   QVERIFY2(page->keyVariableStatus()->text().contains(QStringLiteral("not an environment variable name")),
            qPrintable(page->keyVariableStatus()->text()));
   QVERIFY(!page->apply());
+  // ... also one that matches a variable name's pattern (hf_..., or long mixed case with digits),
+  // and the status line shows no more than its first characters.
+  const QString hfToken = QStringLiteral("hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789");
+  page->keyVariableField()->setText(hfToken);
+  QVERIFY2(page->keyVariableStatus()->text().contains(QStringLiteral("not an environment variable name")),
+           qPrintable(page->keyVariableStatus()->text()));
+  QVERIFY(!page->keyVariableStatus()->text().contains(hfToken.mid(4)));
+  QVERIFY(!page->apply());
+  page->keyVariableField()->setText(QStringLiteral("OPENAI_API_KEY"));
+  // A base URL carrying credentials or a query is refused.
+  page->baseUrlField()->setText(QStringLiteral("https://user:secret@example.com/v1"));
+  QVERIFY(!page->baseUrlError()->isHidden());
+  QVERIFY(!page->apply());
+  page->baseUrlField()->setText(QStringLiteral("http://localhost:30000/v1?key=abc"));
+  QVERIFY(!page->apply());
   QVERIFY(!QFile::exists(providersFile()));
   // Closing without applying leaves nothing behind.
 }

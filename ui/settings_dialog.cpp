@@ -185,7 +185,12 @@ void SettingsDialog::loadFields() {
 }
 
 bool SettingsDialog::apply() {
-  const bool llmSaved = llm_->apply();
+  // The providers first: when they cannot be saved (a field in red, a file that cannot be
+  // written), nothing else is applied either, so Cancel still leaves every setting as it was.
+  if (!llm_->apply()) {
+    showPage(tr("LLM providers"));
+    return false;
+  }
   settings::setWorkspacePath(workspace_->text());
   settings::setKernelsDirOverride(kernelsDir_->text());
   settings::setEditor({fontSize_->value(), tabWidth_->value()});
@@ -193,10 +198,8 @@ bool SettingsDialog::apply() {
   QList<int> gpus;
   if (settings::parseGpuDevices(gpus_->text(), &gpus)) settings::setGpuDevices(gpus);
   loadFields();
-  // The providers page shows what it stored; when it could not, it keeps what was typed.
-  if (!llmSaved) showPage(tr("LLM providers"));
   emit applied();
-  return llmSaved;
+  return true;
 }
 
 void SettingsDialog::setWorkspaceInUse(const QString &path) {

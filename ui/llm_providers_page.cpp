@@ -209,8 +209,10 @@ LlmProvidersPage::LlmProvidersPage(QWidget *parent) : QWidget(parent) {
     for (auto &then : waiters) then(key);
   });
   connect(keychain_, &Keychain::keyWritten, this, [this](const QString &provider) {
+    // Only what was written is stored: a key typed again while the write ran stays pending.
+    const QString written = keysBeingWritten_.take(provider);
     for (Entry &e : entries_)
-      if (qs(e.config.name) == provider) e.pendingKey.clear();
+      if (qs(e.config.name) == provider && e.pendingKey == written) e.pendingKey.clear();
     keychainMessages_.insert(provider, tr("Stored in the desktop keychain."));
     if (const Entry *e = current(); e && qs(e->config.name) == provider) {
       loading_ = true;
@@ -885,6 +887,7 @@ void LlmProvidersPage::onTestFinished(const ConnectionTest &result) {
 void LlmProvidersPage::onKeychainFailed(const QString &provider, const QString &operation,
                                         const QString &message) {
   keychainMessages_.insert(provider, message);
+  if (operation == QLatin1String("write")) keysBeingWritten_.remove(provider);  // the key stays pending
   if (operation == QLatin1String("read")) {
     // Go on without a key: the server's answer (401) then says the rest.
     auto waiters = keyWaiters_.take(provider);
@@ -1000,6 +1003,7 @@ bool LlmProvidersPage::apply() {
     if (!e.config.keyInKeychain || e.pendingKey.isEmpty()) continue;
     const QString name = qs(e.config.name);
     keychainMessages_.insert(name, tr("Storing the key in the desktop keychain…"));
+    keysBeingWritten_.insert(name, e.pendingKey);
     keychain_->writeKey(name, e.pendingKey);
   }
   const double budget = budget_->value();

@@ -149,6 +149,7 @@ class LlmProvidersPage : public QWidget {
   bool loadFailed_ = false;
   bool discoveryStarted_ = false;
   QStringList removedKeychainNames_;          // keychain keys to delete on Apply
+  QHash<QString, QString> keysBeingWritten_;  // provider -> the key its keychain write in flight holds
   QHash<QString, QString> keychainMessages_;  // per provider name: the keychain's last word
   QHash<QString, std::vector<std::function<void(const QString &)>>> keyWaiters_;
   QList<kwb::llm::DiscoveredServer> found_;

@@ -582,7 +582,7 @@ void LlmProvidersPage::removeSelected() {
         std::find_if(entries_.begin(), entries_.end(), [uid](const Entry &e) { return e.uid == uid; });
     if (it == entries_.end()) return;
     const int row = static_cast<int>(it - entries_.begin());
-    if (it->config.keyInKeychain) removedKeychainNames_.append(qs(it->config.name));
+    if (it->config.keyInKeychain && !it->storedName.isEmpty()) removedKeychainNames_.append(it->storedName);
     entries_.erase(it);
     dirty_ = true;
     delete list_->takeItem(row);
@@ -937,6 +937,7 @@ void LlmProvidersPage::load() {
     Entry entry;
     entry.uid = nextUid_++;
     entry.config = std::move(config);
+    entry.storedName = qs(entry.config.name);
     const auto it = kept.constFind(qs(entry.config.name));
     if (it != kept.constEnd()) {
       entry.pendingKey = it->pendingKey;
@@ -971,6 +972,22 @@ bool LlmProvidersPage::apply() {
                kErrorStyle);
     return false;
   }
+  // The keychain entry is named after the provider: a renamed one needs its key again.
+  for (int row = 0; row < static_cast<int>(entries_.size()); ++row) {
+    const Entry &e = entries_[static_cast<std::size_t>(row)];
+    if (!e.config.keyInKeychain || e.storedName.isEmpty() || e.storedName == qs(e.config.name) || !e.pendingKey.isEmpty())
+      continue;
+    list_->setCurrentRow(row);
+    setMessage(fileStatus_,
+               tr("\"%1\" was renamed from \"%2\": its key is kept in the keychain under the old name. Enter the "
+                  "key again, then apply.")
+                   .arg(qs(e.config.name), e.storedName),
+               kErrorStyle);
+    return false;
+  }
+  for (const Entry &e : entries_)
+    if (e.config.keyInKeychain && !e.storedName.isEmpty() && e.storedName != qs(e.config.name))
+      removedKeychainNames_.append(e.storedName);  // its key is written under the new name below
 
   if (dirty_) {
     try {
@@ -1006,6 +1023,7 @@ bool LlmProvidersPage::apply() {
     keysBeingWritten_.insert(name, e.pendingKey);
     keychain_->writeKey(name, e.pendingKey);
   }
+  for (Entry &e : entries_) e.storedName = qs(e.config.name);
   const double budget = budget_->value();
   settings::setLlmBudgetDollars(budget > 0 ? std::optional<double>(budget) : std::nullopt);
   dirty_ = false;

@@ -112,6 +112,7 @@ class LlmProvidersPage : public QWidget {
     quint64 uid = 0;
     kwb::llm::ProviderConfig config;
     QString pendingKey;       // typed for the keychain, not stored yet; memory only
+    QString storedName;       // the name it was last saved under (its keychain entry's); empty if never
     QStringList models;       // from the server
     QString modelsListedFor;  // the base URL the list (or its error) is for
     QString modelsMessage;

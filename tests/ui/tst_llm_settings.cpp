@@ -135,6 +135,7 @@ class TestLlmSettings : public QObject {
   void cancelStopsAnEndlessStream();
   void serverFoundOnThisMachineIsOffered();
   void removeAsksFirst();
+  void renamedKeychainProviderNeedsItsKey();
 
  private:
   // A shown Settings dialog on the LLM providers page.
@@ -556,6 +557,24 @@ void TestLlmSettings::removeAsksFirst() {
   const auto saved = kwb::llm::loadProviders(providersFile().toStdString());
   QCOMPARE(saved.size(), std::size_t(1));
   QCOMPARE(QString::fromStdString(saved[0].name), QStringLiteral("keyed"));
+}
+
+// A keychain provider's entry is named after it: renamed, it needs its key again before Apply
+// (the file keeps the old name until then).
+void TestLlmSettings::renamedKeychainProviderNeedsItsKey() {
+  auto dialog = openDialog();
+  QVERIFY(dialog);
+  LlmProvidersPage *page = dialog->llmProvidersPage();
+  QCOMPARE(page->providerList()->count(), 1);
+  page->providerList()->setCurrentRow(0);
+  QVERIFY(page->keyFromKeychainButton()->isChecked());
+  page->nameField()->setText(QStringLiteral("keyed-renamed"));
+  QVERIFY(!dialog->apply());
+  auto *status = page->findChild<QLabel *>(QStringLiteral("llmProvidersFileStatus"));
+  QVERIFY(status);
+  QVERIFY2(status->text().contains(QStringLiteral("was renamed from \"keyed\"")), qPrintable(status->text()));
+  QCOMPARE(QString::fromStdString(kwb::llm::loadProviders(providersFile().toStdString()).at(0).name),
+           QStringLiteral("keyed"));
 }
 
 QTEST_MAIN(TestLlmSettings)

@@ -169,7 +169,6 @@ void LlmService::testConnection(const kwb::llm::ProviderConfig &config, const QS
 
 void LlmService::cancel() {
   if (testCall_) testCall_->cancel.cancel();
-  if (listCall_) listCall_->cancel.cancel();
 }
 
 void LlmService::discover() {

@@ -46,7 +46,8 @@ class LlmService : public QObject {
   void listModels(const kwb::llm::ProviderConfig &config, const QString &key);
   // Streams textSoFar() as it arrives (testText), then testFinished. model empty: the config's.
   void testConnection(const kwb::llm::ProviderConfig &config, const QString &key, const QString &model);
-  // Stops the test request (and a model list) in flight; its testFinished says "cancelled".
+  // Stops the test request in flight; its testFinished says "cancelled". A model list in flight
+  // goes on.
   void cancel();
   void discover();
   // Where discover() looks: by default knownLocalServers() on 127.0.0.1.

@@ -200,25 +200,31 @@ json EvaluationResult::toJson() const {
   return j;
 }
 
+std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings &settings, std::string &problem) {
+  worker::WorkerClientOptions o;
+  if (!settings.workerPath.empty()) {
+    o.workerPath = settings.workerPath;
+  } else if (auto found = workerExecutable()) {
+    o.workerPath = *found;
+  } else {
+    problem = "the GPU worker (kwb-worker) was not found; set KWB_WORKER to its path";
+    return std::nullopt;
+  }
+  o.sandbox = settings.sandbox;
+  o.startTimeout = settings.workerStartTimeout;
+  return o;
+}
+
 Evaluator::Evaluator(EvaluatorSettings settings) : settings_(std::move(settings)), compiler_(settings_.compiler) {}
 
 Evaluator::~Evaluator() = default;
 
 bool Evaluator::ensureWorker(std::string &problem) {
   if (!worker_) {
-    worker::WorkerClientOptions o;
-    if (!settings_.workerPath.empty()) {
-      o.workerPath = settings_.workerPath;
-    } else if (auto found = workerExecutable()) {
-      o.workerPath = *found;
-    } else {
-      problem = "the GPU worker (kwb-worker) was not found; set KWB_WORKER to its path";
-      return false;
-    }
-    o.device = settings_.device;
-    o.sandbox = settings_.sandbox;
-    o.startTimeout = settings_.workerStartTimeout;
-    auto fresh = std::make_unique<worker::WorkerClient>(o);
+    auto o = workerOptions(settings_, problem);
+    if (!o) return false;
+    o->device = settings_.device;
+    auto fresh = std::make_unique<worker::WorkerClient>(*o);
     std::lock_guard lock(workerMutex_);
     worker_ = std::move(fresh);
   }

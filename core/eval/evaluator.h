@@ -27,6 +27,7 @@
 #include "core/eval/timing_statistics.h"
 #include "core/task/task.h"
 #include "core/worker/sandbox.h"
+#include "core/worker/worker_client.h"
 
 namespace kwb {
 
@@ -142,6 +143,11 @@ struct EvaluatorSettings {
   int device = 0;         // the CUDA device the worker uses
   std::chrono::milliseconds workerStartTimeout{30000};
 };
+
+// The options a worker for these settings starts with (its path: settings.workerPath, else
+// workerExecutable(); sandbox; start timeout; no device), or nullopt with `problem` saying that
+// no kwb-worker was found.
+std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings &settings, std::string &problem);
 
 // Keeps a worker between evaluations (its reference outputs stay cached); replaces it after a
 // crash, a lost context or a timeout. Not thread-safe: one evaluate() at a time.

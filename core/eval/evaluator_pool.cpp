@@ -10,18 +10,9 @@
 namespace kwb {
 
 std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &problem) {
-  worker::WorkerClientOptions o;
-  if (!settings.workerPath.empty()) {
-    o.workerPath = settings.workerPath;
-  } else if (auto found = workerExecutable()) {
-    o.workerPath = *found;
-  } else {
-    problem = "the GPU worker (kwb-worker) was not found; set KWB_WORKER to its path";
-    return {};
-  }
-  o.sandbox = settings.sandbox;
-  o.startTimeout = settings.workerStartTimeout;
-  worker::WorkerClient client(o);
+  const auto o = workerOptions(settings, problem);
+  if (!o) return {};
+  worker::WorkerClient client(*o);
   client.start();
   if (!client.waitUntilReady(settings.workerStartTimeout + std::chrono::seconds(5))) {
     const auto exit = client.lastExit();

@@ -1,4 +1,4 @@
-// Step 1 of 7 — naive direct 81-tap
+// Step 1 of 8 — naive direct 81-tap
 // Adds: nothing yet: one thread per pixel sums all 81 taps, each a clamped global load of img and
 //   two global loads of the weights; neighbouring threads re-load the same pixels through L1/L2.
 // Relies on: nothing

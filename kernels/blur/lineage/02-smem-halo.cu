@@ -1,4 +1,4 @@
-// Step 2 of 7 — shared-memory halo tile
+// Step 2 of 8 — shared-memory halo tile
 // Adds: each 32x16 block loads its output tile plus the 4-pixel border (40x24 pixels, clamped at the
 //   image edges) into shared memory once, coalesced; the 81 taps per pixel then read shared memory
 //   instead of issuing 81 global loads (about 1.9 global loads per pixel instead of 81).

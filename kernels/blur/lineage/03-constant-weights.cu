@@ -1,4 +1,4 @@
-// Step 3 of 7 — constant-memory weights
+// Step 3 of 8 — constant-memory weights
 // Adds: the 18 weights are copied (device to device, on the launch stream) into __constant__ arrays,
 //   so the unrolled taps read them as constant-bank operands of the multiply-adds: no weight loads and
 //   no registers holding them. Host-launcher form, since a kernel cannot fill __constant__ itself.

@@ -1,4 +1,4 @@
-// Step 4 of 7 — separable passes in one kernel
+// Step 4 of 8 — separable passes in one kernel
 // Adds: the 9x9 product is factored: a horizontal 9-tap pass over every row of the halo tile writes
 //   a 24x32 intermediate to shared memory, then a vertical 9-tap pass produces the output: 18 + 6
 //   multiply-adds and shared reads per pixel instead of 81 (the 8 extra halo rows cost the 6).

@@ -1,4 +1,4 @@
-// Step 5 of 7 — register blocking (8 outputs per thread)
+// Step 5 of 8 — register blocking (8 outputs per thread)
 // Adds: a 32x8 block covers a 32x64 tile: each thread produces 8 vertically adjacent outputs from
 //   16 intermediate values it holds in registers (2 shared reads per output in the vertical pass
 //   instead of 9), and the 8 halo rows are amortized over 64 rows instead of 16 (1.13 instead of 1.5

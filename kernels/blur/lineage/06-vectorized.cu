@@ -1,4 +1,4 @@
-// Step 6 of 7 — float4 vectorization
+// Step 6 of 8 — float4 vectorization
 // Adds: every access moves 4 adjacent pixels: float4 global loads of the halo tile and float4 global
 //   stores, and in the horizontal pass each thread reads 3 float4 (12 pixels) from shared memory to
 //   produce 4 adjacent outputs (3 shared words per output instead of 9); the vertical pass holds

@@ -1,4 +1,4 @@
-// Step 7 of 7 — cp.async double buffering down a column strip
+// Step 7 of 8 — cp.async double buffering down a column strip
 // Adds: each block walks TPB tiles down its 64-column strip and copies the next tile's halo into a
 //   second shared buffer with cp.async (16-byte global-to-shared copies that need no registers)
 //   while it computes the current one: loads stay in flight during both passes instead of each

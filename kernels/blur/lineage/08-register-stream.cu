@@ -7,12 +7,13 @@
 //   memory and no barrier. The next 8 rows' loads are issued before the current 8 are computed.
 //   The weights, now read once per thread into registers, no longer need a per-launch copy to
 //   __constant__ memory.
-// Variants measured on an H200 (8192^2, CUPTI kernel time; step 7: 0.181 ms), all with 128-row
-// segments: plain loads and stores 0.152 ms; __stcs stores 0.155 ms; __ldcs loads and __stcs stores
-// 0.162 ms; without the prefetch of the next rows 0.160 ms; 2 warps per block 0.157 ms. 64-row
-// segments (this file) cost the same on 8192^2 within 1 us and halve the time on the odd image,
-// which has too few strips to fill 132 SMs. The suite table (tests/bench/results) has this file's
-// times; on the small and odd images it stays slower than step 7: it pays on large images.
+// Measured on an H200 (CUPTI kernel time, suite table 2026-11-30-h200x2-0ab4a3a): 8192^2 in 0.152 ms
+//   against step 7's 0.180 ms (3.54 TB/s, 83% of the device-to-device copy bandwidth). On the small
+//   and odd images (1024^2, 1000x999) it takes 0.017 ms against step 7's 0.010-0.011 ms: too few
+//   strips to fill 132 SMs, so this step pays on large images only. Variants (same day, 8192^2,
+//   tests/bench/results/2026-11-30-h200x2-blur-step8-variants.txt): streaming cache hints cost
+//   3-10 us (__ldcs loads, __stcs stores), dropping the prefetch of the next rows 5 us, 128-row
+//   segments tie at 8192^2 but are 1.6x slower on the odd image.
 // Relies on: step 6 (float4 loads and stores, 4 adjacent outputs per thread, register blocking
 //   down a column) and step 4 (separable passes)
 #include <cuda_runtime.h>

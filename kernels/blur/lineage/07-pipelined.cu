@@ -5,8 +5,10 @@
 //   block idling through a load, barrier, compute sequence. Edge chunks and unaligned images fall back
 //   to synchronous scalar (clamped) loads into the same buffer.
 // Measured on an H200 (8192^2): 0.190 ms against step 6's 0.227 ms; more tiles per block were
-// slower (TPB 8: 0.208 ms, 32: 0.276 ms), as was a shared-memory-free variant that streamed rows
-// through registers and warp shuffles (0.37 ms or more).
+// slower (TPB 8: 0.208 ms, 32: 0.276 ms), as was a first shared-memory-free variant that streamed
+// rows through registers and warp shuffles (0.37 ms or more; step 8 does that well). Slower than
+// step 6 on the small and odd images (suite 2026-11-30: 10.1 us against 6.5 us on 1024^2): each
+// block walks two tiles, so there are half as many blocks for 132 SMs. Pays on large images.
 // Relies on: step 6 (float4 halo tile, float4 horizontal pass, 4x4 outputs per thread)
 #include <cuda_runtime.h>
 

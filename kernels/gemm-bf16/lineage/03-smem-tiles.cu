@@ -2,6 +2,9 @@
 // Adds: a block of 256 threads (8 warps) stages 128x32 slices of A and B in shared memory with
 // 16-byte vector loads, and every warp computes a 64x32 tile of the block's 128x128 C tile with WMMA
 // from there: each element of A and B is read from global memory once per block instead of once per warp.
+// Slower than step 2 at 1024^3 on the H200 (suite 2026-11-30: 58.6 us against 43.2 us): 128x128
+// tiles make 64 blocks for 132 SMs there, where step 2's 32x128 tiles made 256. Pays at large sizes
+// (8192^3: 7.2 ms against 18.7 ms) and on the odd 1000x1100x296 (20.2 us against 56.8 us).
 // Relies on: step 2 (WMMA 16x16x16 fragments, per-warp staged and bounds-checked stores of C)
 //
 // Shared rows are padded to 40 bf16 (80 bytes): 16-byte chunks stay aligned, fragments at k = 0 and

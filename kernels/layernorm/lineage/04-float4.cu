@@ -5,7 +5,9 @@
 //   instructions and 4x the bytes in flight per load. Otherwise (cols % 4 != 0: rows start at
 //   every 4-byte offset, and gamma/beta cannot be read in step with them) the row takes the
 //   scalar path of step 3.
-//   H200: h200 272 us (from 304); narrow 355 us (unchanged: merge-bound, see step 3).
+//   H200: h200 272 us (from 304); narrow 355 us (unchanged: merge-bound, see step 3). Slower on
+//   odd (1000x1001: 11.4 us against 10.1 us, suite 2026-11-30): cols % 4 != 0 takes the scalar
+//   path, which this step does not speed up; it pays only on rows that take the float4 path.
 // Relies on: step 3 (warp-shuffle Welford merge), step 2 (single-pass Welford statistics).
 #ifndef BLOCK
 #define BLOCK 512  // lineage.toml sets BLOCK = 512

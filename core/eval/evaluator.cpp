@@ -215,6 +215,11 @@ std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings
   return o;
 }
 
+std::string archOfComputeCapability(std::string cc) {
+  cc.erase(std::remove(cc.begin(), cc.end(), '.'), cc.end());
+  return "sm_" + (cc.empty() ? std::string("90") : cc);
+}
+
 Evaluator::Evaluator(EvaluatorSettings settings) : settings_(std::move(settings)), compiler_(settings_.compiler) {}
 
 Evaluator::~Evaluator() = default;
@@ -315,9 +320,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
           if (d.is_object() && d.value("ordinal", -1) == settings_.device) {
             haveDevice_ = true;
             deviceName_ = d.value("name", std::string());
-            std::string cc = d.value("compute_capability", std::string());  // "9.0"
-            cc.erase(std::remove(cc.begin(), cc.end(), '.'), cc.end());
-            deviceArch_ = "sm_" + (cc.empty() ? std::string("90") : cc);
+            deviceArch_ = archOfComputeCapability(d.value("compute_capability", std::string()));
           }
         if (!haveDevice_) {
           const auto gpu = hello.value("gpu", json::object());

@@ -144,6 +144,9 @@ struct EvaluatorSettings {
   std::chrono::milliseconds workerStartTimeout{30000};
 };
 
+// "9.0" (a worker hello's compute_capability) → "sm_90"; "sm_90" when empty.
+std::string archOfComputeCapability(std::string cc);
+
 // The options a worker for these settings starts with (its path: settings.workerPath, else
 // workerExecutable(); sandbox; start timeout; no device), or nullopt with `problem` saying that
 // no kwb-worker was found.

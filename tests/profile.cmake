@@ -1,0 +1,1 @@
+# Profiler tests (issue 5): they come with the profiler.

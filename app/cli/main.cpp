@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/lineage_command.h"
+#include "app/cli/tune_command.h"
 #include "app/cli/llm_command.h"
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
@@ -342,6 +343,35 @@ int main(int argc, char **argv) {
   lineage->add_flag("--no-gpu", lineageArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   lineage->add_flag("--json", asJson, "Machine-readable output");
 
+  TuneArgs tuneArgs;
+  auto *tune = app.add_subcommand(
+      "tune",
+      "Search a task's tunable parameters ([tunables]) for the fastest correct configuration of a\n"
+      "candidate: every point checked on the chosen configurations and timed (objective: the geometric\n"
+      "mean of their median kernel times), spread over the GPUs, the next points compiled ahead on CPU\n"
+      "threads. Exhaustive when the budget covers the space, else random sampling plus local search.\n"
+      "Results are cached (resumable: run it again to continue); Ctrl+C stops the search.\n"
+      "Exit status: 0 a best point found; 1 none correct, or stopped; 2 usage error; 3 not run (no CUDA device:\n"
+      "every point is compiled and its launch checked only).");
+  tune->add_option("TASK", tuneArgs.task, "Task folder or its task.toml")->required();
+  tune->add_option("CANDIDATE", tuneArgs.candidate, "Candidate .cu file (default: the task's starter)");
+  tune->add_option("--budget", tuneArgs.budget, "Points to evaluate (default 64; exhaustive when the space is smaller)");
+  tune->add_option("--strategy", tuneArgs.strategy, "auto (default), exhaustive or random-local");
+  tune->add_option("--search-seed", tuneArgs.searchSeed, "Seed of the random sampling (default 1)");
+  tune->add_option("--config", tuneArgs.configs, "Size configuration to check and time (repeatable; default: all)");
+  tune->add_option("--seed", tuneArgs.seeds, "Input seed (repeatable; default: the task's seeds)");
+  tune->add_option("--arch", tuneArgs.arch, "Compile for sm_XY (default: the device's, else sm_90)");
+  tune->add_option("--gpu", tuneArgs.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  tune->add_option("--time-cap", tuneArgs.timeCap, "Seconds of sampling per configuration (default 1)")->check(CLI::PositiveNumber);
+  tune->add_option("--time-limit", tuneArgs.timeLimit, "Seconds per configuration before a run is stopped (default 120)")
+      ->check(CLI::PositiveNumber);
+  tune->add_option("--cache", tuneArgs.cacheFile, "The tuning cache file (default ~/.cache/kernel-workbench/tune.sqlite)");
+  tune->add_flag("--no-cache", tuneArgs.noCache, "Neither read nor write the tuning cache");
+  tune->add_flag("--fresh", tuneArgs.fresh, "Forget this task and candidate's cached points first");
+  tune->add_flag("--no-compile-ahead", tuneArgs.noCompileAhead, "Compile each point only when it is evaluated");
+  tune->add_flag("--no-gpu", tuneArgs.noGpu, "Compile every point and check its launches only");
+  tune->add_flag("--json", asJson, "Machine-readable output");
+
   LlmArgs llmArgs;
   auto *llm = app.add_subcommand("llm", "LLM providers: the configured ones, their models, a test request");
   llm->require_subcommand(1);
@@ -397,6 +427,7 @@ int main(int argc, char **argv) {
   if (*taskValidate) return taskCommand(validatePath, asJson, true);
   if (*eval) return evalCommand(evalArgs, asJson);
   if (*lineage) return lineageCommand(lineageArgs, asJson);
+  if (*tune) return tuneCommand(tuneArgs, asJson);
   if (*llmList) return llmListCommand(asJson);
   if (*llmModels) return llmModelsCommand(llmArgs, asJson);
   if (*llmTest) return llmTestCommand(llmArgs, asJson);

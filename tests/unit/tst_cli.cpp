@@ -1,5 +1,6 @@
 // kwb and kwb-worker as a user or script runs them: real processes, real files.
 #include <QtTest>
+#include <QTemporaryDir>
 
 #include <filesystem>
 #include <fstream>
@@ -161,6 +162,31 @@ class TestCli : public QObject {
     QVERIFY(nlohmann::json::parse(r.out.toStdString()).contains("libraries"));
     r = run(worker_, {"--bogus"});
     QCOMPARE(r.exitCode, 2);
+  }
+
+  // kwb tune without a GPU: every point of the transpose task's 3 x 3 space compiled, none
+  // measured (exit 3), as text and JSON; the mistakes a user can make exit 2 with a message.
+  void tuneWithoutAGpu() {
+    QTemporaryDir home;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("XDG_CACHE_HOME", home.path());
+    auto r = run(kwb_, {"tune", kernels + "/transpose", "--config", "small", "--no-gpu"}, env);
+    QCOMPARE(r.exitCode, 3);
+    QVERIFY2(r.out.contains("[9/9] TILE=64 BLOCK_ROWS=16  not-run  (compiled: "), qPrintable(r.out));
+    QVERIFY2(r.out.contains("9 point(s) compiled, none measured"), qPrintable(r.out));
+    r = run(kwb_, {"tune", kernels + "/transpose", "--config", "small", "--no-gpu", "--json", "--budget", "4"}, env);
+    QCOMPARE(r.exitCode, 3);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(j["points"].size(), std::size_t(4));
+    QCOMPARE(j["strategy"].get<std::string>(), std::string("random-local"));
+    QCOMPARE(j["stop"].get<std::string>(), std::string("no-device"));
+    QVERIFY(j["best"].is_null());
+    r = run(kwb_, {"tune", kernels + "/transpose", "--strategy", "bogus"}, env);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("use auto, exhaustive or random-local"), qPrintable(r.err));
+    r = run(kwb_, {"tune", kernels + "/transpose", "--config", "nope", "--no-gpu"}, env);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("no size configuration 'nope'"), qPrintable(r.err));
   }
 
   // kwb llm against a real HTTP server on loopback: models and a streamed test through a base

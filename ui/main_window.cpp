@@ -33,6 +33,7 @@
 #include "core/gpu/device_info.h"
 #include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
+#include "core/llm/provider_config.h"
 #include "core/text/content_hash.h"
 #include "kwb/version.h"
 #include "ui/app_settings.h"
@@ -51,6 +52,8 @@
 #include "ui/results_panel.h"
 #include "ui/settings_dialog.h"
 #include "ui/task_browser.h"
+#include "ui/tuning_panel.h"
+#include "ui/tuning_service.h"
 #include "ui/workspace_service.h"
 
 namespace kwb::ui {
@@ -151,6 +154,9 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   history_ = new HistoryPanel(this);
   evaluation_ = new EvaluationService({}, this);
   evaluation_->setDevices(settings::gpuDevices());
+  tuning_ = new TuningService({}, this);
+  tuningPanel_ = new TuningPanel(this);
+  tuningPanel_->attach(tuning_);
   devices_ = new DevicesPanel(this);
 
   createActions();
@@ -223,6 +229,15 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     gpuSummaryLabel_->setVisible(!summary.isEmpty());
   });
   connect(evaluation_, &EvaluationService::finished, this, &MainWindow::onRunFinished);
+  connect(tuning_, &TuningService::finished, this, [this](const TuneSummary &s) {
+    QString line = tuningPanel_->statusText();
+    if (s.stop == QLatin1String("error")) log_->error(line);
+    else log_->info(line);
+    if (!s.reproduce.isEmpty()) log_->info(tr("Reproduce the best: %1").arg(s.reproduce));
+    statusBar()->showMessage(line, kStatusMessageMs);
+    updateActions();
+    checkSettled();
+  });
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
     if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
         !results_->isFromHistory()) {
@@ -372,6 +387,19 @@ void MainWindow::createActions() {
   cancelRun_->setToolTip(tr("Stop the run in progress"));
   connect(cancelRun_, &QAction::triggered, this, &MainWindow::cancelRun);
 
+  tune_ = new QAction(themedIcon("system-run", ""), tr("T&une"), this);
+  tune_->setObjectName(QStringLiteral("actionTune"));
+  tune_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_U));
+  tune_->setToolTip(tr("Search the task's tunable parameters for the fastest correct configuration of the kernel "
+                       "in the editor: the built-in autotuner (Ctrl+Shift+U)"));
+  connect(tune_, &QAction::triggered, this, [this] { tuneCurrent(); });
+
+  optimize_ = new QAction(tr("&Optimize"), this);
+  optimize_->setObjectName(QStringLiteral("actionOptimize"));
+  optimize_->setToolTip(tr("Make the kernel in the editor faster. With no LLM configured this runs the built-in "
+                           "autotuner"));
+  connect(optimize_, &QAction::triggered, this, [this] { optimizeCurrent(); });
+
   timeRun_ = new QAction(tr("&Time After Checking"), this);
   timeRun_->setObjectName(QStringLiteral("actionTimeRun"));
   timeRun_->setCheckable(true);
@@ -419,6 +447,9 @@ void MainWindow::createMenus() {
   runMenu->addAction(run_);
   runMenu->addAction(cancelRun_);
   runMenu->addSeparator();
+  runMenu->addAction(optimize_);
+  runMenu->addAction(tune_);
+  runMenu->addSeparator();
   runMenu->addAction(timeRun_);
 
   viewMenu_ = menuBar()->addMenu(tr("&View"));
@@ -444,6 +475,8 @@ void MainWindow::createMenus() {
   tools->addAction(run_);
   tools->addAction(cancelRun_);
   tools->addAction(timeRun_);
+  tools->addAction(optimize_);
+  tools->addAction(tune_);
   tools->addSeparator();
   tools->addAction(reload_);
   tools->addAction(settings_);
@@ -478,6 +511,11 @@ void MainWindow::createDocks() {
   gpusDock_->setWidget(devices_);
   addDockWidget(Qt::BottomDockWidgetArea, gpusDock_);
   tabifyDockWidget(historyDock_, gpusDock_);
+  tuningDock_ = new QDockWidget(tr("Tuning"), this);
+  tuningDock_->setObjectName(QStringLiteral("tuningDock"));
+  tuningDock_->setWidget(tuningPanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, tuningDock_);
+  tabifyDockWidget(gpusDock_, tuningDock_);
   logDock_->raise();
 
   QAction *toggleTasks = tasksDock_->toggleViewAction();
@@ -495,6 +533,9 @@ void MainWindow::createDocks() {
   QAction *toggleGpus = gpusDock_->toggleViewAction();
   toggleGpus->setObjectName(QStringLiteral("actionToggleGpus"));
   viewMenu_->addAction(toggleGpus);
+  QAction *toggleTuning = tuningDock_->toggleViewAction();
+  toggleTuning->setObjectName(QStringLiteral("actionToggleTuning"));
+  viewMenu_->addAction(toggleTuning);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
     toggleTools->setText(tr("Toolbar"));
@@ -574,11 +615,13 @@ QStringList MainWindow::pendingWork() const {
   if (!workspaceSettled_ || workspace_->isBusy()) pending << tr("workspace");
   if (browser_->isScanning()) pending << tr("task scan");
   if (evaluation_->isRunning()) pending << tr("evaluation");
+  if (tuning_->isRunning()) pending << tr("tuning");
   return pending;
 }
 
 void MainWindow::cancelBackgroundWork() {
   gpuProbe_->cancel();
+  tuning_->cancel();
   devices_->stop();
 }
 
@@ -912,7 +955,11 @@ void MainWindow::updateActions() {
   nextTab_->setEnabled(tabs_->count() > 1);
   previousTab_->setEnabled(tabs_->count() > 1);
   const bool running = evaluation_->isRunning();
-  run_->setEnabled(!taskFolder_.isEmpty() && !running);
+  const bool tuning = tuning_->isRunning();
+  // One thing at a time on the GPUs: a run and a tuning would time each other.
+  run_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
+  tune_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
+  optimize_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
   cancelRun_->setEnabled(running && !evaluation_->isCancelling());
 }
 
@@ -931,8 +978,41 @@ CudaEditor *MainWindow::editorToRun() {
   return reopened;
 }
 
+bool MainWindow::tuneCurrent() {
+  if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning()) return false;
+  CudaEditor *editor = editorToRun();
+  if (!editor) return false;
+  TuneRequest request;
+  request.taskFolder = taskFolder_;
+  request.source = editor->text();
+  request.sourceName = editor->filePath();
+  request.gpus = settings::gpuDevices();
+  if (!tuning_->run(request)) return false;
+  tuningDock_->show();
+  tuningDock_->raise();
+  log_->info(tr("Tuning %1 on task %2 (the built-in autotuner)").arg(editor->fileName(), taskName_));
+  updateActions();
+  return true;
+}
+
+bool MainWindow::optimizeCurrent() {
+  // The LLM agent is not part of this build yet: Optimize is the autotuner either way, and says why.
+  bool haveLlm = false;
+  try {
+    haveLlm = !kwb::llm::loadProviders().empty();
+  } catch (const std::exception &) {
+  }
+  const QString why = haveLlm ? tr("The LLM agent is not in this build yet: Optimize runs the built-in autotuner.")
+                              : tr("No LLM configured: Optimize runs the built-in autotuner "
+                                   "(add a model in Settings ▸ LLM providers).");
+  if (!tuneCurrent()) return false;
+  log_->info(why);
+  statusBar()->showMessage(why, 2 * kStatusMessageMs);
+  return true;
+}
+
 bool MainWindow::runCurrent() {
-  if (taskFolder_.isEmpty() || evaluation_->isRunning()) return false;
+  if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning()) return false;
   CudaEditor *editor = editorToRun();
   if (!editor) return false;
 

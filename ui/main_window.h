@@ -28,6 +28,8 @@ class CudaEditor;
 class DevicesPanel;
 class EditorTabs;
 class EvaluationService;
+class TuningPanel;
+class TuningService;
 class FindBar;
 class HistoryPanel;
 class ResultsPanel;
@@ -72,6 +74,9 @@ class MainWindow : public QMainWindow {
   TaskBrowser *taskBrowser() const { return browser_; }
   WorkspaceService *workspace() const { return workspace_; }
   EvaluationService *evaluation() const { return evaluation_; }
+  TuningService *tuning() const { return tuning_; }
+  TuningPanel *tuningPanel() const { return tuningPanel_; }
+  QDockWidget *tuningDock() const { return tuningDock_; }
   ResultsPanel *resultsPanel() const { return results_; }
   HistoryPanel *historyPanel() const { return history_; }
   // The GPUs dock: live figures per GPU (kwb-worker --stats --json every 2 s) and the pool's state.
@@ -115,6 +120,13 @@ class MainWindow : public QMainWindow {
   QAction *runAction() const { return run_; }
   QAction *cancelRunAction() const { return cancelRun_; }
   QAction *timeRunAction() const { return timeRun_; }
+  QAction *tuneAction() const { return tune_; }
+  QAction *optimizeAction() const { return optimize_; }
+  // Tunes the kernel in the editor (or the task's starter) with the built-in autotuner; false
+  // when nothing can be tuned now (no task, or a run or tuning in progress). Optimize calls it
+  // too when no LLM is configured, and says so.
+  bool tuneCurrent();
+  bool optimizeCurrent();
 
   // Stores geometry and dock layout in QSettings (also done on close); not in ReadOnly mode.
   void saveWindowState();
@@ -190,6 +202,9 @@ class MainWindow : public QMainWindow {
   HistoryPanel *history_ = nullptr;
   QProgressBar *runProgress_ = nullptr;
   EvaluationService *evaluation_ = nullptr;
+  TuningService *tuning_ = nullptr;
+  TuningPanel *tuningPanel_ = nullptr;
+  QDockWidget *tuningDock_ = nullptr;
   GpuStatusLabel *gpuLabel_ = nullptr;
   QLabel *workspaceLabel_ = nullptr;
   WorkspaceService *workspace_ = nullptr;
@@ -208,6 +223,8 @@ class MainWindow : public QMainWindow {
   QAction *run_ = nullptr;
   QAction *cancelRun_ = nullptr;
   QAction *timeRun_ = nullptr;
+  QAction *tune_ = nullptr;
+  QAction *optimize_ = nullptr;
   QAction *focusTasks_ = nullptr;
   QAction *focusLog_ = nullptr;
   QAction *nextTab_ = nullptr;

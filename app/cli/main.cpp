@@ -18,6 +18,7 @@
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator.h"
+#include "core/eval/roofline.h"
 #include "core/gpu/device_info.h"
 #include "core/gpu/device_report.h"
 #include "core/paths/install_paths.h"
@@ -229,8 +230,37 @@ int evalCommand(const EvalArgs &args, bool asJson) {
     return kExitInvalid;
   }
 
+  // Where each timed configuration sits under this GPU's measured roofline (measured once per
+  // GPU, then cached). Tasks with bf16 or f16 inputs are rated against the tensor-core ceiling.
+  std::map<std::string, kwb::RooflinePlacement> placements;
+  std::optional<kwb::DeviceCeilings> ceilings;
+  bool anyTimed = false;
+  for (const auto &c : result.configs) anyTimed = anyTimed || (c.timing && c.timing->ok);
+  if (anyTimed && result.deviceOrdinal >= 0) {
+    std::string problem;
+    if (!asJson) std::cerr << "roofline: this GPU's measured ceilings (measured once, then cached)\n";
+    ceilings = kwb::deviceCeilings(settings, result.deviceOrdinal, problem);
+    if (!ceilings && !asJson) std::cerr << "roofline: not available: " << problem << "\n";
+    bool tensor = false;
+    for (const auto &t : task.tensors)
+      tensor = tensor || (t.role != kwb::TensorRole::Out && (t.dtype == kwb::DType::BF16 || t.dtype == kwb::DType::F16));
+    for (const auto &c : result.configs) {
+      const auto *config = task.config(c.config);
+      if (!ceilings || !config || !c.timing || !c.timing->ok) continue;
+      if (auto p = kwb::placeOnRoofline(static_cast<double>(task.flops.evaluate(config->values)),
+                                        static_cast<double>(task.bytes.evaluate(config->values)),
+                                        c.timing->candidate.median * 1e-3, *ceilings, tensor))
+        placements[c.config] = *p;
+    }
+  }
+
   if (asJson) {
-    std::cout << result.toJson().dump(2) << "\n";
+    auto j = result.toJson();
+    if (ceilings) j["ceilings"] = ceilings->toJson();
+    for (auto &cj : j["configs"])
+      if (auto it = placements.find(cj.value("config", std::string())); it != placements.end())
+        cj["roofline_placement"] = it->second.toJson();
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << task.name << ": " << candidatePath.string() << " for " << result.arch
               << (result.device.empty() ? "" : " on " + result.device)
@@ -257,6 +287,8 @@ int evalCommand(const EvalArgs &args, bool asJson) {
         std::cout << "  " << kwb::toString(c.outcome) << (c.errorName.empty() ? "" : " " + c.errorName) << ": "
                   << c.message << "\n";
       if (c.timing) std::cout << "  " << c.config << " timing: " << formatTiming(*c.timing) << "\n";
+      if (auto it = placements.find(c.config); it != placements.end())
+        std::cout << "  " << c.config << " roofline: " << it->second.words << "\n";
     }
     if (args.time && result.outcome != kwb::EvalOutcome::Correct)
       std::cout << "timing skipped: only a candidate correct on every configuration is timed\n";

@@ -1,0 +1,251 @@
+#include "core/eval/roofline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "core/compile/compiler.h"
+#include "core/store/database.h"
+#include "core/text/base64.h"
+#include "core/worker/worker_client.h"
+
+using nlohmann::json;
+
+namespace kwb {
+
+namespace {
+
+// Work per thread and iteration of the kernels below, in flops.
+constexpr int kFmaChains = 8, kFmaUnroll = 16;
+constexpr double kFmaFlopsPerIter = 2.0 * kFmaChains * kFmaUnroll;
+constexpr int kMmaChains = 8;
+// One m16n8k16 mma is 2*16*8*16 flops per warp: 128 per thread.
+constexpr double kMmaFlopsPerIter = 128.0 * kMmaChains;
+
+const char *kSource = R"CUDA(
+// Ceiling kernels (core/eval/roofline.cpp): enough independent work per thread to keep the
+// pipes full; the results are kept alive by a store that never happens in practice.
+extern "C" __global__ void kwb_ceiling_fma(float *out, int iters) {
+  float a[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) a[c] = threadIdx.x * 1e-3f + c;
+  const float b = 0.9999f, d = 1e-4f;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < 16; ++u) {
+#pragma unroll
+      for (int c = 0; c < 8; ++c) a[c] = fmaf(a[c], b, d);
+    }
+  }
+  float s = 0.0f;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) s += a[c];
+  if (s == 1234.5f) out[threadIdx.x] = s;
+}
+
+extern "C" __global__ void kwb_ceiling_mma(float *out, int iters) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned lane = threadIdx.x & 31;
+  const unsigned x = 0x3f803f80u ^ lane;  // two bf16 near 1.0 per register
+  unsigned a0 = x, a1 = x + 1, a2 = x + 2, a3 = x + 3, b0 = x + 4, b1 = x + 5;
+  float acc[8][4];
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[c][e] = 0.0f;
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+          "{%0, %1, %2, %3};\n"
+          : "+f"(acc[c][0]), "+f"(acc[c][1]), "+f"(acc[c][2]), "+f"(acc[c][3])
+          : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  }
+  float s = 0.0f;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (s == 1234.5f) out[threadIdx.x] = s;
+#else
+  if (iters < 0) out[threadIdx.x] = 0.0f;
+#endif
+}
+)CUDA";
+
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * f);
+  return buf;
+}
+
+std::string times(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fx", x);
+  return buf;
+}
+
+json readJsonFile(const std::filesystem::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return json::object();
+  auto j = json::parse(in, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+}  // namespace
+
+const char *ceilingKernelsSource() { return kSource; }
+
+json DeviceCeilings::toJson() const {
+  return {{"device", device},
+          {"key", key},
+          {"copy_bytes_per_s", copyBytesPerS},
+          {"fp32_flops_per_s", fp32FlopsPerS},
+          {"tensor_flops_per_s", tensorFlopsPerS},
+          {"measured_at", measuredAt}};
+}
+
+DeviceCeilings DeviceCeilings::fromJson(const json &j) {
+  DeviceCeilings c;
+  c.device = j.value("device", std::string());
+  c.key = j.value("key", std::string());
+  c.copyBytesPerS = j.value("copy_bytes_per_s", 0.0);
+  c.fp32FlopsPerS = j.value("fp32_flops_per_s", 0.0);
+  c.tensorFlopsPerS = j.value("tensor_flops_per_s", 0.0);
+  c.measuredAt = j.value("measured_at", std::string());
+  return c;
+}
+
+json RooflinePlacement::toJson() const {
+  return {{"intensity_flops_per_byte", intensity},
+          {"achieved_flops_per_s", achievedFlopsPerS},
+          {"achieved_bytes_per_s", achievedBytesPerS},
+          {"bound", bound},
+          {"floor_seconds", floorSeconds},
+          {"fraction_of_bound", fractionOfBound},
+          {"headroom", headroom},
+          {"words", words}};
+}
+
+std::optional<RooflinePlacement> placeOnRoofline(double flops, double bytes, double seconds, const DeviceCeilings &c,
+                                                 bool tensor) {
+  const double peakFlops = tensor && c.tensorFlopsPerS > 0 ? c.tensorFlopsPerS : c.fp32FlopsPerS;
+  if (!(seconds > 0) || (flops <= 0 && bytes <= 0) || c.copyBytesPerS <= 0 || peakFlops <= 0) return std::nullopt;
+  RooflinePlacement p;
+  p.intensity = bytes > 0 ? flops / bytes : 0;
+  p.achievedFlopsPerS = flops / seconds;
+  p.achievedBytesPerS = bytes / seconds;
+  const double memorySeconds = bytes / c.copyBytesPerS;
+  const double computeSeconds = flops / peakFlops;
+  p.bound = memorySeconds >= computeSeconds ? "memory" : "compute";
+  p.floorSeconds = std::max(memorySeconds, computeSeconds);
+  p.fractionOfBound = p.floorSeconds / seconds;
+  p.headroom = seconds / p.floorSeconds;
+  const std::string which = p.bound == "memory" ? "the memory bound" : (tensor ? "the tensor-core bound" : "the f32 compute bound");
+  if (p.fractionOfBound > 1.0)
+    p.words = "faster than " + which + " (" + times(p.fractionOfBound) + "): the data stayed in cache, or the byte count overstates the traffic";
+  else
+    p.words = "at " + percent(p.fractionOfBound) + " of " + which + "; " + times(p.headroom) + " headroom";
+  return p;
+}
+
+std::filesystem::path ceilingsCachePath() {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "kernel-workbench" / "ceilings.json";
+  const char *home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "kernel-workbench" / "ceilings.json";
+}
+
+std::optional<DeviceCeilings> cachedCeilings(const std::string &key, const std::filesystem::path &file) {
+  const json all = readJsonFile(file);
+  if (!all.contains(key) || !all[key].is_object()) return std::nullopt;
+  return DeviceCeilings::fromJson(all[key]);
+}
+
+void storeCeilings(const DeviceCeilings &c, const std::filesystem::path &file) {
+  json all = readJsonFile(file);
+  all[c.key] = c.toJson();
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  const auto tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << all.dump(2) << "\n";
+    if (!out) return;  // an unwritable cache is only a missed cache
+  }
+  std::filesystem::rename(tmp, file, ec);
+}
+
+std::optional<DeviceCeilings> deviceCeilings(const EvaluatorSettings &settings, int device, std::string &problem,
+                                             bool remeasure) {
+  EvaluatorSettings s = settings;
+  s.device = device;
+  auto options = workerOptions(s, problem);
+  if (!options) return std::nullopt;
+  options->device = device;
+  worker::WorkerClient client(*options);
+  client.start();
+  if (!client.waitUntilReady(s.workerStartTimeout + std::chrono::seconds(5))) {
+    const auto exit = client.lastExit();
+    problem = "the GPU worker did not start" + (exit ? ": " + exit->description : std::string());
+    return std::nullopt;
+  }
+  // Which device this is, from the hello: the cache key and the architecture to compile for.
+  std::string name, arch, bus;
+  for (const auto &d : client.hello().value("devices", json::array()))
+    if (d.is_object() && d.value("ordinal", -1) == device) {
+      name = d.value("name", std::string());
+      arch = archOfComputeCapability(d.value("compute_capability", std::string()));
+      bus = d.value("pci_bus_id", std::string());
+    }
+  if (name.empty()) {
+    problem = "no CUDA device " + std::to_string(device);
+    return std::nullopt;
+  }
+  const int driver = client.hello().value("gpu", json::object()).value("driver_version", 0);
+  const std::string key = name + " | " + bus + " | " + std::to_string(driver);
+  if (!remeasure)
+    if (auto c = cachedCeilings(key)) return c;
+
+  Compiler compiler(s.compiler);
+  CompileRequest request;
+  request.source = kSource;
+  request.sourceName = "kwb-ceilings.cu";
+  request.arch = arch;
+  request.lineInfo = false;
+  request.expectedKernels = {"kwb_ceiling_fma", "kwb_ceiling_mma"};
+  const auto compiled = compiler.compile(request);
+  if (!compiled.ok) {
+    problem = "the ceiling kernels did not compile: " + (compiled.diagnostics.empty() ? compiled.log : compiled.diagnostics.front().message);
+    return std::nullopt;
+  }
+  const std::string cubin = base64Encode(compiled.image);
+  const bool tensor = arch >= std::string("sm_80");
+  json params = {{"copy_bytes", 1ull << 30},
+                 {"fma", {{"cubin", cubin}, {"kernel", "kwb_ceiling_fma"}, {"blocks_per_sm", 8}, {"threads", 256},
+                          {"iters", 2048}, {"flops_per_thread_iter", kFmaFlopsPerIter}}}};
+  if (tensor)
+    params["mma"] = {{"cubin", cubin}, {"kernel", "kwb_ceiling_mma"}, {"blocks_per_sm", 4}, {"threads", 256},
+                     {"iters", 4096}, {"flops_per_thread_iter", kMmaFlopsPerIter}};
+  const auto reply = client.call("ceilings", params, std::chrono::seconds(60));
+  if (!reply.ok) {
+    problem = "measuring the ceilings failed: " + reply.error.message;
+    return std::nullopt;
+  }
+  if (reply.result.value("verdict", std::string()) != "measured") {
+    problem = "measuring the ceilings failed: " + reply.result.value("message", reply.result.dump());
+    return std::nullopt;
+  }
+  DeviceCeilings c;
+  c.device = name;
+  c.key = key;
+  c.copyBytesPerS = reply.result.value("copy_bytes_per_s", 0.0);
+  c.fp32FlopsPerS = reply.result.value("fp32_flops_per_s", 0.0);
+  c.tensorFlopsPerS = reply.result.value("tensor_flops_per_s", 0.0);
+  c.measuredAt = utcTimestamp();
+  storeCeilings(c);
+  return c;
+}
+
+}  // namespace kwb

@@ -16,6 +16,7 @@ packages=(
   qtkeychain-qt6-dev
   xvfb xauth libgl-dev fonts-dejavu-core
   bubblewrap libseccomp-dev
+  python3-pip
 )
 
 SUDO=""
@@ -53,4 +54,32 @@ else
   echo "install-deps: WARNING: no CUDA toolkit at $cuda (bin/nvcc missing) and no nvcc on PATH." >&2
   echo "  Kernel Workbench builds and runs without it, but cannot compile kernels (no NVRTC, no nvcc)" >&2
   echo "  or profile them (no CUPTI). Install the CUDA toolkit to /usr/local/cuda, or set CUDA_HOME." >&2
+fi
+
+# SASS views need nvdisasm (with line information) or cuobjdump, which a trimmed toolkit may lack.
+# NVIDIA publishes nvdisasm on PyPI: take the binary out of its wheel into our own tools folder
+# (findToolkitProgram looks there), leaving the toolkit untouched. A newer nvdisasm reads the
+# CUBINs of an older toolkit.
+tools=/usr/local/lib/kernel-workbench/cuda-tools/bin
+nvdisasm_wheel_version=13.2.86
+if [ -x "$cuda/bin/nvdisasm" ] || [ -x "$tools/nvdisasm" ] || command -v nvdisasm >/dev/null; then
+  echo "install-deps: nvdisasm present"
+else
+  echo "install-deps: fetching nvdisasm $nvdisasm_wheel_version from PyPI (nvidia-cuda-nvdisasm) into $tools"
+  wheeldir=$(mktemp -d)
+  if python3 -m pip download -q --no-deps --only-binary=:all: --dest "$wheeldir" \
+       "nvidia-cuda-nvdisasm==$nvdisasm_wheel_version"; then
+    $SUDO mkdir -p "$tools"
+    python3 - "$wheeldir" "$wheeldir/out" <<'PY'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith("/bin/nvdisasm"))
+    z.extract(name, sys.argv[2])
+PY
+    $SUDO install -m 0755 "$(find "$wheeldir/out" -name nvdisasm -type f)" "$tools/nvdisasm"
+  else
+    echo "install-deps: WARNING: could not fetch nvdisasm; SASS views will say that it is missing" >&2
+  fi
+  rm -rf "$wheeldir"
 fi

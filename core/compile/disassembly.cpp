@@ -42,8 +42,11 @@ TextOutput sassText(std::string_view image, const DisassemblyTools &tools, std::
     out.error = "cannot write " + file.string();
     return out;
   }
-  std::vector<std::string> argv = tools.cuobjdump.empty()
-                                      ? std::vector<std::string>{tools.nvdisasm.string(), file.string()}
+  // nvdisasm reads CUBINs and prints line information ("//## File ..., line N") where the CUBIN
+  // has it (-lineinfo): prefer it there. cuobjdump also reads host libraries, without lines.
+  std::vector<std::string> argv = cubin && !tools.nvdisasm.empty()
+                                      ? std::vector<std::string>{tools.nvdisasm.string(), "--print-line-info",
+                                                                 "--print-code", file.string()}
                                       : std::vector<std::string>{tools.cuobjdump.string(), "--dump-sass", file.string()};
   const std::string program = std::filesystem::path(argv[0]).filename().string();
   const auto run = runChildProcess(ChildProcessRequest{.argv = std::move(argv),

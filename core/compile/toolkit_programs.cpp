@@ -41,6 +41,8 @@ std::vector<fs::path> cudaHomeCandidates() {
 fs::path findToolkitProgram(const std::string &name) {
   for (const auto &home : cudaHomeCandidates())
     if (auto p = home / "bin" / name; isExecutableFile(p)) return p;
+  // Where packaging/install-deps.sh puts toolkit utilities the toolkit lacks (nvdisasm).
+  if (auto p = fs::path(kKwbCudaToolsDir) / name; isExecutableFile(p)) return p;
   if (const char *path = std::getenv("PATH"); path && *path) {
     std::stringstream dirs(path);
     std::string dir;
@@ -59,7 +61,7 @@ std::string toolkitProgramSearchPlaces() {
     seen.push_back(home);
     out += (home / "bin").string() + ", ";
   }
-  return out + "and $PATH";
+  return out + kKwbCudaToolsDir + ", and $PATH";
 }
 
 }  // namespace kwb

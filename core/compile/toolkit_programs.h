@@ -8,10 +8,14 @@
 
 namespace kwb {
 
+// Where packaging/install-deps.sh installs toolkit utilities a trimmed toolkit lacks (nvdisasm).
+inline constexpr const char *kKwbCudaToolsDir = "/usr/local/lib/kernel-workbench/cuda-tools/bin";
+
 // Toolkit folders that exist, in the order they are searched (duplicates removed).
 std::vector<std::filesystem::path> cudaHomeCandidates();
 
-// <home>/bin/<name> for the first home that has it as an executable file, then $PATH.
+// <home>/bin/<name> for the first home that has it as an executable file, then kKwbCudaToolsDir,
+// then $PATH.
 // Empty when none has it.
 std::filesystem::path findToolkitProgram(const std::string &name);
 

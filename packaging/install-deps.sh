@@ -56,30 +56,31 @@ else
   echo "  or profile them (no CUPTI). Install the CUDA toolkit to /usr/local/cuda, or set CUDA_HOME." >&2
 fi
 
-# SASS views need nvdisasm (with line information) or cuobjdump, which a trimmed toolkit may lack.
-# NVIDIA publishes nvdisasm on PyPI: take the binary out of its wheel into our own tools folder
-# (findToolkitProgram looks there), leaving the toolkit untouched. A newer nvdisasm reads the
-# CUBINs of an older toolkit.
+# SASS views need nvdisasm (CUBINs, with line information) and cuobjdump (host-launcher
+# libraries), which a trimmed toolkit may lack. NVIDIA publishes both on PyPI: take the binaries
+# out of their wheels into our own tools folder (findToolkitProgram looks there), leaving the
+# toolkit untouched. A newer disassembler reads the CUBINs of an older toolkit.
 tools=/usr/local/lib/kernel-workbench/cuda-tools/bin
-nvdisasm_wheel_version=13.2.86
-if [ -x "$cuda/bin/nvdisasm" ] || [ -x "$tools/nvdisasm" ] || command -v nvdisasm >/dev/null; then
-  echo "install-deps: nvdisasm present"
-else
-  echo "install-deps: fetching nvdisasm $nvdisasm_wheel_version from PyPI (nvidia-cuda-nvdisasm) into $tools"
+cuda_tools_wheel_version=13.2.86
+for tool in nvdisasm cuobjdump; do
+  if [ -x "$cuda/bin/$tool" ] || [ -x "$tools/$tool" ] || command -v "$tool" >/dev/null; then
+    echo "install-deps: $tool present"
+    continue
+  fi
+  echo "install-deps: fetching $tool $cuda_tools_wheel_version from PyPI (nvidia-cuda-$tool) into $tools"
   wheeldir=$(mktemp -d)
   if python3 -m pip download -q --no-deps --only-binary=:all: --dest "$wheeldir" \
-       "nvidia-cuda-nvdisasm==$nvdisasm_wheel_version"; then
+       "nvidia-cuda-$tool==$cuda_tools_wheel_version"; then
     $SUDO mkdir -p "$tools"
-    python3 - "$wheeldir" "$wheeldir/out" <<'PY'
+    python3 - "$wheeldir" "$wheeldir/out" "$tool" <<'PY'
 import glob, sys, zipfile
 wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
 with zipfile.ZipFile(wheel) as z:
-    name = next(n for n in z.namelist() if n.endswith("/bin/nvdisasm"))
-    z.extract(name, sys.argv[2])
+    z.extract(next(n for n in z.namelist() if n.endswith("/bin/" + sys.argv[3])), sys.argv[2])
 PY
-    $SUDO install -m 0755 "$(find "$wheeldir/out" -name nvdisasm -type f)" "$tools/nvdisasm"
+    $SUDO install -m 0755 "$(find "$wheeldir/out" -name "$tool" -type f)" "$tools/$tool"
   else
-    echo "install-deps: WARNING: could not fetch nvdisasm; SASS views will say that it is missing" >&2
+    echo "install-deps: WARNING: could not fetch $tool; SASS views will say that it is missing" >&2
   fi
   rm -rf "$wheeldir"
-fi
+done

@@ -14,6 +14,7 @@
 
 #include "app/cli/lineage_command.h"
 #include "app/cli/tune_command.h"
+#include "app/cli/asm_command.h"
 #include "app/cli/llm_command.h"
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
@@ -404,6 +405,21 @@ int main(int argc, char **argv) {
   tune->add_flag("--no-gpu", tuneArgs.noGpu, "Compile every point and check its launches only");
   tune->add_flag("--json", asJson, "Machine-readable output");
 
+  AsmArgs asmArgs;
+  auto *asmCmd = app.add_subcommand(
+      "asm",
+      "Show a candidate's SASS (or PTX) as the evaluator compiles it, each instruction with the line of\n"
+      "the source it came from; only one source line's instructions (--line); or the diff of two\n"
+      "candidates' listings, without the addresses and encodings that shift (--diff).");
+  asmCmd->add_option("TASK", asmArgs.task, "Task folder or its task.toml")->required();
+  asmCmd->add_option("CANDIDATE", asmArgs.candidate, "Candidate .cu file (default: the task's starter)");
+  asmCmd->add_flag("--ptx", asmArgs.ptx, "PTX instead of SASS");
+  asmCmd->add_option("--line", asmArgs.line, "Only the instructions of this source line");
+  asmCmd->add_option("--diff", asmArgs.diffWith, "Another candidate: print the listing diff");
+  asmCmd->add_option("--set", asmArgs.sets, "Tunable value NAME=VALUE (repeatable)");
+  asmCmd->add_option("--arch", asmArgs.arch, "Compile for sm_XY (default sm_90)");
+  asmCmd->add_flag("--json", asJson, "Machine-readable output");
+
   LlmArgs llmArgs;
   auto *llm = app.add_subcommand("llm", "LLM providers: the configured ones, their models, a test request");
   llm->require_subcommand(1);
@@ -460,6 +476,7 @@ int main(int argc, char **argv) {
   if (*eval) return evalCommand(evalArgs, asJson);
   if (*lineage) return lineageCommand(lineageArgs, asJson);
   if (*tune) return tuneCommand(tuneArgs, asJson);
+  if (*asmCmd) return asmCommand(asmArgs, asJson);
   if (*llmList) return llmListCommand(asJson);
   if (*llmModels) return llmModelsCommand(llmArgs, asJson);
   if (*llmTest) return llmTestCommand(llmArgs, asJson);

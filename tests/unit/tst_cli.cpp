@@ -189,6 +189,33 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("no size configuration 'nope'"), qPrintable(r.err));
   }
 
+  // kwb asm: SASS and PTX with source lines, one line's instructions, a diff of two candidates.
+  void asmListings() {
+    auto r = run(kwb_, {"asm", kernels + "/softmax", "--ptx", "--json"});
+    QCOMPARE(r.exitCode, 0);
+    auto j = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(j["has_line_info"].get<bool>());
+    int line = 0;
+    for (const auto &l : j["lines"])
+      if (l["text"].get<std::string>().find("ld.global") != std::string::npos && l["source_line"].get<int>() > 0) {
+        line = l["source_line"].get<int>();
+        break;
+      }
+    QVERIFY(line > 0);
+    r = run(kwb_, {"asm", kernels + "/softmax", "--ptx", "--line", QString::number(line)});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains(QStringLiteral("ld.global")), qPrintable(r.out));
+    r = run(kwb_, {"asm", kernels + "/softmax", kernels + "/softmax/lineage/01-naive.cu", "--diff",
+                   kernels + "/softmax/lineage/02-warp-shuffle.cu"});
+    if (r.err.contains(QStringLiteral("needs the CUDA toolkit's cuobjdump or nvdisasm")))
+      QSKIP("no disassembler here: packaging/install-deps.sh installs nvdisasm");
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains(QStringLiteral("only in the second")), qPrintable(r.out + r.err));
+    QVERIFY(r.out.contains(QStringLiteral("+")) && r.out.contains(QStringLiteral("SHFL")));
+    r = run(kwb_, {"asm", kernels + "/softmax", "--set", "BLOCK"});
+    QCOMPARE(r.exitCode, 2);
+  }
+
   // kwb llm against a real HTTP server on loopback: models and a streamed test through a base
   // URL, a configured provider by name, the errors a user can make; the key travels in the
   // request header and nowhere else: no file written under the session's HOME holds it.

@@ -15,6 +15,7 @@
 #include "app/cli/lineage_command.h"
 #include "app/cli/tune_command.h"
 #include "app/cli/asm_command.h"
+#include "app/cli/profile_command.h"
 #include "app/cli/llm_command.h"
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
@@ -420,6 +421,9 @@ int main(int argc, char **argv) {
   asmCmd->add_option("--arch", asmArgs.arch, "Compile for sm_XY (default sm_90)");
   asmCmd->add_flag("--json", asJson, "Machine-readable output");
 
+  ProfileArgs profileArgs;
+  auto *profile = addProfileSubcommand(app, profileArgs, asJson);
+
   LlmArgs llmArgs;
   auto *llm = app.add_subcommand("llm", "LLM providers: the configured ones, their models, a test request");
   llm->require_subcommand(1);
@@ -477,6 +481,7 @@ int main(int argc, char **argv) {
   if (*lineage) return lineageCommand(lineageArgs, asJson);
   if (*tune) return tuneCommand(tuneArgs, asJson);
   if (*asmCmd) return asmCommand(asmArgs, asJson);
+  if (*profile) return profileCommand(profileArgs, asJson);
   if (*llmList) return llmListCommand(asJson);
   if (*llmModels) return llmModelsCommand(llmArgs, asJson);
   if (*llmTest) return llmTestCommand(llmArgs, asJson);

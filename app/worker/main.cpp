@@ -16,6 +16,8 @@
 #include "core/gpu/device_info.h"
 #include "core/gpu/device_report.h"
 #include "core/gpu/device_stats.h"
+#include "core/profile/worker_profile_command.h"
+#include "core/worker/ceilings_command.h"
 #include "core/worker/evaluate_command.h"
 #include "core/worker/time_command.h"
 #include "core/worker/sandbox.h"
@@ -159,6 +161,8 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
   server.addBuiltinCommands(devices);
   w::addEvaluateCommand(server, device);
   w::addTimeCommand(server, device);
+  w::addProfileCommand(server, device);
+  w::addCeilingsCommand(server, device);
   std::cerr << "kwb-worker " << kwb::kVersion << ": serving (pid " << ::getpid() << ", sandbox "
             << config.sandbox << (config.sandboxReason.empty() ? "" : ": " + config.sandboxReason) << "; seccomp "
             << (seccomp.active ? "on" : "off: " + seccomp.reason) << ")\n";

@@ -220,6 +220,42 @@ std::string archOfComputeCapability(std::string cc) {
   return "sm_" + (cc.empty() ? std::string("90") : cc);
 }
 
+std::vector<VisibleDevice> devicesInHello(const json &hello) {
+  std::vector<VisibleDevice> out;
+  if (!hello.is_object()) return out;
+  for (const auto &d : hello.value("devices", json::array()))
+    if (d.is_object() && d.contains("ordinal") && d["ordinal"].is_number_integer()) {
+      VisibleDevice v;
+      v.ordinal = d["ordinal"].get<int>();
+      v.name = d.value("name", std::string());
+      v.arch = archOfComputeCapability(d.value("compute_capability", std::string()));
+      v.pciBusId = d.value("pci_bus_id", std::string());
+      out.push_back(std::move(v));
+    }
+  return out;
+}
+
+std::string missingDeviceProblem(const json &hello, int device) {
+  const auto gpu = hello.is_object() ? hello.value("gpu", json::object()) : json::object();
+  std::string problem = gpu.is_object() ? gpu.value("problem", std::string()) : std::string();
+  return problem.empty() ? "no CUDA device " + std::to_string(device) : problem;
+}
+
+std::unique_ptr<worker::WorkerClient> startWorker(const EvaluatorSettings &settings, std::optional<int> device,
+                                                  std::string &problem) {
+  auto options = workerOptions(settings, problem);
+  if (!options) return nullptr;
+  options->device = device;
+  auto client = std::make_unique<worker::WorkerClient>(*options);
+  client->start();
+  if (!client->waitUntilReady(settings.workerStartTimeout + std::chrono::seconds(5))) {
+    const auto exit = client->lastExit();
+    problem = "the GPU worker did not start" + (exit ? ": " + exit->description : std::string());
+    return nullptr;
+  }
+  return client;
+}
+
 Evaluator::Evaluator(EvaluatorSettings settings) : settings_(std::move(settings)), compiler_(settings_.compiler) {}
 
 Evaluator::~Evaluator() = default;
@@ -316,17 +352,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
         deviceProblem_ = problem;
       } else {
         const json hello = worker_->hello();
-        for (const auto &d : hello.value("devices", json::array()))
-          if (d.is_object() && d.value("ordinal", -1) == settings_.device) {
+        for (const auto &d : devicesInHello(hello))
+          if (d.ordinal == settings_.device) {
             haveDevice_ = true;
-            deviceName_ = d.value("name", std::string());
-            deviceArch_ = archOfComputeCapability(d.value("compute_capability", std::string()));
+            deviceName_ = d.name;
+            deviceArch_ = d.arch;
           }
-        if (!haveDevice_) {
-          const auto gpu = hello.value("gpu", json::object());
-          deviceProblem_ = gpu.is_object() ? gpu.value("problem", std::string()) : std::string();
-          if (deviceProblem_.empty()) deviceProblem_ = "no CUDA device " + std::to_string(settings_.device);
-        }
+        if (!haveDevice_) deviceProblem_ = missingDeviceProblem(hello, settings_.device);
       }
     } else {
       deviceProblem_ = "no device use requested";

@@ -147,6 +147,23 @@ struct EvaluatorSettings {
 // "9.0" (a worker hello's compute_capability) → "sm_90"; "sm_90" when empty.
 std::string archOfComputeCapability(std::string cc);
 
+struct VisibleDevice {
+  int ordinal = 0;
+  std::string name;  // "NVIDIA H200"
+  std::string arch;  // "sm_90"
+  std::string pciBusId;
+};
+// The devices a worker's hello lists.
+std::vector<VisibleDevice> devicesInHello(const nlohmann::json &hello);
+// Why a hello lists no device `device`: the worker's own reason, else "no CUDA device N".
+std::string missingDeviceProblem(const nlohmann::json &hello, int device);
+
+// A worker started for `settings` (on `device` when given: its --device) and waited for; null
+// with `problem` when none was found or it did not start. CUDA never starts in this process:
+// the worker's hello says which devices it has.
+std::unique_ptr<worker::WorkerClient> startWorker(const EvaluatorSettings &settings, std::optional<int> device,
+                                                  std::string &problem);
+
 // The options a worker for these settings starts with (its path: settings.workerPath, else
 // workerExecutable(); sandbox; start timeout; no device), or nullopt with `problem` saying that
 // no kwb-worker was found.

@@ -10,29 +10,14 @@
 namespace kwb {
 
 std::vector<VisibleDevice> describeVisibleDevices(const EvaluatorSettings &settings, std::string &problem) {
-  const auto o = workerOptions(settings, problem);
-  if (!o) return {};
-  worker::WorkerClient client(*o);
-  client.start();
-  if (!client.waitUntilReady(settings.workerStartTimeout + std::chrono::seconds(5))) {
-    const auto exit = client.lastExit();
-    problem = "the GPU worker did not start" + (exit ? ": " + exit->description : std::string());
-    return {};
-  }
-  std::vector<VisibleDevice> out;
-  const auto hello = client.hello();
+  const auto client = startWorker(settings, std::nullopt, problem);
+  if (!client) return {};
+  const auto hello = client->hello();
   if (!hello.is_object()) {
     problem = "the GPU worker stopped before it said which devices it sees";
     return {};
   }
-  for (const auto &d : hello.value("devices", nlohmann::json::array()))
-    if (d.is_object() && d.contains("ordinal") && d["ordinal"].is_number_integer()) {
-      VisibleDevice v;
-      v.ordinal = d["ordinal"].get<int>();
-      v.name = d.value("name", std::string());
-      v.arch = archOfComputeCapability(d.value("compute_capability", std::string()));
-      out.push_back(std::move(v));
-    }
+  auto out = devicesInHello(hello);
   if (out.empty()) {
     const auto gpu = hello.value("gpu", nlohmann::json::object());
     problem = gpu.is_object() ? gpu.value("problem", std::string("no CUDA device")) : "no CUDA device";

@@ -42,11 +42,6 @@ struct PoolDeviceState {
 // The devices a worker started without --device sees (its hello), or empty with `problem`.
 std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &problem);
 
-struct VisibleDevice {
-  int ordinal = 0;
-  std::string name;  // "NVIDIA H200"
-  std::string arch;  // "sm_90"
-};
 // The same, with each device's name and architecture.
 std::vector<VisibleDevice> describeVisibleDevices(const EvaluatorSettings &settings, std::string &problem);
 

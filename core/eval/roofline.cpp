@@ -181,29 +181,21 @@ std::optional<DeviceCeilings> deviceCeilings(const EvaluatorSettings &settings, 
                                              bool remeasure) {
   EvaluatorSettings s = settings;
   s.device = device;
-  auto options = workerOptions(s, problem);
-  if (!options) return std::nullopt;
-  options->device = device;
-  worker::WorkerClient client(*options);
-  client.start();
-  if (!client.waitUntilReady(s.workerStartTimeout + std::chrono::seconds(5))) {
-    const auto exit = client.lastExit();
-    problem = "the GPU worker did not start" + (exit ? ": " + exit->description : std::string());
-    return std::nullopt;
-  }
+  const auto client = startWorker(s, device, problem);
+  if (!client) return std::nullopt;
   // Which device this is, from the hello: the cache key and the architecture to compile for.
   std::string name, arch, bus;
-  for (const auto &d : client.hello().value("devices", json::array()))
-    if (d.is_object() && d.value("ordinal", -1) == device) {
-      name = d.value("name", std::string());
-      arch = archOfComputeCapability(d.value("compute_capability", std::string()));
-      bus = d.value("pci_bus_id", std::string());
+  for (const auto &d : devicesInHello(client->hello()))
+    if (d.ordinal == device) {
+      name = d.name;
+      arch = d.arch;
+      bus = d.pciBusId;
     }
   if (name.empty()) {
     problem = "no CUDA device " + std::to_string(device);
     return std::nullopt;
   }
-  const int driver = client.hello().value("gpu", json::object()).value("driver_version", 0);
+  const int driver = client->hello().value("gpu", json::object()).value("driver_version", 0);
   const std::string key = name + " | " + bus + " | " + std::to_string(driver);
   if (!remeasure)
     if (auto c = cachedCeilings(key)) return c;
@@ -228,7 +220,7 @@ std::optional<DeviceCeilings> deviceCeilings(const EvaluatorSettings &settings, 
   if (tensor)
     params["mma"] = {{"cubin", cubin}, {"kernel", "kwb_ceiling_mma"}, {"blocks_per_sm", 4}, {"threads", 256},
                      {"iters", 4096}, {"flops_per_thread_iter", kMmaFlopsPerIter}};
-  const auto reply = client.call("ceilings", params, std::chrono::seconds(60));
+  const auto reply = client->call("ceilings", params, std::chrono::seconds(60));
   if (!reply.ok) {
     problem = "measuring the ceilings failed: " + reply.error.message;
     return std::nullopt;

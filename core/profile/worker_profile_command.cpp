@@ -1,0 +1,273 @@
+#include "core/profile/worker_profile_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/eval/input_generator.h"
+#include "core/gpu/cuda_driver.h"
+#include "core/profile/cupti_profiler.h"
+#include "core/profile/metric_catalog.h"
+#include "core/profile/metric_sets.h"
+#include "core/worker/device_context.h"
+#include "core/worker/launch_spec.h"
+#include "core/worker/worker_server.h"
+
+namespace kwb::worker {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace prof = kwb::profile;
+
+CommandError bad(const std::string &what) { return CommandError(error_kind::kInvalidArgument, "profile: " + what); }
+
+// The byte the candidate's outputs hold before each pass (NaN for floats), as in `time`.
+constexpr unsigned char kPoison = 0xFF;
+// A pass count CUPTI must reach well before this; more means the replay never completes.
+constexpr std::size_t kMaxPasses = 256;
+
+// The metrics a request asks for: "metrics" (names), else "set" (a set's name, resolved for the
+// device's chip later: `setName` is set), else the default set.
+std::vector<std::string> requestedMetrics(const Json &p, std::string &setName) {
+  if (p.contains("metrics")) {
+    const auto &m = p["metrics"];
+    if (!m.is_array() || m.empty()) throw bad("'metrics' must be a non-empty array of metric names");
+    std::vector<std::string> out;
+    for (const auto &name : m) {
+      if (!name.is_string() || name.get<std::string>().empty()) throw bad("'metrics' must hold metric names (strings)");
+      out.push_back(name.get<std::string>());
+    }
+    return out;
+  }
+  const std::string set = p.value("set", std::string("default"));
+  if (auto s = prof::metricSet(set)) {
+    setName = set;
+    return *s;
+  }
+  throw bad("unknown metric set '" + set + "' (known: default, detailed)");
+}
+
+struct Buffers {
+  CudaDriver *driver = nullptr;
+  const bool *lost = nullptr;
+  std::vector<CUdeviceptr> list;
+  ~Buffers() {
+    if (!driver || *lost) return;
+    for (auto b : list) driver->cuMemFree(b);
+  }
+};
+
+class ProfileSession : DeviceContext {
+ public:
+  explicit ProfileSession(std::optional<int> device) : DeviceContext(device) {}
+  Json profile(const Request &request, EventSink &sink);
+
+ private:
+  std::shared_ptr<const prof::CuptiProfilerLibrary> library_;
+  std::string libraryProblem_, libraryReason_;
+  bool libraryTried_ = false;
+  std::unique_ptr<prof::MetricCatalog> catalog_;  // for the device's chip, made once
+};
+
+Json ProfileSession::profile(const Request &request, EventSink &sink) {
+  const auto started = Clock::now();
+  const Json &p = request.params;
+  const RequestTask requested = readRequestTask(p, "profile");
+  const SizeConfig *config = &requested.config();
+  std::uint64_t seed = 1;
+  if (p.contains("seed")) {
+    if (!p["seed"].is_number_unsigned()) throw bad("'seed' must be a non-negative integer");
+    seed = p["seed"].get<std::uint64_t>();
+  }
+  std::string setName;
+  auto metrics = requestedMetrics(p, setName);
+  const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "profile", "candidate");
+
+  struct TensorBuf : TensorExtent {
+    CUdeviceptr buf = 0, pristine = 0;
+  };
+  std::map<std::string, std::size_t> tensorIndex;
+  std::vector<TensorBuf> tensors;
+  for (auto &e : tensorExtents(requested, {&candidate}, "profile", tensorIndex)) tensors.push_back(TensorBuf{std::move(e)});
+
+  if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
+  ensureDeviceContext();
+
+  char name[256] = {};
+  if (driver_.cuDeviceGetName(name, sizeof name, dev_) != cu::SUCCESS) name[0] = 0;
+  Json result = {{"config", requested.configName}, {"seed", seed},        {"device", name},
+                 {"device_ordinal", device_},      {"metrics_requested", metrics}};
+  std::string stage = "load";
+  Buffers buffers;
+  buffers.driver = &driver_;
+  buffers.lost = &contextLost_;
+  LoadedLaunch loaded;
+  struct Release {
+    std::function<void()> release;
+    ~Release() { release(); }
+  } releaseGuard{[this, &loaded] { release(loaded); }};
+  try {
+    try {
+      loaded = load(candidate, "candidate");
+    } catch (const LoadFailure &f) {
+      result["verdict"] = "load-error";
+      result["error_name"] = f.name;
+      result["reason"] = f.message;
+      result["stage"] = "load";
+      result["context_lost"] = false;
+      return result;
+    }
+
+    stage = "allocate";
+    for (auto &t : tensors) {
+      if (!t.bytes) continue;
+      check(driver_.cuMemAlloc(&t.buf, t.bytes), "allocating " + std::to_string(t.bytes) + " bytes for tensor '" +
+                                                     t.tensor->name + "'");
+      buffers.list.push_back(t.buf);
+      if (t.tensor->role == TensorRole::InOut) {
+        check(driver_.cuMemAlloc(&t.pristine, t.bytes), "allocating the pristine copy of '" + t.tensor->name + "'");
+        buffers.list.push_back(t.pristine);
+      }
+    }
+    stage = "inputs";
+    for (auto &t : tensors) {
+      if (!t.bytes || t.tensor->role == TensorRole::Out) continue;
+      const auto host = generateInput(*t.tensor, t.count, seed);
+      const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.buf : t.pristine;
+      check(driver_.cuMemcpyHtoD(target, host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
+    }
+    std::vector<CUdeviceptr> pointers;
+    std::vector<long long> sizes;
+    pointers.reserve(candidate.args.size());
+    sizes.reserve(candidate.args.size());
+    std::vector<void *> params;
+    for (const auto &a : candidate.args) {
+      if (auto it = tensorIndex.find(a); it != tensorIndex.end()) {
+        pointers.push_back(tensors[it->second].buf);
+        params.push_back(&pointers.back());
+      } else {
+        sizes.push_back(static_cast<long long>(config->values.at(a)));
+        params.push_back(&sizes.back());
+      }
+    }
+    // Every launch sees the same memory: inout tensors restored, outputs poisoned.
+    auto prepare = [&] {
+      stage = "prepare";
+      for (const auto &t : tensors) {
+        if (!t.bytes) continue;
+        if (t.tensor->role == TensorRole::InOut)
+          check(driver_.cuMemcpyDtoD(t.buf, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
+        else if (t.tensor->role == TensorRole::Out)
+          check(driver_.cuMemsetD8(t.buf, kPoison, t.bytes), "poisoning '" + t.tensor->name + "'");
+      }
+      check(driver_.cuCtxSynchronize(), "preparing a pass");
+    };
+
+    // One launch before profiling: a launch that fails is the candidate's runtime error, not a
+    // profiling problem; and its kernels are named.
+    prepare();
+    activity();
+    stage = "candidate run";
+    run(loaded, params.data(), "candidate");
+    Json kernelNames = Json::array();
+    const auto ran = activity();
+    for (const auto &k : ran.kernels) kernelNames.push_back(k.name);
+    if (ran.recorded) result["candidate_kernels"] = kernelNames;
+
+    // Profiling: any ProfileError is the reply's "not-profiled" verdict.
+    sink.progress({{"stage", "profile"}, {"config", requested.configName}});
+    try {
+      if (!libraryTried_) {
+        libraryTried_ = true;
+        try {
+          library_ = prof::CuptiProfilerLibrary::open();
+        } catch (const prof::ProfileError &e) {
+          libraryReason_ = e.reason();
+          libraryProblem_ = e.what();
+        }
+      }
+      if (!library_) throw prof::ProfileError(libraryReason_, libraryProblem_);
+      result["cupti"] = library_->path();
+      stage = "profiler set-up";
+      prof::RangeProfiler profiler(library_, context_, device_);
+      result["chip"] = profiler.chip();
+      if (!catalog_ || catalog_->chip() != profiler.chip())
+        catalog_ = std::make_unique<prof::MetricCatalog>(library_, profiler.chip(), profiler.counterAvailability());
+      if (!setName.empty()) {
+        metrics = *prof::metricSet(setName, *catalog_);
+        result["set"] = setName;
+        result["metrics_requested"] = metrics;
+      }
+      try {
+        catalog_->validate(metrics);
+      } catch (const prof::ProfileError &e) {
+        throw bad(e.what());  // a request mistake: ok false, invalid-argument
+      }
+      prof::ProfilerHost host(library_, profiler.chip(), profiler.counterAvailability());
+      host.addMetrics(metrics);
+      const auto image = host.configImage();
+      const std::size_t passes = library_->passes(image);
+      result["passes"] = passes;
+      profiler.configure(image, metrics);
+      bool done = false;
+      while (!done) {
+        if (profiler.passesRun() >= std::max(kMaxPasses, 2 * passes))
+          throw prof::ProfileError("cupti-error", "CUPTI asked for more than " + std::to_string(profiler.passesRun()) +
+                                                      " passes (" + std::to_string(passes) + " expected)");
+        prepare();
+        stage = "profile pass " + std::to_string(profiler.passesRun() + 1);
+        profiler.beginPass("candidate");
+        enqueue(loaded, params.data(), "candidate");
+        check(driver_.cuCtxSynchronize(), "candidate" + std::string(loaded.launcher ? " kwb_launch" : " kernel '" +
+                                                                                      candidate.kernel + "'") +
+                                              " (profiled)");
+        done = profiler.endPass();
+        sink.progress({{"stage", "profile"}, {"pass", profiler.passesRun()}, {"of", passes}});
+      }
+      activity();  // the profiled launches' records are not wanted
+      stage = "decode";
+      const auto &data = profiler.decode();
+      result["passes_run"] = profiler.passesRun();
+      result["ranges"] = profiler.ranges();
+      result["ranges_dropped"] = profiler.rangesDropped();
+      if (profiler.ranges() < 1)
+        throw prof::ProfileError("cupti-error", "CUPTI decoded no range: nothing was profiled (did the kernel run?)");
+      const auto values = host.evaluate(data, 0, metrics);
+      Json list = Json::array();
+      for (std::size_t i = 0; i < metrics.size(); ++i) {
+        const auto display = prof::metricDisplay(metrics[i], catalog_.get());
+        list.push_back(
+            {{"name", metrics[i]}, {"value", values[i]}, {"label", display.label}, {"unit", display.unit}});
+      }
+      result["metrics"] = list;
+      result["verdict"] = "profiled";
+    } catch (const prof::ProfileError &e) {
+      activity();
+      result["verdict"] = "not-profiled";
+      result["reason"] = e.reason();
+      result["reason_detail"] = e.what();
+      if (e.cuptiCode()) result["cupti_error"] = e.cuptiCode();
+    }
+    result["context_lost"] = false;
+    result["seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
+    return result;
+  } catch (const CudaFailure &f) {
+    runtimeError(f, stage, result, sink);
+    return result;
+  }
+}
+
+}  // namespace
+
+void addProfileCommand(WorkerServer &server, std::optional<int> device) {
+  auto *session = new ProfileSession(device);  // lives as long as the process, like time's
+  server.addCommand("profile",
+                    [session](const Request &request, EventSink &sink) { return session->profile(request, sink); });
+}
+
+}  // namespace kwb::worker

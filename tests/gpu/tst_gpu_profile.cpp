@@ -1,0 +1,159 @@
+// On a machine with a GPU: CUPTI metrics of the bundled softmax starter end to end
+// (kwb::profile::profileCandidate → kwb-worker `profile`: range profiler, one replay per pass,
+// host-API evaluation). The default set's values are sane (DRAM throughput and occupancy in
+// (0, 100] %, hit rates in [0, 100] %, a positive duration) and the passes the worker ran equal
+// the host API's count for the device's chip; the detailed set likewise; an unknown metric is
+// refused by name with a suggestion and leaves the worker usable. Skips, saying why, where there
+// is no device, or where the driver keeps GPU counters to administrators (with the fix).
+#include <QtTest>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "core/gpu/device_info.h"
+#include "core/profile/cupti_profiler.h"
+#include "core/profile/metric_catalog.h"
+#include "core/profile/metric_sets.h"
+#include "core/profile/profiler.h"
+#include "core/task/manifest_parser.h"
+#include "helpers/test_files.h"
+
+namespace fs = std::filesystem;
+namespace prof = kwb::profile;
+
+namespace {
+
+using kwb::test::kernelsDir;
+using kwb::test::readFile;
+
+fs::path outputDir() {
+  if (const char *env = std::getenv("KWB_TEST_OUTPUT_DIR"); env && *env) return env;
+  return KWB_TEST_OUTPUT_DIR;
+}
+
+std::map<std::string, double> valuesOf(const prof::ProfileResult &r) {
+  std::map<std::string, double> out;
+  for (const auto &m : r.metrics) out[m.name] = m.value;
+  return out;
+}
+
+}  // namespace
+
+class TestGpuProfile : public QObject {
+  Q_OBJECT
+
+  kwb::EvaluatorSettings settings_;
+  kwb::Task softmax_;
+  std::string starter_;
+
+  prof::ProfileResult profile(const prof::ProfileOptions &o) {
+    const auto r = prof::profileCandidate(softmax_, starter_, o, settings_);
+    std::cerr << "softmax " << o.config << ": " << r.outcome << " " << r.reason << ": " << r.message << " ("
+              << r.seconds << " s)\n"
+              << r.toJson().dump(1) << "\n";
+    return r;
+  }
+
+  // The passes the host API counts for a set on the device's chip.
+  std::size_t hostPasses(const std::string &chip, const std::string &set) {
+    prof::MetricCatalog catalog(prof::CuptiProfilerLibrary::open(), chip);
+    return catalog.configure(*prof::metricSet(set, catalog)).passes;
+  }
+
+ private slots:
+  void initTestCase() {
+    const auto inventory = kwb::probeGpus();
+    if (!inventory.hasDevices()) QSKIP(("no CUDA device: " + inventory.problem).c_str());
+    const char *worker = std::getenv("KWB_WORKER");
+    QVERIFY2(worker && *worker, "run through ctest: KWB_WORKER names kwb-worker");
+    settings_.workerPath = worker;
+    settings_.compiler.cacheDirectory = outputDir() / "gpu-profile-compile-cache";
+    softmax_ = kwb::loadTask(kernelsDir() / "softmax");
+    starter_ = readFile(softmax_.folder / softmax_.starterSource());
+  }
+
+  void defaultSetIsSane() {
+    prof::ProfileOptions o;
+    o.config = "h200";  // 256 MiB in and out: far beyond L2, so DRAM is busy
+    o.set = "default";
+    const auto r = profile(o);
+    if (r.outcome == "not-profiled" && r.reason == "insufficient-privileges")
+      QSKIP(("GPU counters are restricted to administrators here: " + r.message).c_str());
+    QCOMPARE(QString::fromStdString(r.outcome), QString("profiled"));
+    QVERIFY(!r.chip.empty());
+    QVERIFY(!r.device.empty());
+    QCOMPARE(r.passes, hostPasses(r.chip, "default"));
+    QCOMPARE(r.detail.value("passes_run", std::size_t{0}), r.passes);
+    if (r.chip == "GH100") QCOMPARE(r.passes, prof::kDefaultSetPassesGH100);
+    QCOMPARE(r.metrics.size(), prof::defaultMetricSet().size());
+    for (std::size_t i = 0; i < r.metrics.size(); ++i) {
+      QCOMPARE(r.metrics[i].name, prof::defaultMetricSet()[i]);
+      QVERIFY(!r.metrics[i].label.empty());
+    }
+    const auto v = valuesOf(r);
+    const double dram = v.at("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+    const double occupancy = v.at("sm__warps_active.avg.pct_of_peak_sustained_active");
+    const double duration = v.at("gpu__time_duration.sum");
+    const double l1 = v.at("l1tex__t_sector_hit_rate.pct");
+    const double l2 = v.at("lts__t_sector_hit_rate.pct");
+    QVERIFY2(dram > 0 && dram <= 100, qPrintable(QString("DRAM throughput %1 %").arg(dram)));
+    QVERIFY2(occupancy > 0 && occupancy <= 100, qPrintable(QString("occupancy %1 %").arg(occupancy)));
+    QVERIFY2(duration > 0, qPrintable(QString("duration %1 ns").arg(duration)));
+    QVERIFY2(l1 >= 0 && l1 <= 100, qPrintable(QString("L1 hit rate %1 %").arg(l1)));
+    QVERIFY2(l2 >= 0 && l2 <= 100, qPrintable(QString("L2 hit rate %1 %").arg(l2)));
+    // 512 MiB moved: at most ~5 TB/s on today's GPUs, so no less than ~100 us.
+    QVERIFY2(duration > 50'000, qPrintable(QString("duration %1 ns is too short for 512 MiB").arg(duration)));
+  }
+
+  void detailedSetMatchesHostPasses() {
+    prof::ProfileOptions o;
+    o.config = "small";
+    o.set = "detailed";
+    const auto r = profile(o);
+    if (r.outcome == "not-profiled" && r.reason == "insufficient-privileges")
+      QSKIP(("GPU counters are restricted to administrators here: " + r.message).c_str());
+    QCOMPARE(QString::fromStdString(r.outcome), QString("profiled"));
+    QCOMPARE(r.passes, hostPasses(r.chip, "detailed"));
+    QCOMPARE(r.detail.value("passes_run", std::size_t{0}), r.passes);
+    if (r.chip == "GH100") QCOMPARE(r.passes, prof::kDetailedSetPassesGH100);
+    const auto v = valuesOf(r);
+    const double sm = v.at("sm__throughput.avg.pct_of_peak_sustained_elapsed");
+    QVERIFY2(sm > 0 && sm <= 100, qPrintable(QString("SM throughput %1 %").arg(sm)));
+    double stalled = 0;
+    std::size_t reasons = 0;
+    for (const auto &reason : prof::warpStallReasons()) {
+      const auto it = v.find("smsp__warps_issue_stalled_" + reason + ".avg.per_cycle_active");
+      if (it == v.end()) continue;  // not on this chip (gmma is Hopper's)
+      ++reasons;
+      QVERIFY2(it->second >= 0, reason.c_str());
+      stalled += it->second;
+    }
+    QVERIFY2(reasons >= 15, "few warp stall reasons were profiled");
+    if (r.chip == "GH100") QCOMPARE(reasons, prof::warpStallReasons().size());
+    QVERIFY2(stalled > 0, "no warp was ever stalled");
+  }
+
+  void unknownMetricIsNamed() {
+    prof::ProfileOptions o;
+    o.config = "small";
+    o.metrics = {"gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsd"};
+    const auto r = profile(o);
+    QCOMPARE(QString::fromStdString(r.outcome), QString("error"));
+    QCOMPARE(QString::fromStdString(r.reason), QString("invalid-argument"));
+    QVERIFY2(r.message.find("'dram__throughput.avg.pct_of_peak_sustained_elapsd'") != std::string::npos, r.message.c_str());
+    QVERIFY2(r.message.find("did you mean 'dram__throughput.avg.pct_of_peak_sustained_elapsed'") != std::string::npos,
+             r.message.c_str());
+    // The next request profiles normally.
+    o.metrics = {"gpu__time_duration.sum"};
+    const auto again = profile(o);
+    if (again.outcome == "not-profiled" && again.reason == "insufficient-privileges") QSKIP("counters restricted");
+    QCOMPARE(QString::fromStdString(again.outcome), QString("profiled"));
+    QCOMPARE(again.passes, std::size_t{1});
+    QVERIFY(valuesOf(again).at("gpu__time_duration.sum") > 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGpuProfile)
+#include "tst_gpu_profile.moc"

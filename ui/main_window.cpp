@@ -52,6 +52,7 @@
 #include "ui/results_panel.h"
 #include "ui/settings_dialog.h"
 #include "ui/task_browser.h"
+#include "ui/source_view_panel.h"
 #include "ui/tuning_panel.h"
 #include "ui/tuning_service.h"
 #include "ui/workspace_service.h"
@@ -157,6 +158,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   tuning_ = new TuningService({}, this);
   tuningPanel_ = new TuningPanel(this);
   tuningPanel_->attach(tuning_);
+  sourceView_ = new SourceViewPanel(this);
   devices_ = new DevicesPanel(this);
 
   createActions();
@@ -389,9 +391,9 @@ void MainWindow::createActions() {
 
   tune_ = new QAction(themedIcon("system-run", ""), tr("T&une"), this);
   tune_->setObjectName(QStringLiteral("actionTune"));
-  tune_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_U));
+  tune_->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_T));
   tune_->setToolTip(tr("Search the task's tunable parameters for the fastest correct configuration of the kernel "
-                       "in the editor: the built-in autotuner (Ctrl+Shift+U)"));
+                       "in the editor: the built-in autotuner (Ctrl+Alt+T)"));
   connect(tune_, &QAction::triggered, this, [this] { tuneCurrent(); });
 
   optimize_ = new QAction(tr("&Optimize"), this);
@@ -399,6 +401,12 @@ void MainWindow::createActions() {
   optimize_->setToolTip(tr("Make the kernel in the editor faster. With no LLM configured this runs the built-in "
                            "autotuner"));
   connect(optimize_, &QAction::triggered, this, [this] { optimizeCurrent(); });
+
+  showListing_ = new QAction(tr("Show &PTX/SASS"), this);
+  showListing_->setObjectName(QStringLiteral("actionShowListing"));
+  showListing_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+  showListing_->setToolTip(tr("The kernel in the editor beside its SASS or PTX, line by line (Ctrl+Shift+A)"));
+  connect(showListing_, &QAction::triggered, this, [this] { showListing(); });
 
   timeRun_ = new QAction(tr("&Time After Checking"), this);
   timeRun_->setObjectName(QStringLiteral("actionTimeRun"));
@@ -516,6 +524,11 @@ void MainWindow::createDocks() {
   tuningDock_->setWidget(tuningPanel_);
   addDockWidget(Qt::BottomDockWidgetArea, tuningDock_);
   tabifyDockWidget(gpusDock_, tuningDock_);
+  sourceViewDock_ = new QDockWidget(tr("Source/PTX/SASS"), this);
+  sourceViewDock_->setObjectName(QStringLiteral("sourceViewDock"));
+  sourceViewDock_->setWidget(sourceView_);
+  addDockWidget(Qt::BottomDockWidgetArea, sourceViewDock_);
+  tabifyDockWidget(tuningDock_, sourceViewDock_);
   logDock_->raise();
 
   QAction *toggleTasks = tasksDock_->toggleViewAction();
@@ -536,6 +549,10 @@ void MainWindow::createDocks() {
   QAction *toggleTuning = tuningDock_->toggleViewAction();
   toggleTuning->setObjectName(QStringLiteral("actionToggleTuning"));
   viewMenu_->addAction(toggleTuning);
+  QAction *toggleSourceView = sourceViewDock_->toggleViewAction();
+  toggleSourceView->setObjectName(QStringLiteral("actionToggleSourceView"));
+  viewMenu_->addAction(toggleSourceView);
+  viewMenu_->addAction(showListing_);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
     toggleTools->setText(tr("Toolbar"));
@@ -992,6 +1009,17 @@ bool MainWindow::tuneCurrent() {
   tuningDock_->raise();
   log_->info(tr("Tuning %1 on task %2 (the built-in autotuner)").arg(editor->fileName(), taskName_));
   updateActions();
+  return true;
+}
+
+bool MainWindow::showListing() {
+  if (taskFolder_.isEmpty()) return false;
+  CudaEditor *editor = editorToRun();
+  if (!editor) return false;
+  if (gpuProbed_ && !gpuPresent_) sourceView_->setArch(settings::compileOnlyArch());
+  sourceView_->showCandidate(taskFolder_, editor->text(), editor->filePath());
+  sourceViewDock_->show();
+  sourceViewDock_->raise();
   return true;
 }
 

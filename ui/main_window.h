@@ -29,6 +29,7 @@ class DevicesPanel;
 class EditorTabs;
 class EvaluationService;
 class TuningPanel;
+class SourceViewPanel;
 class TuningService;
 class FindBar;
 class HistoryPanel;
@@ -77,6 +78,10 @@ class MainWindow : public QMainWindow {
   TuningService *tuning() const { return tuning_; }
   TuningPanel *tuningPanel() const { return tuningPanel_; }
   QDockWidget *tuningDock() const { return tuningDock_; }
+  SourceViewPanel *sourceView() const { return sourceView_; }
+  QDockWidget *sourceViewDock() const { return sourceViewDock_; }
+  // Shows the kernel in the editor (or the task's starter) beside its SASS/PTX; false without a task.
+  bool showListing();
   ResultsPanel *resultsPanel() const { return results_; }
   HistoryPanel *historyPanel() const { return history_; }
   // The GPUs dock: live figures per GPU (kwb-worker --stats --json every 2 s) and the pool's state.
@@ -122,6 +127,7 @@ class MainWindow : public QMainWindow {
   QAction *timeRunAction() const { return timeRun_; }
   QAction *tuneAction() const { return tune_; }
   QAction *optimizeAction() const { return optimize_; }
+  QAction *showListingAction() const { return showListing_; }
   // Tunes the kernel in the editor (or the task's starter) with the built-in autotuner; false
   // when nothing can be tuned now (no task, or a run or tuning in progress). Optimize calls it
   // too when no LLM is configured, and says so.
@@ -205,6 +211,9 @@ class MainWindow : public QMainWindow {
   TuningService *tuning_ = nullptr;
   TuningPanel *tuningPanel_ = nullptr;
   QDockWidget *tuningDock_ = nullptr;
+  SourceViewPanel *sourceView_ = nullptr;
+  QDockWidget *sourceViewDock_ = nullptr;
+  QAction *showListing_ = nullptr;
   GpuStatusLabel *gpuLabel_ = nullptr;
   QLabel *workspaceLabel_ = nullptr;
   WorkspaceService *workspace_ = nullptr;

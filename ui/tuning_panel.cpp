@@ -25,8 +25,8 @@ namespace kwb::ui {
 
 TuningPanel::TuningPanel(QWidget *parent) : QWidget(parent) {
   status_ = new QLabel(tr("No tuning run yet. Tune (or Optimize without an LLM) searches the task's tunable parameters."), this);
-  status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long lines are clipped, never grow the dock
   progress_ = new QProgressBar(this);
   progress_->setRange(0, 1);
   progress_->setValue(0);
@@ -48,6 +48,7 @@ TuningPanel::TuningPanel(QWidget *parent) : QWidget(parent) {
   table_->verticalHeader()->hide();
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setMinimumHeight(40);
 
   axis_ = new QComboBox(this);
   axis_->setToolTip(tr("The tunable on the horizontal axis"));
@@ -76,26 +77,20 @@ TuningPanel::TuningPanel(QWidget *parent) : QWidget(parent) {
   }
   chartView_ = new QChartView(chart_, this);
   chartView_->setRenderHint(QPainter::Antialiasing);
-  chartView_->setMinimumSize(260, 180);
+  chartView_->setMinimumSize(120, 40);
 
   reproduce_ = new QLabel(this);
   reproduce_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  reproduce_->setWordWrap(true);
+  reproduce_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
 
   auto *top = new QHBoxLayout;
   top->addWidget(progress_, 1);
+  top->addWidget(new QLabel(tr("Chart by:"), this));
+  top->addWidget(axis_);
   top->addWidget(cancel_);
-  auto *chartBox = new QWidget(this);
-  auto *chartLayout = new QVBoxLayout(chartBox);
-  chartLayout->setContentsMargins(0, 0, 0, 0);
-  auto *axisRow = new QHBoxLayout;
-  axisRow->addWidget(new QLabel(tr("Horizontal axis:"), chartBox));
-  axisRow->addWidget(axis_, 1);
-  chartLayout->addLayout(axisRow);
-  chartLayout->addWidget(chartView_, 1);
   auto *split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(table_);
-  split->addWidget(chartBox);
+  split->addWidget(chartView_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   auto *layout = new QVBoxLayout(this);

@@ -30,6 +30,7 @@ struct EvaluationStep {
   QString config;
   double fraction = 0;
   QString text;
+  QList<double> samplesMs;  // timing: candidate sample times since the last delivered step
 };
 
 }  // namespace kwb::ui

@@ -150,8 +150,10 @@ class EvaluationService::Backend : public QObject {
     options.onStep = [&, report](const kwb::EvalProgress &step) {
       // evaluate() forgets a cancel that came before it began; pass it on from inside.
       if (shared.cancelledRun == id && !cancelForwarded.exchange(true)) cancelNow();
-      report({QString::fromStdString(step.stage), QString::fromStdString(step.config), step.fraction,
-              QString::fromStdString(step.text)});
+      EvaluationStep e{QString::fromStdString(step.stage), QString::fromStdString(step.config), step.fraction,
+                       QString::fromStdString(step.text), {}};
+      for (double ms : step.samplesMs) e.samplesMs << ms;
+      report(e);
     };
 
     {
@@ -232,7 +234,11 @@ bool EvaluationService::run(const RunRequest &request) {
     bool post = false;
     {
       std::lock_guard lock(shared->stepMutex);
+      // Coalesced: the latest step wins, but no sample time is lost between deliveries.
+      QList<double> samples = std::move(shared->latestStep.samplesMs);
       shared->latestStep = step;
+      samples += step.samplesMs;
+      shared->latestStep.samplesMs = std::move(samples);
       post = !std::exchange(shared->stepPosted, true);
     }
     if (!post) return;
@@ -243,6 +249,7 @@ bool EvaluationService::run(const RunRequest &request) {
           {
             std::lock_guard lock(shared->stepMutex);
             latest = shared->latestStep;
+            shared->latestStep.samplesMs.clear();
             shared->stepPosted = false;
           }
           if (running_ && id == currentRun_) emit progress(latest);

@@ -16,6 +16,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QStyle>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -26,6 +27,7 @@
 #include <Qsci/qsciglobal.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -52,6 +54,8 @@
 #include "ui/results_panel.h"
 #include "ui/settings_dialog.h"
 #include "ui/task_browser.h"
+#include "ui/profile_service.h"
+#include "ui/profiler_panel.h"
 #include "ui/source_view_panel.h"
 #include "ui/tuning_panel.h"
 #include "ui/tuning_service.h"
@@ -159,6 +163,8 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   tuningPanel_ = new TuningPanel(this);
   tuningPanel_->attach(tuning_);
   sourceView_ = new SourceViewPanel(this);
+  profiler_ = new ProfilerPanel(this);
+  profileService_ = new ProfileService({}, this);
   devices_ = new DevicesPanel(this);
 
   createActions();
@@ -220,6 +226,35 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
 
   connect(evaluation_, &EvaluationService::progress, this, &MainWindow::onRunProgress);
+  // The Profiler's live view: timing samples of a run, and each tuned point's time.
+  connect(evaluation_, &EvaluationService::started, this, [this] {
+    profiler_->beginLive(tr("Run: kernel times of each timing sample, as measured"));
+  });
+  connect(evaluation_, &EvaluationService::progress, this, [this](const EvaluationStep &step) {
+    profiler_->addSamples(step.samplesMs);
+  });
+  connect(tuning_, &TuningService::started, this, [this] {
+    profiler_->beginLive(tr("Tuning: each correct point's time, as measured"));
+  });
+  connect(tuning_, &TuningService::pointsArrived, this, [this](const QList<TunePointRow> &rows) {
+    QList<double> ms;
+    for (const auto &r : rows)
+      if (!std::isnan(r.objectiveMs)) ms << r.objectiveMs;
+    profiler_->addSamples(ms);
+  });
+  connect(profiler_, &ProfilerPanel::profileRequested, this, [this] { profileCurrent(); });
+  connect(profileService_, &ProfileService::finished, this, [this](const ProfileRow &row) {
+    profiler_->showProfile(row);
+    if (row.outcome == QLatin1String("profiled"))
+      log_->info(tr("Profiled %1 (%2) on %3: %n replay pass(es)", nullptr, row.passes)
+                     .arg(QFileInfo(row.sourceName).fileName(), row.config, row.device));
+    else
+      log_->warning(tr("Not profiled: %1: %2").arg(row.outcome, row.message));
+    updateActions();
+    checkSettled();
+  });
+  connect(profileService_, &ProfileService::ceilingsReady, profiler_, &ProfilerPanel::setCeilings);
+  connect(profileService_, &ProfileService::ceilingsFailed, profiler_, &ProfilerPanel::setCeilingsProblem);
   connect(evaluation_, &EvaluationService::devicesChanged, this, &MainWindow::updatePoolDevices);
   connect(evaluation_, &EvaluationService::deviceMessage, this, [this](const QString &message) {
     log_->warning(message);
@@ -402,6 +437,13 @@ void MainWindow::createActions() {
                            "autotuner"));
   connect(optimize_, &QAction::triggered, this, [this] { optimizeCurrent(); });
 
+  profileAction_ = new QAction(tr("&Profile"), this);
+  profileAction_->setObjectName(QStringLiteral("actionProfile"));
+  profileAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_P));
+  profileAction_->setToolTip(tr("Read the GPU's counters for the kernel in the editor: DRAM throughput, occupancy, "
+                                "cache hit rates (CUPTI, a pass of its own; Ctrl+Alt+P)"));
+  connect(profileAction_, &QAction::triggered, this, [this] { profileCurrent(); });
+
   showListing_ = new QAction(tr("Show &PTX/SASS"), this);
   showListing_->setObjectName(QStringLiteral("actionShowListing"));
   showListing_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
@@ -457,6 +499,7 @@ void MainWindow::createMenus() {
   runMenu->addSeparator();
   runMenu->addAction(optimize_);
   runMenu->addAction(tune_);
+  runMenu->addAction(profileAction_);
   runMenu->addSeparator();
   runMenu->addAction(timeRun_);
 
@@ -485,6 +528,7 @@ void MainWindow::createMenus() {
   tools->addAction(timeRun_);
   tools->addAction(optimize_);
   tools->addAction(tune_);
+  tools->addAction(profileAction_);
   tools->addSeparator();
   tools->addAction(reload_);
   tools->addAction(settings_);
@@ -529,6 +573,11 @@ void MainWindow::createDocks() {
   sourceViewDock_->setWidget(sourceView_);
   addDockWidget(Qt::BottomDockWidgetArea, sourceViewDock_);
   tabifyDockWidget(tuningDock_, sourceViewDock_);
+  profilerDock_ = new QDockWidget(tr("Profiler"), this);
+  profilerDock_->setObjectName(QStringLiteral("profilerDock"));
+  profilerDock_->setWidget(profiler_);
+  addDockWidget(Qt::BottomDockWidgetArea, profilerDock_);
+  tabifyDockWidget(sourceViewDock_, profilerDock_);
   logDock_->raise();
 
   QAction *toggleTasks = tasksDock_->toggleViewAction();
@@ -552,6 +601,9 @@ void MainWindow::createDocks() {
   QAction *toggleSourceView = sourceViewDock_->toggleViewAction();
   toggleSourceView->setObjectName(QStringLiteral("actionToggleSourceView"));
   viewMenu_->addAction(toggleSourceView);
+  QAction *toggleProfiler = profilerDock_->toggleViewAction();
+  toggleProfiler->setObjectName(QStringLiteral("actionToggleProfiler"));
+  viewMenu_->addAction(toggleProfiler);
   viewMenu_->addAction(showListing_);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
@@ -633,6 +685,7 @@ QStringList MainWindow::pendingWork() const {
   if (browser_->isScanning()) pending << tr("task scan");
   if (evaluation_->isRunning()) pending << tr("evaluation");
   if (tuning_->isRunning()) pending << tr("tuning");
+  if (profileService_->isRunning()) pending << tr("profiling");
   return pending;
 }
 
@@ -664,6 +717,13 @@ void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QStrin
   const QString why = QString::fromStdString(inventory.problem);
   log_->info(inventory.hasDevices() || why.isEmpty() ? tr("GPU: %1").arg(summary)
                                                      : tr("GPU: %1 (%2)").arg(summary, why));
+  // The roofline's ceilings: measured once per GPU by a worker (then cached), off this thread.
+  if (gpuPresent_ && !ceilingsAsked_) {
+    ceilingsAsked_ = true;
+    profileService_->loadCeilings(inventory.devices.front().ordinal);
+  } else if (!gpuPresent_) {
+    profiler_->setCeilingsProblem(tr("no GPU: %1").arg(why.isEmpty() ? summary : why));
+  }
   emit gpuProbeFinished();
   checkSettled();
 }
@@ -795,6 +855,10 @@ bool MainWindow::openTask(const QString &path) {
   if (taskFolder_ != folder) {
     results_->clear();
     shownHistoryId_ = 0;
+  }
+  if (taskFolder_ != folder) {
+    rooflinePoints_.clear();
+    profiler_->setRooflinePoints({}, -1);
   }
   taskFolder_ = folder;
   taskName_ = QString::fromStdString(task.name);
@@ -977,6 +1041,8 @@ void MainWindow::updateActions() {
   run_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
   tune_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
   optimize_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
+  profileAction_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning && !profileService_->isRunning());
+  profiler_->profileButton()->setEnabled(profileAction_->isEnabled());
   cancelRun_->setEnabled(running && !evaluation_->isCancelling());
 }
 
@@ -1008,6 +1074,24 @@ bool MainWindow::tuneCurrent() {
   tuningDock_->show();
   tuningDock_->raise();
   log_->info(tr("Tuning %1 on task %2 (the built-in autotuner)").arg(editor->fileName(), taskName_));
+  updateActions();
+  return true;
+}
+
+bool MainWindow::profileCurrent() {
+  if (taskFolder_.isEmpty() || profileService_->isRunning() || evaluation_->isRunning() || tuning_->isRunning())
+    return false;
+  CudaEditor *editor = editorToRun();
+  if (!editor) return false;
+  ProfileRequest request;
+  request.taskFolder = taskFolder_;
+  request.source = editor->text();
+  request.sourceName = editor->filePath();
+  request.set = profiler_->profileSet();
+  if (!profileService_->profile(request)) return false;
+  profilerDock_->show();
+  profilerDock_->raise();
+  log_->info(tr("Profiling %1 on task %2 (%3 metric set)").arg(editor->fileName(), taskName_, request.set));
   updateActions();
   return true;
 }
@@ -1085,6 +1169,22 @@ void MainWindow::onRunProgress(const EvaluationStep &step) {
 
 void MainWindow::onRunFinished(const EvaluationRun &run, const QString &source) {
   runProgress_->hide();
+  // Each timed configuration is a point of the task's roofline; the newest is selected.
+  if (run.result.is_object()) {
+    for (const auto &cj : run.result.value("configs", nlohmann::json::array())) {
+      const auto timing = cj.value("timing", nlohmann::json::object());
+      if (!timing.value("ok", false)) continue;
+      const auto roof = timing.value("roofline", nlohmann::json::object());
+      RooflinePoint p;
+      p.label = QStringLiteral("%1 · %2").arg(QFileInfo(run.sourceName).fileName(),
+                                               QString::fromStdString(cj.value("config", std::string())));
+      p.flops = roof.value("flops", 0.0);
+      p.bytes = roof.value("bytes", 0.0);
+      p.seconds = timing.value("candidate", nlohmann::json::object()).value("median_ms", 0.0) * 1e-3;
+      if (p.seconds > 0) rooflinePoints_ << p;
+    }
+    if (!rooflinePoints_.isEmpty()) profiler_->setRooflinePoints(rooflinePoints_, rooflinePoints_.size() - 1);
+  }
   results_->showRun(run, false);
   showDiagnostics(run, source);
 

@@ -8,6 +8,7 @@
 #include <QString>
 #include <QStringList>
 
+#include "ui/profiler_panel.h"
 #include "ui/models/task_tree_model.h"
 
 class QAction;
@@ -30,6 +31,7 @@ class EditorTabs;
 class EvaluationService;
 class TuningPanel;
 class SourceViewPanel;
+class ProfileService;
 class TuningService;
 class FindBar;
 class HistoryPanel;
@@ -80,6 +82,12 @@ class MainWindow : public QMainWindow {
   QDockWidget *tuningDock() const { return tuningDock_; }
   SourceViewPanel *sourceView() const { return sourceView_; }
   QDockWidget *sourceViewDock() const { return sourceViewDock_; }
+  ProfilerPanel *profilerPanel() const { return profiler_; }
+  ProfileService *profileService() const { return profileService_; }
+  QDockWidget *profilerDock() const { return profilerDock_; }
+  QAction *profileAction() const { return profileAction_; }
+  // Profiles the kernel in the editor (or the starter) on the task's first configuration.
+  bool profileCurrent();
   // Shows the kernel in the editor (or the task's starter) beside its SASS/PTX; false without a task.
   bool showListing();
   ResultsPanel *resultsPanel() const { return results_; }
@@ -213,6 +221,12 @@ class MainWindow : public QMainWindow {
   QDockWidget *tuningDock_ = nullptr;
   SourceViewPanel *sourceView_ = nullptr;
   QDockWidget *sourceViewDock_ = nullptr;
+  ProfilerPanel *profiler_ = nullptr;
+  ProfileService *profileService_ = nullptr;
+  QDockWidget *profilerDock_ = nullptr;
+  QAction *profileAction_ = nullptr;
+  QList<RooflinePoint> rooflinePoints_;  // this task's timed runs in this window
+  bool ceilingsAsked_ = false;
   QAction *showListing_ = nullptr;
   GpuStatusLabel *gpuLabel_ = nullptr;
   QLabel *workspaceLabel_ = nullptr;

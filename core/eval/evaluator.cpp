@@ -302,6 +302,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     progress.text = line;
     if (options.onProgress) options.onProgress(line);
     if (options.onStep) options.onStep(progress);
+    progress.samplesMs.clear();
   };
   EvaluationResult result;
   auto finish = [&]() -> EvaluationResult {
@@ -626,10 +627,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       worker::RequestHandlers handlers;
       const double cap = static_cast<double>(std::max<long long>(1, options.timingCap.count()));
       const auto timingStarted = std::chrono::steady_clock::now();
-      handlers.onEvent = [&step, timingStart, perTiming, cap, timingStarted, name = co.config](const worker::Event &e) {
+      handlers.onEvent = [&step, &progress, timingStart, perTiming, cap, timingStarted,
+                          name = co.config](const worker::Event &e) {
         if (e.event != "progress" || e.data.value("stage", "") != "timing") return;
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - timingStarted).count();
+        for (const auto &v : e.data.value("candidate_ms", json::array()))
+          if (v.is_number()) progress.samplesMs.push_back(v.get<double>());
         step("time", name, timingStart + perTiming * std::min(1.0, ms / cap),
              "  " + name + ": " + std::to_string(e.data.value("samples", 0ull)) + " samples");
       };

@@ -119,6 +119,9 @@ struct EvalProgress {
   std::string config;  // the configuration at work, when there is one
   double fraction = 0;
   std::string text;    // the same line onProgress gets
+  // While timing: the candidate's sample times (ms, kernel time) measured since the previous
+  // step, in order; empty otherwise.
+  std::vector<double> samplesMs;
 };
 
 struct EvaluationOptions {

@@ -454,6 +454,7 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     const auto samplingStarted = Clock::now();
     StopReason reason = StopReason::Continue;
     auto lastProgress = samplingStarted;
+    std::size_t sentSamples = 0;  // candidate samples already sent in a progress event
     while (reason == StopReason::Continue) {
       candSamples.push_back(sample(true, true));
       if (candSamples.size() == 1) recheck(0);
@@ -465,8 +466,12 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
       reason = shouldStopSampling(candStats, refStats, elapsed, rule);
       if (Clock::now() - lastProgress > std::chrono::milliseconds(250)) {
         lastProgress = Clock::now();
+        // The candidate's sample times since the last event: a live view plots them as they come.
+        Json recent = Json::array();
+        for (; sentSamples < candSamples.size(); ++sentSamples) recent.push_back(candSamples[sentSamples].primaryMs);
         sink.progress({{"stage", "timing"}, {"config", configName}, {"samples", candSamples.size()},
-                       {"candidate_spread", candStats.relativeSpread}, {"reference_spread", refStats.relativeSpread}});
+                       {"candidate_spread", candStats.relativeSpread}, {"reference_spread", refStats.relativeSpread},
+                       {"candidate_ms", recent}});
       }
     }
     recheck(candSamples.size() - 1);  // the last candidate sample's outputs are still there

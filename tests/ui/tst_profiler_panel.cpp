@@ -1,0 +1,207 @@
+// The Profiler panel (issue 5). Live: sample times added in batches draw as they come. Metrics:
+// a profile recorded on an H200 shown as a table and bars; the previous profile of the task is
+// the baseline until one is pinned, and the deltas follow; counters that cannot be read give a
+// banner with the reason. Roofline: the sgemm lineage's eight steps as timed on an H200 (the
+// committed suite results) under that H200's measured ceilings, the expert selected, its gap in
+// words. The real ProfileService on this machine answers "not run" without a GPU; and the
+// window's Profile action opens the dock. Writes the README's pictures of the panel.
+#include "isolated_home.h"
+
+#include <fstream>
+#include <memory>
+
+#include <QDockWidget>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "ui/main_window.h"
+#include "ui/profile_service.h"
+#include "ui/profiler_panel.h"
+
+using kwb::ui::ProfilerPanel;
+using kwb::ui::ProfileRow;
+
+namespace {
+
+nlohmann::json readJson(const QString &path) {
+  std::ifstream in(path.toStdString());
+  return nlohmann::json::parse(in);
+}
+
+ProfileRow recordedProfile() {
+  const auto j = readJson(QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/profile/softmax-h200-default.json"));
+  ProfileRow r;
+  r.outcome = QString::fromStdString(j["outcome"].get<std::string>());
+  r.device = QString::fromStdString(j["device"].get<std::string>());
+  r.chip = QString::fromStdString(j["chip"].get<std::string>());
+  r.config = QString::fromStdString(j["config"].get<std::string>());
+  r.passes = j["passes"].get<int>();
+  r.sourceName = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax/softmax.cu");
+  r.taskFolder = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax");
+  for (const auto &m : j["metrics"])
+    r.metrics << kwb::ui::MetricRow{QString::fromStdString(m["name"].get<std::string>()),
+                                    QString::fromStdString(m["label"].get<std::string>()),
+                                    QString::fromStdString(m["unit"].get<std::string>()), m["value"].get<double>()};
+  return r;
+}
+
+// The H200's ceilings as tst_gpu_ceilings measured them (tests/gpu/results, 2026-11-30).
+kwb::DeviceCeilings h200() {
+  kwb::DeviceCeilings c;
+  c.device = "NVIDIA H200";
+  c.copyBytesPerS = 4232.66e9;
+  c.fp32FlopsPerS = 64.5974e12;
+  c.tensorFlopsPerS = 641.098e12;
+  return c;
+}
+
+// The sgemm lineage at 4096^3 as the suite timed it on an H200 (tests/bench/results).
+QList<kwb::ui::RooflinePoint> sgemmLineage() {
+  const auto j = readJson(QStringLiteral(KWB_SOURCE_DIR "/tests/bench/results/2026-11-30-h200x2-4f2635c-lineage-sgemm.json"));
+  QList<kwb::ui::RooflinePoint> out;
+  const double n = 4096;
+  for (const auto &s : j["steps"])
+    for (const auto &c : s["configs"])
+      if (c["config"] == "h200" && c.contains("median_ms")) {
+        kwb::ui::RooflinePoint p;
+        p.label = QStringLiteral("%1. %2").arg(s["index"].get<int>()).arg(QString::fromStdString(s["title"].get<std::string>()));
+        p.flops = 2 * n * n * n;
+        p.bytes = 4 * 3 * n * n;
+        p.seconds = c["median_ms"].get<double>() * 1e-3;
+        out << p;
+      }
+  return out;
+}
+
+}  // namespace
+
+class TestProfilerPanel : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<IsolatedHome> home_;
+
+ private slots:
+  void initTestCase() {
+    home_ = std::make_unique<IsolatedHome>();
+    QVERIFY(home_->isValid());
+  }
+
+  void liveSamplesAccumulate() {
+    ProfilerPanel panel;
+    panel.beginLive(QStringLiteral("Run"));
+    QList<double> batch;
+    for (int i = 0; i < 30; ++i) batch << 0.25 + 0.001 * i;
+    for (int k = 0; k < 10; ++k) panel.addSamples(batch);
+    QCOMPARE(panel.liveSamples(), 300);
+    panel.addSamples({});
+    QCOMPARE(panel.liveSamples(), 300);
+    panel.beginLive(QStringLiteral("Tuning"));
+    QCOMPARE(panel.liveSamples(), 0);
+  }
+
+  void metricsAndBaselines() {
+    ProfilerPanel panel;
+    panel.resize(900, 360);
+    panel.show();
+    const ProfileRow first = recordedProfile();
+    panel.showProfile(first);
+    QCOMPARE(panel.metricsTable()->rowCount(), 5);
+    QCOMPARE(panel.metricsTable()->item(1, 0)->text(), QStringLiteral("DRAM throughput"));
+    QCOMPARE(panel.metricsTable()->item(1, 1)->text(), QStringLiteral("19.01 %"));
+    QVERIFY(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")).isEmpty());
+    QVERIFY2(panel.metricsSummary().contains(QStringLiteral("2 replay pass(es)")), qPrintable(panel.metricsSummary()));
+    // A second profile of the task (values made up for the arithmetic): the first is its baseline.
+    ProfileRow second = first;
+    second.sourceName = QStringLiteral("05-registers.cu");
+    second.metrics[1].value = 38.02;   // DRAM throughput doubled
+    second.metrics[2].value = 47.12;   // occupancy halved
+    panel.showProfile(second);
+    QCOMPARE(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")), QStringLiteral("+100.0%"));
+    QCOMPARE(panel.deltaText(QStringLiteral("sm__warps_active.avg.pct_of_peak_sustained_active")), QStringLiteral("-50.0%"));
+    QVERIFY(panel.metricsSummary().contains(QStringLiteral("(the previous profile)")));
+    // Pinned: it stays the baseline whatever comes next.
+    panel.pinBaseline();
+    panel.showProfile(first);
+    QCOMPARE(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")), QStringLiteral("-50.0%"));
+    panel.showProfile(first);
+    QCOMPARE(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")), QStringLiteral("-50.0%"));
+    QVERIFY(panel.metricsSummary().contains(QStringLiteral("(pinned)")));
+    QVERIFY(panel.bannerText().isEmpty());
+    QCoreApplication::processEvents();  // the charts lay out their text on the next event round
+    const QString png = QStringLiteral(KWB_TEST_OUTPUT_DIR "/profiler-metrics.png");
+    QVERIFY(panel.grab().save(png));
+    // Counters out of reach: a banner says why, and what still works.
+    ProfileRow refused;
+    refused.outcome = QStringLiteral("not-profiled");
+    refused.reason = QStringLiteral("insufficient-privileges");
+    refused.message = QStringLiteral("GPU performance counters are restricted to administrators");
+    panel.showProfile(refused);
+    QVERIFY2(panel.bannerText().contains(QStringLiteral("insufficient-privileges")), qPrintable(panel.bannerText()));
+    QVERIFY(panel.bannerText().contains(QStringLiteral("Timing and everything else still work")));
+  }
+
+  void rooflineOfTheSgemmLineage() {
+    ProfilerPanel panel;
+    panel.resize(900, 420);
+    panel.show();
+    panel.tabs()->setCurrentIndex(2);
+    panel.setCeilingsProblem(QStringLiteral("being measured"));
+    QVERIFY(panel.rooflineWords().contains(QStringLiteral("No ceilings")));
+    panel.setCeilings(h200());
+    const auto points = sgemmLineage();
+    QCOMPARE(points.size(), 8);
+    panel.setRooflinePoints(points, 7);
+    QCOMPARE(panel.rooflinePointCount(), 8);
+    // 2*4096^3 in 3.068 ms = 44.8 TFLOP/s under a 64.6 TFLOP/s f32 roof.
+    QVERIFY2(panel.rooflineWords().startsWith(QStringLiteral("8. double buffering: at 69% of the f32 compute bound; 1.4x headroom")),
+             qPrintable(panel.rooflineWords()));
+    QCoreApplication::processEvents();
+    const QString png = QStringLiteral(KWB_TEST_OUTPUT_DIR "/profiler-roofline.png");
+    QVERIFY(panel.grab().save(png));
+    qInfo("screenshots: %s", qPrintable(png));
+  }
+
+  void realServiceWithoutAGpu() {
+    kwb::ui::ProfileService service;
+    QSignalSpy finished(&service, &kwb::ui::ProfileService::finished);
+    kwb::ui::ProfileRequest r;
+    r.taskFolder = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax");
+    QFile f(r.taskFolder + QStringLiteral("/softmax.cu"));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    r.source = QString::fromUtf8(f.readAll());
+    r.sourceName = QStringLiteral("softmax.cu");
+    QVERIFY(service.profile(r));
+    QVERIFY(!service.profile(r));  // one at a time
+    QVERIFY(finished.wait(60000));
+    const auto row = finished.first().first().value<ProfileRow>();
+    // Here: no GPU ("not-run"); on a GPU machine: profiled, or not-profiled with a reason.
+    QVERIFY2(row.outcome == QLatin1String("not-run") || row.outcome == QLatin1String("profiled") ||
+                 row.outcome == QLatin1String("not-profiled"),
+             qPrintable(row.outcome + QStringLiteral(": ") + row.message));
+    ProfilerPanel panel;
+    panel.showProfile(row);
+    if (row.outcome != QLatin1String("profiled")) QVERIFY(!panel.bannerText().isEmpty());
+  }
+
+  void windowProfileAction() {
+    kwb::ui::MainWindow window(home_->path(QStringLiteral("workspace/prof.kwb")));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(!window.profileCurrent());  // no task
+    QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
+    QSignalSpy finished(window.profileService(), &kwb::ui::ProfileService::finished);
+    window.profileAction()->trigger();
+    QVERIFY(window.profilerDock()->isVisible());
+    QVERIFY(!window.profileAction()->isEnabled());
+    QVERIFY(finished.wait(60000));
+    QVERIFY(window.profileAction()->isEnabled());
+  }
+};
+
+QTEST_MAIN(TestProfilerPanel)
+#include "tst_profiler_panel.moc"

@@ -1,0 +1,111 @@
+#pragma once
+// The Profiler panel: three views of why a kernel takes the time it takes.
+//  - Live: each timing sample's kernel time as a run measures it, and each point's time as a
+//    tuning run finishes it (CUPTI kernel records, streamed from the worker).
+//  - Metrics: the last profile's metrics (CUPTI range profiler, Nsight Compute names) as bars
+//    beside the baseline's, with the delta; the replay passes it took; a banner with the reason
+//    when counters could not be read. Any profile can be pinned as the baseline; until one is,
+//    the previous profile of the same task is.
+//  - Roofline: the task's timed candidates placed by arithmetic intensity and achieved rate
+//    under the GPU's measured ceilings (memory slope, f32 and tensor-core roofs), the selected
+//    one marked, with the gap in words.
+// Charts are redrawn once per batch of data, never per point.
+#include <optional>
+
+#include <QList>
+#include <QWidget>
+
+#include "core/eval/roofline.h"
+#include "ui/profile_service.h"
+
+class QChart;
+class QChartView;
+class QComboBox;
+class QLabel;
+class QLineSeries;
+class QLogValueAxis;
+class QPushButton;
+class QScatterSeries;
+class QTabWidget;
+class QTableWidget;
+class QValueAxis;
+class QBarSet;
+class QHorizontalBarSeries;
+class QBarCategoryAxis;
+
+namespace kwb::ui {
+
+struct RooflinePoint {
+  QString label;       // "softmax.cu · h200"
+  double flops = 0;
+  double bytes = 0;
+  double seconds = 0;
+  bool tensor = false;
+};
+
+class ProfilerPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ProfilerPanel(QWidget *parent = nullptr);
+
+  // Live view.
+  void beginLive(const QString &title);
+  void addSamples(const QList<double> &ms);
+  int liveSamples() const;
+
+  // Metrics view.
+  void showProfile(const ProfileRow &row);
+  void pinBaseline();  // the shown profile becomes the baseline
+  bool hasBaseline() const { return baseline_.has_value(); }
+  QString bannerText() const;
+  QString metricsSummary() const;
+  // The delta column as shown for metric `name`: "+12.3%"; empty when there is no baseline.
+  QString deltaText(const QString &name) const;
+  QTableWidget *metricsTable() const { return table_; }
+  QString profileSet() const;
+
+  // Roofline view.
+  void setCeilings(const kwb::DeviceCeilings &c);
+  void setCeilingsProblem(const QString &problem);
+  void setRooflinePoints(const QList<RooflinePoint> &points, int selected);
+  int rooflinePointCount() const;
+  QString rooflineWords() const;  // the selected point's gap in words
+
+  QTabWidget *tabs() const { return tabs_; }
+  QPushButton *profileButton() const { return profile_; }
+
+ signals:
+  void profileRequested();
+
+ private:
+  void redrawMetrics();
+  void redrawRoofline();
+
+  QTabWidget *tabs_ = nullptr;
+  // live
+  QChart *liveChart_ = nullptr;
+  QLineSeries *live_ = nullptr;
+  QValueAxis *liveX_ = nullptr, *liveY_ = nullptr;
+  QLabel *liveTitle_ = nullptr;
+  QList<double> liveData_;
+  // metrics
+  QPushButton *profile_ = nullptr;
+  QPushButton *pin_ = nullptr;
+  QComboBox *set_ = nullptr;
+  QLabel *banner_ = nullptr;
+  QLabel *summary_ = nullptr;
+  QTableWidget *table_ = nullptr;
+  QChart *barsChart_ = nullptr;
+  std::optional<ProfileRow> shown_, baseline_, previous_;
+  bool pinned_ = false;
+  // roofline
+  QChart *roofChart_ = nullptr;
+  QLabel *roofWords_ = nullptr;
+  std::optional<kwb::DeviceCeilings> ceilings_;
+  QString ceilingsProblem_;
+  QList<RooflinePoint> points_;
+  int selected_ = -1;
+};
+
+}  // namespace kwb::ui

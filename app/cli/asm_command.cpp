@@ -1,5 +1,7 @@
 #include "app/cli/asm_command.h"
 
+#include "app/cli/candidate_input.h"
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -30,33 +32,13 @@ bool readText(const fs::path &p, std::string &text) {
 }  // namespace
 
 int asmCommand(const AsmArgs &args, bool asJson) {
-  kwb::Task task;
-  try {
-    task = kwb::loadTask(args.task);
-  } catch (const kwb::ManifestError &e) {
-    std::cerr << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::exception &e) {
-    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
-    return kExitUsage;
-  }
-  const fs::path path = args.candidate.empty() ? task.folder / task.starterSource() : fs::path(args.candidate);
-  std::string source;
-  if (!readText(path, source)) {
-    std::cerr << "kwb: cannot read the candidate " << path.string() << "\n";
-    return kExitUsage;
-  }
+  auto input = loadCandidate(args.task, args.candidate);
+  if (!input) return kExitUsage;
+  const kwb::Task &task = input->task;
+  const fs::path &path = input->path;
+  const std::string &source = input->text;
   std::map<std::string, std::int64_t> tunables;
-  for (const auto &set : args.sets) {
-    const auto eq = set.find('=');
-    try {
-      if (eq == std::string::npos || eq == 0) throw std::invalid_argument(set);
-      tunables[set.substr(0, eq)] = std::stoll(set.substr(eq + 1));
-    } catch (const std::exception &) {
-      std::cerr << "kwb: --set expects NAME=INTEGER, not '" << set << "'\n";
-      return kExitUsage;
-    }
-  }
+  if (!parseTunableValues(args.sets, tunables, "--set")) return kExitUsage;
   const auto kind = args.ptx ? kwb::ListingKind::Ptx : kwb::ListingKind::Sass;
   const kwb::Compiler compiler;
   auto listingOf = [&](const fs::path &p, const std::string &text, kwb::ListingResult &out) {

@@ -15,6 +15,7 @@
 #include "app/cli/lineage_command.h"
 #include "app/cli/tune_command.h"
 #include "app/cli/asm_command.h"
+#include "app/cli/candidate_input.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/llm_command.h"
 #include "app/cli/task_report.h"
@@ -174,24 +175,10 @@ std::string formatDims(const std::array<std::int64_t, 3> &d) {
 }
 
 int evalCommand(const EvalArgs &args, bool asJson) {
-  kwb::Task task;
-  try {
-    task = kwb::loadTask(args.task);
-  } catch (const kwb::ManifestError &e) {
-    std::cerr << e.what() << "\n";
-    return kExitInvalid;
-  } catch (const std::exception &e) {
-    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
-    return kExitInvalid;
-  }
-  const fs::path candidatePath = args.candidate.empty() ? task.folder / task.starterSource() : fs::path(args.candidate);
-  std::ifstream in(candidatePath, std::ios::binary);
-  if (!in) {
-    std::cerr << "kwb: cannot read the candidate " << candidatePath.string() << "\n";
-    return kExitInvalid;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto input = loadCandidate(args.task, args.candidate);
+  if (!input) return kExitInvalid;
+  const kwb::Task &task = input->task;
+  const fs::path &candidatePath = input->path;
 
   kwb::EvaluationOptions options;
   options.configs = args.configs;
@@ -201,32 +188,14 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
   options.time = args.time;
   options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
-  for (const auto &set : args.sets) {
-    const auto eq = set.find('=');
-    std::int64_t value = 0;
-    bool ok = eq != std::string::npos && eq > 0;
-    if (ok) {
-      try {
-        std::size_t used = 0;
-        value = std::stoll(set.substr(eq + 1), &used);
-        ok = used == set.size() - eq - 1;
-      } catch (const std::exception &) {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      std::cerr << "kwb: --set expects NAME=INTEGER, not '" << set << "'\n";
-      return kExitInvalid;
-    }
-    options.tunables[set.substr(0, eq)] = value;
-  }
+  if (!parseTunableValues(args.sets, options.tunables, "--set")) return kExitInvalid;
   if (!asJson) options.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
 
   kwb::EvaluatorSettings settings;
   settings.useDevice = !args.noGpu;
   kwb::EvaluationResult result;
   try {
-    result = kwb::evaluate(task, text.str(), options, settings);
+    result = kwb::evaluate(task, input->text, options, settings);
   } catch (const std::invalid_argument &e) {
     std::cerr << "kwb: " << e.what() << "\n";
     return kExitInvalid;

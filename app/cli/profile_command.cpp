@@ -1,5 +1,7 @@
 #include "app/cli/profile_command.h"
 
+#include "app/cli/candidate_input.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -155,24 +157,10 @@ int profileCommand(const ProfileArgs &args, bool asJson) {
     return kExitInvalid;
   }
 
-  kwb::Task task;
-  try {
-    task = kwb::loadTask(args.task);
-  } catch (const kwb::ManifestError &e) {
-    std::cerr << e.what() << "\n";
-    return kExitInvalid;
-  } catch (const std::exception &e) {
-    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
-    return kExitInvalid;
-  }
-  const fs::path candidatePath = args.candidate.empty() ? task.folder / task.starterSource() : fs::path(args.candidate);
-  std::ifstream in(candidatePath, std::ios::binary);
-  if (!in) {
-    std::cerr << "kwb profile: cannot read the candidate " << candidatePath.string() << "\n";
-    return kExitInvalid;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto input = loadCandidate(args.task, args.candidate, "kwb profile");
+  if (!input) return kExitInvalid;
+  const kwb::Task &task = input->task;
+  const fs::path &candidatePath = input->path;
 
   prof::ProfileOptions options;
   options.config = args.config;
@@ -182,25 +170,7 @@ int profileCommand(const ProfileArgs &args, bool asJson) {
   options.seed = args.seed;
   options.sourceName = candidatePath.string();
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
-  for (const auto &t : args.tunables) {
-    const auto eq = t.find('=');
-    bool ok = eq != std::string::npos && eq > 0;
-    std::int64_t value = 0;
-    if (ok) {
-      try {
-        std::size_t used = 0;
-        value = std::stoll(t.substr(eq + 1), &used);
-        ok = used == t.size() - eq - 1;
-      } catch (const std::exception &) {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      std::cerr << "kwb profile: --tunable expects NAME=INTEGER, not '" << t << "'\n";
-      return kExitInvalid;
-    }
-    options.tunables[t.substr(0, eq)] = value;
-  }
+  if (!parseTunableValues(args.tunables, options.tunables, "--tunable", "kwb profile")) return kExitInvalid;
 
   // Host side, no GPU needed: the names checked and the passes counted on --chip (GH100).
   // (On a GPU the worker resolves a set for the device's own chip.)
@@ -227,7 +197,7 @@ int profileCommand(const ProfileArgs &args, bool asJson) {
   settings.useDevice = !args.noGpu;
   prof::ProfileResult result;
   try {
-    result = prof::profileCandidate(task, text.str(), options, settings);
+    result = prof::profileCandidate(task, input->text, options, settings);
   } catch (const std::invalid_argument &e) {
     std::cerr << "kwb profile: " << e.what() << "\n";
     return kExitInvalid;

@@ -1,5 +1,7 @@
 #include "app/cli/tune_command.h"
 
+#include "app/cli/candidate_input.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -41,24 +43,10 @@ std::string setFlags(const kwb::tune::Point &p) {
 }  // namespace
 
 int tuneCommand(const TuneArgs &args, bool asJson) {
-  kwb::Task task;
-  try {
-    task = kwb::loadTask(args.task);
-  } catch (const kwb::ManifestError &e) {
-    std::cerr << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::exception &e) {
-    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
-    return kExitUsage;
-  }
-  const fs::path candidatePath = args.candidate.empty() ? task.folder / task.starterSource() : fs::path(args.candidate);
-  std::ifstream in(candidatePath, std::ios::binary);
-  if (!in) {
-    std::cerr << "kwb: cannot read the candidate " << candidatePath.string() << "\n";
-    return kExitUsage;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto input = loadCandidate(args.task, args.candidate);
+  if (!input) return kExitUsage;
+  const kwb::Task &task = input->task;
+  const fs::path &candidatePath = input->path;
   const auto strategy = kwb::tune::parseStrategy(args.strategy);
   if (!strategy) {
     std::cerr << "kwb: --strategy " << args.strategy << ": use auto, exhaustive or random-local\n";
@@ -106,7 +94,7 @@ int tuneCommand(const TuneArgs &args, bool asJson) {
   kwb::tune::TuneReport report;
   int status = 0;
   try {
-    report = tuner.tune(task, text.str(), candidatePath.string(), [&](const kwb::tune::TunedPoint &p, const kwb::tune::TuneReport &r) {
+    report = tuner.tune(task, input->text, candidatePath.string(), [&](const kwb::tune::TunedPoint &p, const kwb::tune::TuneReport &r) {
       if (asJson) return;
       std::cout << "[" << r.points.size() << "/" << r.budget << "] " << p.label << "  " << p.result.outcome;
       if (p.result.objectiveMs) std::cout << "  " << ms(*p.result.objectiveMs);

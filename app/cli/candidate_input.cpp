@@ -1,0 +1,55 @@
+#include "app/cli/candidate_input.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/task/manifest_parser.h"
+
+std::optional<CandidateInput> loadCandidate(const std::string &taskArg, const std::string &candidateArg,
+                                            const std::string &command) {
+  CandidateInput in;
+  try {
+    in.task = kwb::loadTask(taskArg);
+  } catch (const kwb::ManifestError &e) {
+    std::cerr << e.what() << "\n";
+    return std::nullopt;
+  } catch (const std::exception &e) {
+    std::cerr << command << ": " << taskArg << ": " << e.what() << "\n";
+    return std::nullopt;
+  }
+  in.path = candidateArg.empty() ? in.task.folder / in.task.starterSource() : std::filesystem::path(candidateArg);
+  std::ifstream file(in.path, std::ios::binary);
+  if (!file) {
+    std::cerr << command << ": cannot read the candidate " << in.path.string() << "\n";
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  in.text = text.str();
+  return in;
+}
+
+bool parseTunableValues(const std::vector<std::string> &values, std::map<std::string, std::int64_t> &out,
+                        const std::string &option, const std::string &command) {
+  for (const auto &v : values) {
+    const auto eq = v.find('=');
+    bool ok = eq != std::string::npos && eq > 0;
+    std::int64_t value = 0;
+    if (ok) {
+      try {
+        std::size_t used = 0;
+        value = std::stoll(v.substr(eq + 1), &used);
+        ok = used == v.size() - eq - 1;
+      } catch (const std::exception &) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      std::cerr << command << ": " << option << " expects NAME=INTEGER, not '" << v << "'\n";
+      return false;
+    }
+    out[v.substr(0, eq)] = value;
+  }
+  return true;
+}

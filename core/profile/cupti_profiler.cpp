@@ -97,7 +97,23 @@ std::shared_ptr<const CuptiProfilerLibrary> CuptiProfilerLibrary::open(const std
   lib->api_ = std::make_unique<CuptiApi>();
   CuptiApi &a = *lib->api_;
   const auto candidates = libcuptiCandidates(searchDirs);
-  if (!a.library.open(candidates))
+  // CUPTI opens libnvperf_host.so (and _target) by soname: where the loader's path does not hold
+  // the toolkit's folder, load them from libcupti's own folder first (kept, like NVRTC's builtins).
+  bool opened = false;
+  for (const auto &candidate : candidates) {
+    const std::filesystem::path path(candidate);
+    if (path.has_parent_path())
+      for (const char *companion : {"libnvperf_host.so", "libnvperf_target.so"}) {
+        DynamicLibrary preload;
+        if (preload.open({(path.parent_path() / companion).string()})) preload.keepLoaded();
+      }
+    if (a.library.open({candidate})) {
+      opened = true;
+      break;
+    }
+  }
+  if (!opened) a.library.open(candidates);  // fills error() with every name tried
+  if (!opened)
     throw ProfileError("no-cupti", "libcupti (CUPTI, the CUDA profiling library) " + a.library.error() +
                                        (searchDirs.empty() ? "" : " in " + join(searchDirs, ", ")) +
                                        "; install the CUDA toolkit (12.6 or later) with CUPTI, or set CUDA_HOME "

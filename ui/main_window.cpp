@@ -290,6 +290,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(workspace_, &WorkspaceService::evaluationFetched, this, [this](const EvaluationRun &run, const QString &) {
     shownHistoryId_ = run.historyId;
     results_->showRun(run, true);
+    if (run.taskFolder == taskFolder_) addRooflinePoints(run);  // a stored run joins the roofline, selected
     emit historyRunShown(run);
   });
 
@@ -1078,6 +1079,13 @@ bool MainWindow::tuneCurrent() {
   return true;
 }
 
+void MainWindow::addRooflinePoints(const EvaluationRun &run) {
+  const auto points = rooflinePointsOf(run);
+  if (points.isEmpty()) return;
+  rooflinePoints_ += points;
+  profiler_->setRooflinePoints(rooflinePoints_, rooflinePoints_.size() - 1);  // the newest is selected
+}
+
 bool MainWindow::profileCurrent() {
   if (taskFolder_.isEmpty() || profileService_->isRunning() || evaluation_->isRunning() || tuning_->isRunning())
     return false;
@@ -1169,22 +1177,7 @@ void MainWindow::onRunProgress(const EvaluationStep &step) {
 
 void MainWindow::onRunFinished(const EvaluationRun &run, const QString &source) {
   runProgress_->hide();
-  // Each timed configuration is a point of the task's roofline; the newest is selected.
-  if (run.result.is_object()) {
-    for (const auto &cj : run.result.value("configs", nlohmann::json::array())) {
-      const auto timing = cj.value("timing", nlohmann::json::object());
-      if (!timing.value("ok", false)) continue;
-      const auto roof = timing.value("roofline", nlohmann::json::object());
-      RooflinePoint p;
-      p.label = QStringLiteral("%1 · %2").arg(QFileInfo(run.sourceName).fileName(),
-                                               QString::fromStdString(cj.value("config", std::string())));
-      p.flops = roof.value("flops", 0.0);
-      p.bytes = roof.value("bytes", 0.0);
-      p.seconds = timing.value("candidate", nlohmann::json::object()).value("median_ms", 0.0) * 1e-3;
-      if (p.seconds > 0) rooflinePoints_ << p;
-    }
-    if (!rooflinePoints_.isEmpty()) profiler_->setRooflinePoints(rooflinePoints_, rooflinePoints_.size() - 1);
-  }
+  addRooflinePoints(run);
   results_->showRun(run, false);
   showDiagnostics(run, source);
 

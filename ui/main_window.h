@@ -193,6 +193,7 @@ class MainWindow : public QMainWindow {
   CudaEditor *editorToRun();
   void onRunProgress(const EvaluationStep &step);
   void onRunFinished(const EvaluationRun &run, const QString &source);
+  void addRooflinePoints(const EvaluationRun &run);
   void showDiagnostics(const EvaluationRun &run, const QString &source);
   void updatePoolDevices();
 

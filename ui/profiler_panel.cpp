@@ -13,6 +13,8 @@
 #include <QHeaderView>
 #include <QHorizontalBarSeries>
 #include <QLabel>
+#include <QDir>
+#include <QRegularExpression>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPen>
@@ -47,6 +49,24 @@ const MetricRow *findMetric(const ProfileRow &row, const QString &name) {
 }
 
 }  // namespace
+
+QList<RooflinePoint> rooflinePointsOf(const EvaluationRun &run) {
+  QList<RooflinePoint> out;
+  if (!run.result.is_object()) return out;
+  for (const auto &cj : run.result.value("configs", nlohmann::json::array())) {
+    const auto timing = cj.value("timing", nlohmann::json::object());
+    if (!timing.value("ok", false)) continue;
+    const auto roof = timing.value("roofline", nlohmann::json::object());
+    RooflinePoint p;
+    p.label = QStringLiteral("%1 · %2").arg(QFileInfo(run.sourceName).fileName(),
+                                             QString::fromStdString(cj.value("config", std::string())));
+    p.flops = roof.value("flops", 0.0);
+    p.bytes = roof.value("bytes", 0.0);
+    p.seconds = timing.value("candidate", nlohmann::json::object()).value("median_ms", 0.0) * 1e-3;
+    if (p.seconds > 0) out << p;
+  }
+  return out;
+}
 
 ProfilerPanel::ProfilerPanel(QWidget *parent) : QWidget(parent) {
   tabs_ = new QTabWidget(this);
@@ -169,11 +189,34 @@ void ProfilerPanel::showProfile(const ProfileRow &row) {
     return;
   }
   banner_->hide();
-  // The default baseline is the previous profile of the same task, until one is pinned.
-  if (!pinned_ && shown_ && shown_->taskFolder == row.taskFolder) baseline_ = shown_;
+  // The default baseline, until one is pinned: the lineage parent's profile (step N-1 of the
+  // same lineage folder, "NN-name.cu"), else the previous profile of the same task.
+  if (!pinned_) {
+    const auto parent = lineageParent(row);
+    if (parent) baseline_ = parent;
+    else if (shown_ && shown_->taskFolder == row.taskFolder) baseline_ = shown_;
+    parentBaseline_ = parent.has_value();
+  }
   shown_ = row;
+  history_ << row;
   pin_->setEnabled(true);
   redrawMetrics();
+}
+
+std::optional<ProfileRow> ProfilerPanel::lineageParent(const ProfileRow &row) const {
+  const QFileInfo file(row.sourceName);
+  if (file.dir().dirName() != QLatin1String("lineage")) return std::nullopt;
+  static const QRegularExpression step(QStringLiteral("^(\\d+)-"));
+  const auto m = step.match(file.fileName());
+  if (!m.hasMatch()) return std::nullopt;
+  const int n = m.captured(1).toInt();
+  for (auto it = history_.crbegin(); it != history_.crend(); ++it) {
+    const QFileInfo other(it->sourceName);
+    const auto om = step.match(other.fileName());
+    if (other.dir() == file.dir() && om.hasMatch() && om.captured(1).toInt() == n - 1 && it->config == row.config)
+      return *it;
+  }
+  return std::nullopt;
 }
 
 void ProfilerPanel::pinBaseline() {
@@ -199,7 +242,7 @@ void ProfilerPanel::redrawMetrics() {
   summary_->setText(tr("%1 · %2 · %3 on %4 (%5), %n replay pass(es)", nullptr, row.passes)
                         .arg(QFileInfo(row.sourceName).fileName(), row.config, profileSet(), row.device, row.chip) +
                     (baseline_ ? tr(" · baseline %1%2").arg(QFileInfo(baseline_->sourceName).fileName(),
-                                                            pinned_ ? tr(" (pinned)") : tr(" (the previous profile)"))
+                                                            pinned_ ? tr(" (pinned)") : parentBaseline_ ? tr(" (the lineage parent)") : tr(" (the previous profile)"))
                                : QString()));
   table_->setRowCount(static_cast<int>(row.metrics.size()));
   for (int i = 0; i < row.metrics.size(); ++i) {

@@ -5,7 +5,8 @@
 //  - Metrics: the last profile's metrics (CUPTI range profiler, Nsight Compute names) as bars
 //    beside the baseline's, with the delta; the replay passes it took; a banner with the reason
 //    when counters could not be read. Any profile can be pinned as the baseline; until one is,
-//    the previous profile of the same task is.
+//    the profile of the candidate's parent is (the lineage step before it, when it was profiled),
+//    else the previous profile of the same task.
 //  - Roofline: the task's timed candidates placed by arithmetic intensity and achieved rate
 //    under the GPU's measured ceilings (memory slope, f32 and tensor-core roofs), the selected
 //    one marked, with the gap in words.
@@ -16,6 +17,7 @@
 #include <QWidget>
 
 #include "core/eval/roofline.h"
+#include "ui/evaluation_run.h"
 #include "ui/profile_service.h"
 
 class QChart;
@@ -42,6 +44,10 @@ struct RooflinePoint {
   double seconds = 0;
   bool tensor = false;
 };
+
+// Each timed configuration of an evaluation run (its result JSON: timing median and the
+// task's flops and bytes) as a roofline point; none for a run without timing.
+QList<RooflinePoint> rooflinePointsOf(const EvaluationRun &run);
 
 class ProfilerPanel : public QWidget {
   Q_OBJECT
@@ -80,6 +86,7 @@ class ProfilerPanel : public QWidget {
 
  private:
   void redrawMetrics();
+  std::optional<ProfileRow> lineageParent(const ProfileRow &row) const;
   void redrawRoofline();
 
   QTabWidget *tabs_ = nullptr;
@@ -97,8 +104,10 @@ class ProfilerPanel : public QWidget {
   QLabel *summary_ = nullptr;
   QTableWidget *table_ = nullptr;
   QChart *barsChart_ = nullptr;
-  std::optional<ProfileRow> shown_, baseline_, previous_;
+  std::optional<ProfileRow> shown_, baseline_;
+  QList<ProfileRow> history_;  // this window's profiles, for the lineage parent
   bool pinned_ = false;
+  bool parentBaseline_ = false;
   // roofline
   QChart *roofChart_ = nullptr;
   QLabel *roofWords_ = nullptr;

@@ -145,6 +145,40 @@ class TestProfilerPanel : public QObject {
     QVERIFY(panel.bannerText().contains(QStringLiteral("Timing and everything else still work")));
   }
 
+  void lineageParentIsTheDefaultBaseline() {
+    ProfilerPanel panel;
+    const QString lineage = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax/lineage/");
+    ProfileRow step1 = recordedProfile(), starter = recordedProfile(), step2 = recordedProfile();
+    step1.sourceName = lineage + QStringLiteral("01-naive.cu");
+    step2.sourceName = lineage + QStringLiteral("02-warp-shuffle.cu");
+    step2.metrics[1].value = 2 * step1.metrics[1].value;
+    starter.metrics[1].value = 4 * step1.metrics[1].value;
+    panel.showProfile(step1);
+    panel.showProfile(starter);  // not a lineage step: the previous profile is its baseline
+    QVERIFY(panel.metricsSummary().contains(QStringLiteral("baseline 01-naive.cu (the previous profile)")));
+    panel.showProfile(step2);    // step 2's parent is step 1, not the starter profiled just before
+    QVERIFY2(panel.metricsSummary().contains(QStringLiteral("baseline 01-naive.cu (the lineage parent)")),
+             qPrintable(panel.metricsSummary()));
+    QCOMPARE(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")), QStringLiteral("+100.0%"));
+  }
+
+  void runsBecomeRooflinePoints() {
+    // The evaluator's result JSON as a timed run carries it (EvaluationResult::toJson).
+    kwb::ui::EvaluationRun run;
+    run.sourceName = QStringLiteral("/k/sgemm/lineage/08-double-buffer.cu");
+    run.result = nlohmann::json::parse(R"({"configs": [
+      {"config": "small", "timing": {"ok": true, "candidate": {"median_ms": 0.0601}, "roofline": {"flops": 268435456, "bytes": 3145728}}},
+      {"config": "odd", "timing": {"ok": false, "error": "not timed"}},
+      {"config": "h200", "timing": {"ok": true, "candidate": {"median_ms": 3.068}, "roofline": {"flops": 137438953472, "bytes": 201326592}}}]})");
+    const auto points = kwb::ui::rooflinePointsOf(run);
+    QCOMPARE(points.size(), 2);
+    QCOMPARE(points[1].label, QStringLiteral("08-double-buffer.cu · h200"));
+    QCOMPARE(points[1].seconds, 3.068e-3);
+    QCOMPARE(points[1].flops, 137438953472.0);
+    run.result = nullptr;  // a history listing's row: nothing to place
+    QVERIFY(kwb::ui::rooflinePointsOf(run).isEmpty());
+  }
+
   void rooflineOfTheSgemmLineage() {
     ProfilerPanel panel;
     panel.resize(900, 420);

@@ -428,8 +428,8 @@ void RangeProfiler::configure(const std::vector<std::uint8_t> &configImage, cons
   s.pRangeProfilerObject = object;
   s.pMetricNames = ptrs.data();
   s.numMetrics = ptrs.size();
-  s.maxNumOfRanges = 1;
-  s.maxNumRangeTreeNodes = 1;
+  s.maxNumOfRanges = kMaxRanges;
+  s.maxNumRangeTreeNodes = kMaxRanges;
   if (auto r = a.rangeGetCounterDataSize(&s); r != CUPTI_SUCCESS)
     throwCuptiError(*library_, "cuptiRangeProfilerGetCounterDataSize", r);
   counterData_.assign(s.counterDataSize, 0);
@@ -448,9 +448,11 @@ void RangeProfiler::configure(const std::vector<std::uint8_t> &configImage, cons
   c.pConfig = configImage_.data();
   c.counterDataImageSize = counterData_.size();
   c.pCounterDataImage = counterData_.data();
-  c.range = CUPTI_UserRange;
+  // One range per kernel (auto ranges), as Nsight Compute measures: a user range pushed before
+  // the launch also timed the launch's own overhead (a 256 us kernel read as 1.3 ms).
+  c.range = CUPTI_AutoRange;
   c.replayMode = CUPTI_UserReplay;
-  c.maxRangesPerPass = 1;
+  c.maxRangesPerPass = kMaxRanges;
   c.numNestingLevels = 1;
   c.minNestingLevel = 1;
   c.passIndex = 0;
@@ -459,7 +461,7 @@ void RangeProfiler::configure(const std::vector<std::uint8_t> &configImage, cons
   passesRun_ = 0;
 }
 
-void RangeProfiler::beginPass(const std::string &rangeName) {
+void RangeProfiler::beginPass(const std::string &) {
   const auto &a = library_->api();
   auto *object = static_cast<CUpti_RangeProfiler_Object *>(object_);
   if (!object) throw ProfileError("cupti-error", "RangeProfiler::beginPass before configure");
@@ -467,20 +469,11 @@ void RangeProfiler::beginPass(const std::string &rangeName) {
   s.pRangeProfilerObject = object;
   if (auto r = a.rangeStart(&s); r != CUPTI_SUCCESS) throwCuptiError(*library_, "cuptiRangeProfilerStart", r);
   started_ = true;
-  CUpti_RangeProfiler_PushRange_Params p{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
-  p.pRangeProfilerObject = object;
-  p.pRangeName = rangeName.c_str();
-  if (auto r = a.rangePushRange(&p); r != CUPTI_SUCCESS) throwCuptiError(*library_, "cuptiRangeProfilerPushRange", r);
-  pushed_ = true;
 }
 
 bool RangeProfiler::endPass() {
   const auto &a = library_->api();
   auto *object = static_cast<CUpti_RangeProfiler_Object *>(object_);
-  CUpti_RangeProfiler_PopRange_Params p{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
-  p.pRangeProfilerObject = object;
-  pushed_ = false;
-  if (auto r = a.rangePopRange(&p); r != CUPTI_SUCCESS) throwCuptiError(*library_, "cuptiRangeProfilerPopRange", r);
   CUpti_RangeProfiler_Stop_Params s{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   s.pRangeProfilerObject = object;
   started_ = false;

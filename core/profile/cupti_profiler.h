@@ -129,11 +129,13 @@ class ProfilerHost {
 };
 
 // The Range Profiler on one CUDA context (a CUcontext, passed as void * so this header needs no
-// CUDA header), for one range per pass, user replay: for each pass the caller restores the
-// work's inputs, then beginPass(), launches, synchronises, endPass(); until endPass() says all
-// passes are submitted. Needs a GPU and the right to read its counters.
+// CUDA header), one range per kernel (auto ranges, at most kMaxRanges kernels per pass), user
+// replay: for each pass the caller restores the work's inputs, then beginPass(), launches,
+// synchronises, endPass(); until endPass() says all passes are submitted. Needs a GPU and the
+// right to read its counters.
 class RangeProfiler {
  public:
+  static constexpr std::size_t kMaxRanges = 64;  // kernels one launch (a host launcher) may run
   // cuptiProfilerInitialize, then the chip of CUDA device `ordinal` (cuptiDeviceGetChipName)
   // and the counters the device in `context` (current, a CUcontext) can collect now
   // (cuptiProfilerGetCounterAvailability). Throws ProfileError classified by code
@@ -146,12 +148,12 @@ class RangeProfiler {
   const std::string &chip() const { return chip_; }
   const std::vector<std::uint8_t> &counterAvailability() const { return availability_; }
 
-  // cuptiRangeProfilerEnable on the context, a counter data image for `metrics` (one range),
-  // and cuptiRangeProfilerSetConfig with the config image (user range, user replay).
+  // cuptiRangeProfilerEnable on the context, a counter data image for `metrics` (kMaxRanges
+  // ranges), and cuptiRangeProfilerSetConfig with the config image (auto range, user replay).
   void configure(const std::vector<std::uint8_t> &configImage, const std::vector<std::string> &metrics);
-  // cuptiRangeProfilerStart + PushRange(name).
+  // cuptiRangeProfilerStart (the name is unused with auto ranges).
   void beginPass(const std::string &rangeName);
-  // PopRange + Stop (call after the work is synchronised); true once every pass is submitted.
+  // cuptiRangeProfilerStop (call after the work is synchronised); true once every pass is submitted.
   bool endPass();
   // cuptiRangeProfilerDecodeData; returns the counter data image and sets ranges().
   const std::vector<std::uint8_t> &decode();

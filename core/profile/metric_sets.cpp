@@ -110,4 +110,23 @@ MetricDisplay metricDisplay(const std::string &name, const MetricCatalog *catalo
   return d;
 }
 
+std::vector<double> combineRanges(const std::vector<std::string> &metrics, const std::vector<std::vector<double>> &ranges) {
+  if (ranges.empty()) return std::vector<double>(metrics.size(), 0.0);
+  if (ranges.size() == 1) return ranges.front();
+  std::ptrdiff_t duration = -1;
+  for (std::size_t i = 0; i < metrics.size(); ++i)
+    if (metrics[i] == "gpu__time_duration.sum") duration = static_cast<std::ptrdiff_t>(i);
+  std::vector<double> out(metrics.size(), 0.0);
+  double weights = 0;
+  for (const auto &r : ranges) weights += duration >= 0 ? r[static_cast<std::size_t>(duration)] : 1.0;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const bool sum = metrics[i].size() > 4 && metrics[i].compare(metrics[i].size() - 4, 4, ".sum") == 0;
+    for (const auto &r : ranges) {
+      const double w = duration >= 0 ? r[static_cast<std::size_t>(duration)] : 1.0;
+      out[i] += sum ? r[i] : (weights > 0 ? r[i] * w / weights : 0.0);
+    }
+  }
+  return out;
+}
+
 }  // namespace kwb::profile

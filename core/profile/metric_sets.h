@@ -54,4 +54,9 @@ struct MetricDisplay {
 // dimension unit.
 MetricDisplay metricDisplay(const std::string &name, const MetricCatalog *catalog = nullptr);
 
+// Several ranges (one per kernel of a launch) as one value per metric: `.sum` metrics add up;
+// every other metric is weighted by each range's gpu__time_duration.sum when that is among the
+// metrics, else averaged. One range is returned as it is.
+std::vector<double> combineRanges(const std::vector<std::string> &metrics, const std::vector<std::vector<double>> &ranges);
+
 }  // namespace kwb::profile

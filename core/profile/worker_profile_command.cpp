@@ -237,7 +237,11 @@ Json ProfileSession::profile(const Request &request, EventSink &sink) {
       result["ranges_dropped"] = profiler.rangesDropped();
       if (profiler.ranges() < 1)
         throw prof::ProfileError("cupti-error", "CUPTI decoded no range: nothing was profiled (did the kernel run?)");
-      const auto values = host.evaluate(data, 0, metrics);
+      // One range per kernel the launch ran: sums add up, rates and percentages are weighted by
+      // each kernel's duration when it is among the metrics (else averaged).
+      std::vector<std::vector<double>> perRange;
+      for (std::size_t r = 0; r < profiler.ranges(); ++r) perRange.push_back(host.evaluate(data, r, metrics));
+      const auto values = prof::combineRanges(metrics, perRange);
       Json list = Json::array();
       for (std::size_t i = 0; i < metrics.size(); ++i) {
         const auto display = prof::metricDisplay(metrics[i], catalog_.get());

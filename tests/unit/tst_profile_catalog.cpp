@@ -33,6 +33,19 @@ class TestProfileCatalog : public QObject {
   std::unique_ptr<MetricCatalog> gh100_;
 
  private slots:
+  // Several kernels of one launch make one value per metric: durations add up, percentages are
+  // weighted by each kernel's time.
+  void rangesCombine() {
+    const std::vector<std::string> m = {"gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+    const auto one = kwb::profile::combineRanges(m, {{100.0, 50.0}});
+    QCOMPARE(one[0], 100.0);
+    const auto two = kwb::profile::combineRanges(m, {{100.0, 80.0}, {300.0, 40.0}});
+    QCOMPARE(two[0], 400.0);
+    QCOMPARE(two[1], 50.0);  // (100*80 + 300*40) / 400
+    const auto noDuration = kwb::profile::combineRanges({"lts__t_sector_hit_rate.pct"}, {{10.0}, {30.0}});
+    QCOMPARE(noDuration[0], 20.0);
+  }
+
   void initTestCase() {
     // The toolkit's CUPTI is part of this project's build requirements: no skip here.
     try {

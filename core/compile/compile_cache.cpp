@@ -1,5 +1,7 @@
 #include "core/compile/compile_cache.h"
 
+#include "core/paths/install_paths.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,18 +59,7 @@ bool writeAtomically(const fs::path &target, std::string_view bytes) {
 
 }  // namespace
 
-fs::path CompileCache::defaultDirectory() {
-  fs::path base;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg && fs::path(xdg).is_absolute()) {
-    base = xdg;
-  } else if (const char *home = std::getenv("HOME"); home && *home) {
-    base = fs::path(home) / ".cache";
-  } else {
-    std::error_code ec;
-    base = fs::temp_directory_path(ec);
-  }
-  return base / "kernel-workbench" / "compile";
-}
+fs::path CompileCache::defaultDirectory() { return userCacheDir() / "compile"; }
 
 CompileCache::CompileCache(fs::path directory) : directory_(std::move(directory)) {}
 

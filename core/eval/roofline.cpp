@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "core/compile/compiler.h"
+#include "core/paths/install_paths.h"
 #include "core/store/database.h"
 #include "core/text/base64.h"
 #include "core/worker/worker_client.h"
@@ -150,12 +150,7 @@ std::optional<RooflinePlacement> placeOnRoofline(double flops, double bytes, dou
   return p;
 }
 
-std::filesystem::path ceilingsCachePath() {
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "kernel-workbench" / "ceilings.json";
-  const char *home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "kernel-workbench" / "ceilings.json";
-}
+std::filesystem::path ceilingsCachePath() { return userCacheDir() / "ceilings.json"; }
 
 std::optional<DeviceCeilings> cachedCeilings(const std::string &key, const std::filesystem::path &file) {
   const json all = readJsonFile(file);

@@ -79,4 +79,17 @@ fs::path userDataDir() {
   return dir;
 }
 
+fs::path userCacheDir() {
+  fs::path base;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg && fs::path(xdg).is_absolute()) {
+    base = xdg;
+  } else if (const char *home = std::getenv("HOME"); home && *home) {
+    base = fs::path(home) / ".cache";
+  } else {
+    std::error_code ec;
+    base = fs::temp_directory_path(ec);
+  }
+  return base / "kernel-workbench";
+}
+
 }  // namespace kwb

@@ -11,6 +11,9 @@ std::optional<std::filesystem::path> bundledKernelsDir();
 std::filesystem::path executableDir();
 // $XDG_DATA_HOME/kernel-workbench (or ~/.local/share/kernel-workbench); created if missing.
 std::filesystem::path userDataDir();
+// $XDG_CACHE_HOME/kernel-workbench when absolute, else ~/.cache/kernel-workbench (the temporary
+// folder without a HOME). Not created: each cache makes its own folder or file there.
+std::filesystem::path userCacheDir();
 // The kwb-worker program: $KWB_WORKER, then beside the running executable (installed, bundle),
 // then, for programs run from the build tree, <build>/app/worker/kwb-worker (found from a GUI at
 // <build>/app/gui/ and from tests alike), then $PATH. Each candidate must be an executable file;

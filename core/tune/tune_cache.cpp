@@ -1,17 +1,12 @@
 #include "core/tune/tune_cache.h"
 
-#include <cstdlib>
 
+#include "core/paths/install_paths.h"
 #include "core/store/database.h"
 
 namespace kwb::tune {
 
-std::filesystem::path TuneCache::defaultPath() {
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::filesystem::path(xdg) / "kernel-workbench" / "tune.sqlite";
-  const char *home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "kernel-workbench" / "tune.sqlite";
-}
+std::filesystem::path TuneCache::defaultPath() { return userCacheDir() / "tune.sqlite"; }
 
 TuneCache::TuneCache(const std::filesystem::path &path) : path_(path) {
   std::error_code ec;

@@ -177,8 +177,8 @@ json EvaluationResult::toJson() const {
       tj["findings"] = findings;
       if (t.ok) {
         tj["candidate"] = stats(t.candidate);
-        tj["reference"] = stats(t.reference);
-        tj["speedup"] = t.speedup;
+        tj["reference"] = t.referenceTimed ? stats(t.reference) : json(nullptr);
+        tj["speedup"] = t.referenceTimed ? json(t.speedup) : json(nullptr);
         tj["suspicious"] = t.suspicious;
         if (t.suspicious) tj["suspicious_reason"] = t.suspiciousReason;
         tj["stop_reason"] = t.stopReason;
@@ -186,8 +186,11 @@ json EvaluationResult::toJson() const {
         tj["warmup"] = t.detail.value("warmup", json::object());
         tj["l2_flush_bytes"] = t.detail.value("l2_flush_bytes", 0ull);
         tj["throttled_samples"] = t.throttledSamples;
-        tj["events"] = {{"candidate", t.detail.value("candidate", json::object()).value("events", json::object())},
-                        {"reference", t.detail.value("reference", json::object()).value("events", json::object())}};
+        auto events = [&t](const char *side) {
+          const auto it = t.detail.find(side);
+          return it != t.detail.end() && it->is_object() ? it->value("events", json::object()) : json::object();
+        };
+        tj["events"] = {{"candidate", events("candidate")}, {"reference", events("reference")}};
         tj["rechecks"] = t.detail.value("rechecks", json::array());
       } else {
         tj["error"] = t.error;
@@ -610,6 +613,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
                      {"reference", spec(refImage, task.reference.launch, co.referenceLaunch)},
                      {"candidate", candidateSpec(co.candidateLaunch)}};
       if (!manifest.empty()) params["manifest"] = manifest;
+      if (!options.timeReference) params["time_reference"] = false;
       // The task's cost for this configuration (the roofline check); absent when not given.
       auto cost = [&](const Expression &e) -> double {
         if (e.empty() || !config) return 0.0;
@@ -676,8 +680,9 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
           };
           t.ok = true;
           t.candidate = stats(r.value("candidate", json::object()));
-          t.reference = stats(r.value("reference", json::object()));
-          t.speedup = r["speedup"].is_number() ? r["speedup"].get<double>() : 0.0;
+          t.referenceTimed = r.contains("reference") && r["reference"].is_object();
+          if (t.referenceTimed) t.reference = stats(r["reference"]);
+          t.speedup = r.contains("speedup") && r["speedup"].is_number() ? r["speedup"].get<double>() : 0.0;
           t.suspicious = r.value("suspicious", false);
           t.suspiciousReason = r.value("suspicious_reason", "");
           t.stopReason = r.value("stop_reason", "");

@@ -72,7 +72,8 @@ struct TimingOutcome {
   std::string error;
   std::string timer;        // "cupti" (kernel records: every stream), or "cuda-events" without CUPTI
   SampleStats candidate, reference;
-  double speedup = 0;       // reference median / candidate median
+  bool referenceTimed = true;  // false: only the candidate was sampled (EvaluationOptions::timeReference)
+  double speedup = 0;       // reference median / candidate median; 0 when the reference was not timed
   bool suspicious = false;  // faster than the task's roofline floor allows
   std::string suspiciousReason;
   std::string stopReason;   // "converged", "time-cap", "max-samples"
@@ -136,6 +137,9 @@ struct EvaluationOptions {
   std::function<void(const EvalProgress &)> onStep;
   bool time = false;                         // time each configuration once all are correct
   std::chrono::milliseconds timingCap{3000}; // sampling time cap per configuration
+  // false: timing samples the candidate alone (no speedup): for ranking candidates against each
+  // other, as the autotuner does, where a slow reference would cost more than the candidates.
+  bool timeReference = true;
 };
 
 struct EvaluatorSettings {

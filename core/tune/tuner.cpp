@@ -341,6 +341,7 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
   options.seeds = settings_.seeds;
   options.arch = settings_.arch;
   options.time = true;
+  options.timeReference = false;  // points are ranked against each other: the reference is not timed
   options.timingCap = settings_.timingCap;
   options.timeLimit = settings_.timeLimit;
   options.sourceName = sourceName;

@@ -174,6 +174,13 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
   const double flops = numberField(p, "flops", 0, 0, 1e30);
   const double bytes = numberField(p, "bytes", 0, 0, 1e30);
   const std::size_t maxReported = 10;
+  // false: the candidate alone is sampled (an autotuner ranks candidates against each other; the
+  // reference still runs once, for the outputs the timed ones are checked against).
+  bool timeReference = true;
+  if (p.contains("time_reference")) {
+    if (!p["time_reference"].is_boolean()) throw bad("'time_reference' must be true or false");
+    timeReference = p["time_reference"].get<bool>();
+  }
 
   const LaunchSpec reference = parseLaunchSpec(p.value("reference", Json()), "time", "reference");
   const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "time", "candidate");
@@ -409,6 +416,7 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
       return c.ok && c.smMHz >= 0.9 * peakSmClockMHz_;
     };
     for (bool isCandidate : {true, false}) {
+      if (!isCandidate && !timeReference) break;
       const LoadedLaunch &loaded = isCandidate ? candLoaded : refLoaded;
       const std::string who = isCandidate ? "candidate" : "reference";
       double gpuMs = 0;
@@ -455,25 +463,30 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     StopReason reason = StopReason::Continue;
     auto lastProgress = samplingStarted;
     std::size_t sentSamples = 0;  // candidate samples already sent in a progress event
+    // The candidate's sample times since the last event: a live view plots them as they come.
+    auto sendSamples = [&] {
+      Json recent = Json::array();
+      for (; sentSamples < candSamples.size(); ++sentSamples) recent.push_back(candSamples[sentSamples].primaryMs);
+      sink.progress({{"stage", "timing"}, {"config", configName}, {"samples", candSamples.size()},
+                     {"candidate_spread", candStats.relativeSpread},
+                     {"reference_spread", timeReference ? Json(refStats.relativeSpread) : Json(nullptr)},
+                     {"candidate_ms", recent}});
+    };
     while (reason == StopReason::Continue) {
       candSamples.push_back(sample(true, true));
       if (candSamples.size() == 1) recheck(0);
-      refSamples.push_back(sample(false, true));
-      if (candSamples.size() < rule.minSamples) continue;
+      if (timeReference) refSamples.push_back(sample(false, true));
+      // (Below rule.minSamples the rule always goes on; the samples are still sent as they come.)
       candStats = summarizeSamples(primaries(candSamples, false));
-      refStats = summarizeSamples(primaries(refSamples, false));
+      refStats = timeReference ? summarizeSamples(primaries(refSamples, false)) : candStats;
       const double elapsed = std::chrono::duration<double>(Clock::now() - samplingStarted).count();
       reason = shouldStopSampling(candStats, refStats, elapsed, rule);
       if (Clock::now() - lastProgress > std::chrono::milliseconds(250)) {
         lastProgress = Clock::now();
-        // The candidate's sample times since the last event: a live view plots them as they come.
-        Json recent = Json::array();
-        for (; sentSamples < candSamples.size(); ++sentSamples) recent.push_back(candSamples[sentSamples].primaryMs);
-        sink.progress({{"stage", "timing"}, {"config", configName}, {"samples", candSamples.size()},
-                       {"candidate_spread", candStats.relativeSpread}, {"reference_spread", refStats.relativeSpread},
-                       {"candidate_ms", recent}});
+        sendSamples();
       }
     }
+    if (sentSamples < candSamples.size()) sendSamples();  // the last ones (or all, when it settled at once)
     recheck(candSamples.size() - 1);  // the last candidate sample's outputs are still there
 
     // Inputs unmodified by all those launches.
@@ -492,7 +505,7 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     };
     std::size_t candThrottled = 0, refThrottled = 0;
     candStats = summarize(candSamples, candThrottled);
-    refStats = summarize(refSamples, refThrottled);
+    if (timeReference) refStats = summarize(refSamples, refThrottled);
     auto sideJson = [&](const SampleStats &st, const std::vector<Sample> &v, std::size_t throttled) {
       Json j = statsJson(st, primaries(v, false));
       std::vector<double> events;
@@ -518,10 +531,11 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
     result["l2_cache_bytes"] = l2Bytes_;
     result["l2_flush_bytes"] = flushBytes;
     result["candidate"] = sideJson(candStats, candSamples, candThrottled);
-    result["reference"] = sideJson(refStats, refSamples, refThrottled);
+    result["reference"] = timeReference ? sideJson(refStats, refSamples, refThrottled) : Json(nullptr);
     result["candidate_kernels"] = firstKernelNames;
     result["rechecks"] = rechecks;
-    result["speedup"] = candStats.median > 0 ? Json(refStats.median / candStats.median) : Json(nullptr);
+    result["speedup"] =
+        timeReference && candStats.median > 0 ? Json(refStats.median / candStats.median) : Json(nullptr);
     if (!pciBusId_.empty() && nvml_) result["nvml"] = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
     const double floorSeconds = rooflineFloorSeconds(flops, bytes, peakBandwidth_);
     result["roofline"] = {{"flops", flops},

@@ -5,6 +5,7 @@
 // is no device. $KWB_KERNELS_DIR, when set, names the kernels folder (a bundle run elsewhere).
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -247,6 +248,72 @@ class TestGpuEval : public QObject {
     const auto j = gemm.toJson();
     QVERIFY(j["configs"][0].contains("timing"));
     QVERIFY(j["configs"][0]["timing"]["speedup"].is_number());
+  }
+
+  // The profiler panel's live timeline: while timing, progress steps carry the candidate's
+  // kernel times as they are measured. Together they are every sample the final figure is made
+  // of (the same median), also when sampling settles at once (softmax), and a longer run (sgemm
+  // at 4096^3, ~27 ms a sample) sends them over several steps, not in one lump at the end.
+  void timingStreamsSamplesAsTheyAreMeasured() {
+    auto streamedRun = [&](const kwb::Task &task, int minSteps) {
+      kwb::EvaluationOptions o;
+      o.configs = {"h200"};
+      o.time = true;
+      o.timingCap = std::chrono::milliseconds(1500);
+      std::vector<double> streamed;
+      int steps = 0;
+      o.onStep = [&](const kwb::EvalProgress &p) {
+        if (p.samplesMs.empty()) return;
+        ++steps;
+        if (p.stage != "time") QFAIL(("samples in stage " + p.stage).c_str());
+        streamed.insert(streamed.end(), p.samplesMs.begin(), p.samplesMs.end());
+      };
+      const auto r = evaluator_->evaluate(task, readFile(task.folder / task.starterSource()), o);
+      QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+      const auto &t = *r.configs.at(0).timing;
+      QVERIFY2(t.ok, t.error.c_str());
+      qInfo("%s: %zu samples over %d progress steps; final: n=%zu, median %.4f ms, stop %s", task.name.c_str(),
+            streamed.size(), steps, t.candidate.count, t.candidate.median, t.stopReason.c_str());
+      QVERIFY2(steps >= minSteps, "fewer progress steps with samples than expected");
+      QVERIFY(!streamed.empty() && streamed.size() >= t.candidate.count);
+      std::vector<double> sorted = streamed;
+      std::sort(sorted.begin(), sorted.end());
+      const double streamedMedian = sorted[sorted.size() / 2];
+      QVERIFY2(std::abs(streamedMedian - t.candidate.median) <= 0.05 * t.candidate.median,
+               qPrintable(QString::asprintf("streamed median %.4f ms, final %.4f ms", streamedMedian, t.candidate.median)));
+      for (double v : streamed) QVERIFY(v > 0 && std::isfinite(v));
+    };
+    streamedRun(softmax_, 1);
+    if (QTest::currentTestFailed()) return;
+    streamedRun(sgemm_, 2);
+  }
+
+  // The autotuner's timing: the candidate alone (no reference warm-up or samples). Its median is
+  // the one interleaved timing gives, and the reply says the reference was not timed.
+  void candidateAloneIsTimedWithoutTheReference() {
+    auto timed = [&](bool withReference) {
+      kwb::EvaluationOptions o;
+      o.configs = {"h200"};
+      o.time = true;
+      o.timeReference = withReference;
+      o.timingCap = std::chrono::milliseconds(1500);
+      return evaluator_->evaluate(sgemm_, readFile(sgemm_.folder / sgemm_.starterSource()), o);
+    };
+    const auto both = timed(true), alone = timed(false);
+    QVERIFY2(both.outcome == kwb::EvalOutcome::Correct, describe(both).c_str());
+    QVERIFY2(alone.outcome == kwb::EvalOutcome::Correct, describe(alone).c_str());
+    const auto &tb = *both.configs.at(0).timing, &ta = *alone.configs.at(0).timing;
+    QVERIFY2(tb.ok && ta.ok, (tb.error + ta.error).c_str());
+    QVERIFY(tb.referenceTimed && tb.speedup > 0);
+    QVERIFY(!ta.referenceTimed);
+    QCOMPARE(ta.speedup, 0.0);
+    QVERIFY(ta.detail["reference"].is_null());
+    QVERIFY(!ta.detail["warmup"].contains("reference"));
+    QVERIFY(alone.toJson()["configs"][0]["timing"]["reference"].is_null());
+    qInfo("sgemm h200: candidate %.4f ms interleaved with the reference (%.1f s in the worker), %.4f ms alone (%.1f s)",
+          tb.candidate.median, tb.detail.value("seconds", 0.0), ta.candidate.median, ta.detail.value("seconds", 0.0));
+    QVERIFY(std::abs(ta.candidate.median - tb.candidate.median) <= 0.03 * tb.candidate.median);
+    QVERIFY(ta.detail.value("seconds", 0.0) < tb.detail.value("seconds", 0.0));
   }
 
   kwb::EvaluationResult timedRun(const kwb::Task &task, const std::string &source, const std::string &config) {

@@ -231,7 +231,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     profiler_->beginLive(tr("Run: kernel times of each timing sample, as measured"));
   });
   connect(evaluation_, &EvaluationService::progress, this, [this](const EvaluationStep &step) {
-    profiler_->addSamples(step.samplesMs);
+    profiler_->addSamples(step.samplesMs, step.config);
   });
   connect(tuning_, &TuningService::started, this, [this] {
     profiler_->beginLive(tr("Tuning: each correct point's time, as measured"));
@@ -861,6 +861,9 @@ bool MainWindow::openTask(const QString &path) {
     rooflinePoints_.clear();
     profiler_->setRooflinePoints({}, -1);
   }
+  QStringList configNames;
+  for (const auto &c : task.configs) configNames << QString::fromStdString(c.name);
+  profiler_->setConfigurations(configNames);
   taskFolder_ = folder;
   taskName_ = QString::fromStdString(task.name);
   starterPath_ = starterPath;
@@ -1096,10 +1099,13 @@ bool MainWindow::profileCurrent() {
   request.source = editor->text();
   request.sourceName = editor->filePath();
   request.set = profiler_->profileSet();
+  request.config = profiler_->profileConfig();
   if (!profileService_->profile(request)) return false;
   profilerDock_->show();
   profilerDock_->raise();
-  log_->info(tr("Profiling %1 on task %2 (%3 metric set)").arg(editor->fileName(), taskName_, request.set));
+  log_->info(tr("Profiling %1 on task %2 (%3 metric set%4)")
+                 .arg(editor->fileName(), taskName_, request.set,
+                      request.config.isEmpty() ? QString() : tr(", configuration %1").arg(request.config)));
   updateActions();
   return true;
 }

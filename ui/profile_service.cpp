@@ -32,6 +32,7 @@ bool ProfileService::profile(const ProfileRequest &request) {
   QMetaObject::invokeMethod(worker_, [this, request, settings] {
     ProfileRow row;
     row.sourceName = request.sourceName;
+    row.set = request.set;
     row.taskFolder = request.taskFolder;
     try {
       const auto task = kwb::loadTask(toFsPath(request.taskFolder));

@@ -30,6 +30,7 @@ struct ProfileRow {
   QString reason;     // not-profiled: insufficient-privileges, profiler-busy, ...
   QString message;
   QString device, chip, config, sourceName, taskFolder;
+  QString set;        // the metric set asked for: "default", "detailed"
   int passes = 0;
   double seconds = 0;
   QList<MetricRow> metrics;

@@ -42,6 +42,13 @@ QString number(double v) {
   return QString::number(v, 'f', 2);
 }
 
+// A metric's value with its unit; nanoseconds read as µs or ms once they are that large.
+QString withUnit(double v, const QString &unit) {
+  if (unit == QLatin1String("ns") && std::abs(v) >= 1e6) return QString::number(v / 1e6, 'f', 3) + QStringLiteral(" ms");
+  if (unit == QLatin1String("ns") && std::abs(v) >= 1e3) return QString::number(v / 1e3, 'f', 1) + QStringLiteral(" µs");
+  return unit.isEmpty() ? number(v) : number(v) + QLatin1Char(' ') + unit;
+}
+
 const MetricRow *findMetric(const ProfileRow &row, const QString &name) {
   for (const auto &m : row.metrics)
     if (m.name == name) return &m;
@@ -77,18 +84,20 @@ ProfilerPanel::ProfilerPanel(QWidget *parent) : QWidget(parent) {
   liveTitle_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   liveChart_ = new QChart;
   liveChart_->legend()->hide();
-  live_ = new QLineSeries;
-  live_->setPointsVisible(true);
-  liveChart_->addSeries(live_);
+  liveChart_->legend()->setAlignment(Qt::AlignBottom);
   liveX_ = new QValueAxis;
   liveX_->setTitleText(tr("sample"));
   liveX_->setLabelFormat(QStringLiteral("%d"));
   liveY_ = new QValueAxis;
   liveY_->setTitleText(tr("kernel time (ms)"));
+  liveLogY_ = new QLogValueAxis;
+  liveLogY_->setTitleText(tr("kernel time (ms, log)"));
+  liveLogY_->setLabelFormat(QStringLiteral("%.3g"));
+  liveLogY_->setMinorTickCount(-1);
+  liveLogY_->setVisible(false);
   liveChart_->addAxis(liveX_, Qt::AlignBottom);
   liveChart_->addAxis(liveY_, Qt::AlignLeft);
-  live_->attachAxis(liveX_);
-  live_->attachAxis(liveY_);
+  liveChart_->addAxis(liveLogY_, Qt::AlignLeft);
   auto *liveLayout = new QVBoxLayout(livePage);
   liveLayout->setContentsMargins(0, 0, 0, 0);
   liveLayout->addWidget(liveTitle_);
@@ -105,6 +114,10 @@ ProfilerPanel::ProfilerPanel(QWidget *parent) : QWidget(parent) {
   set_->addItem(QStringLiteral("detailed"));
   set_->setToolTip(tr("default: 5 metrics in 2 replay passes on an H100/H200; detailed adds SM throughput and the warp "
                       "stall reasons (14 passes there)"));
+  config_ = new QComboBox(metricsPage);
+  config_->setToolTip(tr("The task's size configuration to profile on (small sizes are launch-bound: their counters "
+                         "say little about the large ones)"));
+  config_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   pin_ = new QPushButton(tr("Pin as Baseline"), metricsPage);
   pin_->setEnabled(false);
   connect(pin_, &QPushButton::clicked, this, &ProfilerPanel::pinBaseline);
@@ -125,11 +138,15 @@ ProfilerPanel::ProfilerPanel(QWidget *parent) : QWidget(parent) {
   auto *bar = new QHBoxLayout;
   bar->addWidget(profile_);
   bar->addWidget(set_);
+  bar->addWidget(config_);
   bar->addWidget(pin_);
   bar->addWidget(summary_, 1);
   auto *split = new QSplitter(Qt::Horizontal, metricsPage);
   split->addWidget(table_);
   split->addWidget(chartView(barsChart_, metricsPage));
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setSizes({600, 400});  // the table's wide Name column would otherwise squeeze the bars
   auto *metricsLayout = new QVBoxLayout(metricsPage);
   metricsLayout->setContentsMargins(0, 0, 0, 0);
   metricsLayout->addLayout(bar);
@@ -155,29 +172,92 @@ ProfilerPanel::ProfilerPanel(QWidget *parent) : QWidget(parent) {
 
 void ProfilerPanel::beginLive(const QString &title) {
   liveData_.clear();
-  live_->clear();
+  for (auto *series : liveSeries_) liveChart_->removeSeries(series);
+  qDeleteAll(liveSeries_);
+  liveSeries_.clear();
+  liveChart_->legend()->hide();
+  liveLog_ = false;
+  liveY_->setVisible(true);
+  liveLogY_->setVisible(false);
   liveTitle_->setText(title);
   liveX_->setRange(0, 1);
   liveY_->setRange(0, 1);
 }
 
-void ProfilerPanel::addSamples(const QList<double> &ms) {
+void ProfilerPanel::addSamples(const QList<double> &ms, const QString &group) {
   if (ms.isEmpty()) return;
+  auto it = std::find_if(liveSeries_.begin(), liveSeries_.end(), [&](QLineSeries *s) { return s->name() == group; });
+  QLineSeries *series = it == liveSeries_.end() ? nullptr : *it;
+  if (!series) {
+    series = new QLineSeries;
+    series->setName(group);
+    series->setPointsVisible(true);
+    liveChart_->addSeries(series);
+    series->attachAxis(liveX_);
+    series->attachAxis(liveLog_ ? static_cast<QAbstractAxis *>(liveLogY_) : liveY_);
+    liveSeries_ << series;
+    liveChart_->legend()->setVisible(liveSeries_.size() > 1 || !group.isEmpty());
+  }
   QList<QPointF> pts;
   pts.reserve(ms.size());
   for (double v : ms) {
     pts << QPointF(static_cast<double>(liveData_.size()), v);
     liveData_ << v;
   }
-  live_->append(pts);  // one update for the batch
-  const double top = *std::max_element(liveData_.begin(), liveData_.end());
+  series->append(pts);  // one update for the batch
+  double top = 0, bottom = 0;
+  for (double v : liveData_)
+    if (v > 0) {
+      top = std::max(top, v);
+      bottom = bottom > 0 ? std::min(bottom, v) : v;
+    }
+  const bool log = bottom > 0 && top / bottom > 10;
+  if (log != liveLog_) {
+    QAbstractAxis *from = liveLog_ ? static_cast<QAbstractAxis *>(liveLogY_) : liveY_;
+    QAbstractAxis *to = log ? static_cast<QAbstractAxis *>(liveLogY_) : liveY_;
+    for (auto *s : liveSeries_) {
+      s->detachAxis(from);
+      s->attachAxis(to);
+    }
+    liveY_->setVisible(!log);
+    liveLogY_->setVisible(log);
+    liveLog_ = log;
+  }
   liveX_->setRange(0, std::max(1.0, static_cast<double>(liveData_.size() - 1)));
-  liveY_->setRange(0, top > 0 ? top * 1.1 : 1.0);
+  if (log) liveLogY_->setRange(bottom / 1.5, top * 1.5);
+  else liveY_->setRange(0, top > 0 ? top * 1.1 : 1.0);
 }
 
 int ProfilerPanel::liveSamples() const { return static_cast<int>(liveData_.size()); }
 
+QStringList ProfilerPanel::liveGroups() const {
+  QStringList names;
+  for (const auto *s : liveSeries_) names << s->name();
+  return names;
+}
+
 QString ProfilerPanel::profileSet() const { return set_->currentText(); }
+
+void ProfilerPanel::setConfigurations(const QStringList &names) {
+  const QString kept = config_->currentText();
+  config_->clear();
+  config_->addItems(names);
+  if (!kept.isEmpty()) selectConfiguration(kept);
+}
+
+QString ProfilerPanel::profileConfig() const { return config_->currentText(); }
+
+namespace {
+bool selectItem(QComboBox *box, const QString &text) {
+  const int i = box->findText(text);
+  if (i >= 0) box->setCurrentIndex(i);
+  return i >= 0;
+}
+}  // namespace
+
+bool ProfilerPanel::selectMetricSet(const QString &name) { return selectItem(set_, name); }
+
+bool ProfilerPanel::selectConfiguration(const QString &name) { return selectItem(config_, name); }
 
 void ProfilerPanel::showProfile(const ProfileRow &row) {
   tabs_->setCurrentIndex(1);
@@ -240,7 +320,8 @@ void ProfilerPanel::redrawMetrics() {
   if (!shown_) return;
   const auto &row = *shown_;
   summary_->setText(tr("%1 · %2 · %3 on %4 (%5), %n replay pass(es)", nullptr, row.passes)
-                        .arg(QFileInfo(row.sourceName).fileName(), row.config, profileSet(), row.device, row.chip) +
+                        .arg(QFileInfo(row.sourceName).fileName(), row.config,
+                             row.set.isEmpty() ? tr("custom metrics") : tr("%1 set").arg(row.set), row.device, row.chip) +
                     (baseline_ ? tr(" · baseline %1%2").arg(QFileInfo(baseline_->sourceName).fileName(),
                                                             pinned_ ? tr(" (pinned)") : parentBaseline_ ? tr(" (the lineage parent)") : tr(" (the previous profile)"))
                                : QString()));
@@ -248,10 +329,9 @@ void ProfilerPanel::redrawMetrics() {
   for (int i = 0; i < row.metrics.size(); ++i) {
     const auto &m = row.metrics[i];
     const auto *base = baseline_ ? findMetric(*baseline_, m.name) : nullptr;
-    const QString unit = m.unit.isEmpty() ? QString() : QLatin1Char(' ') + m.unit;
     table_->setItem(i, 0, new QTableWidgetItem(m.label));
-    table_->setItem(i, 1, new QTableWidgetItem(number(m.value) + unit));
-    table_->setItem(i, 2, new QTableWidgetItem(base ? number(base->value) + unit : QString()));
+    table_->setItem(i, 1, new QTableWidgetItem(withUnit(m.value, m.unit)));
+    table_->setItem(i, 2, new QTableWidgetItem(base ? withUnit(base->value, m.unit) : QString()));
     table_->setItem(i, 3, new QTableWidgetItem(deltaText(m.name)));
     table_->setItem(i, 4, new QTableWidgetItem(m.name));
   }

@@ -57,8 +57,13 @@ class ProfilerPanel : public QWidget {
 
   // Live view.
   void beginLive(const QString &title);
-  void addSamples(const QList<double> &ms);
+  // Samples of `group` (a run's size configuration; empty for one unnamed series): each group is
+  // a series of its own, numbered on one sample axis. The time axis turns logarithmic once the
+  // times span more than 10x (a small configuration beside a large one).
+  void addSamples(const QList<double> &ms, const QString &group = QString());
   int liveSamples() const;
+  QStringList liveGroups() const;
+  bool liveLogScale() const { return liveLog_; }
 
   // Metrics view.
   void showProfile(const ProfileRow &row);
@@ -70,6 +75,13 @@ class ProfilerPanel : public QWidget {
   QString deltaText(const QString &name) const;
   QTableWidget *metricsTable() const { return table_; }
   QString profileSet() const;
+  // The task's size configurations to profile on; the first is chosen until the user picks one
+  // (a choice survives a new list that still holds it).
+  void setConfigurations(const QStringList &names);
+  QString profileConfig() const;  // empty: none listed (the task's first)
+  bool selectConfiguration(const QString &name);
+  bool selectMetricSet(const QString &name);  // "default" or "detailed"
+  QComboBox *configCombo() const { return config_; }
 
   // Roofline view.
   void setCeilings(const kwb::DeviceCeilings &c);
@@ -92,14 +104,17 @@ class ProfilerPanel : public QWidget {
   QTabWidget *tabs_ = nullptr;
   // live
   QChart *liveChart_ = nullptr;
-  QLineSeries *live_ = nullptr;
+  QList<QLineSeries *> liveSeries_;  // one per group, in order of arrival
   QValueAxis *liveX_ = nullptr, *liveY_ = nullptr;
+  QLogValueAxis *liveLogY_ = nullptr;
+  bool liveLog_ = false;
   QLabel *liveTitle_ = nullptr;
   QList<double> liveData_;
   // metrics
   QPushButton *profile_ = nullptr;
   QPushButton *pin_ = nullptr;
   QComboBox *set_ = nullptr;
+  QComboBox *config_ = nullptr;
   QLabel *banner_ = nullptr;
   QLabel *summary_ = nullptr;
   QTableWidget *table_ = nullptr;

@@ -15,6 +15,7 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QComboBox>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -33,21 +34,26 @@ nlohmann::json readJson(const QString &path) {
   return nlohmann::json::parse(in);
 }
 
-ProfileRow recordedProfile() {
-  const auto j = readJson(QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/profile/softmax-h200-default.json"));
+ProfileRow profileOf(const nlohmann::json &j, const QString &sourceName) {
   ProfileRow r;
   r.outcome = QString::fromStdString(j["outcome"].get<std::string>());
   r.device = QString::fromStdString(j["device"].get<std::string>());
   r.chip = QString::fromStdString(j["chip"].get<std::string>());
   r.config = QString::fromStdString(j["config"].get<std::string>());
   r.passes = j["passes"].get<int>();
-  r.sourceName = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax/softmax.cu");
+  r.set = r.passes > 2 ? QStringLiteral("detailed") : QStringLiteral("default");
+  r.sourceName = sourceName;
   r.taskFolder = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax");
   for (const auto &m : j["metrics"])
     r.metrics << kwb::ui::MetricRow{QString::fromStdString(m["name"].get<std::string>()),
                                     QString::fromStdString(m["label"].get<std::string>()),
                                     QString::fromStdString(m["unit"].get<std::string>()), m["value"].get<double>()};
   return r;
+}
+
+ProfileRow recordedProfile() {
+  return profileOf(readJson(QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/profile/softmax-h200-default.json")),
+                   QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax/softmax.cu"));
 }
 
 // The H200's ceilings as tst_gpu_ceilings measured them (tests/gpu/results, 2026-11-30).
@@ -102,6 +108,33 @@ class TestProfilerPanel : public QObject {
     QCOMPARE(panel.liveSamples(), 300);
     panel.beginLive(QStringLiteral("Tuning"));
     QCOMPARE(panel.liveSamples(), 0);
+    QVERIFY(panel.liveGroups().isEmpty());
+  }
+
+  // A run's configurations each get a series; a small one beside a large one (sgemm on an H200:
+  // 0.06 ms and 26.8 ms) turns the time axis logarithmic, and a new run starts linear again.
+  void liveSeriesPerConfiguration() {
+    ProfilerPanel panel;
+    panel.resize(900, 360);
+    panel.show();
+    panel.beginLive(QStringLiteral("Run"));
+    panel.addSamples({0.061, 0.060, 0.062}, QStringLiteral("small"));
+    QCOMPARE(panel.liveGroups(), QStringList{QStringLiteral("small")});
+    QVERIFY(!panel.liveLogScale());
+    panel.addSamples({0.071, 0.070}, QStringLiteral("odd"));
+    QVERIFY(!panel.liveLogScale());
+    panel.addSamples({26.84, 26.86}, QStringLiteral("h200"));
+    panel.addSamples({26.85}, QStringLiteral("h200"));
+    QCOMPARE(panel.liveGroups(), (QStringList{QStringLiteral("small"), QStringLiteral("odd"), QStringLiteral("h200")}));
+    QCOMPARE(panel.liveSamples(), 8);
+    QVERIFY(panel.liveLogScale());
+    QCoreApplication::processEvents();
+    QVERIFY(panel.grab().save(QStringLiteral(KWB_TEST_OUTPUT_DIR "/profiler-live-log.png")));
+    panel.beginLive(QStringLiteral("Run"));
+    QVERIFY(!panel.liveLogScale());
+    panel.addSamples({0.25, 0.26}, QStringLiteral("h200"));
+    QVERIFY(!panel.liveLogScale());
+    QCOMPARE(panel.liveGroups(), QStringList{QStringLiteral("h200")});
   }
 
   void metricsAndBaselines() {
@@ -112,14 +145,14 @@ class TestProfilerPanel : public QObject {
     panel.showProfile(first);
     QCOMPARE(panel.metricsTable()->rowCount(), 5);
     QCOMPARE(panel.metricsTable()->item(1, 0)->text(), QStringLiteral("DRAM throughput"));
-    QCOMPARE(panel.metricsTable()->item(1, 1)->text(), QStringLiteral("19.01 %"));
+    QCOMPARE(panel.metricsTable()->item(1, 1)->text(), QStringLiteral("84.47 %"));
     QVERIFY(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")).isEmpty());
     QVERIFY2(panel.metricsSummary().contains(QStringLiteral("2 replay pass(es)")), qPrintable(panel.metricsSummary()));
     // A second profile of the task (values made up for the arithmetic): the first is its baseline.
     ProfileRow second = first;
     second.sourceName = QStringLiteral("05-registers.cu");
-    second.metrics[1].value = 38.02;   // DRAM throughput doubled
-    second.metrics[2].value = 47.12;   // occupancy halved
+    second.metrics[1].value = 2 * first.metrics[1].value;  // DRAM throughput doubled
+    second.metrics[2].value = first.metrics[2].value / 2;  // occupancy halved
     panel.showProfile(second);
     QCOMPARE(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")), QStringLiteral("+100.0%"));
     QCOMPARE(panel.deltaText(QStringLiteral("sm__warps_active.avg.pct_of_peak_sustained_active")), QStringLiteral("-50.0%"));
@@ -132,9 +165,6 @@ class TestProfilerPanel : public QObject {
     QCOMPARE(panel.deltaText(QStringLiteral("dram__throughput.avg.pct_of_peak_sustained_elapsed")), QStringLiteral("-50.0%"));
     QVERIFY(panel.metricsSummary().contains(QStringLiteral("(pinned)")));
     QVERIFY(panel.bannerText().isEmpty());
-    QCoreApplication::processEvents();  // the charts lay out their text on the next event round
-    const QString png = QStringLiteral(KWB_TEST_OUTPUT_DIR "/profiler-metrics.png");
-    QVERIFY(panel.grab().save(png));
     // Counters out of reach: a banner says why, and what still works.
     ProfileRow refused;
     refused.outcome = QStringLiteral("not-profiled");
@@ -143,6 +173,37 @@ class TestProfilerPanel : public QObject {
     panel.showProfile(refused);
     QVERIFY2(panel.bannerText().contains(QStringLiteral("insufficient-privileges")), qPrintable(panel.bannerText()));
     QVERIFY(panel.bannerText().contains(QStringLiteral("Timing and everything else still work")));
+  }
+
+  // Real H200 profiles (detailed set) of two softmax lineage files: step 4 shown against its
+  // lineage parent, step 3, with the stall breakdown; the README's picture.
+  void realLineageStepAgainstItsParent() {
+    const auto j = readJson(QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/profile/softmax-h200-lineage-detailed.json"));
+    const QString lineage = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax/lineage/");
+    auto step = [&](const std::string &file) {
+      for (const auto &s : j["steps"])
+        if (s["source"] == file) return profileOf(s, lineage + QString::fromStdString(file));
+      return ProfileRow{};
+    };
+    ProfilerPanel panel;
+    panel.resize(1100, 460);
+    panel.show();
+    panel.tabs()->setCurrentIndex(1);
+    panel.showProfile(step("03-online.cu"));
+    panel.showProfile(step("04-float4.cu"));
+    QVERIFY2(panel.metricsSummary().contains(QStringLiteral("baseline 03-online.cu (the lineage parent)")),
+             qPrintable(panel.metricsSummary()));
+    QVERIFY2(panel.metricsSummary().contains(QStringLiteral("h200 · detailed set on NVIDIA H200 (GH100), 14 replay pass(es)")),
+             qPrintable(panel.metricsSummary()));
+    QCOMPARE(panel.metricsTable()->item(0, 1)->text(), QStringLiteral("198.7 µs"));
+    QCOMPARE(panel.metricsTable()->item(0, 2)->text(), QStringLiteral("205.0 µs"));
+    QVERIFY(panel.metricsTable()->rowCount() >= 20);  // 6 + the stall reasons the chip has
+    // 198.7 us against 205.0 us.
+    QCOMPARE(panel.deltaText(QStringLiteral("gpu__time_duration.sum")), QStringLiteral("-3.1%"));
+    QCoreApplication::processEvents();  // the charts lay out their text on the next event round
+    const QString png = QStringLiteral(KWB_TEST_OUTPUT_DIR "/profiler-metrics.png");
+    QVERIFY(panel.grab().save(png));
+    qInfo("screenshots: %s", qPrintable(png));
   }
 
   void lineageParentIsTheDefaultBaseline() {
@@ -234,6 +295,17 @@ class TestProfilerPanel : public QObject {
     QVERIFY(!window.profileAction()->isEnabled());
     QVERIFY(finished.wait(60000));
     QVERIFY(window.profileAction()->isEnabled());
+    QCOMPARE(finished.last().first().value<ProfileRow>().config, QStringLiteral("small"));  // the first
+    // The configuration chosen in the panel is the one profiled, and it survives reopening the task.
+    auto *combo = window.profilerPanel()->configCombo();
+    QCOMPARE(combo->count(), 3);
+    QVERIFY(window.profilerPanel()->selectConfiguration(QStringLiteral("h200")));
+    QVERIFY(!window.profilerPanel()->selectConfiguration(QStringLiteral("huge")));
+    QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
+    QCOMPARE(window.profilerPanel()->profileConfig(), QStringLiteral("h200"));
+    QVERIFY(window.profileCurrent());
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(finished.last().first().value<ProfileRow>().config, QStringLiteral("h200"));
   }
 };
 

@@ -1,19 +1,23 @@
 // kernel-workbench: the desktop GUI. Everything lives in kwbui; this only reads the command line.
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <string_view>
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QPixmap>
+#include <QTabWidget>
 #include <QTimer>
 
 #include "kwb/version.h"
 #include "ui/app_settings.h"
 #include "ui/log_panel.h"
 #include "ui/main_window.h"
+#include "ui/profiler_panel.h"
 
 namespace {
 
@@ -69,9 +73,17 @@ int main(int argc, char *argv[]) {
       QStringLiteral("With --screenshot: give up (exit status 1) when the window has not settled "
                      "after SECONDS (default 60)."),
       QStringLiteral("SECONDS"), QStringLiteral("60"));
+  const QCommandLineOption thenOption(
+      QStringLiteral("then"),
+      QStringLiteral("With --screenshot: once settled, do ACTIONS in turn, each after the last has "
+                     "finished, then take the picture. Comma-separated: run, time (run with timing), tune, listing, "
+                     "profile[:CONFIG[:SET]] (the profiler on that size configuration and metric "
+                     "set), show:live|metrics|roofline (that tab of the profiler)."),
+      QStringLiteral("ACTIONS"));
   parser.addOption(workspaceOption);
   parser.addOption(screenshotOption);
   parser.addOption(screenshotTimeoutOption);
+  parser.addOption(thenOption);
   parser.process(app);
 
   const QStringList positional = parser.positionalArguments();
@@ -87,6 +99,31 @@ int main(int argc, char *argv[]) {
   if (screenshot && (!timeoutOk || timeoutSeconds < 1 || timeoutSeconds > 86400)) {
     std::fprintf(stderr, "kernel-workbench: --screenshot-timeout wants seconds from 1 to 86400, got '%s'\n",
                  qPrintable(parser.value(screenshotTimeoutOption)));
+    return 2;
+  }
+
+  const QStringList knownActions{QStringLiteral("run"), QStringLiteral("time"), QStringLiteral("tune"), QStringLiteral("profile"),
+                                 QStringLiteral("listing"), QStringLiteral("show")};
+  const QStringList profilerTabs{QStringLiteral("live"), QStringLiteral("metrics"), QStringLiteral("roofline")};
+  QStringList actions = parser.value(thenOption).split(QLatin1Char(','), Qt::SkipEmptyParts);
+  for (auto &a : actions) a = a.trimmed();
+  for (const auto &a : actions) {
+    const QStringList parts = a.split(QLatin1Char(':'));
+    const bool known = knownActions.contains(parts[0]) &&
+                       (parts[0] == QLatin1String("profile")
+                            ? parts.size() <= 3
+                            : parts[0] == QLatin1String("show") ? parts.size() == 2 && profilerTabs.contains(parts[1])
+                                                                : parts.size() == 1);
+    if (!known) {
+      std::fprintf(stderr,
+                   "kernel-workbench: --then: cannot read '%s'; actions: run, time, tune, listing, "
+                   "profile[:CONFIG[:SET]], show:live|metrics|roofline\n",
+                   qPrintable(a));
+      return 2;
+    }
+  }
+  if (!actions.isEmpty() && !screenshot) {
+    std::fputs("kernel-workbench: --then goes with --screenshot\n", stderr);
     return 2;
   }
 
@@ -138,11 +175,62 @@ int main(int argc, char *argv[]) {
     std::fflush(stdout);
     app.exit(0);
   };
-  if (window.isSettled()) {
-    QMetaObject::invokeMethod(&app, shoot, Qt::QueuedConnection);
-  } else {
-    QObject::connect(&window, &kwb::ui::MainWindow::settled, &app, shoot,
-                     Qt::ConnectionType(Qt::QueuedConnection | Qt::SingleShotConnection));
-  }
+  // Each time the window settles: the next action, or the picture once none is left.
+  if (!actions.isEmpty()) window.resize(1600, 1000);  // room for the dock the actions fill
+  bool shot = false;
+  std::function<void()> next = [&window, &app, &actions, &shoot, &next, &shot, &profilerTabs] {
+    if (shot || !window.isSettled()) return;  // a settled signal queued before the last action began
+    if (actions.isEmpty()) {
+      shot = true;
+      // The bottom docks' area gets the height the charts and tables need.
+      for (QDockWidget *dock : {window.profilerDock(), window.tuningDock()})
+        if (dock->isVisible()) window.resizeDocks({dock}, {440}, Qt::Vertical);
+      shoot();
+      return;
+    }
+    const QString action = actions.takeFirst();
+    const QStringList parts = action.split(QLatin1Char(':'));
+    std::printf("then: %s\n", qPrintable(action));
+    std::fflush(stdout);
+    bool started = false;
+    if (parts[0] == QLatin1String("run") || parts[0] == QLatin1String("time")) {
+      window.timeRunAction()->setChecked(parts[0] == QLatin1String("time"));
+      started = window.runCurrent();
+    } else if (parts[0] == QLatin1String("tune")) {
+      started = window.tuneCurrent();
+    } else if (parts[0] == QLatin1String("listing")) {
+      started = window.showListing();
+    } else if (parts[0] == QLatin1String("show")) {
+      window.profilerDock()->show();
+      window.profilerDock()->raise();
+      window.profilerPanel()->tabs()->setCurrentIndex(static_cast<int>(profilerTabs.indexOf(parts[1])));
+      started = true;
+    } else {  // profile[:CONFIG[:SET]]
+      auto *panel = window.profilerPanel();
+      if (parts.size() >= 2 && !parts[1].isEmpty() && !panel->selectConfiguration(parts[1])) {
+        std::fprintf(stderr, "kernel-workbench: --then %s: the task has no configuration '%s'\n", qPrintable(action),
+                     qPrintable(parts[1]));
+        app.exit(2);
+        return;
+      }
+      if (parts.size() >= 3 && !panel->selectMetricSet(parts[2])) {
+        std::fprintf(stderr, "kernel-workbench: --then %s: no metric set '%s' (default, detailed)\n", qPrintable(action),
+                     qPrintable(parts[2]));
+        app.exit(2);
+        return;
+      }
+      started = window.profileCurrent();
+    }
+    if (!started) {
+      std::fprintf(stderr, "kernel-workbench: --then %s did not start:\n%s\n", qPrintable(action),
+                   qPrintable(window.log()->text()));
+      app.exit(1);
+      return;
+    }
+    if (window.isSettled()) QMetaObject::invokeMethod(&app, next, Qt::QueuedConnection);
+    // else: the settled signal below calls next() again.
+  };
+  QObject::connect(&window, &kwb::ui::MainWindow::settled, &app, [&next] { next(); }, Qt::QueuedConnection);
+  if (window.isSettled()) QMetaObject::invokeMethod(&app, next, Qt::QueuedConnection);
   return app.exec();
 }

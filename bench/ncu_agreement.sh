@@ -39,30 +39,7 @@ mkdir -p "$out"
 raw="$out/$name-raw"
 rm -rf "$raw"; mkdir -p "$raw"
 
-find_program() {  # NAME BUILD_RELATIVE_PATH
-  if command -v "$1" >/dev/null 2>&1; then command -v "$1"
-  elif [ -n "${KWB_BUILD_DIR:-}" ] && [ -x "$KWB_BUILD_DIR/$2" ]; then echo "$KWB_BUILD_DIR/$2"
-  fi
-}
-kwb=${KWB:-$(find_program kwb app/cli/kwb)}
-runner=${KWB_RUNNER:-$(find_program kwb-bench-kernel-runner bench/kwb-bench-kernel-runner)}
-if [ -z "${KWB_WORKER:-}" ] && [ -n "${KWB_BUILD_DIR:-}" ] && [ -x "$KWB_BUILD_DIR/app/worker/kwb-worker" ]; then
-  export KWB_WORKER="$KWB_BUILD_DIR/app/worker/kwb-worker"
-fi
-ncu=${NCU:-}
-if [ -z "$ncu" ]; then
-  ncu=$(command -v ncu 2>/dev/null || true)
-  for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu /usr/local/NVIDIA-Nsight-Compute*/ncu; do
-    [ -z "$ncu" ] && [ -x "$c" ] && ncu=$c
-  done
-fi
-kernels=${KWB_KERNELS_DIR:-}
-if [ -z "$kernels" ]; then
-  for c in "$here/../kernels" "$here/../../kernels"; do [ -d "$c/softmax" ] && { kernels=$(cd "$c" && pwd); break; }; done
-fi
-for need in kwb runner kernels; do
-  [ -n "${!need}" ] || { echo "$0: cannot find $need (set KWB_BUILD_DIR, or run from the bundle after env.sh)" >&2; exit 2; }
-done
+source "$here/find_programs.sh"
 python3 -c 'import json, csv, statistics' || { echo "$0: python3 is needed to read the results" >&2; exit 2; }
 
 # No device: say so and stop (nothing to compare).

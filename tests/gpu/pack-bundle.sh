@@ -25,8 +25,8 @@ cp "$root/tests/gpu/run-on-gpu.sh" "$stage/kwb/"
 # The benchmarks (bench/README.md): their scripts and candidates beside the programs, and the
 # commit they were built from (bench/run-on-gpu.sh names its result files with it).
 mkdir -p "$stage/kwb/bench"
-cp "$root/bench/run-on-gpu.sh" "$root/bench/ncu_agreement.sh" "$root/bench/load_inline_latency.py" \
-  "$root/bench/suite.sh" "$root/bench/tune_bench.sh" "$root/bench/suite_report.py" "$root/bench/torch_baselines.py" \
+cp "$root/bench/run-on-gpu.sh" "$root/bench/ncu_agreement.sh" "$root/bench/find_programs.sh" "$root/bench/load_inline_latency.py" \
+  "$root/bench/suite.sh" "$root/bench/tune_bench.sh" "$root/bench/profile_agreement.sh" "$root/bench/suite_report.py" "$root/bench/torch_baselines.py" \
   "$root/bench/README.md" "$stage/kwb/bench/"
 cp -r "$root/bench/candidates" "$stage/kwb/bench/candidates"
 git -C "$root" describe --always --dirty --abbrev=7 > "$stage/kwb/COMMIT" 2>/dev/null || echo unknown > "$stage/kwb/COMMIT"

@@ -37,7 +37,7 @@ int asmCommand(const AsmArgs &args, bool asJson) {
   const kwb::Task &task = input->task;
   const fs::path &path = input->path;
   const std::string &source = input->text;
-  std::map<std::string, std::int64_t> tunables;
+  std::map<std::string, std::int64_t> tunables = input->tunables;
   if (!parseTunableValues(args.sets, tunables, "--set")) return kExitUsage;
   const auto kind = args.ptx ? kwb::ListingKind::Ptx : kwb::ListingKind::Sass;
   const kwb::Compiler compiler;

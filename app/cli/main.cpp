@@ -188,6 +188,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
   options.time = args.time;
   options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
+  options.tunables = input->tunables;
   if (!parseTunableValues(args.sets, options.tunables, "--set")) return kExitInvalid;
   if (!asJson) options.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
 

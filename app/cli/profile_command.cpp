@@ -170,6 +170,7 @@ int profileCommand(const ProfileArgs &args, bool asJson) {
   options.seed = args.seed;
   options.sourceName = candidatePath.string();
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
+  options.tunables = input->tunables;
   if (!parseTunableValues(args.tunables, options.tunables, "--tunable", "kwb profile")) return kExitInvalid;
 
   // Host side, no GPU needed: the names checked and the passes counted on --chip (GH100).

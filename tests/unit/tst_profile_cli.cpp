@@ -90,6 +90,26 @@ class TestProfileCli : public QObject {
     QVERIFY2(r.out.contains("1 metric(s), 1 replay pass(es) on GB100"), qPrintable(describe(r)));
   }
 
+  // A lineage file runs as its step does (its launch from lineage.toml, its tunables): with the
+  // task's launch the sgemm steps, which name their own kernels, would not even compile.
+  void lineageStepRunsWithItsOwnLaunch() {
+    const QString sgemm = QStringLiteral(KWB_SOURCE_DIR "/kernels/sgemm");
+    auto r = run({"profile", sgemm, sgemm + "/lineage/03-smem-tiling.cu", "--no-gpu", "--json"});
+    QVERIFY2(r.exitCode == 3, qPrintable(describe(r)));
+    QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object()["outcome"].toString(), QString("not-run"));
+    QVERIFY2(r.err.contains("03-smem-tiling.cu is step 3 of the lineage") && r.err.contains("from lineage.toml"),
+             qPrintable(describe(r)));
+    r = run({"asm", sgemm, sgemm + "/lineage/01-naive.cu"});
+    QVERIFY2(r.exitCode == 0 && r.out.contains("FFMA"), qPrintable(describe(r)));
+    // The step's tunables, which --set overrides.
+    r = run({"eval", softmax, softmax + "/lineage/01-naive.cu", "--no-gpu", "--json"});
+    QVERIFY2(r.exitCode == 3 && r.err.contains("is step 1 of the lineage") && r.err.contains("BLOCK=512"),
+             qPrintable(describe(r)));
+    // The starter is no lineage step: no note.
+    r = run({"profile", softmax, "--no-gpu"});
+    QVERIFY2(r.exitCode == 3 && !r.err.contains("lineage"), qPrintable(describe(r)));
+  }
+
   void usageErrors() {
     auto r = run({"profile", softmax, "--no-gpu", "--metrics", "gpu__time_duration.sum,dram__througput.avg.pct_of_peak_sustained_elapsed"});
     QCOMPARE(r.exitCode, 2);

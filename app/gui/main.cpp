@@ -1,7 +1,7 @@
 // kernel-workbench: the desktop GUI. Everything lives in kwbui; this only reads the command line.
 #include <cstdio>
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <string_view>
 
 #include <QApplication>

@@ -296,6 +296,7 @@ class TestMainWindow : public QObject {
   void savesScreenshot();
   void screenshotCommandLine();
   void screenshotOfBrokenTask();
+  void screenshotAfterActions();
   void screenshotDeadline();
 
  private:
@@ -1490,6 +1491,35 @@ void TestMainWindow::screenshotOfBrokenTask() {
   QVERIFY2(run.err.contains(QLatin1String("did not load")) && run.err.contains(QLatin1String("cols2")),
            qPrintable(run.err));
   QVERIFY(!QFileInfo::exists(png));
+}
+
+// --then: actions in turn, each once the last has finished, then the picture. Without a GPU the
+// run and the profile end "not run", which is enough to see the order and the waiting.
+void TestMainWindow::screenshotAfterActions() {
+  QTemporaryDir sandbox;
+  QVERIFY(sandbox.isValid());
+  const QString png = sandbox.filePath(QStringLiteral("shot.png"));
+  Run run = runGui(sandbox.path(), {QStringLiteral("--screenshot"), png, QStringLiteral("--then"),
+                                    QStringLiteral("time,profile:h200:detailed,show:metrics"), kSoftmax});
+  QVERIFY(run.finished);
+  QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+  const qsizetype time = run.out.indexOf(QLatin1String("then: time")),
+                  profile = run.out.indexOf(QLatin1String("then: profile:h200:detailed")),
+                  show = run.out.indexOf(QLatin1String("then: show:metrics")),
+                  shot = run.out.indexOf(QLatin1String("screenshot: "));
+  QVERIFY2(time >= 0 && time < profile && profile < show && show < shot, qPrintable(run.out));
+  const QImage image(png);
+  QCOMPARE(image.size(), QSize(1600, 1000));
+  // Mistakes are named before any window opens; a configuration the task lacks, once it is open.
+  run = runGui(sandbox.path(), {QStringLiteral("--screenshot"), png, QStringLiteral("--then"), QStringLiteral("show:nothing"), kSoftmax});
+  QCOMPARE(run.exitCode, 2);
+  QVERIFY2(run.err.contains(QLatin1String("cannot read 'show:nothing'")), qPrintable(run.err));
+  run = runGui(sandbox.path(), {QStringLiteral("--then"), QStringLiteral("run"), kSoftmax});
+  QCOMPARE(run.exitCode, 2);
+  QVERIFY2(run.err.contains(QLatin1String("--then goes with --screenshot")), qPrintable(run.err));
+  run = runGui(sandbox.path(), {QStringLiteral("--screenshot"), png, QStringLiteral("--then"), QStringLiteral("profile:huge"), kSoftmax});
+  QCOMPARE(run.exitCode, 2);
+  QVERIFY2(run.err.contains(QLatin1String("the task has no configuration 'huge'")), qPrintable(run.err));
 }
 
 void TestMainWindow::screenshotDeadline() {

@@ -16,12 +16,17 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QValueAxis>
 #include <QVBoxLayout>
 
 #include "ui/models/tune_points_model.h"
 
 namespace kwb::ui {
+
+namespace {
+constexpr int kReplotMs = 100;
+}  // namespace
 
 TuningPanel::TuningPanel(QWidget *parent) : QWidget(parent) {
   status_ = new QLabel(tr("No tuning run yet. Tune (or Optimize without an LLM) searches the task's tunable parameters."), this);
@@ -53,6 +58,16 @@ TuningPanel::TuningPanel(QWidget *parent) : QWidget(parent) {
   axis_ = new QComboBox(this);
   axis_->setToolTip(tr("The tunable on the horizontal axis"));
   connect(axis_, &QComboBox::currentIndexChanged, this, [this] { replot(); });
+  replotTimer_ = new QTimer(this);
+  replotTimer_->setSingleShot(true);
+  replotTimer_->setInterval(kReplotMs);
+  connect(replotTimer_, &QTimer::timeout, this, [this] {
+    if (summary_.budget > 0) {
+      progress_->setRange(0, static_cast<int>(summary_.budget));
+      progress_->setValue(std::min<int>(model_->rowCount(), static_cast<int>(summary_.budget)));
+    }
+    replot();
+  });
 
   chart_ = new QChart;
   chart_->legend()->setVisible(true);
@@ -132,11 +147,7 @@ void TuningPanel::addPoints(const QList<TunePointRow> &rows, const TuneSummary &
     axis_->addItems(model_->tunables());
     axis_->blockSignals(false);
   }
-  if (sofar.budget > 0) {
-    progress_->setRange(0, static_cast<int>(sofar.budget));
-    progress_->setValue(std::min<int>(model_->rowCount(), static_cast<int>(sofar.budget)));
-  }
-  replot();
+  if (!replotTimer_->isActive()) replotTimer_->start();
   showStatus(sofar, true);
 }
 
@@ -146,6 +157,7 @@ void TuningPanel::end(const TuneSummary &summary) {
   cancel_->setEnabled(false);
   progress_->setRange(0, std::max(1, model_->rowCount()));
   progress_->setValue(model_->rowCount());
+  replotTimer_->stop();
   replot();
   showStatus(summary, false);
   reproduce_->setText(summary.reproduce.isEmpty() ? QString() : tr("Reproduce the best: %1").arg(summary.reproduce));

@@ -17,6 +17,7 @@ class QPushButton;
 class QScatterSeries;
 class QSortFilterProxyModel;
 class QTableView;
+class QTimer;
 class QValueAxis;
 
 namespace kwb::ui {
@@ -67,6 +68,10 @@ class TuningPanel : public QWidget {
   QValueAxis *xAxis_ = nullptr;
   QValueAxis *yAxis_ = nullptr;
   QLabel *reproduce_ = nullptr;
+  // While points stream in, the scatter and the progress bar are redrawn at most every 100 ms:
+  // each costs the GUI thread far more than a batch of table rows (QProgressBar::setValue paints
+  // at once, 6 to 23 ms in a full window here), and batches can come every few ms.
+  QTimer *replotTimer_ = nullptr;
   TuneSummary summary_;
 };
 

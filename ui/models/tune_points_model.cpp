@@ -45,8 +45,13 @@ void TunePointsModel::append(const QList<TunePointRow> &rows) {
 
 void TunePointsModel::setBest(int order) {
   if (order == best_) return;
+  const int before = best_;
   best_ = order;
-  if (!rows_.isEmpty()) emit dataChanged(index(0, 0), index(rows_.size() - 1, columnCount() - 1), {Qt::FontRole});
+  // Only the rows that lose and gain the mark change: a change over every row would make the
+  // sorting proxy sort the whole table again, many times over in a long run.
+  for (int i = 0; i < rows_.size(); ++i)
+    if (rows_[i].order == before || rows_[i].order == order)
+      emit dataChanged(index(i, 0), index(i, columnCount() - 1), {Qt::FontRole, Qt::DisplayRole});
 }
 
 int TunePointsModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : rows_.size(); }

@@ -171,7 +171,8 @@ ProfilerPanel::ProfilerPanel(QWidget *parent) : QWidget(parent) {
 }
 
 void ProfilerPanel::beginLive(const QString &title) {
-  liveData_.clear();
+  liveCount_ = 0;
+  liveTop_ = liveBottom_ = 0;
   for (auto *series : liveSeries_) liveChart_->removeSeries(series);
   qDeleteAll(liveSeries_);
   liveSeries_.clear();
@@ -201,16 +202,14 @@ void ProfilerPanel::addSamples(const QList<double> &ms, const QString &group) {
   QList<QPointF> pts;
   pts.reserve(ms.size());
   for (double v : ms) {
-    pts << QPointF(static_cast<double>(liveData_.size()), v);
-    liveData_ << v;
+    pts << QPointF(static_cast<double>(liveCount_++), v);
+    if (v > 0) {
+      liveTop_ = std::max(liveTop_, v);
+      liveBottom_ = liveBottom_ > 0 ? std::min(liveBottom_, v) : v;
+    }
   }
   series->append(pts);  // one update for the batch
-  double top = 0, bottom = 0;
-  for (double v : liveData_)
-    if (v > 0) {
-      top = std::max(top, v);
-      bottom = bottom > 0 ? std::min(bottom, v) : v;
-    }
+  const double top = liveTop_, bottom = liveBottom_;
   const bool log = bottom > 0 && top / bottom > 10;
   if (log != liveLog_) {
     QAbstractAxis *from = liveLog_ ? static_cast<QAbstractAxis *>(liveLogY_) : liveY_;
@@ -223,12 +222,12 @@ void ProfilerPanel::addSamples(const QList<double> &ms, const QString &group) {
     liveLogY_->setVisible(log);
     liveLog_ = log;
   }
-  liveX_->setRange(0, std::max(1.0, static_cast<double>(liveData_.size() - 1)));
+  liveX_->setRange(0, std::max(1.0, static_cast<double>(liveCount_ - 1)));
   if (log) liveLogY_->setRange(bottom / 1.5, top * 1.5);
   else liveY_->setRange(0, top > 0 ? top * 1.1 : 1.0);
 }
 
-int ProfilerPanel::liveSamples() const { return static_cast<int>(liveData_.size()); }
+int ProfilerPanel::liveSamples() const { return liveCount_; }
 
 QStringList ProfilerPanel::liveGroups() const {
   QStringList names;

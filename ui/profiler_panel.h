@@ -109,7 +109,8 @@ class ProfilerPanel : public QWidget {
   QLogValueAxis *liveLogY_ = nullptr;
   bool liveLog_ = false;
   QLabel *liveTitle_ = nullptr;
-  QList<double> liveData_;
+  int liveCount_ = 0;                      // samples plotted since beginLive
+  double liveTop_ = 0, liveBottom_ = 0;    // their largest and smallest positive times (0: none)
   // metrics
   QPushButton *profile_ = nullptr;
   QPushButton *pin_ = nullptr;

@@ -25,7 +25,7 @@
 namespace kwb::ui {
 
 namespace {
-constexpr int kReplotMs = 100;
+constexpr int kRefreshMs = 100;
 }  // namespace
 
 TuningPanel::TuningPanel(QWidget *parent) : QWidget(parent) {
@@ -58,10 +58,10 @@ TuningPanel::TuningPanel(QWidget *parent) : QWidget(parent) {
   axis_ = new QComboBox(this);
   axis_->setToolTip(tr("The tunable on the horizontal axis"));
   connect(axis_, &QComboBox::currentIndexChanged, this, [this] { replot(); });
-  replotTimer_ = new QTimer(this);
-  replotTimer_->setSingleShot(true);
-  replotTimer_->setInterval(kReplotMs);
-  connect(replotTimer_, &QTimer::timeout, this, [this] {
+  refreshTimer_ = new QTimer(this);
+  refreshTimer_->setSingleShot(true);
+  refreshTimer_->setInterval(kRefreshMs);
+  connect(refreshTimer_, &QTimer::timeout, this, [this] {
     if (summary_.budget > 0) {
       progress_->setRange(0, static_cast<int>(summary_.budget));
       progress_->setValue(std::min<int>(model_->rowCount(), static_cast<int>(summary_.budget)));
@@ -147,7 +147,7 @@ void TuningPanel::addPoints(const QList<TunePointRow> &rows, const TuneSummary &
     axis_->addItems(model_->tunables());
     axis_->blockSignals(false);
   }
-  if (!replotTimer_->isActive()) replotTimer_->start();
+  if (!refreshTimer_->isActive()) refreshTimer_->start();
   showStatus(sofar, true);
 }
 
@@ -157,7 +157,7 @@ void TuningPanel::end(const TuneSummary &summary) {
   cancel_->setEnabled(false);
   progress_->setRange(0, std::max(1, model_->rowCount()));
   progress_->setValue(model_->rowCount());
-  replotTimer_->stop();
+  refreshTimer_->stop();
   replot();
   showStatus(summary, false);
   reproduce_->setText(summary.reproduce.isEmpty() ? QString() : tr("Reproduce the best: %1").arg(summary.reproduce));

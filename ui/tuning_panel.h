@@ -71,7 +71,7 @@ class TuningPanel : public QWidget {
   // While points stream in, the scatter and the progress bar are redrawn at most every 100 ms:
   // each costs the GUI thread far more than a batch of table rows (QProgressBar::setValue paints
   // at once, 6 to 23 ms in a full window here), and batches can come every few ms.
-  QTimer *replotTimer_ = nullptr;
+  QTimer *refreshTimer_ = nullptr;
   TuneSummary summary_;
 };
 

@@ -36,7 +36,6 @@ std::optional<CandidateInput> loadCandidate(const std::string &taskArg, const st
       for (const auto &step : lineage.steps) {
         if (ec || std::filesystem::weakly_canonical(step.file, ec) != candidate) continue;
         in.task = kwb::taskForStep(in.task, step);
-        in.lineageStep = step.index;
         in.tunables = step.tunables;
         std::string values;
         for (const auto &[name, value] : step.tunables) values += " " + name + "=" + std::to_string(value);

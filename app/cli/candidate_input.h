@@ -19,7 +19,6 @@ struct CandidateInput {
   kwb::Task task;              // as the candidate runs: for a lineage step, with the step's launch
   std::filesystem::path path;  // the candidate's file
   std::string text;
-  int lineageStep = 0;         // the step's number when the candidate is one, else 0
   std::map<std::string, std::int64_t> tunables;  // the step's values (empty otherwise)
 };
 

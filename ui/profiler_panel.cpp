@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -14,7 +15,6 @@
 #include <QHorizontalBarSeries>
 #include <QLabel>
 #include <QDir>
-#include <QRegularExpression>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPen>
@@ -25,6 +25,8 @@
 #include <QTableWidget>
 #include <QValueAxis>
 #include <QVBoxLayout>
+
+#include "core/lineage/step_resolution.h"
 
 namespace kwb::ui {
 
@@ -283,16 +285,13 @@ void ProfilerPanel::showProfile(const ProfileRow &row) {
 }
 
 std::optional<ProfileRow> ProfilerPanel::lineageParent(const ProfileRow &row) const {
-  const QFileInfo file(row.sourceName);
-  if (file.dir().dirName() != QLatin1String("lineage")) return std::nullopt;
-  static const QRegularExpression step(QStringLiteral("^(\\d+)-"));
-  const auto m = step.match(file.fileName());
-  if (!m.hasMatch()) return std::nullopt;
-  const int n = m.captured(1).toInt();
+  const std::filesystem::path file = row.sourceName.toStdString();
+  const auto n = kwb::lineageStepNumber(file);
+  if (!n) return std::nullopt;
   for (auto it = history_.crbegin(); it != history_.crend(); ++it) {
-    const QFileInfo other(it->sourceName);
-    const auto om = step.match(other.fileName());
-    if (other.dir() == file.dir() && om.hasMatch() && om.captured(1).toInt() == n - 1 && it->config == row.config)
+    const std::filesystem::path other = it->sourceName.toStdString();
+    if (other.parent_path() == file.parent_path() && kwb::lineageStepNumber(other) == *n - 1 &&
+        it->config == row.config)
       return *it;
   }
   return std::nullopt;

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/task/lineage.h"
+#include "core/lineage/step_resolution.h"
 #include "core/task/manifest_parser.h"
 
 std::optional<CandidateInput> loadCandidate(const std::string &taskArg, const std::string &candidateArg,
@@ -28,21 +28,12 @@ std::optional<CandidateInput> loadCandidate(const std::string &taskArg, const st
   std::ostringstream text;
   text << file.rdbuf();
   in.text = text.str();
-  if (!candidateArg.empty() && kwb::hasLineage(in.task)) {
-    std::error_code ec;
-    const auto candidate = std::filesystem::weakly_canonical(in.path, ec);
+  if (!candidateArg.empty()) {
     try {
-      const kwb::Lineage lineage = kwb::loadLineage(in.task);
-      for (const auto &step : lineage.steps) {
-        if (ec || std::filesystem::weakly_canonical(step.file, ec) != candidate) continue;
-        in.task = kwb::taskForStep(in.task, step);
-        in.tunables = step.tunables;
-        std::string values;
-        for (const auto &[name, value] : step.tunables) values += " " + name + "=" + std::to_string(value);
-        std::cerr << command << ": " << in.path.filename().string() << " is step " << step.index << " of the lineage ("
-                  << step.title << "): run with its launch" << (step.launch ? " from lineage.toml" : " (the task's)")
-                  << (values.empty() ? std::string() : "; its tunables" + values + " unless set otherwise") << "\n";
-        break;
+      if (auto resolved = kwb::resolveLineageStep(in.task, in.path)) {
+        std::cerr << command << ": " << kwb::describeResolvedStep(*resolved, in.path) << "\n";
+        in.task = std::move(resolved->task);
+        in.tunables = resolved->step.tunables;
       }
     } catch (const std::exception &e) {
       // A broken lineage.toml does not stop a candidate from running; it runs as the task's.

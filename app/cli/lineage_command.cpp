@@ -10,7 +10,7 @@
 
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator_pool.h"
-#include "core/task/lineage.h"
+#include "core/lineage/lineage.h"
 #include "core/task/manifest_parser.h"
 
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 #include "core/compile/disassembly.h"
 
-#include "core/compile/child_process.h"
+#include "core/process/child_process.h"
 #include "core/compile/elf_symbols.h"
 #include "core/compile/nvcc_compiler.h"
 #include "core/compile/nvrtc_compiler.h"

@@ -6,7 +6,7 @@
 #include <csignal>
 #include <string_view>
 
-#include "core/compile/child_process.h"
+#include "core/process/child_process.h"
 #include "core/compile/diagnostics.h"
 #include "core/compile/elf_symbols.h"
 #include "core/compile/resource_report.h"

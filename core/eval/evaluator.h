@@ -26,7 +26,7 @@
 #include "core/compile/occupancy.h"
 #include "core/eval/timing_statistics.h"
 #include "core/task/task.h"
-#include "core/worker/sandbox.h"
+#include "core/sandbox/worker_sandbox.h"
 #include "core/worker/worker_client.h"
 
 namespace kwb {

@@ -1,5 +1,5 @@
 #pragma once
-// Pure statistics for kernel timing (core/worker/time_command.cpp, core/eval/evaluator.h): a
+// Pure statistics for kernel timing (core/worker/server/time_command.cpp, core/eval/evaluator.h): a
 // summary of samples (median, quartiles, IQR, min, mean, relative spread = IQR / median), the
 // adaptive stop rule, and the roofline floor below which a measured time is suspicious.
 // No GPU, no I/O: tested in tests/unit/tst_evaluator.cpp.

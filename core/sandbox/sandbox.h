@@ -1,7 +1,7 @@
 #pragma once
 // Running an untrusted program in a sandbox, as seen from the side that starts it: which
 // mechanism works on this machine and the command line that runs a program inside it. Used for
-// the worker (core/worker/sandbox.h) and for nvcc compiling a candidate (core/compile/).
+// the worker (core/sandbox/worker_sandbox.h) and for nvcc compiling a candidate (core/compile/).
 // Depends on nothing but the C++ and C libraries, so any part of core can use it.
 //
 //   bwrap    bubblewrap: no network (own network namespace), own pid and IPC namespaces and
@@ -17,7 +17,7 @@
 //            as bwrap with empty tmpfs, makes the file system read-only except its private
 //            directory, /dev/shm and /proc (whose sys, sysrq-trigger, irq and bus stay
 //            read-only), rebuilds /dev and drops its capabilities
-//            (core/worker/sandbox_inside.h).
+//            (core/sandbox/lockdown.h).
 //   none     neither works: the program runs as a plain child process and says so.
 #include <filesystem>
 #include <optional>

@@ -1,5 +1,5 @@
 #include "core/task/manifest_parser.h"
-#include "core/task/lineage.h"
+#include "core/lineage/lineage.h"
 
 #include <algorithm>
 #include <array>

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/worker/protocol.h"
-#include "core/worker/sandbox.h"
+#include "core/sandbox/worker_sandbox.h"
 
 namespace kwb::worker {
 

@@ -15,7 +15,7 @@
 #include "core/compile/arch_limits.h"
 #include "core/compile/occupancy.h"
 #include "core/eval/evaluator.h"
-#include "core/task/lineage.h"
+#include "core/lineage/lineage.h"
 #include "core/task/task_catalog.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "core/compile/child_process.h"
+#include "core/process/child_process.h"
 #include "core/compile/compiler.h"
 #include "core/compile/diagnostics.h"
 #include "core/compile/disassembly.h"

@@ -1,11 +1,11 @@
-// Lineage manifests (core/task/lineage.h): a valid lineage reads with each step's launch,
+// Lineage manifests (core/lineage/lineage.h): a valid lineage reads with each step's launch,
 // tunables and header; each kind of mistake is an error naming the file, line and field.
 #include <QtTest>
 
 #include <filesystem>
 #include <fstream>
 
-#include "core/task/lineage.h"
+#include "core/lineage/lineage.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/test_files.h"
 

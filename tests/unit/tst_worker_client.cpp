@@ -1,4 +1,4 @@
-// WorkerClient and WorkerPool against real kwb-worker processes (in the sandbox this machine
+// WorkerClient against real kwb-worker processes (in the sandbox this machine
 // offers): round trips, pipelining, a worker killed or hung mid-request, restarts, shutdown
 // with requests in flight, and the worker's answers to broken input.
 #include <QtTest>
@@ -15,9 +15,8 @@
 #include <map>
 #include <mutex>
 
-#include "core/worker/sandbox.h"
+#include "core/sandbox/worker_sandbox.h"
 #include "core/worker/worker_client.h"
-#include "core/worker/worker_pool.h"
 
 using namespace kwb::worker;
 using namespace std::chrono_literals;
@@ -402,59 +401,6 @@ class TestWorkerClient : public QObject {
     const auto r = client.call("ping", {{"blob", std::string(kMaxLineBytes, 'x')}});
     QCOMPARE(r.error.kind, std::string("request-too-large"));
     QVERIFY(client.call("ping").ok);
-  }
-
-  void poolReplacesADeadWorker() {
-    Messages messages;
-    Replies replies;
-    WorkerPoolOptions o;
-    o.worker = options();
-    WorkerPool pool({0, 1}, o, [&](const std::string &m) { messages.add(m); });
-    pool.start();
-    QVERIFY(pool.waitUntilReady(10s));
-    auto s = pool.submit(WorkerPool::kAnyDevice, "ping", {{"n", 1}}, replies.handlers());
-    QVERIFY(s.accepted);
-    QVERIFY(replies.waitFor(1, 5s));
-    QVERIFY(replies.inOrder[0].ok);
-
-    const pid_t pid = pool.workerProcessId(0);
-    QVERIFY(pid > 0);
-    ::kill(pid, SIGKILL);
-    QVERIFY(messages.waitForText("starting a new one", 5s));
-    QVERIFY(messages.all[0].find("device 0") != std::string::npos);
-    QVERIFY(pool.waitUntilReady(10s));
-    s = pool.submit(0, "ping", {{"n", 2}}, replies.handlers());
-    QVERIFY(s.accepted);
-    QCOMPARE(s.device, 0);
-    QVERIFY(replies.waitFor(2, 5s));
-    QVERIFY2(replies.inOrder[1].ok, text(replies.inOrder[1]).c_str());
-    const auto status = pool.status();
-    QCOMPARE(status.size(), std::size_t(2));
-    QCOMPARE(status[0].starts, 2u);
-    QCOMPARE(status[0].recentDeaths, 0);  // the ping after the restart cleared it
-    QCOMPARE(status[1].starts, 1u);
-    QVERIFY(!pool.submit(7, "ping", {}, replies.handlers()).accepted);
-  }
-
-  void poolRemovesADeviceAfterRepeatedDeaths() {
-    Messages messages;
-    Replies replies;
-    WorkerPoolOptions o;
-    o.worker = options();
-    o.worker.workerPath = findOnPath("false").value();  // dies at every start
-    o.maxConsecutiveDeaths = 3;
-    WorkerPool pool({0}, o, [&](const std::string &m) { messages.add(m); });
-    pool.start();
-    QVERIFY(messages.waitForText("taken out of the worker pool", 10s));
-    const auto status = pool.status();
-    QCOMPARE(status[0].state, std::string("removed"));
-    QCOMPARE(status[0].starts, 3u);
-    QVERIFY2(status[0].message.find("died 3 times") != std::string::npos, status[0].message.c_str());
-    const auto s = pool.submit(0, "ping", {}, replies.handlers());
-    QVERIFY(!s.accepted);
-    QVERIFY(s.error.find("taken out") != std::string::npos);
-    QVERIFY(!pool.submit(WorkerPool::kAnyDevice, "ping", {}, replies.handlers()).accepted);
-    QCOMPARE(replies.size(), std::size_t(0));
   }
 };
 

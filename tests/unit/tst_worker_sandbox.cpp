@@ -18,7 +18,7 @@
 #include <map>
 #include <optional>
 
-#include "core/worker/sandbox.h"
+#include "core/sandbox/worker_sandbox.h"
 #include "core/worker/worker_client.h"
 
 using namespace kwb::worker;

@@ -1,4 +1,4 @@
-#include "core/task/lineage.h"
+#include "core/lineage/lineage.h"
 
 #include <fstream>
 #include <sstream>

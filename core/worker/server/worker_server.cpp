@@ -1,4 +1,4 @@
-#include "core/worker/worker_server.h"
+#include "core/worker/server/worker_server.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include <iostream>
 #include <thread>
 
-#include "core/worker/sandbox_inside.h"
+#include "core/sandbox/lockdown.h"
 #include "kwb/version.h"
 
 namespace kwb::worker {

@@ -1,4 +1,4 @@
-#include "core/worker/sandbox.h"
+#include "core/sandbox/worker_sandbox.h"
 
 #include "core/process/environment.h"
 

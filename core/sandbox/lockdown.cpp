@@ -1,6 +1,6 @@
-#include "core/worker/sandbox_inside.h"
+#include "core/sandbox/lockdown.h"
 
-#include "core/worker/sandbox.h"
+#include "core/sandbox/worker_sandbox.h"
 
 #include <dirent.h>
 #include <fcntl.h>

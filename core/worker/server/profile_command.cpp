@@ -1,4 +1,4 @@
-#include "core/profile/worker_profile_command.h"
+#include "core/worker/server/profile_command.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,9 +13,9 @@
 #include "core/profile/cupti_profiler.h"
 #include "core/profile/metric_catalog.h"
 #include "core/profile/metric_sets.h"
-#include "core/worker/device_context.h"
-#include "core/worker/launch_spec.h"
-#include "core/worker/worker_server.h"
+#include "core/worker/server/device_context.h"
+#include "core/worker/server/launch_spec.h"
+#include "core/worker/server/worker_server.h"
 
 namespace kwb::worker {
 
@@ -62,9 +62,9 @@ struct Buffers {
   }
 };
 
-class ProfileSession : DeviceContext {
+class ProfilingContext : DeviceContext {
  public:
-  explicit ProfileSession(std::optional<int> device) : DeviceContext(device) {}
+  explicit ProfilingContext(std::optional<int> device) : DeviceContext(device) {}
   Json profile(const Request &request, EventSink &sink);
 
  private:
@@ -74,7 +74,7 @@ class ProfileSession : DeviceContext {
   std::unique_ptr<prof::MetricCatalog> catalog_;  // for the device's chip, made once
 };
 
-Json ProfileSession::profile(const Request &request, EventSink &sink) {
+Json ProfilingContext::profile(const Request &request, EventSink &sink) {
   const auto started = Clock::now();
   const Json &p = request.params;
   const RequestTask requested = readRequestTask(p, "profile");
@@ -269,9 +269,9 @@ Json ProfileSession::profile(const Request &request, EventSink &sink) {
 }  // namespace
 
 void addProfileCommand(WorkerServer &server, std::optional<int> device) {
-  auto *session = new ProfileSession(device);  // lives as long as the process, like time's
+  auto *context = new ProfilingContext(device);  // lives as long as the process, like time's
   server.addCommand("profile",
-                    [session](const Request &request, EventSink &sink) { return session->profile(request, sink); });
+                    [context](const Request &request, EventSink &sink) { return context->profile(request, sink); });
 }
 
 }  // namespace kwb::worker

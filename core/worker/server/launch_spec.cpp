@@ -1,8 +1,8 @@
-#include "core/worker/launch_spec.h"
+#include "core/worker/server/launch_spec.h"
 
 #include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
-#include "core/worker/worker_server.h"
+#include "core/worker/server/worker_server.h"
 
 namespace kwb::worker {
 

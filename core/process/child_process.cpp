@@ -1,4 +1,4 @@
-#include "core/compile/child_process.h"
+#include "core/process/child_process.h"
 
 #include "core/process/environment.h"
 

@@ -1,4 +1,4 @@
-#include "core/worker/device_context.h"
+#include "core/worker/server/device_context.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <iostream>
 
 #include "core/task/task.h"
-#include "core/worker/evaluate_command.h"  // kContextLostExitStatus
-#include "core/worker/worker_server.h"
+#include "core/worker/server/evaluate_command.h"  // kContextLostExitStatus
+#include "core/worker/server/worker_server.h"
 
 namespace kwb::worker {
 

@@ -1,4 +1,4 @@
-#include "core/worker/sandbox_seccomp.h"
+#include "core/sandbox/seccomp_filter.h"
 
 #include <errno.h>
 #include <sched.h>

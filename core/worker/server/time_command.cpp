@@ -1,4 +1,4 @@
-#include "core/worker/time_command.h"
+#include "core/worker/server/time_command.h"
 
 #include <algorithm>
 #include <array>
@@ -20,10 +20,10 @@
 #include "core/gpu/kernel_activity.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
-#include "core/worker/evaluate_command.h"  // kContextLostExitStatus
-#include "core/worker/device_context.h"
-#include "core/worker/launch_spec.h"
-#include "core/worker/worker_server.h"
+#include "core/worker/server/evaluate_command.h"  // kContextLostExitStatus
+#include "core/worker/server/device_context.h"
+#include "core/worker/server/launch_spec.h"
+#include "core/worker/server/worker_server.h"
 
 namespace kwb::worker {
 
@@ -50,9 +50,9 @@ double numberField(const Json &p, const char *key, double fallback, double lo, d
   return v.get<double>();
 }
 
-class TimeSession : DeviceContext {
+class TimingContext : DeviceContext {
  public:
-  explicit TimeSession(std::optional<int> device) : DeviceContext(device) {}
+  explicit TimingContext(std::optional<int> device) : DeviceContext(device) {}
   Json time(const Request &request, EventSink &sink);
 
  private:
@@ -67,7 +67,7 @@ class TimeSession : DeviceContext {
 };
 
 // The context, plus what timing needs to know of the device: L2 size, peak bandwidth, NVML.
-void TimeSession::ensureContext() {
+void TimingContext::ensureContext() {
   if (ready_) return;
   ensureDeviceContext();
   int l2 = 0;
@@ -152,7 +152,7 @@ constexpr unsigned char kReferenceScrub = 0xDE;
 // The byte the candidate's outputs hold before each of its samples (NaN for floats).
 constexpr unsigned char kCandidatePoison = 0xFF;
 
-Json TimeSession::time(const Request &request, EventSink &sink) {
+Json TimingContext::time(const Request &request, EventSink &sink) {
   const auto started = Clock::now();
   const Json &p = request.params;
   const RequestTask requested = readRequestTask(p, "time");
@@ -590,8 +590,8 @@ Json TimeSession::time(const Request &request, EventSink &sink) {
 }  // namespace
 
 void addTimeCommand(WorkerServer &server, std::optional<int> device) {
-  auto *session = new TimeSession(device);  // lives as long as the process, like evaluate's
-  server.addCommand("time", [session](const Request &request, EventSink &sink) { return session->time(request, sink); });
+  auto *context = new TimingContext(device);  // lives as long as the process, like evaluate's
+  server.addCommand("time", [context](const Request &request, EventSink &sink) { return context->time(request, sink); });
 }
 
 }  // namespace kwb::worker

@@ -12,7 +12,7 @@
 
 #include "core/gpu/cuda_driver.h"
 #include "core/gpu/kernel_activity.h"
-#include "core/worker/launch_spec.h"
+#include "core/worker/server/launch_spec.h"
 
 namespace kwb::worker {
 

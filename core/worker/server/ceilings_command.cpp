@@ -1,12 +1,12 @@
-#include "core/worker/ceilings_command.h"
+#include "core/worker/server/ceilings_command.h"
 
 #include <algorithm>
 #include <chrono>
 #include <string>
 
 #include "core/text/base64.h"
-#include "core/worker/device_context.h"
-#include "core/worker/worker_server.h"
+#include "core/worker/server/device_context.h"
+#include "core/worker/server/worker_server.h"
 
 namespace kwb::worker {
 
@@ -16,9 +16,9 @@ using Json = nlohmann::json;
 
 constexpr int kRuns = 5;  // timed runs of each measurement after one warm-up; the fastest counts
 
-class CeilingsSession : DeviceContext {
+class CeilingsContext : DeviceContext {
  public:
-  explicit CeilingsSession(std::optional<int> device) : DeviceContext(device) {}
+  explicit CeilingsContext(std::optional<int> device) : DeviceContext(device) {}
 
   Json ceilings(const Request &request, EventSink &sink) {
     ensureDeviceContext();
@@ -146,8 +146,8 @@ class CeilingsSession : DeviceContext {
 }  // namespace
 
 void addCeilingsCommand(WorkerServer &server, std::optional<int> device) {
-  auto *session = new CeilingsSession(device);  // lives as long as the process, like time's
-  server.addCommand("ceilings", [session](const Request &request, EventSink &sink) { return session->ceilings(request, sink); });
+  auto *context = new CeilingsContext(device);  // lives as long as the process, like time's
+  server.addCommand("ceilings", [context](const Request &request, EventSink &sink) { return context->ceilings(request, sink); });
 }
 
 }  // namespace kwb::worker

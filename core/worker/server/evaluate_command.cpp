@@ -1,4 +1,4 @@
-#include "core/worker/evaluate_command.h"
+#include "core/worker/server/evaluate_command.h"
 
 #include <algorithm>
 #include <array>
@@ -19,9 +19,9 @@
 #include "core/gpu/cuda_driver.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/base64.h"
-#include "core/worker/device_context.h"
-#include "core/worker/launch_spec.h"
-#include "core/worker/worker_server.h"
+#include "core/worker/server/device_context.h"
+#include "core/worker/server/launch_spec.h"
+#include "core/worker/server/worker_server.h"
 
 namespace kwb::worker {
 
@@ -33,9 +33,9 @@ struct TensorInfo : TensorExtent {
   CUdeviceptr device = 0;
 };
 
-class Session : DeviceContext {
+class EvaluateContext : DeviceContext {
  public:
-  explicit Session(std::optional<int> device) : DeviceContext(device) {
+  explicit EvaluateContext(std::optional<int> device) : DeviceContext(device) {
     std::random_device rd;
     salt_ = (std::uint64_t(rd()) << 32) ^ rd();
   }
@@ -111,7 +111,7 @@ struct Module {
   }
 };
 
-Json Session::evaluate(const Request &request, EventSink &sink) {
+Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
   const Json &p = request.params;
   auto bad = [](const std::string &what) { return CommandError(error_kind::kInvalidArgument, "evaluate: " + what); };
   const RequestTask requested = readRequestTask(p, "evaluate");
@@ -430,9 +430,9 @@ Json Session::evaluate(const Request &request, EventSink &sink) {
 
 void addEvaluateCommand(WorkerServer &server, std::optional<int> device) {
   // Lives as long as the process: a lost context is never torn down, the worker exits instead.
-  auto *session = new Session(device);
-  server.addCommand("evaluate", [session](const Request &request, EventSink &sink) {
-    return session->evaluate(request, sink);
+  auto *context = new EvaluateContext(device);
+  server.addCommand("evaluate", [context](const Request &request, EventSink &sink) {
+    return context->evaluate(request, sink);
   });
 }
 

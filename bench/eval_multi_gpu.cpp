@@ -70,7 +70,7 @@ Run measure(const std::vector<Candidate> &candidates, const std::vector<int> &de
   for (auto &f : results) {
     const auto r = f.get();
     ++run.total;
-    if (r.outcome == kwb::EvalOutcome::Correct) ++run.correct;
+    if (r.outcome == kwb::Outcome::Correct) ++run.correct;
     ++run.perDevice[r.deviceOrdinal];
     // A timing pair is one `time` request: both kernels on the device the result names.
     for (const auto &c : r.configs)

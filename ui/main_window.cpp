@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QShowEvent>
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
@@ -38,28 +39,30 @@
 #include "core/llm/provider_config.h"
 #include "core/text/content_hash.h"
 #include "kwb/version.h"
-#include "ui/app_settings.h"
-#include "ui/cuda_editor.h"
-#include "ui/devices_panel.h"
-#include "ui/editor_tabs.h"
-#include "ui/evaluation_service.h"
+#include "ui/settings/app_settings.h"
+#include "ui/views/cuda_editor.h"
+#include "ui/views/devices_panel.h"
+#include "ui/views/editor_tabs.h"
+#include "ui/services/evaluation_service.h"
 #include "ui/filesystem_path.h"
-#include "ui/find_bar.h"
-#include "ui/gpu_probe.h"
-#include "ui/gpu_status_label.h"
-#include "ui/history_panel.h"
-#include "ui/log_panel.h"
+#include "ui/views/find_bar.h"
+#include "ui/services/gpu_probe.h"
+#include "ui/views/gpu_status_label.h"
+#include "ui/views/history_panel.h"
+#include "ui/views/log_panel.h"
 #include "ui/models/gpu_device_model.h"
+#include "ui/models/outcome_style.h"
 #include "ui/resources_init.h"
-#include "ui/results_panel.h"
-#include "ui/settings_dialog.h"
-#include "ui/task_browser.h"
-#include "ui/profile_service.h"
-#include "ui/profiler_panel.h"
-#include "ui/source_view_panel.h"
-#include "ui/tuning_panel.h"
-#include "ui/tuning_service.h"
-#include "ui/workspace_service.h"
+#include "ui/views/results_panel.h"
+#include "ui/settings/settings_dialog.h"
+#include "ui/views/task_browser.h"
+#include "ui/services/profile_service.h"
+#include "ui/views/profiler_panel.h"
+#include "ui/views/source_view_panel.h"
+#include "ui/views/tuning_panel.h"
+#include "ui/services/tuning_service.h"
+#include "ui/services/workspace_service.h"
+#include "ui/workbench_context.h"
 
 namespace kwb::ui {
 
@@ -92,9 +95,12 @@ QString problemText(const kwb::ManifestError &error) {
   return field.isEmpty() ? detail : field + QStringLiteral(": ") + detail;
 }
 
-EditorDiagnostic::Severity severityOf(const std::string &name) {
-  if (name == "warning") return EditorDiagnostic::Severity::Warning;
-  if (name == "note" || name == "remark") return EditorDiagnostic::Severity::Note;
+EditorDiagnostic::Severity severityOf(kwb::Diagnostic::Severity severity) {
+  switch (severity) {
+    case kwb::Diagnostic::Severity::Warning: return EditorDiagnostic::Severity::Warning;
+    case kwb::Diagnostic::Severity::Note: return EditorDiagnostic::Severity::Note;
+    case kwb::Diagnostic::Severity::Error: break;
+  }
   return EditorDiagnostic::Severity::Error;
 }
 
@@ -166,6 +172,11 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   profiler_ = new ProfilerPanel(this);
   profileService_ = new ProfileService({}, this);
   devices_ = new DevicesPanel(this);
+  // The views that follow the open task and the selected candidate.
+  context_ = new WorkbenchContext(this);
+  context_->addView(results_);
+  context_->addView(history_);
+  context_->addView(profiler_);
 
   createActions();
   createMenus();
@@ -245,11 +256,11 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(profiler_, &ProfilerPanel::profileRequested, this, [this] { profileCurrent(); });
   connect(profileService_, &ProfileService::finished, this, [this](const ProfileRow &row) {
     profiler_->showProfile(row);
-    if (row.outcome == QLatin1String("profiled"))
+    if (row.outcome == kwb::Outcome::Profiled)
       log_->info(tr("Profiled %1 (%2) on %3: %n replay pass(es)", nullptr, row.passes)
                      .arg(QFileInfo(row.sourceName).fileName(), row.config, row.device));
     else
-      log_->warning(tr("Not profiled: %1: %2").arg(row.outcome, row.message));
+      log_->warning(tr("Not profiled: %1: %2").arg(outcomeText(row.outcome), row.message));
     updateActions();
     checkSettled();
   });
@@ -289,8 +300,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(history_, &HistoryPanel::runActivated, this, [this](qint64 id) { workspace_->fetchEvaluation(id); });
   connect(workspace_, &WorkspaceService::evaluationFetched, this, [this](const EvaluationRun &run, const QString &) {
     shownHistoryId_ = run.historyId;
-    results_->showRun(run, true);
-    if (run.taskFolder == taskFolder_) addRooflinePoints(run);  // a stored run joins the roofline, selected
+    context_->select({CandidateSelection::Origin::History, run});
     emit historyRunShown(run);
   });
 
@@ -642,10 +652,24 @@ void MainWindow::restoreWindowState() {
     resize(1320, 820);
   }
   const QByteArray state = restore ? settings::windowState() : QByteArray();
-  if (state.isEmpty() || !restoreState(state, kStateVersion)) {
-    resizeDocks({tasksDock_, resultsDock_}, {250, 480}, Qt::Horizontal);
-    resizeDocks({logDock_}, {170}, Qt::Vertical);
-  }
+  // No saved layout: the default one, once the window has its size (docks sized before the
+  // window is shown keep their size hints, and the Log took a third of the height).
+  defaultDockLayoutPending_ = state.isEmpty() || !restoreState(state, kStateVersion);
+}
+
+void MainWindow::applyDefaultDockLayout() {
+  // The editor and the current result get the room: the bottom docks a fifth of the height,
+  // Results a third of the width.
+  resizeDocks({tasksDock_, resultsDock_}, {std::min(260, width() / 6), width() / 3}, Qt::Horizontal);
+  resizeDocks({logDock_}, {std::max(120, height() / 5)}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent *event) {
+  QMainWindow::showEvent(event);
+  if (!defaultDockLayoutPending_) return;
+  defaultDockLayoutPending_ = false;
+  // After the first layout pass, which the show has only scheduled.
+  QMetaObject::invokeMethod(this, &MainWindow::applyDefaultDockLayout, Qt::QueuedConnection);
 }
 
 void MainWindow::saveWindowState() {
@@ -853,14 +877,7 @@ bool MainWindow::openTask(const QString &path) {
   }
   if (starter) tabs_->setCurrentWidget(starter);
 
-  if (taskFolder_ != folder) {
-    results_->clear();
-    shownHistoryId_ = 0;
-  }
-  if (taskFolder_ != folder) {
-    rooflinePoints_.clear();
-    profiler_->setRooflinePoints({}, -1);
-  }
+  if (taskFolder_ != folder) shownHistoryId_ = 0;
   QStringList configNames;
   for (const auto &c : task.configs) configNames << QString::fromStdString(c.name);
   profiler_->setConfigurations(configNames);
@@ -868,7 +885,7 @@ bool MainWindow::openTask(const QString &path) {
   taskName_ = QString::fromStdString(task.name);
   starterPath_ = starterPath;
   browser_->setCurrentTask(folder);
-  history_->setTask(folder, taskName_);
+  context_->setTask(folder, taskName_);
   updateTitle();
   updateActions();
 
@@ -1082,13 +1099,6 @@ bool MainWindow::tuneCurrent() {
   return true;
 }
 
-void MainWindow::addRooflinePoints(const EvaluationRun &run) {
-  const auto points = rooflinePointsOf(run);
-  if (points.isEmpty()) return;
-  rooflinePoints_ += points;
-  profiler_->setRooflinePoints(rooflinePoints_, rooflinePoints_.size() - 1);  // the newest is selected
-}
-
 bool MainWindow::profileCurrent() {
   if (taskFolder_.isEmpty() || profileService_->isRunning() || evaluation_->isRunning() || tuning_->isRunning())
     return false;
@@ -1183,13 +1193,13 @@ void MainWindow::onRunProgress(const EvaluationStep &step) {
 
 void MainWindow::onRunFinished(const EvaluationRun &run, const QString &source) {
   runProgress_->hide();
-  addRooflinePoints(run);
-  results_->showRun(run, false);
+  context_->select({CandidateSelection::Origin::Run, run});
   showDiagnostics(run, source);
 
-  const QString line = tr("Run %1: %2: %3").arg(QFileInfo(run.sourceName).fileName(), run.outcome, run.message);
-  if (run.outcome == QLatin1String("correct") || run.outcome == QLatin1String("not-run") ||
-      run.outcome == QLatin1String("cancelled")) {
+  const QString line = tr("Run %1: %2: %3")
+                           .arg(QFileInfo(run.sourceName).fileName(), QLatin1String(kwb::toString(run.outcome)), run.message);
+  if (run.outcome == kwb::Outcome::Correct || run.outcome == kwb::Outcome::NotRun ||
+      run.outcome == kwb::Outcome::Cancelled) {
     log_->info(line);
   } else {
     log_->error(line);
@@ -1208,20 +1218,17 @@ void MainWindow::showDiagnostics(const EvaluationRun &run, const QString &source
   if (!editor || editor->text() != source) return;
   const QString file = QFileInfo(run.sourceName).fileName();
   QList<EditorDiagnostic> diagnostics;
-  nlohmann::json list = nlohmann::json::array();
-  if (run.result.is_object())
-    list = run.result.value("compile", nlohmann::json::object()).value("diagnostics", nlohmann::json::array());
-  for (const nlohmann::json &d : list) {
-    const QString from = QString::fromStdString(d.value("file", std::string()));
-    const int line = d.value("line", 0);
-    // Diagnostics in other files (an included header) are listed in Results only.
-    if (line <= 0 || (!from.isEmpty() && QFileInfo(from).fileName() != file)) continue;
-    EditorDiagnostic diagnostic;
-    diagnostic.line = line;
-    diagnostic.column = d.value("column", 0);
-    diagnostic.severity = severityOf(d.value("severity", std::string("error")));
-    diagnostic.message = QString::fromStdString(d.value("message", std::string()));
-    diagnostics.append(diagnostic);
+  if (run.result) {
+    for (const kwb::Diagnostic &d : run.result->candidate.diagnostics) {
+      // Diagnostics in other files (an included header) are listed in Results only.
+      if (d.line <= 0 || (!d.file.empty() && QFileInfo(QString::fromStdString(d.file)).fileName() != file)) continue;
+      EditorDiagnostic diagnostic;
+      diagnostic.line = d.line;
+      diagnostic.column = d.column;
+      diagnostic.severity = severityOf(d.severity);
+      diagnostic.message = QString::fromStdString(d.message);
+      diagnostics.append(diagnostic);
+    }
   }
   editor->showDiagnostics(diagnostics);
 }

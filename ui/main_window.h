@@ -8,7 +8,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "ui/profiler_panel.h"
+#include "ui/views/profiler_panel.h"
 #include "ui/models/task_tree_model.h"
 
 class QAction;
@@ -41,6 +41,7 @@ class GpuStatusLabel;
 class LogPanel;
 class TaskBrowser;
 class WorkspaceService;
+class WorkbenchContext;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
@@ -91,6 +92,8 @@ class MainWindow : public QMainWindow {
   // Shows the kernel in the editor (or the task's starter) beside its SASS/PTX; false without a task.
   bool showListing();
   ResultsPanel *resultsPanel() const { return results_; }
+  // The open task, the selected candidate and the pinned baseline that the views follow.
+  WorkbenchContext *context() const { return context_; }
   HistoryPanel *historyPanel() const { return history_; }
   // The GPUs dock: live figures per GPU (kwb-worker --stats --json every 2 s) and the pool's state.
   DevicesPanel *devicesPanel() const { return devices_; }
@@ -162,6 +165,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent *event) override;
+  void showEvent(QShowEvent *event) override;
 
  private:
   void createActions();
@@ -169,6 +173,7 @@ class MainWindow : public QMainWindow {
   void createDocks();
   void createStatusBar();
   void restoreWindowState();
+  void applyDefaultDockLayout();
   void startGpuProbe();
   void onGpuInventory(const kwb::GpuInventory &inventory, const QString &summary);
   void onGpuProbeFailed(const QString &summary, const QString &detail);
@@ -193,7 +198,6 @@ class MainWindow : public QMainWindow {
   CudaEditor *editorToRun();
   void onRunProgress(const EvaluationStep &step);
   void onRunFinished(const EvaluationRun &run, const QString &source);
-  void addRooflinePoints(const EvaluationRun &run);
   void showDiagnostics(const EvaluationRun &run, const QString &source);
   void updatePoolDevices();
 
@@ -214,6 +218,8 @@ class MainWindow : public QMainWindow {
   DevicesPanel *devices_ = nullptr;
   QLabel *gpuSummaryLabel_ = nullptr;
   ResultsPanel *results_ = nullptr;
+  WorkbenchContext *context_ = nullptr;
+  bool defaultDockLayoutPending_ = false;  // no saved layout: applied when first shown
   HistoryPanel *history_ = nullptr;
   QProgressBar *runProgress_ = nullptr;
   EvaluationService *evaluation_ = nullptr;
@@ -226,7 +232,6 @@ class MainWindow : public QMainWindow {
   ProfileService *profileService_ = nullptr;
   QDockWidget *profilerDock_ = nullptr;
   QAction *profileAction_ = nullptr;
-  QList<RooflinePoint> rooflinePoints_;  // this task's timed runs in this window
   bool ceilingsAsked_ = false;
   QAction *showListing_ = nullptr;
   GpuStatusLabel *gpuLabel_ = nullptr;

@@ -35,7 +35,7 @@ std::string fixed(double v, int digits) {
 json configJson(const kwb::Task &task, const kwb::ConfigOutcome &c, const json *previous) {
   json out = {{"config", c.config}, {"outcome", kwb::toString(c.outcome)}};
   if (!c.reason.empty()) out["reason"] = c.reason;
-  if (!c.message.empty() && c.outcome != kwb::EvalOutcome::Correct) out["message"] = c.message;
+  if (!c.message.empty() && c.outcome != kwb::Outcome::Correct) out["message"] = c.message;
   if (!c.timing || !c.timing->ok) {
     if (c.timing) out["timing_error"] = c.timing->error;
     return out;
@@ -117,7 +117,7 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
         p.set_value(kwb::evaluate(stepTask, readFile(s->file), o, settings));
       } catch (const std::exception &e) {
         kwb::EvaluationResult r;
-        r.outcome = kwb::EvalOutcome::Error;
+        r.outcome = kwb::Outcome::Error;
         r.message = e.what();
         p.set_value(r);
       }
@@ -156,8 +156,8 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
       previous[c.config] = cj;
       step["configs"].push_back(cj);
     }
-    allCorrect = allCorrect && r.outcome == kwb::EvalOutcome::Correct;
-    anyRun = anyRun || r.outcome != kwb::EvalOutcome::NotRun;
+    allCorrect = allCorrect && r.outcome == kwb::Outcome::Correct;
+    anyRun = anyRun || r.outcome != kwb::Outcome::NotRun;
     if (!asJson) {
       std::cout << s.index << "/" << lineage.steps.size() << "  " << s.title << std::string(width + 2 - s.title.size(), ' ')
                 << kwb::toString(r.outcome);
@@ -174,7 +174,7 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
       for (const auto &c : r.configs)
         if (c.occupancy && !c.occupancy->launchable())
           std::cout << "    " << c.config << ": not launchable: " << c.occupancy->error << "\n";
-      if (r.outcome != kwb::EvalOutcome::Correct && r.outcome != kwb::EvalOutcome::NotRun)
+      if (r.outcome != kwb::Outcome::Correct && r.outcome != kwb::Outcome::NotRun)
         std::cout << "    " << s.file.filename().string() << ": " << r.message << "\n";
       for (const auto &d : r.candidate.diagnostics)
         if (d.severity == kwb::Diagnostic::Severity::Error) std::cout << "    " << kwb::formatDiagnostic(d) << "\n";

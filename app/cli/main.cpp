@@ -227,7 +227,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   }
 
   if (asJson) {
-    auto j = result.toJson();
+    nlohmann::json j = result;
     if (ceilings) j["ceilings"] = ceilings->toJson();
     for (auto &cj : j["configs"])
       if (auto it = placements.find(cj.value("config", std::string())); it != placements.end())
@@ -255,20 +255,20 @@ int evalCommand(const EvalArgs &args, bool asJson) {
       for (const auto &s : c.seeds)
         std::cout << "  " << c.config << " seed " << s.seed << ": " << (s.passed ? "PASS" : "FAIL") << "  "
                   << s.summary << "\n";
-      if (c.outcome != kwb::EvalOutcome::Correct && c.outcome != kwb::EvalOutcome::Incorrect)
+      if (c.outcome != kwb::Outcome::Correct && c.outcome != kwb::Outcome::Incorrect)
         std::cout << "  " << kwb::toString(c.outcome) << (c.errorName.empty() ? "" : " " + c.errorName) << ": "
                   << c.message << "\n";
       if (c.timing) std::cout << "  " << c.config << " timing: " << formatTiming(*c.timing) << "\n";
       if (auto it = placements.find(c.config); it != placements.end())
         std::cout << "  " << c.config << " roofline: " << it->second.words << "\n";
     }
-    if (args.time && result.outcome != kwb::EvalOutcome::Correct)
+    if (args.time && result.outcome != kwb::Outcome::Correct)
       std::cout << "timing skipped: only a candidate correct on every configuration is timed\n";
     std::cout << kwb::toString(result.outcome) << ": " << result.message << "\n";
   }
   switch (result.outcome) {
-    case kwb::EvalOutcome::Correct: return kExitCorrect;
-    case kwb::EvalOutcome::NotRun: return kExitNotRun;
+    case kwb::Outcome::Correct: return kExitCorrect;
+    case kwb::Outcome::NotRun: return kExitNotRun;
     default: return kExitFailed;
   }
 }

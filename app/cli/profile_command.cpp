@@ -205,7 +205,7 @@ int profileCommand(const ProfileArgs &args, bool asJson) {
   }
 
   if (asJson) {
-    json j = result.toJson();
+    json j = result;
     j["task"] = task.name;
     j["candidate"] = candidatePath.string();
     j["set"] = args.metrics.empty() ? args.set : "custom";
@@ -225,7 +225,7 @@ int profileCommand(const ProfileArgs &args, bool asJson) {
                 << hostChip << " (CUPTI host API)\n";
     else
       std::cout << metrics.size() << " metric(s); pass count unknown: " << hostNote << "\n";
-    if (result.outcome == "profiled") {
+    if (result.outcome == kwb::Outcome::Profiled) {
       std::cout << "device: " << result.device << " (" << result.chip << "), " << result.passes << " pass(es)\n";
       std::size_t width = 0;
       for (const auto &m : result.metrics) width = std::max(width, m.label.size());
@@ -243,13 +243,13 @@ int profileCommand(const ProfileArgs &args, bool asJson) {
       for (std::size_t i = 0; i < metrics.size(); ++i)
         std::cout << "  " << heads[i] << std::string(width - heads[i].size() + 2, ' ') << metrics[i] << "\n";
     }
-    if (result.outcome == "not-run")
+    if (result.outcome == kwb::Outcome::NotRun)
       std::cout << result.message << "\n";  // "not run: no CUDA device (...)"
     else
-      std::cout << result.outcome << (result.reason.empty() ? "" : " (" + result.reason + ")") << ": "
+      std::cout << kwb::toString(result.outcome) << (result.reason.empty() ? "" : " (" + result.reason + ")") << ": "
                 << result.message << "\n";
   }
-  if (result.outcome == "profiled") return kExitOk;
-  if (result.outcome == "not-run") return kExitNotRun;
+  if (result.outcome == kwb::Outcome::Profiled) return kExitOk;
+  if (result.outcome == kwb::Outcome::NotRun) return kExitNotRun;
   return kExitFailed;
 }

@@ -96,13 +96,13 @@ int tuneCommand(const TuneArgs &args, bool asJson) {
   try {
     report = tuner.tune(task, input->text, candidatePath.string(), [&](const kwb::tune::TunedPoint &p, const kwb::tune::TuneReport &r) {
       if (asJson) return;
-      std::cout << "[" << r.points.size() << "/" << r.budget << "] " << p.label << "  " << p.result.outcome;
+      std::cout << "[" << r.points.size() << "/" << r.budget << "] " << p.label << "  " << kwb::toString(p.result.outcome);
       if (p.result.objectiveMs) std::cout << "  " << ms(*p.result.objectiveMs);
-      if (p.result.outcome == "not-run" && p.result.registers >= 0)
+      if (p.result.outcome == kwb::Outcome::NotRun && p.result.registers >= 0)
         std::cout << "  (compiled: " << p.result.registers << " registers)";
       if (p.cached) std::cout << "  (cached)";
       if (r.best && *r.best == p.order) std::cout << "  best so far";
-      if (p.result.outcome != "correct" && p.result.outcome != "not-run" && !p.result.message.empty())
+      if (p.result.outcome != kwb::Outcome::Correct && p.result.outcome != kwb::Outcome::NotRun && !p.result.message.empty())
         std::cout << "  " << p.result.message;
       std::cout << std::endl;
     });
@@ -120,7 +120,7 @@ int tuneCommand(const TuneArgs &args, bool asJson) {
   if (status) return status;
 
   if (asJson) {
-    std::cout << report.toJson().dump(2) << "\n";
+    std::cout << nlohmann::json(report).dump(2) << "\n";
   } else {
     if (report.stop == "no-device")
       std::cout << "\n" << report.points.size() << " point(s) compiled, none measured; strategy "

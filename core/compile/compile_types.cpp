@@ -3,6 +3,11 @@
 #include <cctype>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "core/compile/diagnostics.h"
+#include "core/text/json_fields.h"
+
 namespace kwb {
 
 namespace {
@@ -127,5 +132,61 @@ std::vector<Diagnostic> includeProblems(const std::string &source, const std::st
   }
   return out;
 }
+
+const char *sourceFormName(SourceForm form) {
+  return form == SourceForm::DeviceOnly ? "device-only" : "host-launcher";
+}
+
+using nlohmann::json;
+using json_fields::field;
+
+void to_json(json &j, SourceForm form) { j = sourceFormName(form); }
+void from_json(const json &j, SourceForm &form) {
+  form = j.is_string() && j.get<std::string>() == "host-launcher" ? SourceForm::HostLauncher : SourceForm::DeviceOnly;
+}
+
+void to_json(json &j, Diagnostic::Severity severity) { j = std::string(severityName(severity)); }
+void from_json(const json &j, Diagnostic::Severity &severity) {
+  const std::string name = j.is_string() ? j.get<std::string>() : std::string();
+  severity = name == "warning" ? Diagnostic::Severity::Warning
+             : name == "note"  ? Diagnostic::Severity::Note
+                               : Diagnostic::Severity::Error;
+}
+
+namespace {
+
+constexpr auto kDiagnosticFields = std::tuple{
+    field("file", &Diagnostic::file),         field("line", &Diagnostic::line),
+    field("column", &Diagnostic::column),     field("severity", &Diagnostic::severity),
+    field("message", &Diagnostic::message),   field("code", &Diagnostic::code)};
+
+constexpr auto kKernelFields = std::tuple{
+    field("name", &KernelResources::name),
+    field("registers", &KernelResources::registers),
+    field("shared_static_bytes", &KernelResources::sharedStaticBytes),
+    field("constant_bytes", &KernelResources::constantBytes),
+    field("stack_frame_bytes", &KernelResources::stackFrameBytes),
+    field("spill_store_bytes", &KernelResources::spillStoreBytes),
+    field("spill_load_bytes", &KernelResources::spillLoadBytes),
+    field("barriers", &KernelResources::barriers)};
+
+constexpr auto kCompileFields = std::tuple{
+    field("ok", &CompileResult::ok),           field("form", &CompileResult::form),
+    field("diagnostics", &CompileResult::diagnostics), field("kernels", &CompileResult::kernels),
+    field("cache_hit", &CompileResult::cacheHit), field("seconds", &CompileResult::seconds),
+    field("toolkit", &CompileResult::toolkitVersion)};
+
+}  // namespace
+
+// A diagnostic also carries the line it prints as ("text"), for readers of --json.
+void to_json(json &j, const Diagnostic &v) {
+  json_fields::writeFields(j, v, kDiagnosticFields);
+  j["text"] = formatDiagnostic(v);
+}
+void from_json(const json &j, Diagnostic &v) { json_fields::readFields(j, v, kDiagnosticFields); }
+void to_json(json &j, const KernelResources &v) { json_fields::writeFields(j, v, kKernelFields); }
+void from_json(const json &j, KernelResources &v) { json_fields::readFields(j, v, kKernelFields); }
+void to_json(json &j, const CompileResult &v) { json_fields::writeFields(j, v, kCompileFields); }
+void from_json(const json &j, CompileResult &v) { json_fields::readFields(j, v, kCompileFields); }
 
 }  // namespace kwb

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace kwb {
 
 enum class SourceForm { DeviceOnly, HostLauncher };
@@ -81,5 +83,20 @@ struct CompileResult {
   std::string sandbox;                  // "bwrap", "unshare" or "none" (nvcc); empty otherwise
   std::string sandboxReason;            // why "none"
 };
+
+// The wire and storage forms (an evaluation's "compile" object, core/eval/evaluation_result.h).
+// A diagnostic also carries its formatted line ("text"); the compile summary carries neither the
+// image nor the log.
+const char *sourceFormName(SourceForm form);  // "device-only", "host-launcher"
+void to_json(nlohmann::json &j, SourceForm form);
+void from_json(const nlohmann::json &j, SourceForm &form);
+void to_json(nlohmann::json &j, Diagnostic::Severity severity);  // "error", "warning", "note"
+void from_json(const nlohmann::json &j, Diagnostic::Severity &severity);
+void to_json(nlohmann::json &j, const Diagnostic &v);
+void from_json(const nlohmann::json &j, Diagnostic &v);
+void to_json(nlohmann::json &j, const KernelResources &v);
+void from_json(const nlohmann::json &j, KernelResources &v);
+void to_json(nlohmann::json &j, const CompileResult &v);
+void from_json(const nlohmann::json &j, CompileResult &v);
 
 }  // namespace kwb

@@ -5,6 +5,10 @@
 #include <cstdio>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/text/json_fields.h"
+
 namespace kwb {
 
 namespace {
@@ -174,6 +178,36 @@ Occupancy computeOccupancy(const ArchLimits &arch, int threadsPerBlock, int regi
     o.explanation += why;
   }
   return o;
+}
+
+void to_json(nlohmann::json &j, OccupancyLimiter limiter) { j = toString(limiter); }
+void from_json(const nlohmann::json &j, OccupancyLimiter &limiter) {
+  limiter = OccupancyLimiter::None;
+  for (auto l : {OccupancyLimiter::Warps, OccupancyLimiter::Blocks, OccupancyLimiter::Registers,
+                 OccupancyLimiter::SharedMemory})
+    if (j.is_string() && j.get<std::string>() == toString(l)) limiter = l;
+}
+
+namespace {
+
+using json_fields::field;
+
+constexpr auto kOccupancyFields = std::tuple{
+    field("active_blocks_per_sm", &Occupancy::activeBlocksPerSM),
+    field("active_warps_per_sm", &Occupancy::activeWarpsPerSM),
+    field("max_warps_per_sm", &Occupancy::maxWarpsPerSM),
+    field("occupancy", &Occupancy::occupancy),
+    field("limiter", &Occupancy::limiter),
+    field("error", &Occupancy::error),
+    field("explanation", &Occupancy::explanation)};
+
+}  // namespace
+
+void to_json(nlohmann::json &j, const Occupancy &v) { json_fields::writeFields(j, v, kOccupancyFields); }
+
+void from_json(const nlohmann::json &j, Occupancy &v) {
+  json_fields::readFields(j, v, kOccupancyFields);
+  v.limiters = v.limiter == OccupancyLimiter::None ? 0u : 1u << static_cast<unsigned>(v.limiter);
 }
 
 }  // namespace kwb

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/compile/arch_limits.h"
 
 namespace kwb {
@@ -67,5 +69,12 @@ struct Occupancy {
 // Pure: no device is needed. sharedBytesPerBlock is static + dynamic shared memory.
 Occupancy computeOccupancy(const ArchLimits &arch, int threadsPerBlock, int registersPerThread,
                            std::int64_t sharedBytesPerBlock);
+
+// The wire and storage form (a configuration's "occupancy" in an evaluation result). Read
+// back, `limiters` holds the named limiter only.
+void to_json(nlohmann::json &j, OccupancyLimiter limiter);
+void from_json(const nlohmann::json &j, OccupancyLimiter &limiter);
+void to_json(nlohmann::json &j, const Occupancy &v);
+void from_json(const nlohmann::json &j, Occupancy &v);
 
 }  // namespace kwb

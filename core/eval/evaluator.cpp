@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/compile/arch_limits.h"
 #include "core/compile/diagnostics.h"
 #include "core/paths/install_paths.h"
 #include "core/text/base64.h"
@@ -19,71 +18,7 @@ namespace kwb {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const char *toString(EvalOutcome outcome) {
-  switch (outcome) {
-    case EvalOutcome::Correct: return "correct";
-    case EvalOutcome::Incorrect: return "incorrect";
-    case EvalOutcome::CompileError: return "compile-error";
-    case EvalOutcome::LoadError: return "load-error";
-    case EvalOutcome::RuntimeError: return "runtime-error";
-    case EvalOutcome::Timeout: return "timeout";
-    case EvalOutcome::NotRun: return "not-run";
-    case EvalOutcome::Unsupported: return "unsupported";
-    case EvalOutcome::Cancelled: return "cancelled";
-    case EvalOutcome::Error: return "error";
-  }
-  return "error";
-}
-
-LaunchDims evaluateLaunch(const Launch &launch, const SizeConfig &config,
-                          const std::map<std::string, std::int64_t> &tunables) {
-  auto values = config.values;
-  for (const auto &[k, v] : tunables) values[k] = v;
-  auto eval = [&](const Expression &e, const std::string &what) -> std::int64_t {
-    try {
-      return e.evaluate(values);
-    } catch (const ExpressionError &err) {
-      throw std::invalid_argument("kernel '" + launch.kernel + "', configuration '" + config.name + "': " + what +
-                                  " '" + e.text() + "': " + err.what());
-    }
-  };
-  LaunchDims d;
-  auto dims = [&](const std::vector<Expression> &list, std::array<std::int64_t, 3> &out, const char *what) {
-    for (std::size_t i = 0; i < list.size() && i < 3; ++i) {
-      const auto v = eval(list[i], std::string(what) + "[" + std::to_string(i) + "]");
-      if (v < 1 || v > 0x7fffffffLL)
-        throw std::invalid_argument("kernel '" + launch.kernel + "', configuration '" + config.name + "': " + what +
-                                    "[" + std::to_string(i) + "] = '" + list[i].text() + "' is " +
-                                    std::to_string(v) + "; it must be between 1 and 2^31-1");
-      out[i] = v;
-    }
-  };
-  dims(launch.grid, d.grid, "grid");
-  dims(launch.block, d.block, "block");
-  d.sharedBytes = launch.sharedBytes.empty() ? 0 : eval(launch.sharedBytes, "shared_bytes");
-  if (d.sharedBytes < 0)
-    throw std::invalid_argument("kernel '" + launch.kernel + "', configuration '" + config.name +
-                                "': shared_bytes is negative");
-  return d;
-}
-
 namespace {
-
-json dimsJson(const std::array<std::int64_t, 3> &d) { return json::array({d[0], d[1], d[2]}); }
-
-json launchJson(const LaunchDims &d) {
-  return {{"grid", dimsJson(d.grid)}, {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}};
-}
-
-json diagnosticJson(const Diagnostic &d) {
-  return {{"file", d.file},
-          {"line", d.line},
-          {"column", d.column},
-          {"severity", std::string(severityName(d.severity))},
-          {"message", d.message},
-          {"code", d.code},
-          {"text", formatDiagnostic(d)}};
-}
 
 std::string readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
@@ -93,115 +28,7 @@ std::string readFile(const fs::path &path) {
   return s.str();
 }
 
-const KernelResources *findKernel(const CompileResult &r, const std::string &name) {
-  for (const auto &k : r.kernels)
-    if (k.name == name) return &k;
-  return r.kernels.size() == 1 ? &r.kernels.front() : nullptr;
-}
-
-int severityRank(EvalOutcome o) {
-  switch (o) {
-    case EvalOutcome::Correct: return 0;
-    case EvalOutcome::NotRun: return 1;
-    case EvalOutcome::Incorrect: return 2;
-    case EvalOutcome::Timeout: return 3;
-    case EvalOutcome::RuntimeError: return 4;
-    case EvalOutcome::LoadError: return 5;
-    case EvalOutcome::Cancelled: return 7;
-    default: return 6;
-  }
-}
-
 }  // namespace
-
-json EvaluationResult::toJson() const {
-  json j = {{"outcome", toString(outcome)}, {"message", message}, {"arch", arch},
-            {"device", device},              {"device_ordinal", deviceOrdinal},
-            {"sandbox", sandbox},            {"seconds", seconds}};
-  json diags = json::array();
-  for (const auto &d : candidate.diagnostics) diags.push_back(diagnosticJson(d));
-  json kernels = json::array();
-  for (const auto &k : candidate.kernels)
-    kernels.push_back({{"name", k.name},
-                       {"registers", k.registers},
-                       {"shared_static_bytes", k.sharedStaticBytes},
-                       {"constant_bytes", k.constantBytes},
-                       {"stack_frame_bytes", k.stackFrameBytes},
-                       {"spill_store_bytes", k.spillStoreBytes},
-                       {"spill_load_bytes", k.spillLoadBytes}});
-  j["compile"] = {{"ok", candidate.ok},          {"form", candidate.form == SourceForm::DeviceOnly ? "device-only" : "host-launcher"},
-                  {"diagnostics", diags},        {"kernels", kernels},
-                  {"cache_hit", candidate.cacheHit}, {"seconds", candidate.seconds},
-                  {"toolkit", candidate.toolkitVersion}};
-  if (!referenceDiagnostics.empty()) {
-    json rd = json::array();
-    for (const auto &d : referenceDiagnostics) rd.push_back(diagnosticJson(d));
-    j["reference_diagnostics"] = rd;
-  }
-  json cs = json::array();
-  for (const auto &c : configs) {
-    json cj = {{"config", c.config},
-               {"outcome", toString(c.outcome)},
-               {"reason", c.reason},
-               {"error_name", c.errorName},
-               {"message", c.message},
-               {"candidate_launch", launchJson(c.candidateLaunch)},
-               {"reference_launch", launchJson(c.referenceLaunch)}};
-    if (c.occupancy)
-      cj["occupancy"] = {{"active_blocks_per_sm", c.occupancy->activeBlocksPerSM},
-                         {"active_warps_per_sm", c.occupancy->activeWarpsPerSM},
-                         {"occupancy", c.occupancy->occupancy},
-                         {"limiter", toString(c.occupancy->limiter)},
-                         {"error", c.occupancy->error},
-                         {"explanation", c.occupancy->explanation}};
-    json seeds = json::array();
-    for (const auto &s : c.seeds)
-      seeds.push_back({{"seed", s.seed},
-                       {"passed", s.passed},
-                       {"summary", s.summary},
-                       {"unwritten", s.unwritten},
-                       {"inputs_modified", s.inputsModified},
-                       {"race", s.race},
-                       {"outputs", s.detail.value("outputs", json::array())}});
-    cj["seeds"] = seeds;
-    if (c.timing) {
-      const auto &t = *c.timing;
-      auto stats = [](const SampleStats &x) {
-        return json{{"median_ms", x.median}, {"iqr_ms", x.iqr},       {"min_ms", x.min},
-                    {"mean_ms", x.mean},     {"samples", x.count},     {"relative_spread", x.relativeSpread},
-                    {"median_uncertainty", x.medianUncertainty}};
-      };
-      json tj = {{"ok", t.ok}, {"timer", t.timer}};
-      json findings = json::array();
-      for (const auto &[reason, message] : t.findings) findings.push_back({{"reason", reason}, {"message", message}});
-      tj["findings"] = findings;
-      if (t.ok) {
-        tj["candidate"] = stats(t.candidate);
-        tj["reference"] = t.referenceTimed ? stats(t.reference) : json(nullptr);
-        tj["speedup"] = t.referenceTimed ? json(t.speedup) : json(nullptr);
-        tj["suspicious"] = t.suspicious;
-        if (t.suspicious) tj["suspicious_reason"] = t.suspiciousReason;
-        tj["stop_reason"] = t.stopReason;
-        tj["roofline"] = t.detail.value("roofline", json::object());
-        tj["warmup"] = t.detail.value("warmup", json::object());
-        tj["l2_flush_bytes"] = t.detail.value("l2_flush_bytes", 0ull);
-        tj["throttled_samples"] = t.throttledSamples;
-        auto events = [&t](const char *side) {
-          const auto it = t.detail.find(side);
-          return it != t.detail.end() && it->is_object() ? it->value("events", json::object()) : json::object();
-        };
-        tj["events"] = {{"candidate", events("candidate")}, {"reference", events("reference")}};
-        tj["rechecks"] = t.detail.value("rechecks", json::array());
-      } else {
-        tj["error"] = t.error;
-      }
-      cj["timing"] = tj;
-    }
-    cs.push_back(cj);
-  }
-  j["configs"] = cs;
-  return j;
-}
 
 std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings &settings, std::string &problem) {
   worker::WorkerClientOptions o;
@@ -316,33 +143,19 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   // After a cancel: what has not finished says so, and the whole says "cancelled".
   auto finishCancelled = [&]() -> EvaluationResult {
     for (auto &co : result.configs)
-      if (co.outcome == EvalOutcome::NotRun || co.outcome == EvalOutcome::Cancelled ||
-          (co.outcome == EvalOutcome::RuntimeError && co.errorName == "worker-died")) {
-        co.outcome = EvalOutcome::Cancelled;
+      if (co.outcome == Outcome::NotRun || co.outcome == Outcome::Cancelled ||
+          (co.outcome == Outcome::RuntimeError && co.errorName == "worker-died")) {
+        co.outcome = Outcome::Cancelled;
         co.errorName.clear();
         co.message = "cancelled";
       }
-    result.outcome = EvalOutcome::Cancelled;
+    result.outcome = Outcome::Cancelled;
     result.message = "cancelled by the user";
     return finish();
   };
 
   // Options that do not fit the task are the caller's mistake.
-  std::vector<const SizeConfig *> configs;
-  if (options.configs.empty()) {
-    for (const auto &c : task.configs) configs.push_back(&c);
-  } else {
-    for (const auto &name : options.configs) {
-      const auto *c = task.config(name);
-      if (!c) {
-        std::string names;
-        for (const auto &k : task.configs) names += (names.empty() ? "" : ", ") + k.name;
-        throw std::invalid_argument("task '" + task.name + "' has no size configuration '" + name +
-                                    "' (its configurations: " + names + ")");
-      }
-      configs.push_back(c);
-    }
-  }
+  const auto configs = resolveConfigurations(task, options.configs);
   const auto tunables = effectiveTunables(task, options.tunables);
   const auto seeds = options.seeds.empty() ? task.seeds : options.seeds;
 
@@ -381,7 +194,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const auto request = requestFor(task, source, options.sourceName, result.arch, tunables);
   result.candidate = compiler_.compile(request);
   if (!result.candidate.ok) {
-    result.outcome = EvalOutcome::CompileError;
+    result.outcome = Outcome::CompileError;
     result.message = describeFailure(options.sourceName + " does not compile", result.candidate.diagnostics);
     return finish();
   }
@@ -389,7 +202,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   try {
     refRequest.source = readFile(task.folder / task.reference.source);
   } catch (const std::exception &e) {
-    result.outcome = EvalOutcome::Error;
+    result.outcome = Outcome::Error;
     result.message = std::string("the task's reference: ") + e.what();
     return finish();
   }
@@ -400,41 +213,23 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   if (cancelled()) return finishCancelled();
   if (!reference.ok) {
     result.referenceDiagnostics = reference.diagnostics;
-    result.outcome = EvalOutcome::Error;
+    result.outcome = Outcome::Error;
     result.message = describeFailure("the task's reference " + refRequest.sourceName + " does not compile",
                                      reference.diagnostics);
     return finish();
   }
 
   // Launches and occupancy per configuration.
-  const auto limits = archLimits(result.arch);
+  result.configs = planLaunches(task, configs, tunables, result.candidate, result.arch);
   const bool hostLauncher = result.candidate.form == SourceForm::HostLauncher;
-  // A host launcher chooses its own launches: no occupancy from the manifest's.
-  const KernelResources *resources = hostLauncher ? nullptr : findKernel(result.candidate, candidateLaunch.kernel);
-  for (const auto *c : configs) {
-    ConfigOutcome co;
-    co.config = c->name;
-    try {
-      co.candidateLaunch = evaluateLaunch(candidateLaunch, *c, tunables);
-      co.referenceLaunch = evaluateLaunch(task.reference.launch, *c, tunables);
-    } catch (const std::invalid_argument &e) {
-      co.outcome = EvalOutcome::Error;
-      co.message = e.what();
-    }
-    if (limits && resources && co.outcome != EvalOutcome::Error)
-      co.occupancy = computeOccupancy(*limits.limits, static_cast<int>(co.candidateLaunch.threadsPerBlock()),
-                                      resources->registers,
-                                      resources->sharedStaticBytes + co.candidateLaunch.sharedBytes);
-    result.configs.push_back(std::move(co));
-  }
 
   if (!haveDevice_) {
     for (auto &co : result.configs)
-      if (co.outcome != EvalOutcome::Error) {
-        co.outcome = EvalOutcome::NotRun;
+      if (co.outcome != Outcome::Error) {
+        co.outcome = Outcome::NotRun;
         co.message = kNoDeviceMessage;
       }
-    result.outcome = EvalOutcome::NotRun;
+    result.outcome = Outcome::NotRun;
     result.message = std::string(kNoDeviceMessage) + (deviceProblem_.empty() ? "" : " (" + deviceProblem_ + ")");
     return finish();
   }
@@ -447,13 +242,8 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   }
   const std::string refImage = base64Encode(reference.image);
   const std::string candImage = base64Encode(result.candidate.image);
-  auto spec = [](const std::string &image, const Launch &l, const LaunchDims &d) {
-    return json{{"cubin", image},          {"kernel", l.kernel},           {"grid", dimsJson(d.grid)},
-                {"block", dimsJson(d.block)}, {"shared_bytes", d.sharedBytes}, {"args", l.args}};
-  };
   auto candidateSpec = [&](const LaunchDims &d) {
-    if (hostLauncher) return json{{"library", candImage}, {"args", candidateLaunch.args}};
-    return spec(candImage, candidateLaunch, d);
+    return hostLauncher ? hostLauncherSpec(candImage, candidateLaunch) : launchSpec(candImage, candidateLaunch, d);
   };
   // A worker that ran another candidate's host code is replaced first.
   auto freshWorkerForHostCode = [&] {
@@ -476,19 +266,19 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   for (auto &co : result.configs) {
     const double configStart = 0.1 + perConfig * static_cast<double>(configIndex++);
     if (cancelled()) return finishCancelled();
-    if (co.outcome == EvalOutcome::Error) {
+    if (co.outcome == Outcome::Error) {
       stop = true;
       continue;
     }
     if (stop) {
-      co.outcome = EvalOutcome::NotRun;
+      co.outcome = Outcome::NotRun;
       co.message = "not run: an earlier configuration failed";
       continue;
     }
     std::string problem;
     freshWorkerForHostCode();
     if (!ensureWorker(problem)) {
-      co.outcome = EvalOutcome::Error;
+      co.outcome = Outcome::Error;
       co.message = problem;
       stop = true;
       continue;
@@ -498,7 +288,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     json params = {{"task", task.folder.string()},
                    {"config", co.config},
                    {"seeds", seeds},
-                   {"reference", spec(refImage, task.reference.launch, co.referenceLaunch)},
+                   {"reference", launchSpec(refImage, task.reference.launch, co.referenceLaunch)},
                    {"candidate", candidateSpec(co.candidateLaunch)}};
     if (!manifest.empty()) params["manifest"] = manifest;
 
@@ -523,73 +313,19 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     if (cancelled()) worker_->restart();  // a cancel that came just before the send
     const auto reply = future.get();
     if (cancelled()) {
-      co.outcome = EvalOutcome::Cancelled;
+      co.outcome = Outcome::Cancelled;
       return finishCancelled();
     }
 
-    if (!reply.ok) {
-      const auto &kind = reply.error.kind;
-      if (kind == worker::error_kind::kTimeout) {
-        co.outcome = EvalOutcome::Timeout;
-        co.message = "timeout: the evaluation ran past its limit of " + formatLimit(options.timeLimit) +
-                     " (a kernel that never returns?); the worker was stopped";
-      } else if (kind == worker::error_kind::kWorkerDied) {
-        co.outcome = EvalOutcome::RuntimeError;
-        co.errorName = "worker-died";
-        co.message = "the GPU worker died: " + reply.error.message;
-      } else if (kind == "no-device") {
-        co.outcome = EvalOutcome::NotRun;
-        co.message = std::string(kNoDeviceMessage) + " (" + reply.error.message + ")";
-      } else {
-        co.outcome = EvalOutcome::Error;
-        co.message = kind + ": " + reply.error.message;
-      }
-      if (co.outcome != EvalOutcome::NotRun) stop = true;
-      // A killed or dead worker is replaced before the next request (ensureWorker).
-      continue;
-    }
-    const auto &r = reply.result;
-    const std::string verdict = r.value("verdict", "");
-    for (const auto &s : r.value("seeds", json::array())) {
-      SeedOutcome so;
-      so.seed = s.value("seed", 0ull);
-      so.passed = s.value("passed", false);
-      so.summary = s.value("summary", "");
-      so.unwritten = s.value("unwritten", 0ull);
-      so.inputsModified = s.value("inputs_modified", false);
-      so.race = s.value("race", false);
-      so.detail = s;
-      co.seeds.push_back(std::move(so));
-    }
-    co.reason = r.value("reason", "");
-    co.errorName = r.value("error_name", "");
-    if (verdict == "correct") {
-      co.outcome = EvalOutcome::Correct;
-      co.message = "correct on " + std::to_string(co.seeds.size()) + " seed(s)";
-    } else if (verdict == "incorrect") {
-      co.outcome = EvalOutcome::Incorrect;
-      if (co.reason == "forbidden-library") co.message = r.value("forbidden_message", std::string("forbidden library"));
-      else
-        for (const auto &s : co.seeds)
-          if (!s.passed) {
-            co.message = "seed " + std::to_string(s.seed) + ": " + s.summary;
-            break;
-          }
-    } else if (verdict == "load-error") {
-      co.outcome = EvalOutcome::LoadError;
-      co.message = co.reason;
-      stop = true;
-    } else {
-      co.outcome = EvalOutcome::RuntimeError;
-      co.message = r.value("reason", "runtime error");
-      stop = true;
-    }
-    if (r.value("context_lost", false)) worker_->restart();  // it exits after this reply anyway
+    if (readEvaluateReply(reply, options.timeLimit, co)) stop = true;
+    // A lost context: the worker exits after this reply; a killed or dead worker is replaced
+    // before the next request (ensureWorker).
+    if (reply.ok && reply.result.value("context_lost", false)) worker_->restart();
   }
 
   // Timing: only when every configuration is correct.
   bool allCorrect = !result.configs.empty();
-  for (const auto &co : result.configs) allCorrect = allCorrect && co.outcome == EvalOutcome::Correct;
+  for (const auto &co : result.configs) allCorrect = allCorrect && co.outcome == Outcome::Correct;
   if (options.time && allCorrect) {
     const double perTiming = result.configs.empty() ? 0.0 : 0.4 / static_cast<double>(result.configs.size());
     std::size_t timingIndex = 0;
@@ -610,7 +346,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
                      {"config", co.config},
                      {"seed", seeds.empty() ? 1 : seeds.back() + 1},  // inputs the evaluation did not use
                      {"time_cap_ms", options.timingCap.count()},
-                     {"reference", spec(refImage, task.reference.launch, co.referenceLaunch)},
+                     {"reference", launchSpec(refImage, task.reference.launch, co.referenceLaunch)},
                      {"candidate", candidateSpec(co.candidateLaunch)}};
       if (!manifest.empty()) params["manifest"] = manifest;
       if (!options.timeReference) params["time_reference"] = false;
@@ -646,69 +382,16 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       if (cancelled()) worker_->restart();
       const auto reply = future.get();
       if (cancelled()) return finishCancelled();
-      if (!reply.ok) {
-        t.error = reply.error.kind + ": " + reply.error.message;
-      } else {
-        const auto &r = reply.result;
-        t.detail = r;
-        t.timer = r.value("timer", "");
-        for (const auto &f : r.value("findings", json::array()))
-          t.findings.emplace_back(f.value("reason", std::string()), f.value("message", std::string()));
-        if (r.value("verdict", "") == "incorrect") {
-          // Wrong outputs while timed, or no kernel at all: the candidate is incorrect.
-          t.error = "incorrect while timed: " + r.value("reason_detail", r.value("reason", std::string()));
-          co.outcome = EvalOutcome::Incorrect;
-          co.reason = r.value("reason", std::string("timed-output-mismatch"));
-          co.message = r.value("reason_detail", co.reason);
-        } else if (r.value("verdict", "") != "timed") {
-          t.error = r.value("verdict", std::string("error")) + ": " + r.value("reason", std::string());
-          if (r.value("context_lost", false)) worker_->restart();
-        } else {
-          auto stats = [](const json &j) {
-            SampleStats x;
-            x.median = j.value("median_ms", 0.0);
-            x.q1 = j.value("q1_ms", 0.0);
-            x.q3 = j.value("q3_ms", 0.0);
-            x.iqr = j.value("iqr_ms", 0.0);
-            x.min = j.value("min_ms", 0.0);
-            x.max = j.value("max_ms", 0.0);
-            x.mean = j.value("mean_ms", 0.0);
-            x.count = j.value("samples", std::size_t{0});
-            x.relativeSpread = j.value("relative_spread", 0.0);
-            x.medianUncertainty = j.value("median_uncertainty", 0.0);
-            return x;
-          };
-          t.ok = true;
-          t.candidate = stats(r.value("candidate", json::object()));
-          t.referenceTimed = r.contains("reference") && r["reference"].is_object();
-          if (t.referenceTimed) t.reference = stats(r["reference"]);
-          t.speedup = r.contains("speedup") && r["speedup"].is_number() ? r["speedup"].get<double>() : 0.0;
-          t.suspicious = r.value("suspicious", false);
-          t.suspiciousReason = r.value("suspicious_reason", "");
-          t.stopReason = r.value("stop_reason", "");
-          t.throttledSamples = r.value("candidate", json::object()).value("throttled_samples", std::size_t{0});
-        }
-      }
+      t = readTimeReply(reply, co);
+      if (!t.ok && reply.ok && reply.result.value("context_lost", false)) worker_->restart();
       co.timing = t;
     }
   }
 
   // The overall outcome: the worst configuration's.
-  const ConfigOutcome *worst = nullptr;
-  for (const auto &co : result.configs)
-    if (!worst || severityRank(co.outcome) > severityRank(worst->outcome)) worst = &co;
-  if (!worst) {
-    result.outcome = EvalOutcome::Error;
-    result.message = "the task has no size configuration to run";
-  } else if (worst->outcome == EvalOutcome::Correct) {
-    result.outcome = EvalOutcome::Correct;
-    result.message = "correct on " + std::to_string(result.configs.size()) + " configuration(s) × " +
-                     std::to_string(seeds.size()) + " seed(s)";
-  } else {
-    result.outcome = worst->outcome;
-    result.message = worst->config + ": " + (worst->errorName.empty() || worst->errorName == "worker-died" ? "" : worst->errorName + ": ") +
-                     worst->message;
-  }
+  const Verdict whole = verdict(result.configs, seeds.size());
+  result.outcome = whole.outcome;
+  result.message = whole.message;
   return finish();
 }
 

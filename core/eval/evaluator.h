@@ -24,6 +24,8 @@
 
 #include "core/compile/compiler.h"
 #include "core/compile/occupancy.h"
+#include "core/eval/evaluation_result.h"
+#include "core/eval/evaluation_steps.h"
 #include "core/eval/timing_statistics.h"
 #include "core/task/task.h"
 #include "core/sandbox/worker_sandbox.h"
@@ -35,83 +37,6 @@ namespace worker {
 class WorkerClient;
 }
 
-enum class EvalOutcome { Correct, Incorrect, CompileError, LoadError, RuntimeError, Timeout, NotRun, Unsupported, Cancelled, Error };
-// "correct", "incorrect", "compile-error", "load-error", "runtime-error", "timeout", "not-run",
-// "unsupported", "cancelled", "error"
-const char *toString(EvalOutcome outcome);
-
-inline constexpr const char *kNoDeviceMessage = "no CUDA device: not run";
-
-// A launch's dimensions for one configuration, its expressions evaluated.
-struct LaunchDims {
-  std::array<std::int64_t, 3> grid{1, 1, 1};
-  std::array<std::int64_t, 3> block{1, 1, 1};
-  std::int64_t sharedBytes = 0;
-  std::int64_t threadsPerBlock() const { return block[0] * block[1] * block[2]; }
-};
-
-// Evaluates grid, block and shared bytes over the configuration's sizes and the tunables.
-// Throws std::invalid_argument naming the expression when one fails (unknown name, division
-// by zero) or a dimension is not positive / out of range.
-LaunchDims evaluateLaunch(const Launch &launch, const SizeConfig &config,
-                          const std::map<std::string, std::int64_t> &tunables);
-
-struct SeedOutcome {
-  std::uint64_t seed = 0;
-  bool passed = false;
-  std::string summary;
-  std::uint64_t unwritten = 0;
-  bool inputsModified = false;
-  bool race = false;
-  nlohmann::json detail;  // the worker's per-seed result (outputs, comparison reports)
-};
-
-// The worker's `time` result for one configuration (times in milliseconds).
-struct TimingOutcome {
-  bool ok = false;          // false: `error` says why there is no figure
-  std::string error;
-  std::string timer;        // "cupti" (kernel records: every stream), or "cuda-events" without CUPTI
-  SampleStats candidate, reference;
-  bool referenceTimed = true;  // false: only the candidate was sampled (EvaluationOptions::timeReference)
-  double speedup = 0;       // reference median / candidate median; 0 when the reference was not timed
-  bool suspicious = false;  // faster than the task's roofline floor allows
-  std::string suspiciousReason;
-  std::string stopReason;   // "converged", "time-cap", "max-samples"
-  std::size_t throttledSamples = 0;  // candidate samples NVML saw slowed by power or heat
-  // Named observations made while timing: {"side-stream", "..."}, {"no-kernel-ran", "..."}.
-  std::vector<std::pair<std::string, std::string>> findings;
-  nlohmann::json detail;    // the worker's reply (samples, warm-up, roofline)
-};
-
-struct ConfigOutcome {
-  std::string config;
-  EvalOutcome outcome = EvalOutcome::NotRun;
-  // incorrect: "mismatch", "unwritten", "inputs-modified", "race", "output-reused",
-  // "no-kernel-ran", "forbidden-library", and from timing "timed-output-mismatch",
-  // "reference-buffer-copied"
-  std::string reason;
-  std::string errorName;  // runtime/load error: CUDA_ERROR_ILLEGAL_ADDRESS
-  std::string message;    // in words
-  LaunchDims candidateLaunch, referenceLaunch;
-  std::optional<Occupancy> occupancy;  // of the candidate's launch on the chosen architecture
-  std::vector<SeedOutcome> seeds;
-  std::optional<TimingOutcome> timing;  // with EvaluationOptions::time, after a correct evaluation
-};
-
-struct EvaluationResult {
-  EvalOutcome outcome = EvalOutcome::Error;
-  std::string message;     // one line
-  std::string arch;        // what was compiled for
-  std::string device;      // the GPU used, empty when none
-  int deviceOrdinal = -1;  // its CUDA ordinal, -1 when none
-  std::string sandbox;     // the worker's confirmed sandbox ("bwrap", "unshare", "none")
-  CompileResult candidate; // diagnostics, resources
-  std::vector<Diagnostic> referenceDiagnostics;
-  std::vector<ConfigOutcome> configs;
-  double seconds = 0.0;
-
-  nlohmann::json toJson() const;
-};
 
 // Where an evaluation stands. fraction runs from 0 to 1 over compile, the configurations'
 // correctness runs and their timing; it never goes backwards within one evaluate().
@@ -192,7 +117,7 @@ class Evaluator {
 
   // From any thread: stops the evaluate() in progress as soon as it can. A worker request in
   // flight is ended by stopping that worker (a fresh one starts for the next evaluation); a
-  // compile finishes first. evaluate() then returns EvalOutcome::Cancelled, with what was
+  // compile finishes first. evaluate() then returns Outcome::Cancelled, with what was
   // done so far. No effect when nothing runs.
   void cancel();
 

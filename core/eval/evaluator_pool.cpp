@@ -56,7 +56,7 @@ EvaluatorPool::~EvaluatorPool() {
     for (auto &d : devices_) {
       for (auto &job : d->queue) {
         EvaluationResult r;
-        r.outcome = EvalOutcome::Cancelled;
+        r.outcome = Outcome::Cancelled;
         r.message = "cancelled: the evaluation pool was shut down";
         job.promise.set_value(std::move(r));
       }
@@ -91,7 +91,7 @@ std::future<EvaluationResult> EvaluatorPool::submit(Task task, std::string sourc
     Device *d = stopping_ ? nullptr : leastLoadedLocked();
     if (!d) {
       EvaluationResult r;
-      r.outcome = EvalOutcome::Error;
+      r.outcome = Outcome::Error;
       r.message = "no GPU left in the evaluation pool" + (problem_.empty() ? std::string() : " (" + problem_ + ")");
       job.promise.set_value(std::move(r));
       return future;
@@ -119,15 +119,15 @@ void EvaluatorPool::cancelAll() {
 }
 
 bool EvaluatorPool::deviceFailure(const EvaluationResult &r) {
-  if (r.outcome == EvalOutcome::NotRun && r.message.rfind(kNoDeviceMessage, 0) == 0) return true;
-  return r.outcome == EvalOutcome::Error && (r.message.find("the GPU worker did not start") != std::string::npos ||
+  if (r.outcome == Outcome::NotRun && r.message.rfind(kNoDeviceMessage, 0) == 0) return true;
+  return r.outcome == Outcome::Error && (r.message.find("the GPU worker did not start") != std::string::npos ||
                                              r.message.find("kwb-worker) was not found") != std::string::npos);
 }
 
 bool EvaluatorPool::workerTrouble(const EvaluationResult &r) {
-  if (r.outcome == EvalOutcome::Timeout) return true;
+  if (r.outcome == Outcome::Timeout) return true;
   for (const auto &c : r.configs)
-    if (c.outcome == EvalOutcome::Timeout || c.errorName == "worker-died") return true;
+    if (c.outcome == Outcome::Timeout || c.errorName == "worker-died") return true;
   return false;
 }
 
@@ -150,7 +150,7 @@ std::string EvaluatorPool::probe(Device &device, const Task &task) {
   } catch (const std::exception &e) {
     return e.what();
   }
-  if (r.outcome == EvalOutcome::Correct || r.outcome == EvalOutcome::Cancelled) return {};
+  if (r.outcome == Outcome::Correct || r.outcome == Outcome::Cancelled) return {};
   return "the task's own reference then failed too (" + std::string(toString(r.outcome)) + ": " + r.message + ")";
 }
 
@@ -169,7 +169,7 @@ void EvaluatorPool::run(Device &device) {
     try {
       result = device.evaluator->evaluate(job.task, job.source, job.options);
     } catch (const std::exception &e) {
-      result.outcome = EvalOutcome::Error;
+      result.outcome = Outcome::Error;
       result.message = e.what();
     }
     // A worker that died or hung: the candidate's doing, unless the reference fails there too.
@@ -180,7 +180,7 @@ void EvaluatorPool::run(Device &device) {
       stopping = stopping_;
     }
     std::string failure;
-    if (result.outcome == EvalOutcome::Cancelled || stopping) {
+    if (result.outcome == Outcome::Cancelled || stopping) {
     } else if (deviceFailure(result)) {
       failure = result.message;
     } else if (workerTrouble(result)) {
@@ -206,7 +206,7 @@ void EvaluatorPool::run(Device &device) {
               other->queue.push_back(std::move(j));
             } else {
               EvaluationResult none;
-              none.outcome = EvalOutcome::Error;
+              none.outcome = Outcome::Error;
               none.message = "no GPU left in the evaluation pool (" + message + ")";
               j.promise.set_value(std::move(none));
             }

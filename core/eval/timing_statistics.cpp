@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
+#include "core/text/json_fields.h"
+
 namespace kwb {
 
 double quantileSorted(const std::vector<double> &sorted, double p) {
@@ -70,5 +74,22 @@ double rooflineFloorSeconds(double flops, double bytes, double peakBandwidthByte
   if (flops > 0 && peakFlopsPerSecond > 0) floor = std::max(floor, flops / peakFlopsPerSecond);
   return floor;
 }
+
+namespace {
+
+using json_fields::field;
+
+constexpr auto kSampleStatsFields = std::tuple{
+    field("median_ms", &SampleStats::median), field("q1_ms", &SampleStats::q1),
+    field("q3_ms", &SampleStats::q3),         field("iqr_ms", &SampleStats::iqr),
+    field("min_ms", &SampleStats::min),       field("max_ms", &SampleStats::max),
+    field("mean_ms", &SampleStats::mean),     field("samples", &SampleStats::count),
+    field("relative_spread", &SampleStats::relativeSpread),
+    field("median_uncertainty", &SampleStats::medianUncertainty)};
+
+}  // namespace
+
+void to_json(nlohmann::json &j, const SampleStats &v) { json_fields::writeFields(j, v, kSampleStatsFields); }
+void from_json(const nlohmann::json &j, SampleStats &v) { json_fields::readFields(j, v, kSampleStatsFields); }
 
 }  // namespace kwb

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace kwb {
 
 struct SampleStats {
@@ -21,6 +23,10 @@ struct SampleStats {
 
 // Quartiles by linear interpolation between order statistics (R type 7 / numpy "linear").
 // Non-finite samples are ignored. An empty input gives a zero summary with count 0.
+// In milliseconds on the wire: median_ms, q1_ms, ... max_ms, samples, relative_spread.
+void to_json(nlohmann::json &j, const SampleStats &v);
+void from_json(const nlohmann::json &j, SampleStats &v);
+
 SampleStats summarizeSamples(std::vector<double> samples);
 
 // The p-quantile (0 ≤ p ≤ 1) of sorted, non-empty `sorted` (linear interpolation).

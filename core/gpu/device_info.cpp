@@ -6,6 +6,7 @@
 
 #include "core/gpu/cuda_driver.h"
 #include "core/gpu/cuda_libraries.h"
+#include "core/text/json_fields.h"
 
 namespace kwb {
 
@@ -112,31 +113,58 @@ GpuInventory probeGpus() {
   return inv;
 }
 
-void to_json(nlohmann::json &j, const DeviceInfo &d) {
-  j = {{"ordinal", d.ordinal},
-       {"name", d.name},
-       {"pci_bus_id", d.pciBusId},
-       {"compute_capability", d.computeCapability()},
-       {"sm_count", d.smCount},
-       {"memory_bytes", d.totalMemoryBytes},
-       {"l2_cache_bytes", d.l2CacheBytes},
-       {"memory_bus_width_bits", d.memoryBusWidthBits},
-       {"memory_clock_khz", d.memoryClockKHz},
-       {"sm_clock_khz", d.smClockKHz},
-       {"peak_bandwidth_bytes_per_s", d.peakBandwidthBytesPerSecond()}};
+namespace {
+
+using json_fields::field;
+
+constexpr auto kDeviceFields = std::tuple{
+    field("ordinal", &DeviceInfo::ordinal),
+    field("name", &DeviceInfo::name),
+    field("pci_bus_id", &DeviceInfo::pciBusId),
+    field("sm_count", &DeviceInfo::smCount),
+    field("memory_bytes", &DeviceInfo::totalMemoryBytes),
+    field("l2_cache_bytes", &DeviceInfo::l2CacheBytes),
+    field("memory_bus_width_bits", &DeviceInfo::memoryBusWidthBits),
+    field("memory_clock_khz", &DeviceInfo::memoryClockKHz),
+    field("sm_clock_khz", &DeviceInfo::smClockKHz)};
+
+constexpr auto kLibraryFields = std::tuple{
+    field("name", &LibraryStatus::name), field("loaded", &LibraryStatus::loaded), field("path", &LibraryStatus::path),
+    field("version", &LibraryStatus::version), field("problem", &LibraryStatus::problem)};
+
+constexpr auto kInventoryFields = std::tuple{
+    field("devices", &GpuInventory::devices), field("libraries", &GpuInventory::libraries),
+    field("driver_version", &GpuInventory::driverVersion), field("problem", &GpuInventory::problem)};
+
+}  // namespace
+
+// With the derived figures a reader wants: "compute_capability" ("9.0") and the peak bandwidth.
+void to_json(nlohmann::json &j, const DeviceInfo &v) {
+  json_fields::writeFields(j, v, kDeviceFields);
+  j["compute_capability"] = v.computeCapability();
+  j["peak_bandwidth_bytes_per_s"] = v.peakBandwidthBytesPerSecond();
 }
 
-void to_json(nlohmann::json &j, const LibraryStatus &s) {
-  j = {{"name", s.name}, {"loaded", s.loaded}, {"path", s.path}, {"version", s.version},
-       {"problem", s.problem}};
+void from_json(const nlohmann::json &j, DeviceInfo &v) {
+  json_fields::readFields(j, v, kDeviceFields);
+  std::string cc;
+  json_fields::read(j, "compute_capability", cc);
+  const auto dot = cc.find('.');
+  try {
+    v.ccMajor = cc.empty() ? 0 : std::stoi(cc.substr(0, dot));
+    v.ccMinor = dot == std::string::npos ? 0 : std::stoi(cc.substr(dot + 1));
+  } catch (const std::exception &) {
+    throw nlohmann::json::type_error::create(302, "field 'compute_capability': not MAJOR.MINOR: " + cc, &j);
+  }
 }
 
-void to_json(nlohmann::json &j, const GpuInventory &inv) {
-  j = {{"devices", inv.devices},
-       {"libraries", inv.libraries},
-       {"driver_version", inv.driverVersion},
-       {"problem", inv.problem},
-       {"summary", inv.summary()}};
+void to_json(nlohmann::json &j, const LibraryStatus &v) { json_fields::writeFields(j, v, kLibraryFields); }
+void from_json(const nlohmann::json &j, LibraryStatus &v) { json_fields::readFields(j, v, kLibraryFields); }
+
+void to_json(nlohmann::json &j, const GpuInventory &v) {
+  json_fields::writeFields(j, v, kInventoryFields);
+  j["summary"] = v.summary();
 }
+void from_json(const nlohmann::json &j, GpuInventory &v) { json_fields::readFields(j, v, kInventoryFields); }
 
 }  // namespace kwb

@@ -48,8 +48,13 @@ struct GpuInventory {
 // Probes libraries and devices. Never throws; failures land in `problem` fields.
 GpuInventory probeGpus();
 
+// `kwb-worker --devices --json` and `kwb devices --json` print these; the GUI reads them back
+// (core/gpu/worker_gpu_report.h).
 void to_json(nlohmann::json &, const DeviceInfo &);
+void from_json(const nlohmann::json &, DeviceInfo &);
 void to_json(nlohmann::json &, const LibraryStatus &);
+void from_json(const nlohmann::json &, LibraryStatus &);
 void to_json(nlohmann::json &, const GpuInventory &);
+void from_json(const nlohmann::json &, GpuInventory &);
 
 }  // namespace kwb

@@ -4,6 +4,7 @@
 
 #include "core/gpu/cuda_libraries.h"
 #include "core/gpu/device_info.h"
+#include "core/text/json_fields.h"
 
 namespace kwb {
 
@@ -50,24 +51,33 @@ GpuStatsReport sampleGpuStats() {
   return report;
 }
 
-void to_json(nlohmann::json &j, const GpuStats &s) {
-  j = {{"ordinal", s.ordinal},
-       {"name", s.name},
-       {"pci_bus_id", s.pciBusId},
-       {"utilization_percent", s.utilizationPercent},
-       {"memory_utilization_percent", s.memoryUtilizationPercent},
-       {"memory_used_bytes", s.memoryUsedBytes},
-       {"memory_total_bytes", s.memoryTotalBytes},
-       {"temperature_c", s.temperatureC},
-       {"sm_clock_mhz", s.smClockMHz},
-       {"clock_event_reasons", s.clockEventReasons},
-       {"clock_event_text", s.clockEventText},
-       {"throttled", s.throttled},
-       {"problem", s.problem}};
-}
+namespace {
 
-void to_json(nlohmann::json &j, const GpuStatsReport &r) {
-  j = {{"devices", r.devices}, {"problem", r.problem}};
-}
+using json_fields::field;
+
+constexpr auto kStatsFields = std::tuple{
+    field("ordinal", &GpuStats::ordinal),
+    field("name", &GpuStats::name),
+    field("pci_bus_id", &GpuStats::pciBusId),
+    field("utilization_percent", &GpuStats::utilizationPercent),
+    field("memory_utilization_percent", &GpuStats::memoryUtilizationPercent),
+    field("memory_used_bytes", &GpuStats::memoryUsedBytes),
+    field("memory_total_bytes", &GpuStats::memoryTotalBytes),
+    field("temperature_c", &GpuStats::temperatureC),
+    field("sm_clock_mhz", &GpuStats::smClockMHz),
+    field("clock_event_reasons", &GpuStats::clockEventReasons),
+    field("clock_event_text", &GpuStats::clockEventText),
+    field("throttled", &GpuStats::throttled),
+    field("problem", &GpuStats::problem)};
+
+constexpr auto kReportFields =
+    std::tuple{field("devices", &GpuStatsReport::devices), field("problem", &GpuStatsReport::problem)};
+
+}  // namespace
+
+void to_json(nlohmann::json &j, const GpuStats &v) { json_fields::writeFields(j, v, kStatsFields); }
+void from_json(const nlohmann::json &j, GpuStats &v) { json_fields::readFields(j, v, kStatsFields); }
+void to_json(nlohmann::json &j, const GpuStatsReport &v) { json_fields::writeFields(j, v, kReportFields); }
+void from_json(const nlohmann::json &j, GpuStatsReport &v) { json_fields::readFields(j, v, kReportFields); }
 
 }  // namespace kwb

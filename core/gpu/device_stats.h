@@ -35,6 +35,8 @@ struct GpuStatsReport {
 GpuStatsReport sampleGpuStats();
 
 void to_json(nlohmann::json &, const GpuStats &);
+void from_json(const nlohmann::json &, GpuStats &);
 void to_json(nlohmann::json &, const GpuStatsReport &);
+void from_json(const nlohmann::json &, GpuStatsReport &);
 
 }  // namespace kwb

@@ -8,6 +8,7 @@
 
 #include "core/compile/compiler.h"
 #include "core/text/base64.h"
+#include "core/text/json_fields.h"
 #include "core/worker/worker_client.h"
 
 namespace kwb::profile {
@@ -24,21 +25,36 @@ std::string readWhole(const std::filesystem::path &path) {
   return s.str();
 }
 
-json dims(const std::array<std::int64_t, 3> &d) { return json::array({d[0], d[1], d[2]}); }
+using json_fields::field;
+using json_fields::omitEmpty;
+
+constexpr auto kMetricFields = std::tuple{field("name", &MetricValue::name), field("label", &MetricValue::label),
+                                          field("unit", &MetricValue::unit), field("value", &MetricValue::value)};
+
+constexpr auto kProfileFields = std::tuple{
+    field("outcome", &ProfileResult::outcome),
+    omitEmpty("reason", &ProfileResult::reason),
+    field("message", &ProfileResult::message),
+    field("config", &ProfileResult::config),
+    field("device", &ProfileResult::device),
+    field("device_ordinal", &ProfileResult::deviceOrdinal),
+    field("chip", &ProfileResult::chip),
+    field("arch", &ProfileResult::arch),
+    field("passes", &ProfileResult::passes),
+    field("passes_run", &ProfileResult::passesRun),
+    field("ranges", &ProfileResult::ranges),
+    field("ranges_dropped", &ProfileResult::rangesDropped),
+    field("candidate_kernels", &ProfileResult::candidateKernels),
+    field("cupti", &ProfileResult::cupti),
+    field("metrics", &ProfileResult::metrics),
+    field("seconds", &ProfileResult::seconds)};
 
 }  // namespace
 
-json ProfileResult::toJson() const {
-  json list = json::array();
-  for (const auto &m : metrics)
-    list.push_back({{"name", m.name}, {"label", m.label}, {"unit", m.unit}, {"value", m.value}});
-  json j = {{"outcome", outcome}, {"message", message}, {"config", config},  {"device", device},
-            {"chip", chip},       {"arch", arch},       {"passes", passes}, {"metrics", list},
-            {"seconds", seconds}};
-  if (!reason.empty()) j["reason"] = reason;
-  if (!detail.empty()) j["worker"] = detail;
-  return j;
-}
+void to_json(json &j, const MetricValue &v) { json_fields::writeFields(j, v, kMetricFields); }
+void from_json(const json &j, MetricValue &v) { json_fields::readFields(j, v, kMetricFields); }
+void to_json(json &j, const ProfileResult &v) { json_fields::writeFields(j, v, kProfileFields); }
+void from_json(const json &j, ProfileResult &v) { json_fields::readFields(j, v, kProfileFields); }
 
 ProfileResult profileCandidate(const Task &task, const std::string &source, const ProfileOptions &options,
                                const EvaluatorSettings &settings) {
@@ -49,13 +65,9 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
     return std::move(result);
   };
   if (task.configs.empty()) throw std::invalid_argument("task '" + task.name + "' has no size configuration");
-  const SizeConfig *config = options.config.empty() ? &task.configs.front() : task.config(options.config);
-  if (!config) {
-    std::string names;
-    for (const auto &k : task.configs) names += (names.empty() ? "" : ", ") + k.name;
-    throw std::invalid_argument("task '" + task.name + "' has no size configuration '" + options.config +
-                                "' (its configurations: " + names + ")");
-  }
+  // The configuration asked for, else the task's first (the evaluation's steps, evaluation_steps.h).
+  const SizeConfig *config =
+      options.config.empty() ? &task.configs.front() : resolveConfigurations(task, {options.config}).front();
   result.config = config->name;
   const auto tunables = effectiveTunables(task, options.tunables);
 
@@ -83,7 +95,7 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
   Compiler compiler(settings.compiler);
   const auto compiled = compiler.compile(requestFor(task, source, options.sourceName, result.arch, tunables));
   if (!compiled.ok) {
-    result.outcome = "compile-error";
+    result.outcome = Outcome::CompileError;
     result.message = options.sourceName + " does not compile";
     for (const auto &d : compiled.diagnostics)
       if (d.severity == Diagnostic::Severity::Error) {
@@ -94,26 +106,21 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
     return finish();
   }
   const Launch &launch = task.launch ? *task.launch : task.reference.launch;
-  LaunchDims dimsOf;
-  try {
-    dimsOf = evaluateLaunch(launch, *config, tunables);
-  } catch (const std::invalid_argument &e) {
-    result.outcome = "error";
-    result.message = e.what();
+  const ConfigOutcome plan = planLaunches(task, {config}, tunables, compiled, result.arch).front();
+  if (plan.outcome == Outcome::Error) {
+    result.outcome = Outcome::Error;
+    result.message = plan.message;
     return finish();
   }
   if (!haveDevice) {
-    result.outcome = "not-run";
+    result.outcome = Outcome::NotRun;
     result.message = std::string("not run: no CUDA device") + (deviceProblem.empty() ? "" : " (" + deviceProblem + ")");
     return finish();
   }
 
   const std::string image = base64Encode(compiled.image);
-  json candidate = compiled.form == SourceForm::HostLauncher
-                       ? json{{"library", image}, {"args", launch.args}}
-                       : json{{"cubin", image},          {"kernel", launch.kernel},
-                              {"grid", dims(dimsOf.grid)}, {"block", dims(dimsOf.block)},
-                              {"shared_bytes", dimsOf.sharedBytes}, {"args", launch.args}};
+  const json candidate = compiled.form == SourceForm::HostLauncher ? hostLauncherSpec(image, launch)
+                                                                   : launchSpec(image, launch, plan.candidateLaunch);
   json params = {{"task", task.folder.string()}, {"config", config->name}, {"seed", options.seed},
                  {"candidate", candidate}};
   if (const auto manifest = readWhole(task.manifestPath); !manifest.empty()) params["manifest"] = manifest;
@@ -122,27 +129,24 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
 
   const auto reply = client->call("profile", params, options.timeLimit);
   if (!reply.ok) {
-    result.outcome = reply.error.kind == "timeout" ? "timeout" : "error";
+    result.outcome = reply.error.kind == "timeout" ? Outcome::Timeout : Outcome::Error;
     result.reason = reply.error.kind;
     result.message = reply.error.message;
     return finish();
   }
   const json &r = reply.result;
-  result.detail = r;
-  result.chip = r.value("chip", std::string());
-  result.passes = r.value("passes", std::size_t{0});
-  if (r.contains("device") && r["device"].is_string() && !r["device"].get<std::string>().empty())
-    result.device = r["device"].get<std::string>();
+  const ProfileResult before = result;
+  r.get_to(result);  // the worker's reply carries the same keys, its verdict aside
+  result.config = before.config;
+  result.arch = before.arch;
+  result.seconds = before.seconds;
+  if (result.device.empty()) result.device = before.device;
   const std::string verdict = r.value("verdict", std::string("error"));
-  result.outcome = verdict;
-  if (verdict == "profiled") {
-    for (const auto &m : r.value("metrics", json::array()))
-      result.metrics.push_back({m.value("name", std::string()), m.value("label", std::string()),
-                               m.value("unit", std::string()), m.value("value", 0.0)});
+  result.outcome = parseOutcome(verdict).value_or(Outcome::Error);
+  if (result.outcome == Outcome::Profiled) {
     result.message = "profiled in " + std::to_string(result.passes) + " pass(es) on " + result.device + " (" +
                      result.chip + ")";
-  } else if (verdict == "not-profiled") {
-    result.reason = r.value("reason", std::string());
+  } else if (result.outcome == Outcome::NotProfiled) {
     result.message = r.value("reason_detail", std::string("not profiled"));
   } else {
     result.reason = r.value("error_name", std::string());

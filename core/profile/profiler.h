@@ -37,22 +37,31 @@ struct MetricValue {
 };
 
 struct ProfileResult {
-  // "profiled", "not-profiled", "not-run" (no CUDA device), "compile-error", "load-error",
-  // "runtime-error", "timeout", "error"
-  std::string outcome = "error";
+  // Profiled, NotProfiled, NotRun (no CUDA device), CompileError, LoadError, RuntimeError,
+  // Timeout, Error
+  Outcome outcome = Outcome::Error;
   std::string reason;   // not-profiled: insufficient-privileges, profiler-busy, unsupported, ...
   std::string message;  // one line, with the fix where one is known
   std::string device;   // the GPU's name
+  int deviceOrdinal = -1;
   std::string chip;     // GH100
   std::string config;
   std::string arch;
-  std::size_t passes = 0;
+  std::size_t passes = 0;     // the host API's count for the metrics asked for
+  std::size_t passesRun = 0;  // the replays made (equal to passes on success)
+  std::size_t ranges = 0, rangesDropped = 0;
+  std::vector<std::string> candidateKernels;  // the kernels the launch ran
+  std::string cupti;          // the libcupti the worker loaded
   std::vector<MetricValue> metrics;
-  nlohmann::json detail = nlohmann::json::object();  // the worker's reply
   double seconds = 0;
-
-  nlohmann::json toJson() const;
 };
+
+void to_json(nlohmann::json &j, const MetricValue &v);
+void from_json(const nlohmann::json &j, MetricValue &v);
+// The worker's `profile` reply (PROTOCOL.md) and `kwb profile --json` share these keys; the
+// worker's "verdict" is read as the outcome.
+void to_json(nlohmann::json &j, const ProfileResult &v);
+void from_json(const nlohmann::json &j, ProfileResult &v);
 
 // Throws std::invalid_argument for options that do not fit the task (an unknown configuration
 // or tunable); every other problem is in the result. Starts a worker of its own for the call.

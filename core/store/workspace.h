@@ -42,11 +42,11 @@ struct EvaluationRecord {
   std::string sourceName;  // the file it came from, for the reader
   std::string startedAt;   // UTC, ISO 8601
   std::string finishedAt;
-  std::string outcome;     // as kwb::toString(EvalOutcome) writes it: "correct", "compile-error", ...
+  std::string outcome;     // as kwb::toString(Outcome) writes it: "correct", "compile-error", ...
   std::string message;
   std::string arch;
   std::string device;      // empty when no GPU ran it
-  std::string resultJson;  // EvaluationResult::toJson(), as text
+  std::string resultJson;  // kwb::evaluationResultText() (core/eval/evaluation_result.h)
 };
 
 // One LLM request and its answer (core/llm's TranscriptEntry as stored; keys already redacted).

@@ -15,6 +15,7 @@
 #include "core/compile/compiler.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/text/content_hash.h"
+#include "core/text/json_fields.h"
 #include "core/tune/tune_cache.h"
 
 using nlohmann::json;
@@ -25,8 +26,8 @@ namespace {
 
 // Outcomes that say something about the point itself and so are kept in the cache. Not-run,
 // cancelled, timeouts and errors (a worker that did not start, a lost GPU) are measured again.
-bool cacheable(const std::string &outcome) {
-  return outcome == "correct" || outcome == "incorrect" || outcome == "compile-error";
+bool cacheable(Outcome outcome) {
+  return outcome == Outcome::Correct || outcome == Outcome::Incorrect || outcome == Outcome::CompileError;
 }
 
 std::string readText(const std::filesystem::path &p) {
@@ -105,35 +106,35 @@ class CompileAhead {
 
 }  // namespace
 
-json PointResult::toJson() const {
-  json j = {{"outcome", outcome},          {"message", message}, {"config_ms", configMs},
-            {"device", device},            {"device_ordinal", deviceOrdinal}, {"seconds", seconds},
-            {"compile_seconds", compileSeconds}, {"compile_cache_hit", compileCacheHit}};
-  if (objectiveMs) j["objective_ms"] = *objectiveMs;
-  if (registers >= 0) j["registers"] = registers;
-  return j;
+namespace {
+
+using json_fields::field;
+using json_fields::omitEmpty;
+
+constexpr auto kPointResultFields = std::tuple{
+    field("outcome", &PointResult::outcome),
+    field("message", &PointResult::message),
+    omitEmpty("objective_ms", &PointResult::objectiveMs),
+    field("config_ms", &PointResult::configMs),
+    field("device", &PointResult::device),
+    field("device_ordinal", &PointResult::deviceOrdinal),
+    field("seconds", &PointResult::seconds),
+    field("compile_seconds", &PointResult::compileSeconds),
+    field("compile_cache_hit", &PointResult::compileCacheHit),
+    field("registers", &PointResult::registers)};
+
+}  // namespace
+
+void to_json(json &j, const PointResult &v) {
+  json_fields::writeFields(j, v, kPointResultFields);
+  if (v.registers < 0) j.erase("registers");  // unknown
 }
 
-PointResult PointResult::fromJson(const json &j) {
-  PointResult r;
-  r.outcome = j.value("outcome", std::string("error"));
-  r.message = j.value("message", std::string());
-  if (j.contains("objective_ms") && j["objective_ms"].is_number()) r.objectiveMs = j["objective_ms"].get<double>();
-  if (j.contains("config_ms") && j["config_ms"].is_object())
-    for (const auto &[k, v] : j["config_ms"].items())
-      if (v.is_number()) r.configMs[k] = v.get<double>();
-  r.device = j.value("device", std::string());
-  r.deviceOrdinal = j.value("device_ordinal", -1);
-  r.seconds = j.value("seconds", 0.0);
-  r.compileSeconds = j.value("compile_seconds", 0.0);
-  r.compileCacheHit = j.value("compile_cache_hit", false);
-  r.registers = j.value("registers", -1);
-  return r;
-}
+void from_json(const json &j, PointResult &v) { json_fields::readFields(j, v, kPointResultFields); }
 
 PointResult pointResultFrom(const EvaluationResult &r) {
   PointResult p;
-  p.outcome = toString(r.outcome);
+  p.outcome = r.outcome;
   p.message = r.message;
   p.device = r.device;
   p.deviceOrdinal = r.deviceOrdinal;
@@ -141,7 +142,7 @@ PointResult pointResultFrom(const EvaluationResult &r) {
   p.compileSeconds = r.candidate.seconds;
   p.compileCacheHit = r.candidate.cacheHit;
   if (!r.candidate.kernels.empty()) p.registers = r.candidate.kernels.front().registers;
-  if (r.outcome != EvalOutcome::Correct) return p;
+  if (r.outcome != Outcome::Correct) return p;
   double logSum = 0;
   bool allTimed = !r.configs.empty();
   for (const auto &c : r.configs) {
@@ -157,34 +158,34 @@ PointResult pointResultFrom(const EvaluationResult &r) {
     p.objectiveMs = std::exp(logSum / static_cast<double>(p.configMs.size()));
   } else {
     // Correct but without a time for every configuration: it cannot be ranked.
-    p.outcome = "error";
+    p.outcome = Outcome::Error;
     if (p.message.empty() || p.message == r.message) p.message = "correct, but not every configuration was timed";
   }
   return p;
 }
 
-json TuneReport::toJson() const {
+void to_json(json &out, const TuneReport &v) {
   json pts = json::array();
-  for (const auto &p : points) {
-    json j = p.result.toJson();
+  for (const auto &p : v.points) {
+    json j = p.result;
     j["order"] = p.order;
     j["point"] = p.point;
     j["label"] = p.label;
     j["cached"] = p.cached;
     pts.push_back(std::move(j));
   }
-  json j = {{"task", task},         {"source", source},     {"strategy", toString(strategy)},
-            {"space_size", spaceSize}, {"budget", budget},  {"stop", stop},
-            {"message", message},   {"devices", devices},   {"arch", arch},
-            {"cache_file", cacheFile}, {"measured", measured}, {"cached", cached},
-            {"rejected", rejected}, {"compiled_ahead", compiledAhead}, {"seconds", seconds},
+  json j = {{"task", v.task},         {"source", v.source},     {"strategy", toString(v.strategy)},
+            {"space_size", v.spaceSize}, {"budget", v.budget},  {"stop", v.stop},
+            {"message", v.message},   {"devices", v.devices},   {"arch", v.arch},
+            {"cache_file", v.cacheFile}, {"measured", v.measured}, {"cached", v.cached},
+            {"rejected", v.rejected}, {"compiled_only", v.compiledOnly}, {"compiled_ahead", v.compiledAhead}, {"seconds", v.seconds},
             {"points", pts}};
-  if (best) {
-    j["best"] = pts[*best];
+  if (v.best) {
+    j["best"] = pts[*v.best];
   } else {
     j["best"] = nullptr;
   }
-  return j;
+  out = std::move(j);
 }
 
 std::string tuneContext(const Task &task, const std::string &source, const TuneSettings &settings,
@@ -251,23 +252,25 @@ TuneReport Tuner::search(const SearchSpace &space, const Measure &measure, std::
     tp.label = space.describe(c);
     tp.result = std::move(r);
     tp.cached = cached;
-    const bool scored = tp.result.outcome == "correct" && tp.result.objectiveMs.has_value();
+    const bool scored = tp.result.outcome == Outcome::Correct && tp.result.objectiveMs.has_value();
     search.report(c, scored ? tp.result.objectiveMs : std::nullopt);
-    if (cached)
+    if (tp.result.outcome == Outcome::NotRun)
+      ++report.compiledOnly;  // nothing ran: neither measured nor rejected
+    else if (cached)
       ++report.cached;
     else
       ++report.measured;
-    if (!scored) ++report.rejected;
+    if (!scored && tp.result.outcome != Outcome::NotRun) ++report.rejected;
     if (scored && (!report.best || *tp.result.objectiveMs < *report.points[*report.best].result.objectiveMs))
       report.best = tp.order;
-    if (cache && !cached && cacheable(tp.result.outcome)) cache->store(cacheContext, tp.label, tp.result.toJson());
+    if (cache && !cached && cacheable(tp.result.outcome)) cache->store(cacheContext, tp.label, json(tp.result));
     report.points.push_back(std::move(tp));
     if (onPoint) onPoint(report.points.back(), report);
     // No GPU, or the pool lost every GPU: nothing more can be measured.
     const auto &outcome = report.points.back().result.outcome;
-    if (!compileOnly_ && (outcome == "not-run" || outcome == "cancelled")) {
+    if (!compileOnly_ && (outcome == Outcome::NotRun || outcome == Outcome::Cancelled)) {
       stopping = true;
-      report.stop = outcome == "not-run" ? "no-device" : "cancelled";
+      report.stop = outcome == Outcome::NotRun ? "no-device" : "cancelled";
       report.message = report.points.back().result.message;
     }
   };
@@ -285,7 +288,7 @@ TuneReport Tuner::search(const SearchSpace &space, const Measure &measure, std::
         if (!c) break;
         if (cache) {
           if (auto hit = cache->find(cacheContext, space.describe(*c))) {
-            record(*c, PointResult::fromJson(*hit), true);
+            record(*c, hit->get<PointResult>(), true);
             if (stopping) break;
             continue;
           }
@@ -304,7 +307,7 @@ TuneReport Tuner::search(const SearchSpace &space, const Measure &measure, std::
           try {
             r = it->point.get();
           } catch (const std::exception &e) {
-            r.outcome = "error";
+            r.outcome = Outcome::Error;
             r.message = e.what();
           }
           record(it->coords, std::move(r), false);

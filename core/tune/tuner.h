@@ -31,7 +31,7 @@ namespace kwb::tune {
 
 // What one point's evaluation came to.
 struct PointResult {
-  std::string outcome = "error";        // toString(EvalOutcome): "correct", "incorrect", ...
+  Outcome outcome = Outcome::Error;
   std::string message;                  // one line
   std::optional<double> objectiveMs;    // correct and timed: the geometric mean of configMs
   std::map<std::string, double> configMs;  // median kernel time per timed configuration
@@ -41,9 +41,10 @@ struct PointResult {
   double compileSeconds = 0;            // the candidate's compile inside it (a cache hit is fast)
   bool compileCacheHit = false;
   int registers = -1;                   // of the candidate's kernel, when known
-  nlohmann::json toJson() const;
-  static PointResult fromJson(const nlohmann::json &j);
 };
+// The tuning cache's and `kwb tune --json`'s form of a point.
+void to_json(nlohmann::json &j, const PointResult &v);
+void from_json(const nlohmann::json &j, PointResult &v);
 
 // From an evaluation with timing.
 PointResult pointResultFrom(const EvaluationResult &r);
@@ -88,11 +89,15 @@ struct TuneReport {
   std::vector<std::string> devices;    // the GPUs used
   std::string arch;
   std::string cacheFile;
-  std::size_t measured = 0, cached = 0, rejected = 0;
+  // measured: ran on a GPU in this run; cached: from the cache; rejected: ran or came from the
+  // cache and cannot be ranked (incorrect, failed, untimed); compiledOnly: compiled and their
+  // launches checked but not run (no GPU). Each point counts once among measured, cached and
+  // compiledOnly.
+  std::size_t measured = 0, cached = 0, rejected = 0, compiledOnly = 0;
   std::size_t compiledAhead = 0;       // compiles done ahead on CPU threads
   double seconds = 0;
-  nlohmann::json toJson() const;
 };
+void to_json(nlohmann::json &j, const TuneReport &v);
 
 // A point being measured: `wait` blocks for up to the given time and says whether the result
 // is ready; `get` then takes it (once).

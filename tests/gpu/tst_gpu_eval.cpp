@@ -45,7 +45,7 @@ fs::path outputDir() {
   return KWB_TEST_OUTPUT_DIR;
 }
 
-std::string describe(const kwb::EvaluationResult &r) { return r.toJson().dump(1); }
+std::string describe(const kwb::EvaluationResult &r) { return nlohmann::json(r).dump(1); }
 
 // A host-launcher softmax: the starter's kernel, launched by kwb_launch; `before` runs first in
 // kwb_launch (it may return), `launch` replaces the launch statement, `prelude` goes on top.
@@ -88,7 +88,7 @@ class TestGpuEval : public QObject {
 
   void expectCorrectStarter(const kwb::Task &task, const std::string &config) {
     const auto r = run(task, readFile(task.folder / task.starterSource()), {config});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     QCOMPARE(r.configs.size(), std::size_t(1));
     QCOMPARE(r.configs[0].seeds.size(), task.seeds.size());
     for (const auto &s : r.configs[0].seeds) {
@@ -121,21 +121,22 @@ class TestGpuEval : public QObject {
 
   void unnormalisedSoftmaxIsIncorrect() {
     const auto r = run(softmax_, softmaxVariant("* inv;", ";"), {"small"});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QCOMPARE(r.configs[0].reason, std::string("mismatch"));
     const auto &seed = r.configs[0].seeds.at(0);
     QVERIFY(!seed.passed);
-    const auto &cmp = seed.detail["outputs"][0]["comparison"];
-    QVERIFY(cmp["mismatches"].get<std::uint64_t>() > 0);
-    QVERIFY(!cmp["first_mismatches"].empty());
-    QVERIFY(cmp["first_mismatches"][0].contains("coordinates"));
+    QVERIFY(!seed.outputs.empty() && seed.outputs[0].comparison.has_value());
+    const auto &cmp = *seed.outputs[0].comparison;
+    QVERIFY(cmp.mismatches > 0);
+    QVERIFY(!cmp.firstMismatches.empty());
+    QVERIFY(!cmp.firstMismatches[0].coordinates.empty());
     QVERIFY2(seed.summary.find("differ") != std::string::npos, seed.summary.c_str());
   }
 
   void halfTheOutputIsUnwritten() {
     const auto r = run(softmax_, softmaxVariant("if (row >= rows) return;", "if (row >= rows / 2) return;"),
                        {"small"});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QCOMPARE(r.configs[0].reason, std::string("unwritten"));
     const auto &seed = r.configs[0].seeds.at(0);
     QCOMPARE(seed.unwritten, std::uint64_t(512 * 1024));
@@ -149,7 +150,7 @@ class TestGpuEval : public QObject {
                                       "  __syncthreads();\n"
                                       "  for (long long c = threadIdx.x; c < cols; c += BLOCK) const_cast<float *>(in)[c] = 0.0f;"),
                        {"small"});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QCOMPARE(r.configs[0].reason, std::string("inputs-modified"));
     QVERIFY(r.configs[0].seeds.at(0).inputsModified);
   }
@@ -160,7 +161,7 @@ class TestGpuEval : public QObject {
                                       "if (row >= rows) return;\n"
                                       "  reinterpret_cast<float *>(0xdead00000000ull)[threadIdx.x] = 1.0f;"),
                        {"small"});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::RuntimeError, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::RuntimeError, describe(r).c_str());
     QVERIFY2(r.configs[0].errorName.find("CUDA_ERROR_ILLEGAL_ADDRESS") == 0 ||
                  r.configs[0].errorName.find("CUDA_ERROR_") == 0,
              describe(r).c_str());
@@ -171,7 +172,7 @@ class TestGpuEval : public QObject {
   void hangIsATimeoutAndTheNextRunWorks() {
     const auto r = run(softmax_, softmaxVariant("if (row >= rows) return;", "while (true) {}"), {"small"},
                        std::chrono::seconds(5));
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Timeout, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Timeout, describe(r).c_str());
     QVERIFY(r.message.find("timeout") != std::string::npos);
     expectCorrectStarter(softmax_, "small");
   }
@@ -194,7 +195,7 @@ class TestGpuEval : public QObject {
       QSKIP((std::string("could not make the huge task: ") + e.what()).c_str());
     }
     const auto r = run(huge, readFile(dir / "softmax.cu"), {"huge"});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::RuntimeError, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::RuntimeError, describe(r).c_str());
     QCOMPARE(r.configs[0].errorName, std::string("CUDA_ERROR_OUT_OF_MEMORY"));
     expectCorrectStarter(softmax_, "small");
   }
@@ -227,7 +228,7 @@ class TestGpuEval : public QObject {
     kwb::Task selfTask = softmax_;
     selfTask.launch.reset();
     const auto self = timed(selfTask, readFile(softmax_.folder / softmax_.reference.source), "small");
-    QVERIFY2(self.outcome == kwb::EvalOutcome::Correct, describe(self).c_str());
+    QVERIFY2(self.outcome == kwb::Outcome::Correct, describe(self).c_str());
     QVERIFY(self.configs.at(0).timing.has_value());
     const auto &st = *self.configs[0].timing;
     QVERIFY2(st.ok, st.error.c_str());
@@ -239,13 +240,13 @@ class TestGpuEval : public QObject {
     QVERIFY(!st.suspicious);
 
     const auto gemm = timed(sgemm_, readFile(sgemm_.folder / sgemm_.starterSource()), "small");
-    QVERIFY2(gemm.outcome == kwb::EvalOutcome::Correct, describe(gemm).c_str());
+    QVERIFY2(gemm.outcome == kwb::Outcome::Correct, describe(gemm).c_str());
     const auto &gt = *gemm.configs.at(0).timing;
     QVERIFY2(gt.ok, gt.error.c_str());
     QVERIFY(gt.candidate.median > 0);
     QVERIFY(gt.reference.median > 0);
     QVERIFY(gt.speedup > 0 && std::isfinite(gt.speedup));
-    const auto j = gemm.toJson();
+    const nlohmann::json j = gemm;
     QVERIFY(j["configs"][0].contains("timing"));
     QVERIFY(j["configs"][0]["timing"]["speedup"].is_number());
   }
@@ -269,7 +270,7 @@ class TestGpuEval : public QObject {
         streamed.insert(streamed.end(), p.samplesMs.begin(), p.samplesMs.end());
       };
       const auto r = evaluator_->evaluate(task, readFile(task.folder / task.starterSource()), o);
-      QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+      QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
       const auto &t = *r.configs.at(0).timing;
       QVERIFY2(t.ok, t.error.c_str());
       qInfo("%s: %zu samples over %d progress steps; final: n=%zu, median %.4f ms, stop %s", task.name.c_str(),
@@ -300,20 +301,19 @@ class TestGpuEval : public QObject {
       return evaluator_->evaluate(sgemm_, readFile(sgemm_.folder / sgemm_.starterSource()), o);
     };
     const auto both = timed(true), alone = timed(false);
-    QVERIFY2(both.outcome == kwb::EvalOutcome::Correct, describe(both).c_str());
-    QVERIFY2(alone.outcome == kwb::EvalOutcome::Correct, describe(alone).c_str());
+    QVERIFY2(both.outcome == kwb::Outcome::Correct, describe(both).c_str());
+    QVERIFY2(alone.outcome == kwb::Outcome::Correct, describe(alone).c_str());
     const auto &tb = *both.configs.at(0).timing, &ta = *alone.configs.at(0).timing;
     QVERIFY2(tb.ok && ta.ok, (tb.error + ta.error).c_str());
     QVERIFY(tb.referenceTimed && tb.speedup > 0);
     QVERIFY(!ta.referenceTimed);
     QCOMPARE(ta.speedup, 0.0);
-    QVERIFY(ta.detail["reference"].is_null());
-    QVERIFY(!ta.detail["warmup"].contains("reference"));
-    QVERIFY(alone.toJson()["configs"][0]["timing"]["reference"].is_null());
+    QVERIFY(!ta.warmupReference.has_value());
+    QVERIFY(nlohmann::json(alone)["configs"][0]["timing"]["reference"].is_null());
     qInfo("sgemm h200: candidate %.4f ms interleaved with the reference (%.1f s in the worker), %.4f ms alone (%.1f s)",
-          tb.candidate.median, tb.detail.value("seconds", 0.0), ta.candidate.median, ta.detail.value("seconds", 0.0));
+          tb.candidate.median, tb.seconds, ta.candidate.median, ta.seconds);
     QVERIFY(std::abs(ta.candidate.median - tb.candidate.median) <= 0.03 * tb.candidate.median);
-    QVERIFY(ta.detail.value("seconds", 0.0) < tb.detail.value("seconds", 0.0));
+    QVERIFY(ta.seconds < tb.seconds);
   }
 
   kwb::EvaluationResult timedRun(const kwb::Task &task, const std::string &source, const std::string &config) {
@@ -330,7 +330,7 @@ class TestGpuEval : public QObject {
 
   void hostLauncherIsCorrectAndTimed() {
     const auto r = timedRun(softmax_, softmaxLauncher("", ""), "small");
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     QVERIFY(r.candidate.form == kwb::SourceForm::HostLauncher);
     const auto &t = *r.configs.at(0).timing;
     QVERIFY2(t.ok, t.error.c_str());
@@ -352,7 +352,7 @@ class TestGpuEval : public QObject {
                                           "  __syncthreads();\n"
                                           "  if (skip) return;"),
                        {"small"});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QCOMPARE(r.configs[0].reason, std::string("output-reused"));
   }
 
@@ -363,7 +363,7 @@ class TestGpuEval : public QObject {
                                             "  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);",
                                             "softmax<<<(unsigned)rows, BLOCK, 0, side>>>(x, y, rows, cols);"),
                             "h200");
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     const auto &t = *r.configs.at(0).timing;
     QVERIFY2(t.ok, t.error.c_str());
     QVERIFY2(hasFinding(t, "side-stream"), describe(r).c_str());
@@ -379,7 +379,7 @@ class TestGpuEval : public QObject {
                                        "softmax<<<(unsigned)rows, 4096, 0, stream>>>(x, y, rows, cols);\n"
                                        "  (void)cudaGetLastError();\n  return cudaSuccess;"),
                        {"small"});
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QCOMPARE(r.configs[0].reason, std::string("no-kernel-ran"));
   }
 
@@ -412,7 +412,7 @@ static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
     return cudaGetLastError();
   })";
     const auto r = timedRun(softmax_, softmaxLauncher(prelude, before), "small");
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QVERIFY2(r.configs[0].reason == "reference-buffer-copied", describe(r).c_str());
   }
 
@@ -424,9 +424,9 @@ static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
   if (!lib) lib = dlopen("/usr/local/cuda/lib/libcublas.so.13", RTLD_NOW);
   if (!lib) return cudaErrorSharedObjectInitFailed;)";
     const auto r = run(softmax_, softmaxLauncher("#include <dlfcn.h>", before), {"small"});
-    if (r.outcome == kwb::EvalOutcome::RuntimeError && r.message.find("kwb_launch returned") != std::string::npos)
+    if (r.outcome == kwb::Outcome::RuntimeError && r.message.find("kwb_launch returned") != std::string::npos)
       QSKIP("cuBLAS cannot be loaded on this machine, so loading it cannot be tested");
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Incorrect, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QCOMPARE(r.configs[0].reason, std::string("forbidden-library"));
     QVERIFY2(r.message.find("cublas") != std::string::npos, r.message.c_str());
   }
@@ -464,7 +464,7 @@ static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
     ::close(listener);
     const bool wrote = fs::exists(marker);
     fs::remove(marker);
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     QVERIFY2(r.sandbox == "bwrap" || r.sandbox == "unshare", r.sandbox.c_str());
     QVERIFY2(!connected, "the candidate's host code connected to a port on the host");
     QVERIFY2(!wrote, ("the candidate's host code wrote " + marker.string()).c_str());
@@ -484,7 +484,7 @@ static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
     const auto r = evaluator_->evaluate(softmax_, softmaxVariant("if (row >= rows) return;", "while (true) {}"), o);
     if (canceller.joinable()) canceller.join();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Cancelled, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Cancelled, describe(r).c_str());
     QVERIFY2(seconds < 30, std::to_string(seconds).c_str());
     expectCorrectStarter(softmax_, "small");
   }

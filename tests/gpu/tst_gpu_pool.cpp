@@ -32,7 +32,7 @@ fs::path outputDir() {
   return KWB_TEST_OUTPUT_DIR;
 }
 
-std::string describe(const kwb::EvaluationResult &r) { return r.toJson().dump(1); }
+std::string describe(const kwb::EvaluationResult &r) { return nlohmann::json(r).dump(1); }
 
 }  // namespace
 
@@ -81,10 +81,10 @@ class TestGpuPool : public QObject {
     std::set<int> used;
     for (auto &f : futures) {
       const auto r = f.get();
-      QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+      QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
       QVERIFY2(r.deviceOrdinal >= 0 && r.deviceOrdinal < static_cast<int>(gpus_), describe(r).c_str());
       QVERIFY2(r.configs.size() == 1 && r.configs[0].timing && r.configs[0].timing->ok, describe(r).c_str());
-      QVERIFY(r.toJson().value("device_ordinal", -1) == r.deviceOrdinal);
+      QVERIFY(nlohmann::json(r).value("device_ordinal", -1) == r.deviceOrdinal);
       used.insert(r.deviceOrdinal);
     }
     QCOMPARE(used.size(), gpus_);
@@ -120,7 +120,7 @@ class TestGpuPool : public QObject {
     for (int i = 0; i < 6; ++i) futures.push_back(pool.submit(softmax_, starter, small(false)));
     for (auto &f : futures) {
       const auto r = f.get();
-      QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+      QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
       QCOMPARE(r.deviceOrdinal, 0);
     }
     const auto devices = pool.devices();
@@ -146,12 +146,12 @@ class TestGpuPool : public QObject {
                               "extern \"C\" cudaError_t kwb_launch(void *const *, cudaStream_t) { std::abort(); }\n";
     for (int i = 0; i < 3; ++i) {
       const auto r = pool.submit(softmax_, crash, small(false)).get();
-      QVERIFY2(r.outcome == kwb::EvalOutcome::RuntimeError, describe(r).c_str());
+      QVERIFY2(r.outcome == kwb::Outcome::RuntimeError, describe(r).c_str());
       QVERIFY2(!r.configs.empty() && r.configs[0].errorName == "worker-died", describe(r).c_str());
       QVERIFY2(!pool.devices()[0].removed, pool.devices()[0].message.c_str());
     }
     const auto r = pool.submit(softmax_, readFile(softmax_.folder / softmax_.starterSource()), small(false)).get();
-    QVERIFY2(r.outcome == kwb::EvalOutcome::Correct, describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     QCOMPARE(pool.devices()[0].done, std::size_t(4));
   }
 };

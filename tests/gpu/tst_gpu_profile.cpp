@@ -50,9 +50,9 @@ class TestGpuProfile : public QObject {
 
   prof::ProfileResult profile(const prof::ProfileOptions &o) {
     const auto r = prof::profileCandidate(softmax_, starter_, o, settings_);
-    std::cerr << "softmax " << o.config << ": " << r.outcome << " " << r.reason << ": " << r.message << " ("
+    std::cerr << "softmax " << o.config << ": " << kwb::toString(r.outcome) << " " << r.reason << ": " << r.message << " ("
               << r.seconds << " s)\n"
-              << r.toJson().dump(1) << "\n";
+              << nlohmann::json(r).dump(1) << "\n";
     return r;
   }
 
@@ -79,13 +79,13 @@ class TestGpuProfile : public QObject {
     o.config = "h200";  // 256 MiB in and out: far beyond L2, so DRAM is busy
     o.set = "default";
     const auto r = profile(o);
-    if (r.outcome == "not-profiled" && r.reason == "insufficient-privileges")
+    if (r.outcome == kwb::Outcome::NotProfiled && r.reason == "insufficient-privileges")
       QSKIP(("GPU counters are restricted to administrators here: " + r.message).c_str());
-    QCOMPARE(QString::fromStdString(r.outcome), QString("profiled"));
+    QCOMPARE(r.outcome, kwb::Outcome::Profiled);
     QVERIFY(!r.chip.empty());
     QVERIFY(!r.device.empty());
     QCOMPARE(r.passes, hostPasses(r.chip, "default"));
-    QCOMPARE(r.detail.value("passes_run", std::size_t{0}), r.passes);
+    QCOMPARE(r.passesRun, r.passes);
     if (r.chip == "GH100") QCOMPARE(r.passes, prof::kDefaultSetPassesGH100);
     QCOMPARE(r.metrics.size(), prof::defaultMetricSet().size());
     for (std::size_t i = 0; i < r.metrics.size(); ++i) {
@@ -112,11 +112,11 @@ class TestGpuProfile : public QObject {
     o.config = "small";
     o.set = "detailed";
     const auto r = profile(o);
-    if (r.outcome == "not-profiled" && r.reason == "insufficient-privileges")
+    if (r.outcome == kwb::Outcome::NotProfiled && r.reason == "insufficient-privileges")
       QSKIP(("GPU counters are restricted to administrators here: " + r.message).c_str());
-    QCOMPARE(QString::fromStdString(r.outcome), QString("profiled"));
+    QCOMPARE(r.outcome, kwb::Outcome::Profiled);
     QCOMPARE(r.passes, hostPasses(r.chip, "detailed"));
-    QCOMPARE(r.detail.value("passes_run", std::size_t{0}), r.passes);
+    QCOMPARE(r.passesRun, r.passes);
     if (r.chip == "GH100") QCOMPARE(r.passes, prof::kDetailedSetPassesGH100);
     const auto v = valuesOf(r);
     const double sm = v.at("sm__throughput.avg.pct_of_peak_sustained_elapsed");
@@ -140,7 +140,7 @@ class TestGpuProfile : public QObject {
     o.config = "small";
     o.metrics = {"gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsd"};
     const auto r = profile(o);
-    QCOMPARE(QString::fromStdString(r.outcome), QString("error"));
+    QCOMPARE(r.outcome, kwb::Outcome::Error);
     QCOMPARE(QString::fromStdString(r.reason), QString("invalid-argument"));
     QVERIFY2(r.message.find("'dram__throughput.avg.pct_of_peak_sustained_elapsd'") != std::string::npos, r.message.c_str());
     QVERIFY2(r.message.find("did you mean 'dram__throughput.avg.pct_of_peak_sustained_elapsed'") != std::string::npos,
@@ -148,8 +148,8 @@ class TestGpuProfile : public QObject {
     // The next request profiles normally.
     o.metrics = {"gpu__time_duration.sum"};
     const auto again = profile(o);
-    if (again.outcome == "not-profiled" && again.reason == "insufficient-privileges") QSKIP("counters restricted");
-    QCOMPARE(QString::fromStdString(again.outcome), QString("profiled"));
+    if (again.outcome == kwb::Outcome::NotProfiled && again.reason == "insufficient-privileges") QSKIP("counters restricted");
+    QCOMPARE(again.outcome, kwb::Outcome::Profiled);
     QCOMPARE(again.passes, std::size_t{1});
     QVERIFY(valuesOf(again).at("gpu__time_duration.sum") > 0);
   }

@@ -53,20 +53,20 @@ class TestGpuTune : public QObject {
     const std::string source = readFile(task.folder / task.starterSource());
     kwb::tune::Tuner tuner(settings_);
     const auto first = tuner.tune(task, source, "transpose.cu", [](const kwb::tune::TunedPoint &p, const kwb::tune::TuneReport &) {
-      std::cerr << p.label << ": " << p.result.outcome << " " << p.result.objectiveMs.value_or(0) << " ms on "
+      std::cerr << p.label << ": " << kwb::toString(p.result.outcome) << " " << p.result.objectiveMs.value_or(0) << " ms on "
                 << p.result.device << (p.result.compileCacheHit ? " (compiled ahead)" : "") << "\n";
     });
-    const std::string json = first.toJson().dump(1);
+    const std::string json = nlohmann::json(first).dump(1);
     QCOMPARE(first.stop, std::string("done"));
     QCOMPARE(first.strategy, kwb::tune::Strategy::Exhaustive);
     QCOMPARE(first.points.size(), std::size_t(9));
     QVERIFY2(first.best.has_value(), json.c_str());
     const auto &best = first.points[*first.best];
-    QCOMPARE(best.result.outcome, std::string("correct"));
+    QCOMPARE(best.result.outcome, kwb::Outcome::Correct);
     QVERIFY(*best.result.objectiveMs > 0);
     for (const auto &p : first.points) {
       if (p.result.objectiveMs) QVERIFY(*p.result.objectiveMs >= *best.result.objectiveMs);
-      else QVERIFY2(p.result.outcome != "correct", json.c_str());
+      else QVERIFY2(p.result.outcome != kwb::Outcome::Correct, json.c_str());
       QVERIFY(!p.result.device.empty());
     }
     QVERIFY2(first.compiledAhead > 0, json.c_str());
@@ -79,7 +79,8 @@ class TestGpuTune : public QObject {
     // Correct, incorrect and compile-error points are kept; anything else is measured again.
     std::size_t kept = 0;
     for (const auto &p : first.points)
-      kept += p.result.outcome == "correct" || p.result.outcome == "incorrect" || p.result.outcome == "compile-error";
+      kept += p.result.outcome == kwb::Outcome::Correct || p.result.outcome == kwb::Outcome::Incorrect ||
+              p.result.outcome == kwb::Outcome::CompileError;
     QCOMPARE(second.cached, kept);
     QCOMPARE(second.measured, first.points.size() - kept);
     QVERIFY(second.best.has_value());

@@ -1,7 +1,7 @@
 // The GPUs dock (issue 7): it exists in the real window, says why there is no GPU on a machine
-// without one (from `kwb-worker --stats --json`, run off the GUI thread), shows one row per GPU
-// from recorded NVML figures of two H200s, joins the evaluation pool's state, and the "GPUs to
-// use" setting round-trips through the settings and the Settings dialog.
+// without one (from `kwb-worker --stats --json`, run off the GUI thread), shows recorded NVML
+// figures of two H200s, and the "GPUs to use" setting round-trips through the settings and the
+// Settings dialog. (The model alone: tests/models/tst_gpu_device_model.cpp.)
 #include "isolated_home.h"
 #include <memory>
 
@@ -19,15 +19,16 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "ui/app_settings.h"
-#include "ui/cuda_editor.h"
-#include "ui/devices_panel.h"
-#include "ui/evaluation_run.h"
-#include "ui/evaluation_service.h"
-#include "ui/log_panel.h"
+#include "ui/settings/app_settings.h"
+#include "ui/views/cuda_editor.h"
+#include "ui/views/devices_panel.h"
+#include "ui/models/evaluation_run.h"
+#include "ui/services/evaluation_service.h"
+#include "ui/views/log_panel.h"
 #include "ui/main_window.h"
+#include "core/gpu/worker_gpu_report.h"
 #include "ui/models/gpu_device_model.h"
-#include "ui/settings_dialog.h"
+#include "ui/settings/settings_dialog.h"
 
 using kwb::ui::CudaEditor;
 using kwb::ui::DevicesPanel;
@@ -56,8 +57,6 @@ class TestGpusDock : public QObject {
  private slots:
   void initTestCase();
   void dockShowsTheNoDeviceReason();
-  void recordedStatsShowOneRowPerGpu();
-  void poolStateAndJobJoinTheRows();
   void windowPanelShowsFedStats();
   void poolDeviceTakenOutIsReported();
   void gpuChoiceRoundTrips();
@@ -99,71 +98,12 @@ void TestGpusDock::dockShowsTheNoDeviceReason() {
   QVERIFY(refreshed.wait(10000));
 }
 
-void TestGpusDock::recordedStatsShowOneRowPerGpu() {
-  GpuDeviceModel model;
-  QAbstractItemModelTester tester(&model);
-  const QByteArray json = readFile(kFixture);
-  QVERIFY(!json.isEmpty());
-  QString error;
-  QVERIFY2(model.setStatsJson(json, &error), qPrintable(error));
-  QCOMPARE(model.rowCount(), 2);
-  QVERIFY(model.noDeviceText().isEmpty());
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::Gpu), QStringLiteral("0: NVIDIA H200"));
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::Load), QStringLiteral("74%"));
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::Memory), QStringLiteral("17 GiB / 140 GiB"));
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::Temperature), QStringLiteral("58 °C"));
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::SmClock), QStringLiteral("1980 MHz"));
-  QCOMPARE(cell(&model, 1, GpuDeviceModel::Gpu), QStringLiteral("1: NVIDIA H200"));
-  QCOMPARE(cell(&model, 1, GpuDeviceModel::Load), QStringLiteral("0%"));
-  QCOMPARE(cell(&model, 1, GpuDeviceModel::Memory), QStringLiteral("539 MiB / 140 GiB"));
-  QCOMPARE(cell(&model, 1, GpuDeviceModel::SmClock), QStringLiteral("345 MHz"));
-  QVERIFY(model.index(1, 0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("gpu-idle")));
-  QCOMPARE(model.summary(), QStringLiteral("2 GPUs · 37% · 58 °C"));
-  // No pool yet: no state.
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::State), QStringLiteral("—"));
-
-  // Not stats: the model keeps what it had.
-  QVERIFY(!model.setStatsJson("{\"devices\": 3}", &error));
-  QVERIFY(!error.isEmpty());
-  QCOMPARE(model.rowCount(), 2);
-  // The worker's no-device answer.
-  QVERIFY(model.setStatsJson(R"({"devices": [], "problem": "no CUDA driver: libcuda is not installed"})"));
-  QCOMPARE(model.rowCount(), 0);
-  QCOMPARE(model.noDeviceText(), QStringLiteral("No CUDA device: no CUDA driver: libcuda is not installed"));
-  QVERIFY(model.summary().isEmpty());
-}
-
-void TestGpusDock::poolStateAndJobJoinTheRows() {
-  GpuDeviceModel model;
-  QAbstractItemModelTester tester(&model);
-  QVERIFY(model.setStatsJson(readFile(kFixture)));
-  PoolDeviceRow busy;
-  busy.device = 0;
-  busy.busy = true;
-  busy.done = 3;
-  busy.job = QStringLiteral("softmax · softmax.cu");
-  PoolDeviceRow removed;
-  removed.device = 1;
-  removed.removed = true;
-  removed.message = QStringLiteral("GPU 1 taken out of the pool after 3 failures in a row: the GPU worker did not start");
-  model.setPoolDevices({busy, removed});
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::State), QStringLiteral("busy"));
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::Job), QStringLiteral("softmax · softmax.cu"));
-  QCOMPARE(cell(&model, 1, GpuDeviceModel::State), QStringLiteral("removed: ") + removed.message);
-  QVERIFY(cell(&model, 1, GpuDeviceModel::Job).isEmpty());
-  busy.busy = false;
-  busy.job.clear();
-  model.setPoolDevices({busy});
-  QCOMPARE(cell(&model, 0, GpuDeviceModel::State), QStringLiteral("ready"));
-  QCOMPARE(cell(&model, 1, GpuDeviceModel::State), QStringLiteral("not used"));
-}
-
 void TestGpusDock::windowPanelShowsFedStats() {
   DevicesPanel *panel = window_->devicesPanel();
   // Stop the live refresh so the recorded figures stay.
   panel->stop();
   QVERIFY(!panel->isRefreshing());
-  QVERIFY(panel->model()->setStatsJson(readFile(kFixture)));
+  panel->model()->setStats(std::get<kwb::GpuStatsReport>(kwb::parseGpuStats(readFile(kFixture).toStdString())));
   QCOMPARE(panel->view()->model()->rowCount(), 2);
   QVERIFY(!panel->view()->isHidden());
   QVERIFY(panel->messageLabel()->isHidden());
@@ -181,8 +121,8 @@ void TestGpusDock::poolDeviceTakenOutIsReported() {
     QVERIFY(window_->runCurrent());
     QVERIFY(finished.wait(120000));
     const auto run = finished.takeFirst().at(0).value<kwb::ui::EvaluationRun>();
-    QVERIFY2(run.outcome == QStringLiteral("not-run") || run.outcome == QStringLiteral("error"),
-             qPrintable(run.outcome + QStringLiteral(": ") + run.message));
+    QVERIFY2(run.outcome == kwb::Outcome::NotRun || run.outcome == kwb::Outcome::Error,
+             qPrintable(QLatin1String(kwb::toString(run.outcome)) + QStringLiteral(": ") + run.message));
   }
   if (message.isEmpty()) QVERIFY(message.wait(10000));
   const QString text = message.front().at(0).toString();
@@ -200,7 +140,8 @@ void TestGpusDock::poolDeviceTakenOutIsReported() {
   QVERIFY(window_->runCurrent());
   QVERIFY(finished.wait(120000));
   const auto run = finished.takeFirst().at(0).value<kwb::ui::EvaluationRun>();
-  QVERIFY2(run.outcome == QStringLiteral("not-run"), qPrintable(run.outcome + QStringLiteral(": ") + run.message));
+  QVERIFY2(run.outcome == kwb::Outcome::NotRun,
+           qPrintable(QLatin1String(kwb::toString(run.outcome)) + QStringLiteral(": ") + run.message));
 
   // Cancel works on a pool run too: from the first progress report (the pool's device thread
   // reports it), as a user pressing Cancel mid-run.
@@ -221,9 +162,10 @@ void TestGpusDock::poolDeviceTakenOutIsReported() {
   disconnect(connection);
   QVERIFY(cancelled);
   const auto cancelledRun = finished.takeFirst().at(0).value<kwb::ui::EvaluationRun>();
-  qInfo("pool run cancelled mid-run ended as %s: %s", qPrintable(cancelledRun.outcome), qPrintable(cancelledRun.message));
-  QVERIFY2(cancelledRun.outcome == QStringLiteral("cancelled") || cancelledRun.outcome == QStringLiteral("not-run"),
-           qPrintable(cancelledRun.outcome + QStringLiteral(": ") + cancelledRun.message));
+  qInfo("pool run cancelled mid-run ended as %s: %s", kwb::toString(cancelledRun.outcome),
+        qPrintable(cancelledRun.message));
+  QVERIFY2(cancelledRun.outcome == kwb::Outcome::Cancelled || cancelledRun.outcome == kwb::Outcome::NotRun,
+           qPrintable(QLatin1String(kwb::toString(cancelledRun.outcome)) + QStringLiteral(": ") + cancelledRun.message));
   QVERIFY(!window_->isRunning());
   QVERIFY(window_->runAction()->isEnabled());
   editor->setText(original);

@@ -35,11 +35,11 @@
 #include "core/llm/provider_config.h"
 #include "core/llm/wire_format.h"
 #include "helpers/loopback_http_server.h"
-#include "ui/app_settings.h"
-#include "ui/keychain.h"
-#include "ui/llm_providers_page.h"
-#include "ui/llm_service.h"
-#include "ui/settings_dialog.h"
+#include "ui/settings/app_settings.h"
+#include "ui/settings/keychain.h"
+#include "ui/settings/llm_providers_page.h"
+#include "ui/services/llm_service.h"
+#include "ui/settings/settings_dialog.h"
 
 using kwb::test::LoopbackHttpServer;
 using kwb::test::ScriptedResponse;

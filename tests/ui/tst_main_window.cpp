@@ -44,21 +44,22 @@
 #include <Qsci/qscilexerproperties.h>
 
 #include "core/gpu/device_info.h"
+#include "core/gpu/worker_gpu_report.h"
 #include "core/paths/install_paths.h"
 #include "core/store/database.h"
 #include "core/store/workspace.h"
-#include "ui/app_settings.h"
-#include "ui/cuda_editor.h"
-#include "ui/cuda_lexer.h"
-#include "ui/editor_tabs.h"
-#include "ui/find_bar.h"
-#include "ui/gpu_probe.h"
-#include "ui/log_panel.h"
+#include "ui/settings/app_settings.h"
+#include "ui/views/cuda_editor.h"
+#include "ui/views/cuda_lexer.h"
+#include "ui/views/editor_tabs.h"
+#include "ui/views/find_bar.h"
+#include "ui/services/gpu_probe.h"
+#include "ui/views/log_panel.h"
 #include "ui/main_window.h"
 #include "ui/models/task_tree_model.h"
-#include "ui/settings_dialog.h"
-#include "ui/task_browser.h"
-#include "ui/workspace_service.h"
+#include "ui/settings/settings_dialog.h"
+#include "ui/views/task_browser.h"
+#include "ui/services/workspace_service.h"
 
 using kwb::ui::CudaEditor;
 using kwb::ui::MainWindow;
@@ -597,17 +598,15 @@ void TestMainWindow::probesGpuInChildProcess() {
     QVERIFY2(it.hasNext(), "no recorded kwb devices JSON in tests/gpu/results");
     QFile file(it.next());
     QVERIFY(file.open(QIODevice::ReadOnly));
-    QString error;
-    QString summary;
-    const auto inventory = GpuProbe::parseInventory(file.readAll(), &error, &summary);
-    QVERIFY2(inventory, qPrintable(error));
+    const auto read = kwb::parseGpuInventory(file.readAll().toStdString());
+    QVERIFY2(std::holds_alternative<kwb::GpuInventory>(read), (std::holds_alternative<std::string>(read) ? std::get<std::string>(read).c_str() : ""));
+    const auto *inventory = &std::get<kwb::GpuInventory>(read);
     QVERIFY(inventory->hasDevices());
     QCOMPARE(QString::fromStdString(inventory->devices.front().name), QStringLiteral("NVIDIA H200"));
     QCOMPARE(inventory->devices.front().ccMajor, 9);
     QCOMPARE(inventory->devices.front().smCount, 132);
-    QCOMPARE(summary, QString::fromStdString(inventory->summary()));
     QCOMPARE(inventory->libraries.size(), std::size_t(4));
-    QVERIFY(!GpuProbe::parseInventory("{\"devices\": 3}", &error));
+    QVERIFY(std::holds_alternative<std::string>(kwb::parseGpuInventory("{\"devices\": 3}")));
   }
   // The real worker.
   {

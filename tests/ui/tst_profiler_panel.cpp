@@ -21,8 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ui/main_window.h"
-#include "ui/profile_service.h"
-#include "ui/profiler_panel.h"
+#include "ui/services/profile_service.h"
+#include "ui/views/profiler_panel.h"
 
 using kwb::ui::ProfilerPanel;
 using kwb::ui::ProfileRow;
@@ -35,19 +35,10 @@ nlohmann::json readJson(const QString &path) {
 }
 
 ProfileRow profileOf(const nlohmann::json &j, const QString &sourceName) {
-  ProfileRow r;
-  r.outcome = QString::fromStdString(j["outcome"].get<std::string>());
-  r.device = QString::fromStdString(j["device"].get<std::string>());
-  r.chip = QString::fromStdString(j["chip"].get<std::string>());
-  r.config = QString::fromStdString(j["config"].get<std::string>());
-  r.passes = j["passes"].get<int>();
+  ProfileRow r = kwb::ui::toProfileRow(j.get<kwb::profile::ProfileResult>());
   r.set = r.passes > 2 ? QStringLiteral("detailed") : QStringLiteral("default");
   r.sourceName = sourceName;
   r.taskFolder = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax");
-  for (const auto &m : j["metrics"])
-    r.metrics << kwb::ui::MetricRow{QString::fromStdString(m["name"].get<std::string>()),
-                                    QString::fromStdString(m["label"].get<std::string>()),
-                                    QString::fromStdString(m["unit"].get<std::string>()), m["value"].get<double>()};
   return r;
 }
 
@@ -167,7 +158,7 @@ class TestProfilerPanel : public QObject {
     QVERIFY(panel.bannerText().isEmpty());
     // Counters out of reach: a banner says why, and what still works.
     ProfileRow refused;
-    refused.outcome = QStringLiteral("not-profiled");
+    refused.outcome = kwb::Outcome::NotProfiled;
     refused.reason = QStringLiteral("insufficient-privileges");
     refused.message = QStringLiteral("GPU performance counters are restricted to administrators");
     panel.showProfile(refused);
@@ -224,10 +215,10 @@ class TestProfilerPanel : public QObject {
   }
 
   void runsBecomeRooflinePoints() {
-    // The evaluator's result JSON as a timed run carries it (EvaluationResult::toJson).
+    // A timed run's result as the history stores it, read back through from_json.
     kwb::ui::EvaluationRun run;
     run.sourceName = QStringLiteral("/k/sgemm/lineage/08-double-buffer.cu");
-    run.result = nlohmann::json::parse(R"({"configs": [
+    run.result = kwb::parseEvaluationResult(R"({"configs": [
       {"config": "small", "timing": {"ok": true, "candidate": {"median_ms": 0.0601}, "roofline": {"flops": 268435456, "bytes": 3145728}}},
       {"config": "odd", "timing": {"ok": false, "error": "not timed"}},
       {"config": "h200", "timing": {"ok": true, "candidate": {"median_ms": 3.068}, "roofline": {"flops": 137438953472, "bytes": 201326592}}}]})");
@@ -236,7 +227,7 @@ class TestProfilerPanel : public QObject {
     QCOMPARE(points[1].label, QStringLiteral("08-double-buffer.cu · h200"));
     QCOMPARE(points[1].seconds, 3.068e-3);
     QCOMPARE(points[1].flops, 137438953472.0);
-    run.result = nullptr;  // a history listing's row: nothing to place
+    run.result.reset();  // a history listing's row: nothing to place
     QVERIFY(kwb::ui::rooflinePointsOf(run).isEmpty());
   }
 
@@ -275,12 +266,12 @@ class TestProfilerPanel : public QObject {
     QVERIFY(finished.wait(60000));
     const auto row = finished.first().first().value<ProfileRow>();
     // Here: no GPU ("not-run"); on a GPU machine: profiled, or not-profiled with a reason.
-    QVERIFY2(row.outcome == QLatin1String("not-run") || row.outcome == QLatin1String("profiled") ||
-                 row.outcome == QLatin1String("not-profiled"),
-             qPrintable(row.outcome + QStringLiteral(": ") + row.message));
+    QVERIFY2(row.outcome == kwb::Outcome::NotRun || row.outcome == kwb::Outcome::Profiled ||
+                 row.outcome == kwb::Outcome::NotProfiled,
+             qPrintable(QLatin1String(kwb::toString(row.outcome)) + QStringLiteral(": ") + row.message));
     ProfilerPanel panel;
     panel.showProfile(row);
-    if (row.outcome != QLatin1String("profiled")) QVERIFY(!panel.bannerText().isEmpty());
+    if (row.outcome != kwb::Outcome::Profiled) QVERIFY(!panel.bannerText().isEmpty());
   }
 
   void windowProfileAction() {

@@ -1,7 +1,7 @@
 // Run, Cancel, Results and History in the real main window under the offscreen platform: compile
 // errors marked in the editor, the bundled starter evaluated (on a machine without a GPU: "not
 // run", with resources and occupancy), runs stored in the workspace file and read back, Cancel,
-// a task that stops loading, and the result tree read from results of every kind.
+// and a task that stops loading. (The result tree alone: tests/models.)
 #include "isolated_home.h"
 #include <memory>
 
@@ -22,16 +22,16 @@
 #include <QtTest>
 
 #include "core/store/workspace.h"
-#include "ui/cuda_editor.h"
-#include "ui/editor_tabs.h"
-#include "ui/evaluation_run.h"
-#include "ui/evaluation_service.h"
-#include "ui/history_panel.h"
+#include "ui/views/cuda_editor.h"
+#include "ui/views/editor_tabs.h"
+#include "ui/models/evaluation_run.h"
+#include "ui/services/evaluation_service.h"
+#include "ui/views/history_panel.h"
 #include "ui/main_window.h"
 #include "ui/models/evaluation_result_model.h"
 #include "ui/models/run_history_model.h"
-#include "ui/results_panel.h"
-#include "ui/workspace_service.h"
+#include "ui/views/results_panel.h"
+#include "ui/services/workspace_service.h"
 
 using kwb::ui::CudaEditor;
 using kwb::ui::EvaluationResultModel;
@@ -84,7 +84,6 @@ class TestRunPanel : public QObject {
   void initTestCase();
   void cleanupTestCase();
   void hasRunActions();
-  void resultModelReadsEveryKindOfResult();
   void compileErrorsAreMarkedInline();
   void runsStarterAndKeepsHistory();
   void historyPersistsInTheWorkspaceFile();
@@ -163,127 +162,6 @@ void TestRunPanel::hasRunActions() {
   QVERIFY(window_->historyPanel()->taskFolder() == task_);
 }
 
-void TestRunPanel::resultModelReadsEveryKindOfResult() {
-  // What a GPU machine reports, in EvaluationResult::toJson()'s form: one configuration
-  // incorrect, one timed out, one whose worker was killed, one correct and timed.
-  const auto result = nlohmann::json::parse(R"json({
-    "outcome": "runtime-error", "message": "huge: the GPU worker died: killed by signal SIGKILL",
-    "arch": "sm_90", "device": "NVIDIA H200", "sandbox": "bwrap", "seconds": 4.2,
-    "compile": {"ok": true, "form": "device-only", "cache_hit": false, "seconds": 0.4, "toolkit": "13.0",
-                "diagnostics": [{"file": "/t/softmax.cu", "line": 7, "column": 9, "severity": "warning",
-                                 "message": "variable \"i\" was declared but never referenced",
-                                 "text": "/t/softmax.cu:7:9: warning: variable ..."}],
-                "kernels": [{"name": "softmax", "registers": 40, "shared_static_bytes": 1024,
-                             "constant_bytes": 0, "stack_frame_bytes": 0, "spill_store_bytes": 8,
-                             "spill_load_bytes": 8}]},
-    "configs": [
-      {"config": "small", "outcome": "incorrect", "reason": "mismatch", "error_name": "",
-       "message": "seed 2: y: 12 of 1048576 elements differ",
-       "candidate_launch": {"grid": [1024, 1, 1], "block": [128, 1, 1], "shared_bytes": 4096},
-       "reference_launch": {"grid": [1024, 1, 1], "block": [256, 1, 1], "shared_bytes": 0},
-       "occupancy": {"active_blocks_per_sm": 8, "active_warps_per_sm": 32, "occupancy": 0.5,
-                     "limiter": "registers", "error": "", "explanation": "8 blocks of 128 threads per SM (50%)"},
-       "seeds": [
-         {"seed": 1, "passed": true, "summary": "y: all 1048576 elements match", "unwritten": 0,
-          "inputs_modified": false, "race": false, "outputs": []},
-         {"seed": 2, "passed": false, "summary": "y: 12 of 1048576 elements differ", "unwritten": 3,
-          "inputs_modified": true, "race": true,
-          "outputs": [{"tensor": "y",
-                       "comparison": {"passed": false, "checked": 1048576, "mismatches": 12,
-                                      "first_mismatches": [{"index": 3, "coordinates": [0, 3], "got": 0.51, "want": 0.49},
-                                                           {"index": 9, "coordinates": [0, 9], "got": "NaN", "want": 0.1}],
-                                      "max_abs_error": 0.021, "max_rel_error": 0.04, "relative_l2_error": 3.4e-06},
-                       "unwritten": {"count": 3, "first_indices": [5], "summary": "3 unwritten"}}]}]},
-      {"config": "wide", "outcome": "timeout", "reason": "", "error_name": "",
-       "message": "timeout: the evaluation ran past its limit of 60 s (a kernel that never returns?); the worker was stopped",
-       "candidate_launch": {"grid": [256, 1, 1], "block": [128, 1, 1], "shared_bytes": 0},
-       "reference_launch": {"grid": [256, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}, "seeds": []},
-      {"config": "huge", "outcome": "runtime-error", "reason": "", "error_name": "worker-died",
-       "message": "the GPU worker died: killed by signal SIGKILL",
-       "candidate_launch": {"grid": [8192, 1, 1], "block": [128, 1, 1], "shared_bytes": 0},
-       "reference_launch": {"grid": [8192, 1, 1], "block": [256, 1, 1], "shared_bytes": 0}, "seeds": []},
-      {"config": "tiny", "outcome": "correct", "reason": "", "error_name": "", "message": "correct on 1 seed(s)",
-       "candidate_launch": {"grid": [4, 4, 1], "block": [32, 8, 1], "shared_bytes": 0},
-       "reference_launch": {"grid": [4, 1, 1], "block": [256, 1, 1], "shared_bytes": 0},
-       "seeds": [{"seed": 1, "passed": true, "summary": "y: all 64 elements match", "unwritten": 0,
-                  "inputs_modified": false, "race": false, "outputs": []}],
-       "timing": {"ok": true, "timer": "cuda-events", "speedup": 1.5, "suspicious": true,
-                  "suspicious_reason": "faster than the memory roofline allows", "stop_reason": "converged",
-                  "candidate": {"median_ms": 0.2, "iqr_ms": 0.004, "min_ms": 0.19, "mean_ms": 0.2, "samples": 50,
-                                "relative_spread": 0.02},
-                  "reference": {"median_ms": 0.3, "iqr_ms": 0.006, "min_ms": 0.29, "mean_ms": 0.3, "samples": 50,
-                                "relative_spread": 0.02}}}
-    ]})json");
-  EvaluationResultModel model;
-  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  model.setResult(result);
-  QCOMPARE(model.rowCount(), 5);  // compile and four configurations; no run row needed
-
-  const QModelIndex compile = model.firstOf(EvaluationResultModel::Kind::Compile);
-  QCOMPARE(cell(compile, EvaluationResultModel::OutcomeColumn), QStringLiteral("ok"));
-  QVERIFY(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("40 registers")));
-  QVERIFY(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("16 B spilled")));
-  QCOMPARE(model.rowCount(compile), 1);
-  const QModelIndex warning = model.index(0, 0, compile);
-  QCOMPARE(warning.data().toString(), QStringLiteral("softmax.cu:7:9"));
-  QCOMPARE(cell(warning, EvaluationResultModel::OutcomeColumn), QStringLiteral("warning"));
-
-  const auto configs = rowsOf(&model, EvaluationResultModel::Kind::Config);
-  QCOMPARE(configs.size(), 4);
-  const QModelIndex small = configs[0];
-  QCOMPARE(small.data().toString(), QStringLiteral("small"));
-  QCOMPARE(cell(small, EvaluationResultModel::OutcomeColumn), QStringLiteral("incorrect"));
-  QCOMPARE(cell(small, EvaluationResultModel::LaunchColumn),
-           QStringLiteral("grid 1024 · block 128 · 4096 B shared"));
-  QCOMPARE(cell(small, EvaluationResultModel::OccupancyColumn), QStringLiteral("50% · 8 blocks/SM"));
-  QVERIFY(small.siblingAtColumn(EvaluationResultModel::OccupancyColumn)
-              .data(Qt::ToolTipRole)
-              .toString()
-              .contains(QLatin1String("registers")));
-  QCOMPARE(model.rowCount(small), 2);
-  const QModelIndex passed = model.index(0, 0, small);
-  const QModelIndex failed = model.index(1, 0, small);
-  QCOMPARE(cell(passed, EvaluationResultModel::OutcomeColumn), QStringLiteral("passed"));
-  QCOMPARE(cell(failed, EvaluationResultModel::OutcomeColumn), QStringLiteral("failed"));
-  QCOMPARE(failed.data().toString(), QStringLiteral("seed 2"));
-  QCOMPARE(cell(failed, EvaluationResultModel::DetailColumn),
-           QStringLiteral("y: 12 of 1048576 elements differ"));
-  QCOMPARE(cell(failed, EvaluationResultModel::ErrorColumn),
-           QStringLiteral("abs 0.021 · rel 0.04 · L2 3.4e-06"));
-  QCOMPARE(cell(failed, EvaluationResultModel::MismatchColumn),
-           QStringLiteral("y[0, 3]: got 0.51, want 0.49; y[0, 9]: got NaN, want 0.1"));
-  QCOMPARE(cell(failed, EvaluationResultModel::ChecksColumn),
-           QStringLiteral("3 unwritten, race, inputs modified"));
-
-  // Runs that never came back say what happened.
-  QCOMPARE(cell(configs[1], EvaluationResultModel::OutcomeColumn), QStringLiteral("timeout"));
-  QVERIFY(cell(configs[1], EvaluationResultModel::DetailColumn).contains(QLatin1String("never returns")));
-  QCOMPARE(cell(configs[2], EvaluationResultModel::OutcomeColumn), QStringLiteral("runtime error"));
-  QCOMPARE(cell(configs[2], EvaluationResultModel::DetailColumn),
-           QStringLiteral("worker-died: the GPU worker died: killed by signal SIGKILL"));
-
-  const QModelIndex tiny = configs[3];
-  QCOMPARE(cell(tiny, EvaluationResultModel::LaunchColumn), QStringLiteral("grid 4×4 · block 32×8"));
-  QCOMPARE(cell(tiny, EvaluationResultModel::TimeColumn), QStringLiteral("200.0 µs (IQR 4.00 µs)"));
-  QCOMPARE(cell(tiny, EvaluationResultModel::SpeedupColumn), QStringLiteral("1.50×"));
-  QCOMPARE(cell(tiny, EvaluationResultModel::ChecksColumn), QStringLiteral("suspicious"));
-  QVERIFY(tiny.siblingAtColumn(EvaluationResultModel::ChecksColumn)
-              .data(Qt::ToolTipRole)
-              .toString()
-              .contains(QLatin1String("roofline")));
-
-  // A result with nothing per configuration gets a row saying why.
-  model.setResult({{"outcome", "error"},
-                   {"message", "the task did not load: boom"},
-                   {"configs", nlohmann::json::array()}});
-  QCOMPARE(model.rowCount(), 1);
-  const QModelIndex run = model.firstOf(EvaluationResultModel::Kind::Run);
-  QCOMPARE(cell(run, EvaluationResultModel::OutcomeColumn), QStringLiteral("error"));
-  QCOMPARE(cell(run, EvaluationResultModel::DetailColumn), QStringLiteral("the task did not load: boom"));
-  model.clear();
-  QCOMPARE(model.rowCount(), 0);
-}
-
 void TestRunPanel::compileErrorsAreMarkedInline() {
   CudaEditor *editor = window_->currentEditor();
   QVERIFY(editor);
@@ -298,7 +176,7 @@ void TestRunPanel::compileErrorsAreMarkedInline() {
 
   QVERIFY(window_->runAction()->isEnabled());
   const EvaluationRun run = runWithShortcut();
-  QCOMPARE(run.outcome, QStringLiteral("compile-error"));
+  QCOMPARE(run.outcome, kwb::Outcome::CompileError);
   QVERIFY2(run.message.contains(QLatin1String("does not compile")), qPrintable(run.message));
 
   // The editor: an error symbol on the line, and the compiler's words under it.
@@ -321,7 +199,7 @@ void TestRunPanel::compileErrorsAreMarkedInline() {
   QCOMPARE(results->model()->index(0, 0, compile).data().toString(),
            QStringLiteral("softmax.cu:%1:%2")
                .arg(errorLine)
-               .arg(run.result["compile"]["diagnostics"][0].value("column", 0)));
+               .arg(run.result->candidate.diagnostics.at(0).column));
   QVERIFY(results->view()->isExpanded(compile));
 
   // Editing clears the marks: they described the text that ran.
@@ -343,7 +221,7 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
   QSignalSpy progress(window_->evaluation(), &kwb::ui::EvaluationService::progress);
 
   const EvaluationRun run = runWithShortcut();
-  QVERIFY2(!run.outcome.isEmpty(), "the run did not finish");
+  QVERIFY2(run.result.has_value(), "the run did not finish");
   QVERIFY(!progress.isEmpty());  // the progress bar was fed
   QVERIFY(!window_->runProgressBar()->isVisible());
   QVERIFY(window_->runAction()->isEnabled());
@@ -359,7 +237,7 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
   const auto configs = rowsOf(model, EvaluationResultModel::Kind::Config);
   QCOMPARE(configs.size(), 3);
   QCOMPARE(configs[0].data().toString(), QStringLiteral("small"));
-  if (run.outcome == QLatin1String("not-run")) {
+  if (run.outcome == kwb::Outcome::NotRun) {
     // This machine has no GPU: compiled, resources and occupancy reported, nothing faked.
     QVERIFY2(run.message.startsWith(QLatin1String("no CUDA device: not run")), qPrintable(run.message));
     QVERIFY(window_->resultsPanel()->summaryText().contains(QLatin1String("no CUDA device: not run")));
@@ -372,7 +250,7 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
       QVERIFY(cell(config, EvaluationResultModel::TimeColumn).isEmpty());
     }
   } else {
-    QCOMPARE(run.outcome, QStringLiteral("correct"));  // the starter is a correct kernel
+    QCOMPARE(run.outcome, kwb::Outcome::Correct);  // the starter is a correct kernel
     for (const QModelIndex &config : configs) QCOMPARE(model->rowCount(config), 3);  // three seeds
   }
 
@@ -392,7 +270,7 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
   const RunHistoryModel *history = window_->historyPanel()->model();
   QTRY_COMPARE_WITH_TIMEOUT(history->rowOf(stored.historyId), 0, 60000);
   QCOMPARE(history->rowCount(), 2);
-  QCOMPARE(history->index(0, 0).data(RunHistoryModel::OutcomeRole).toString(), run.outcome);
+  QCOMPARE(history->index(0, 0).data(RunHistoryModel::OutcomeRole).toString(), QLatin1String(kwb::toString(run.outcome)));
   QCOMPARE(history->index(0, RunHistoryModel::SourceColumn).data().toString(), QStringLiteral("softmax.cu"));
   QCOMPARE(window_->historyPanel()->view()->currentIndex().row(), 0);
   // The compile error of the previous test is the older row.
@@ -468,10 +346,10 @@ void TestRunPanel::cancelStopsTheRun() {
 
   QVERIFY(finished.wait(kRunTimeoutMs));
   const EvaluationRun run = finished.front().front().value<EvaluationRun>();
-  QCOMPARE(run.outcome, QStringLiteral("cancelled"));
+  QCOMPARE(run.outcome, kwb::Outcome::Cancelled);
   QCOMPARE(run.message, QStringLiteral("cancelled by the user"));
-  for (const auto &config : run.result.value("configs", nlohmann::json::array()))
-    QCOMPARE(QString::fromStdString(config.value("outcome", std::string())), QStringLiteral("cancelled"));
+  QVERIFY(run.result.has_value());
+  for (const auto &config : run.result->configs) QCOMPARE(config.outcome, kwb::Outcome::Cancelled);
   QVERIFY(window_->resultsPanel()->summaryText().startsWith(QLatin1String("cancelled")));
   QVERIFY(!window_->isRunning());
   QVERIFY(window_->runAction()->isEnabled());
@@ -505,12 +383,12 @@ void TestRunPanel::cancelDuringProgress() {
   disconnect(connection);
   QVERIFY(cancelled);
   const EvaluationRun run = finished.front().front().value<EvaluationRun>();
-  if (run.outcome == QLatin1String("cancelled")) {
+  if (run.outcome == kwb::Outcome::Cancelled) {
     QCOMPARE(run.message, QStringLiteral("cancelled by the user"));
   } else {
-    QVERIFY2(run.outcome == QLatin1String("not-run") || run.outcome == QLatin1String("correct"),
-             qPrintable(run.outcome + QStringLiteral(": ") + run.message));
-    QCOMPARE(run.result["configs"].size(), std::size_t{3});
+    QVERIFY2(run.outcome == kwb::Outcome::NotRun || run.outcome == kwb::Outcome::Correct,
+             qPrintable(QLatin1String(kwb::toString(run.outcome)) + QStringLiteral(": ") + run.message));
+    QCOMPARE(run.result->configs.size(), std::size_t{3});
   }
   QVERIFY(!window_->isRunning());
   QVERIFY(window_->runAction()->isEnabled());
@@ -533,7 +411,7 @@ void TestRunPanel::brokenTaskEndsInAResultRow() {
 
   window_->editors()->setCurrentWidget(window_->editors()->editorFor(task_ + QStringLiteral("/softmax.cu")));
   const EvaluationRun run = runWithShortcut();
-  QCOMPARE(run.outcome, QStringLiteral("error"));
+  QCOMPARE(run.outcome, kwb::Outcome::Error);
   QVERIFY2(run.message.contains(QLatin1String("task.toml")), qPrintable(run.message));
   const QModelIndex row = window_->resultsPanel()->model()->firstOf(EvaluationResultModel::Kind::Run);
   QVERIFY(row.isValid());

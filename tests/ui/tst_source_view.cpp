@@ -15,7 +15,7 @@
 
 #include "core/compile/disassembly.h"
 #include "ui/main_window.h"
-#include "ui/source_view_panel.h"
+#include "ui/views/source_view_panel.h"
 
 using kwb::ui::SourceViewPanel;
 

@@ -24,8 +24,8 @@
 
 #include "ui/main_window.h"
 #include "ui/models/tune_points_model.h"
-#include "ui/tuning_panel.h"
-#include "ui/tuning_service.h"
+#include "ui/views/tuning_panel.h"
+#include "ui/services/tuning_service.h"
 
 using kwb::tune::Point;
 using kwb::tune::PointResult;
@@ -44,10 +44,10 @@ kwb::tune::Tuner::Measure slowBowl(int ms) {
   return [ms](const Point &p) {
     PointResult r;
     if (p.at("BX") == 128) {
-      r.outcome = "incorrect";
+      r.outcome = kwb::Outcome::Incorrect;
       r.message = "mismatch at (3, 7)";
     } else {
-      r.outcome = "correct";
+      r.outcome = kwb::Outcome::Correct;
       r.objectiveMs = 0.5 + std::abs(std::log2(p.at("BX") / 32.0)) + std::abs(std::log2(p.at("BY") / 4.0)) +
                       0.1 * std::abs(static_cast<double>(p.at("U") - 6));
     }
@@ -206,6 +206,12 @@ class TestTuningView : public QObject {
       QCOMPARE(window.tuningPanel()->model()->rowCount(), 9);
       QVERIFY2(window.tuningPanel()->statusText().contains(QStringLiteral("nothing was measured")),
                qPrintable(window.tuningPanel()->statusText()));
+      // Words say what happened: compiled, not run; not "measured" nor "rejected".
+      QVERIFY2(window.tuningPanel()->statusText().contains(QStringLiteral("9 compiled, not run (no GPU)")),
+               qPrintable(window.tuningPanel()->statusText()));
+      QVERIFY(!window.tuningPanel()->statusText().contains(QStringLiteral("rejected")));
+      const auto *model = window.tuningPanel()->model();
+      QCOMPARE(model->index(0, model->columnCount() - 1).data().toString(), QStringLiteral("compiled only"));
     } else {
       QCOMPARE(summary.stop, QStringLiteral("done"));
       QVERIFY(summary.bestOrder >= 0);

@@ -57,7 +57,7 @@ class TestEvaluator : public QObject {
     QVERIFY2(located, result.message.c_str());
     QVERIFY(result.message.find("broken.cu") != std::string::npos);
     QVERIFY(result.configs.empty());  // nothing was launched or even planned
-    const auto j = result.toJson();
+    const nlohmann::json j = result;
     QCOMPARE(j["outcome"].get<std::string>(), std::string("compile-error"));
     QVERIFY(j["compile"]["diagnostics"][0]["line"].get<int>() == 2);
   }
@@ -86,7 +86,7 @@ class TestEvaluator : public QObject {
       QVERIFY(c.occupancy->activeBlocksPerSM > 0);
       QCOMPARE(c.candidateLaunch.block[0], std::int64_t(512));
     }
-    const auto j = result.toJson();
+    const nlohmann::json j = result;
     QCOMPARE(j["outcome"].get<std::string>(), std::string("not-run"));
     QVERIFY(j["configs"][0].contains("occupancy"));
   }
@@ -110,7 +110,7 @@ class TestEvaluator : public QObject {
     QVERIFY(!result.candidate.image.empty());
     QVERIFY(result.candidate.image.compare(0, 4, "\x7f" "ELF") == 0);
     for (const auto &c : result.configs) QVERIFY(!c.occupancy.has_value());
-    QCOMPARE(result.toJson()["compile"]["form"].get<std::string>(), std::string("host-launcher"));
+    QCOMPARE(nlohmann::json(result)["compile"]["form"].get<std::string>(), std::string("host-launcher"));
 
     // A launcher that does not compile reports nvcc's diagnostics with lines.
     const auto bad = kwb::evaluate(task, source + "int broken = ;\n", {}, compileOnly());

@@ -78,7 +78,7 @@ class TestEvaluatorPool : public QObject {
     for (int i = 0; i < 6; ++i) results.push_back(pool.submit(softmax_, source));
     for (auto &f : results) {
       const auto r = f.get();
-      QVERIFY2(r.outcome == kwb::EvalOutcome::NotRun || r.outcome == kwb::EvalOutcome::Error, r.message.c_str());
+      QVERIFY2(r.outcome == kwb::Outcome::NotRun || r.outcome == kwb::Outcome::Error, r.message.c_str());
       QVERIFY2(r.deviceOrdinal == -1, "a result that did not run claims a device");
     }
     for (const auto &d : pool.devices()) {

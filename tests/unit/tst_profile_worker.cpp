@@ -115,16 +115,16 @@ class TestProfileWorker : public QObject {
     kwb::profile::ProfileOptions o;
     o.config = "wide";
     const auto r = kwb::profile::profileCandidate(task, readFile(task.folder / task.starterSource()), o, settings);
-    QCOMPARE(QString::fromStdString(r.outcome), QString("not-run"));
+    QCOMPARE(QString(kwb::toString(r.outcome)), QString("not-run"));
     QVERIFY2(r.message.rfind("not run: no CUDA device", 0) == 0, r.message.c_str());
     QCOMPARE(r.config, std::string("wide"));
     QCOMPARE(r.arch, std::string("sm_90"));
     QVERIFY(r.metrics.empty());
-    QCOMPARE(r.toJson().value("outcome", ""), std::string("not-run"));
+    QCOMPARE(nlohmann::json(r).value("outcome", ""), std::string("not-run"));
 
     // A candidate that does not compile says so first, GPU or not.
     const auto bad = kwb::profile::profileCandidate(task, "extern \"C\" __global__ void softmax( { }", o, settings);
-    QCOMPARE(QString::fromStdString(bad.outcome), QString("compile-error"));
+    QCOMPARE(QString(kwb::toString(bad.outcome)), QString("compile-error"));
     QVERIFY2(bad.message.find("does not compile") != std::string::npos, bad.message.c_str());
 
     // Options that do not fit the task are the caller's mistake.

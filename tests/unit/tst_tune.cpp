@@ -43,7 +43,7 @@ const Point kFloor = {{"A", 16}, {"B", 4}, {"C", 64}, {"D", 2}};
 PointResult bowl(const Point &p) {
   PointResult r;
   if (p.at("A") == 128) {
-    r.outcome = "incorrect";
+    r.outcome = kwb::Outcome::Incorrect;
     r.message = "mismatch";
     return r;
   }
@@ -52,7 +52,7 @@ PointResult bowl(const Point &p) {
     const double d = std::log2(static_cast<double>(v)) - std::log2(static_cast<double>(kFloor.at(k)));
     s += d * d;
   }
-  r.outcome = "correct";
+  r.outcome = kwb::Outcome::Correct;
   r.objectiveMs = s;
   r.configMs["only"] = s;
   return r;
@@ -151,7 +151,7 @@ class TestTune : public QObject {
     QCOMPARE(report.points[*report.best].point, kFloor);
     QCOMPARE(*report.points[*report.best].result.objectiveMs, 1.0);
     for (const auto &p : report.points)
-      if (p.point.at("A") == 128) QCOMPARE(p.result.outcome, std::string("incorrect"));
+      if (p.point.at("A") == 128) QCOMPARE(p.result.outcome, kwb::Outcome::Incorrect);
     QCOMPARE(report.measured, std::size_t(64));
     QVERIFY(report.rejected <= report.points.size());
     QCOMPARE(report.stop, std::string("done"));
@@ -172,10 +172,10 @@ class TestTune : public QObject {
     const auto report = tuner.search(space, [](const Point &p) {
       PointResult r;
       if (p.at("X") == 3) {
-        r.outcome = "correct";
+        r.outcome = kwb::Outcome::Correct;
         r.objectiveMs = 100.0;
       } else {
-        r.outcome = p.at("X") == 1 ? "compile-error" : "incorrect";
+        r.outcome = p.at("X") == 1 ? kwb::Outcome::CompileError : kwb::Outcome::Incorrect;
       }
       return ready(r);
     }, 2, std::string());
@@ -259,18 +259,18 @@ class TestTune : public QObject {
     settings.cacheFile = dir_ / "outcomes.sqlite";
     std::vector<kwb::Tunable> dims = {{"X", {1, 2, 3, 4, 5}}};
     const SearchSpace space(dims);
-    const char *outcomes[] = {"correct", "incorrect", "compile-error", "timeout", "error"};
+    const kwb::Outcome outcomes[] = {kwb::Outcome::Correct, kwb::Outcome::Incorrect, kwb::Outcome::CompileError, kwb::Outcome::Timeout, kwb::Outcome::Error};
     kwb::tune::Tuner tuner(settings);
     tuner.search(space, [&](const Point &p) {
       PointResult r;
       r.outcome = outcomes[p.at("X") - 1];
-      if (r.outcome == "correct") r.objectiveMs = 2.0;
+      if (r.outcome == kwb::Outcome::Correct) r.objectiveMs = 2.0;
       return ready(r);
     }, 1, "ctx");
     kwb::tune::TuneCache cache(settings.cacheFile);
     QCOMPARE(cache.count("ctx"), std::size_t(3));
     QVERIFY(cache.find("ctx", "X=1").has_value());
-    QCOMPARE(PointResult::fromJson(*cache.find("ctx", "X=1")).objectiveMs.value_or(0), 2.0);
+    QCOMPARE(cache.find("ctx", "X=1")->get<PointResult>().objectiveMs.value_or(0), 2.0);
     QVERIFY(!cache.find("ctx", "X=4").has_value());
     QVERIFY(!cache.find("ctx", "X=5").has_value());
   }
@@ -282,7 +282,7 @@ class TestTune : public QObject {
     kwb::tune::Tuner tuner;
     const auto report = tuner.search(space, [](const Point &p) {
       PointResult r;
-      r.outcome = p.at("X") < 3 ? "correct" : "not-run";
+      r.outcome = p.at("X") < 3 ? kwb::Outcome::Correct : kwb::Outcome::NotRun;
       r.objectiveMs = p.at("X") < 3 ? std::optional<double>(1.0) : std::nullopt;
       r.message = "no CUDA device left in the pool";
       return ready(r);
@@ -304,7 +304,7 @@ class TestTune : public QObject {
     const auto report = tuner.tune(task, kwb::test::readFile(task.folder / task.starterSource()), "transpose.cu",
                                    [&](const kwb::tune::TunedPoint &, const kwb::tune::TuneReport &) { ++calls; });
     for (const auto &p : report.points) {
-      QVERIFY2(p.result.outcome == "not-run", (p.label + ": " + p.result.outcome + ": " + p.result.message).c_str());
+      QVERIFY2(p.result.outcome == kwb::Outcome::NotRun, (p.label + ": " + kwb::toString(p.result.outcome) + ": " + p.result.message).c_str());
       QVERIFY(p.result.registers > 0);
     }
     QCOMPARE(report.strategy, Strategy::Exhaustive);
@@ -313,7 +313,12 @@ class TestTune : public QObject {
     QCOMPARE(report.stop, std::string("no-device"));
     QVERIFY2(report.message.find("nothing was measured") != std::string::npos, report.message.c_str());
     QVERIFY(!report.best.has_value());
-    const auto j = report.toJson();
+    // Compiled but not run: neither measured nor rejected.
+    QCOMPARE(report.compiledOnly, std::size_t(9));
+    QCOMPARE(report.measured, std::size_t(0));
+    QCOMPARE(report.rejected, std::size_t(0));
+    const nlohmann::json j = report;
+    QCOMPARE(j["compiled_only"].get<std::size_t>(), std::size_t(9));
     QCOMPARE(j["points"].size(), std::size_t(9));
     QVERIFY(j["best"].is_null());
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, [&] {

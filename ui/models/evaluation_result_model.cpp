@@ -8,72 +8,37 @@
 #include <QFileInfo>
 #include <QStringList>
 
+#include "core/compile/diagnostics.h"
+#include "ui/models/outcome_style.h"
+
 namespace kwb::ui {
 
 namespace {
 
-using nlohmann::json;
 using Row = EvaluationResultModel::Row;
 using Kind = EvaluationResultModel::Kind;
 using Column = EvaluationResultModel::Column;
 
-QString str(const json &object, const char *key) {
-  const auto it = object.find(key);
-  if (it == object.end()) return {};
-  if (it->is_string()) return QString::fromStdString(it->get<std::string>());
-  if (it->is_null()) return {};
-  return QString::fromStdString(it->dump());
-}
-
-double num(const json &object, const char *key, double fallback = 0.0) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
-bool flag(const json &object, const char *key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_boolean() && it->get<bool>();
-}
-
-const json &member(const json &object, const char *key) {
-  static const json none;
-  if (!object.is_object()) return none;
-  const auto it = object.find(key);
-  return it == object.end() ? none : *it;
-}
-
-// A JSON value (a number, or the exact text of an element) as it reads best.
-QString valueText(const json &value) {
-  if (value.is_string()) return QString::fromStdString(value.get<std::string>());
-  if (value.is_number()) return QString::number(value.get<double>(), 'g', 7);
-  if (value.is_null()) return {};
-  return QString::fromStdString(value.dump());
-}
+QString qs(const std::string &text) { return QString::fromStdString(text); }
 
 QString figure(double value) {
   return QString::number(value, 'g', 3);
 }
 
-// "compile-error" -> "compile error"
-QString outcomeText(const QString &outcome) {
-  QString text = outcome;
-  return text.replace(QLatin1Char('-'), QLatin1Char(' '));
+QString exactFigure(double value) {
+  return QString::number(value, 'g', 7);
 }
 
-QString dims(const json &array) {
-  if (!array.is_array()) return {};
+QString dims(const std::array<std::int64_t, 3> &d) {
   QStringList parts;
-  for (const json &d : array) parts << valueText(d);
+  for (const auto v : d) parts << QString::number(v);
   while (parts.size() > 1 && parts.last() == QLatin1String("1")) parts.removeLast();
   return parts.join(QStringLiteral("×"));
 }
 
-QString launchText(const json &launch) {
-  if (!launch.is_object()) return {};
-  QString text =
-      QStringLiteral("grid %1 · block %2").arg(dims(member(launch, "grid")), dims(member(launch, "block")));
-  const double shared = num(launch, "shared_bytes");
-  if (shared > 0) text += QStringLiteral(" · %1 B shared").arg(shared, 0, 'f', 0);
+QString launchText(const LaunchDims &launch) {
+  QString text = QStringLiteral("grid %1 · block %2").arg(dims(launch.grid), dims(launch.block));
+  if (launch.sharedBytes > 0) text += QStringLiteral(" · %1 B shared").arg(launch.sharedBytes);
   return text;
 }
 
@@ -83,145 +48,142 @@ QString millis(double ms) {
   return QStringLiteral("%1 µs").arg(ms * 1000.0, 0, 'f', ms * 1000.0 >= 10 ? 1 : 2);
 }
 
-QString statsTip(const QString &who, const json &stats) {
+QString statsTip(const QString &who, const SampleStats &stats) {
   return QStringLiteral("%1: median %2, IQR %3, min %4, mean %5, %6 samples, spread %7%")
-      .arg(who, millis(num(stats, "median_ms")), millis(num(stats, "iqr_ms")), millis(num(stats, "min_ms")),
-           millis(num(stats, "mean_ms")))
-      .arg(num(stats, "samples"), 0, 'f', 0)
-      .arg(num(stats, "relative_spread") * 100.0, 0, 'f', 2);
+      .arg(who, millis(stats.median), millis(stats.iqr), millis(stats.min), millis(stats.mean))
+      .arg(stats.count)
+      .arg(stats.relativeSpread * 100.0, 0, 'f', 2);
 }
 
-Row runRow(const json &result) {
+Row runRow(const EvaluationResult &result) {
   Row row;
   row.kind = Kind::Run;
-  row.outcome = str(result, "outcome");
+  row.outcome = QLatin1String(toString(result.outcome));
+  row.tone = toneOf(result.outcome);
   row.text[Column::NameColumn] = EvaluationResultModel::tr("run");
-  row.text[Column::OutcomeColumn] = outcomeText(row.outcome);
-  row.text[Column::DetailColumn] = str(result, "message");
+  row.text[Column::OutcomeColumn] = outcomeText(result.outcome);
+  row.text[Column::DetailColumn] = qs(result.message);
   row.tip[Column::DetailColumn] = row.text[Column::DetailColumn];
   return row;
 }
 
-Row diagnosticRow(const json &d, const QString &prefix) {
+Row diagnosticRow(const Diagnostic &d, const QString &prefix) {
   Row row;
   row.kind = Kind::Diagnostic;
-  row.outcome = str(d, "severity");
-  const QString file = QFileInfo(str(d, "file")).fileName();
-  const int line = static_cast<int>(num(d, "line"));
-  const int column = static_cast<int>(num(d, "column"));
-  QString where = file.isEmpty() ? QString() : file;
-  if (line > 0) where += QStringLiteral(":%1").arg(line);
-  if (line > 0 && column > 0) where += QStringLiteral(":%1").arg(column);
+  row.outcome = QString::fromUtf8(severityName(d.severity));
+  row.tone = d.severity == Diagnostic::Severity::Error     ? OutcomeTone::Bad
+             : d.severity == Diagnostic::Severity::Warning ? OutcomeTone::Warning
+                                                           : OutcomeTone::Quiet;
+  const QString file = QFileInfo(qs(d.file)).fileName();
+  QString where = file;
+  if (d.line > 0) where += QStringLiteral(":%1").arg(d.line);
+  if (d.line > 0 && d.column > 0) where += QStringLiteral(":%1").arg(d.column);
   row.text[Column::NameColumn] = prefix + where;
   row.text[Column::OutcomeColumn] = row.outcome;
-  row.text[Column::DetailColumn] = str(d, "message");
-  row.tip[Column::DetailColumn] = str(d, "text");
+  row.text[Column::DetailColumn] = qs(d.message);
+  row.tip[Column::DetailColumn] = qs(formatDiagnostic(d));
   return row;
 }
 
-Row compileRow(const json &result) {
-  const json &compile = member(result, "compile");
+Row compileRow(const EvaluationResult &result) {
+  const CompileResult &compile = result.candidate;
   Row row;
   row.kind = Kind::Compile;
-  const bool ok = flag(compile, "ok");
-  const QString outcome = str(result, "outcome");
-  row.outcome = ok                                        ? QStringLiteral("ok")
-                : outcome == QLatin1String("unsupported") ? outcome
-                                                          : QStringLiteral("compile-error");
+  row.outcome = compile.ok                                  ? QStringLiteral("ok")
+                : result.outcome == Outcome::Unsupported ? QStringLiteral("unsupported")
+                                                             : QStringLiteral("compile-error");
+  row.tone = compile.ok ? OutcomeTone::Good
+             : result.outcome == Outcome::Unsupported ? OutcomeTone::Warning
+                                                      : OutcomeTone::Bad;
   row.text[Column::NameColumn] = EvaluationResultModel::tr("compile");
-  row.text[Column::OutcomeColumn] = outcomeText(row.outcome);
+  row.text[Column::OutcomeColumn] = QString(row.outcome).replace(QLatin1Char('-'), QLatin1Char(' '));
 
   QStringList details;
   QStringList tips;
-  for (const json &k : member(compile, "kernels")) {
-    const double spill = num(k, "spill_store_bytes") + num(k, "spill_load_bytes");
+  for (const KernelResources &k : compile.kernels) {
+    const int spill = k.spillStoreBytes + k.spillLoadBytes;
     details << EvaluationResultModel::tr("%1: %2 registers, %3 B shared%4")
-                   .arg(str(k, "name"))
-                   .arg(num(k, "registers"), 0, 'f', 0)
-                   .arg(num(k, "shared_static_bytes"), 0, 'f', 0)
-                   .arg(spill > 0 ? EvaluationResultModel::tr(", %1 B spilled").arg(spill, 0, 'f', 0)
-                                  : QString());
+                   .arg(qs(k.name))
+                   .arg(k.registers)
+                   .arg(k.sharedStaticBytes)
+                   .arg(spill > 0 ? EvaluationResultModel::tr(", %1 B spilled").arg(spill) : QString());
     tips << EvaluationResultModel::tr(
                 "%1: %2 registers, %3 B static shared, %4 B constant, %5 B stack, %6/%7 B "
                 "spill stores/loads")
-                .arg(str(k, "name"))
-                .arg(num(k, "registers"), 0, 'f', 0)
-                .arg(num(k, "shared_static_bytes"), 0, 'f', 0)
-                .arg(num(k, "constant_bytes"), 0, 'f', 0)
-                .arg(num(k, "stack_frame_bytes"), 0, 'f', 0)
-                .arg(num(k, "spill_store_bytes"), 0, 'f', 0)
-                .arg(num(k, "spill_load_bytes"), 0, 'f', 0);
+                .arg(qs(k.name))
+                .arg(k.registers)
+                .arg(k.sharedStaticBytes)
+                .arg(k.constantBytes)
+                .arg(k.stackFrameBytes)
+                .arg(k.spillStoreBytes)
+                .arg(k.spillLoadBytes);
   }
-  if (!ok) details.prepend(str(result, "message"));
+  if (!compile.ok) details.prepend(qs(result.message));
   QStringList about;
-  if (!str(compile, "form").isEmpty()) about << str(compile, "form");
-  if (!str(compile, "toolkit").isEmpty())
-    about << EvaluationResultModel::tr("CUDA %1").arg(str(compile, "toolkit"));
-  if (flag(compile, "cache_hit"))
+  about << QLatin1String(sourceFormName(compile.form));
+  if (!compile.toolkitVersion.empty()) about << EvaluationResultModel::tr("CUDA %1").arg(qs(compile.toolkitVersion));
+  if (compile.cacheHit)
     about << EvaluationResultModel::tr("from the compile cache");
-  else if (compile.contains("seconds"))
-    about << EvaluationResultModel::tr("%1 s").arg(num(compile, "seconds"), 0, 'f', 2);
+  else
+    about << EvaluationResultModel::tr("%1 s").arg(compile.seconds, 0, 'f', 2);
   row.text[Column::DetailColumn] = details.join(QStringLiteral("; "));
   row.tip[Column::DetailColumn] =
       (tips + QStringList{about.join(QStringLiteral(" · "))}).join(QLatin1Char('\n'));
 
-  for (const json &d : member(compile, "diagnostics")) row.children.push_back(diagnosticRow(d, QString()));
-  for (const json &d : member(result, "reference_diagnostics"))
+  for (const Diagnostic &d : compile.diagnostics) row.children.push_back(diagnosticRow(d, QString()));
+  for (const Diagnostic &d : result.referenceDiagnostics)
     row.children.push_back(diagnosticRow(d, EvaluationResultModel::tr("reference ")));
   return row;
 }
 
-Row seedRow(const json &s) {
+Row seedRow(const SeedOutcome &s) {
   Row row;
   row.kind = Kind::Seed;
-  const bool passed = flag(s, "passed");
-  row.outcome = passed ? QStringLiteral("passed") : QStringLiteral("failed");
-  row.text[Column::NameColumn] = EvaluationResultModel::tr("seed %1").arg(valueText(member(s, "seed")));
+  row.outcome = s.passed ? QStringLiteral("passed") : QStringLiteral("failed");
+  row.tone = s.passed ? OutcomeTone::Good : OutcomeTone::Bad;
+  row.text[Column::NameColumn] = EvaluationResultModel::tr("seed %1").arg(s.seed);
   row.text[Column::OutcomeColumn] = row.outcome;
-  row.text[Column::DetailColumn] = str(s, "summary");
+  row.text[Column::DetailColumn] = qs(s.summary);
   row.tip[Column::DetailColumn] = row.text[Column::DetailColumn];
 
-  const json &outputs = member(s, "outputs");
-  const bool several = outputs.is_array() && outputs.size() > 1;
+  const bool several = s.outputs.size() > 1;
   QStringList errors, errorTips, mismatches, mismatchTips, checks;
-  for (const json &output : outputs) {
-    const QString tensor = str(output, "tensor");
+  for (const OutputCheck &output : s.outputs) {
+    const QString tensor = qs(output.tensor);
     const QString label = several ? tensor + QStringLiteral(": ") : QString();
-    const json &c = member(output, "comparison");
-    if (c.is_object()) {
+    if (output.comparison) {
+      const ComparisonSummary &c = *output.comparison;
+      const QString relative = c.maxRelError ? figure(*c.maxRelError) : QStringLiteral("inf");
       errors << label + EvaluationResultModel::tr("abs %1 · rel %2 · L2 %3")
-                            .arg(figure(num(c, "max_abs_error")), figure(num(c, "max_rel_error")),
-                                 figure(num(c, "relative_l2_error")));
+                            .arg(figure(c.maxAbsError), relative, figure(c.relativeL2Error));
       errorTips << EvaluationResultModel::tr(
                        "%1: max abs error %2, max rel error %3, relative L2 error %4; %5 of %6 "
                        "elements differ")
-                       .arg(tensor, valueText(member(c, "max_abs_error")),
-                            valueText(member(c, "max_rel_error")), valueText(member(c, "relative_l2_error")),
-                            valueText(member(c, "mismatches")), valueText(member(c, "checked")));
+                       .arg(tensor, exactFigure(c.maxAbsError),
+                            c.maxRelError ? exactFigure(*c.maxRelError) : QStringLiteral("inf"),
+                            exactFigure(c.relativeL2Error))
+                       .arg(c.mismatches)
+                       .arg(c.checked);
       int shown = 0;
-      for (const json &m : member(c, "first_mismatches")) {
-        const json &coordinates = member(m, "coordinates");
+      for (const MismatchRecord &m : c.firstMismatches) {
         QStringList at;
-        if (coordinates.is_array()) {
-          for (const json &x : coordinates) at << valueText(x);
+        if (!m.coordinates.empty()) {
+          for (const auto x : m.coordinates) at << QString::number(x);
         } else {
-          at << valueText(member(m, "index"));
+          at << QString::number(m.index);
         }
         const QString item = EvaluationResultModel::tr("%1[%2]: got %3, want %4")
-                                 .arg(tensor, at.join(QStringLiteral(", ")), valueText(member(m, "got")),
-                                      valueText(member(m, "want")));
+                                 .arg(tensor, at.join(QStringLiteral(", ")), qs(m.got), qs(m.want));
         if (shown++ < 3) mismatches << item;
         mismatchTips << item;
       }
     }
-    const double unwritten = num(member(output, "unwritten"), "count");
-    if (unwritten > 0)
-      checks << EvaluationResultModel::tr("%1%2 unwritten").arg(label).arg(unwritten, 0, 'f', 0);
+    if (output.unwritten && output.unwritten->count > 0)
+      checks << EvaluationResultModel::tr("%1%2 unwritten").arg(label).arg(output.unwritten->count);
   }
-  if (checks.isEmpty() && num(s, "unwritten") > 0)
-    checks << EvaluationResultModel::tr("%1 unwritten").arg(num(s, "unwritten"), 0, 'f', 0);
-  if (flag(s, "race")) checks << EvaluationResultModel::tr("race");
-  if (flag(s, "inputs_modified")) checks << EvaluationResultModel::tr("inputs modified");
+  if (checks.isEmpty() && s.unwritten > 0) checks << EvaluationResultModel::tr("%1 unwritten").arg(s.unwritten);
+  if (s.race) checks << EvaluationResultModel::tr("race");
+  if (s.inputsModified) checks << EvaluationResultModel::tr("inputs modified");
   row.text[Column::ErrorColumn] = errors.join(QStringLiteral("; "));
   row.tip[Column::ErrorColumn] = errorTips.join(QLatin1Char('\n'));
   row.text[Column::MismatchColumn] = mismatches.join(QStringLiteral("; "));
@@ -230,99 +192,87 @@ Row seedRow(const json &s) {
   return row;
 }
 
-Row configRow(const json &c) {
+Row configRow(const ConfigOutcome &c) {
   Row row;
   row.kind = Kind::Config;
-  row.outcome = str(c, "outcome");
-  row.text[Column::NameColumn] = str(c, "config");
-  row.text[Column::OutcomeColumn] = outcomeText(row.outcome);
-  const QString errorName = str(c, "error_name");
+  row.outcome = QLatin1String(toString(c.outcome));
+  row.tone = toneOf(c.outcome);
+  row.text[Column::NameColumn] = qs(c.config);
+  row.text[Column::OutcomeColumn] = outcomeText(c.outcome);
   row.text[Column::DetailColumn] =
-      errorName.isEmpty() ? str(c, "message") : errorName + QStringLiteral(": ") + str(c, "message");
+      c.errorName.empty() ? qs(c.message) : qs(c.errorName) + QStringLiteral(": ") + qs(c.message);
   row.tip[Column::DetailColumn] = row.text[Column::DetailColumn];
-  row.text[Column::LaunchColumn] = launchText(member(c, "candidate_launch"));
-  row.tip[Column::LaunchColumn] =
-      EvaluationResultModel::tr("candidate: %1\nreference: %2")
-          .arg(launchText(member(c, "candidate_launch")), launchText(member(c, "reference_launch")));
+  row.text[Column::LaunchColumn] = launchText(c.candidateLaunch);
+  row.tip[Column::LaunchColumn] = EvaluationResultModel::tr("candidate: %1\nreference: %2")
+                                      .arg(launchText(c.candidateLaunch), launchText(c.referenceLaunch));
 
-  const json &occupancy = member(c, "occupancy");
-  if (occupancy.is_object()) {
-    if (!str(occupancy, "error").isEmpty()) {
+  if (c.occupancy) {
+    const Occupancy &occupancy = *c.occupancy;
+    if (!occupancy.error.empty()) {
       row.text[Column::OccupancyColumn] = EvaluationResultModel::tr("not launchable");
-      row.tip[Column::OccupancyColumn] = str(occupancy, "error");
+      row.tip[Column::OccupancyColumn] = qs(occupancy.error);
     } else {
       row.text[Column::OccupancyColumn] = EvaluationResultModel::tr("%1% · %2 blocks/SM")
-                                              .arg(num(occupancy, "occupancy") * 100.0, 0, 'f', 0)
-                                              .arg(num(occupancy, "active_blocks_per_sm"), 0, 'f', 0);
+                                              .arg(occupancy.occupancy * 100.0, 0, 'f', 0)
+                                              .arg(occupancy.activeBlocksPerSM);
       row.tip[Column::OccupancyColumn] = EvaluationResultModel::tr("%1\nlimited by %2")
-                                             .arg(str(occupancy, "explanation"), str(occupancy, "limiter"));
+                                             .arg(qs(occupancy.explanation), QLatin1String(toString(occupancy.limiter)));
     }
   }
 
-  const json &timing = member(c, "timing");
-  if (timing.is_object()) {
-    if (flag(timing, "ok")) {
-      const json &candidate = member(timing, "candidate");
+  if (c.timing) {
+    const TimingOutcome &timing = *c.timing;
+    if (timing.ok) {
       row.text[Column::TimeColumn] =
-          EvaluationResultModel::tr("%1 (IQR %2)")
-              .arg(millis(num(candidate, "median_ms")), millis(num(candidate, "iqr_ms")));
-      row.tip[Column::TimeColumn] =
-          QStringList{statsTip(EvaluationResultModel::tr("candidate"), candidate),
-                      statsTip(EvaluationResultModel::tr("reference"), member(timing, "reference")),
-                      EvaluationResultModel::tr("timer %1, stopped: %2")
-                          .arg(str(timing, "timer"), str(timing, "stop_reason"))}
-              .join(QLatin1Char('\n'));
-      row.text[Column::SpeedupColumn] = QStringLiteral("%1×").arg(num(timing, "speedup"), 0, 'f', 2);
-      row.tip[Column::SpeedupColumn] = EvaluationResultModel::tr("reference median / candidate median");
+          EvaluationResultModel::tr("%1 (IQR %2)").arg(millis(timing.candidate.median), millis(timing.candidate.iqr));
+      QStringList tips{statsTip(EvaluationResultModel::tr("candidate"), timing.candidate)};
+      if (timing.referenceTimed) tips << statsTip(EvaluationResultModel::tr("reference"), timing.reference);
+      tips << EvaluationResultModel::tr("timer %1, stopped: %2").arg(qs(timing.timer), qs(timing.stopReason));
+      row.tip[Column::TimeColumn] = tips.join(QLatin1Char('\n'));
+      if (timing.referenceTimed) {
+        row.text[Column::SpeedupColumn] = QStringLiteral("%1×").arg(timing.speedup, 0, 'f', 2);
+        row.tip[Column::SpeedupColumn] = EvaluationResultModel::tr("reference median / candidate median");
+      } else {
+        row.tip[Column::SpeedupColumn] = EvaluationResultModel::tr("the reference was not timed");
+      }
     } else {
       row.text[Column::TimeColumn] = EvaluationResultModel::tr("not timed");
-      row.tip[Column::TimeColumn] = str(timing, "error");
+      row.tip[Column::TimeColumn] = qs(timing.error);
     }
     QStringList checks, checkTips;
-    if (flag(timing, "suspicious")) {
+    if (timing.suspicious) {
       checks << EvaluationResultModel::tr("suspicious");
-      checkTips << str(timing, "suspicious_reason");
+      checkTips << qs(timing.suspiciousReason);
     }
-    if (num(timing, "throttled_samples") > 0) {
-      checks << EvaluationResultModel::tr("%1 throttled").arg(num(timing, "throttled_samples"), 0, 'f', 0);
+    if (timing.throttledSamples > 0) {
+      checks << EvaluationResultModel::tr("%1 throttled").arg(timing.throttledSamples);
       checkTips << EvaluationResultModel::tr("samples slowed by power or heat (NVML)");
     }
-    for (const json &finding : member(timing, "findings")) {
-      checks << str(finding, "reason");
-      checkTips << str(finding, "message");
+    for (const Finding &finding : timing.findings) {
+      checks << qs(finding.reason);
+      checkTips << qs(finding.message);
     }
     row.text[Column::ChecksColumn] = checks.join(QStringLiteral(", "));
     row.tip[Column::ChecksColumn] = checkTips.join(QLatin1Char('\n'));
   }
-  for (const json &s : member(c, "seeds")) row.children.push_back(seedRow(s));
+  for (const SeedOutcome &s : c.seeds) row.children.push_back(seedRow(s));
   return row;
-}
-
-QColor outcomeColour(const QString &outcome) {
-  static const QStringList good = {QStringLiteral("correct"), QStringLiteral("passed"), QStringLiteral("ok")};
-  static const QStringList quiet = {QStringLiteral("not-run"), QStringLiteral("cancelled"),
-                                    QStringLiteral("note")};
-  static const QStringList warn = {QStringLiteral("warning"), QStringLiteral("unsupported"),
-                                   QStringLiteral("timeout")};
-  if (good.contains(outcome)) return QColor(0x15, 0x80, 0x3d);
-  if (quiet.contains(outcome)) return QColor(0x6b, 0x72, 0x80);
-  if (warn.contains(outcome)) return QColor(0xb4, 0x53, 0x09);
-  return QColor(0xb9, 0x1c, 0x1c);
 }
 
 }  // namespace
 
 EvaluationResultModel::EvaluationResultModel(QObject *parent) : QAbstractItemModel(parent) {}
 
-void EvaluationResultModel::setResult(const nlohmann::json &result) {
+void EvaluationResultModel::setResult(const EvaluationResult &result) {
   std::vector<Row> rows;
-  if (result.is_object()) {
-    if (result.contains("compile")) rows.push_back(compileRow(result));
-    const json &configs = member(result, "configs");
-    for (const json &c : configs) rows.push_back(configRow(c));
-    const bool compileSaysIt = !rows.empty() && rows.front().outcome != QLatin1String("ok");
-    if ((!configs.is_array() || configs.empty()) && !compileSaysIt) rows.push_back(runRow(result));
-  }
+  // A result made before any compile (the task did not load, cancelled at once) has no compile row.
+  const bool compiled = result.candidate.ok || !result.candidate.diagnostics.empty() ||
+                        !result.candidate.kernels.empty() || result.candidate.seconds > 0 ||
+                        result.outcome == Outcome::CompileError || result.outcome == Outcome::Unsupported;
+  if (compiled) rows.push_back(compileRow(result));
+  for (const ConfigOutcome &c : result.configs) rows.push_back(configRow(c));
+  const bool compileSaysIt = !rows.empty() && rows.front().kind == Kind::Compile && !result.candidate.ok;
+  if (result.configs.empty() && !compileSaysIt) rows.push_back(runRow(result));
   beginResetModel();
   rows_ = std::move(rows);
   endResetModel();
@@ -378,9 +328,9 @@ QVariant EvaluationResultModel::data(const QModelIndex &index, int role) const {
     case Qt::ToolTipRole:
       return row->tip[column].isEmpty() ? QVariant() : QVariant(row->tip[column]);
     case Qt::ForegroundRole:
-      if (index.column() == OutcomeColumn) return QBrush(outcomeColour(row->outcome));
+      if (index.column() == OutcomeColumn) return QBrush(toneColour(row->tone));
       if (index.column() == ChecksColumn && !row->text[column].isEmpty())
-        return QBrush(outcomeColour(QString()));
+        return QBrush(toneColour(OutcomeTone::Bad));
       return {};
     case KindRole:
       return static_cast<int>(row->kind);

@@ -1,5 +1,5 @@
 #pragma once
-// The Results panel's tree, read from one EvaluationResult::toJson(): a compile row (its
+// The Results panel's tree, read from one kwb::EvaluationResult: a compile row (its
 // diagnostics under it), one row per size configuration (outcome, message, launch, occupancy,
 // timing) with a row per seed under it (passed or failed, summary, error figures, first
 // mismatches, unwritten elements, race), and a run row when no configuration says what
@@ -10,7 +10,8 @@
 #include <QAbstractItemModel>
 #include <QString>
 
-#include <nlohmann/json.hpp>
+#include "core/eval/evaluation_result.h"
+#include "ui/models/outcome_style.h"
 
 namespace kwb::ui {
 
@@ -35,12 +36,12 @@ class EvaluationResultModel : public QAbstractItemModel {
   };
   enum Role {
     KindRole = Qt::UserRole + 1,  // Kind as int
-    OutcomeRole,  // QString as the JSON has it: "not-run", "passed", "error" (a severity), ...
+    OutcomeRole,  // QString: an Outcome's name ("not-run"), "passed"/"failed" (seeds), "ok" (compile), a severity
   };
 
   explicit EvaluationResultModel(QObject *parent = nullptr);
 
-  void setResult(const nlohmann::json &result);
+  void setResult(const EvaluationResult &result);
   void clear();
 
   // The first top-level row of that kind (invalid when none).
@@ -56,6 +57,7 @@ class EvaluationResultModel : public QAbstractItemModel {
   struct Row {
     Kind kind = Kind::Run;
     QString outcome;
+    OutcomeTone tone = OutcomeTone::Bad;
     std::array<QString, ColumnCount> text;
     std::array<QString, ColumnCount> tip;
     std::vector<Row> children;

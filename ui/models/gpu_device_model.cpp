@@ -2,9 +2,6 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 
 #include <algorithm>
 
@@ -19,48 +16,17 @@ QString GpuDeviceModel::formatBytes(qint64 bytes) {
   return tr("%1 MiB").arg(static_cast<double>(bytes) / (1024.0 * 1024.0), 0, 'f', 0);
 }
 
-bool GpuDeviceModel::setStatsJson(const QByteArray &json, QString *error) {
-  QJsonParseError parseError;
-  const QJsonDocument document = QJsonDocument::fromJson(json, &parseError);
-  const QJsonObject root = document.object();
-  if (document.isNull() || !document.isObject() || !root.value(QLatin1String("devices")).isArray()) {
-    if (error)
-      *error = document.isNull() ? tr("not JSON (%1 at byte %2)").arg(parseError.errorString()).arg(parseError.offset)
-                                 : tr("no \"devices\" list");
-    return false;
-  }
-  QList<GpuStatsRow> rows;
-  for (const QJsonValue &value : root.value(QLatin1String("devices")).toArray()) {
-    const QJsonObject d = value.toObject();
-    auto integer = [&](const char *key, int fallback) { return d.value(QLatin1String(key)).toInt(fallback); };
-    auto text = [&](const char *key) { return d.value(QLatin1String(key)).toString(); };
-    GpuStatsRow r;
-    r.ordinal = integer("ordinal", 0);
-    r.name = text("name");
-    r.pciBusId = text("pci_bus_id");
-    r.utilizationPercent = integer("utilization_percent", -1);
-    r.memoryUsedBytes = d.value(QLatin1String("memory_used_bytes")).toInteger();
-    r.memoryTotalBytes = d.value(QLatin1String("memory_total_bytes")).toInteger();
-    r.temperatureC = integer("temperature_c", -1);
-    r.smClockMHz = integer("sm_clock_mhz", -1);
-    r.clockEvents = text("clock_event_text");
-    r.throttled = d.value(QLatin1String("throttled")).toBool();
-    r.problem = text("problem");
-    rows.push_back(r);
-  }
-  setStats(rows, root.value(QLatin1String("problem")).toString());
-  return true;
-}
-
-void GpuDeviceModel::setStats(const QList<GpuStatsRow> &rows, const QString &problem) {
+void GpuDeviceModel::setStats(const kwb::GpuStatsReport &report) {
+  const std::vector<kwb::GpuStats> &rows = report.devices;
+  const QString problem = QString::fromStdString(report.problem);
   const bool sameShape = rows.size() == rows_.size() &&
                          std::equal(rows.begin(), rows.end(), rows_.begin(), [](const auto &a, const auto &b) {
                            return a.ordinal == b.ordinal;
                          });
-  problem_ = rows.isEmpty() && problem.isEmpty() ? tr("no CUDA device") : problem;
+  problem_ = rows.empty() && problem.isEmpty() ? tr("no CUDA device") : problem;
   if (sameShape) {
     rows_ = rows;
-    if (!rows_.isEmpty()) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    if (!rows_.empty()) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
     return;
   }
   beginResetModel();
@@ -69,20 +35,22 @@ void GpuDeviceModel::setStats(const QList<GpuStatsRow> &rows, const QString &pro
 }
 
 void GpuDeviceModel::setFailure(const QString &reason) {
-  setStats({}, reason);
+  kwb::GpuStatsReport report;
+  report.problem = reason.toStdString();
+  setStats(report);
 }
 
 void GpuDeviceModel::setPoolDevices(const QList<PoolDeviceRow> &devices) {
   pool_ = devices;
-  if (!rows_.isEmpty()) emit dataChanged(index(0, State), index(rowCount() - 1, Job));
+  if (!rows_.empty()) emit dataChanged(index(0, State), index(rowCount() - 1, Job));
 }
 
 QString GpuDeviceModel::noDeviceText() const {
-  return rows_.isEmpty() ? tr("No CUDA device: %1").arg(problem_) : QString();
+  return rows_.empty() ? tr("No CUDA device: %1").arg(problem_) : QString();
 }
 
 QString GpuDeviceModel::summary() const {
-  if (rows_.isEmpty()) return {};
+  if (rows_.empty()) return {};
   int loadSum = 0, loads = 0, hottest = -1;
   for (const auto &r : rows_) {
     if (r.utilizationPercent >= 0) {
@@ -121,24 +89,24 @@ int GpuDeviceModel::columnCount(const QModelIndex &parent) const {
 }
 
 QVariant GpuDeviceModel::data(const QModelIndex &index, int role) const {
-  if (!index.isValid() || index.row() >= rows_.size()) return {};
-  const GpuStatsRow &r = rows_.at(index.row());
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const kwb::GpuStats &r = rows_[static_cast<std::size_t>(index.row())];
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case Gpu:
-        return tr("%1: %2").arg(r.ordinal).arg(r.name);
+        return tr("%1: %2").arg(r.ordinal).arg(QString::fromStdString(r.name));
       case Load:
         return r.utilizationPercent >= 0 ? tr("%1%").arg(r.utilizationPercent) : tr("?");
       case Memory:
         return r.memoryTotalBytes > 0
-                   ? tr("%1 / %2").arg(formatBytes(r.memoryUsedBytes), formatBytes(r.memoryTotalBytes))
+                   ? tr("%1 / %2").arg(formatBytes(static_cast<qint64>(r.memoryUsedBytes)), formatBytes(static_cast<qint64>(r.memoryTotalBytes)))
                    : tr("?");
       case Temperature:
         return r.temperatureC >= 0 ? tr("%1 °C").arg(r.temperatureC) : tr("?");
       case SmClock: {
         if (r.smClockMHz < 0) return tr("?");
         QString text = tr("%1 MHz").arg(r.smClockMHz);
-        if (r.throttled) text += tr(" (%1)").arg(r.clockEvents);
+        if (r.throttled) text += tr(" (%1)").arg(QString::fromStdString(r.clockEventText));
         return text;
       }
       case State:
@@ -149,9 +117,10 @@ QVariant GpuDeviceModel::data(const QModelIndex &index, int role) const {
       }
     }
   } else if (role == Qt::ToolTipRole) {
-    QStringList lines{tr("%1 (%2)").arg(r.name, r.pciBusId)};
-    if (!r.clockEvents.isEmpty()) lines << tr("Clock event reasons: %1").arg(r.clockEvents);
-    if (!r.problem.isEmpty()) lines << r.problem;
+    QStringList lines{tr("%1 (%2)").arg(QString::fromStdString(r.name), QString::fromStdString(r.pciBusId))};
+    if (!r.clockEventText.empty())
+      lines << tr("Clock event reasons: %1").arg(QString::fromStdString(r.clockEventText));
+    if (!r.problem.empty()) lines << QString::fromStdString(r.problem);
     if (const PoolDeviceRow *p = poolRow(r.ordinal)) {
       lines << tr("Evaluations done here: %1").arg(p->done);
       if (!p->message.isEmpty()) lines << p->message;

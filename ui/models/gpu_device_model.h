@@ -1,10 +1,14 @@
 #pragma once
-// The GPUs dock's rows: one per visible GPU, from `kwb-worker --stats --json` (load, memory,
+// The GPUs dock's rows: one per visible GPU, from kwb::GpuStatsReport (load, memory,
 // temperature, SM clock, clock event reasons), joined by CUDA ordinal with the evaluation pool's
 // state of that device (ready / busy / removed, its message, the job running on it).
 #include <QAbstractTableModel>
 #include <QList>
 #include <QString>
+
+#include <vector>
+
+#include "core/gpu/device_stats.h"
 
 namespace kwb::ui {
 
@@ -19,20 +23,6 @@ struct PoolDeviceRow {
   QString job;  // "task · source" of the evaluation running on it; empty when idle
 };
 
-struct GpuStatsRow {
-  int ordinal = 0;
-  QString name;
-  QString pciBusId;
-  int utilizationPercent = -1;  // -1: unknown
-  qint64 memoryUsedBytes = 0;
-  qint64 memoryTotalBytes = 0;
-  int temperatureC = -1;
-  int smClockMHz = -1;
-  QString clockEvents;  // "sw-power-cap, hw-slowdown"
-  bool throttled = false;
-  QString problem;
-};
-
 class GpuDeviceModel : public QAbstractTableModel {
   Q_OBJECT
 
@@ -41,14 +31,13 @@ class GpuDeviceModel : public QAbstractTableModel {
 
   explicit GpuDeviceModel(QObject *parent = nullptr);
 
-  // Reads `kwb-worker --stats --json`; false (model unchanged, *error set) when it is not that.
-  bool setStatsJson(const QByteArray &json, QString *error = nullptr);
-  void setStats(const QList<GpuStatsRow> &rows, const QString &problem);
+  // What `kwb-worker --stats --json` said (read by kwb::parseGpuStats).
+  void setStats(const kwb::GpuStatsReport &report);
   // The stats could not be read at all (the worker failed): no rows, this reason.
   void setFailure(const QString &reason);
   void setPoolDevices(const QList<PoolDeviceRow> &devices);
 
-  const QList<GpuStatsRow> &stats() const { return rows_; }
+  const std::vector<kwb::GpuStats> &stats() const { return rows_; }
   // Why there are no rows ("no CUDA driver: ..."); empty when there are.
   const QString &problem() const { return problem_; }
   // "No CUDA device: <reason>" when there are no rows, else empty.
@@ -67,7 +56,7 @@ class GpuDeviceModel : public QAbstractTableModel {
   const PoolDeviceRow *poolRow(int ordinal) const;
   QString stateText(int ordinal) const;
 
-  QList<GpuStatsRow> rows_;
+  std::vector<kwb::GpuStats> rows_;
   QString problem_;
   QList<PoolDeviceRow> pool_;
 };

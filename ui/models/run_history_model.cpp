@@ -5,6 +5,8 @@
 #include <QDateTime>
 #include <QFileInfo>
 
+#include "ui/models/outcome_style.h"
+
 namespace kwb::ui {
 
 namespace {
@@ -48,7 +50,7 @@ QVariant RunHistoryModel::data(const QModelIndex &index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const EvaluationRun &run = runs_[index.row()];
   if (role == HistoryIdRole) return run.historyId;
-  if (role == OutcomeRole) return run.outcome;
+  if (role == OutcomeRole) return QLatin1String(toString(run.outcome));
   if (role == Qt::ToolTipRole) {
     if (index.column() == MessageColumn) return run.message;
     if (index.column() == SourceColumn) return run.sourceName;
@@ -56,10 +58,8 @@ QVariant RunHistoryModel::data(const QModelIndex &index, int role) const {
     return {};
   }
   if (role == Qt::ForegroundRole && index.column() == OutcomeColumn) {
-    if (run.outcome == QLatin1String("correct")) return QBrush(QColor(0x15, 0x80, 0x3d));
-    if (run.outcome == QLatin1String("not-run") || run.outcome == QLatin1String("cancelled"))
-      return QBrush(QColor(0x6b, 0x72, 0x80));
-    return QBrush(QColor(0xb9, 0x1c, 0x1c));
+    const OutcomeTone tone = toneOf(run.outcome);
+    return QBrush(toneColour(tone == OutcomeTone::Warning ? OutcomeTone::Bad : tone));
   }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
@@ -68,10 +68,8 @@ QVariant RunHistoryModel::data(const QModelIndex &index, int role) const {
       return start.isValid() ? start.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
                              : run.startedAt;
     }
-    case OutcomeColumn: {
-      QString text = run.outcome;
-      return text.replace(QLatin1Char('-'), QLatin1Char(' '));
-    }
+    case OutcomeColumn:
+      return outcomeText(run.outcome);
     case MessageColumn:
       return run.message;
     case SourceColumn:

@@ -4,7 +4,7 @@
 #include <QAbstractTableModel>
 #include <QList>
 
-#include "ui/evaluation_run.h"
+#include "ui/models/evaluation_run.h"
 
 namespace kwb::ui {
 
@@ -24,7 +24,7 @@ class RunHistoryModel : public QAbstractTableModel {
   };
   enum Role {
     HistoryIdRole = Qt::UserRole + 1,  // qint64: the run's workspace id
-    OutcomeRole,                       // QString as stored: "not-run", "compile-error", ...
+    OutcomeRole,                       // QString: kwb::toString(Outcome), "not-run", "compile-error", ...
   };
 
   explicit RunHistoryModel(QObject *parent = nullptr);

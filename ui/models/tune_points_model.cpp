@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "ui/models/outcome_style.h"
+
 #include <QBrush>
 #include <QFont>
 #include <QPalette>
@@ -66,15 +68,15 @@ QVariant TunePointsModel::data(const QModelIndex &index, int role) const {
   const int c = index.column();
   const int tail = c - 1 - static_cast<int>(tunables_.size());
   if (role == ObjectiveRole) return r.objectiveMs;
-  if (role == OutcomeRole) return r.outcome;
+  if (role == OutcomeRole) return QLatin1String(toString(r.outcome));
   if (role == Qt::FontRole && r.order == best_) {
     QFont f;
     f.setBold(true);
     return f;
   }
   if (role == Qt::ToolTipRole && !r.message.isEmpty()) return r.message;
-  if (role == Qt::ForegroundRole && tail == OutcomeColumn && r.outcome != QLatin1String("correct") &&
-      r.outcome != QLatin1String("not-run"))
+  if (role == Qt::ForegroundRole && tail == OutcomeColumn && r.outcome != Outcome::Correct &&
+      r.outcome != Outcome::NotRun)
     return QBrush(Qt::darkRed);
   if (role == Qt::TextAlignmentRole && (c == 0 || tail == TimeColumn || (c >= 1 && tail < 0)))
     return int(Qt::AlignRight | Qt::AlignVCenter);
@@ -90,10 +92,11 @@ QVariant TunePointsModel::data(const QModelIndex &index, int role) const {
     return it == r.point.end() ? QVariant() : QVariant(static_cast<qlonglong>(it->second));
   }
   switch (tail) {
-    case OutcomeColumn: return r.order == best_ ? r.outcome + tr(" (best)") : r.outcome;
+    case OutcomeColumn: return r.order == best_ ? outcomeText(r.outcome) + tr(" (best)") : outcomeText(r.outcome);
     case TimeColumn: return formatMs(r.objectiveMs);
     case DeviceColumn: return r.device;
-    case SourceColumn: return r.cached ? tr("cached") : tr("measured");
+    case SourceColumn:
+      return r.outcome == Outcome::NotRun ? tr("compiled only") : r.cached ? tr("cached") : tr("measured");
   }
   return {};
 }
@@ -106,7 +109,7 @@ QVariant TunePointsModel::headerData(int section, Qt::Orientation orientation, i
     case OutcomeColumn: return tr("Outcome");
     case TimeColumn: return tr("Time");
     case DeviceColumn: return tr("GPU");
-    case SourceColumn: return tr("Result");
+    case SourceColumn: return tr("Came from");
   }
   return {};
 }

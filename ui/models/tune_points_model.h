@@ -6,7 +6,7 @@
 #include <QList>
 #include <QStringList>
 
-#include "ui/tuning_service.h"
+#include "ui/models/tune_rows.h"
 
 namespace kwb::ui {
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/eval/compare.h"
+#include "core/eval/evaluation_result.h"
 #include "core/eval/input_generator.h"
 #include "core/eval/poison.h"
 #include "core/gpu/cuda_driver.h"
@@ -75,20 +76,22 @@ class EvaluateContext : DeviceContext {
 
 Json dimsJson(const std::array<unsigned, 3> &d) { return Json::array({d[0], d[1], d[2]}); }
 
-Json mismatchJson(const ElementMismatch &m) {
-  return {{"index", m.index}, {"coordinates", m.coordinates}, {"got", m.gotText}, {"want", m.wantText}};
-}
-
-Json comparisonJson(const ComparisonReport &r) {
-  Json first = Json::array();
-  for (const auto &m : r.firstMismatches) first.push_back(mismatchJson(m));
-  return {{"passed", r.passed()},         {"checked", r.checked},
-          {"mismatches", r.mismatches},   {"first_mismatches", first},
-          {"max_abs_error", r.maxAbsError}, {"max_abs_error_index", r.maxAbsErrorIndex},
-          {"max_rel_error", std::isinf(r.maxRelError) ? Json(nullptr) : Json(r.maxRelError)},
-          {"max_rel_error_index", r.maxRelErrorIndex},
-          {"relative_l2_error", r.relativeL2Error}, {"nan_in_got", r.nanInGot},
-          {"nan_in_reference", r.nanInReference}, {"summary", r.summary}};
+// compareOutputs()'s report in the form the reply carries (core/eval/evaluation_result.h).
+ComparisonSummary summarize(const ComparisonReport &r) {
+  ComparisonSummary c;
+  c.passed = r.passed();
+  c.checked = r.checked;
+  c.mismatches = r.mismatches;
+  for (const auto &m : r.firstMismatches) c.firstMismatches.push_back({m.index, m.coordinates, m.gotText, m.wantText});
+  c.maxAbsError = r.maxAbsError;
+  c.maxAbsErrorIndex = r.maxAbsErrorIndex;
+  if (!std::isinf(r.maxRelError)) c.maxRelError = r.maxRelError;
+  c.maxRelErrorIndex = r.maxRelErrorIndex;
+  c.relativeL2Error = r.relativeL2Error;
+  c.nanInGot = r.nanInGot;
+  c.nanInReference = r.nanInReference;
+  c.summary = r.summary;
+  return c;
 }
 
 // Device buffers of one request, freed at its end (unless the context is gone).
@@ -297,24 +300,27 @@ Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
 
       const std::size_t emptyRunsBefore = runsWithoutKernel;
       auto run1 = runCandidate(1);
-      Json seedResult = {{"seed", seed}, {"reference_cached", fromCache}};
-      Json outputsJson = Json::array();
+      SeedOutcome seedResult;
+      seedResult.seed = seed;
+      seedResult.referenceCached = fromCache;
+      std::vector<OutputCheck> &outputs = seedResult.outputs;
       std::uint64_t unwrittenTotal = 0;
       bool compared = true;
       std::vector<std::string> summaries;
       for (const auto &t : tensors) {
         if (t.tensor->role == TensorRole::In) continue;
         const auto &name = t.tensor->name;
-        Json o = {{"tensor", name}};
+        OutputCheck o;
+        o.tensor = name;
         const auto report = compareOutputs(run1[name], want.at(name), t.tensor->dtype, t.count,
                                            t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
-        o["comparison"] = comparisonJson(report);
+        o.comparison = summarize(report);
         compared = compared && report.passed();
         if (!report.passed()) summaries.push_back(name + ": " + report.summary);
-        outputsJson.push_back(std::move(o));
+        outputs.push_back(std::move(o));
       }
       // Inputs unmodified (role "in"; "inout" tensors are the kernel's to change).
-      Json modified = Json::array();
+      std::vector<std::string> modified;
       for (const auto &t : tensors) {
         if (t.tensor->role != TensorRole::In) continue;
         // run1 left the device inputs as the candidate had them.
@@ -323,7 +329,7 @@ Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
       }
       if (!modified.empty()) {
         std::string names;
-        for (const auto &m : modified) names += (names.empty() ? "" : ", ") + m.get<std::string>();
+        for (const auto &m : modified) names += (names.empty() ? "" : ", ") + m;
         summaries.push_back("the kernel modified its input(s): " + names);
       }
       // Race check: the same inputs, fresh poison, compare the two runs.
@@ -336,18 +342,14 @@ Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
         const auto &name = t.tensor->name;
         const auto diff = differenceBeyondRounding(run1[name], run2[name], t.tensor->dtype, t.count,
                                                    t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
-        outputsJson[oi]["race"] = {{"race", diff.race()},
-                                   {"different_bits", diff.differentBits},
-                                   {"beyond_rounding", diff.beyondRounding},
-                                   {"max_abs_difference", diff.maxAbsDifference},
-                                   {"summary", diff.summary}};
+        outputs[oi].race = RaceSummary{diff.race(), diff.differentBits, diff.beyondRounding, diff.maxAbsDifference,
+                                       diff.summary};
         if (t.tensor->role == TensorRole::Out) {
           const auto unwritten = unwrittenInBothRuns(run1[name], patterns.at(name), run2[name], patterns2.at(name),
                                                      t.tensor->dtype, t.count, want.at(name), maxReported);
           unwrittenTotal += unwritten.count;
-          outputsJson[oi]["unwritten"] = {{"count", unwritten.count},
-                                          {"first_indices", unwritten.firstIndices},
-                                          {"summary", describeUnwritten(unwritten, t.count, t.shape)}};
+          outputs[oi].unwritten =
+              UnwrittenSummary{unwritten.count, unwritten.firstIndices, describeUnwritten(unwritten, t.count, t.shape)};
           if (unwritten.count) summaries.push_back(name + ": " + describeUnwritten(unwritten, t.count, t.shape));
           // Output reused: the second run differs from the first and left its own poison where
           // the first one wrote (the kernel skipped work on a repeated call).
@@ -375,22 +377,22 @@ Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
       std::string summary;
       if (passed) {
         double maxAbs = 0;
-        for (const auto &o : outputsJson) maxAbs = std::max(maxAbs, o["comparison"]["max_abs_error"].get<double>());
+        for (const auto &o : outputs)
+          if (o.comparison) maxAbs = std::max(maxAbs, o.comparison->maxAbsError);
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.3g", maxAbs);
         summary = "all outputs match (max abs err " + std::string(buf) + ")";
       } else {
         for (const auto &s : summaries) summary += (summary.empty() ? "" : "; ") + s;
       }
-      seedResult["passed"] = passed;
-      seedResult["summary"] = summary;
-      seedResult["unwritten"] = unwrittenTotal;
-      seedResult["inputs_modified"] = !modified.empty();
-      seedResult["modified_inputs"] = modified;
-      seedResult["race"] = race;
-      seedResult["output_reused"] = reused;
-      seedResult["no_kernel_ran"] = noKernel;
-      seedResult["outputs"] = outputsJson;
+      seedResult.passed = passed;
+      seedResult.summary = summary;
+      seedResult.unwritten = unwrittenTotal;
+      seedResult.inputsModified = !modified.empty();
+      seedResult.modifiedInputs = modified;
+      seedResult.race = race;
+      seedResult.outputReused = reused;
+      seedResult.noKernelRan = noKernel;
       result["seeds"].push_back(seedResult);
       if (!passed && firstFailure.empty()) {
         // The reason names the most specific failure.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/eval/compare.h"
+#include "core/eval/evaluation_result.h"
 #include "core/eval/input_generator.h"
 #include "core/eval/timing_statistics.h"
 #include "core/gpu/cuda_driver.h"
@@ -35,10 +36,9 @@ CommandError bad(const std::string &what) { return CommandError(error_kind::kInv
 
 
 Json statsJson(const SampleStats &s, const std::vector<double> &samples) {
-  return {{"median_ms", s.median}, {"q1_ms", s.q1},       {"q3_ms", s.q3},     {"iqr_ms", s.iqr},
-          {"min_ms", s.min},       {"max_ms", s.max},     {"mean_ms", s.mean}, {"samples", s.count},
-          {"relative_spread", s.relativeSpread},          {"median_uncertainty", s.medianUncertainty},
-          {"samples_ms", samples}};
+  Json j = s;
+  j["samples_ms"] = samples;
+  return j;
 }
 
 double numberField(const Json &p, const char *key, double fallback, double lo, double hi) {
@@ -376,7 +376,7 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
     referenceOnce();
 
     // Correctness of outputs produced while timing: compared with the reference's.
-    Json rechecks = Json::array();
+    std::vector<Recheck> rechecks;
     std::string recheckFailure;
     auto recheck = [&](std::size_t sampleIndex) {
       stage = "re-check";
@@ -389,8 +389,7 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
         for (auto b : got)
           if (b == std::byte{kReferenceScrub}) ++scrubbed;
         const bool copiedReference = !report.passed() && got.size() && scrubbed * 2 > got.size();
-        rechecks.push_back({{"sample", sampleIndex}, {"tensor", t.tensor->name}, {"passed", report.passed()},
-                            {"summary", report.summary}, {"reference_scrub_bytes", scrubbed}});
+        rechecks.push_back({sampleIndex, t.tensor->name, report.passed(), report.summary, scrubbed});
         if (!report.passed() && recheckFailure.empty()) {
           recheckFailure = copiedReference ? "reference-buffer-copied" : "timed-output-mismatch";
           result["reason_detail"] =
@@ -445,7 +444,7 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
         }
       }
       activity();
-      warmup[who] = {{"launches", launches}, {"gpu_ms", gpuMs}, {"ended_on_clock", warmupClockUp}};
+      warmup[who] = WarmupRecord{launches, gpuMs, warmupClockUp};
       warmupClockUp = false;
     }
     result["warmup"] = warmup;
@@ -519,7 +518,7 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
         other += s.otherStreams;
       }
       const auto ev = summarizeSamples(events);
-      j["events"] = {{"median_ms", ev.median}, {"iqr_ms", ev.iqr}, {"min_ms", ev.min}};
+      j["events"] = EventTimes{ev.median, ev.iqr, ev.min};
       j["sm_clock_mhz"] = clocks;
       j["throttled_samples"] = throttled;
       j["throttled_left_out"] = throttled && v.size() - throttled >= rule.minSamples;
@@ -538,11 +537,7 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
         timeReference && candStats.median > 0 ? Json(refStats.median / candStats.median) : Json(nullptr);
     if (!pciBusId_.empty() && nvml_) result["nvml"] = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
     const double floorSeconds = rooflineFloorSeconds(flops, bytes, peakBandwidth_);
-    result["roofline"] = {{"flops", flops},
-                          {"bytes", bytes},
-                          {"peak_bandwidth_bytes_per_s", peakBandwidth_},
-                          {"peak_flops_per_s", kRooflinePeakFlopsPerSecond},
-                          {"floor_ms", floorSeconds * 1000.0}};
+    result["roofline"] = RooflineFloor{flops, bytes, peakBandwidth_, kRooflinePeakFlopsPerSecond, floorSeconds * 1000.0};
     const bool suspicious = floorSeconds > 0 && candStats.median * 1e-3 < floorSeconds;
     result["suspicious"] = suspicious;
     if (suspicious) {

@@ -1,0 +1,110 @@
+#pragma once
+// One list of fields per payload struct, read by both directions of its JSON form: the
+// to_json/from_json pair beside each struct names every key once, so a field cannot be written
+// under one key and read under another.
+//
+//   constexpr auto kLaunchFields = std::tuple{field("grid", &LaunchDims::grid), ...};
+//   void to_json(json &j, const LaunchDims &v) { writeFields(j, v, kLaunchFields); }
+//   void from_json(const json &j, LaunchDims &v) { readFields(j, v, kLaunchFields); }
+//
+// Reading is lenient where payloads evolve: a missing key or a null value leaves the member at
+// its default (a payload written by an older version reads back), while a value of the wrong type
+// throws nlohmann::json::type_error naming the key. An empty std::optional is written as null,
+// or left out for fields made with omitEmpty().
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace kwb::json_fields {
+
+template <typename T, typename M>
+struct Field {
+  const char *key;
+  M T::*member;
+  bool omitWhenEmpty = false;  // an empty optional (or empty container) is left out
+};
+
+template <typename T, typename M>
+constexpr Field<T, M> field(const char *key, M T::*member) {
+  return {key, member, false};
+}
+
+template <typename T, typename M>
+constexpr Field<T, M> omitEmpty(const char *key, M T::*member) {
+  return {key, member, true};
+}
+
+template <typename M>
+void read(const nlohmann::json &object, const char *key, M &member) {
+  if (!object.is_object()) return;
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return;
+  try {
+    it->get_to(member);
+  } catch (const nlohmann::json::exception &e) {
+    throw nlohmann::json::type_error::create(302, std::string("field '") + key + "': " + e.what(), &object);
+  }
+}
+
+// Absent or null leaves an optional empty.
+template <typename M>
+void read(const nlohmann::json &object, const char *key, std::optional<M> &member) {
+  member.reset();
+  if (!object.is_object()) return;
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return;
+  M value{};
+  read(object, key, value);
+  member = std::move(value);
+}
+
+namespace detail {
+
+template <typename M>
+bool isEmpty(const M &value) {
+  if constexpr (requires { value.empty(); }) return value.empty();
+  else return false;
+}
+template <typename M>
+bool isEmpty(const std::optional<M> &value) {
+  return !value.has_value();
+}
+
+template <typename M>
+nlohmann::json toJson(const M &value) {
+  return nlohmann::json(value);
+}
+template <typename M>
+nlohmann::json toJson(const std::optional<M> &value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+}  // namespace detail
+
+template <typename T, typename... Fs>
+void writeFields(nlohmann::json &j, const T &value, const std::tuple<Fs...> &fields) {
+  if (!j.is_object()) j = nlohmann::json::object();
+  std::apply(
+      [&](const auto &...f) {
+        ((f.omitWhenEmpty && detail::isEmpty(value.*(f.member)) ? void()
+                                                                : void(j[f.key] = detail::toJson(value.*(f.member)))),
+         ...);
+      },
+      fields);
+}
+
+template <typename T, typename... Fs>
+void readFields(const nlohmann::json &j, T &value, const std::tuple<Fs...> &fields) {
+  std::apply([&](const auto &...f) { (read(j, f.key, value.*(f.member)), ...); }, fields);
+}
+
+// A JSON value for an optional: null when empty.
+template <typename M>
+nlohmann::json optionalJson(const std::optional<M> &value) {
+  return detail::toJson(value);
+}
+
+}  // namespace kwb::json_fields

@@ -1,0 +1,149 @@
+// EvaluationResultModel alone, over small fixtures: a compile row with its diagnostics, a row per
+// configuration (outcome, launch, occupancy, time, speedup, checks) with its seeds, and a run row
+// when no configuration says what happened. Every change goes through QAbstractItemModelTester.
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "core/eval/evaluation_result.h"
+#include "ui/models/evaluation_result_model.h"
+
+using kwb::ui::EvaluationResultModel;
+
+namespace {
+
+std::string readText(const char *path) {
+  QFile file(QString::fromUtf8(path));
+  return file.open(QIODevice::ReadOnly) ? file.readAll().toStdString() : std::string();
+}
+
+QString cell(const QModelIndex &row, int column) {
+  return row.siblingAtColumn(column).data().toString();
+}
+
+// The top-level rows of a kind.
+QList<QModelIndex> rowsOf(const EvaluationResultModel *model, EvaluationResultModel::Kind kind) {
+  QList<QModelIndex> rows;
+  for (int row = 0; row < model->rowCount(); ++row) {
+    const QModelIndex index = model->index(row, 0);
+    if (index.data(EvaluationResultModel::KindRole).toInt() == int(kind)) rows << index;
+  }
+  return rows;
+}
+
+}  // namespace
+
+class TestEvaluationResultModel : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void readsEveryKindOfResult() {
+    // What a GPU machine reports, as the run history stores it (the JSON of kwb::EvaluationResult,
+    // read back through its from_json): one configuration incorrect, one timed out, one whose
+    // worker was killed, one correct and timed.
+    const auto result = nlohmann::json::parse(readText(KWB_SOURCE_DIR "/tests/fixtures/results/every-kind-of-result.json"));
+    EvaluationResultModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setResult(result.get<kwb::EvaluationResult>());
+    QCOMPARE(model.rowCount(), 5);  // compile and four configurations; no run row needed
+
+    const QModelIndex compile = model.firstOf(EvaluationResultModel::Kind::Compile);
+    QCOMPARE(cell(compile, EvaluationResultModel::OutcomeColumn), QStringLiteral("ok"));
+    QVERIFY(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("40 registers")));
+    QVERIFY(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("16 B spilled")));
+    QCOMPARE(model.rowCount(compile), 1);
+    const QModelIndex warning = model.index(0, 0, compile);
+    QCOMPARE(warning.data().toString(), QStringLiteral("softmax.cu:7:9"));
+    QCOMPARE(cell(warning, EvaluationResultModel::OutcomeColumn), QStringLiteral("warning"));
+
+    const auto configs = rowsOf(&model, EvaluationResultModel::Kind::Config);
+    QCOMPARE(configs.size(), 4);
+    const QModelIndex small = configs[0];
+    QCOMPARE(small.data().toString(), QStringLiteral("small"));
+    QCOMPARE(cell(small, EvaluationResultModel::OutcomeColumn), QStringLiteral("incorrect"));
+    QCOMPARE(cell(small, EvaluationResultModel::LaunchColumn),
+             QStringLiteral("grid 1024 · block 128 · 4096 B shared"));
+    QCOMPARE(cell(small, EvaluationResultModel::OccupancyColumn), QStringLiteral("50% · 8 blocks/SM"));
+    QVERIFY(small.siblingAtColumn(EvaluationResultModel::OccupancyColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QLatin1String("registers")));
+    QCOMPARE(model.rowCount(small), 2);
+    const QModelIndex passed = model.index(0, 0, small);
+    const QModelIndex failed = model.index(1, 0, small);
+    QCOMPARE(cell(passed, EvaluationResultModel::OutcomeColumn), QStringLiteral("passed"));
+    QCOMPARE(cell(failed, EvaluationResultModel::OutcomeColumn), QStringLiteral("failed"));
+    QCOMPARE(failed.data().toString(), QStringLiteral("seed 2"));
+    QCOMPARE(cell(failed, EvaluationResultModel::DetailColumn),
+             QStringLiteral("y: 12 of 1048576 elements differ"));
+    QCOMPARE(cell(failed, EvaluationResultModel::ErrorColumn),
+             QStringLiteral("abs 0.021 · rel 0.04 · L2 3.4e-06"));
+    QCOMPARE(cell(failed, EvaluationResultModel::MismatchColumn),
+             QStringLiteral("y[0, 3]: got 0.51, want 0.49; y[0, 9]: got NaN, want 0.1"));
+    QCOMPARE(cell(failed, EvaluationResultModel::ChecksColumn),
+             QStringLiteral("3 unwritten, race, inputs modified"));
+
+    // Runs that never came back say what happened.
+    QCOMPARE(cell(configs[1], EvaluationResultModel::OutcomeColumn), QStringLiteral("timeout"));
+    QVERIFY(cell(configs[1], EvaluationResultModel::DetailColumn).contains(QLatin1String("never returns")));
+    QCOMPARE(cell(configs[2], EvaluationResultModel::OutcomeColumn), QStringLiteral("runtime error"));
+    QCOMPARE(cell(configs[2], EvaluationResultModel::DetailColumn),
+             QStringLiteral("worker-died: the GPU worker died: killed by signal SIGKILL"));
+
+    const QModelIndex tiny = configs[3];
+    QCOMPARE(cell(tiny, EvaluationResultModel::LaunchColumn), QStringLiteral("grid 4×4 · block 32×8"));
+    QCOMPARE(cell(tiny, EvaluationResultModel::TimeColumn), QStringLiteral("200.0 µs (IQR 4.00 µs)"));
+    QCOMPARE(cell(tiny, EvaluationResultModel::SpeedupColumn), QStringLiteral("1.50×"));
+    QCOMPARE(cell(tiny, EvaluationResultModel::ChecksColumn), QStringLiteral("suspicious"));
+    QVERIFY(tiny.siblingAtColumn(EvaluationResultModel::ChecksColumn)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QLatin1String("roofline")));
+
+    // A result with nothing per configuration gets a row saying why.
+    kwb::EvaluationResult notLoaded;
+    notLoaded.outcome = kwb::Outcome::Error;
+    notLoaded.message = "the task did not load: boom";
+    model.setResult(notLoaded);
+    QCOMPARE(model.rowCount(), 1);
+    const QModelIndex run = model.firstOf(EvaluationResultModel::Kind::Run);
+    QCOMPARE(cell(run, EvaluationResultModel::OutcomeColumn), QStringLiteral("error"));
+    QCOMPARE(cell(run, EvaluationResultModel::DetailColumn), QStringLiteral("the task did not load: boom"));
+    model.clear();
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  // A candidate timed alone (the autotuner's way) has no speedup to show, and says why.
+  void timedAloneHasNoSpeedup() {
+    kwb::EvaluationResult r;
+    r.outcome = kwb::Outcome::Correct;
+    r.candidate.ok = true;
+    r.candidate.seconds = 0.1;
+    kwb::ConfigOutcome c;
+    c.config = "small";
+    c.outcome = kwb::Outcome::Correct;
+    kwb::TimingOutcome t;
+    t.ok = true;
+    t.referenceTimed = false;
+    t.candidate.median = 2.5;
+    t.candidate.iqr = 0.01;
+    c.timing = t;
+    r.configs.push_back(c);
+    EvaluationResultModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setResult(r);
+    QCOMPARE(model.rowCount(), 2);
+    const QModelIndex small = rowsOf(&model, EvaluationResultModel::Kind::Config).at(0);
+    QCOMPARE(cell(small, EvaluationResultModel::TimeColumn), QStringLiteral("2.500 ms (IQR 10.0 µs)"));
+    QCOMPARE(cell(small, EvaluationResultModel::SpeedupColumn), QString());
+    QCOMPARE(small.siblingAtColumn(EvaluationResultModel::SpeedupColumn).data(Qt::ToolTipRole).toString(),
+             QStringLiteral("the reference was not timed"));
+    QCOMPARE(small.siblingAtColumn(EvaluationResultModel::OutcomeColumn).data(EvaluationResultModel::OutcomeRole).toString(),
+             QStringLiteral("correct"));
+  }
+};
+
+QTEST_MAIN(TestEvaluationResultModel)
+#include "tst_evaluation_result_model.moc"

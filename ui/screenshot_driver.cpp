@@ -1,0 +1,154 @@
+#include "ui/screenshot_driver.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QPixmap>
+#include <QTabWidget>
+#include <QTimer>
+
+#include "ui/main_window.h"
+#include "ui/views/log_panel.h"
+#include "ui/views/profiler_panel.h"
+
+namespace kwb::ui {
+
+namespace {
+
+const QStringList &profilerTabs() {
+  static const QStringList tabs{QStringLiteral("live"), QStringLiteral("metrics"), QStringLiteral("roofline")};
+  return tabs;
+}
+
+}  // namespace
+
+QStringList parseScreenshotActions(const QString &value, QString *problem) {
+  static const QStringList known{QStringLiteral("run"),     QStringLiteral("time"),    QStringLiteral("tune"),
+                                 QStringLiteral("profile"), QStringLiteral("listing"), QStringLiteral("show")};
+  QStringList actions = value.split(QLatin1Char(','), Qt::SkipEmptyParts);
+  for (auto &a : actions) a = a.trimmed();
+  for (const auto &a : actions) {
+    const QStringList parts = a.split(QLatin1Char(':'));
+    const bool ok = known.contains(parts[0]) &&
+                    (parts[0] == QLatin1String("profile")
+                         ? parts.size() <= 3
+                         : parts[0] == QLatin1String("show") ? parts.size() == 2 && profilerTabs().contains(parts[1])
+                                                             : parts.size() == 1);
+    if (!ok) {
+      if (problem) *problem = QStringLiteral("cannot read '%1'; actions: %2").arg(a, QLatin1String(kScreenshotActionsHelp));
+      return {};
+    }
+  }
+  return actions;
+}
+
+int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
+  QCoreApplication &app = *QCoreApplication::instance();
+  const QString task = plan.task;
+  const QString target = plan.target;
+  const int timeoutSeconds = plan.timeoutSeconds;
+  QStringList actions = plan.actions;
+  const QStringList &tabs = profilerTabs();
+  // A hard deadline: whatever has not settled by then (a folder scan on a hung mount, a workspace
+  // on a stuck disk) is named, and the program ends without waiting for it. std::_Exit, because
+  // a normal exit would join the very threads that are stuck; nothing is lost, as a screenshot
+  // writes no settings and every workspace change is its own transaction.
+  QTimer::singleShot(timeoutSeconds * 1000, &window, [&window, timeoutSeconds] {
+    std::fprintf(stderr, "kernel-workbench: --screenshot gave up after %d s: still waiting for %s\n",
+                 timeoutSeconds, qPrintable(window.pendingWork().join(QStringLiteral(", "))));
+    window.cancelBackgroundWork();
+    std::fflush(stderr);
+    std::fflush(stdout);
+    std::_Exit(1);
+  });
+  window.resize(1400, 850);
+  window.show();
+  if (task.isEmpty()) {
+    std::fputs("kernel-workbench: no task to show: name a task folder\n", stderr);
+    return 1;
+  }
+  if (!window.openTask(task)) {
+    std::fprintf(stderr, "kernel-workbench: the task in %s did not load:\n%s\n", qPrintable(task),
+                 qPrintable(window.log()->text()));
+    return 1;
+  }
+  auto shoot = [&window, &app, target] {
+    // Labels that changed text in the same turn have pending relayouts; apply them first.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    const QPixmap picture = window.grab();
+    if (!picture.save(target, "PNG")) {
+      std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(target));
+      app.exit(1);
+      return;
+    }
+    std::printf("screenshot: %s\n", qPrintable(target));
+    std::fflush(stdout);
+    app.exit(0);
+  };
+  // Each time the window settles: the next action, or the picture once none is left.
+  if (!actions.isEmpty()) window.resize(1600, 1000);  // room for the dock the actions fill
+  bool shot = false;
+  std::function<void()> next = [&window, &app, &actions, &shoot, &next, &shot, &tabs, &plan] {
+    if (shot || !window.isSettled()) return;  // a settled signal queued before the last action began
+    if (actions.isEmpty()) {
+      shot = true;
+      // After actions that filled a chart or a table in a bottom dock: the dock in front gets
+      // the height they need. (A tabbed dock behind another is "visible" too: it is not resized.)
+      if (!plan.actions.isEmpty())
+        for (QDockWidget *dock : {window.profilerDock(), window.tuningDock()})
+          if (dock->isVisible() && !dock->visibleRegion().isEmpty()) window.resizeDocks({dock}, {440}, Qt::Vertical);
+      shoot();
+      return;
+    }
+    const QString action = actions.takeFirst();
+    const QStringList parts = action.split(QLatin1Char(':'));
+    std::printf("then: %s\n", qPrintable(action));
+    std::fflush(stdout);
+    bool started = false;
+    if (parts[0] == QLatin1String("run") || parts[0] == QLatin1String("time")) {
+      window.timeRunAction()->setChecked(parts[0] == QLatin1String("time"));
+      started = window.runCurrent();
+    } else if (parts[0] == QLatin1String("tune")) {
+      started = window.tuneCurrent();
+    } else if (parts[0] == QLatin1String("listing")) {
+      started = window.showListing();
+    } else if (parts[0] == QLatin1String("show")) {
+      window.profilerDock()->show();
+      window.profilerDock()->raise();
+      window.profilerPanel()->tabs()->setCurrentIndex(static_cast<int>(tabs.indexOf(parts[1])));
+      started = true;
+    } else {  // profile[:CONFIG[:SET]]
+      auto *panel = window.profilerPanel();
+      if (parts.size() >= 2 && !parts[1].isEmpty() && !panel->selectConfiguration(parts[1])) {
+        std::fprintf(stderr, "kernel-workbench: --then %s: the task has no configuration '%s'\n", qPrintable(action),
+                     qPrintable(parts[1]));
+        app.exit(2);
+        return;
+      }
+      if (parts.size() >= 3 && !panel->selectMetricSet(parts[2])) {
+        std::fprintf(stderr, "kernel-workbench: --then %s: no metric set '%s' (default, detailed)\n", qPrintable(action),
+                     qPrintable(parts[2]));
+        app.exit(2);
+        return;
+      }
+      started = window.profileCurrent();
+    }
+    if (!started) {
+      std::fprintf(stderr, "kernel-workbench: --then %s did not start:\n%s\n", qPrintable(action),
+                   qPrintable(window.log()->text()));
+      app.exit(1);
+      return;
+    }
+    if (window.isSettled()) QMetaObject::invokeMethod(&app, next, Qt::QueuedConnection);
+    // else: the settled signal below calls next() again.
+  };
+  QObject::connect(&window, &kwb::ui::MainWindow::settled, &app, [&next] { next(); }, Qt::QueuedConnection);
+  if (window.isSettled()) QMetaObject::invokeMethod(&app, next, Qt::QueuedConnection);
+  return app.exec();
+}
+
+}  // namespace kwb::ui

@@ -1,0 +1,311 @@
+#include "ui/services/evaluation_service.h"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <utility>
+
+#include <QDateTime>
+#include <QFileInfo>
+
+#include "core/eval/evaluator_pool.h"
+#include "core/task/manifest_parser.h"
+#include "ui/filesystem_path.h"
+#include "ui/services/lineage_step.h"
+
+namespace kwb::ui {
+
+namespace {
+
+QString utcNow() {
+  return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs);
+}
+
+// A run that never reached the evaluator (or left it by an exception), in the result's own form.
+void failRun(EvaluationRun &run, kwb::Outcome outcome, const QString &message) {
+  run.outcome = outcome;
+  run.message = message;
+  kwb::EvaluationResult result;
+  result.outcome = outcome;
+  result.message = message.toStdString();
+  result.arch = run.arch.toStdString();
+  result.device = run.device.toStdString();
+  run.result = std::move(result);
+}
+
+}  // namespace
+
+// What the GUI thread and the evaluation thread share.
+struct EvaluationService::Shared {
+  std::mutex mutex;
+  kwb::Evaluator *active = nullptr;      // set while evaluate() runs, under mutex
+  kwb::EvaluatorPool *pool = nullptr;    // the backend's pool, under mutex (made and reset there)
+  bool poolRunning = false;              // a run is on the pool, under mutex
+  QString job;                           // "task · source" of that run, under mutex
+  std::vector<int> devices;              // the choice for the next pool, under mutex
+  std::atomic<quint64> cancelledRun{0};  // the run cancel() was called for
+
+  std::mutex stepMutex;
+  EvaluationStep latestStep;
+  bool stepPosted = false;  // a delivery of latestStep is on its way to the GUI thread
+};
+
+// Owns the pool (and the compile-only evaluator); only ever used on the evaluation jobs' thread.
+class EvaluationService::Backend {
+ public:
+  explicit Backend(kwb::EvaluatorSettings settings, std::function<void(const std::string &)> onPoolMessage)
+      : settings_(std::move(settings)), onPoolMessage_(std::move(onPoolMessage)) {}
+
+  EvaluationRun evaluate(Shared &shared, quint64 id, const RunRequest &request,
+                         const std::function<void(const EvaluationStep &)> &report) {
+    EvaluationRun run;
+    run.taskFolder = request.taskFolder;
+    run.sourceName = request.sourceName;
+    run.taskName = QFileInfo(request.taskFolder).fileName();
+    run.startedAt = utcNow();
+    evaluateInto(run, shared, id, request, report);
+    run.finishedAt = utcNow();
+    return run;
+  }
+
+  void shutDown(Shared &shared) {
+    {
+      std::lock_guard lock(shared.mutex);
+      shared.pool = nullptr;
+    }
+    pool_.reset();
+    evaluator_.reset();
+  }
+
+ private:
+  // The pool for the devices chosen now, made again when the choice changed.
+  kwb::EvaluatorPool *pool(Shared &shared) {
+    std::vector<int> wanted;
+    {
+      std::lock_guard lock(shared.mutex);
+      wanted = shared.devices;
+    }
+    if (pool_ && wanted == poolDevices_) return pool_.get();
+    {
+      std::lock_guard lock(shared.mutex);
+      shared.pool = nullptr;
+    }
+    pool_.reset();
+    kwb::EvaluatorPoolSettings s;
+    s.evaluator = settings_;
+    s.devices = wanted;
+    pool_ = std::make_unique<kwb::EvaluatorPool>(std::move(s), onPoolMessage_);
+    poolDevices_ = wanted;
+    std::lock_guard lock(shared.mutex);
+    shared.pool = pool_.get();
+    return pool_.get();
+  }
+
+  static bool hasDevice(const kwb::EvaluatorPool &pool) {
+    for (const auto &d : pool.devices())
+      if (!d.removed) return true;
+    return false;
+  }
+
+  void evaluateInto(EvaluationRun &run, Shared &shared, quint64 id, const RunRequest &request,
+                    const std::function<void(const EvaluationStep &)> &report) {
+    kwb::Task task;
+    std::map<std::string, std::int64_t> stepTunables;
+    try {
+      task = kwb::loadTask(toFsPath(request.taskFolder));
+      run.taskName = QString::fromStdString(task.name);
+      // A lineage file runs as its step does (its launch and tunables), as `kwb eval` runs it.
+      if (auto step = resolvedStep(task, request.sourceName)) {
+        task = std::move(step->task);
+        stepTunables = step->step.tunables;
+      }
+    } catch (const std::exception &e) {
+      failRun(run, kwb::Outcome::Error, tr("the task did not load: %1").arg(QString::fromStdString(e.what())));
+      return;
+    }
+    if (shared.cancelledRun == id) {
+      failRun(run, kwb::Outcome::Cancelled, tr("cancelled by the user"));
+      return;
+    }
+    kwb::EvaluatorPool *pool = nullptr;
+    try {
+      pool = this->pool(shared);
+    } catch (const std::exception &e) {
+      failRun(run, kwb::Outcome::Error, tr("the evaluation pool did not start: %1").arg(QString::fromStdString(e.what())));
+      return;
+    }
+    // Without a GPU in the pool, one evaluator compiles (and says there is no device), as before.
+    const bool usePool = hasDevice(*pool);
+    kwb::Evaluator *evaluator = nullptr;
+    if (!usePool) {
+      if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
+      evaluator = evaluator_.get();
+    }
+    auto cancelNow = [&] {
+      if (usePool) pool->cancelAll();
+      else evaluator->cancel();
+    };
+
+    kwb::EvaluationOptions options;
+    options.arch = request.arch.toStdString();
+    options.sourceName =
+        request.sourceName.isEmpty() ? std::string("candidate.cu") : request.sourceName.toStdString();
+    options.time = request.time;
+    options.tunables = stepTunables;
+    options.timeLimit = std::chrono::milliseconds(request.timeLimitMs);
+    std::atomic<bool> cancelForwarded{false};
+    options.onStep = [&, report](const kwb::EvalProgress &step) {
+      // evaluate() forgets a cancel that came before it began; pass it on from inside.
+      if (shared.cancelledRun == id && !cancelForwarded.exchange(true)) cancelNow();
+      EvaluationStep e{QString::fromStdString(step.stage), QString::fromStdString(step.config), step.fraction,
+                       QString::fromStdString(step.text), {}};
+      for (double ms : step.samplesMs) e.samplesMs << ms;
+      report(e);
+    };
+
+    {
+      std::lock_guard lock(shared.mutex);
+      shared.active = evaluator;
+      shared.poolRunning = usePool;
+      shared.job = run.taskName + QStringLiteral(" · ") +
+                   (request.sourceName.isEmpty() ? QStringLiteral("candidate.cu") : request.sourceName);
+    }
+    try {
+      const kwb::EvaluationResult result =
+          usePool ? pool->submit(task, request.source.toStdString(), options).get()
+                  : evaluator->evaluate(task, request.source.toStdString(), options);
+      run.outcome = result.outcome;
+      run.message = QString::fromStdString(result.message);
+      run.arch = QString::fromStdString(result.arch);
+      run.device = QString::fromStdString(result.device);
+      run.result = result;
+    } catch (const std::exception &e) {
+      failRun(run, kwb::Outcome::Error, QString::fromStdString(e.what()));
+    }
+    std::lock_guard lock(shared.mutex);
+    shared.active = nullptr;
+    shared.poolRunning = false;
+    shared.job.clear();
+  }
+
+  kwb::EvaluatorSettings settings_;
+  std::function<void(const std::string &)> onPoolMessage_;
+  std::unique_ptr<kwb::EvaluatorPool> pool_;   // made on first use, on this thread
+  std::vector<int> poolDevices_;               // the choice pool_ was made for
+  std::unique_ptr<kwb::Evaluator> evaluator_;  // compile-only, when the pool has no GPU
+};
+
+EvaluationService::EvaluationService(kwb::EvaluatorSettings settings, QObject *parent)
+    : QObject(parent), jobs_(new BackgroundJobs(QStringLiteral("evaluation"), this)), shared_(std::make_shared<Shared>()) {
+  qRegisterMetaType<kwb::ui::EvaluationRun>();
+  qRegisterMetaType<kwb::ui::EvaluationStep>();
+  // Called on a pool device's thread: hop to this one.
+  auto onPoolMessage = [this](const std::string &message) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, text = QString::fromStdString(message)] {
+          emit deviceMessage(text);
+          emit devicesChanged();
+        },
+        Qt::QueuedConnection);
+  };
+  backend_ = std::make_shared<Backend>(std::move(settings), onPoolMessage);
+}
+
+EvaluationService::~EvaluationService() {
+  cancel();
+  // The evaluator, and its worker, end on their own thread, after the run in progress.
+  jobs_->post([backend = backend_, shared = shared_] { backend->shutDown(*shared); });
+  delete jobs_;
+}
+
+bool EvaluationService::run(const RunRequest &request) {
+  if (running_) return false;
+  running_ = true;
+  cancelRequested_ = false;
+  const quint64 id = ++currentRun_;
+  std::shared_ptr<Shared> shared = shared_;
+
+  auto report = [this, shared, id](const EvaluationStep &step) {
+    bool post = false;
+    {
+      std::lock_guard lock(shared->stepMutex);
+      // Coalesced: the latest step wins, but no sample time is lost between deliveries.
+      QList<double> samples = std::move(shared->latestStep.samplesMs);
+      shared->latestStep = step;
+      samples += step.samplesMs;
+      shared->latestStep.samplesMs = std::move(samples);
+      post = !std::exchange(shared->stepPosted, true);
+    }
+    if (!post) return;
+    QMetaObject::invokeMethod(
+        this,
+        [this, shared, id] {
+          EvaluationStep latest;
+          {
+            std::lock_guard lock(shared->stepMutex);
+            latest = shared->latestStep;
+            shared->latestStep.samplesMs.clear();
+            shared->stepPosted = false;
+          }
+          if (running_ && id == currentRun_) emit progress(latest);
+        },
+        Qt::QueuedConnection);
+  };
+
+  // Of no kind: one run at a time, and a run is never dropped (cancel() stops it, with a result).
+  jobs_->run(
+      this, QString(),
+      [backend = backend_, shared, id, request, report](const JobTicket &) {
+        return backend->evaluate(*shared, id, request, report);
+      },
+      [this, source = request.source](EvaluationRun run) {
+        running_ = false;
+        cancelRequested_ = false;
+        emit finished(run, source);
+        emit devicesChanged();
+      });
+  emit started(request.taskFolder);
+  emit devicesChanged();
+  return true;
+}
+
+void EvaluationService::cancel() {
+  if (!running_) return;
+  cancelRequested_ = true;
+  shared_->cancelledRun = currentRun_;
+  // Evaluator::cancel() only signals the evaluation thread and stops the worker process: it
+  // returns at once, so it is safe here on the GUI thread.
+  std::lock_guard lock(shared_->mutex);
+  if (shared_->active) shared_->active->cancel();
+  if (shared_->poolRunning && shared_->pool) shared_->pool->cancelAll();
+}
+
+void EvaluationService::setDevices(const QList<int> &devices) {
+  std::lock_guard lock(shared_->mutex);
+  shared_->devices.assign(devices.begin(), devices.end());
+}
+
+QList<PoolDeviceRow> EvaluationService::deviceStates() const {
+  QList<PoolDeviceRow> rows;
+  std::lock_guard lock(shared_->mutex);
+  if (!shared_->pool) return rows;
+  const auto states = shared_->pool->devices();
+  // One run at a time: the busy device is the one running it.
+  for (const auto &d : states) {
+    PoolDeviceRow row;
+    row.device = d.device;
+    row.removed = d.removed;
+    row.busy = d.busy;
+    row.queued = static_cast<int>(d.queued);
+    row.done = static_cast<int>(d.done);
+    row.message = QString::fromStdString(d.message);
+    if (d.busy && shared_->poolRunning) row.job = shared_->job;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace kwb::ui

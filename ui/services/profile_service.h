@@ -1,0 +1,73 @@
+#pragma once
+// Profiling and the GPU's ceilings off the GUI thread: kwb::profile::profileCandidate and
+// kwb::deviceCeilings (each starts a worker of its own) run on the service's BackgroundJobs
+// thread; the answers come back as signals. One profile at a time; a newer ceilings request
+// supersedes an older one.
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include "core/eval/evaluator.h"
+#include "core/eval/roofline.h"
+#include "core/profile/profiler.h"
+#include "ui/services/background_jobs.h"
+
+namespace kwb::ui {
+
+struct ProfileRequest {
+  QString taskFolder;
+  QString source;
+  QString sourceName;
+  QString config;                        // empty: the task's first
+  QString set = QStringLiteral("default");
+};
+
+struct MetricRow {
+  QString name, label, unit;
+  double value = 0;
+};
+
+struct ProfileRow {
+  kwb::Outcome outcome = kwb::Outcome::Error;
+  QString reason;     // not-profiled: insufficient-privileges, profiler-busy, ...
+  QString message;
+  QString device, chip, config, sourceName, taskFolder;
+  QString set;        // the metric set asked for: "default", "detailed"
+  int passes = 0;
+  double seconds = 0;
+  QList<MetricRow> metrics;
+};
+
+// The core's result as the profiler panel shows it; the request's context (source, task, set)
+// is the caller's to fill in.
+ProfileRow toProfileRow(const kwb::profile::ProfileResult &result);
+
+class ProfileService : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ProfileService(kwb::EvaluatorSettings settings = {}, QObject *parent = nullptr);
+  ~ProfileService() override;
+
+  bool profile(const ProfileRequest &request);  // false while one runs
+  bool isRunning() const { return running_; }
+  // The ceilings of GPU `device` (measured once, then from the cache).
+  void loadCeilings(int device);
+
+ signals:
+  void started(const kwb::ui::ProfileRequest &request);
+  void finished(const kwb::ui::ProfileRow &row);
+  void ceilingsReady(const kwb::DeviceCeilings &ceilings);
+  void ceilingsFailed(const QString &problem);
+
+ private:
+  kwb::EvaluatorSettings settings_;
+  BackgroundJobs *jobs_ = nullptr;
+  bool running_ = false;
+};
+
+}  // namespace kwb::ui
+
+Q_DECLARE_METATYPE(kwb::ui::ProfileRequest)
+Q_DECLARE_METATYPE(kwb::ui::ProfileRow)
+Q_DECLARE_METATYPE(kwb::DeviceCeilings)

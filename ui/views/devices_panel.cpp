@@ -1,0 +1,103 @@
+#include "ui/views/devices_panel.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "core/gpu/worker_gpu_report.h"
+#include "ui/models/gpu_device_model.h"
+#include "ui/services/worker_command.h"
+
+namespace kwb::ui {
+
+DevicesPanel::DevicesPanel(QWidget *parent) : QWidget(parent) {
+  model_ = new GpuDeviceModel(this);
+  command_ = new WorkerCommand(tr("GPU stats"), this);
+  timer_ = new QTimer(this);
+  timer_->setSingleShot(true);
+
+  message_ = new QLabel(this);
+  message_->setObjectName(QStringLiteral("gpuDevicesMessage"));
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  message_->setText(tr("Reading GPU figures…"));
+  view_ = new QTableView(this);
+  view_->setObjectName(QStringLiteral("gpuDevicesView"));
+  view_->setModel(model_);
+  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->verticalHeader()->hide();
+  view_->horizontalHeader()->setStretchLastSection(true);
+  view_->setWordWrap(false);
+  view_->hide();
+
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(message_);
+  layout->addWidget(view_);
+
+  connect(timer_, &QTimer::timeout, this, &DevicesPanel::refreshNow);
+  connect(command_, &WorkerCommand::succeeded, this, &DevicesPanel::onStats);
+  connect(command_, &WorkerCommand::failed, this, &DevicesPanel::onFailed);
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    const bool rows = model_->rowCount() > 0;
+    view_->setVisible(rows);
+    message_->setVisible(!rows);
+    message_->setText(model_->noDeviceText());
+    if (rows) view_->resizeColumnsToContents();
+  });
+}
+
+void DevicesPanel::start(const QString &program, int intervalMs) {
+  program_ = program;
+  active_ = true;
+  timer_->setInterval(intervalMs);
+  timer_->stop();
+  refreshNow();
+}
+
+void DevicesPanel::stop() {
+  active_ = false;
+  timer_->stop();
+  command_->cancel();
+}
+
+bool DevicesPanel::isRefreshing() const {
+  return active_;
+}
+
+void DevicesPanel::refreshNow() {
+  if (command_->isRunning()) return;
+  command_->start(program_, {QStringLiteral("--stats"), QStringLiteral("--json")}, kStatsTimeoutMs);
+}
+
+void DevicesPanel::onStats(const QByteArray &json) {
+  auto answer = kwb::parseGpuStats(std::string_view(json.constData(), static_cast<std::size_t>(json.size())));
+  if (const auto *report = std::get_if<kwb::GpuStatsReport>(&answer))
+    model_->setStats(*report);
+  else
+    model_->setFailure(tr("kwb-worker --stats --json answered something unreadable: %1")
+                           .arg(QString::fromStdString(std::get<std::string>(answer))));
+  afterAnswer();
+}
+
+void DevicesPanel::onFailed(const QString &summary, const QString &detail) {
+  model_->setFailure(detail.isEmpty() ? summary : detail);
+  // Not found or not startable: asking again every 2 s would not change that.
+  if (program_.isEmpty()) active_ = false;
+  afterAnswer();
+}
+
+void DevicesPanel::afterAnswer() {
+  if (model_->rowCount() == 0) message_->setText(model_->noDeviceText());
+  const QString summary = model_->summary();
+  if (summary != lastSummary_) {
+    lastSummary_ = summary;
+    emit summaryChanged(summary);
+  }
+  if (active_) timer_->start();
+  emit refreshed();
+}
+
+}  // namespace kwb::ui

@@ -1,6 +1,7 @@
 #include "core/process/child_process.h"
 
 #include "core/process/environment.h"
+#include "core/process/exec_arguments.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -39,14 +40,6 @@ std::vector<std::string> childEnvironment(const std::vector<std::pair<std::strin
   std::vector<std::string> out;
   out.reserve(order.size());
   for (const auto &key : order) out.push_back(key + "=" + vars[key]);
-  return out;
-}
-
-std::vector<char *> pointers(std::vector<std::string> &strings) {
-  std::vector<char *> out;
-  out.reserve(strings.size() + 1);
-  for (auto &s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
   return out;
 }
 
@@ -104,8 +97,8 @@ ChildProcessResult runChildProcess(const ChildProcessRequest &request) {
   std::vector<std::string> argv = request.argv;
   std::vector<std::string> envp =
       request.untrusted ? allowListedEnvironment(request.environment) : childEnvironment(request.environment);
-  auto argvPointers = pointers(argv);
-  auto envPointers = pointers(envp);
+  auto argvPointers = execArguments(argv);
+  auto envPointers = execArguments(envp);
   pid_t pid = -1;
   const int spawnError =
       ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, argvPointers.data(), envPointers.data());

@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include "core/compile/temporary_directory.h"
+#include "core/process/exec_arguments.h"
 
 namespace kwb::worker {
 
@@ -57,14 +58,6 @@ int openPidFd(pid_t pid) {
 #endif
   (void)pid;
   return -1;  // old kernel: the I/O loop polls with waitid instead
-}
-
-std::vector<char *> pointers(std::vector<std::string> &strings) {
-  std::vector<char *> out;
-  out.reserve(strings.size() + 1);
-  for (auto &s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
 }
 
 std::string joinLines(const std::deque<std::string> &lines) {
@@ -599,8 +592,8 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setsigmask(&attributes, &noMask);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  auto argvPointers = pointers(argv);
-  auto envPointers = pointers(env);
+  auto argvPointers = execArguments(argv);
+  auto envPointers = execArguments(env);
   pid_t pid = -1;
   const int error = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, argvPointers.data(), envPointers.data());
   posix_spawn_file_actions_destroy(&actions);

@@ -2,35 +2,23 @@
 // configuration (outcome, launch, occupancy, time, speedup, checks) with its seeds, and a run row
 // when no configuration says what happened. Every change goes through QAbstractItemModelTester.
 #include <QAbstractItemModelTester>
-#include <QFile>
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
 
 #include "core/eval/evaluation_result.h"
+#include "helpers/model_cells.h"
 #include "ui/models/evaluation_result_model.h"
 
 using kwb::ui::EvaluationResultModel;
 
+using kwb::test::cell;
+
 namespace {
-
-std::string readText(const char *path) {
-  QFile file(QString::fromUtf8(path));
-  return file.open(QIODevice::ReadOnly) ? file.readAll().toStdString() : std::string();
-}
-
-QString cell(const QModelIndex &row, int column) {
-  return row.siblingAtColumn(column).data().toString();
-}
 
 // The top-level rows of a kind.
 QList<QModelIndex> rowsOf(const EvaluationResultModel *model, EvaluationResultModel::Kind kind) {
-  QList<QModelIndex> rows;
-  for (int row = 0; row < model->rowCount(); ++row) {
-    const QModelIndex index = model->index(row, 0);
-    if (index.data(EvaluationResultModel::KindRole).toInt() == int(kind)) rows << index;
-  }
-  return rows;
+  return kwb::test::topLevelRows(model, EvaluationResultModel::KindRole, int(kind));
 }
 
 }  // namespace
@@ -43,7 +31,8 @@ class TestEvaluationResultModel : public QObject {
     // What a GPU machine reports, as the run history stores it (the JSON of kwb::EvaluationResult,
     // read back through its from_json): one configuration incorrect, one timed out, one whose
     // worker was killed, one correct and timed.
-    const auto result = nlohmann::json::parse(readText(KWB_SOURCE_DIR "/tests/fixtures/results/every-kind-of-result.json"));
+    const auto result = nlohmann::json::parse(
+        kwb::test::readBytes(QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/results/every-kind-of-result.json")).toStdString());
     EvaluationResultModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setResult(result.get<kwb::EvaluationResult>());

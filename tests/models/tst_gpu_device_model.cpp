@@ -6,23 +6,18 @@
 #include <QtTest>
 
 #include "core/gpu/worker_gpu_report.h"
+#include "helpers/model_cells.h"
 #include "ui/models/gpu_device_model.h"
 
 using kwb::ui::GpuDeviceModel;
 using kwb::ui::PoolDeviceRow;
 
+using kwb::test::cell;
+using kwb::test::readBytes;
+
 namespace {
 
 const QString kFixture = QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/gpu/stats_2x_h200.json");
-
-QByteArray readFile(const QString &path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
-QString cell(const QAbstractItemModel *model, int row, int column) {
-  return model->index(row, column).data().toString();
-}
 
 }  // namespace
 
@@ -33,7 +28,7 @@ class TestGpuDeviceModel : public QObject {
   void recordedStatsShowOneRowPerGpu() {
     GpuDeviceModel model;
     QAbstractItemModelTester tester(&model);
-    const QByteArray json = readFile(kFixture);
+    const QByteArray json = readBytes(kFixture);
     QVERIFY(!json.isEmpty());
     auto read = kwb::parseGpuStats(json.toStdString());
     QVERIFY2(std::holds_alternative<kwb::GpuStatsReport>(read), (std::holds_alternative<std::string>(read) ? std::get<std::string>(read).c_str() : ""));
@@ -70,7 +65,7 @@ class TestGpuDeviceModel : public QObject {
   void poolStateAndJobJoinTheRows() {
     GpuDeviceModel model;
     QAbstractItemModelTester tester(&model);
-    model.setStats(std::get<kwb::GpuStatsReport>(kwb::parseGpuStats(readFile(kFixture).toStdString())));
+    model.setStats(std::get<kwb::GpuStatsReport>(kwb::parseGpuStats(readBytes(kFixture).toStdString())));
     PoolDeviceRow busy;
     busy.device = 0;
     busy.busy = true;

@@ -27,6 +27,7 @@
 #include "ui/views/log_panel.h"
 #include "ui/main_window.h"
 #include "core/gpu/worker_gpu_report.h"
+#include "helpers/model_cells.h"
 #include "ui/models/gpu_device_model.h"
 #include "ui/settings/settings_dialog.h"
 
@@ -36,18 +37,12 @@ using kwb::ui::GpuDeviceModel;
 using kwb::ui::MainWindow;
 using kwb::ui::PoolDeviceRow;
 
+using kwb::test::cell;
+using kwb::test::readBytes;
+
 namespace {
 
 const QString kFixture = QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/gpu/stats_2x_h200.json");
-
-QByteArray readFile(const QString &path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
-QString cell(const QAbstractItemModel *model, int row, int column) {
-  return model->index(row, column).data().toString();
-}
 
 }  // namespace
 
@@ -103,7 +98,7 @@ void TestGpusDock::windowPanelShowsFedStats() {
   // Stop the live refresh so the recorded figures stay.
   panel->stop();
   QVERIFY(!panel->isRefreshing());
-  panel->model()->setStats(std::get<kwb::GpuStatsReport>(kwb::parseGpuStats(readFile(kFixture).toStdString())));
+  panel->model()->setStats(std::get<kwb::GpuStatsReport>(kwb::parseGpuStats(readBytes(kFixture).toStdString())));
   QCOMPARE(panel->view()->model()->rowCount(), 2);
   QVERIFY(!panel->view()->isHidden());
   QVERIFY(panel->messageLabel()->isHidden());

@@ -28,6 +28,7 @@
 #include "ui/services/evaluation_service.h"
 #include "ui/views/history_panel.h"
 #include "ui/main_window.h"
+#include "helpers/model_cells.h"
 #include "ui/models/evaluation_result_model.h"
 #include "ui/models/run_history_model.h"
 #include "ui/views/results_panel.h"
@@ -38,6 +39,8 @@ using kwb::ui::EvaluationResultModel;
 using kwb::ui::EvaluationRun;
 using kwb::ui::MainWindow;
 using kwb::ui::RunHistoryModel;
+
+using kwb::test::cell;
 
 namespace {
 
@@ -55,19 +58,9 @@ bool copyFolder(const QString &from, const QString &to) {
   return true;
 }
 
-// The cell's text in the model (column of row's sibling).
-QString cell(const QModelIndex &row, int column) {
-  return row.siblingAtColumn(column).data().toString();
-}
-
 // The top-level rows of a kind.
 QList<QModelIndex> rowsOf(const EvaluationResultModel *model, EvaluationResultModel::Kind kind) {
-  QList<QModelIndex> rows;
-  for (int row = 0; row < model->rowCount(); ++row) {
-    const QModelIndex index = model->index(row, 0);
-    if (index.data(EvaluationResultModel::KindRole).toInt() == int(kind)) rows << index;
-  }
-  return rows;
+  return kwb::test::topLevelRows(model, EvaluationResultModel::KindRole, int(kind));
 }
 
 // A comment that makes the source new to the compile cache, so compiling it takes real time.

@@ -11,7 +11,6 @@
 #include <QSplitter>
 #include <QTextBlock>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 #include "core/task/manifest_parser.h"
 #include "ui/filesystem_path.h"
@@ -39,7 +38,8 @@ QTextEdit::ExtraSelection lineSelection(QPlainTextEdit *view, int block, const Q
 
 }  // namespace
 
-SourceViewPanel::SourceViewPanel(QWidget *parent) : QWidget(parent) {
+SourceViewPanel::SourceViewPanel(QWidget *parent)
+    : QWidget(parent), jobs_(new BackgroundJobs(QStringLiteral("listing"), this)) {
   kind_ = new QComboBox(this);
   kind_->addItem(tr("SASS"));
   kind_->addItem(tr("PTX"));
@@ -71,7 +71,6 @@ SourceViewPanel::SourceViewPanel(QWidget *parent) : QWidget(parent) {
   connect(listing_, &QPlainTextEdit::cursorPositionChanged, this, [this] {
     if (!diffMode_) selectListingLine(listing_->textCursor().blockNumber());
   });
-  connect(&watcher_, &QFutureWatcher<Answer>::finished, this, &SourceViewPanel::onAnswer);
 
   auto *bar = new QHBoxLayout;
   bar->addWidget(kind_);
@@ -88,7 +87,7 @@ SourceViewPanel::SourceViewPanel(QWidget *parent) : QWidget(parent) {
   layout->addWidget(split, 1);
 }
 
-SourceViewPanel::~SourceViewPanel() { watcher_.waitForFinished(); }
+SourceViewPanel::~SourceViewPanel() = default;
 
 void SourceViewPanel::showCandidate(const QString &taskFolder, const QString &source, const QString &sourceName) {
   taskFolder_ = taskFolder;
@@ -113,22 +112,16 @@ void SourceViewPanel::refresh() {
 }
 
 void SourceViewPanel::start(bool diff) {
-  if (busy_) {  // the answer in flight is stale: ask again when it comes
-    pending_ = true;
-    diffMode_ = diff;
-    return;
-  }
+  // A listing asked for while another is made supersedes it: the older answer is dropped.
   busy_ = true;
   diffMode_ = diff;
-  const quint64 generation = ++generation_;
   const auto kind = kind_->currentIndex() == 0 ? kwb::ListingKind::Sass : kwb::ListingKind::Ptx;
   status_->setText(diff ? tr("Comparing with %1…").arg(QFileInfo(otherName_).fileName())
                         : tr("Compiling %1 for its %2…").arg(QFileInfo(sourceName_).fileName(), kind_->currentText()));
   const QString folder = taskFolder_, text = sourceText_, name = sourceName_, otherText = otherText_, otherName = otherName_;
   const std::string arch = arch_.toStdString();
-  watcher_.setFuture(QtConcurrent::run([=]() {
+  jobs_->run(this, QStringLiteral("listing"), [=](const JobTicket &) {
     Answer a;
-    a.generation = generation;
     a.diff = diff;
     a.otherName = otherName;
     try {
@@ -146,17 +139,11 @@ void SourceViewPanel::start(bool diff) {
       a.error = QString::fromStdString(e.what());
     }
     return a;
-  }));
+  }, [this](Answer a) { onAnswer(a); });
 }
 
-void SourceViewPanel::onAnswer() {
+void SourceViewPanel::onAnswer(const Answer &a) {
   busy_ = false;
-  const Answer a = watcher_.result();
-  if (pending_) {
-    pending_ = false;
-    start(diffMode_);
-    return;
-  }
   markedListing_ = 0;
   markedSource_ = 0;
   if (!a.error.isEmpty()) {

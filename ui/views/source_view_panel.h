@@ -5,10 +5,10 @@
 // with..." shows the diff of this candidate's listing against another file's, without the
 // addresses and encodings that shift. Compiling and disassembling run off the GUI thread
 // (QtConcurrent); only the latest request's answer is shown.
-#include <QFutureWatcher>
 #include <QWidget>
 
 #include "core/compile/listing_request.h"
+#include "ui/services/background_jobs.h"
 
 class QComboBox;
 class QLabel;
@@ -51,7 +51,6 @@ class SourceViewPanel : public QWidget {
 
  private:
   struct Answer {
-    quint64 generation = 0;
     bool diff = false;
     kwb::ListingResult listing;
     std::vector<kwb::DiffLine> lines;
@@ -59,7 +58,7 @@ class SourceViewPanel : public QWidget {
     QString otherName;
   };
   void start(bool diff);
-  void onAnswer();
+  void onAnswer(const Answer &a);
   void markListing(const std::vector<int> &lines);
 
   QComboBox *kind_ = nullptr;
@@ -68,14 +67,12 @@ class SourceViewPanel : public QWidget {
   QLabel *status_ = nullptr;
   QPlainTextEdit *source_ = nullptr;
   QPlainTextEdit *listing_ = nullptr;
-  QFutureWatcher<Answer> watcher_;
+  BackgroundJobs *jobs_ = nullptr;  // makes listings off the GUI thread, the newest request winning
   QString arch_ = QStringLiteral("sm_90");
   QString taskFolder_, sourceText_, sourceName_, otherText_, otherName_;
   kwb::Listing shown_;
-  quint64 generation_ = 0;
   bool busy_ = false;
   bool diffMode_ = false;
-  bool pending_ = false;  // a request came while one was running
   int markedListing_ = 0;
   int markedSource_ = 0;
 };

@@ -146,8 +146,7 @@ class CeilingsContext : DeviceContext {
 }  // namespace
 
 void addCeilingsCommand(WorkerServer &server, std::optional<int> device) {
-  auto *context = new CeilingsContext(device);  // lives as long as the process, like time's
-  server.addCommand("ceilings", [context](const Request &request, EventSink &sink) { return context->ceilings(request, sink); });
+  addDeviceCommand(server, "ceilings", device, &CeilingsContext::ceilings);
 }
 
 }  // namespace kwb::worker

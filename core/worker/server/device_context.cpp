@@ -135,13 +135,22 @@ bool DeviceContext::loadBoth(LoadedPair &pair, const LaunchSpec &reference, cons
     pair.candidate = load(candidate, "candidate");
     return true;
   } catch (const LoadFailure &f) {
-    result["verdict"] = "load-error";
-    result["error_name"] = f.name;
-    result["reason"] = f.message;
-    result["stage"] = "load";
-    result["context_lost"] = false;
+    loadError(f, result);
     return false;
   }
+}
+
+void DeviceContext::completeReply(nlohmann::json &result, std::chrono::steady_clock::time_point started) {
+  result["context_lost"] = false;
+  result["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void DeviceContext::loadError(const LoadFailure &failure, nlohmann::json &result) {
+  result["verdict"] = "load-error";
+  result["error_name"] = failure.name;
+  result["reason"] = failure.message;
+  result["stage"] = "load";
+  result["context_lost"] = false;
 }
 
 void DeviceContext::release(LoadedLaunch &launch) {

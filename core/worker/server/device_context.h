@@ -2,6 +2,7 @@
 // The CUDA context a worker command runs in (the device's primary context), and how a failed
 // CUDA call becomes a result: its error name, and whether the context is lost (a sticky error,
 // after which the worker must be replaced). Shared by the evaluate and time commands.
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,10 +14,9 @@
 #include "core/gpu/cuda_driver.h"
 #include "core/gpu/kernel_activity.h"
 #include "core/worker/server/launch_spec.h"
+#include "core/worker/server/worker_server.h"
 
 namespace kwb::worker {
-
-class EventSink;
 
 struct CudaFailure {
   CUresult code = 0;
@@ -38,6 +38,47 @@ struct LoadFailure {
   std::string name;     // CUDA_ERROR_INVALID_IMAGE, "dlopen", "no-entry-point"
   std::string message;
 };
+
+// A launch's kernel parameters, as cuLaunchKernel and kwb_launch take them: for each name of a
+// launch's args, a pointer to the tensor's device pointer or to the size's value (a long long).
+// Built once per launch spec and kept while launches use it (params points into the vectors).
+struct KernelArguments {
+  std::vector<CUdeviceptr> pointers;
+  std::vector<long long> sizes;
+  std::vector<void *> params;
+
+  // tensorPointer(name) is the device pointer of a tensor arg, or nullopt for a size, whose
+  // value is sizes.at(name).
+  template <typename TensorPointer>
+  KernelArguments(const std::vector<std::string> &args, TensorPointer tensorPointer,
+                  const std::map<std::string, std::int64_t> &sizeValues) {
+    pointers.reserve(args.size());  // no reallocation: params point into these
+    this->sizes.reserve(args.size());
+    for (const auto &a : args) {
+      if (const std::optional<CUdeviceptr> p = tensorPointer(a)) {
+        pointers.push_back(*p);
+        params.push_back(&pointers.back());
+      } else {
+        this->sizes.push_back(static_cast<long long>(sizeValues.at(a)));
+        params.push_back(&this->sizes.back());
+      }
+    }
+  }
+  KernelArguments(const KernelArguments &) = delete;
+  KernelArguments &operator=(const KernelArguments &) = delete;
+  void **data() { return params.data(); }
+};
+
+// A tensorPointer for KernelArguments: the buffer `member` of the tensor that `index` maps a name
+// to (tensors[index[name]].*member), nullopt for a name that is no tensor (a size).
+template <typename Tensors, typename Member>
+auto tensorBuffers(const std::map<std::string, std::size_t> &index, const Tensors &tensors, Member member) {
+  return [&index, &tensors, member](const std::string &name) -> std::optional<CUdeviceptr> {
+    const auto it = index.find(name);
+    if (it == index.end()) return std::nullopt;
+    return tensors[it->second].*member;
+  };
+}
 
 // What ran in one launch, from CUPTI's kernel records.
 struct LaunchActivity {
@@ -79,6 +120,10 @@ class DeviceContext {
   };
   // Loads both; false after filling `result` with the load-error verdict (a bad module or
   // library is the candidate's or the reference's fault). A lost context still throws.
+  // What every successful reply ends with: the context is fine, and the request's wall time.
+  static void completeReply(nlohmann::json &result, std::chrono::steady_clock::time_point started);
+  // Fills `result` with the load-error verdict of a module or library that did not load.
+  static void loadError(const LoadFailure &failure, nlohmann::json &result);
   // Fills `result` with the runtime-error verdict of `failure` at `stage`; when the context is
   // lost the worker exits (kContextLostExitStatus) right after this reply.
   void runtimeError(const CudaFailure &failure, const std::string &stage, nlohmann::json &result, EventSink &sink);
@@ -107,5 +152,16 @@ class DeviceContext {
   bool ready_ = false;
   bool contextLost_ = false;
 };
+
+// Registers `command` on the server, answered by `answer` of a Context (a DeviceContext) made
+// once for the process's life: a lost context is never torn down, the worker exits instead.
+template <typename Context>
+void addDeviceCommand(WorkerServer &server, const std::string &command, std::optional<int> device,
+                      nlohmann::json (Context::*answer)(const Request &, EventSink &)) {
+  auto *context = new Context(device);
+  server.addCommand(command, [context, answer](const Request &request, EventSink &sink) {
+    return (context->*answer)(request, sink);
+  });
+}
 
 }  // namespace kwb::worker

@@ -184,20 +184,7 @@ Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
     std::vector<std::string> forbidden;
     auto launch = [&](const LoadedLaunch &loaded, const std::string &who) {
       const LaunchSpec &spec = *loaded.spec;
-      std::vector<CUdeviceptr> pointers;
-      std::vector<long long> sizes;
-      pointers.reserve(spec.args.size());
-      sizes.reserve(spec.args.size());
-      std::vector<void *> params;
-      for (const auto &a : spec.args) {
-        if (auto it = tensorIndex.find(a); it != tensorIndex.end()) {
-          pointers.push_back(tensors[it->second].device);
-          params.push_back(&pointers.back());
-        } else {
-          sizes.push_back(static_cast<long long>(config->values.at(a)));
-          params.push_back(&sizes.back());
-        }
-      }
+      KernelArguments params(spec.args, tensorBuffers(tensorIndex, tensors, &TensorInfo::device), config->values);
       stage = who + " run";
       activity();
       run(loaded, params.data(), who);
@@ -431,11 +418,7 @@ Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
 }  // namespace
 
 void addEvaluateCommand(WorkerServer &server, std::optional<int> device) {
-  // Lives as long as the process: a lost context is never torn down, the worker exits instead.
-  auto *context = new EvaluateContext(device);
-  server.addCommand("evaluate", [context](const Request &request, EventSink &sink) {
-    return context->evaluate(request, sink);
-  });
+  addDeviceCommand(server, "evaluate", device, &EvaluateContext::evaluate);
 }
 
 }  // namespace kwb::worker

@@ -115,11 +115,7 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
     try {
       loaded = load(candidate, "candidate");
     } catch (const LoadFailure &f) {
-      result["verdict"] = "load-error";
-      result["error_name"] = f.name;
-      result["reason"] = f.message;
-      result["stage"] = "load";
-      result["context_lost"] = false;
+      loadError(f, result);
       return result;
     }
 
@@ -141,20 +137,7 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
       const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.buf : t.pristine;
       check(driver_.cuMemcpyHtoD(target, host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
     }
-    std::vector<CUdeviceptr> pointers;
-    std::vector<long long> sizes;
-    pointers.reserve(candidate.args.size());
-    sizes.reserve(candidate.args.size());
-    std::vector<void *> params;
-    for (const auto &a : candidate.args) {
-      if (auto it = tensorIndex.find(a); it != tensorIndex.end()) {
-        pointers.push_back(tensors[it->second].buf);
-        params.push_back(&pointers.back());
-      } else {
-        sizes.push_back(static_cast<long long>(config->values.at(a)));
-        params.push_back(&sizes.back());
-      }
-    }
+    KernelArguments params(candidate.args, tensorBuffers(tensorIndex, tensors, &TensorBuf::buf), config->values);
     // Every launch sees the same memory: inout tensors restored, outputs poisoned.
     auto prepare = [&] {
       stage = "prepare";
@@ -257,8 +240,7 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
       result["reason_detail"] = e.what();
       if (e.cuptiCode()) result["cupti_error"] = e.cuptiCode();
     }
-    result["context_lost"] = false;
-    result["seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
+    completeReply(result, started);
     return result;
   } catch (const CudaFailure &f) {
     runtimeError(f, stage, result, sink);
@@ -269,9 +251,7 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
 }  // namespace
 
 void addProfileCommand(WorkerServer &server, std::optional<int> device) {
-  auto *context = new ProfilingContext(device);  // lives as long as the process, like time's
-  server.addCommand("profile",
-                    [context](const Request &request, EventSink &sink) { return context->profile(request, sink); });
+  addDeviceCommand(server, "profile", device, &ProfilingContext::profile);
 }
 
 }  // namespace kwb::worker

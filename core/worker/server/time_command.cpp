@@ -261,26 +261,9 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
     check(driver_.cuEventCreate(&stopEvent, 0), "creating an event");
     cleanup.events.push_back(stopEvent);
 
-    auto paramsFor = [&](const LaunchSpec &spec, bool isCandidate, std::vector<CUdeviceptr> &pointers,
-                         std::vector<long long> &sizes) {
-      pointers.reserve(spec.args.size());
-      sizes.reserve(spec.args.size());
-      std::vector<void *> params;
-      for (const auto &a : spec.args) {
-        if (auto it = tensorIndex.find(a); it != tensorIndex.end()) {
-          pointers.push_back(isCandidate ? tensors[it->second].cand : tensors[it->second].ref);
-          params.push_back(&pointers.back());
-        } else {
-          sizes.push_back(static_cast<long long>(config->values.at(a)));
-          params.push_back(&sizes.back());
-        }
-      }
-      return params;
-    };
-    std::vector<CUdeviceptr> refPointers, candPointers;
-    std::vector<long long> refSizes, candSizes;
-    auto refParams = paramsFor(reference, false, refPointers, refSizes);
-    auto candParams = paramsFor(candidate, true, candPointers, candSizes);
+    // Each side's own output buffers (`in` tensors are shared: cand and ref are one buffer).
+    KernelArguments refParams(reference.args, tensorBuffers(tensorIndex, tensors, &TensorBuf::ref), config->values);
+    KernelArguments candParams(candidate.args, tensorBuffers(tensorIndex, tensors, &TensorBuf::cand), config->values);
 
     struct Sample {
       double primaryMs = 0, eventMs = 0;
@@ -573,8 +556,7 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
     } else {
       result["verdict"] = "timed";
     }
-    result["context_lost"] = false;
-    result["seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
+    completeReply(result, started);
     return result;
   } catch (const CudaFailure &f) {
     runtimeError(f, stage, result, sink);
@@ -585,8 +567,7 @@ Json TimingContext::time(const Request &request, EventSink &sink) {
 }  // namespace
 
 void addTimeCommand(WorkerServer &server, std::optional<int> device) {
-  auto *context = new TimingContext(device);  // lives as long as the process, like evaluate's
-  server.addCommand("time", [context](const Request &request, EventSink &sink) { return context->time(request, sink); });
+  addDeviceCommand(server, "time", device, &TimingContext::time);
 }
 
 }  // namespace kwb::worker

@@ -171,6 +171,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   sourceView_ = new SourceViewPanel(this);
   profiler_ = new ProfilerPanel(this);
   profileService_ = new ProfileService({}, this);
+  profileService_->useEvaluation(evaluation_);  // one worker per GPU: profiles go to the pool
   devices_ = new DevicesPanel(this);
   // The views that follow the open task and the selected candidate.
   context_ = new WorkbenchContext(this);

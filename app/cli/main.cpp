@@ -195,8 +195,9 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   kwb::EvaluatorSettings settings;
   settings.useDevice = !args.noGpu;
   kwb::EvaluationResult result;
+  kwb::Evaluator evaluator(settings);  // its worker measures the ceilings too
   try {
-    result = kwb::evaluate(task, input->text, options, settings);
+    result = evaluator.evaluate(task, input->text, options);
   } catch (const std::invalid_argument &e) {
     std::cerr << "kwb: " << e.what() << "\n";
     return kExitInvalid;
@@ -211,7 +212,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   if (anyTimed && result.deviceOrdinal >= 0) {
     std::string problem;
     if (!asJson) std::cerr << "roofline: this GPU's measured ceilings (measured once, then cached)\n";
-    ceilings = kwb::deviceCeilings(settings, result.deviceOrdinal, problem);
+    ceilings = kwb::deviceCeilings(evaluator, problem);
     if (!ceilings && !asJson) std::cerr << "roofline: not available: " << problem << "\n";
     bool tensor = false;
     for (const auto &t : task.tensors)

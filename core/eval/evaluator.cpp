@@ -110,6 +110,55 @@ bool Evaluator::ensureWorker(std::string &problem) {
   return true;
 }
 
+const WorkerDevice &Evaluator::device() {
+  if (device_) return *device_;
+  WorkerDevice d;
+  d.ordinal = settings_.device;
+  if (!settings_.useDevice) {
+    d.problem = "no device use requested";
+  } else if (std::string problem; !ensureWorker(problem)) {
+    d.problem = problem;
+  } else {
+    const json hello = worker_->hello();
+    for (const auto &v : devicesInHello(hello))
+      if (v.ordinal == settings_.device) {
+        d.present = true;
+        d.name = v.name;
+        d.arch = v.arch;
+        d.pciBusId = v.pciBusId;
+      }
+    if (!d.present) d.problem = missingDeviceProblem(hello, settings_.device);
+    d.driverVersion = hello.value("gpu", json::object()).value("driver_version", 0);
+  }
+  device_ = d;
+  return *device_;
+}
+
+void Evaluator::freshWorkerFor(const std::string &hostLibraryKey) {
+  const bool ranHostCode =
+      worker_ && !workerLibraryKey_.empty() && workerLibraryGeneration_ == worker_->generation();
+  if (ranHostCode && workerLibraryKey_ != hostLibraryKey) worker_->restart();
+  workerLibraryKey_ = hostLibraryKey;
+}
+
+void Evaluator::noteWorkerLibrary(const std::string &hostLibraryKey) {
+  if (!hostLibraryKey.empty() && worker_) workerLibraryGeneration_ = worker_->generation();
+}
+
+bool Evaluator::withWorker(const std::function<void(worker::WorkerClient &)> &request, std::string &problem,
+                           const std::string &hostLibraryKey) {
+  running_ = true;
+  struct Running {
+    std::atomic<bool> &flag;
+    ~Running() { flag = false; }
+  } runningGuard{running_};
+  freshWorkerFor(hostLibraryKey);
+  if (!ensureWorker(problem)) return false;
+  noteWorkerLibrary(hostLibraryKey);
+  request(*worker_);
+  return true;
+}
+
 void Evaluator::cancel() {
   cancelRequested_ = true;
   std::lock_guard lock(workerMutex_);
@@ -159,32 +208,12 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const auto tunables = effectiveTunables(task, options.tunables);
   const auto seeds = options.seeds.empty() ? task.seeds : options.seeds;
 
-  // The device decides the architecture, unless one is asked for. The worker says which
-  // device it has (its hello): CUDA is never initialised in this process.
-  if (!probed_) {
-    probed_ = true;
-    if (settings_.useDevice) {
-      std::string problem;
-      if (!ensureWorker(problem)) {
-        deviceProblem_ = problem;
-      } else {
-        const json hello = worker_->hello();
-        for (const auto &d : devicesInHello(hello))
-          if (d.ordinal == settings_.device) {
-            haveDevice_ = true;
-            deviceName_ = d.name;
-            deviceArch_ = d.arch;
-          }
-        if (!haveDevice_) deviceProblem_ = missingDeviceProblem(hello, settings_.device);
-      }
-    } else {
-      deviceProblem_ = "no device use requested";
-    }
-  }
-  result.arch = !options.arch.empty() ? options.arch : haveDevice_ ? deviceArch_ : "sm_90";
-  if (haveDevice_) {
-    result.device = deviceName_;
-    result.deviceOrdinal = settings_.device;
+  // The device decides the architecture, unless one is asked for.
+  const WorkerDevice &gpu = device();
+  result.arch = !options.arch.empty() ? options.arch : gpu.present ? gpu.arch : "sm_90";
+  if (gpu.present) {
+    result.device = gpu.name;
+    result.deviceOrdinal = gpu.ordinal;
   }
 
   const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
@@ -223,14 +252,14 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   result.configs = planLaunches(task, configs, tunables, result.candidate, result.arch);
   const bool hostLauncher = result.candidate.form == SourceForm::HostLauncher;
 
-  if (!haveDevice_) {
+  if (!gpu.present) {
     for (auto &co : result.configs)
       if (co.outcome != Outcome::Error) {
         co.outcome = Outcome::NotRun;
         co.message = kNoDeviceMessage;
       }
     result.outcome = Outcome::NotRun;
-    result.message = std::string(kNoDeviceMessage) + (deviceProblem_.empty() ? "" : " (" + deviceProblem_ + ")");
+    result.message = std::string(kNoDeviceMessage) + (gpu.problem.empty() ? "" : " (" + gpu.problem + ")");
     return finish();
   }
 
@@ -246,18 +275,10 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     return hostLauncher ? hostLauncherSpec(candImage, candidateLaunch) : launchSpec(candImage, candidateLaunch, d);
   };
   // A worker that ran another candidate's host code is replaced first.
-  auto freshWorkerForHostCode = [&] {
-    if (!hostLauncher) return;
-    const std::string key = result.candidate.cacheKey.empty() ? std::to_string(std::hash<std::string>{}(candImage))
-                                                              : result.candidate.cacheKey;
-    if (worker_ && workerLibraryGeneration_ == worker_->generation() && workerLibraryKey_ != key &&
-        !workerLibraryKey_.empty())
-      worker_->restart();
-    workerLibraryKey_ = key;
-  };
-  auto noteWorkerLibrary = [&] {
-    if (hostLauncher && worker_) workerLibraryGeneration_ = worker_->generation();
-  };
+  const std::string hostKey =
+      !hostLauncher ? std::string()
+      : result.candidate.cacheKey.empty() ? std::to_string(std::hash<std::string>{}(candImage))
+                                          : result.candidate.cacheKey;
 
   const double evalShare = options.time ? 0.5 : 0.9;  // of the progress bar after compiling
   const double perConfig = result.configs.empty() ? 0.0 : evalShare / static_cast<double>(result.configs.size());
@@ -276,14 +297,14 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       continue;
     }
     std::string problem;
-    freshWorkerForHostCode();
+    if (hostLauncher) freshWorkerFor(hostKey);
     if (!ensureWorker(problem)) {
       co.outcome = Outcome::Error;
       co.message = problem;
       stop = true;
       continue;
     }
-    noteWorkerLibrary();
+    noteWorkerLibrary(hostKey);
     result.sandbox = worker_->sandbox().state;
     json params = {{"task", task.folder.string()},
                    {"config", co.config},
@@ -335,13 +356,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       const auto *config = task.config(co.config);
       TimingOutcome t;
       std::string problem;
-      freshWorkerForHostCode();
+      if (hostLauncher) freshWorkerFor(hostKey);
       if (!ensureWorker(problem)) {
         t.error = problem;
         co.timing = t;
         continue;
       }
-      noteWorkerLibrary();
+      noteWorkerLibrary(hostKey);
       json params = {{"task", task.folder.string()},
                      {"config", co.config},
                      {"seed", seeds.empty() ? 1 : seeds.back() + 1},  // inputs the evaluation did not use

@@ -101,8 +101,19 @@ std::unique_ptr<worker::WorkerClient> startWorker(const EvaluatorSettings &setti
 // no kwb-worker was found.
 std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings &settings, std::string &problem);
 
+// The device an Evaluator's worker has, as its hello says (CUDA never starts in this process).
+struct WorkerDevice {
+  bool present = false;  // false: `problem` says why (no driver, no such device, no device use)
+  int ordinal = -1;
+  std::string name, arch, pciBusId;  // "NVIDIA H200", "sm_90", "0000:19:00.0"
+  int driverVersion = 0;             // 13000 = 13.0
+  std::string problem;
+};
+
 // Keeps a worker between evaluations (its reference outputs stay cached); replaces it after a
-// crash, a lost context or a timeout. Not thread-safe: one evaluate() at a time.
+// crash, a lost context or a timeout. The same worker answers the other requests on its device
+// (profile, ceilings: withWorker), so a GPU has one worker. Not thread-safe: one evaluate() or
+// withWorker() at a time.
 class Evaluator {
  public:
   explicit Evaluator(EvaluatorSettings settings = {});
@@ -121,8 +132,23 @@ class Evaluator {
   // done so far. No effect when nothing runs.
   void cancel();
 
+  // The device this evaluator's worker has (asked once, from its hello).
+  const WorkerDevice &device();
+  const EvaluatorSettings &settings() const { return settings_; }
+
+  // Runs `request` with this evaluator's worker ready (started or replaced if need be), between
+  // evaluations. `hostLibraryKey`: the compile cache key of a host-launcher candidate the
+  // request loads; empty for a request that loads no host code (a CUBIN, the ceilings). A
+  // worker that ran other host code is replaced first: one candidate's host code never shares a
+  // process with another's work. False with `problem` when no worker could be started.
+  bool withWorker(const std::function<void(worker::WorkerClient &)> &request, std::string &problem,
+                  const std::string &hostLibraryKey = {});
+
  private:
   bool ensureWorker(std::string &problem);
+  // Before a request that loads host code: a worker that ran another library is replaced.
+  void freshWorkerFor(const std::string &hostLibraryKey);
+  void noteWorkerLibrary(const std::string &hostLibraryKey);
 
   bool cancelled() const { return cancelRequested_.load(); }
 
@@ -136,9 +162,7 @@ class Evaluator {
   mutable std::mutex workerMutex_;
   std::atomic<bool> running_{false};
   std::atomic<bool> cancelRequested_{false};
-  bool probed_ = false;
-  bool haveDevice_ = false;
-  std::string deviceName_, deviceArch_, deviceProblem_;
+  std::optional<WorkerDevice> device_;  // asked once
 };
 
 // One-shot convenience: a fresh Evaluator.

@@ -54,12 +54,7 @@ EvaluatorPool::~EvaluatorPool() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     for (auto &d : devices_) {
-      for (auto &job : d->queue) {
-        EvaluationResult r;
-        r.outcome = Outcome::Cancelled;
-        r.message = "cancelled: the evaluation pool was shut down";
-        job.promise.set_value(std::move(r));
-      }
+      for (auto &job : d->queue) abandon(job, Outcome::Cancelled, "cancelled: the evaluation pool was shut down");
       d->queue.clear();
       d->evaluator->cancel();
     }
@@ -81,6 +76,43 @@ EvaluatorPool::Device *EvaluatorPool::leastLoadedLocked(const std::vector<int> &
     }
   }
   return best;
+}
+
+void EvaluatorPool::abandon(Job &job, Outcome outcome, const std::string &message) {
+  if (job.work) {
+    job.workDone.set_value(false);
+    return;
+  }
+  EvaluationResult r;
+  r.outcome = outcome;
+  r.message = message;
+  job.promise.set_value(std::move(r));
+}
+
+std::future<bool> EvaluatorPool::submitWork(std::function<void(Evaluator &)> work, int device) {
+  Job job;
+  job.work = std::move(work);
+  auto future = job.workDone.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    Device *d = nullptr;
+    if (!stopping_) {
+      if (device < 0) {
+        d = leastLoadedLocked();
+      } else {
+        for (auto &candidate : devices_)
+          if (candidate->ordinal == device && !candidate->state.removed) d = candidate.get();
+      }
+    }
+    if (!d) {
+      job.workDone.set_value(false);
+      return future;
+    }
+    d->queue.push_back(std::move(job));
+    d->state.queued = d->queue.size();
+  }
+  wake_.notify_all();
+  return future;
 }
 
 std::future<EvaluationResult> EvaluatorPool::submit(Task task, std::string source, EvaluationOptions options) {
@@ -165,6 +197,19 @@ void EvaluatorPool::run(Device &device) {
       device.queue.pop_front();
       device.state.busy = true;
     }
+    if (job.work) {
+      try {
+        job.work(*device.evaluator);
+      } catch (...) {
+        // The work reports its own problems; the device goes on.
+      }
+      {
+        std::lock_guard lock(mutex_);
+        device.state.busy = false;
+      }
+      job.workDone.set_value(true);
+      continue;
+    }
     EvaluationResult result;
     try {
       result = device.evaluator->evaluate(job.task, job.source, job.options);
@@ -202,14 +247,8 @@ void EvaluatorPool::run(Device &device) {
           message = device.state.message;
           // What waited for it goes to the others, or fails when there is none.
           for (auto &j : device.queue) {
-            if (Device *other = leastLoadedLocked()) {
-              other->queue.push_back(std::move(j));
-            } else {
-              EvaluationResult none;
-              none.outcome = Outcome::Error;
-              none.message = "no GPU left in the evaluation pool (" + message + ")";
-              j.promise.set_value(std::move(none));
-            }
+            if (Device *other = leastLoadedLocked()) other->queue.push_back(std::move(j));
+            else abandon(j, Outcome::Error, "no GPU left in the evaluation pool (" + message + ")");
           }
           device.queue.clear();
         }

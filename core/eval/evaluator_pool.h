@@ -58,6 +58,12 @@ class EvaluatorPool {
   // future holds an Error result saying so.
   std::future<EvaluationResult> submit(Task task, std::string source, EvaluationOptions options = {});
 
+  // Queues other work on a device's evaluator (a profile, the ceilings: Evaluator::withWorker),
+  // so each GPU keeps one worker: `device` (a CUDA ordinal), or the least loaded one when
+  // negative. The future is false when no such device is left (work then does not run); work
+  // that throws is the caller's to catch. No retry on another device.
+  std::future<bool> submitWork(std::function<void(Evaluator &)> work, int device = -1);
+
   std::vector<PoolDeviceState> devices() const;
   // Evaluator::cancel() on every device's evaluator: what runs ends as cancelled. What is queued
   // still runs. Returns at once; safe from any thread.
@@ -71,7 +77,12 @@ class EvaluatorPool {
     EvaluationOptions options;
     std::promise<EvaluationResult> promise;
     std::vector<int> failedOn;  // the devices that failed it so far
+    // Other work (submitWork) instead of an evaluation.
+    std::function<void(Evaluator &)> work;
+    std::promise<bool> workDone;
   };
+  // A job that will not run: an evaluation gets an Error result saying why, work a false.
+  static void abandon(Job &job, Outcome outcome, const std::string &message);
   struct Device {
     int ordinal = 0;
     std::unique_ptr<Evaluator> evaluator;

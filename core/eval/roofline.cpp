@@ -176,26 +176,23 @@ std::optional<DeviceCeilings> deviceCeilings(const EvaluatorSettings &settings, 
                                              bool remeasure) {
   EvaluatorSettings s = settings;
   s.device = device;
-  const auto client = startWorker(s, device, problem);
-  if (!client) return std::nullopt;
-  // Which device this is, from the hello: the cache key and the architecture to compile for.
-  std::string name, arch, bus;
-  for (const auto &d : devicesInHello(client->hello()))
-    if (d.ordinal == device) {
-      name = d.name;
-      arch = d.arch;
-      bus = d.pciBusId;
-    }
-  if (name.empty()) {
-    problem = "no CUDA device " + std::to_string(device);
+  Evaluator evaluator(s);
+  return deviceCeilings(evaluator, problem, remeasure);
+}
+
+std::optional<DeviceCeilings> deviceCeilings(Evaluator &evaluator, std::string &problem, bool remeasure) {
+  // Which device this is, from the worker's hello: the cache key and the architecture to compile for.
+  const WorkerDevice &gpu = evaluator.device();
+  if (!gpu.present) {
+    problem = gpu.problem.empty() ? "no CUDA device " + std::to_string(gpu.ordinal) : gpu.problem;
     return std::nullopt;
   }
-  const int driver = client->hello().value("gpu", json::object()).value("driver_version", 0);
-  const std::string key = name + " | " + bus + " | " + std::to_string(driver);
+  const std::string name = gpu.name, arch = gpu.arch;
+  const std::string key = name + " | " + gpu.pciBusId + " | " + std::to_string(gpu.driverVersion);
   if (!remeasure)
     if (auto c = cachedCeilings(key)) return c;
 
-  Compiler compiler(s.compiler);
+  Compiler compiler(evaluator.settings().compiler);
   CompileRequest request;
   request.source = kSource;
   request.sourceName = "kwb-ceilings.cu";
@@ -215,7 +212,10 @@ std::optional<DeviceCeilings> deviceCeilings(const EvaluatorSettings &settings, 
   if (tensor)
     params["mma"] = {{"cubin", cubin}, {"kernel", "kwb_ceiling_mma"}, {"blocks_per_sm", 4}, {"threads", 256},
                      {"iters", 4096}, {"flops_per_thread_iter", kMmaFlopsPerIter}};
-  const auto reply = client->call("ceilings", params, std::chrono::seconds(60));
+  worker::Reply reply;
+  if (!evaluator.withWorker([&](worker::WorkerClient &client) { reply = client.call("ceilings", params, std::chrono::seconds(60)); },
+                            problem))
+    return std::nullopt;
   if (!reply.ok) {
     problem = "measuring the ceilings failed: " + reply.error.message;
     return std::nullopt;

@@ -57,5 +57,7 @@ void storeCeilings(const DeviceCeilings &c, const std::filesystem::path &file = 
 // cached. nullopt with `problem` when there is no such device or the measurement failed.
 std::optional<DeviceCeilings> deviceCeilings(const EvaluatorSettings &settings, int device, std::string &problem,
                                              bool remeasure = false);
+// The same on an evaluator's worker and device (an EvaluatorPool's, through submitWork).
+std::optional<DeviceCeilings> deviceCeilings(Evaluator &evaluator, std::string &problem, bool remeasure = false);
 
 }  // namespace kwb

@@ -58,6 +58,12 @@ void from_json(const json &j, ProfileResult &v) { json_fields::readFields(j, v, 
 
 ProfileResult profileCandidate(const Task &task, const std::string &source, const ProfileOptions &options,
                                const EvaluatorSettings &settings) {
+  Evaluator evaluator(settings);
+  return profileCandidate(task, source, options, evaluator);
+}
+
+ProfileResult profileCandidate(const Task &task, const std::string &source, const ProfileOptions &options,
+                               Evaluator &evaluator) {
   const auto started = std::chrono::steady_clock::now();
   ProfileResult result;
   auto finish = [&]() -> ProfileResult {
@@ -71,28 +77,13 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
   result.config = config->name;
   const auto tunables = effectiveTunables(task, options.tunables);
 
-  // The worker says which device it has (its hello); CUDA never starts in this process.
-  std::unique_ptr<worker::WorkerClient> client;
-  std::string deviceProblem, deviceArch;
-  bool haveDevice = false;
-  if (settings.useDevice) {
-    client = startWorker(settings, settings.device, deviceProblem);
-    if (client) {
-      for (const auto &d : devicesInHello(client->hello()))
-        if (d.ordinal == settings.device) {
-          haveDevice = true;
-          result.device = d.name;
-          deviceArch = d.arch;
-        }
-      if (!haveDevice) deviceProblem = missingDeviceProblem(client->hello(), settings.device);
-    }
-  } else {
-    deviceProblem = "no device use requested";
-  }
-  result.arch = !options.arch.empty() ? options.arch : haveDevice ? deviceArch : "sm_90";
+  // The evaluator's worker says which device it has (its hello); CUDA never starts here.
+  const WorkerDevice &gpu = evaluator.device();
+  if (gpu.present) result.device = gpu.name;
+  result.arch = !options.arch.empty() ? options.arch : gpu.present ? gpu.arch : "sm_90";
 
   // Compile: the candidate's errors come first, GPU or not.
-  Compiler compiler(settings.compiler);
+  Compiler compiler(evaluator.settings().compiler);
   const auto compiled = compiler.compile(requestFor(task, source, options.sourceName, result.arch, tunables));
   if (!compiled.ok) {
     result.outcome = Outcome::CompileError;
@@ -112,9 +103,9 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
     result.message = plan.message;
     return finish();
   }
-  if (!haveDevice) {
+  if (!gpu.present) {
     result.outcome = Outcome::NotRun;
-    result.message = std::string("not run: no CUDA device") + (deviceProblem.empty() ? "" : " (" + deviceProblem + ")");
+    result.message = std::string("not run: no CUDA device") + (gpu.problem.empty() ? "" : " (" + gpu.problem + ")");
     return finish();
   }
 
@@ -127,7 +118,19 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
   if (!options.metrics.empty()) params["metrics"] = options.metrics;
   else params["set"] = options.set;
 
-  const auto reply = client->call("profile", params, options.timeLimit);
+  // On the evaluator's worker: a host launcher gets a worker that ran no other candidate's code.
+  worker::Reply reply;
+  std::string problem;
+  const std::string hostKey = compiled.form == SourceForm::HostLauncher
+                                  ? (compiled.cacheKey.empty() ? std::to_string(std::hash<std::string>{}(image))
+                                                               : compiled.cacheKey)
+                                  : std::string();
+  if (!evaluator.withWorker([&](worker::WorkerClient &client) { reply = client.call("profile", params, options.timeLimit); },
+                            problem, hostKey)) {
+    result.outcome = Outcome::Error;
+    result.message = problem;
+    return finish();
+  }
   if (!reply.ok) {
     result.outcome = reply.error.kind == "timeout" ? Outcome::Timeout : Outcome::Error;
     result.reason = reply.error.kind;

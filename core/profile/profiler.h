@@ -64,7 +64,11 @@ void to_json(nlohmann::json &j, const ProfileResult &v);
 void from_json(const nlohmann::json &j, ProfileResult &v);
 
 // Throws std::invalid_argument for options that do not fit the task (an unknown configuration
-// or tunable); every other problem is in the result. Starts a worker of its own for the call.
+// or tunable); every other problem is in the result. On the evaluator's worker and device (an
+// EvaluatorPool's, through EvaluatorPool::submitWork), between its evaluations.
+ProfileResult profileCandidate(const Task &task, const std::string &candidateSource, const ProfileOptions &options,
+                               Evaluator &evaluator);
+// The same on an evaluator of its own for the call (the command line's one-shot use).
 ProfileResult profileCandidate(const Task &task, const std::string &candidateSource, const ProfileOptions &options,
                                const EvaluatorSettings &settings = {});
 

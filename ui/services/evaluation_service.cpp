@@ -70,6 +70,15 @@ class EvaluationService::Backend {
     return run;
   }
 
+  // Work on a pool GPU's evaluator; the compile-only evaluator when the pool has none (or the
+  // GPU asked for is not in it). Throws when the pool cannot be made.
+  void onEvaluator(Shared &shared, const std::function<void(kwb::Evaluator &)> &work, int device) {
+    kwb::EvaluatorPool *pool = this->pool(shared);
+    if (hasDevice(*pool) && pool->submitWork(work, device).get()) return;
+    if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
+    work(*evaluator_);
+  }
+
   void shutDown(Shared &shared) {
     {
       std::lock_guard lock(shared.mutex);
@@ -270,6 +279,21 @@ bool EvaluationService::run(const RunRequest &request) {
   emit started(request.taskFolder);
   emit devicesChanged();
   return true;
+}
+
+void EvaluationService::runOnEvaluator(std::function<void(kwb::Evaluator &)> work,
+                                       std::function<void(const QString &)> done, int device) {
+  jobs_->run(
+      this, QString(),
+      [backend = backend_, shared = shared_, work = std::move(work), device](const JobTicket &) {
+        try {
+          backend->onEvaluator(*shared, work, device);
+          return QString();
+        } catch (const std::exception &e) {
+          return tr("the evaluation pool did not start: %1").arg(QString::fromStdString(e.what()));
+        }
+      },
+      [done = std::move(done)](const QString &problem) { done(problem); });
 }
 
 void EvaluationService::cancel() {

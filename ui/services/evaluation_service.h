@@ -5,6 +5,7 @@
 // when the device choice changes. With no GPU in the pool, runs go to one compile-only
 // Evaluator, as before. Progress and results come back as signals; cancel() works at any moment.
 // The manifest, NVRTC and the pool's making happen on that thread only.
+#include <functional>
 #include <memory>
 
 #include <QObject>
@@ -43,6 +44,13 @@ class EvaluationService : public QObject {
   void cancel();
   bool isRunning() const { return running_; }
   bool isCancelling() const { return running_ && cancelRequested_; }
+
+  // Other work on the pool's GPU (a profile, the ceilings), in turn with runs: work(evaluator)
+  // runs on the evaluator of a GPU in the pool (`device`, or the least loaded when negative), or
+  // on the compile-only evaluator when the pool has no GPU, so each GPU keeps one worker. Then
+  // done(problem) on this object's thread: empty, or why the work could not run.
+  void runOnEvaluator(std::function<void(kwb::Evaluator &)> work, std::function<void(const QString &)> done,
+                      int device = -1);
 
   // The CUDA ordinals the pool uses from the next run on; empty: every visible GPU.
   void setDevices(const QList<int> &devices);

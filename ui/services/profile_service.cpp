@@ -1,6 +1,7 @@
 #include "ui/services/profile_service.h"
 
 #include <QMetaObject>
+#include <QPointer>
 
 #include "core/profile/profiler.h"
 #include "core/task/manifest_parser.h"
@@ -31,17 +32,49 @@ ProfileService::ProfileService(kwb::EvaluatorSettings settings, QObject *parent)
   qRegisterMetaType<kwb::DeviceCeilings>();
 }
 
-ProfileService::~ProfileService() = default;
+ProfileService::~ProfileService() {
+  delete jobs_;  // waits for work on the private evaluator
+}
+
+void ProfileService::useEvaluation(EvaluationService *evaluation) {
+  evaluation_ = evaluation;
+}
+
+void ProfileService::onEvaluator(std::function<void(kwb::Evaluator &)> work, std::function<void(const QString &)> done,
+                                 const QString &kind, int device) {
+  if (evaluation_) {
+    QPointer<ProfileService> self(this);
+    evaluation_->runOnEvaluator(
+        std::move(work), [self, done = std::move(done)](const QString &problem) { if (self) done(problem); }, device);
+    return;
+  }
+  // No evaluation service (a profiler used alone): an evaluator of this service's own, kept
+  // between requests so its worker is too (another device's, for that request only).
+  if (!evaluator_) evaluator_ = std::make_shared<kwb::Evaluator>(settings_);
+  kwb::EvaluatorSettings other = settings_;
+  other.device = device;
+  const bool own = device < 0 || device == settings_.device;
+  jobs_->run(
+      this, kind,
+      [evaluator = evaluator_, own, other, work = std::move(work)](const JobTicket &) {
+        if (own) {
+          work(*evaluator);
+        } else {
+          kwb::Evaluator once(other);
+          work(once);
+        }
+        return QString();
+      },
+      [done = std::move(done)](const QString &problem) { done(problem); });
+}
 
 bool ProfileService::profile(const ProfileRequest &request) {
   if (running_) return false;
   running_ = true;
   emit started(request);
-  const auto settings = settings_;
-  jobs_->run(
-      this, QStringLiteral("profile"),
-      [request, settings](const JobTicket &) {
-        ProfileRow row;
+  auto row = std::make_shared<ProfileRow>();
+  onEvaluator(
+      [request, row](kwb::Evaluator &evaluator) {
         try {
           auto task = kwb::loadTask(toFsPath(request.taskFolder));
           kwb::profile::ProfileOptions o;
@@ -53,20 +86,24 @@ bool ProfileService::profile(const ProfileRequest &request) {
           o.config = request.config.toStdString();
           o.set = request.set.toStdString();
           o.sourceName = request.sourceName.toStdString();
-          row = toProfileRow(kwb::profile::profileCandidate(task, request.source.toStdString(), o, settings));
+          *row = toProfileRow(kwb::profile::profileCandidate(task, request.source.toStdString(), o, evaluator));
         } catch (const std::exception &e) {
-          row.outcome = kwb::Outcome::Error;
-          row.message = QString::fromStdString(e.what());
+          row->outcome = kwb::Outcome::Error;
+          row->message = QString::fromStdString(e.what());
         }
-        row.sourceName = request.sourceName;
-        row.set = request.set;
-        row.taskFolder = request.taskFolder;
-        return row;
       },
-      [this](ProfileRow row) {
+      [this, request, row](const QString &problem) {
+        if (!problem.isEmpty()) {
+          row->outcome = kwb::Outcome::Error;
+          row->message = problem;
+        }
+        row->sourceName = request.sourceName;
+        row->set = request.set;
+        row->taskFolder = request.taskFolder;
         running_ = false;
-        emit finished(row);
-      });
+        emit finished(*row);
+      },
+      QStringLiteral("profile"));
   return true;
 }
 
@@ -75,22 +112,20 @@ void ProfileService::loadCeilings(int device) {
     std::optional<kwb::DeviceCeilings> ceilings;
     std::string problem;
   };
-  const auto settings = settings_;
-  jobs_->run(
-      this, QStringLiteral("ceilings"),
-      [settings, device](const JobTicket &) {
-        Answer a;
+  auto answer = std::make_shared<Answer>();
+  onEvaluator(
+      [answer](kwb::Evaluator &evaluator) {
         try {
-          a.ceilings = kwb::deviceCeilings(settings, device, a.problem);
+          answer->ceilings = kwb::deviceCeilings(evaluator, answer->problem);
         } catch (const std::exception &e) {
-          a.problem = e.what();
+          answer->problem = e.what();
         }
-        return a;
       },
-      [this](Answer a) {
-        if (a.ceilings) emit ceilingsReady(*a.ceilings);
-        else emit ceilingsFailed(QString::fromStdString(a.problem));
-      });
+      [this, answer](const QString &problem) {
+        if (answer->ceilings) emit ceilingsReady(*answer->ceilings);
+        else emit ceilingsFailed(problem.isEmpty() ? QString::fromStdString(answer->problem) : problem);
+      },
+      QStringLiteral("ceilings"), device);
 }
 
 }  // namespace kwb::ui

@@ -1,8 +1,11 @@
 #pragma once
 // Profiling and the GPU's ceilings off the GUI thread: kwb::profile::profileCandidate and
-// kwb::deviceCeilings (each starts a worker of its own) run on the service's BackgroundJobs
-// thread; the answers come back as signals. One profile at a time; a newer ceilings request
-// supersedes an older one.
+// kwb::deviceCeilings run on an evaluator of the evaluation service's pool (useEvaluation: the
+// GPU's one worker, in turn with runs), else on one of this service's own on its BackgroundJobs
+// thread; the answers come back as signals. One profile at a time.
+#include <functional>
+#include <memory>
+
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -11,6 +14,7 @@
 #include "core/eval/roofline.h"
 #include "core/profile/profiler.h"
 #include "ui/services/background_jobs.h"
+#include "ui/services/evaluation_service.h"
 
 namespace kwb::ui {
 
@@ -53,6 +57,9 @@ class ProfileService : public QObject {
   bool isRunning() const { return running_; }
   // The ceilings of GPU `device` (measured once, then from the cache).
   void loadCeilings(int device);
+  // Profiles and ceilings go to that service's pool (one worker per GPU, in turn with runs)
+  // rather than to an evaluator of this service's own.
+  void useEvaluation(EvaluationService *evaluation);
 
  signals:
   void started(const kwb::ui::ProfileRequest &request);
@@ -61,8 +68,14 @@ class ProfileService : public QObject {
   void ceilingsFailed(const QString &problem);
 
  private:
+  // work on the pool's evaluator (or this service's own), then done(problem) here.
+  void onEvaluator(std::function<void(kwb::Evaluator &)> work, std::function<void(const QString &)> done,
+                   const QString &kind, int device = -1);
+
   kwb::EvaluatorSettings settings_;
   BackgroundJobs *jobs_ = nullptr;
+  EvaluationService *evaluation_ = nullptr;
+  std::shared_ptr<kwb::Evaluator> evaluator_;  // without an evaluation service; used on jobs_ only
   bool running_ = false;
 };
 

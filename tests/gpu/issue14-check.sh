@@ -14,6 +14,7 @@ kwb profile $k/kernels/sgemm $k/kernels/sgemm/lineage/03-smem-tiling.cu --config
 kwb tune $k/kernels/transpose --config small --budget 4 >> $r/cli.txt 2>&1; echo "tune transpose $?" >> $r/summary.txt
 # The GUI on a lineage file: Run with timing, then the roofline, then the metrics
 kernel-workbench --screenshot $r/gui-sgemm-step3.png --then time,profile:small,show:roofline $k/kernels/sgemm > $r/gui.txt 2>&1; echo "gui $?" >> $r/summary.txt
+kernel-workbench --screenshot $r/gui-softmax-profile.png --then time,profile:h200:detailed,show:metrics $k/kernels/softmax > $r/gui2.txt 2>&1; echo "gui profile $?" >> $r/summary.txt
 cat $r/summary.txt
 tar -C /tmp -czf $out/results.tgz res
-cp $r/gui-sgemm-step3.png $r/main-window.png $out/ 2>/dev/null
+cp $r/gui-sgemm-step3.png $r/gui-softmax-profile.png $out/ 2>/dev/null

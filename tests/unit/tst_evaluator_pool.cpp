@@ -94,6 +94,36 @@ class TestEvaluatorPool : public QObject {
     QVERIFY2(after.message.find("no GPU left") != std::string::npos, after.message.c_str());
   }
 
+  // Other work (a profile, the ceilings) runs on the chosen device's own evaluator, whose worker
+  // answers it; a device not in the pool runs nothing.
+  void workRunsOnTheDevicesEvaluator() {
+    const char *worker = std::getenv("KWB_WORKER");
+    if (!worker || !*worker) QSKIP("run through ctest: KWB_WORKER names kwb-worker");
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = compileOnly();
+    ps.evaluator.workerPath = worker;
+    ps.devices = {0, 1};
+    kwb::EvaluatorPool pool(ps);
+    int ranOn = -1;
+    std::string device, problem;
+    bool pinged = false;
+    auto work = [&](kwb::Evaluator &evaluator) {
+      ranOn = evaluator.settings().device;
+      device = evaluator.device().problem;  // compile-only: no device use
+      pinged = evaluator.withWorker(
+          [&](kwb::worker::WorkerClient &client) { pinged = client.call("ping", {{"n", 1}}).ok; }, problem);
+    };
+    QVERIFY(pool.submitWork(work, 1).get());
+    QCOMPARE(ranOn, 1);
+    QCOMPARE(device, std::string("no device use requested"));
+    QVERIFY2(pinged, problem.c_str());
+    ranOn = -1;
+    QVERIFY(!pool.submitWork(work, 7).get());
+    QCOMPARE(ranOn, -1);
+    QVERIFY(pool.submitWork(work).get());
+    QVERIFY(ranOn == 0 || ranOn == 1);
+  }
+
   // With no device list, the pool asks a worker which devices it sees: none here.
   void noDeviceHereMeansAnEmptyPool() {
     const char *worker = std::getenv("KWB_WORKER");
@@ -107,6 +137,7 @@ class TestEvaluatorPool : public QObject {
     const auto r = pool.submit(softmax_, "").get();
     QVERIFY2(r.message.find("no GPU left") != std::string::npos, r.message.c_str());
     QVERIFY2(r.message.find(pool.problem()) != std::string::npos, r.message.c_str());
+    QVERIFY(!pool.submitWork([](kwb::Evaluator &) {}).get());
   }
 };
 

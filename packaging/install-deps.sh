@@ -16,7 +16,7 @@ packages=(
   qtkeychain-qt6-dev
   xvfb xauth libgl-dev fonts-dejavu-core
   bubblewrap libseccomp-dev
-  python3-pip
+  python3-pip python3-venv
 )
 
 SUDO=""

@@ -238,25 +238,10 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
 
   connect(evaluation_, &EvaluationService::progress, this, &MainWindow::onRunProgress);
-  // The Profiler's live view: timing samples of a run, and each tuned point's time.
-  connect(evaluation_, &EvaluationService::started, this, [this] {
-    profiler_->beginLive(tr("Run: kernel times of each timing sample, as measured"));
-  });
-  connect(evaluation_, &EvaluationService::progress, this, [this](const EvaluationStep &step) {
-    profiler_->addSamples(step.samplesMs, step.config);
-  });
-  connect(tuning_, &TuningService::started, this, [this] {
-    profiler_->beginLive(tr("Tuning: each correct point's time, as measured"));
-  });
-  connect(tuning_, &TuningService::pointsArrived, this, [this](const QList<TunePointRow> &rows) {
-    QList<double> ms;
-    for (const auto &r : rows)
-      if (!std::isnan(r.objectiveMs)) ms << r.objectiveMs;
-    profiler_->addSamples(ms);
-  });
+  // The Profiler follows the services itself: live samples, profiles and ceilings.
+  profiler_->attach(evaluation_, tuning_, profileService_);
   connect(profiler_, &ProfilerPanel::profileRequested, this, [this] { profileCurrent(); });
   connect(profileService_, &ProfileService::finished, this, [this](const ProfileRow &row) {
-    profiler_->showProfile(row);
     if (row.outcome == kwb::Outcome::Profiled)
       log_->info(tr("Profiled %1 (%2) on %3: %n replay pass(es)", nullptr, row.passes)
                      .arg(QFileInfo(row.sourceName).fileName(), row.config, row.device));
@@ -265,8 +250,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     updateActions();
     checkSettled();
   });
-  connect(profileService_, &ProfileService::ceilingsReady, profiler_, &ProfilerPanel::setCeilings);
-  connect(profileService_, &ProfileService::ceilingsFailed, profiler_, &ProfilerPanel::setCeilingsProblem);
   connect(evaluation_, &EvaluationService::devicesChanged, this, &MainWindow::updatePoolDevices);
   connect(evaluation_, &EvaluationService::deviceMessage, this, [this](const QString &message) {
     log_->warning(message);

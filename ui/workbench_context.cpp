@@ -17,13 +17,21 @@ void WorkbenchContext::setTask(const QString &folder, const QString &name) {
   const bool otherTask = folder != taskFolder_;
   taskFolder_ = folder;
   taskName_ = name;
-  if (otherTask) {
-    // A candidate or baseline of another task means nothing here.
-    if (selection_ && selection_->run.taskFolder != folder) selection_.reset();
-    if (baseline_ && baseline_->run.taskFolder != folder) baseline_.reset();
-  }
+  // A candidate or baseline of another task means nothing here.
+  const bool dropSelection = otherTask && selection_ && selection_->run.taskFolder != folder;
+  const bool dropBaseline = otherTask && baseline_ && baseline_->run.taskFolder != folder;
+  if (dropSelection) selection_.reset();
+  if (dropBaseline) baseline_.reset();
   notify([this](WorkbenchView *v) { v->onTaskChanged(*this); });
   emit taskChanged();
+  if (dropSelection) {
+    notify([this](WorkbenchView *v) { v->onSelectionChanged(*this); });
+    emit selectionChanged();
+  }
+  if (dropBaseline) {
+    notify([this](WorkbenchView *v) { v->onBaselineChanged(*this); });
+    emit baselineChanged();
+  }
 }
 
 void WorkbenchContext::select(const CandidateSelection &selection) {

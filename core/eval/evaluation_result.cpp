@@ -219,14 +219,16 @@ void from_json(const json &j, TimingOutcome &v) {
   read(j, "reference", v.reference);
   read(j, "speedup", v.speedup);
   if (j.contains("roofline") && j["roofline"].is_object() && !j["roofline"].empty()) read(j, "roofline", v.roofline);
-  if (j.contains("warmup") && j["warmup"].is_object()) {
-    read(j["warmup"], "candidate", v.warmupCandidate);
-    read(j["warmup"], "reference", v.warmupReference);
-  }
-  if (j.contains("events") && j["events"].is_object()) {
-    read(j["events"], "candidate", v.eventsCandidate);
-    read(j["events"], "reference", v.eventsReference);
-  }
+  // An empty object stands for a side that was not timed (as earlier versions wrote it).
+  auto side = [&j](const char *group, const char *key, auto &member) {
+    if (!j.contains(group) || !j[group].is_object()) return;
+    const auto &g = j[group];
+    if (g.contains(key) && g[key].is_object() && !g[key].empty()) read(g, key, member);
+  };
+  side("warmup", "candidate", v.warmupCandidate);
+  side("warmup", "reference", v.warmupReference);
+  side("events", "candidate", v.eventsCandidate);
+  side("events", "reference", v.eventsReference);
 }
 
 }  // namespace kwb

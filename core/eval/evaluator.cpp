@@ -117,7 +117,10 @@ const WorkerDevice &Evaluator::device() {
   if (!settings_.useDevice) {
     d.problem = "no device use requested";
   } else if (std::string problem; !ensureWorker(problem)) {
+    // A worker that did not start this time may start the next: asked again then.
     d.problem = problem;
+    unstartedDevice_ = d;
+    return unstartedDevice_;
   } else {
     const json hello = worker_->hello();
     for (const auto &v : devicesInHello(hello))
@@ -297,7 +300,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       continue;
     }
     std::string problem;
-    if (hostLauncher) freshWorkerFor(hostKey);
+    freshWorkerFor(hostKey);  // a worker that ran other host code is replaced, whatever this form
     if (!ensureWorker(problem)) {
       co.outcome = Outcome::Error;
       co.message = problem;
@@ -356,7 +359,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       const auto *config = task.config(co.config);
       TimingOutcome t;
       std::string problem;
-      if (hostLauncher) freshWorkerFor(hostKey);
+      freshWorkerFor(hostKey);
       if (!ensureWorker(problem)) {
         t.error = problem;
         co.timing = t;

@@ -162,7 +162,8 @@ class Evaluator {
   mutable std::mutex workerMutex_;
   std::atomic<bool> running_{false};
   std::atomic<bool> cancelRequested_{false};
-  std::optional<WorkerDevice> device_;  // asked once
+  std::optional<WorkerDevice> device_;  // asked once (once a worker started)
+  WorkerDevice unstartedDevice_;        // the last answer while no worker would start
 };
 
 // One-shot convenience: a fresh Evaluator.

@@ -1,5 +1,7 @@
 #include "core/eval/evaluator_pool.h"
 
+#include <exception>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -92,6 +94,7 @@ void EvaluatorPool::abandon(Job &job, Outcome outcome, const std::string &messag
 std::future<bool> EvaluatorPool::submitWork(std::function<void(Evaluator &)> work, int device) {
   Job job;
   job.work = std::move(work);
+  job.pinned = device >= 0;
   auto future = job.workDone.get_future();
   {
     std::lock_guard lock(mutex_);
@@ -198,16 +201,18 @@ void EvaluatorPool::run(Device &device) {
       device.state.busy = true;
     }
     if (job.work) {
+      std::exception_ptr failed;
       try {
         job.work(*device.evaluator);
       } catch (...) {
-        // The work reports its own problems; the device goes on.
+        failed = std::current_exception();  // the caller's; the device goes on
       }
       {
         std::lock_guard lock(mutex_);
         device.state.busy = false;
       }
-      job.workDone.set_value(true);
+      if (failed) job.workDone.set_exception(failed);
+      else job.workDone.set_value(true);
       continue;
     }
     EvaluationResult result;
@@ -247,7 +252,8 @@ void EvaluatorPool::run(Device &device) {
           message = device.state.message;
           // What waited for it goes to the others, or fails when there is none.
           for (auto &j : device.queue) {
-            if (Device *other = leastLoadedLocked()) other->queue.push_back(std::move(j));
+            Device *other = j.pinned ? nullptr : leastLoadedLocked();
+            if (other) other->queue.push_back(std::move(j));
             else abandon(j, Outcome::Error, "no GPU left in the evaluation pool (" + message + ")");
           }
           device.queue.clear();

@@ -60,8 +60,9 @@ class EvaluatorPool {
 
   // Queues other work on a device's evaluator (a profile, the ceilings: Evaluator::withWorker),
   // so each GPU keeps one worker: `device` (a CUDA ordinal), or the least loaded one when
-  // negative. The future is false when no such device is left (work then does not run); work
-  // that throws is the caller's to catch. No retry on another device.
+  // negative. The future is false when no such device is left or it was taken out before the
+  // work ran (work pinned to a device never moves to another); an exception work throws is the
+  // future's.
   std::future<bool> submitWork(std::function<void(Evaluator &)> work, int device = -1);
 
   std::vector<PoolDeviceState> devices() const;
@@ -80,6 +81,7 @@ class EvaluatorPool {
     // Other work (submitWork) instead of an evaluation.
     std::function<void(Evaluator &)> work;
     std::promise<bool> workDone;
+    bool pinned = false;  // work for one device: never moved to another
   };
   // A job that will not run: an evaluation gets an Error result saying why, work a false.
   static void abandon(Job &job, Outcome outcome, const std::string &message);

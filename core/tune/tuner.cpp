@@ -288,9 +288,17 @@ TuneReport Tuner::search(const SearchSpace &space, const Measure &measure, std::
         if (!c) break;
         if (cache) {
           if (auto hit = cache->find(cacheContext, space.describe(*c))) {
-            record(*c, hit->get<PointResult>(), true);
-            if (stopping) break;
-            continue;
+            // A cached point that does not read (an older or damaged entry) is measured again.
+            std::optional<PointResult> cachedPoint;
+            try {
+              cachedPoint = hit->get<PointResult>();
+            } catch (const json::exception &) {
+            }
+            if (cachedPoint) {
+              record(*c, *cachedPoint, true);
+              if (stopping) break;
+              continue;
+            }
           }
         }
         flights.push_back({*c, measure(space.point(*c))});

@@ -28,8 +28,11 @@ std::filesystem::path outputDir() {
   return KWB_TEST_OUTPUT_DIR;
 }
 
+// As the client sends it: the manifest's text too, so the worker need not read the task folder
+// (which its sandbox hides when the clone lies under /tmp).
 Json request(const std::string &config = "small") {
   return {{"task", (kernelsDir() / "softmax").string()},
+          {"manifest", readFile(kernelsDir() / "softmax" / "task.toml")},
           {"config", config},
           {"candidate",
            {{"cubin", "AAAA"},

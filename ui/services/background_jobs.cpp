@@ -30,7 +30,11 @@ void BackgroundJobs::schedule(std::function<void()> job) {
   QMetaObject::invokeMethod(
       context_,
       [pending = pending_, job = std::move(job)] {
-        job();
+        try {
+          job();
+        } catch (...) {
+          // An exception must not leave the thread's event loop; a job reports its own problems.
+        }
         pending->fetch_sub(1);
       },
       Qt::QueuedConnection);

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include <QHash>
@@ -55,21 +56,25 @@ class BackgroundJobs : public QObject {
   ~BackgroundJobs() override;
 
   // Runs work(ticket) on the jobs' thread after everything posted before it; its result goes to
-  // done(result) on the receiver's thread, unless by then the ticket was cancelled (a newer job
-  // of the same kind, cancel(kind), or destruction) or the receiver is gone. Returns the job's
-  // ticket.
+  // done(result) on this object's thread, which must be the receiver's, unless by then the ticket
+  // was cancelled (a newer job of the same kind, cancel(kind), or destruction) or the receiver is
+  // gone. Work that throws has no answer (the exception is dropped: catch in work to report it).
+  // Returns the job's ticket.
   template <typename Work, typename Done>
   JobTicket run(QObject *receiver, const QString &kind, Work work, Done done) {
+    using Result = std::decay_t<std::invoke_result_t<Work &, const JobTicket &>>;
     const JobTicket ticket = begin(kind);
     QPointer<QObject> guard(receiver);
     // std::function needs a copyable callable: the callables are shared, not copied.
     auto shared = std::make_shared<std::pair<Work, Done>>(std::move(work), std::move(done));
-    schedule([ticket, guard, shared] {
+    schedule([this, ticket, guard, shared] {
       if (ticket.cancelled()) return;
-      auto result = std::make_shared<decltype(shared->first(ticket))>(shared->first(ticket));
-      if (ticket.cancelled() || !guard) return;
+      auto result = std::make_shared<Result>(shared->first(ticket));
+      // Delivered through this object (alive while its thread runs: the destructor waits) and
+      // checked on the receiver's thread, which is this object's: a receiver destroyed meanwhile
+      // is never touched.
       QMetaObject::invokeMethod(
-          guard.data(),
+          this,
           [ticket, guard, shared, result] {
             if (!ticket.cancelled() && guard) shared->second(std::move(*result));
           },

@@ -46,6 +46,7 @@ struct EvaluationService::Shared {
   QString job;                           // "task · source" of that run, under mutex
   std::vector<int> devices;              // the choice for the next pool, under mutex
   std::atomic<quint64> cancelledRun{0};  // the run cancel() was called for
+  std::atomic<bool> shuttingDown{false};  // the service is being destroyed: other work is dropped
 
   std::mutex stepMutex;
   EvaluationStep latestStep;
@@ -72,11 +73,24 @@ class EvaluationService::Backend {
 
   // Work on a pool GPU's evaluator; the compile-only evaluator when the pool has none (or the
   // GPU asked for is not in it). Throws when the pool cannot be made.
-  void onEvaluator(Shared &shared, const std::function<void(kwb::Evaluator &)> &work, int device) {
+  // A GPU the pool does not hold (not chosen, or taken out) gets an evaluator for this work only.
+  // Returns false when the service is shutting down (nothing ran).
+  bool onEvaluator(Shared &shared, const std::function<void(kwb::Evaluator &)> &work, int device) {
+    if (shared.shuttingDown) return false;
     kwb::EvaluatorPool *pool = this->pool(shared);
-    if (hasDevice(*pool) && pool->submitWork(work, device).get()) return;
+    if (hasDevice(*pool)) {
+      if (pool->submitWork(work, device).get()) return true;
+      if (device >= 0) {
+        kwb::EvaluatorSettings s = settings_;
+        s.device = device;
+        kwb::Evaluator once(s);
+        work(once);
+        return true;
+      }
+    }
     if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
     work(*evaluator_);
+    return true;
   }
 
   void shutDown(Shared &shared) {
@@ -224,6 +238,7 @@ EvaluationService::EvaluationService(kwb::EvaluatorSettings settings, QObject *p
 }
 
 EvaluationService::~EvaluationService() {
+  shared_->shuttingDown = true;  // queued profiles and ceilings are dropped, not started
   cancel();
   // The evaluator, and its worker, end on their own thread, after the run in progress.
   jobs_->post([backend = backend_, shared = shared_] { backend->shutDown(*shared); });
@@ -282,15 +297,17 @@ bool EvaluationService::run(const RunRequest &request) {
 }
 
 void EvaluationService::runOnEvaluator(std::function<void(kwb::Evaluator &)> work,
-                                       std::function<void(const QString &)> done, int device) {
+                                       std::function<void(const QString &)> done, int device,
+                                       const QString &kind) {
   jobs_->run(
-      this, QString(),
-      [backend = backend_, shared = shared_, work = std::move(work), device](const JobTicket &) {
+      this, kind,
+      [backend = backend_, shared = shared_, work = std::move(work), device](const JobTicket &ticket) {
+        if (ticket.cancelled()) return tr("superseded by a newer request");
         try {
-          backend->onEvaluator(*shared, work, device);
+          if (!backend->onEvaluator(*shared, work, device)) return tr("the evaluation service is shutting down");
           return QString();
         } catch (const std::exception &e) {
-          return tr("the evaluation pool did not start: %1").arg(QString::fromStdString(e.what()));
+          return tr("the work on the evaluation pool failed: %1").arg(QString::fromStdString(e.what()));
         }
       },
       [done = std::move(done)](const QString &problem) { done(problem); });

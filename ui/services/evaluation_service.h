@@ -46,11 +46,13 @@ class EvaluationService : public QObject {
   bool isCancelling() const { return running_ && cancelRequested_; }
 
   // Other work on the pool's GPU (a profile, the ceilings), in turn with runs: work(evaluator)
-  // runs on the evaluator of a GPU in the pool (`device`, or the least loaded when negative), or
-  // on the compile-only evaluator when the pool has no GPU, so each GPU keeps one worker. Then
-  // done(problem) on this object's thread: empty, or why the work could not run.
+  // runs on the evaluator of a GPU in the pool (`device`, or the least loaded when negative), so
+  // each GPU keeps one worker; on an evaluator of its own for a GPU the pool does not hold; on
+  // the compile-only evaluator when the pool has no GPU. Then done(problem) on this object's
+  // thread: empty, or why the work did not run. A newer request of the same `kind` supersedes a
+  // queued one (whose done is not called); destroying the service drops what is queued.
   void runOnEvaluator(std::function<void(kwb::Evaluator &)> work, std::function<void(const QString &)> done,
-                      int device = -1);
+                      int device = -1, const QString &kind = QString());
 
   // The CUDA ordinals the pool uses from the next run on; empty: every visible GPU.
   void setDevices(const QList<int> &devices);

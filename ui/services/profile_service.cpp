@@ -45,7 +45,8 @@ void ProfileService::onEvaluator(std::function<void(kwb::Evaluator &)> work, std
   if (evaluation_) {
     QPointer<ProfileService> self(this);
     evaluation_->runOnEvaluator(
-        std::move(work), [self, done = std::move(done)](const QString &problem) { if (self) done(problem); }, device);
+        std::move(work), [self, done = std::move(done)](const QString &problem) { if (self) done(problem); }, device,
+        kind);
     return;
   }
   // No evaluation service (a profiler used alone): an evaluator of this service's own, kept

@@ -8,6 +8,7 @@
 
 #include <QList>
 #include <QObject>
+#include <QPointer>
 #include <QString>
 
 #include "core/eval/evaluator.h"
@@ -74,7 +75,7 @@ class ProfileService : public QObject {
 
   kwb::EvaluatorSettings settings_;
   BackgroundJobs *jobs_ = nullptr;
-  EvaluationService *evaluation_ = nullptr;
+  QPointer<EvaluationService> evaluation_;
   std::shared_ptr<kwb::Evaluator> evaluator_;  // without an evaluation service; used on jobs_ only
   bool running_ = false;
 };

@@ -28,6 +28,8 @@
 
 #include "core/lineage/step_resolution.h"
 #include "ui/models/outcome_style.h"
+#include "ui/services/evaluation_service.h"
+#include "ui/services/tuning_service.h"
 
 namespace kwb::ui {
 
@@ -296,6 +298,24 @@ std::optional<ProfileRow> ProfilerPanel::lineageParent(const ProfileRow &row) co
       return *it;
   }
   return std::nullopt;
+}
+
+void ProfilerPanel::attach(EvaluationService *evaluation, TuningService *tuning, ProfileService *profiles) {
+  connect(evaluation, &EvaluationService::started, this,
+          [this] { beginLive(tr("Run: kernel times of each timing sample, as measured")); });
+  connect(evaluation, &EvaluationService::progress, this,
+          [this](const EvaluationStep &step) { addSamples(step.samplesMs, step.config); });
+  connect(tuning, &TuningService::started, this,
+          [this] { beginLive(tr("Tuning: each correct point's time, as measured")); });
+  connect(tuning, &TuningService::pointsArrived, this, [this](const QList<TunePointRow> &rows) {
+    QList<double> ms;
+    for (const auto &r : rows)
+      if (!std::isnan(r.objectiveMs)) ms << r.objectiveMs;
+    addSamples(ms);
+  });
+  connect(profiles, &ProfileService::finished, this, &ProfilerPanel::showProfile);
+  connect(profiles, &ProfileService::ceilingsReady, this, &ProfilerPanel::setCeilings);
+  connect(profiles, &ProfileService::ceilingsFailed, this, &ProfilerPanel::setCeilingsProblem);
 }
 
 void ProfilerPanel::onTaskChanged(const WorkbenchContext &context) {

@@ -38,6 +38,9 @@ class QBarCategoryAxis;
 
 namespace kwb::ui {
 
+class EvaluationService;
+class TuningService;
+
 struct RooflinePoint {
   QString label;       // "softmax.cu · h200"
   double flops = 0;
@@ -92,6 +95,10 @@ class ProfilerPanel : public QWidget, public WorkbenchView {
   void setRooflinePoints(const QList<RooflinePoint> &points, int selected);
   int rooflinePointCount() const;
   QString rooflineWords() const;  // the selected point's gap in words
+
+  // Follows the services: a run's timing samples and each tuned point's time (Live), each
+  // profile (Metrics) and the GPU's ceilings (Roofline).
+  void attach(EvaluationService *evaluation, TuningService *tuning, ProfileService *profiles);
 
   void onTaskChanged(const WorkbenchContext &context) override;
   void onSelectionChanged(const WorkbenchContext &context) override;

@@ -9,12 +9,6 @@ using json_fields::read;
 using json_fields::readFields;
 using json_fields::writeFields;
 
-const ConfigOutcome *EvaluationResult::config(const std::string &name) const {
-  for (const auto &c : configs)
-    if (c.config == name) return &c;
-  return nullptr;
-}
-
 std::string evaluationResultText(const EvaluationResult &result) { return json(result).dump(); }
 
 EvaluationResult parseEvaluationResult(const std::string &text) {

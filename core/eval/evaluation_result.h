@@ -169,7 +169,6 @@ struct EvaluationResult {
   std::vector<ConfigOutcome> configs;
   double seconds = 0.0;
 
-  const ConfigOutcome *config(const std::string &name) const;
 };
 
 // The stored form (the workspace's run history, core/store): JSON text, and back. Text that

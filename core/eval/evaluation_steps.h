@@ -51,6 +51,10 @@ std::vector<ConfigOutcome> planLaunches(const Task &task, const std::vector<cons
 nlohmann::json launchSpec(const std::string &imageBase64, const Launch &launch, const LaunchDims &dims);
 nlohmann::json hostLauncherSpec(const std::string &libraryBase64, const Launch &launch);
 
+// The key a worker's loaded host code is known by (Evaluator::withWorker): a host launcher's
+// compile cache key (its image's hash without one); empty for device code.
+std::string hostLibraryKey(const CompileResult &compiled, const std::string &imageBase64);
+
 // What the worker's answer to an `evaluate` request means for the configuration: its outcome,
 // reason, CUDA error name, message and seeds. Returns whether the evaluation stops here (a load
 // or runtime error, a timeout, a dead worker: later configurations are not run).

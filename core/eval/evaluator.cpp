@@ -20,6 +20,17 @@ using nlohmann::json;
 
 namespace {
 
+// Set while an evaluate() or withWorker() runs, so cancel() knows there is a request to end.
+struct RunningFlag {
+  explicit RunningFlag(std::atomic<bool> &flag) : flag(flag) { flag = true; }
+  ~RunningFlag() { flag = false; }
+  std::atomic<bool> &flag;
+};
+
+}  // namespace
+
+namespace {
+
 std::string readFile(const fs::path &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path.string());
@@ -150,15 +161,16 @@ void Evaluator::noteWorkerLibrary(const std::string &hostLibraryKey) {
 
 bool Evaluator::withWorker(const std::function<void(worker::WorkerClient &)> &request, std::string &problem,
                            const std::string &hostLibraryKey) {
-  running_ = true;
-  struct Running {
-    std::atomic<bool> &flag;
-    ~Running() { flag = false; }
-  } runningGuard{running_};
+  const RunningFlag running(running_);
+  if (!readyWorker(problem, hostLibraryKey)) return false;
+  request(*worker_);
+  return true;
+}
+
+bool Evaluator::readyWorker(std::string &problem, const std::string &hostLibraryKey) {
   freshWorkerFor(hostLibraryKey);
   if (!ensureWorker(problem)) return false;
   noteWorkerLibrary(hostLibraryKey);
-  request(*worker_);
   return true;
 }
 
@@ -171,11 +183,7 @@ void Evaluator::cancel() {
 EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source, const EvaluationOptions &options) {
   const auto started = std::chrono::steady_clock::now();
   cancelRequested_ = false;
-  running_ = true;
-  struct Running {
-    std::atomic<bool> &flag;
-    ~Running() { flag = false; }
-  } runningGuard{running_};
+  const RunningFlag running(running_);
   EvalProgress progress;
   auto step = [&](const std::string &stage, const std::string &config, double fraction, const std::string &line) {
     progress.stage = stage;
@@ -277,11 +285,8 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   auto candidateSpec = [&](const LaunchDims &d) {
     return hostLauncher ? hostLauncherSpec(candImage, candidateLaunch) : launchSpec(candImage, candidateLaunch, d);
   };
-  // A worker that ran another candidate's host code is replaced first.
-  const std::string hostKey =
-      !hostLauncher ? std::string()
-      : result.candidate.cacheKey.empty() ? std::to_string(std::hash<std::string>{}(candImage))
-                                          : result.candidate.cacheKey;
+  // A worker that ran another candidate's host code is replaced first (readyWorker).
+  const std::string hostKey = hostLibraryKey(result.candidate, candImage);
 
   const double evalShare = options.time ? 0.5 : 0.9;  // of the progress bar after compiling
   const double perConfig = result.configs.empty() ? 0.0 : evalShare / static_cast<double>(result.configs.size());
@@ -300,14 +305,12 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       continue;
     }
     std::string problem;
-    freshWorkerFor(hostKey);  // a worker that ran other host code is replaced, whatever this form
-    if (!ensureWorker(problem)) {
+    if (!readyWorker(problem, hostKey)) {
       co.outcome = Outcome::Error;
       co.message = problem;
       stop = true;
       continue;
     }
-    noteWorkerLibrary(hostKey);
     result.sandbox = worker_->sandbox().state;
     json params = {{"task", task.folder.string()},
                    {"config", co.config},
@@ -359,13 +362,11 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       const auto *config = task.config(co.config);
       TimingOutcome t;
       std::string problem;
-      freshWorkerFor(hostKey);
-      if (!ensureWorker(problem)) {
+      if (!readyWorker(problem, hostKey)) {
         t.error = problem;
         co.timing = t;
         continue;
       }
-      noteWorkerLibrary(hostKey);
       json params = {{"task", task.folder.string()},
                      {"config", co.config},
                      {"seed", seeds.empty() ? 1 : seeds.back() + 1},  // inputs the evaluation did not use

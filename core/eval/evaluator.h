@@ -146,6 +146,9 @@ class Evaluator {
 
  private:
   bool ensureWorker(std::string &problem);
+  // The worker, started or replaced if need be, for a request loading `hostLibraryKey`'s host
+  // code (empty: none): freshWorkerFor, ensureWorker, noteWorkerLibrary.
+  bool readyWorker(std::string &problem, const std::string &hostLibraryKey);
   // Before a request that loads host code: a worker that ran another library is replaced.
   void freshWorkerFor(const std::string &hostLibraryKey);
   void noteWorkerLibrary(const std::string &hostLibraryKey);

@@ -121,10 +121,7 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
   // On the evaluator's worker: a host launcher gets a worker that ran no other candidate's code.
   worker::Reply reply;
   std::string problem;
-  const std::string hostKey = compiled.form == SourceForm::HostLauncher
-                                  ? (compiled.cacheKey.empty() ? std::to_string(std::hash<std::string>{}(image))
-                                                               : compiled.cacheKey)
-                                  : std::string();
+  const std::string hostKey = hostLibraryKey(compiled, image);
   if (!evaluator.withWorker([&](worker::WorkerClient &client) { reply = client.call("profile", params, options.timeLimit); },
                             problem, hostKey)) {
     result.outcome = Outcome::Error;

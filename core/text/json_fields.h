@@ -101,10 +101,4 @@ void readFields(const nlohmann::json &j, T &value, const std::tuple<Fs...> &fiel
   std::apply([&](const auto &...f) { (read(j, f.key, value.*(f.member)), ...); }, fields);
 }
 
-// A JSON value for an optional: null when empty.
-template <typename M>
-nlohmann::json optionalJson(const std::optional<M> &value) {
-  return detail::toJson(value);
-}
-
 }  // namespace kwb::json_fields

@@ -20,6 +20,11 @@ OutcomeTone toneOf(Outcome outcome) {
   }
 }
 
+QColor runColour(Outcome outcome) {
+  const OutcomeTone tone = toneOf(outcome);
+  return toneColour(tone == OutcomeTone::Warning ? OutcomeTone::Bad : tone);
+}
+
 QColor toneColour(OutcomeTone tone) {
   switch (tone) {
     case OutcomeTone::Good: return QColor(0x15, 0x80, 0x3d);

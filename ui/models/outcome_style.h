@@ -14,6 +14,8 @@ QString outcomeText(Outcome outcome);
 enum class OutcomeTone { Good, Quiet, Warning, Bad };
 OutcomeTone toneOf(Outcome outcome);
 QColor toneColour(OutcomeTone tone);
-inline QColor outcomeColour(Outcome outcome) { return toneColour(toneOf(outcome)); }
+// A whole run in one colour (the Results headline, the History list): it passed, it did not
+// run, or it failed; a timeout or an unsupported form counts as failed there.
+QColor runColour(Outcome outcome);
 
 }  // namespace kwb::ui

@@ -58,8 +58,7 @@ QVariant RunHistoryModel::data(const QModelIndex &index, int role) const {
     return {};
   }
   if (role == Qt::ForegroundRole && index.column() == OutcomeColumn) {
-    const OutcomeTone tone = toneOf(run.outcome);
-    return QBrush(toneColour(tone == OutcomeTone::Warning ? OutcomeTone::Bad : tone));
+    return QBrush(runColour(run.outcome));
   }
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {

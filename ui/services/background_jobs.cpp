@@ -25,7 +25,7 @@ JobTicket BackgroundJobs::begin(const QString &kind) {
   return ticket;
 }
 
-void BackgroundJobs::schedule(std::function<void()> job) {
+void BackgroundJobs::post(std::function<void()> job) {
   pending_->fetch_add(1);
   QMetaObject::invokeMethod(
       context_,
@@ -38,10 +38,6 @@ void BackgroundJobs::schedule(std::function<void()> job) {
         pending->fetch_sub(1);
       },
       Qt::QueuedConnection);
-}
-
-void BackgroundJobs::post(std::function<void()> work) {
-  schedule(std::move(work));
 }
 
 void BackgroundJobs::cancel(const QString &kind) {

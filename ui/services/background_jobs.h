@@ -67,7 +67,7 @@ class BackgroundJobs : public QObject {
     QPointer<QObject> guard(receiver);
     // std::function needs a copyable callable: the callables are shared, not copied.
     auto shared = std::make_shared<std::pair<Work, Done>>(std::move(work), std::move(done));
-    schedule([this, ticket, guard, shared] {
+    post([this, ticket, guard, shared] {
       if (ticket.cancelled()) return;
       auto result = std::make_shared<Result>(shared->first(ticket));
       // Delivered through this object (alive while its thread runs: the destructor waits) and
@@ -93,7 +93,6 @@ class BackgroundJobs : public QObject {
 
  private:
   JobTicket begin(const QString &kind);
-  void schedule(std::function<void()> job);
 
   QThread thread_;
   QObject *context_ = nullptr;  // lives on thread_; jobs run in its event loop

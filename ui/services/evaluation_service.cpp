@@ -88,8 +88,7 @@ class EvaluationService::Backend {
         return true;
       }
     }
-    if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
-    work(*evaluator_);
+    work(compileOnly());
     return true;
   }
 
@@ -124,6 +123,12 @@ class EvaluationService::Backend {
     std::lock_guard lock(shared.mutex);
     shared.pool = pool_.get();
     return pool_.get();
+  }
+
+  // The evaluator for a pool without a GPU: it compiles, and says there is no device.
+  kwb::Evaluator &compileOnly() {
+    if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
+    return *evaluator_;
   }
 
   static bool hasDevice(const kwb::EvaluatorPool &pool) {
@@ -161,11 +166,7 @@ class EvaluationService::Backend {
     }
     // Without a GPU in the pool, one evaluator compiles (and says there is no device), as before.
     const bool usePool = hasDevice(*pool);
-    kwb::Evaluator *evaluator = nullptr;
-    if (!usePool) {
-      if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
-      evaluator = evaluator_.get();
-    }
+    kwb::Evaluator *evaluator = usePool ? nullptr : &compileOnly();
     auto cancelNow = [&] {
       if (usePool) pool->cancelAll();
       else evaluator->cancel();

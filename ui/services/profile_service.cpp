@@ -1,6 +1,5 @@
 #include "ui/services/profile_service.h"
 
-#include <QMetaObject>
 #include <QPointer>
 
 #include "core/profile/profiler.h"

@@ -72,7 +72,7 @@ void ResultsPanel::showRun(const EvaluationRun &run, bool fromHistory) {
   fromHistory_ = fromHistory;
   const QString outcome = outcomeText(run.outcome);
   headline_->setText(run.message.isEmpty() ? outcome : outcome + QStringLiteral(": ") + run.message);
-  headline_->setStyleSheet(QStringLiteral("color: %1;").arg(outcomeColour(run.outcome).name()));
+  headline_->setStyleSheet(QStringLiteral("color: %1;").arg(runColour(run.outcome).name()));
 
   QStringList facts;
   facts << run.taskName << QFileInfo(run.sourceName).fileName();

@@ -4,7 +4,7 @@
 // marks the instructions it became; clicking an instruction marks its source line. "Compare
 // with..." shows the diff of this candidate's listing against another file's, without the
 // addresses and encodings that shift. Compiling and disassembling run off the GUI thread
-// (QtConcurrent); only the latest request's answer is shown.
+// (BackgroundJobs); only the latest request's answer is shown.
 #include <QWidget>
 
 #include "core/compile/listing_request.h"

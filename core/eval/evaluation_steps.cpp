@@ -71,6 +71,19 @@ const KernelResources *findKernel(const CompileResult &r, const std::string &nam
   return r.kernels.size() == 1 ? &r.kernels.front() : nullptr;
 }
 
+// The typed form of a worker's reply; false, with `problem` saying which field, when it does
+// not read (a worker of another version).
+template <typename Typed>
+bool readReply(const worker::Reply &reply, Typed &typed, std::string &problem) {
+  try {
+    reply.result.get_to(typed);
+    return true;
+  } catch (const json::exception &e) {
+    problem = "the worker's reply does not read: " + worker::describeJsonError(e);
+    return false;
+  }
+}
+
 int severityRank(Outcome o) {
   switch (o) {
     case Outcome::Correct: return 0;
@@ -114,13 +127,22 @@ std::vector<ConfigOutcome> planLaunches(const Task &task, const std::vector<cons
   return planned;
 }
 
-json launchSpec(const std::string &imageBase64, const Launch &launch, const LaunchDims &dims) {
-  return {{"cubin", imageBase64}, {"kernel", launch.kernel},          {"grid", dims.grid},
-          {"block", dims.block},  {"shared_bytes", dims.sharedBytes}, {"args", launch.args}};
+worker::LaunchRequest kernelLaunch(const std::string &cubinBase64, const Launch &launch, const LaunchDims &dims) {
+  worker::LaunchRequest r;
+  r.cubin = cubinBase64;
+  r.kernel = launch.kernel;
+  r.grid.assign(dims.grid.begin(), dims.grid.end());
+  r.block.assign(dims.block.begin(), dims.block.end());
+  r.sharedBytes = dims.sharedBytes;
+  r.args = launch.args;
+  return r;
 }
 
-json hostLauncherSpec(const std::string &libraryBase64, const Launch &launch) {
-  return {{"library", libraryBase64}, {"args", launch.args}};
+worker::LaunchRequest hostLaunch(const std::string &libraryBase64, const Launch &launch) {
+  worker::LaunchRequest r;
+  r.library = libraryBase64;
+  r.args = launch.args;
+  return r;
 }
 
 std::string hostLibraryKey(const CompileResult &compiled, const std::string &imageBase64) {
@@ -148,20 +170,23 @@ bool readEvaluateReply(const worker::Reply &reply, std::chrono::milliseconds tim
     }
     return co.outcome != Outcome::NotRun;
   }
-  const auto &r = reply.result;
-  const std::string verdict = r.value("verdict", "");
-  json_fields::read(r, "seeds", co.seeds);
-  co.reason = r.value("reason", "");
-  co.errorName = r.value("error_name", "");
-  if (verdict == "correct") {
+  worker::EvaluateReply r;
+  if (!readReply(reply, r, co.message)) {
+    co.outcome = Outcome::Error;
+    return true;
+  }
+  co.seeds = std::move(r.seeds);
+  co.reason = r.reason;
+  co.errorName = r.errorName;
+  if (r.verdict == "correct") {
     co.outcome = Outcome::Correct;
     co.message = "correct on " + std::to_string(co.seeds.size()) + " seed(s)";
     return false;
   }
-  if (verdict == "incorrect") {
+  if (r.verdict == "incorrect") {
     co.outcome = Outcome::Incorrect;
     if (co.reason == "forbidden-library") {
-      co.message = r.value("forbidden_message", std::string("forbidden library"));
+      co.message = r.forbiddenMessage.empty() ? "forbidden library" : r.forbiddenMessage;
     } else {
       for (const auto &s : co.seeds)
         if (!s.passed) {
@@ -171,49 +196,75 @@ bool readEvaluateReply(const worker::Reply &reply, std::chrono::milliseconds tim
     }
     return false;
   }
-  if (verdict == "load-error") {
+  if (r.verdict == "load-error") {
     co.outcome = Outcome::LoadError;
     co.message = co.reason;
     return true;
   }
   co.outcome = Outcome::RuntimeError;
-  co.message = r.value("reason", "runtime error");
+  co.message = r.reason.empty() ? "runtime error" : r.reason;
   return true;
 }
 
+TimingOutcome timingOutcome(const worker::TimeReply &r) {
+  TimingOutcome t;
+  t.ok = true;
+  t.timer = r.timer;
+  if (r.candidate) {
+    t.candidate = r.candidate->stats;
+    t.throttledSamples = r.candidate->throttledSamples;
+    t.eventsCandidate = r.candidate->events;
+  }
+  t.referenceTimed = r.reference.has_value();
+  if (r.reference) {
+    t.reference = r.reference->stats;
+    t.eventsReference = r.reference->events;
+  }
+  t.speedup = r.speedup.value_or(0.0);
+  t.suspicious = r.suspicious;
+  t.suspiciousReason = r.suspiciousReason;
+  t.stopReason = r.stopReason;
+  t.findings = r.findings;
+  t.roofline = r.roofline;
+  t.warmupCandidate = r.warmup.candidate;
+  t.warmupReference = r.warmup.reference;
+  t.l2FlushBytes = r.l2FlushBytes;
+  t.rechecks = r.rechecks;
+  t.seconds = r.seconds;
+  return t;
+}
+
 TimingOutcome readTimeReply(const worker::Reply &reply, ConfigOutcome &co) {
-  using json_fields::read;
   TimingOutcome t;
   if (!reply.ok) {
     t.error = reply.error.kind + ": " + reply.error.message;
     return t;
   }
-  const json &r = reply.result;
-  read(r, "timer", t.timer);
-  read(r, "findings", t.findings);
-  const std::string verdict = r.value("verdict", std::string("error"));
-  if (verdict == "incorrect") {
+  worker::TimeReply r;
+  if (!readReply(reply, r, t.error)) return t;
+  if (r.verdict == "incorrect") {
     // Wrong outputs while timed, or no kernel at all: the candidate is incorrect.
-    t.error = "incorrect while timed: " + r.value("reason_detail", r.value("reason", std::string()));
+    t.timer = r.timer;
+    t.findings = r.findings;
+    t.error = "incorrect while timed: " + (r.reasonDetail.empty() ? r.reason : r.reasonDetail);
     co.outcome = Outcome::Incorrect;
-    co.reason = r.value("reason", std::string("timed-output-mismatch"));
-    co.message = r.value("reason_detail", co.reason);
+    co.reason = r.reason.empty() ? "timed-output-mismatch" : r.reason;
+    co.message = r.reasonDetail.empty() ? co.reason : r.reasonDetail;
     return t;
   }
-  if (verdict != "timed") {
-    t.error = verdict + ": " + r.value("reason", std::string());
+  if (r.verdict != "timed") {
+    t.timer = r.timer;
+    t.findings = r.findings;
+    t.error = (r.verdict.empty() ? "error" : r.verdict) + ": " + r.reason;
     return t;
   }
-  // The reply carries the stored form's keys (evaluation_result.h), but each side's CUDA-event
-  // cross-check and the throttled count inside that side.
-  r.get_to(t);
-  t.ok = true;
-  if (r.contains("candidate") && r["candidate"].is_object()) {
-    read(r["candidate"], "throttled_samples", t.throttledSamples);
-    read(r["candidate"], "events", t.eventsCandidate);
-  }
-  if (t.referenceTimed) read(r["reference"], "events", t.eventsReference);
-  return t;
+  return timingOutcome(r);
+}
+
+bool lostContext(const worker::Reply &reply) {
+  worker::ReplyVerdict v;
+  std::string problem;
+  return reply.ok && readReply(reply, v, problem) && v.contextLost;
 }
 
 Verdict verdict(const std::vector<ConfigOutcome> &configs, std::size_t seedCount) {

@@ -4,7 +4,7 @@
 //
 //   resolveConfigurations  the size configurations asked for, or the task's
 //   planLaunches           each configuration's launches and the candidate's occupancy
-//   launchSpec             a kernel (or host launcher) as a worker request carries it
+//   kernelLaunch, hostLaunch  a kernel (or host launcher) as a worker request carries it
 //   readEvaluateReply      the worker's `evaluate` reply for one configuration, as its outcome
 //   readTimeReply          the worker's `time` reply for one configuration
 //   verdict                the whole evaluation's outcome from its configurations' (pure)
@@ -22,6 +22,7 @@
 #include "core/compile/compile_types.h"
 #include "core/eval/evaluation_result.h"
 #include "core/task/task.h"
+#include "core/worker/commands.h"
 #include "core/worker/protocol.h"
 
 namespace kwb {
@@ -48,8 +49,8 @@ std::vector<ConfigOutcome> planLaunches(const Task &task, const std::vector<cons
 
 // A kernel as a request's "reference" or "candidate" (PROTOCOL.md): the CUBIN (base64), kernel
 // name, launch and argument list; or, for a host launcher, the library and the argument list.
-nlohmann::json launchSpec(const std::string &imageBase64, const Launch &launch, const LaunchDims &dims);
-nlohmann::json hostLauncherSpec(const std::string &libraryBase64, const Launch &launch);
+worker::LaunchRequest kernelLaunch(const std::string &cubinBase64, const Launch &launch, const LaunchDims &dims);
+worker::LaunchRequest hostLaunch(const std::string &libraryBase64, const Launch &launch);
 
 // The key a worker's loaded host code is known by (Evaluator::withWorker): a host launcher's
 // compile cache key (its image's hash without one); empty for device code.
@@ -65,6 +66,10 @@ bool readEvaluateReply(const worker::Reply &reply, std::chrono::milliseconds tim
 // verdict; `error` then says why not. A reply that finds the candidate incorrect while timed
 // (wrong outputs, no kernel, the reference's buffer copied) makes `co` incorrect, with why.
 TimingOutcome readTimeReply(const worker::Reply &reply, ConfigOutcome &co);
+// A "timed" reply as the Evaluator keeps it (the per-side statistics, events and throttled count).
+TimingOutcome timingOutcome(const worker::TimeReply &reply);
+// Whether a reply says the worker's CUDA context is lost (it exits after the reply).
+bool lostContext(const worker::Reply &reply);
 
 // The outcome of the whole: the most severe configuration's (correct < not run < incorrect <
 // timeout < runtime error < load error < error < cancelled), with a one-line message.

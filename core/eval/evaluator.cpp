@@ -283,7 +283,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const std::string refImage = base64Encode(reference.image);
   const std::string candImage = base64Encode(result.candidate.image);
   auto candidateSpec = [&](const LaunchDims &d) {
-    return hostLauncher ? hostLauncherSpec(candImage, candidateLaunch) : launchSpec(candImage, candidateLaunch, d);
+    return hostLauncher ? hostLaunch(candImage, candidateLaunch) : kernelLaunch(candImage, candidateLaunch, d);
   };
   // A worker that ran another candidate's host code is replaced first (readyWorker).
   const std::string hostKey = hostLibraryKey(result.candidate, candImage);
@@ -312,12 +312,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       continue;
     }
     result.sandbox = worker_->sandbox().state;
-    json params = {{"task", task.folder.string()},
-                   {"config", co.config},
-                   {"seeds", seeds},
-                   {"reference", launchSpec(refImage, task.reference.launch, co.referenceLaunch)},
-                   {"candidate", candidateSpec(co.candidateLaunch)}};
-    if (!manifest.empty()) params["manifest"] = manifest;
+    worker::EvaluateRequest request;
+    request.task = task.folder.string();
+    request.manifest = manifest;
+    request.config = co.config;
+    request.seeds = seeds;
+    request.reference = kernelLaunch(refImage, task.reference.launch, co.referenceLaunch);
+    request.candidate = candidateSpec(co.candidateLaunch);
 
     step("evaluate", co.config, configStart, "evaluating configuration " + co.config);
     auto promise = std::make_shared<std::promise<worker::Reply>>();
@@ -336,7 +337,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       }
     };
     handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
-    worker_->send("evaluate", params, handlers, options.timeLimit);
+    worker_->send("evaluate", request, handlers, options.timeLimit);
     if (cancelled()) worker_->restart();  // a cancel that came just before the send
     const auto reply = future.get();
     if (cancelled()) {
@@ -347,7 +348,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     if (readEvaluateReply(reply, options.timeLimit, co)) stop = true;
     // A lost context: the worker exits after this reply; a killed or dead worker is replaced
     // before the next request (ensureWorker).
-    if (reply.ok && reply.result.value("context_lost", false)) worker_->restart();
+    if (lostContext(reply)) worker_->restart();
   }
 
   // Timing: only when every configuration is correct.
@@ -367,14 +368,15 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
         co.timing = t;
         continue;
       }
-      json params = {{"task", task.folder.string()},
-                     {"config", co.config},
-                     {"seed", seeds.empty() ? 1 : seeds.back() + 1},  // inputs the evaluation did not use
-                     {"time_cap_ms", options.timingCap.count()},
-                     {"reference", launchSpec(refImage, task.reference.launch, co.referenceLaunch)},
-                     {"candidate", candidateSpec(co.candidateLaunch)}};
-      if (!manifest.empty()) params["manifest"] = manifest;
-      if (!options.timeReference) params["time_reference"] = false;
+      worker::TimeRequest request;
+      request.task = task.folder.string();
+      request.manifest = manifest;
+      request.config = co.config;
+      request.seed = seeds.empty() ? 1 : seeds.back() + 1;  // inputs the evaluation did not use
+      request.timeCapMs = static_cast<double>(options.timingCap.count());
+      request.reference = kernelLaunch(refImage, task.reference.launch, co.referenceLaunch);
+      request.candidate = candidateSpec(co.candidateLaunch);
+      request.timeReference = options.timeReference;
       // The task's cost for this configuration (the roofline check); absent when not given.
       auto cost = [&](const Expression &e) -> double {
         if (e.empty() || !config) return 0.0;
@@ -384,8 +386,8 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
           return 0.0;
         }
       };
-      params["flops"] = cost(task.flops);
-      params["bytes"] = cost(task.bytes);
+      request.flops = cost(task.flops);
+      request.bytes = cost(task.bytes);
       step("time", co.config, timingStart, "timing configuration " + co.config);
       auto promise = std::make_shared<std::promise<worker::Reply>>();
       auto future = promise->get_future();
@@ -403,12 +405,12 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
              "  " + name + ": " + std::to_string(e.data.value("samples", 0ull)) + " samples");
       };
       handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
-      worker_->send("time", params, handlers, options.timeLimit);
+      worker_->send("time", request, handlers, options.timeLimit);
       if (cancelled()) worker_->restart();
       const auto reply = future.get();
       if (cancelled()) return finishCancelled();
       t = readTimeReply(reply, co);
-      if (!t.ok && reply.ok && reply.result.value("context_lost", false)) worker_->restart();
+      if (!t.ok && lostContext(reply)) worker_->restart();
       co.timing = t;
     }
   }

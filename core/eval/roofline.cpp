@@ -10,6 +10,7 @@
 #include "core/paths/install_paths.h"
 #include "core/store/database.h"
 #include "core/text/base64.h"
+#include "core/worker/commands.h"
 #include "core/worker/worker_client.h"
 
 using nlohmann::json;
@@ -206,30 +207,36 @@ std::optional<DeviceCeilings> deviceCeilings(Evaluator &evaluator, std::string &
   }
   const std::string cubin = base64Encode(compiled.image);
   const bool tensor = arch >= std::string("sm_80");
-  json params = {{"copy_bytes", 1ull << 30},
-                 {"fma", {{"cubin", cubin}, {"kernel", "kwb_ceiling_fma"}, {"blocks_per_sm", 8}, {"threads", 256},
-                          {"iters", 2048}, {"flops_per_thread_iter", kFmaFlopsPerIter}}}};
-  if (tensor)
-    params["mma"] = {{"cubin", cubin}, {"kernel", "kwb_ceiling_mma"}, {"blocks_per_sm", 4}, {"threads", 256},
-                     {"iters", 4096}, {"flops_per_thread_iter", kMmaFlopsPerIter}};
+  worker::CeilingsRequest ceilings;
+  ceilings.fma = {cubin, "kwb_ceiling_fma", 8, 256, 2048, kFmaFlopsPerIter};
+  if (tensor) ceilings.mma = worker::CeilingKernel{cubin, "kwb_ceiling_mma", 4, 256, 4096, kMmaFlopsPerIter};
   worker::Reply reply;
-  if (!evaluator.withWorker([&](worker::WorkerClient &client) { reply = client.call("ceilings", params, std::chrono::seconds(60)); },
+  if (!evaluator.withWorker([&](worker::WorkerClient &client) { reply = client.call("ceilings", ceilings, std::chrono::seconds(60)); },
                             problem))
     return std::nullopt;
   if (!reply.ok) {
     problem = "measuring the ceilings failed: " + reply.error.message;
     return std::nullopt;
   }
-  if (reply.result.value("verdict", std::string()) != "measured") {
-    problem = "measuring the ceilings failed: " + reply.result.value("message", reply.result.dump());
+  worker::CeilingsReply measured;
+  try {
+    reply.result.get_to(measured);
+  } catch (const json::exception &e) {
+    problem = "measuring the ceilings failed: the worker's reply does not read: " + worker::describeJsonError(e);
+    return std::nullopt;
+  }
+  if (measured.verdict != "measured") {
+    problem = "measuring the ceilings failed: " +
+              (measured.message.empty() ? measured.reason.empty() ? reply.result.dump() : measured.reason
+                                        : measured.message);
     return std::nullopt;
   }
   DeviceCeilings c;
   c.device = name;
   c.key = key;
-  c.copyBytesPerS = reply.result.value("copy_bytes_per_s", 0.0);
-  c.fp32FlopsPerS = reply.result.value("fp32_flops_per_s", 0.0);
-  c.tensorFlopsPerS = reply.result.value("tensor_flops_per_s", 0.0);
+  c.copyBytesPerS = measured.copyBytesPerS;
+  c.fp32FlopsPerS = measured.fp32FlopsPerS;
+  c.tensorFlopsPerS = measured.tensorFlopsPerS;
   c.measuredAt = utcTimestamp();
   storeCeilings(c);
   return c;

@@ -28,9 +28,6 @@ std::string readWhole(const std::filesystem::path &path) {
 using json_fields::field;
 using json_fields::omitEmpty;
 
-constexpr auto kMetricFields = std::tuple{field("name", &MetricValue::name), field("label", &MetricValue::label),
-                                          field("unit", &MetricValue::unit), field("value", &MetricValue::value)};
-
 constexpr auto kProfileFields = std::tuple{
     field("outcome", &ProfileResult::outcome),
     omitEmpty("reason", &ProfileResult::reason),
@@ -51,8 +48,6 @@ constexpr auto kProfileFields = std::tuple{
 
 }  // namespace
 
-void to_json(json &j, const MetricValue &v) { json_fields::writeFields(j, v, kMetricFields); }
-void from_json(const json &j, MetricValue &v) { json_fields::readFields(j, v, kMetricFields); }
 void to_json(json &j, const ProfileResult &v) { json_fields::writeFields(j, v, kProfileFields); }
 void from_json(const json &j, ProfileResult &v) { json_fields::readFields(j, v, kProfileFields); }
 
@@ -110,19 +105,21 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
   }
 
   const std::string image = base64Encode(compiled.image);
-  const json candidate = compiled.form == SourceForm::HostLauncher ? hostLauncherSpec(image, launch)
-                                                                   : launchSpec(image, launch, plan.candidateLaunch);
-  json params = {{"task", task.folder.string()}, {"config", config->name}, {"seed", options.seed},
-                 {"candidate", candidate}};
-  if (const auto manifest = readWhole(task.manifestPath); !manifest.empty()) params["manifest"] = manifest;
-  if (!options.metrics.empty()) params["metrics"] = options.metrics;
-  else params["set"] = options.set;
+  ProfileRequest request;
+  request.task = task.folder.string();
+  request.manifest = readWhole(task.manifestPath);
+  request.config = config->name;
+  request.seed = options.seed;
+  request.candidate = compiled.form == SourceForm::HostLauncher ? hostLaunch(image, launch)
+                                                               : kernelLaunch(image, launch, plan.candidateLaunch);
+  if (!options.metrics.empty()) request.metrics = options.metrics;
+  else request.set = options.set;
 
   // On the evaluator's worker: a host launcher gets a worker that ran no other candidate's code.
   worker::Reply reply;
   std::string problem;
   const std::string hostKey = hostLibraryKey(compiled, image);
-  if (!evaluator.withWorker([&](worker::WorkerClient &client) { reply = client.call("profile", params, options.timeLimit); },
+  if (!evaluator.withWorker([&](worker::WorkerClient &client) { reply = client.call("profile", request, options.timeLimit); },
                             problem, hostKey)) {
     result.outcome = Outcome::Error;
     result.message = problem;
@@ -134,23 +131,34 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
     result.message = reply.error.message;
     return finish();
   }
-  const json &r = reply.result;
-  const ProfileResult before = result;
-  r.get_to(result);  // the worker's reply carries the same keys, its verdict aside
-  result.config = before.config;
-  result.arch = before.arch;
-  result.seconds = before.seconds;
-  if (result.device.empty()) result.device = before.device;
-  const std::string verdict = r.value("verdict", std::string("error"));
-  result.outcome = parseOutcome(verdict).value_or(Outcome::Error);
+  ProfileReply r;
+  try {
+    reply.result.get_to(r);
+  } catch (const json::exception &e) {
+    result.outcome = Outcome::Error;
+    result.message = "the worker's profile reply does not read: " + worker::describeJsonError(e);
+    return finish();
+  }
+  if (!r.device.empty()) result.device = r.device;
+  result.deviceOrdinal = r.deviceOrdinal;
+  result.chip = r.chip;
+  result.passes = r.passes;
+  result.passesRun = r.passesRun;
+  result.ranges = r.ranges;
+  result.rangesDropped = r.rangesDropped;
+  result.candidateKernels = r.candidateKernels;
+  result.cupti = r.cupti;
+  result.metrics = r.metrics;
+  result.outcome = parseOutcome(r.verdict).value_or(Outcome::Error);
   if (result.outcome == Outcome::Profiled) {
     result.message = "profiled in " + std::to_string(result.passes) + " pass(es) on " + result.device + " (" +
                      result.chip + ")";
   } else if (result.outcome == Outcome::NotProfiled) {
-    result.message = r.value("reason_detail", std::string("not profiled"));
+    result.reason = r.reason;
+    result.message = r.reasonDetail.empty() ? "not profiled" : r.reasonDetail;
   } else {
-    result.reason = r.value("error_name", std::string());
-    result.message = r.value("reason", std::string(verdict));
+    result.reason = r.errorName;
+    result.message = r.reason.empty() ? r.verdict : r.reason;
   }
   return finish();
 }

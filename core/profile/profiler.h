@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/eval/evaluator.h"
+#include "core/profile/profile_request.h"
 #include "core/task/task.h"
 
 namespace kwb::profile {
@@ -29,12 +30,6 @@ struct ProfileOptions {
   std::string sourceName = "candidate.cu";
 };
 
-struct MetricValue {
-  std::string name;   // dram__throughput.avg.pct_of_peak_sustained_elapsed
-  std::string label;  // DRAM throughput
-  std::string unit;   // %
-  double value = 0;
-};
 
 struct ProfileResult {
   // Profiled, NotProfiled, NotRun (no CUDA device), CompileError, LoadError, RuntimeError,
@@ -56,8 +51,6 @@ struct ProfileResult {
   double seconds = 0;
 };
 
-void to_json(nlohmann::json &j, const MetricValue &v);
-void from_json(const nlohmann::json &j, MetricValue &v);
 // The worker's `profile` reply (PROTOCOL.md) and `kwb profile --json` share these keys; the
 // worker's "verdict" is read as the outcome.
 void to_json(nlohmann::json &j, const ProfileResult &v);

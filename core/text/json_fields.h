@@ -11,9 +11,11 @@
 // its default (a payload written by an older version reads back), while a value of the wrong type
 // throws nlohmann::json::type_error naming the key. An empty std::optional is written as null,
 // or left out for fields made with omitEmpty().
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -37,12 +39,40 @@ constexpr Field<T, M> omitEmpty(const char *key, M T::*member) {
   return {key, member, true};
 }
 
+namespace detail {
+
+// nlohmann converts any number (and true/false) to any arithmetic type (-1 to 2^64-1, 2.5 to 2):
+// a count or an index must be an integer, a non-negative one for an unsigned member, and a
+// floating-point member a number.
+template <typename M>
+void checkNumber(const nlohmann::json &value) {
+  if constexpr (std::is_integral_v<M> && !std::is_same_v<M, bool>) {
+    if (!value.is_number_integer())
+      throw nlohmann::json::type_error::create(302, std::string("type must be an integer, but is ") +
+                                                        (value.is_number() ? "a fraction" : value.type_name()),
+                                               &value);
+    if constexpr (std::is_unsigned_v<M>)
+      if (!value.is_number_unsigned() && value.template get<std::int64_t>() < 0)
+        throw nlohmann::json::type_error::create(302, "must be a non-negative integer", &value);
+  } else if constexpr (std::is_floating_point_v<M>) {
+    if (!value.is_number())
+      throw nlohmann::json::type_error::create(302, std::string("type must be number, but is ") + value.type_name(),
+                                               &value);
+  } else if constexpr (requires { typename M::value_type; } && !std::is_same_v<M, std::string>) {
+    if (value.is_array())
+      for (const auto &element : value) checkNumber<typename M::value_type>(element);
+  }
+}
+
+}  // namespace detail
+
 template <typename M>
 void read(const nlohmann::json &object, const char *key, M &member) {
   if (!object.is_object()) return;
   const auto it = object.find(key);
   if (it == object.end() || it->is_null()) return;
   try {
+    detail::checkNumber<M>(*it);
     it->get_to(member);
   } catch (const nlohmann::json::exception &e) {
     throw nlohmann::json::type_error::create(302, std::string("field '") + key + "': " + e.what(), &object);

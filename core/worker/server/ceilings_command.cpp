@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/text/base64.h"
+#include "core/worker/commands.h"
 #include "core/worker/server/device_context.h"
 #include "core/worker/server/worker_server.h"
 
@@ -20,9 +21,9 @@ class CeilingsContext : DeviceContext {
  public:
   explicit CeilingsContext(std::optional<int> device) : DeviceContext(device) {}
 
-  Json ceilings(const Request &request, EventSink &sink) {
+  CeilingsReply ceilings(const CeilingsRequest &request, EventSink &sink) {
     ensureDeviceContext();
-    Json result;
+    CeilingsReply result;
     std::string stage = "setup";
     try {
       char name[256] = {};
@@ -32,14 +33,17 @@ class CeilingsContext : DeviceContext {
       int driverVersion = 0, sms = 0;
       check(driver_.cuDriverGetVersion(&driverVersion), "driver version");
       check(driver_.cuDeviceGetAttribute(&sms, cu::ATTR_MULTIPROCESSOR_COUNT, dev_), "SM count");
-      result = {{"device", name}, {"pci_bus_id", bus}, {"driver_version", driverVersion}, {"sms", sms}};
+      result.device = name;
+      result.pciBusId = bus;
+      result.driverVersion = driverVersion;
+      result.sms = sms;
 
       check(driver_.cuEventCreate(&start_, 0), "event");
       check(driver_.cuEventCreate(&stop_, 0), "event");
 
       // Copy: device to device, read + write counted, as the tasks count bytes.
       stage = "copy";
-      const std::size_t copyBytes = request.params.value("copy_bytes", std::size_t(1) << 30);
+      const std::size_t copyBytes = request.copyBytes;
       CUdeviceptr a = 0, b = 0;
       check(driver_.cuMemAlloc(&a, copyBytes), "copy buffer");
       const CUresult rb = driver_.cuMemAlloc(&b, copyBytes);
@@ -57,23 +61,21 @@ class CeilingsContext : DeviceContext {
       }
       driver_.cuMemFree(a);
       driver_.cuMemFree(b);
-      result["copy_bytes"] = copyBytes;
-      result["copy_seconds"] = copySeconds;
-      result["copy_bytes_per_s"] = 2.0 * static_cast<double>(copyBytes) / copySeconds;
+      result.copyBytes = copyBytes;
+      result.copySeconds = copySeconds;
+      result.copyBytesPerS = 2.0 * static_cast<double>(copyBytes) / copySeconds;
       sink.progress({{"stage", "copy"}});
 
       // f32 FMA rate, and the tensor-core rate when its kernel came.
       stage = "fma";
-      result["fp32_flops_per_s"] = kernelRate(request.params.at("fma"), sms, result, "fma");
+      result.fp32FlopsPerS = kernelRate(request.fma, sms, result.fmaSeconds, result.fmaFlops, "fma");
       sink.progress({{"stage", "fma"}});
-      if (request.params.contains("mma") && request.params["mma"].is_object()) {
+      if (request.mma) {
         stage = "mma";
-        result["tensor_flops_per_s"] = kernelRate(request.params["mma"], sms, result, "mma");
-      } else {
-        result["tensor_flops_per_s"] = 0.0;
+        result.tensorFlopsPerS = kernelRate(*request.mma, sms, result.mmaSeconds, result.mmaFlops, "mma");
       }
       destroyEvents();
-      result["verdict"] = "measured";
+      result.verdict = "measured";
       return result;
     } catch (const CudaFailure &f) {
       destroyEvents();
@@ -101,27 +103,31 @@ class CeilingsContext : DeviceContext {
     return static_cast<double>(bestMs) * 1e-3;
   }
 
-  // One of the client's kernels: {"cubin", "kernel", "blocks_per_sm", "threads", "iters",
-  // "flops_per_thread_iter"}; returns flops per second.
-  double kernelRate(const Json &k, int sms, Json &result, const std::string &what) {
-    const auto image = base64Decode(k.at("cubin").get<std::string>());
+  // One of the client's kernels; returns flops per second, with the time and flops of the best run.
+  double kernelRate(const CeilingKernel &k, int sms, double &seconds, double &flops, const std::string &what) {
+    if (k.blocksPerSm < 1 || k.blocksPerSm > 64 || k.threads < 1 || k.threads > 1024 || k.iters < 1 ||
+        k.iters > (1 << 30))
+      throw CommandError(error_kind::kInvalidArgument,
+                         "ceilings: " + what + ": blocks_per_sm (1-64), threads (1-1024) or iters out of range");
+    const auto image = base64Decode(k.cubin);
     if (!image) throw CommandError("bad-request", what + ": 'cubin' is not valid base64");
     CUmodule module = nullptr;
     check(driver_.cuModuleLoadData(&module, image->data()), what + " module");
-    double seconds = 0, flops = 0;
+    seconds = 0;
+    flops = 0;
     CUdeviceptr out = 0;
     try {
       CUfunction f = nullptr;
-      check(driver_.cuModuleGetFunction(&f, module, k.at("kernel").get<std::string>().c_str()), what + " kernel");
-      const unsigned blocks = static_cast<unsigned>(sms * k.value("blocks_per_sm", 8));
-      const unsigned threads = k.value("threads", 256u);
-      int iters = k.value("iters", 4096);
+      check(driver_.cuModuleGetFunction(&f, module, k.kernel.c_str()), what + " kernel");
+      const unsigned blocks = static_cast<unsigned>(sms * k.blocksPerSm);
+      const unsigned threads = static_cast<unsigned>(k.threads);
+      int iters = static_cast<int>(k.iters);
       check(driver_.cuMemAlloc(&out, sizeof(float) * threads), what + " output");
       void *params[] = {&out, &iters};
       seconds = best([&] {
         check(driver_.cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, nullptr, params, nullptr), what + " launch");
       });
-      flops = static_cast<double>(blocks) * threads * iters * k.value("flops_per_thread_iter", 0.0);
+      flops = static_cast<double>(blocks) * threads * iters * k.flopsPerThreadIter;
     } catch (...) {
       if (out) driver_.cuMemFree(out);
       driver_.cuModuleUnload(module);
@@ -129,8 +135,6 @@ class CeilingsContext : DeviceContext {
     }
     driver_.cuMemFree(out);
     driver_.cuModuleUnload(module);
-    result[what + "_seconds"] = seconds;
-    result[what + "_flops"] = flops;
     return seconds > 0 ? flops / seconds : 0.0;
   }
 

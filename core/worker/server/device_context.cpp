@@ -115,13 +115,13 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
   return l;
 }
 
-void DeviceContext::runtimeError(const CudaFailure &f, const std::string &stage, nlohmann::json &result,
+void DeviceContext::runtimeError(const CudaFailure &f, const std::string &stage, ReplyVerdict &reply,
                                  EventSink &sink) {
-  result["verdict"] = "runtime-error";
-  result["error_name"] = f.name;
-  result["stage"] = stage;
-  result["reason"] = f.message;
-  result["context_lost"] = f.lost;
+  reply.verdict = "runtime-error";
+  reply.errorName = f.name;
+  reply.stage = stage;
+  reply.reason = f.message;
+  reply.contextLost = f.lost;
   if (f.lost) {
     std::cerr << "kwb-worker: the CUDA context is lost (" << f.name << "); exiting after the reply\n";
     sink.stopAfterReply(kContextLostExitStatus);
@@ -129,28 +129,33 @@ void DeviceContext::runtimeError(const CudaFailure &f, const std::string &stage,
 }
 
 bool DeviceContext::loadBoth(LoadedPair &pair, const LaunchSpec &reference, const LaunchSpec &candidate,
-                             nlohmann::json &result) {
+                             ReplyVerdict &reply) {
   try {
     pair.reference = load(reference, "reference");
     pair.candidate = load(candidate, "candidate");
     return true;
   } catch (const LoadFailure &f) {
-    loadError(f, result);
+    loadError(f, reply);
     return false;
   }
 }
 
-void DeviceContext::completeReply(nlohmann::json &result, std::chrono::steady_clock::time_point started) {
-  result["context_lost"] = false;
-  result["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+void DeviceContext::completeReply(ReplyVerdict &reply, std::chrono::steady_clock::time_point started) {
+  reply.contextLost = false;
+  reply.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-void DeviceContext::loadError(const LoadFailure &failure, nlohmann::json &result) {
-  result["verdict"] = "load-error";
-  result["error_name"] = failure.name;
-  result["reason"] = failure.message;
-  result["stage"] = "load";
-  result["context_lost"] = false;
+void DeviceContext::loadError(const LoadFailure &failure, ReplyVerdict &reply) {
+  reply.verdict = "load-error";
+  reply.errorName = failure.name;
+  reply.reason = failure.message;
+  reply.stage = "load";
+  reply.contextLost = false;
+}
+
+void DeviceContext::requireContext() {
+  if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
+  ensureDeviceContext();
 }
 
 void DeviceContext::release(LoadedLaunch &launch) {

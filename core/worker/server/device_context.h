@@ -13,6 +13,7 @@
 
 #include "core/gpu/cuda_driver.h"
 #include "core/gpu/kernel_activity.h"
+#include "core/worker/commands.h"
 #include "core/worker/server/launch_spec.h"
 #include "core/worker/server/worker_server.h"
 
@@ -118,16 +119,19 @@ class DeviceContext {
     DeviceContext *context;
     LoadedLaunch reference, candidate;
   };
-  // Loads both; false after filling `result` with the load-error verdict (a bad module or
+  // Loads both; false after filling `reply` with the load-error verdict (a bad module or
   // library is the candidate's or the reference's fault). A lost context still throws.
+  bool loadBoth(LoadedPair &pair, const LaunchSpec &reference, const LaunchSpec &candidate, ReplyVerdict &reply);
   // What every successful reply ends with: the context is fine, and the request's wall time.
-  static void completeReply(nlohmann::json &result, std::chrono::steady_clock::time_point started);
-  // Fills `result` with the load-error verdict of a module or library that did not load.
-  static void loadError(const LoadFailure &failure, nlohmann::json &result);
-  // Fills `result` with the runtime-error verdict of `failure` at `stage`; when the context is
+  static void completeReply(ReplyVerdict &reply, std::chrono::steady_clock::time_point started);
+  // Fills `reply` with the load-error verdict of a module or library that did not load.
+  static void loadError(const LoadFailure &failure, ReplyVerdict &reply);
+  // Fills `reply` with the runtime-error verdict of `failure` at `stage`; when the context is
   // lost the worker exits (kContextLostExitStatus) right after this reply.
-  void runtimeError(const CudaFailure &failure, const std::string &stage, nlohmann::json &result, EventSink &sink);
-  bool loadBoth(LoadedPair &pair, const LaunchSpec &reference, const LaunchSpec &candidate, nlohmann::json &result);
+  void runtimeError(const CudaFailure &failure, const std::string &stage, ReplyVerdict &reply, EventSink &sink);
+  // The context is usable: throws CommandError "context-lost" when an earlier request lost it,
+  // else makes it current (ensureDeviceContext).
+  void requireContext();
   // Launches and waits for the GPU: a kernel on the null stream, or kwb_launch(params, stream_)
   // followed by a device-wide synchronisation (whatever streams it used). A failure throws
   // CudaFailure; kwb_launch returning an error throws one named "kwb_launch returned N".
@@ -153,14 +157,28 @@ class DeviceContext {
   bool contextLost_ = false;
 };
 
+// A request's typed form (core/worker/commands.h); a field of the wrong type is the client's
+// mistake: CommandError invalid-argument "<command>: field '<key>': <what>".
+template <typename Typed>
+Typed readRequest(const Request &request, const std::string &command) {
+  Typed typed;
+  try {
+    request.params.get_to(typed);
+  } catch (const nlohmann::json::exception &e) {
+    throw CommandError(error_kind::kInvalidArgument, command + ": " + describeJsonError(e));
+  }
+  return typed;
+}
+
 // Registers `command` on the server, answered by `answer` of a Context (a DeviceContext) made
 // once for the process's life: a lost context is never torn down, the worker exits instead.
-template <typename Context>
+// The request is read into its typed form and the typed reply written back.
+template <typename Context, typename TypedRequest, typename TypedReply>
 void addDeviceCommand(WorkerServer &server, const std::string &command, std::optional<int> device,
-                      nlohmann::json (Context::*answer)(const Request &, EventSink &)) {
+                      TypedReply (Context::*answer)(const TypedRequest &, EventSink &)) {
   auto *context = new Context(device);
-  server.addCommand(command, [context, answer](const Request &request, EventSink &sink) {
-    return (context->*answer)(request, sink);
+  server.addCommand(command, [context, answer, command](const Request &request, EventSink &sink) {
+    return nlohmann::json((context->*answer)(readRequest<TypedRequest>(request, command), sink));
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -34,47 +35,17 @@ struct TensorInfo : TensorExtent {
   CUdeviceptr device = 0;
 };
 
-class EvaluateContext : DeviceContext {
- public:
-  explicit EvaluateContext(std::optional<int> device) : DeviceContext(device) {
-    std::random_device rd;
-    salt_ = (std::uint64_t(rd()) << 32) ^ rd();
-  }
-
-  Json evaluate(const Request &request, EventSink &sink);
-
- private:
-  std::uint64_t salt_ = 0;
-  std::uint64_t runCounter_ = 0;
-  // Reference outputs per (task, config, seed, reference module, launch): tensor name → bytes.
-  std::map<std::string, std::map<std::string, Bytes>> referenceCache_;
-  std::size_t referenceCacheBytes_ = 0;
-  static constexpr std::size_t kReferenceCacheLimit = std::size_t{8} << 30;
-  std::map<std::string, std::map<std::string, Bytes>> inputCache_;
-  std::size_t inputCacheBytes_ = 0;
-  static constexpr std::size_t kInputCacheLimit = std::size_t{4} << 30;
-
-  std::map<std::string, Bytes> &inputsFor(const std::string &key, const std::vector<TensorInfo> &tensors,
-                                          std::uint64_t seed) {
-    if (auto it = inputCache_.find(key); it != inputCache_.end()) return it->second;
-    std::map<std::string, Bytes> inputs;
-    std::size_t total = 0;
-    for (const auto &t : tensors)
-      if (t.tensor->role != TensorRole::Out) {
-        inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
-        total += t.bytes;
-      }
-    if (inputCacheBytes_ + total > kInputCacheLimit) {
-      inputCache_.clear();
-      inputCacheBytes_ = 0;
-    }
-    inputCacheBytes_ += total;
-    return inputCache_.emplace(key, std::move(inputs)).first->second;
-  }
-};
-
-
 Json dimsJson(const std::array<unsigned, 3> &d) { return Json::array({d[0], d[1], d[2]}); }
+
+LaunchShape shapeOf(const LaunchSpec &spec) {
+  LaunchShape shape;
+  shape.hostLauncher = spec.hostLauncher;
+  if (spec.hostLauncher) return shape;
+  shape.grid.assign(spec.grid.begin(), spec.grid.end());
+  shape.block.assign(spec.block.begin(), spec.block.end());
+  shape.sharedBytes = spec.sharedBytes;
+  return shape;
+}
 
 // compareOutputs()'s report in the form the reply carries (core/eval/evaluation_result.h).
 ComparisonSummary summarize(const ComparisonReport &r) {
@@ -105,316 +76,397 @@ struct Buffers {
   }
 };
 
-struct Module {
-  CudaDriver *driver = nullptr;
-  CUmodule module = nullptr;
-  const bool *lost = nullptr;
-  ~Module() {
-    if (module && !(lost && *lost)) driver->cuModuleUnload(module);
-  }
+
+// What one seed's checks found, judged (pure): whether the seed passed, its one-line summary
+// and, for a failure, the most specific reason.
+struct SeedFindings {
+  bool compared = true;                 // every output within tolerance
+  std::vector<std::string> problems;    // in words, in the order found
+  std::vector<std::string> modified;    // `in` tensors the candidate changed
+  std::uint64_t unwritten = 0;          // elements holding the poison after both runs
+  bool race = false;
+  std::uint64_t reused = 0;             // written by the first run, left by the second
+  bool noKernel = false;                // CUPTI saw no kernel during a candidate run
 };
 
-Json EvaluateContext::evaluate(const Request &request, EventSink &sink) {
-  const Json &p = request.params;
-  auto bad = [](const std::string &what) { return CommandError(error_kind::kInvalidArgument, "evaluate: " + what); };
-  const RequestTask requested = readRequestTask(p, "evaluate");
-  const std::string &folder = requested.folder;
-  const std::string &configName = requested.configName;
-  const Task &task = requested.task;
-  const SizeConfig *config = &requested.config();
-
-  std::vector<std::uint64_t> seeds;
-  if (p.contains("seeds")) {
-    if (!p["seeds"].is_array()) throw bad("'seeds' must be a list of non-negative integers");
-    for (const auto &s : p["seeds"]) {
-      if (!s.is_number_unsigned()) throw bad("'seeds' must be a list of non-negative integers");
-      seeds.push_back(s.get<std::uint64_t>());
-    }
-  } else {
-    seeds = task.seeds;
+void judgeSeed(const SeedFindings &f, SeedOutcome &seed) {
+  seed.passed = f.compared && f.unwritten == 0 && f.modified.empty() && !f.race && !f.reused && !f.noKernel;
+  seed.unwritten = f.unwritten;
+  seed.inputsModified = !f.modified.empty();
+  seed.modifiedInputs = f.modified;
+  seed.race = f.race;
+  seed.outputReused = f.reused;
+  seed.noKernelRan = f.noKernel;
+  if (seed.passed) {
+    double maxAbs = 0;
+    for (const auto &o : seed.outputs)
+      if (o.comparison) maxAbs = std::max(maxAbs, o.comparison->maxAbsError);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", maxAbs);
+    seed.summary = "all outputs match (max abs err " + std::string(buf) + ")";
+    return;
   }
-  if (seeds.empty()) throw bad("no seeds to run");
-  const std::size_t maxReported = p.value("max_reported", std::size_t{10});
+  std::vector<std::string> problems = f.problems;
+  if (f.noKernel)
+    problems.insert(problems.begin(), "no kernel ran on the GPU during a candidate run (a launch that failed "
+                                      "silently, leaving whatever memory held?)");
+  seed.summary.clear();
+  for (const auto &p : problems) seed.summary += (seed.summary.empty() ? "" : "; ") + p;
+}
 
-  const LaunchSpec reference = parseLaunchSpec(p.value("reference", Json()), "evaluate", "reference");
-  const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "evaluate", "candidate");
+// The reason of a failed seed: the most specific failure.
+std::string failureReason(const SeedOutcome &seed) {
+  if (seed.inputsModified) return "inputs-modified";
+  if (seed.noKernelRan) return "no-kernel-ran";
+  if (seed.outputReused) return "output-reused";
+  if (seed.unwritten) return "unwritten";
+  for (const auto &o : seed.outputs)
+    if (o.comparison && !o.comparison->passed) return "mismatch";
+  return "race";
+}
 
-  // Tensors: element counts and shapes for this configuration.
+std::string joined(const std::vector<std::string> &names) {
+  std::string out;
+  for (const auto &n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The request's verdict from its seeds and the libraries loaded (pure).
+void evaluateVerdict(const std::vector<std::string> &forbidden, EvaluateReply &reply) {
+  std::string firstFailure;
+  for (const auto &seed : reply.seeds)
+    if (!seed.passed) {
+      firstFailure = failureReason(seed);
+      break;
+    }
+  if (!forbidden.empty()) {
+    firstFailure = "forbidden-library";
+    reply.forbiddenLibraries = forbidden;
+    reply.forbiddenMessage = "the candidate loaded vendor libraries the task does not allow: " + joined(forbidden) +
+                             " (allow them with allow_libraries in task.toml)";
+  }
+  reply.verdict = firstFailure.empty() ? "correct" : "incorrect";
+  reply.reason = firstFailure;
+}
+
+using TensorBytes = std::map<std::string, Bytes>;
+
+// One evaluate request: what it asks for, checked, and its state while it runs.
+struct EvaluateRun {
+  RequestTask requested;
+  std::vector<std::uint64_t> seeds;
+  std::size_t maxReported = 10;
+  LaunchSpec reference, candidate;
   std::map<std::string, std::size_t> tensorIndex;
   std::vector<TensorInfo> tensors;
-  for (auto &e : tensorExtents(requested, {&reference, &candidate}, "evaluate", tensorIndex))
-    tensors.push_back(TensorInfo{std::move(e)});
+  std::string inputKeyBase, referenceKey;  // the caches' keys, less the seed
+  // While it runs.
+  std::string stage = "load";
+  std::size_t candidateRuns = 0, runsWithoutKernel = 0, sideStreamKernels = 0;
+  std::vector<std::string> forbidden;
+  // One seed's poison patterns per `out` tensor, of the first and of the race-check run.
+  std::map<std::string, PoisonPattern> patterns, patterns2;
 
-  if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
-  ensureDeviceContext();
+  const SizeConfig &config() const { return requested.config(); }
+};
 
-  Json result = {{"config", configName}, {"seeds", Json::array()}};
-  result["reference_launch"] = {{"grid", dimsJson(reference.grid)}, {"block", dimsJson(reference.block)},
-                                {"shared_bytes", reference.sharedBytes}};
-  result["candidate_launch"] = {{"grid", dimsJson(candidate.grid)}, {"block", dimsJson(candidate.block)},
-                                {"shared_bytes", candidate.sharedBytes}};
-  auto failWith = [&](const CudaFailure &f, const std::string &stage) {
-    runtimeError(f, stage, result, sink);
-    return result;
+class EvaluateContext : DeviceContext {
+ public:
+  explicit EvaluateContext(std::optional<int> device) : DeviceContext(device) {
+    std::random_device rd;
+    salt_ = (std::uint64_t(rd()) << 32) ^ rd();
+  }
+
+  EvaluateReply evaluate(const EvaluateRequest &request, EventSink &sink);
+
+ private:
+  // The steps, in order.
+  static EvaluateRun readRequest(const EvaluateRequest &request);
+  void allocate(EvaluateRun &run, Buffers &buffers);
+  SeedOutcome checkSeed(EvaluateRun &run, const LoadedPair &loaded, std::size_t seedIndex, EventSink &sink);
+  // Within a seed.
+  const TensorBytes &referenceOutputs(EvaluateRun &run, const LoadedLaunch &reference, std::uint64_t seed,
+                                      TensorBytes &inputs, bool &fromCache);
+  TensorBytes runCandidate(EvaluateRun &run, const LoadedLaunch &candidate, int attempt, TensorBytes &inputs,
+                           const TensorBytes &want);
+  void launch(EvaluateRun &run, const LoadedLaunch &loaded, const std::string &who);
+  void upload(const TensorInfo &t, const Bytes &bytes, const std::string &what);
+  Bytes download(const TensorInfo &t, const std::string &what);
+  TensorBytes &inputsFor(const std::string &key, const std::vector<TensorInfo> &tensors, std::uint64_t seed);
+
+  std::uint64_t salt_ = 0;
+  std::uint64_t runCounter_ = 0;
+  // Reference outputs per (task, config, seed, reference module, launch): tensor name → bytes.
+  std::map<std::string, TensorBytes> referenceCache_;
+  std::size_t referenceCacheBytes_ = 0;
+  static constexpr std::size_t kReferenceCacheLimit = std::size_t{8} << 30;
+  std::map<std::string, TensorBytes> inputCache_;
+  std::size_t inputCacheBytes_ = 0;
+  static constexpr std::size_t kInputCacheLimit = std::size_t{4} << 30;
+};
+
+EvaluateRun EvaluateContext::readRequest(const EvaluateRequest &request) {
+  auto bad = [](const std::string &what) { return CommandError(error_kind::kInvalidArgument, "evaluate: " + what); };
+  EvaluateRun run{readRequestTask(request, "evaluate")};
+  run.seeds = request.seeds.empty() ? run.requested.task.seeds : request.seeds;
+  if (run.seeds.empty()) throw bad("no seeds to run");
+  run.maxReported = static_cast<std::size_t>(request.maxReported);
+  run.reference = launchSpec(request.reference, "evaluate", "reference");
+  run.candidate = launchSpec(request.candidate, "evaluate", "candidate");
+  // Tensors: element counts and shapes for this configuration.
+  for (auto &e : tensorExtents(run.requested, {&run.reference, &run.candidate}, "evaluate", run.tensorIndex))
+    run.tensors.push_back(TensorInfo{std::move(e)});
+  // The manifest's text is part of every key: the same folder edited gives other inputs.
+  std::hash<std::string> hasher;
+  const auto &folder = run.requested.folder;
+  const auto &configName = run.requested.configName;
+  const std::string manifestHash = std::to_string(hasher(run.requested.manifestText));
+  run.inputKeyBase = folder + "\n" + manifestHash + "\n" + configName + "\n";
+  run.referenceKey = folder + "\n" + manifestHash + "\n" + run.requested.task.name + "\n" + configName + "\n" +
+                     std::to_string(hasher(run.reference.image)) + "\n" + run.reference.kernel + "\n" +
+                     dimsJson(run.reference.grid).dump() + dimsJson(run.reference.block).dump() +
+                     std::to_string(run.reference.sharedBytes);
+  return run;
+}
+
+TensorBytes &EvaluateContext::inputsFor(const std::string &key, const std::vector<TensorInfo> &tensors,
+                                        std::uint64_t seed) {
+  if (auto it = inputCache_.find(key); it != inputCache_.end()) return it->second;
+  TensorBytes inputs;
+  std::size_t total = 0;
+  for (const auto &t : tensors)
+    if (t.tensor->role != TensorRole::Out) {
+      inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
+      total += t.bytes;
+    }
+  if (inputCacheBytes_ + total > kInputCacheLimit) {
+    inputCache_.clear();
+    inputCacheBytes_ = 0;
+  }
+  inputCacheBytes_ += total;
+  return inputCache_.emplace(key, std::move(inputs)).first->second;
+}
+
+void EvaluateContext::allocate(EvaluateRun &run, Buffers &buffers) {
+  run.stage = "allocate";
+  for (auto &t : run.tensors) {
+    if (t.bytes == 0) continue;
+    CUresult r = driver_.cuMemAlloc(&t.device, t.bytes);
+    if (r != cu::SUCCESS)
+      throw failure(r, "allocating " + std::to_string(t.bytes) + " bytes for tensor '" + t.tensor->name + "'");
+    buffers.held.push_back(t.device);
+  }
+}
+
+void EvaluateContext::upload(const TensorInfo &t, const Bytes &bytes, const std::string &what) {
+  if (t.bytes) check(driver_.cuMemcpyHtoD(t.device, bytes.data(), t.bytes), "copying " + what + " to the device");
+}
+
+Bytes EvaluateContext::download(const TensorInfo &t, const std::string &what) {
+  Bytes out(t.bytes);
+  if (t.bytes) check(driver_.cuMemcpyDtoH(out.data(), t.device, t.bytes), "copying " + what + " back");
+  return out;
+}
+
+// One launch, and what CUPTI saw of the candidate's: kernels (none: a silent failure), other
+// streams, vendor libraries loaded by host code.
+void EvaluateContext::launch(EvaluateRun &run, const LoadedLaunch &loaded, const std::string &who) {
+  const LaunchSpec &spec = *loaded.spec;
+  KernelArguments params(spec.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorInfo::device),
+                         run.config().values);
+  run.stage = who + " run";
+  activity();
+  DeviceContext::run(loaded, params.data(), who);
+  const auto ran = activity();
+  if (who != "candidate") return;
+  ++run.candidateRuns;
+  if (ran.recorded && ran.kernels.empty()) ++run.runsWithoutKernel;
+  run.sideStreamKernels += ran.otherStreams;
+  if (spec.hostLauncher && run.forbidden.empty())
+    run.forbidden = forbiddenLibrariesLoaded(run.requested.task.allowedLibraries);
+}
+
+// The reference's outputs for the seed: computed once per (config, seed, reference module) and
+// kept for the worker's life.
+const TensorBytes &EvaluateContext::referenceOutputs(EvaluateRun &run, const LoadedLaunch &reference,
+                                                     std::uint64_t seed, TensorBytes &inputs, bool &fromCache) {
+  const std::string key = run.referenceKey + "\n" + std::to_string(seed);
+  auto cached = referenceCache_.find(key);
+  fromCache = cached != referenceCache_.end();
+  if (fromCache) return cached->second;
+  for (const auto &t : run.tensors) {
+    if (t.tensor->role == TensorRole::Out) {
+      if (t.bytes) check(driver_.cuMemsetD8(t.device, 0, t.bytes), "clearing an output");
+    } else {
+      upload(t, inputs[t.tensor->name], "input '" + t.tensor->name + "'");
+    }
+  }
+  try {
+    launch(run, reference, "reference");
+  } catch (CudaFailure &f) {
+    f.message = "the reference failed: " + f.message;
+    throw;
+  }
+  TensorBytes outputs;
+  std::size_t total = 0;
+  for (const auto &t : run.tensors)
+    if (t.tensor->role != TensorRole::In) {
+      outputs[t.tensor->name] = download(t, "reference output '" + t.tensor->name + "'");
+      total += t.bytes;
+    }
+  if (referenceCacheBytes_ + total > kReferenceCacheLimit) {
+    referenceCache_.clear();
+    referenceCacheBytes_ = 0;
+  }
+  referenceCacheBytes_ += total;
+  return referenceCache_.emplace(key, std::move(outputs)).first->second;
+}
+
+// One candidate run (attempt 1, or 2 for the race check): fresh inputs, fresh poison in the
+// outputs; returns the outputs. The race-check run's poison differs from the first run's at
+// every element (poisonPatternAfter), so an element counts as unwritten only if it holds the
+// poison after both runs (unwrittenInBothRuns): a value written by the kernel never does.
+TensorBytes EvaluateContext::runCandidate(EvaluateRun &run, const LoadedLaunch &candidate, int attempt,
+                                          TensorBytes &inputs, const TensorBytes &want) {
+  for (const auto &t : run.tensors) {
+    if (t.tensor->role == TensorRole::Out) {
+      const auto &name = t.tensor->name;
+      const auto pattern = attempt == 1 ? poisonPattern(++runCounter_, salt_)
+                                        : poisonPatternAfter(run.patterns.at(name), ++runCounter_, salt_);
+      (attempt == 1 ? run.patterns : run.patterns2)[name] = pattern;
+      Bytes poison(t.bytes);
+      writePoison(poison, t.tensor->dtype, t.count, pattern, want.at(name));
+      upload(t, poison, "poison for '" + name + "'");
+    } else {
+      upload(t, inputs[t.tensor->name], "input '" + t.tensor->name + "'");
+    }
+  }
+  launch(run, candidate, "candidate");
+  TensorBytes got;
+  for (const auto &t : run.tensors)
+    if (t.tensor->role != TensorRole::In) got[t.tensor->name] = download(t, "output '" + t.tensor->name + "'");
+  return got;
+}
+
+// One seed: inputs, the reference's outputs, the candidate twice, and every check.
+SeedOutcome EvaluateContext::checkSeed(EvaluateRun &run, const LoadedPair &loaded, std::size_t seedIndex,
+                                       EventSink &sink) {
+  const std::uint64_t seed = run.seeds[seedIndex];
+  const std::string &configName = run.requested.configName;
+  auto progress = [&](const char *stage) {
+    sink.progress({{"stage", stage}, {"config", configName}, {"seed", seed}, {"done", seedIndex},
+                   {"of", run.seeds.size()}});
   };
+  progress("inputs");
+  run.stage = "inputs";
+  // Inputs (in and inout), generated once per (manifest, config, seed) for the worker's life.
+  auto &inputs = inputsFor(run.inputKeyBase + std::to_string(seed), run.tensors, seed);
+  SeedOutcome outcome;
+  outcome.seed = seed;
+  const TensorBytes &want = referenceOutputs(run, loaded.reference, seed, inputs, outcome.referenceCached);
 
+  SeedFindings found;
+  const std::size_t emptyRunsBefore = run.runsWithoutKernel;
+  progress("candidate");
+  auto run1 = runCandidate(run, loaded.candidate, 1, inputs, want);
+  std::vector<OutputCheck> &outputs = outcome.outputs;
+  for (const auto &t : run.tensors) {
+    if (t.tensor->role == TensorRole::In) continue;
+    const auto &name = t.tensor->name;
+    OutputCheck o;
+    o.tensor = name;
+    const auto report = compareOutputs(run1[name], want.at(name), t.tensor->dtype, t.count,
+                                       t.tensor->tolerance.value_or(Tolerance{}), t.shape, run.maxReported);
+    o.comparison = summarize(report);
+    found.compared = found.compared && report.passed();
+    if (!report.passed()) found.problems.push_back(name + ": " + report.summary);
+    outputs.push_back(std::move(o));
+  }
+  // Inputs unmodified (role "in"; "inout" tensors are the kernel's to change). The first run
+  // left the device inputs as the candidate had them.
+  for (const auto &t : run.tensors) {
+    if (t.tensor->role != TensorRole::In) continue;
+    if (!sameBits(download(t, "input '" + t.tensor->name + "'"), inputs[t.tensor->name]))
+      found.modified.push_back(t.tensor->name);
+  }
+  if (!found.modified.empty()) found.problems.push_back("the kernel modified its input(s): " + joined(found.modified));
+
+  // Race check: the same inputs, fresh poison, compare the two runs.
+  progress("race-check");
+  auto run2 = runCandidate(run, loaded.candidate, 2, inputs, want);
+  std::size_t oi = 0;
+  for (const auto &t : run.tensors) {
+    if (t.tensor->role == TensorRole::In) continue;
+    const auto &name = t.tensor->name;
+    const auto diff = differenceBeyondRounding(run1[name], run2[name], t.tensor->dtype, t.count,
+                                               t.tensor->tolerance.value_or(Tolerance{}), t.shape, run.maxReported);
+    outputs[oi].race =
+        RaceSummary{diff.race(), diff.differentBits, diff.beyondRounding, diff.maxAbsDifference, diff.summary};
+    if (t.tensor->role == TensorRole::Out) {
+      const auto unwritten = unwrittenInBothRuns(run1[name], run.patterns.at(name), run2[name],
+                                                 run.patterns2.at(name), t.tensor->dtype, t.count, want.at(name),
+                                                 run.maxReported);
+      found.unwritten += unwritten.count;
+      outputs[oi].unwritten =
+          UnwrittenSummary{unwritten.count, unwritten.firstIndices, describeUnwritten(unwritten, t.count, t.shape)};
+      if (unwritten.count) found.problems.push_back(name + ": " + describeUnwritten(unwritten, t.count, t.shape));
+      // Output reused: the second run differs from the first and left its own poison where
+      // the first one wrote (the kernel skipped work on a repeated call).
+      if (diff.race()) {
+        const auto second = unwrittenElements(run2[name], t.tensor->dtype, t.count, run.patterns2.at(name),
+                                              want.at(name), run.maxReported);
+        if (second.count > unwritten.count) found.reused += second.count - unwritten.count;
+      }
+    }
+    if (diff.race() && !found.reused) {
+      found.race = true;
+      found.problems.push_back(name + ": two runs on the same inputs differ (race?): " + diff.summary);
+    }
+    ++oi;
+  }
+  if (found.reused)
+    found.problems.push_back(std::to_string(found.reused) +
+                             " element(s) written by the first run were left unwritten by the second run on the "
+                             "same inputs: the kernel reuses its output from a previous call");
+  found.noKernel = run.runsWithoutKernel > emptyRunsBefore;
+  judgeSeed(found, outcome);
+  return outcome;
+}
+
+EvaluateReply EvaluateContext::evaluate(const EvaluateRequest &request, EventSink &sink) {
+  const auto started = std::chrono::steady_clock::now();
+  EvaluateRun run = readRequest(request);
+  requireContext();
+
+  EvaluateReply reply;
+  reply.config = run.requested.configName;
+  reply.referenceLaunch = shapeOf(run.reference);
+  reply.candidateLaunch = shapeOf(run.candidate);
   Buffers buffers;
   buffers.driver = &driver_;
   buffers.lost = &contextLost_;
   LoadedPair loaded(*this);
-  const LoadedLaunch &refLoaded = loaded.reference, &candLoaded = loaded.candidate;
-  std::string stage = "load";
   try {
     // Modules. A CUBIN or library that does not load is the candidate's (or the reference's) fault.
-    if (!loadBoth(loaded, reference, candidate, result)) return result;
-    if (candidate.hostLauncher) result["candidate_launch"] = {{"host_launcher", true}};
+    if (!loadBoth(loaded, run.reference, run.candidate, reply)) return reply;
     activity();  // drop records of earlier work
-
-    stage = "allocate";
-    for (auto &t : tensors) {
-      if (t.bytes == 0) continue;
-      CUresult r = driver_.cuMemAlloc(&t.device, t.bytes);
-      if (r != cu::SUCCESS)
-        throw failure(r, "allocating " + std::to_string(t.bytes) + " bytes for tensor '" + t.tensor->name + "'");
-      buffers.held.push_back(t.device);
+    allocate(run, buffers);
+    for (std::size_t si = 0; si < run.seeds.size(); ++si) {
+      reply.seeds.push_back(checkSeed(run, loaded, si, sink));
+      sink.progress({{"stage", "seed"}, {"config", reply.config}, {"seed", run.seeds[si]}, {"done", si + 1},
+                     {"of", run.seeds.size()}, {"passed", reply.seeds.back().passed}});
     }
-
-    // Kernels the candidate's runs launched, and on which streams (CUPTI; empty when off).
-    std::size_t candidateRuns = 0, runsWithoutKernel = 0, sideStreamKernels = 0;
-    std::vector<std::string> forbidden;
-    auto launch = [&](const LoadedLaunch &loaded, const std::string &who) {
-      const LaunchSpec &spec = *loaded.spec;
-      KernelArguments params(spec.args, tensorBuffers(tensorIndex, tensors, &TensorInfo::device), config->values);
-      stage = who + " run";
-      activity();
-      run(loaded, params.data(), who);
-      const auto ran = activity();
-      if (who == "candidate") {
-        ++candidateRuns;
-        if (ran.recorded && ran.kernels.empty()) ++runsWithoutKernel;
-        sideStreamKernels += ran.otherStreams;
-        if (spec.hostLauncher && forbidden.empty()) forbidden = forbiddenLibrariesLoaded(task.allowedLibraries);
-      }
-    };
-    auto upload = [&](const TensorInfo &t, const Bytes &bytes, const std::string &what) {
-      if (t.bytes) check(driver_.cuMemcpyHtoD(t.device, bytes.data(), t.bytes), "copying " + what + " to the device");
-    };
-    auto download = [&](const TensorInfo &t, const std::string &what) {
-      Bytes out(t.bytes);
-      if (t.bytes) check(driver_.cuMemcpyDtoH(out.data(), t.device, t.bytes), "copying " + what + " back");
-      return out;
-    };
-
-    std::hash<std::string> hasher;
-    // The manifest's text is part of every key: the same folder edited gives other inputs.
-    const std::string manifestHash = std::to_string(hasher(p.value("manifest", std::string())));
-    const std::string inputKeyBase = folder + "\n" + manifestHash + "\n" + configName + "\n";
-    const std::string refKey = folder + "\n" + manifestHash + "\n" + task.name + "\n" + configName + "\n" +
-                               std::to_string(hasher(reference.image)) + "\n" + reference.kernel + "\n" +
-                               dimsJson(reference.grid).dump() + dimsJson(reference.block).dump() +
-                               std::to_string(reference.sharedBytes);
-
-    bool allPassed = true;
-    std::string firstFailure;
-    for (std::size_t si = 0; si < seeds.size(); ++si) {
-      const std::uint64_t seed = seeds[si];
-      sink.progress({{"stage", "inputs"}, {"config", configName}, {"seed", seed}, {"done", si}, {"of", seeds.size()}});
-      stage = "inputs";
-      // Inputs (in and inout), generated once per (manifest, config, seed) for the worker's life.
-      auto &inputs = inputsFor(inputKeyBase + std::to_string(seed), tensors, seed);
-
-      // The reference, once per (config, seed, reference module).
-      const std::string key = refKey + "\n" + std::to_string(seed);
-      auto cached = referenceCache_.find(key);
-      const bool fromCache = cached != referenceCache_.end();
-      if (!fromCache) {
-        for (const auto &t : tensors) {
-          if (t.tensor->role == TensorRole::Out) {
-            if (t.bytes) check(driver_.cuMemsetD8(t.device, 0, t.bytes), "clearing an output");
-          } else {
-            upload(t, inputs[t.tensor->name], "input '" + t.tensor->name + "'");
-          }
-        }
-        try {
-          launch(refLoaded, "reference");
-        } catch (CudaFailure &f) {
-          f.message = "the reference failed: " + f.message;
-          throw;
-        }
-        std::map<std::string, Bytes> outputs;
-        std::size_t total = 0;
-        for (const auto &t : tensors)
-          if (t.tensor->role != TensorRole::In) {
-            outputs[t.tensor->name] = download(t, "reference output '" + t.tensor->name + "'");
-            total += t.bytes;
-          }
-        if (referenceCacheBytes_ + total > kReferenceCacheLimit) {
-          referenceCache_.clear();
-          referenceCacheBytes_ = 0;
-        }
-        referenceCacheBytes_ += total;
-        cached = referenceCache_.emplace(key, std::move(outputs)).first;
-      }
-      const auto &want = cached->second;
-
-      // One candidate run: fresh inputs, fresh poison in the outputs; returns the outputs. The
-      // race-check run's poison differs from the first run's at every element
-      // (poisonPatternAfter), so an element counts as unwritten only if it holds the poison
-      // after both runs (unwrittenInBothRuns): a value written by the kernel never does.
-      std::map<std::string, PoisonPattern> patterns, patterns2;  // run 1's, run 2's
-      auto runCandidate = [&](int run) {
-        for (const auto &t : tensors) {
-          if (t.tensor->role == TensorRole::Out) {
-            const auto &name = t.tensor->name;
-            const auto pattern = run == 1 ? poisonPattern(++runCounter_, salt_)
-                                          : poisonPatternAfter(patterns.at(name), ++runCounter_, salt_);
-            (run == 1 ? patterns : patterns2)[name] = pattern;
-            Bytes poison(t.bytes);
-            writePoison(poison, t.tensor->dtype, t.count, pattern, want.at(t.tensor->name));
-            upload(t, poison, "poison for '" + t.tensor->name + "'");
-          } else {
-            upload(t, inputs[t.tensor->name], "input '" + t.tensor->name + "'");
-          }
-        }
-        sink.progress({{"stage", run == 1 ? "candidate" : "race-check"}, {"config", configName}, {"seed", seed},
-                       {"done", si}, {"of", seeds.size()}});
-        launch(candLoaded, "candidate");
-        std::map<std::string, Bytes> got;
-        for (const auto &t : tensors)
-          if (t.tensor->role != TensorRole::In) got[t.tensor->name] = download(t, "output '" + t.tensor->name + "'");
-        return got;
-      };
-
-      const std::size_t emptyRunsBefore = runsWithoutKernel;
-      auto run1 = runCandidate(1);
-      SeedOutcome seedResult;
-      seedResult.seed = seed;
-      seedResult.referenceCached = fromCache;
-      std::vector<OutputCheck> &outputs = seedResult.outputs;
-      std::uint64_t unwrittenTotal = 0;
-      bool compared = true;
-      std::vector<std::string> summaries;
-      for (const auto &t : tensors) {
-        if (t.tensor->role == TensorRole::In) continue;
-        const auto &name = t.tensor->name;
-        OutputCheck o;
-        o.tensor = name;
-        const auto report = compareOutputs(run1[name], want.at(name), t.tensor->dtype, t.count,
-                                           t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
-        o.comparison = summarize(report);
-        compared = compared && report.passed();
-        if (!report.passed()) summaries.push_back(name + ": " + report.summary);
-        outputs.push_back(std::move(o));
-      }
-      // Inputs unmodified (role "in"; "inout" tensors are the kernel's to change).
-      std::vector<std::string> modified;
-      for (const auto &t : tensors) {
-        if (t.tensor->role != TensorRole::In) continue;
-        // run1 left the device inputs as the candidate had them.
-        const auto back = download(t, "input '" + t.tensor->name + "'");
-        if (!sameBits(back, inputs[t.tensor->name])) modified.push_back(t.tensor->name);
-      }
-      if (!modified.empty()) {
-        std::string names;
-        for (const auto &m : modified) names += (names.empty() ? "" : ", ") + m;
-        summaries.push_back("the kernel modified its input(s): " + names);
-      }
-      // Race check: the same inputs, fresh poison, compare the two runs.
-      auto run2 = runCandidate(2);
-      bool race = false;
-      std::uint64_t reused = 0;  // elements the first run wrote and the second left unwritten
-      std::size_t oi = 0;
-      for (const auto &t : tensors) {
-        if (t.tensor->role == TensorRole::In) continue;
-        const auto &name = t.tensor->name;
-        const auto diff = differenceBeyondRounding(run1[name], run2[name], t.tensor->dtype, t.count,
-                                                   t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
-        outputs[oi].race = RaceSummary{diff.race(), diff.differentBits, diff.beyondRounding, diff.maxAbsDifference,
-                                       diff.summary};
-        if (t.tensor->role == TensorRole::Out) {
-          const auto unwritten = unwrittenInBothRuns(run1[name], patterns.at(name), run2[name], patterns2.at(name),
-                                                     t.tensor->dtype, t.count, want.at(name), maxReported);
-          unwrittenTotal += unwritten.count;
-          outputs[oi].unwritten =
-              UnwrittenSummary{unwritten.count, unwritten.firstIndices, describeUnwritten(unwritten, t.count, t.shape)};
-          if (unwritten.count) summaries.push_back(name + ": " + describeUnwritten(unwritten, t.count, t.shape));
-          // Output reused: the second run differs from the first and left its own poison where
-          // the first one wrote (the kernel skipped work on a repeated call).
-          if (diff.race()) {
-            const auto second = unwrittenElements(run2[name], t.tensor->dtype, t.count, patterns2.at(name),
-                                                  want.at(name), maxReported);
-            if (second.count > unwritten.count) reused += second.count - unwritten.count;
-          }
-        }
-        if (diff.race() && !reused) {
-          race = true;
-          summaries.push_back(name + ": two runs on the same inputs differ (race?): " + diff.summary);
-        }
-        ++oi;
-      }
-      if (reused)
-        summaries.push_back(std::to_string(reused) +
-                            " element(s) written by the first run were left unwritten by the second run on the same "
-                            "inputs: the kernel reuses its output from a previous call");
-      const bool noKernel = runsWithoutKernel > emptyRunsBefore;
-      if (noKernel)
-        summaries.insert(summaries.begin(), "no kernel ran on the GPU during a candidate run (a launch that failed "
-                                            "silently, leaving whatever memory held?)");
-      const bool passed = compared && unwrittenTotal == 0 && modified.empty() && !race && !reused && !noKernel;
-      std::string summary;
-      if (passed) {
-        double maxAbs = 0;
-        for (const auto &o : outputs)
-          if (o.comparison) maxAbs = std::max(maxAbs, o.comparison->maxAbsError);
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.3g", maxAbs);
-        summary = "all outputs match (max abs err " + std::string(buf) + ")";
-      } else {
-        for (const auto &s : summaries) summary += (summary.empty() ? "" : "; ") + s;
-      }
-      seedResult.passed = passed;
-      seedResult.summary = summary;
-      seedResult.unwritten = unwrittenTotal;
-      seedResult.inputsModified = !modified.empty();
-      seedResult.modifiedInputs = modified;
-      seedResult.race = race;
-      seedResult.outputReused = reused;
-      seedResult.noKernelRan = noKernel;
-      result["seeds"].push_back(seedResult);
-      if (!passed && firstFailure.empty()) {
-        // The reason names the most specific failure.
-        if (!modified.empty()) firstFailure = "inputs-modified";
-        else if (noKernel) firstFailure = "no-kernel-ran";
-        else if (reused) firstFailure = "output-reused";
-        else if (unwrittenTotal) firstFailure = "unwritten";
-        else if (!compared) firstFailure = "mismatch";
-        else firstFailure = "race";
-      }
-      allPassed = allPassed && passed;
-      sink.progress({{"stage", "seed"}, {"config", configName}, {"seed", seed}, {"done", si + 1},
-                     {"of", seeds.size()}, {"passed", passed}});
-    }
-    if (!forbidden.empty()) {
-      std::string names;
-      for (const auto &f : forbidden) names += (names.empty() ? "" : ", ") + f;
-      allPassed = false;
-      firstFailure = "forbidden-library";
-      result["forbidden_libraries"] = forbidden;
-      result["forbidden_message"] = "the candidate loaded vendor libraries the task does not allow: " + names +
-                                    " (allow them with allow_libraries in task.toml)";
-    }
-    result["verdict"] = allPassed ? "correct" : "incorrect";
-    if (!allPassed) result["reason"] = firstFailure;
-    result["kernel_records"] = KernelActivity::instance().active();
-    result["candidate_runs"] = candidateRuns;
-    result["side_stream_kernels"] = sideStreamKernels;
-    result["context_lost"] = false;
-    return result;
+    evaluateVerdict(run.forbidden, reply);
+    reply.kernelRecords = KernelActivity::instance().active();
+    reply.candidateRuns = run.candidateRuns;
+    reply.sideStreamKernels = run.sideStreamKernels;
+    completeReply(reply, started);
+    return reply;
   } catch (const CudaFailure &f) {
-    return failWith(f, stage);
+    runtimeError(f, run.stage, reply, sink);
+    return reply;
   }
 }
-
 }  // namespace
 
 void addEvaluateCommand(WorkerServer &server, std::optional<int> device) {

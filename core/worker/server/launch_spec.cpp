@@ -6,67 +6,54 @@
 
 namespace kwb::worker {
 
-LaunchSpec parseLaunchSpec(const nlohmann::json &j, const std::string &command, const char *field) {
+LaunchSpec launchSpec(const LaunchRequest &r, const std::string &command, const char *field) {
   auto bad = [&](const std::string &what) {
     return CommandError(error_kind::kInvalidArgument, command + ": " + field + ": " + what);
   };
-  if (!j.is_object()) throw bad("expected an object");
   LaunchSpec s;
-  auto args = [&] {
-    if (!j.contains("args") || !j["args"].is_array()) throw bad("'args' (a list of names) is missing");
-    for (const auto &a : j["args"]) {
-      if (!a.is_string()) throw bad("'args' must hold names");
-      s.args.push_back(a.get<std::string>());
-    }
-  };
-  if (j.contains("library")) {
-    if (!j["library"].is_string()) throw bad("'library' must be base64 shared-library bytes");
-    auto image = base64Decode(j["library"].get<std::string>());
+  s.args = r.args;
+  for (const auto &a : s.args)
+    if (a.empty()) throw bad("'args' must hold names");
+  if (r.hostLauncher()) {
+    auto image = base64Decode(r.library);
     if (!image || image->empty()) throw bad("'library' is not valid base64");
     s.image = std::move(*image);
     s.hostLauncher = true;
     s.kernel = "kwb_launch";
-    args();
     return s;
   }
-  if (!j.contains("kernel") || !j["kernel"].is_string()) throw bad("'kernel' (a string) is missing");
-  s.kernel = j["kernel"].get<std::string>();
-  auto dims = [&](const char *key, std::array<unsigned, 3> &out) {
-    if (!j.contains(key) || !j[key].is_array() || j[key].empty() || j[key].size() > 3)
-      throw bad(std::string("'") + key + "' must be a list of 1 to 3 positive integers");
-    for (std::size_t i = 0; i < j[key].size(); ++i) {
-      const auto &v = j[key][i];
-      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 0xffffffffLL)
+  if (r.kernel.empty()) throw bad("'kernel' (a string) is missing");
+  s.kernel = r.kernel;
+  auto dims = [&](const char *key, const std::vector<std::int64_t> &in, std::array<unsigned, 3> &out) {
+    if (in.empty() || in.size() > 3) throw bad(std::string("'") + key + "' must be a list of 1 to 3 positive integers");
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (in[i] < 1 || in[i] > 0xffffffffLL)
         throw bad(std::string("'") + key + "' must be a list of 1 to 3 positive integers");
-      out[i] = static_cast<unsigned>(v.get<long long>());
+      out[i] = static_cast<unsigned>(in[i]);
     }
   };
-  dims("grid", s.grid);
-  dims("block", s.block);
-  if (j.contains("shared_bytes")) {
-    const auto &v = j["shared_bytes"];
-    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 0x7fffffffLL)
-      throw bad("'shared_bytes' must be a non-negative integer");
-    s.sharedBytes = static_cast<unsigned>(v.get<long long>());
-  }
-  args();
-  if (!j.contains("cubin") || !j["cubin"].is_string()) throw bad("'cubin' (base64 CUBIN bytes) is missing");
-  auto image = base64Decode(j["cubin"].get<std::string>());
+  dims("grid", r.grid, s.grid);
+  dims("block", r.block, s.block);
+  if (r.sharedBytes < 0 || r.sharedBytes > 0x7fffffffLL) throw bad("'shared_bytes' must be a non-negative integer");
+  s.sharedBytes = static_cast<unsigned>(r.sharedBytes);
+  if (r.cubin.empty()) throw bad("'cubin' (base64 CUBIN bytes) is missing");
+  auto image = base64Decode(r.cubin);
   if (!image || image->empty()) throw bad("'cubin' is not valid base64");
   s.image = std::move(*image);
   return s;
 }
 
-RequestTask readRequestTask(const nlohmann::json &p, const std::string &command) {
+RequestTask readRequestTask(const TaskRequest &p, const std::string &command) {
   auto bad = [&](const std::string &what) { return CommandError(error_kind::kInvalidArgument, command + ": " + what); };
-  if (!p.contains("task") || !p["task"].is_string()) throw bad("'task' (the task folder) is missing");
-  if (!p.contains("config") || !p["config"].is_string()) throw bad("'config' (a size configuration name) is missing");
+  if (p.task.empty()) throw bad("'task' (the task folder) is missing");
+  if (p.config.empty()) throw bad("'config' (a size configuration name) is missing");
   RequestTask r;
-  r.folder = p["task"].get<std::string>();
-  r.configName = p["config"].get<std::string>();
+  r.folder = p.task;
+  r.configName = p.config;
+  r.manifestText = p.manifest;
   try {
-    if (p.contains("manifest") && p["manifest"].is_string())
-      r.task = parseManifest(p["manifest"].get<std::string>(), r.folder + "/task.toml", {});
+    if (!p.manifest.empty())
+      r.task = parseManifest(p.manifest, r.folder + "/task.toml", {});
     else
       r.task = loadTask(r.folder);
   } catch (const std::exception &e) {

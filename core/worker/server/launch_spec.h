@@ -1,17 +1,16 @@
 #pragma once
-// One launch as the evaluate and time requests carry it: either a kernel of a CUBIN module
-// ("cubin", base64) with its name, evaluated grid/block/shared bytes and argument order, or a
-// host launcher ("library", base64 bytes of a shared library exporting kwb_launch) with the
-// argument order only: kwb_launch(args, stream) does its own launches.
+// One launch of a request (core/worker/commands.h LaunchRequest), checked and decoded: either a
+// kernel of a CUBIN module with its name, grid/block/shared bytes and argument order, or a host
+// launcher (the bytes of a shared library exporting kwb_launch) with the argument order only:
+// kwb_launch(args, stream) does its own launches.
 #include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/task/task.h"
+#include "core/worker/commands.h"
 
 namespace kwb::worker {
 
@@ -25,8 +24,9 @@ struct LaunchSpec {
   bool hostLauncher = false;
 };
 
-// Reads request[field]; throws CommandError (invalid-argument) "<command>: <field>: <what>".
-LaunchSpec parseLaunchSpec(const nlohmann::json &j, const std::string &command, const char *field);
+// Checks and decodes a request's launch; throws CommandError (invalid-argument)
+// "<command>: <field>: <what>".
+LaunchSpec launchSpec(const LaunchRequest &request, const std::string &command, const char *field);
 
 // The task and size configuration a request names: "task" (the folder), "config", and the
 // manifest's text in "manifest" (else the folder's task.toml is read). Throws CommandError
@@ -35,9 +35,10 @@ struct RequestTask {
   std::string folder;
   Task task;
   std::string configName;
+  std::string manifestText;  // as the request gave it (empty: read from the folder)
   const SizeConfig &config() const { return *task.config(configName); }
 };
-RequestTask readRequestTask(const nlohmann::json &request, const std::string &command);
+RequestTask readRequestTask(const TaskRequest &request, const std::string &command);
 
 // One tensor of a configuration: its shape, element count and bytes.
 struct TensorExtent {

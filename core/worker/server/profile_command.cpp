@@ -13,6 +13,7 @@
 #include "core/profile/cupti_profiler.h"
 #include "core/profile/metric_catalog.h"
 #include "core/profile/metric_sets.h"
+#include "core/profile/profile_request.h"
 #include "core/worker/server/device_context.h"
 #include "core/worker/server/launch_spec.h"
 #include "core/worker/server/worker_server.h"
@@ -33,18 +34,13 @@ constexpr std::size_t kMaxPasses = 256;
 
 // The metrics a request asks for: "metrics" (names), else "set" (a set's name, resolved for the
 // device's chip later: `setName` is set), else the default set.
-std::vector<std::string> requestedMetrics(const Json &p, std::string &setName) {
-  if (p.contains("metrics")) {
-    const auto &m = p["metrics"];
-    if (!m.is_array() || m.empty()) throw bad("'metrics' must be a non-empty array of metric names");
-    std::vector<std::string> out;
-    for (const auto &name : m) {
-      if (!name.is_string() || name.get<std::string>().empty()) throw bad("'metrics' must hold metric names (strings)");
-      out.push_back(name.get<std::string>());
-    }
-    return out;
+std::vector<std::string> requestedMetrics(const prof::ProfileRequest &p, std::string &setName) {
+  if (!p.metrics.empty()) {
+    for (const auto &name : p.metrics)
+      if (name.empty()) throw bad("'metrics' must hold metric names (non-empty strings)");
+    return p.metrics;
   }
-  const std::string set = p.value("set", std::string("default"));
+  const std::string set = p.set.empty() ? std::string("default") : p.set;
   if (auto s = prof::metricSet(set)) {
     setName = set;
     return *s;
@@ -65,7 +61,7 @@ struct Buffers {
 class ProfilingContext : DeviceContext {
  public:
   explicit ProfilingContext(std::optional<int> device) : DeviceContext(device) {}
-  Json profile(const Request &request, EventSink &sink);
+  prof::ProfileReply profile(const prof::ProfileRequest &request, EventSink &sink);
 
  private:
   std::shared_ptr<const prof::CuptiProfilerLibrary> library_;
@@ -74,19 +70,14 @@ class ProfilingContext : DeviceContext {
   std::unique_ptr<prof::MetricCatalog> catalog_;  // for the device's chip, made once
 };
 
-Json ProfilingContext::profile(const Request &request, EventSink &sink) {
+prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, EventSink &sink) {
   const auto started = Clock::now();
-  const Json &p = request.params;
   const RequestTask requested = readRequestTask(p, "profile");
   const SizeConfig *config = &requested.config();
-  std::uint64_t seed = 1;
-  if (p.contains("seed")) {
-    if (!p["seed"].is_number_unsigned()) throw bad("'seed' must be a non-negative integer");
-    seed = p["seed"].get<std::uint64_t>();
-  }
+  const std::uint64_t seed = p.seed;
   std::string setName;
   auto metrics = requestedMetrics(p, setName);
-  const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "profile", "candidate");
+  const LaunchSpec candidate = launchSpec(p.candidate, "profile", "candidate");
 
   struct TensorBuf : TensorExtent {
     CUdeviceptr buf = 0, pristine = 0;
@@ -95,13 +86,16 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
   std::vector<TensorBuf> tensors;
   for (auto &e : tensorExtents(requested, {&candidate}, "profile", tensorIndex)) tensors.push_back(TensorBuf{std::move(e)});
 
-  if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
-  ensureDeviceContext();
+  requireContext();
 
   char name[256] = {};
   if (driver_.cuDeviceGetName(name, sizeof name, dev_) != cu::SUCCESS) name[0] = 0;
-  Json result = {{"config", requested.configName}, {"seed", seed},        {"device", name},
-                 {"device_ordinal", device_},      {"metrics_requested", metrics}};
+  prof::ProfileReply result;
+  result.config = requested.configName;
+  result.seed = seed;
+  result.device = name;
+  result.deviceOrdinal = device_;
+  result.metricsRequested = metrics;
   std::string stage = "load";
   Buffers buffers;
   buffers.driver = &driver_;
@@ -157,10 +151,8 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
     activity();
     stage = "candidate run";
     run(loaded, params.data(), "candidate");
-    Json kernelNames = Json::array();
     const auto ran = activity();
-    for (const auto &k : ran.kernels) kernelNames.push_back(k.name);
-    if (ran.recorded) result["candidate_kernels"] = kernelNames;
+    for (const auto &k : ran.kernels) result.candidateKernels.push_back(k.name);
 
     // Profiling: any ProfileError is the reply's "not-profiled" verdict.
     sink.progress({{"stage", "profile"}, {"config", requested.configName}});
@@ -175,16 +167,16 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
         }
       }
       if (!library_) throw prof::ProfileError(libraryReason_, libraryProblem_);
-      result["cupti"] = library_->path();
+      result.cupti = library_->path();
       stage = "profiler set-up";
       prof::RangeProfiler profiler(library_, context_, device_);
-      result["chip"] = profiler.chip();
+      result.chip = profiler.chip();
       if (!catalog_ || catalog_->chip() != profiler.chip())
         catalog_ = std::make_unique<prof::MetricCatalog>(library_, profiler.chip(), profiler.counterAvailability());
       if (!setName.empty()) {
         metrics = *prof::metricSet(setName, *catalog_);
-        result["set"] = setName;
-        result["metrics_requested"] = metrics;
+        result.set = setName;
+        result.metricsRequested = metrics;
       }
       try {
         catalog_->validate(metrics);
@@ -195,7 +187,7 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
       host.addMetrics(metrics);
       const auto image = host.configImage();
       const std::size_t passes = library_->passes(image);
-      result["passes"] = passes;
+      result.passes = passes;
       profiler.configure(image, metrics);
       bool done = false;
       while (!done) {
@@ -215,9 +207,9 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
       activity();  // the profiled launches' records are not wanted
       stage = "decode";
       const auto &data = profiler.decode();
-      result["passes_run"] = profiler.passesRun();
-      result["ranges"] = profiler.ranges();
-      result["ranges_dropped"] = profiler.rangesDropped();
+      result.passesRun = profiler.passesRun();
+      result.ranges = profiler.ranges();
+      result.rangesDropped = profiler.rangesDropped();
       if (profiler.ranges() < 1)
         throw prof::ProfileError("cupti-error", "CUPTI decoded no range: nothing was profiled (did the kernel run?)");
       // One range per kernel the launch ran: sums add up, rates and percentages are weighted by
@@ -225,20 +217,17 @@ Json ProfilingContext::profile(const Request &request, EventSink &sink) {
       std::vector<std::vector<double>> perRange;
       for (std::size_t r = 0; r < profiler.ranges(); ++r) perRange.push_back(host.evaluate(data, r, metrics));
       const auto values = prof::combineRanges(metrics, perRange);
-      Json list = Json::array();
       for (std::size_t i = 0; i < metrics.size(); ++i) {
         const auto display = prof::metricDisplay(metrics[i], catalog_.get());
-        list.push_back(
-            {{"name", metrics[i]}, {"value", values[i]}, {"label", display.label}, {"unit", display.unit}});
+        result.metrics.push_back({metrics[i], display.label, display.unit, values[i]});
       }
-      result["metrics"] = list;
-      result["verdict"] = "profiled";
+      result.verdict = "profiled";
     } catch (const prof::ProfileError &e) {
       activity();
-      result["verdict"] = "not-profiled";
-      result["reason"] = e.reason();
-      result["reason_detail"] = e.what();
-      if (e.cuptiCode()) result["cupti_error"] = e.cuptiCode();
+      result.verdict = "not-profiled";
+      result.reason = e.reason();
+      result.reasonDetail = e.what();
+      result.cuptiError = e.cuptiCode();
     }
     completeReply(result, started);
     return result;

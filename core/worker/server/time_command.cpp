@@ -34,29 +34,169 @@ using Clock = std::chrono::steady_clock;
 
 CommandError bad(const std::string &what) { return CommandError(error_kind::kInvalidArgument, "time: " + what); }
 
-
-Json statsJson(const SampleStats &s, const std::vector<double> &samples) {
-  Json j = s;
-  j["samples_ms"] = samples;
-  return j;
-}
-
-double numberField(const Json &p, const char *key, double fallback, double lo, double hi) {
-  if (!p.contains(key)) return fallback;
-  const auto &v = p[key];
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lo || v.get<double>() > hi)
+// A number of the request within [lo, hi], else invalid-argument naming it.
+double within(double value, const char *key, double lo, double hi) {
+  if (!std::isfinite(value) || value < lo || value > hi)
     throw bad(std::string("'") + key + "' must be a number between " + std::to_string(lo) + " and " +
               std::to_string(hi));
-  return v.get<double>();
+  return value;
 }
+
+// Each tensor: `in` tensors one shared buffer; `out` and `inout` tensors one buffer per side
+// (the candidate never sees the reference's outputs); `inout` tensors also a pristine copy
+// restored before every launch.
+struct TensorBuf : TensorExtent {
+  CUdeviceptr cand = 0, ref = 0, pristine = 0;
+  std::vector<std::byte> host;  // the generated input (in, inout)
+};
+
+// One timed launch.
+struct Sample {
+  double primaryMs = 0, eventMs = 0;
+  std::size_t kernels = 0, otherStreams = 0;
+  unsigned clockMHz = 0;
+  unsigned long long clockReasons = 0;
+  bool throttled = false;
+};
+
+std::vector<double> primaries(const std::vector<Sample> &v, bool skipThrottled) {
+  std::vector<double> out;
+  for (const auto &s : v)
+    if (!(skipThrottled && s.throttled)) out.push_back(s.primaryMs);
+  return out;
+}
+
+// One side's statistics (pure): throttled samples (NVML: power or thermal slowdown) are left out
+// when at least `minSamples` remain.
+TimedSide timedSide(const std::vector<Sample> &v, std::size_t minSamples) {
+  TimedSide side;
+  for (const auto &s : v) side.throttledSamples += s.throttled;
+  side.throttledLeftOut = side.throttledSamples && v.size() - side.throttledSamples >= minSamples;
+  side.stats = summarizeSamples(primaries(v, side.throttledLeftOut));
+  side.samplesMs = primaries(v, false);
+  std::vector<double> events;
+  side.kernelsPerSample.min = v.empty() ? 0 : v.front().kernels;
+  for (const auto &s : v) {
+    events.push_back(s.eventMs);
+    side.smClockMhz.push_back(s.clockMHz);
+    side.kernelsPerSample.min = std::min<std::uint64_t>(side.kernelsPerSample.min, s.kernels);
+    side.kernelsPerSample.max = std::max<std::uint64_t>(side.kernelsPerSample.max, s.kernels);
+    side.otherStreamKernels += s.otherStreams;
+  }
+  const auto ev = summarizeSamples(events);
+  side.events = EventTimes{ev.median, ev.iqr, ev.min};
+  return side;
+}
+
+// The findings, roofline check and verdict of a timed request (pure): what a cheating or broken
+// candidate did while being timed.
+void timeVerdict(const std::vector<Sample> &candidate, bool useCupti, const std::string &recheckFailure,
+                 const std::string &recheckDetail, TimeReply &reply) {
+  std::size_t noKernel = 0, otherStreams = 0;
+  for (const auto &s : candidate) {
+    noKernel += useCupti && s.kernels == 0;
+    otherStreams += s.otherStreams;
+  }
+  if (otherStreams)
+    reply.findings.push_back({"side-stream", std::to_string(otherStreams) +
+                                                 " kernel(s) ran on streams other than the one kwb_launch was given; "
+                                                 "they are counted in the time (CUPTI sees every stream)"});
+  if (noKernel)
+    reply.findings.push_back(
+        {"no-kernel-ran", std::to_string(noKernel) + " timed sample(s) ran no kernel at all"});
+  const double medianMs = reply.candidate ? reply.candidate->stats.median : 0.0;
+  const double floorMs = reply.roofline ? reply.roofline->floorMs : 0.0;
+  reply.suspicious = floorMs > 0 && medianMs < floorMs;
+  if (reply.suspicious) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "the candidate's median %.4g ms is below the roofline floor %.4g ms "
+                  "(max(bytes / (2 x peak bandwidth), flops / 100 TFLOP/s)); work skipped or done elsewhere?",
+                  medianMs, floorMs);
+    reply.suspiciousReason = buf;
+  }
+  if (!reply.inputsModified.empty()) {
+    reply.verdict = "incorrect";
+    reply.reason = "inputs-modified";
+    reply.reasonDetail = "the kernel modified its inputs while being timed";
+  } else if (noKernel) {
+    reply.verdict = "incorrect";
+    reply.reason = "no-kernel-ran";
+    reply.reasonDetail = reply.findings.back().message;
+  } else if (!recheckFailure.empty()) {
+    reply.verdict = "incorrect";
+    reply.reason = recheckFailure;
+    reply.reasonDetail = recheckDetail;
+  } else {
+    reply.verdict = "timed";
+  }
+}
+
+struct Cleanup {
+  CudaDriver *driver = nullptr;
+  const bool *lost = nullptr;
+  std::vector<CUdeviceptr> buffers;
+  std::vector<CUevent> events;
+  ~Cleanup() {
+    if (!driver || *lost) return;
+    for (auto e : events) driver->cuEventDestroy(e);
+    for (auto b : buffers) driver->cuMemFree(b);
+  }
+};
+
+// One time request: what it asks for, checked, and its state while it runs.
+struct TimingRun {
+  RequestTask requested;
+  std::uint64_t seed = 1;
+  StopRule rule;
+  double warmupMs = 50;
+  std::size_t warmupLaunches = 10;
+  double flops = 0, bytes = 0;
+  bool timeReference = true;
+  LaunchSpec reference, candidate;
+  std::map<std::string, std::size_t> tensorIndex;
+  std::vector<TensorBuf> tensors;
+  // While it runs.
+  std::string stage = "load";
+  Cleanup cleanup;
+  bool useCupti = false;
+  std::size_t flushBytes = 0;
+  CUdeviceptr flush = 0;
+  CUfunction flushKernel = nullptr;
+  unsigned flushValue = 0;
+  CUevent startEvent = nullptr, stopEvent = nullptr;
+  std::unique_ptr<KernelArguments> refParams, candParams;
+  std::map<std::string, std::vector<std::byte>> want;  // the reference's outputs
+  std::vector<std::string> firstKernelNames;
+  std::vector<Recheck> rechecks;
+  std::string recheckFailure, recheckDetail;
+  std::vector<Sample> candSamples, refSamples;
+
+  const SizeConfig &config() const { return requested.config(); }
+  void **params(bool isCandidate) { return (isCandidate ? candParams : refParams)->data(); }
+};
 
 class TimingContext : DeviceContext {
  public:
   explicit TimingContext(std::optional<int> device) : DeviceContext(device) {}
-  Json time(const Request &request, EventSink &sink);
+  TimeReply time(const TimeRequest &request, EventSink &sink);
 
  private:
+  // The steps, in order.
+  static TimingRun readRequest(const TimeRequest &request);
   void ensureContext();
+  void allocate(TimingRun &run);
+  void uploadInputs(TimingRun &run);
+  void referenceOutputs(TimingRun &run, const LoadedPair &loaded);
+  WarmupSides warmUp(TimingRun &run, const LoadedPair &loaded, EventSink &sink);
+  StopReason sampleUntilSettled(TimingRun &run, const LoadedPair &loaded, EventSink &sink);
+  std::vector<std::string> inputsModified(TimingRun &run);
+  // Within them.
+  Sample sample(TimingRun &run, const LoadedLaunch &loaded, bool isCandidate, bool doFlush);
+  void recheck(TimingRun &run, std::size_t sampleIndex);
+  std::vector<std::byte> download(CUdeviceptr ptr, std::size_t n, const std::string &what);
+  bool clockUp();
+
   std::uint64_t l2Bytes_ = 0;
   double peakBandwidth_ = 0;  // bytes/s from probeGpus(); 0 when unknown
   std::string deviceName_, pciBusId_;
@@ -65,6 +205,28 @@ class TimingContext : DeviceContext {
   unsigned smCount_ = 1;
   double peakSmClockMHz_ = 0;
 };
+
+TimingRun TimingContext::readRequest(const TimeRequest &p) {
+  TimingRun run{readRequestTask(p, "time")};
+  run.seed = p.seed;
+  run.rule.timeCapSeconds = within(p.timeCapMs, "time_cap_ms", 1, 600000) / 1000.0;
+  run.rule.maxSamples = static_cast<std::size_t>(within(p.maxSamples, "max_samples", 1, 100000));
+  run.rule.minSamples =
+      std::min(run.rule.maxSamples, static_cast<std::size_t>(within(p.minSamples, "min_samples", 1, 100000)));
+  run.rule.targetSpread = within(p.targetSpread, "target_spread", 0, 10);
+  run.warmupMs = within(p.warmupMs, "warmup_ms", 0, 60000);
+  run.warmupLaunches = static_cast<std::size_t>(within(p.warmupLaunches, "warmup_launches", 0, 100000));
+  run.flops = within(p.flops, "flops", 0, 1e30);
+  run.bytes = within(p.bytes, "bytes", 0, 1e30);
+  // false: the candidate alone is sampled (an autotuner ranks candidates against each other; the
+  // reference still runs once, for the outputs the timed ones are checked against).
+  run.timeReference = p.timeReference;
+  run.reference = launchSpec(p.reference, "time", "reference");
+  run.candidate = launchSpec(p.candidate, "time", "candidate");
+  for (auto &e : tensorExtents(run.requested, {&run.reference, &run.candidate}, "time", run.tensorIndex))
+    run.tensors.push_back(TensorBuf{std::move(e)});
+  return run;
+}
 
 // The context, plus what timing needs to know of the device: L2 size, peak bandwidth, NVML.
 void TimingContext::ensureContext() {
@@ -83,18 +245,6 @@ void TimingContext::ensureContext() {
     }
   nvml_ = std::make_unique<Nvml>();
 }
-
-struct Cleanup {
-  CudaDriver *driver = nullptr;
-  const bool *lost = nullptr;
-  std::vector<CUdeviceptr> buffers;
-  std::vector<CUevent> events;
-  ~Cleanup() {
-    if (!driver || *lost) return;
-    for (auto e : events) driver->cuEventDestroy(e);
-    for (auto b : buffers) driver->cuMemFree(b);
-  }
-};
 
 // The L2 flush: a kernel that reads the flush buffer (ld.global.cg: through L2), so L2 ends up
 // holding clean lines of that buffer. A memset would leave it full of dirty lines whose
@@ -152,415 +302,308 @@ constexpr unsigned char kReferenceScrub = 0xDE;
 // The byte the candidate's outputs hold before each of its samples (NaN for floats).
 constexpr unsigned char kCandidatePoison = 0xFF;
 
-Json TimingContext::time(const Request &request, EventSink &sink) {
-  const auto started = Clock::now();
-  const Json &p = request.params;
-  const RequestTask requested = readRequestTask(p, "time");
-  const std::string &configName = requested.configName;
-  const SizeConfig *config = &requested.config();
-
-  std::uint64_t seed = 1;
-  if (p.contains("seed")) {
-    if (!p["seed"].is_number_unsigned()) throw bad("'seed' must be a non-negative integer");
-    seed = p["seed"].get<std::uint64_t>();
-  }
-  StopRule rule;
-  rule.timeCapSeconds = numberField(p, "time_cap_ms", 3000, 1, 600000) / 1000.0;
-  rule.maxSamples = static_cast<std::size_t>(numberField(p, "max_samples", 1000, 1, 100000));
-  rule.minSamples = std::min(rule.maxSamples, static_cast<std::size_t>(numberField(p, "min_samples", 10, 1, 100000)));
-  rule.targetSpread = numberField(p, "target_spread", 0.01, 0, 10);
-  const double warmupMs = numberField(p, "warmup_ms", 50, 0, 60000);
-  const auto warmupLaunches = static_cast<std::size_t>(numberField(p, "warmup_launches", 10, 0, 100000));
-  const double flops = numberField(p, "flops", 0, 0, 1e30);
-  const double bytes = numberField(p, "bytes", 0, 0, 1e30);
-  const std::size_t maxReported = 10;
-  // false: the candidate alone is sampled (an autotuner ranks candidates against each other; the
-  // reference still runs once, for the outputs the timed ones are checked against).
-  bool timeReference = true;
-  if (p.contains("time_reference")) {
-    if (!p["time_reference"].is_boolean()) throw bad("'time_reference' must be true or false");
-    timeReference = p["time_reference"].get<bool>();
-  }
-
-  const LaunchSpec reference = parseLaunchSpec(p.value("reference", Json()), "time", "reference");
-  const LaunchSpec candidate = parseLaunchSpec(p.value("candidate", Json()), "time", "candidate");
-
-  // Each tensor: `in` tensors one shared buffer; `out` and `inout` tensors one buffer per side
-  // (the candidate never sees the reference's outputs); `inout` tensors also a pristine copy
-  // restored before every launch.
-  struct TensorBuf : TensorExtent {
-    CUdeviceptr cand = 0, ref = 0, pristine = 0;
-    std::vector<std::byte> host;  // the generated input (in, inout)
+// Buffers for every tensor (per side, see TensorBuf), the L2 flush buffer and kernel, the events.
+void TimingContext::allocate(TimingRun &run) {
+  run.stage = "allocate";
+  run.cleanup.driver = &driver_;
+  run.cleanup.lost = &contextLost_;
+  auto alloc = [&](CUdeviceptr &ptr, std::size_t n, const std::string &what) {
+    check(driver_.cuMemAlloc(&ptr, n), "allocating " + std::to_string(n) + " bytes for " + what);
+    run.cleanup.buffers.push_back(ptr);
   };
-  std::map<std::string, std::size_t> tensorIndex;
-  std::vector<TensorBuf> tensors;
-  for (auto &e : tensorExtents(requested, {&reference, &candidate}, "time", tensorIndex))
-    tensors.push_back(TensorBuf{std::move(e)});
+  for (auto &t : run.tensors) {
+    if (!t.bytes) continue;
+    const std::string what = "tensor '" + t.tensor->name + "'";
+    alloc(t.cand, t.bytes, what);
+    if (t.tensor->role == TensorRole::In) {
+      t.ref = t.cand;
+    } else {
+      alloc(t.ref, t.bytes, what + " (reference)");
+      if (t.tensor->role == TensorRole::InOut) alloc(t.pristine, t.bytes, what + " (pristine copy)");
+    }
+  }
+  // The L2 flush buffer: at least twice the L2 (64 MiB when the size is unknown).
+  run.flushBytes = std::max<std::size_t>(2 * l2Bytes_, std::size_t{64} << 20);
+  alloc(run.flush, run.flushBytes, "the L2 flush buffer");
+  check(driver_.cuMemsetD8(run.flush, 0, run.flushBytes), "clearing the L2 flush buffer");
+  if (!flushModule_) {
+    if (driver_.cuModuleLoadData(&flushModule_, kFlushPtx) != cu::SUCCESS) flushModule_ = nullptr;
+  }
+  if (flushModule_ && driver_.cuModuleGetFunction(&run.flushKernel, flushModule_, "kwb_l2_flush") != cu::SUCCESS)
+    run.flushKernel = nullptr;
+  check(driver_.cuEventCreate(&run.startEvent, 0), "creating an event");
+  run.cleanup.events.push_back(run.startEvent);
+  check(driver_.cuEventCreate(&run.stopEvent, 0), "creating an event");
+  run.cleanup.events.push_back(run.stopEvent);
+  // Each side's own output buffers (`in` tensors are shared: cand and ref are one buffer).
+  run.refParams = std::make_unique<KernelArguments>(
+      run.reference.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorBuf::ref), run.config().values);
+  run.candParams = std::make_unique<KernelArguments>(
+      run.candidate.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorBuf::cand), run.config().values);
+}
 
+void TimingContext::uploadInputs(TimingRun &run) {
+  run.stage = "inputs";
+  for (auto &t : run.tensors) {
+    if (!t.bytes || t.tensor->role == TensorRole::Out) continue;
+    t.host = generateInput(*t.tensor, t.count, run.seed);
+    const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.cand : t.pristine;
+    check(driver_.cuMemcpyHtoD(target, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
+  }
+}
+
+std::vector<std::byte> TimingContext::download(CUdeviceptr ptr, std::size_t n, const std::string &what) {
+  std::vector<std::byte> out(n);
+  if (n) check(driver_.cuMemcpyDtoH(out.data(), ptr, n), "copying " + what + " back");
+  return out;
+}
+
+// One sample: restore inout tensors, poison the candidate's outputs, flush L2, then event,
+// launch, event, wait; CUPTI's kernels give the primary figure. A reference sample's outputs
+// are scrubbed after it.
+Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool isCandidate, bool doFlush) {
+  const std::string who = isCandidate ? "candidate" : "reference";
+  run.stage = "prepare";
+  for (const auto &t : run.tensors) {
+    if (!t.bytes) continue;
+    const CUdeviceptr target = isCandidate ? t.cand : t.ref;
+    if (t.tensor->role == TensorRole::InOut)
+      check(driver_.cuMemcpyDtoD(target, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
+    else if (t.tensor->role == TensorRole::Out && isCandidate)
+      check(driver_.cuMemsetD8(target, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
+  }
+  if (doFlush) {
+    run.stage = "flush";
+    CUdeviceptr flushBase = run.flush;
+    unsigned long long flushVectors = run.flushBytes / 16;
+    void *flushParams[] = {&flushBase, &flushVectors, &flushBase};
+    if (run.flushKernel)
+      check(driver_.cuLaunchKernel(run.flushKernel, 4 * smCount_, 1, 1, 512, 1, 1, 0, nullptr, flushParams, nullptr),
+            "flushing the L2 cache");
+    else
+      check(driver_.cuMemsetD8(run.flush, static_cast<unsigned char>((++run.flushValue & 1) ? 0xA5 : 0x5A),
+                               run.flushBytes),
+            "flushing the L2 cache");
+  }
+  check(driver_.cuCtxSynchronize(), "preparing a sample");
+  activity();  // nothing before the launch counts
+  const CUstream launchStream = loaded.launcher ? launcherStream() : nullptr;
+  run.stage = who + " launch";
+  check(driver_.cuEventRecord(run.startEvent, launchStream), "recording an event");
+  enqueue(loaded, run.params(isCandidate), who);
+  check(driver_.cuEventRecord(run.stopEvent, launchStream), "recording an event");
+  Sample s;
+  if (nvml_ && nvml_->ready()) {
+    const auto c = nvml_->clocks(pciBusId_);  // while the kernel runs, for all but tiny ones
+    if (c.ok) {
+      s.clockMHz = c.smMHz;
+      s.clockReasons = c.reasons;
+      s.throttled = c.throttled();
+    }
+  }
+  run.stage = who + " run";
+  check(driver_.cuCtxSynchronize(), who + (loaded.launcher ? " kwb_launch" : " kernel '" + loaded.spec->kernel + "'"));
+  float ms = 0;
+  check(driver_.cuEventElapsedTime(&ms, run.startEvent, run.stopEvent), "reading the event timer");
+  s.eventMs = ms;
+  s.primaryMs = ms;
+  const auto ran = activity();
+  if (ran.recorded) {
+    const auto span = spanOf(ran.kernels);
+    s.kernels = span.kernels;
+    s.otherStreams = loaded.launcher ? ran.otherStreams : 0;
+    s.primaryMs = static_cast<double>(span.spanNs) * 1e-6;
+    if (run.firstKernelNames.empty() && isCandidate)
+      for (const auto &k : ran.kernels) run.firstKernelNames.push_back(k.name);
+  }
+  if (!isCandidate)
+    for (const auto &t : run.tensors)
+      if (t.bytes && t.tensor->role != TensorRole::In)
+        check(driver_.cuMemsetD8(t.ref, kReferenceScrub, t.bytes), "scrubbing reference output");
+  return s;
+}
+
+// The reference's outputs, taken once before any sample scrubs them.
+void TimingContext::referenceOutputs(TimingRun &run, const LoadedPair &loaded) {
+  run.stage = "reference outputs";
+  for (const auto &t : run.tensors)
+    if (t.bytes && t.tensor->role != TensorRole::In) {
+      if (t.tensor->role == TensorRole::InOut)
+        check(driver_.cuMemcpyDtoD(t.ref, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
+      else
+        check(driver_.cuMemsetD8(t.ref, 0, t.bytes), "clearing '" + t.tensor->name + "'");
+    }
+  activity();
+  DeviceContext::run(loaded.reference, run.params(false), "reference");
+  activity();
+  for (const auto &t : run.tensors)
+    if (t.tensor->role != TensorRole::In) run.want[t.tensor->name] = download(t.ref, t.bytes, "reference output");
+}
+
+// The outputs of a timed candidate sample, compared with the reference's.
+void TimingContext::recheck(TimingRun &run, std::size_t sampleIndex) {
+  constexpr std::size_t kMaxReported = 10;
+  run.stage = "re-check";
+  for (const auto &t : run.tensors) {
+    if (t.tensor->role == TensorRole::In) continue;
+    const auto got = download(t.cand, t.bytes, "output '" + t.tensor->name + "'");
+    const auto report = compareOutputs(got, run.want[t.tensor->name], t.tensor->dtype, t.count,
+                                       t.tensor->tolerance.value_or(Tolerance{}), t.shape, kMaxReported);
+    std::size_t scrubbed = 0;
+    for (auto b : got)
+      if (b == std::byte{kReferenceScrub}) ++scrubbed;
+    const bool copiedReference = !report.passed() && got.size() && scrubbed * 2 > got.size();
+    run.rechecks.push_back({sampleIndex, t.tensor->name, report.passed(), report.summary, scrubbed});
+    if (report.passed() || !run.recheckFailure.empty()) continue;
+    run.recheckFailure = copiedReference ? "reference-buffer-copied" : "timed-output-mismatch";
+    run.recheckDetail =
+        copiedReference
+            ? "timed sample " + std::to_string(sampleIndex) + ": output '" + t.tensor->name +
+                  "' holds the bytes the reference's output buffer is scrubbed with: the candidate copied the "
+                  "reference's buffer instead of computing"
+            : "timed sample " + std::to_string(sampleIndex) + ": output '" + t.tensor->name +
+                  "' is wrong although the evaluation passed (work skipped on repeated calls?): " + report.summary;
+  }
+}
+
+bool TimingContext::clockUp() {
+  if (!nvml_ || !nvml_->ready() || peakSmClockMHz_ <= 0) return false;
+  const auto c = nvml_->clocks(pciBusId_);
+  return c.ok && c.smMHz >= 0.9 * peakSmClockMHz_;
+}
+
+// Warm-up, each kernel: warmup_launches samples as timed ones are taken (no flush), then
+// batches of launches back to back, doubling, until one batch holds ≥ warmup_ms of GPU time
+// (the SM clock has risen by then), at most 10 s.
+WarmupSides TimingContext::warmUp(TimingRun &run, const LoadedPair &loaded, EventSink &sink) {
+  sink.progress({{"stage", "warm-up"}, {"config", run.requested.configName}});
+  WarmupSides warmup;
+  for (bool isCandidate : {true, false}) {
+    if (!isCandidate && !run.timeReference) break;
+    const LoadedLaunch &launch = isCandidate ? loaded.candidate : loaded.reference;
+    const std::string who = isCandidate ? "candidate" : "reference";
+    double gpuMs = 0;
+    std::size_t launches = 0;
+    bool endedOnClock = false;
+    for (; launches < run.warmupLaunches; ++launches) gpuMs += sample(run, launch, isCandidate, false).eventMs;
+    const auto t0 = Clock::now();
+    const CUstream launchStream = launch.launcher ? launcherStream() : nullptr;
+    for (std::size_t batch = 1; run.warmupMs > 0; batch *= 2) {
+      run.stage = who + " warm-up";
+      check(driver_.cuEventRecord(run.startEvent, launchStream), "recording an event");
+      for (std::size_t i = 0; i < batch; ++i) enqueue(launch, run.params(isCandidate), who);
+      check(driver_.cuEventRecord(run.stopEvent, launchStream), "recording an event");
+      check(driver_.cuCtxSynchronize(), who + " warm-up");
+      float ms = 0;
+      check(driver_.cuEventElapsedTime(&ms, run.startEvent, run.stopEvent), "reading the event timer");
+      gpuMs += ms;
+      launches += batch;
+      if (ms >= run.warmupMs || std::chrono::duration<double>(Clock::now() - t0).count() > 10.0 ||
+          batch >= (1u << 20))
+        break;
+      // The point of warming up is the SM clock: once NVML reads it within 10% of its peak
+      // (the evaluation that came just before usually got it there), a short batch is enough.
+      if (clockUp()) {
+        endedOnClock = true;
+        break;
+      }
+    }
+    activity();
+    (isCandidate ? warmup.candidate : warmup.reference) = WarmupRecord{launches, gpuMs, endedOnClock};
+  }
+  return warmup;
+}
+
+// Interleaved samples until the spread is small, the time cap or the sample cap; the candidate's
+// outputs are re-checked after its first and its last sample.
+StopReason TimingContext::sampleUntilSettled(TimingRun &run, const LoadedPair &loaded, EventSink &sink) {
+  SampleStats candStats, refStats;
+  const auto samplingStarted = Clock::now();
+  StopReason reason = StopReason::Continue;
+  auto lastProgress = samplingStarted;
+  std::size_t sentSamples = 0;  // candidate samples already sent in a progress event
+  // The candidate's sample times since the last event: a live view plots them as they come.
+  auto sendSamples = [&] {
+    Json recent = Json::array();
+    for (; sentSamples < run.candSamples.size(); ++sentSamples) recent.push_back(run.candSamples[sentSamples].primaryMs);
+    sink.progress({{"stage", "timing"}, {"config", run.requested.configName}, {"samples", run.candSamples.size()},
+                   {"candidate_spread", candStats.relativeSpread},
+                   {"reference_spread", run.timeReference ? Json(refStats.relativeSpread) : Json(nullptr)},
+                   {"candidate_ms", recent}});
+  };
+  while (reason == StopReason::Continue) {
+    run.candSamples.push_back(sample(run, loaded.candidate, true, true));
+    if (run.candSamples.size() == 1) recheck(run, 0);
+    if (run.timeReference) run.refSamples.push_back(sample(run, loaded.reference, false, true));
+    // (Below rule.minSamples the rule always goes on; the samples are still sent as they come.)
+    candStats = summarizeSamples(primaries(run.candSamples, false));
+    refStats = run.timeReference ? summarizeSamples(primaries(run.refSamples, false)) : candStats;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - samplingStarted).count();
+    reason = shouldStopSampling(candStats, refStats, elapsed, run.rule);
+    if (Clock::now() - lastProgress > std::chrono::milliseconds(250)) {
+      lastProgress = Clock::now();
+      sendSamples();
+    }
+  }
+  if (sentSamples < run.candSamples.size()) sendSamples();  // the last ones (or all, when it settled at once)
+  recheck(run, run.candSamples.size() - 1);                 // the last candidate sample's outputs are still there
+  return reason;
+}
+
+// `in` tensors changed by all those launches.
+std::vector<std::string> TimingContext::inputsModified(TimingRun &run) {
+  run.stage = "inputs check";
+  std::vector<std::string> modified;
+  for (const auto &t : run.tensors)
+    if (t.bytes && t.tensor->role == TensorRole::In && download(t.cand, t.bytes, "input") != t.host)
+      modified.push_back(t.tensor->name);
+  return modified;
+}
+
+TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
+  const auto started = Clock::now();
+  TimingRun run = readRequest(request);
   if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
   ensureContext();
   auto &cupti = KernelActivity::instance();
-  const bool useCupti = cupti.active();
+  run.useCupti = cupti.active();
 
-  Json result = {{"config", configName}, {"seed", seed}, {"timer", useCupti ? "cupti" : "cuda-events"}};
-  if (!useCupti)
-    result["timer_note"] = "CUPTI kernel records are unavailable (" + cupti.problem() +
-                           "): CUDA events around the launch are the figure; kernels on other streams are not counted";
-  std::string stage = "load";
-  Cleanup cleanup;
-  cleanup.driver = &driver_;
-  cleanup.lost = &contextLost_;
+  TimeReply reply;
+  reply.config = run.requested.configName;
+  reply.seed = run.seed;
+  reply.timer = run.useCupti ? "cupti" : "cuda-events";
+  if (!run.useCupti)
+    reply.timerNote = "CUPTI kernel records are unavailable (" + cupti.problem() +
+                      "): CUDA events around the launch are the figure; kernels on other streams are not counted";
   LoadedPair loaded(*this);
-  const LoadedLaunch &refLoaded = loaded.reference, &candLoaded = loaded.candidate;
   try {
-    if (!loadBoth(loaded, reference, candidate, result)) return result;
+    if (!loadBoth(loaded, run.reference, run.candidate, reply)) return reply;
+    allocate(run);
+    reply.l2Flush = run.flushKernel ? "read (ld.global.cg) of the flush buffer" : "memset of the flush buffer";
+    uploadInputs(run);
+    referenceOutputs(run, loaded);
+    reply.warmup = warmUp(run, loaded, sink);
+    reply.stopReason = toString(sampleUntilSettled(run, loaded, sink));
+    reply.inputsModified = inputsModified(run);
 
-    stage = "allocate";
-    auto alloc = [&](CUdeviceptr &ptr, std::size_t n, const std::string &what) {
-      check(driver_.cuMemAlloc(&ptr, n), "allocating " + std::to_string(n) + " bytes for " + what);
-      cleanup.buffers.push_back(ptr);
-    };
-    for (auto &t : tensors) {
-      if (!t.bytes) continue;
-      const std::string what = "tensor '" + t.tensor->name + "'";
-      alloc(t.cand, t.bytes, what);
-      if (t.tensor->role == TensorRole::In) {
-        t.ref = t.cand;
-      } else {
-        alloc(t.ref, t.bytes, what + " (reference)");
-        if (t.tensor->role == TensorRole::InOut) alloc(t.pristine, t.bytes, what + " (pristine copy)");
-      }
-    }
-    // The L2 flush buffer: at least twice the L2 (64 MiB when the size is unknown).
-    const std::size_t flushBytes = std::max<std::size_t>(2 * l2Bytes_, std::size_t{64} << 20);
-    CUdeviceptr flush = 0;
-    alloc(flush, flushBytes, "the L2 flush buffer");
-    check(driver_.cuMemsetD8(flush, 0, flushBytes), "clearing the L2 flush buffer");
-    CUfunction flushKernel = nullptr;
-    if (!flushModule_) {
-      if (driver_.cuModuleLoadData(&flushModule_, kFlushPtx) != cu::SUCCESS) flushModule_ = nullptr;
-    }
-    if (flushModule_ && driver_.cuModuleGetFunction(&flushKernel, flushModule_, "kwb_l2_flush") != cu::SUCCESS)
-      flushKernel = nullptr;
-    CUdeviceptr flushBase = flush;
-    unsigned long long flushVectors = flushBytes / 16;
-    void *flushParams[] = {&flushBase, &flushVectors, &flushBase};
-    result["l2_flush"] = flushKernel ? "read (ld.global.cg) of the flush buffer" : "memset of the flush buffer";
-
-    stage = "inputs";
-    for (auto &t : tensors) {
-      if (!t.bytes || t.tensor->role == TensorRole::Out) continue;
-      t.host = generateInput(*t.tensor, t.count, seed);
-      const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.cand : t.pristine;
-      check(driver_.cuMemcpyHtoD(target, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
-    }
-
-    CUevent startEvent = nullptr, stopEvent = nullptr;
-    check(driver_.cuEventCreate(&startEvent, 0), "creating an event");
-    cleanup.events.push_back(startEvent);
-    check(driver_.cuEventCreate(&stopEvent, 0), "creating an event");
-    cleanup.events.push_back(stopEvent);
-
-    // Each side's own output buffers (`in` tensors are shared: cand and ref are one buffer).
-    KernelArguments refParams(reference.args, tensorBuffers(tensorIndex, tensors, &TensorBuf::ref), config->values);
-    KernelArguments candParams(candidate.args, tensorBuffers(tensorIndex, tensors, &TensorBuf::cand), config->values);
-
-    struct Sample {
-      double primaryMs = 0, eventMs = 0;
-      std::size_t kernels = 0, otherStreams = 0;
-      unsigned clockMHz = 0;
-      unsigned long long clockReasons = 0;
-      bool throttled = false;
-    };
-    unsigned flushValue = 0;
-    std::vector<std::string> firstKernelNames;
-    // One sample: restore inout tensors, poison the candidate's outputs (or scrub nothing),
-    // flush L2, then event, launch, event, wait; CUPTI's kernels give the primary figure.
-    auto sample = [&](bool isCandidate, bool doFlush) -> Sample {
-      const LoadedLaunch &loaded = isCandidate ? candLoaded : refLoaded;
-      const std::string who = isCandidate ? "candidate" : "reference";
-      stage = "prepare";
-      for (const auto &t : tensors) {
-        if (!t.bytes) continue;
-        const CUdeviceptr target = isCandidate ? t.cand : t.ref;
-        if (t.tensor->role == TensorRole::InOut)
-          check(driver_.cuMemcpyDtoD(target, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
-        else if (t.tensor->role == TensorRole::Out && isCandidate)
-          check(driver_.cuMemsetD8(target, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
-      }
-      if (doFlush) {
-        stage = "flush";
-        if (flushKernel)
-          check(driver_.cuLaunchKernel(flushKernel, 4 * smCount_, 1, 1, 512, 1, 1, 0, nullptr, flushParams, nullptr),
-                "flushing the L2 cache");
-        else
-          check(driver_.cuMemsetD8(flush, static_cast<unsigned char>((++flushValue & 1) ? 0xA5 : 0x5A), flushBytes),
-                "flushing the L2 cache");
-      }
-      check(driver_.cuCtxSynchronize(), "preparing a sample");
-      activity();  // nothing before the launch counts
-      const CUstream launchStream = loaded.launcher ? launcherStream() : nullptr;
-      stage = who + " launch";
-      check(driver_.cuEventRecord(startEvent, launchStream), "recording an event");
-      enqueue(loaded, isCandidate ? candParams.data() : refParams.data(), who);
-      check(driver_.cuEventRecord(stopEvent, launchStream), "recording an event");
-      Sample s;
-      if (nvml_ && nvml_->ready()) {
-        const auto c = nvml_->clocks(pciBusId_);  // while the kernel runs, for all but tiny ones
-        if (c.ok) {
-          s.clockMHz = c.smMHz;
-          s.clockReasons = c.reasons;
-          s.throttled = c.throttled();
-        }
-      }
-      stage = who + " run";
-      check(driver_.cuCtxSynchronize(), who + (loaded.launcher ? " kwb_launch" : " kernel '" + loaded.spec->kernel + "'"));
-      float ms = 0;
-      check(driver_.cuEventElapsedTime(&ms, startEvent, stopEvent), "reading the event timer");
-      s.eventMs = ms;
-      s.primaryMs = ms;
-      const auto ran = activity();
-      if (ran.recorded) {
-        const auto span = spanOf(ran.kernels);
-        s.kernels = span.kernels;
-        s.otherStreams = loaded.launcher ? ran.otherStreams : 0;
-        s.primaryMs = static_cast<double>(span.spanNs) * 1e-6;
-        if (firstKernelNames.empty() && isCandidate)
-          for (const auto &k : ran.kernels) firstKernelNames.push_back(k.name);
-      }
-      if (!isCandidate)
-        for (const auto &t : tensors)
-          if (t.bytes && t.tensor->role != TensorRole::In)
-            check(driver_.cuMemsetD8(t.ref, kReferenceScrub, t.bytes), "scrubbing reference output");
-      return s;
-    };
-    auto download = [&](CUdeviceptr ptr, std::size_t n, const std::string &what) {
-      std::vector<std::byte> out(n);
-      if (n) check(driver_.cuMemcpyDtoH(out.data(), ptr, n), "copying " + what + " back");
-      return out;
-    };
-    // The reference's outputs, taken once before they are scrubbed.
-    std::map<std::string, std::vector<std::byte>> want;
-    auto referenceOnce = [&] {
-      stage = "reference outputs";
-      for (const auto &t : tensors)
-        if (t.bytes && t.tensor->role != TensorRole::In) {
-          if (t.tensor->role == TensorRole::InOut)
-            check(driver_.cuMemcpyDtoD(t.ref, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
-          else
-            check(driver_.cuMemsetD8(t.ref, 0, t.bytes), "clearing '" + t.tensor->name + "'");
-        }
-      activity();
-      run(refLoaded, refParams.data(), "reference");
-      activity();
-      for (const auto &t : tensors)
-        if (t.tensor->role != TensorRole::In) want[t.tensor->name] = download(t.ref, t.bytes, "reference output");
-    };
-    referenceOnce();
-
-    // Correctness of outputs produced while timing: compared with the reference's.
-    std::vector<Recheck> rechecks;
-    std::string recheckFailure;
-    auto recheck = [&](std::size_t sampleIndex) {
-      stage = "re-check";
-      for (const auto &t : tensors) {
-        if (t.tensor->role == TensorRole::In) continue;
-        const auto got = download(t.cand, t.bytes, "output '" + t.tensor->name + "'");
-        const auto report = compareOutputs(got, want[t.tensor->name], t.tensor->dtype, t.count,
-                                           t.tensor->tolerance.value_or(Tolerance{}), t.shape, maxReported);
-        std::size_t scrubbed = 0;
-        for (auto b : got)
-          if (b == std::byte{kReferenceScrub}) ++scrubbed;
-        const bool copiedReference = !report.passed() && got.size() && scrubbed * 2 > got.size();
-        rechecks.push_back({sampleIndex, t.tensor->name, report.passed(), report.summary, scrubbed});
-        if (!report.passed() && recheckFailure.empty()) {
-          recheckFailure = copiedReference ? "reference-buffer-copied" : "timed-output-mismatch";
-          result["reason_detail"] =
-              copiedReference
-                  ? "timed sample " + std::to_string(sampleIndex) + ": output '" + t.tensor->name +
-                        "' holds the bytes the reference's output buffer is scrubbed with: the candidate copied the "
-                        "reference's buffer instead of computing"
-                  : "timed sample " + std::to_string(sampleIndex) + ": output '" + t.tensor->name +
-                        "' is wrong although the evaluation passed (work skipped on repeated calls?): " + report.summary;
-        }
-      }
-    };
-
-    // Warm-up, each kernel: warmup_launches samples as timed ones are taken (no flush), then
-    // batches of launches back to back, doubling, until one batch holds ≥ warmup_ms of GPU time
-    // (the SM clock has risen by then), at most 10 s.
-    sink.progress({{"stage", "warm-up"}, {"config", configName}});
-    Json warmup = Json::object();
-    bool warmupClockUp = false;
-    auto clockUp = [&] {
-      if (!nvml_ || !nvml_->ready() || peakSmClockMHz_ <= 0) return false;
-      const auto c = nvml_->clocks(pciBusId_);
-      return c.ok && c.smMHz >= 0.9 * peakSmClockMHz_;
-    };
-    for (bool isCandidate : {true, false}) {
-      if (!isCandidate && !timeReference) break;
-      const LoadedLaunch &loaded = isCandidate ? candLoaded : refLoaded;
-      const std::string who = isCandidate ? "candidate" : "reference";
-      double gpuMs = 0;
-      std::size_t launches = 0;
-      for (; launches < warmupLaunches; ++launches) gpuMs += sample(isCandidate, false).eventMs;
-      const auto t0 = Clock::now();
-      const CUstream launchStream = loaded.launcher ? launcherStream() : nullptr;
-      for (std::size_t batch = 1; warmupMs > 0; batch *= 2) {
-        stage = who + " warm-up";
-        check(driver_.cuEventRecord(startEvent, launchStream), "recording an event");
-        for (std::size_t i = 0; i < batch; ++i)
-          enqueue(loaded, isCandidate ? candParams.data() : refParams.data(), who);
-        check(driver_.cuEventRecord(stopEvent, launchStream), "recording an event");
-        check(driver_.cuCtxSynchronize(), who + " warm-up");
-        float ms = 0;
-        check(driver_.cuEventElapsedTime(&ms, startEvent, stopEvent), "reading the event timer");
-        gpuMs += ms;
-        launches += batch;
-        if (ms >= warmupMs || std::chrono::duration<double>(Clock::now() - t0).count() > 10.0 || batch >= (1u << 20))
-          break;
-        // The point of warming up is the SM clock: once NVML reads it within 10% of its peak
-        // (the evaluation that came just before usually got it there), a short batch is enough.
-        if (clockUp()) {
-          warmupClockUp = true;
-          break;
-        }
-      }
-      activity();
-      warmup[who] = WarmupRecord{launches, gpuMs, warmupClockUp};
-      warmupClockUp = false;
-    }
-    result["warmup"] = warmup;
-
-    // Interleaved samples until the spread is small, the time cap or the sample cap.
-    std::vector<Sample> candSamples, refSamples;
-    auto primaries = [](const std::vector<Sample> &v, bool skipThrottled) {
-      std::vector<double> out;
-      for (const auto &s : v)
-        if (!(skipThrottled && s.throttled)) out.push_back(s.primaryMs);
-      return out;
-    };
-    SampleStats candStats, refStats;
-    const auto samplingStarted = Clock::now();
-    StopReason reason = StopReason::Continue;
-    auto lastProgress = samplingStarted;
-    std::size_t sentSamples = 0;  // candidate samples already sent in a progress event
-    // The candidate's sample times since the last event: a live view plots them as they come.
-    auto sendSamples = [&] {
-      Json recent = Json::array();
-      for (; sentSamples < candSamples.size(); ++sentSamples) recent.push_back(candSamples[sentSamples].primaryMs);
-      sink.progress({{"stage", "timing"}, {"config", configName}, {"samples", candSamples.size()},
-                     {"candidate_spread", candStats.relativeSpread},
-                     {"reference_spread", timeReference ? Json(refStats.relativeSpread) : Json(nullptr)},
-                     {"candidate_ms", recent}});
-    };
-    while (reason == StopReason::Continue) {
-      candSamples.push_back(sample(true, true));
-      if (candSamples.size() == 1) recheck(0);
-      if (timeReference) refSamples.push_back(sample(false, true));
-      // (Below rule.minSamples the rule always goes on; the samples are still sent as they come.)
-      candStats = summarizeSamples(primaries(candSamples, false));
-      refStats = timeReference ? summarizeSamples(primaries(refSamples, false)) : candStats;
-      const double elapsed = std::chrono::duration<double>(Clock::now() - samplingStarted).count();
-      reason = shouldStopSampling(candStats, refStats, elapsed, rule);
-      if (Clock::now() - lastProgress > std::chrono::milliseconds(250)) {
-        lastProgress = Clock::now();
-        sendSamples();
-      }
-    }
-    if (sentSamples < candSamples.size()) sendSamples();  // the last ones (or all, when it settled at once)
-    recheck(candSamples.size() - 1);  // the last candidate sample's outputs are still there
-
-    // Inputs unmodified by all those launches.
-    stage = "inputs check";
-    Json modified = Json::array();
-    for (const auto &t : tensors)
-      if (t.bytes && t.tensor->role == TensorRole::In && download(t.cand, t.bytes, "input") != t.host)
-        modified.push_back(t.tensor->name);
-
-    // Throttled samples (NVML: power or thermal slowdown) are left out when enough remain.
-    auto summarize = [&](const std::vector<Sample> &v, std::size_t &throttled) {
-      throttled = 0;
-      for (const auto &s : v) throttled += s.throttled;
-      const bool skip = throttled && v.size() - throttled >= rule.minSamples;
-      return summarizeSamples(primaries(v, skip));
-    };
-    std::size_t candThrottled = 0, refThrottled = 0;
-    candStats = summarize(candSamples, candThrottled);
-    if (timeReference) refStats = summarize(refSamples, refThrottled);
-    auto sideJson = [&](const SampleStats &st, const std::vector<Sample> &v, std::size_t throttled) {
-      Json j = statsJson(st, primaries(v, false));
-      std::vector<double> events;
-      std::vector<unsigned> clocks;
-      std::size_t minKernels = v.empty() ? 0 : v.front().kernels, maxKernels = 0, other = 0;
-      for (const auto &s : v) {
-        events.push_back(s.eventMs);
-        clocks.push_back(s.clockMHz);
-        minKernels = std::min(minKernels, s.kernels);
-        maxKernels = std::max(maxKernels, s.kernels);
-        other += s.otherStreams;
-      }
-      const auto ev = summarizeSamples(events);
-      j["events"] = EventTimes{ev.median, ev.iqr, ev.min};
-      j["sm_clock_mhz"] = clocks;
-      j["throttled_samples"] = throttled;
-      j["throttled_left_out"] = throttled && v.size() - throttled >= rule.minSamples;
-      j["kernels_per_sample"] = {{"min", minKernels}, {"max", maxKernels}};
-      j["other_stream_kernels"] = other;
-      return j;
-    };
-    result["stop_reason"] = toString(reason);
-    result["l2_cache_bytes"] = l2Bytes_;
-    result["l2_flush_bytes"] = flushBytes;
-    result["candidate"] = sideJson(candStats, candSamples, candThrottled);
-    result["reference"] = timeReference ? sideJson(refStats, refSamples, refThrottled) : Json(nullptr);
-    result["candidate_kernels"] = firstKernelNames;
-    result["rechecks"] = rechecks;
-    result["speedup"] =
-        timeReference && candStats.median > 0 ? Json(refStats.median / candStats.median) : Json(nullptr);
-    if (!pciBusId_.empty() && nvml_) result["nvml"] = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
-    const double floorSeconds = rooflineFloorSeconds(flops, bytes, peakBandwidth_);
-    result["roofline"] = RooflineFloor{flops, bytes, peakBandwidth_, kRooflinePeakFlopsPerSecond, floorSeconds * 1000.0};
-    const bool suspicious = floorSeconds > 0 && candStats.median * 1e-3 < floorSeconds;
-    result["suspicious"] = suspicious;
-    if (suspicious) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "the candidate's median %.4g ms is below the roofline floor %.4g ms "
-                    "(max(bytes / (2 x peak bandwidth), flops / 100 TFLOP/s)); work skipped or done elsewhere?",
-                    candStats.median, floorSeconds * 1000.0);
-      result["suspicious_reason"] = buf;
-    }
-    // Findings with names: what a cheating or broken candidate did while being timed.
-    Json findings = Json::array();
-    std::size_t noKernel = 0, otherStreams = 0;
-    for (const auto &s : candSamples) {
-      noKernel += useCupti && s.kernels == 0;
-      otherStreams += s.otherStreams;
-    }
-    if (otherStreams)
-      findings.push_back({{"reason", "side-stream"},
-                          {"message", std::to_string(otherStreams) +
-                                          " kernel(s) ran on streams other than the one kwb_launch was given; they "
-                                          "are counted in the time (CUPTI sees every stream)"}});
-    if (noKernel)
-      findings.push_back({{"reason", "no-kernel-ran"},
-                          {"message", std::to_string(noKernel) + " timed sample(s) ran no kernel at all"}});
-    result["findings"] = findings;
-    result["inputs_modified"] = modified;
-    if (!recheckFailure.empty() || noKernel || !modified.empty()) {
-      result["verdict"] = "incorrect";
-      result["reason"] = !modified.empty() ? "inputs-modified" : noKernel ? "no-kernel-ran" : recheckFailure;
-      if (!modified.empty()) result["reason_detail"] = "the kernel modified its inputs while being timed";
-      else if (noKernel) result["reason_detail"] = findings.back()["message"];
-    } else {
-      result["verdict"] = "timed";
-    }
-    completeReply(result, started);
-    return result;
+    reply.candidate = timedSide(run.candSamples, run.rule.minSamples);
+    if (run.timeReference) reply.reference = timedSide(run.refSamples, run.rule.minSamples);
+    reply.l2CacheBytes = l2Bytes_;
+    reply.l2FlushBytes = run.flushBytes;
+    reply.candidateKernels = run.firstKernelNames;
+    reply.rechecks = run.rechecks;
+    if (reply.reference && reply.candidate->stats.median > 0)
+      reply.speedup = reply.reference->stats.median / reply.candidate->stats.median;
+    if (!pciBusId_.empty() && nvml_) reply.nvml = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
+    const double floorSeconds = rooflineFloorSeconds(run.flops, run.bytes, peakBandwidth_);
+    reply.roofline =
+        RooflineFloor{run.flops, run.bytes, peakBandwidth_, kRooflinePeakFlopsPerSecond, floorSeconds * 1000.0};
+    timeVerdict(run.candSamples, run.useCupti, run.recheckFailure, run.recheckDetail, reply);
+    completeReply(reply, started);
+    return reply;
   } catch (const CudaFailure &f) {
-    runtimeError(f, stage, result, sink);
-    return result;
+    runtimeError(f, run.stage, reply, sink);
+    return reply;
   }
 }
 

@@ -1,0 +1,196 @@
+#pragma once
+// The worker's device commands as typed requests and replies (PROTOCOL.md): the client
+// (core/eval, core/profile) builds the request structs and reads the replies through these
+// pairs; the server (core/worker/server) reads the requests and writes its replies through the
+// same pairs. Each pair is made from one field table (core/text/json_fields.h), so a key is
+// named once. The profile command's pair is in core/profile/profile_request.h.
+//
+// Reading checks types (a string where a number belongs, a negative or fractional number where
+// a count belongs) and throws nlohmann::json::type_error naming the field; what a value must be
+// beyond its type (a grid of 1 to 3 positive integers, a time cap between 1 ms and 10 min) is
+// the server's to check (core/worker/server/launch_spec.h), with messages naming the field.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/eval/evaluation_result.h"
+#include "core/eval/timing_statistics.h"
+
+namespace kwb::worker {
+
+// A launch, a request's "reference" or "candidate": device code (a CUBIN's kernel with its
+// evaluated grid, block and dynamic shared memory), or a host launcher (a shared library
+// exporting kwb_launch, which does its own launches). args: tensor and size names in
+// parameter order.
+struct LaunchRequest {
+  std::string cubin;    // base64 CUBIN (device code)
+  std::string library;  // base64 shared library (a host launcher)
+  std::string kernel;
+  std::vector<std::int64_t> grid, block;
+  std::int64_t sharedBytes = 0;
+  std::vector<std::string> args;
+  bool hostLauncher() const { return !library.empty(); }
+};
+
+// The task and size configuration every device request names. `manifest` is the task.toml's
+// text (empty: the worker reads the folder's own).
+struct TaskRequest {
+  std::string task;  // the task folder
+  std::string manifest;
+  std::string config;
+};
+
+struct EvaluateRequest : TaskRequest {
+  std::vector<std::uint64_t> seeds;  // empty: the manifest's
+  std::uint64_t maxReported = 10;    // mismatches listed per output
+  LaunchRequest reference, candidate;
+};
+
+struct TimeRequest : TaskRequest {
+  std::uint64_t seed = 1;
+  double timeCapMs = 3000, maxSamples = 1000, minSamples = 10, targetSpread = 0.01;
+  double warmupMs = 50, warmupLaunches = 10;
+  double flops = 0, bytes = 0;  // the task's cost for the configuration (0: no roofline floor)
+  bool timeReference = true;    // false: the candidate alone is sampled
+  LaunchRequest reference, candidate;
+};
+
+// The kernels of the ceilings measurement (core/eval/roofline.h): each launched as
+// (sms × blocksPerSm) blocks of `threads`, with (float *out, int iters).
+struct CeilingKernel {
+  std::string cubin;  // base64
+  std::string kernel;
+  std::int64_t blocksPerSm = 8, threads = 256, iters = 4096;
+  double flopsPerThreadIter = 0;
+};
+
+struct CeilingsRequest {
+  std::uint64_t copyBytes = std::uint64_t{1} << 30;
+  CeilingKernel fma;
+  std::optional<CeilingKernel> mma;  // tensor cores (sm_80 and later)
+};
+
+// What every device command's reply says of its outcome: the verdict ("correct",
+// "incorrect", "timed", "profiled", "not-profiled", "measured", or "load-error" /
+// "runtime-error"), a named reason (or, for errors, the failure in words) with detail, the
+// CUDA error's name and the stage it happened in, whether the context is lost (the worker
+// exits after the reply), and the request's wall time.
+struct ReplyVerdict {
+  std::string verdict;
+  std::string reason;
+  std::string reasonDetail;
+  std::string errorName;
+  std::string stage;
+  bool contextLost = false;
+  double seconds = 0;
+};
+
+// A launch as an evaluate reply echoes it.
+struct LaunchShape {
+  std::vector<std::int64_t> grid, block;
+  std::int64_t sharedBytes = 0;
+  bool hostLauncher = false;
+};
+
+struct EvaluateReply : ReplyVerdict {
+  std::string config;
+  LaunchShape referenceLaunch, candidateLaunch;
+  std::vector<SeedOutcome> seeds;
+  std::vector<std::string> forbiddenLibraries;  // "cublas (/path/libcublas.so.13)"
+  std::string forbiddenMessage;
+  bool kernelRecords = false;  // CUPTI recorded the kernels: the no-kernel check was made
+  std::uint64_t candidateRuns = 0, sideStreamKernels = 0;
+};
+
+struct KernelCountRange {
+  std::uint64_t min = 0, max = 0;
+};
+
+// One side ("candidate", "reference") of a time reply: its statistics (SampleStats' keys at
+// the side's top level) and what each sample saw.
+struct TimedSide {
+  SampleStats stats;
+  std::vector<double> samplesMs;
+  EventTimes events;  // the CUDA-event cross-check
+  std::vector<unsigned> smClockMhz;
+  std::uint64_t throttledSamples = 0;
+  bool throttledLeftOut = false;
+  KernelCountRange kernelsPerSample;
+  std::uint64_t otherStreamKernels = 0;
+};
+
+struct WarmupSides {
+  std::optional<WarmupRecord> candidate, reference;
+};
+
+struct TimeReply : ReplyVerdict {
+  std::string config;
+  std::uint64_t seed = 0;
+  std::string timer;      // "cupti" or "cuda-events"
+  std::string timerNote;  // why not CUPTI
+  std::string l2Flush;    // how the L2 was flushed
+  WarmupSides warmup;
+  std::string stopReason;
+  std::uint64_t l2CacheBytes = 0, l2FlushBytes = 0;
+  std::optional<TimedSide> candidate, reference;  // reference: none when not timed
+  std::vector<std::string> candidateKernels;
+  std::vector<Recheck> rechecks;
+  std::optional<double> speedup;
+  std::string nvml;
+  std::optional<RooflineFloor> roofline;
+  bool suspicious = false;
+  std::string suspiciousReason;
+  std::vector<Finding> findings;
+  std::vector<std::string> inputsModified;
+};
+
+struct CeilingsReply : ReplyVerdict {
+  std::string device, pciBusId, message;
+  int driverVersion = 0, sms = 0;
+  std::uint64_t copyBytes = 0;
+  double copySeconds = 0, copyBytesPerS = 0;
+  double fmaSeconds = 0, fmaFlops = 0, fp32FlopsPerS = 0;
+  double mmaSeconds = 0, mmaFlops = 0, tensorFlopsPerS = 0;
+};
+
+void to_json(nlohmann::json &j, const LaunchRequest &v);
+void from_json(const nlohmann::json &j, LaunchRequest &v);
+void to_json(nlohmann::json &j, const EvaluateRequest &v);
+void from_json(const nlohmann::json &j, EvaluateRequest &v);
+void to_json(nlohmann::json &j, const TimeRequest &v);
+void from_json(const nlohmann::json &j, TimeRequest &v);
+void to_json(nlohmann::json &j, const CeilingKernel &v);
+void from_json(const nlohmann::json &j, CeilingKernel &v);
+void to_json(nlohmann::json &j, const CeilingsRequest &v);
+void from_json(const nlohmann::json &j, CeilingsRequest &v);
+void to_json(nlohmann::json &j, const ReplyVerdict &v);
+void from_json(const nlohmann::json &j, ReplyVerdict &v);
+void to_json(nlohmann::json &j, const LaunchShape &v);
+void from_json(const nlohmann::json &j, LaunchShape &v);
+void to_json(nlohmann::json &j, const EvaluateReply &v);
+void from_json(const nlohmann::json &j, EvaluateReply &v);
+void to_json(nlohmann::json &j, const KernelCountRange &v);
+void from_json(const nlohmann::json &j, KernelCountRange &v);
+void to_json(nlohmann::json &j, const TimedSide &v);
+void from_json(const nlohmann::json &j, TimedSide &v);
+void to_json(nlohmann::json &j, const WarmupSides &v);
+void from_json(const nlohmann::json &j, WarmupSides &v);
+void to_json(nlohmann::json &j, const TimeReply &v);
+void from_json(const nlohmann::json &j, TimeReply &v);
+void to_json(nlohmann::json &j, const CeilingsReply &v);
+void from_json(const nlohmann::json &j, CeilingsReply &v);
+
+// The task fields of a request's JSON form (the profile request's pair uses them too).
+void writeTaskFields(nlohmann::json &j, const TaskRequest &v);
+void readTaskFields(const nlohmann::json &j, TaskRequest &v);
+void writeVerdictFields(nlohmann::json &j, const ReplyVerdict &v);
+void readVerdictFields(const nlohmann::json &j, ReplyVerdict &v);
+
+// The text of a JSON reading error without the library's "[json.exception...] " prefixes:
+// "field 'seeds': type must be number, but is string".
+std::string describeJsonError(const nlohmann::json::exception &e);
+
+}  // namespace kwb::worker

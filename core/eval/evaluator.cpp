@@ -326,15 +326,11 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     worker::RequestHandlers handlers;
     const std::size_t seedCount = seeds.size();
     handlers.onEvent = [&step, configStart, perConfig, seedCount](const worker::Event &e) {
-      if (e.event != "progress") return;
-      const auto &d = e.data;
-      if (d.value("stage", "") == "seed") {
-        const double done = static_cast<double>(d.value("done", 0ull));
-        step("evaluate", d.value("config", std::string()),
-             configStart + perConfig * (seedCount ? done / static_cast<double>(seedCount) : 1.0),
-             "  " + d.value("config", std::string()) + " seed " + std::to_string(d.value("seed", 0ull)) + ": " +
-                 (d.value("passed", false) ? "passed" : "FAILED"));
-      }
+      const auto p = worker::readProgress<worker::EvaluateProgress>(e);
+      if (!p || p->stage != "seed") return;
+      step("evaluate", p->config,
+           configStart + perConfig * (seedCount ? static_cast<double>(p->done) / static_cast<double>(seedCount) : 1.0),
+           "  " + p->config + " seed " + std::to_string(p->seed) + ": " + (p->passed.value_or(false) ? "passed" : "FAILED"));
     };
     handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
     worker_->send("evaluate", request, handlers, options.timeLimit);
@@ -396,13 +392,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       const auto timingStarted = std::chrono::steady_clock::now();
       handlers.onEvent = [&step, &progress, timingStart, perTiming, cap, timingStarted,
                           name = co.config](const worker::Event &e) {
-        if (e.event != "progress" || e.data.value("stage", "") != "timing") return;
+        const auto p = worker::readProgress<worker::TimingProgress>(e);
+        if (!p || p->stage != "timing") return;
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - timingStarted).count();
-        for (const auto &v : e.data.value("candidate_ms", json::array()))
-          if (v.is_number()) progress.samplesMs.push_back(v.get<double>());
+        progress.samplesMs.insert(progress.samplesMs.end(), p->candidateMs.begin(), p->candidateMs.end());
         step("time", name, timingStart + perTiming * std::min(1.0, ms / cap),
-             "  " + name + ": " + std::to_string(e.data.value("samples", 0ull)) + " samples");
+             "  " + name + ": " + std::to_string(p->samples) + " samples");
       };
       handlers.onReply = [promise](const worker::Reply &r) { promise->set_value(r); };
       worker_->send("time", request, handlers, options.timeLimit);

@@ -125,7 +125,25 @@ constexpr auto kCeilingsReplyFields = std::tuple{
     field("mma_flops", &CeilingsReply::mmaFlops),
     field("tensor_flops_per_s", &CeilingsReply::tensorFlopsPerS)};
 
+constexpr auto kEvaluateProgressFields = std::tuple{
+    field("stage", &EvaluateProgress::stage), field("config", &EvaluateProgress::config),
+    field("seed", &EvaluateProgress::seed),   field("done", &EvaluateProgress::done),
+    field("of", &EvaluateProgress::of),       omitEmpty("passed", &EvaluateProgress::passed)};
+
+constexpr auto kTimingProgressFields = std::tuple{
+    field("stage", &TimingProgress::stage),
+    field("config", &TimingProgress::config),
+    field("samples", &TimingProgress::samples),
+    field("candidate_spread", &TimingProgress::candidateSpread),
+    field("reference_spread", &TimingProgress::referenceSpread),
+    field("candidate_ms", &TimingProgress::candidateMs)};
+
 }  // namespace
+
+void to_json(json &j, const EvaluateProgress &v) { writeFields(j, v, kEvaluateProgressFields); }
+void from_json(const json &j, EvaluateProgress &v) { readFields(j, v, kEvaluateProgressFields); }
+void to_json(json &j, const TimingProgress &v) { writeFields(j, v, kTimingProgressFields); }
+void from_json(const json &j, TimingProgress &v) { readFields(j, v, kTimingProgressFields); }
 
 void writeTaskFields(json &j, const TaskRequest &v) { writeFields(j, v, kTaskFields); }
 void readTaskFields(const json &j, TaskRequest &v) { readFields(j, v, kTaskFields); }

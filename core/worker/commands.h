@@ -18,6 +18,7 @@
 
 #include "core/eval/evaluation_result.h"
 #include "core/eval/timing_statistics.h"
+#include "core/worker/protocol.h"
 
 namespace kwb::worker {
 
@@ -156,6 +157,39 @@ struct CeilingsReply : ReplyVerdict {
   double mmaSeconds = 0, mmaFlops = 0, tensorFlopsPerS = 0;
 };
 
+// Progress events of the evaluate command: stage "inputs", "candidate", "race-check" for each
+// seed as it goes, "seed" (with passed) after each.
+struct EvaluateProgress {
+  std::string stage, config;
+  std::uint64_t seed = 0, done = 0, of = 0;
+  std::optional<bool> passed;
+};
+
+// Progress events of the time command: stage "warm-up" once, then "timing" with the candidate's
+// sample times since the last event (a live view plots them as they come).
+struct TimingProgress {
+  std::string stage, config;
+  std::uint64_t samples = 0;
+  double candidateSpread = 0;
+  std::optional<double> referenceSpread;  // none when the reference is not timed
+  std::vector<double> candidateMs;
+};
+
+// A progress event's typed form; none for another event or one that does not read.
+template <typename Progress>
+std::optional<Progress> readProgress(const Event &event) {
+  if (event.event != "progress") return std::nullopt;
+  try {
+    return event.data.get<Progress>();
+  } catch (const nlohmann::json::exception &) {
+    return std::nullopt;
+  }
+}
+
+void to_json(nlohmann::json &j, const EvaluateProgress &v);
+void from_json(const nlohmann::json &j, EvaluateProgress &v);
+void to_json(nlohmann::json &j, const TimingProgress &v);
+void from_json(const nlohmann::json &j, TimingProgress &v);
 void to_json(nlohmann::json &j, const LaunchRequest &v);
 void from_json(const nlohmann::json &j, LaunchRequest &v);
 void to_json(nlohmann::json &j, const EvaluateRequest &v);

@@ -354,8 +354,7 @@ SeedOutcome EvaluateContext::checkSeed(EvaluateRun &run, const LoadedPair &loade
   const std::uint64_t seed = run.seeds[seedIndex];
   const std::string &configName = run.requested.configName;
   auto progress = [&](const char *stage) {
-    sink.progress({{"stage", stage}, {"config", configName}, {"seed", seed}, {"done", seedIndex},
-                   {"of", run.seeds.size()}});
+    sink.progress(EvaluateProgress{stage, configName, seed, seedIndex, run.seeds.size(), std::nullopt});
   };
   progress("inputs");
   run.stage = "inputs";
@@ -453,8 +452,8 @@ EvaluateReply EvaluateContext::evaluate(const EvaluateRequest &request, EventSin
     allocate(run, buffers);
     for (std::size_t si = 0; si < run.seeds.size(); ++si) {
       reply.seeds.push_back(checkSeed(run, loaded, si, sink));
-      sink.progress({{"stage", "seed"}, {"config", reply.config}, {"seed", run.seeds[si]}, {"done", si + 1},
-                     {"of", run.seeds.size()}, {"passed", reply.seeds.back().passed}});
+      sink.progress(
+          EvaluateProgress{"seed", reply.config, run.seeds[si], si + 1, run.seeds.size(), reply.seeds.back().passed});
     }
     evaluateVerdict(run.forbidden, reply);
     reply.kernelRecords = KernelActivity::instance().active();

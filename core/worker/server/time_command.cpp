@@ -476,7 +476,7 @@ bool TimingContext::clockUp() {
 // batches of launches back to back, doubling, until one batch holds ≥ warmup_ms of GPU time
 // (the SM clock has risen by then), at most 10 s.
 WarmupSides TimingContext::warmUp(TimingRun &run, const LoadedPair &loaded, EventSink &sink) {
-  sink.progress({{"stage", "warm-up"}, {"config", run.requested.configName}});
+  sink.progress(TimingProgress{"warm-up", run.requested.configName, 0, 0, std::nullopt, {}});
   WarmupSides warmup;
   for (bool isCandidate : {true, false}) {
     if (!isCandidate && !run.timeReference) break;
@@ -524,12 +524,12 @@ StopReason TimingContext::sampleUntilSettled(TimingRun &run, const LoadedPair &l
   std::size_t sentSamples = 0;  // candidate samples already sent in a progress event
   // The candidate's sample times since the last event: a live view plots them as they come.
   auto sendSamples = [&] {
-    Json recent = Json::array();
-    for (; sentSamples < run.candSamples.size(); ++sentSamples) recent.push_back(run.candSamples[sentSamples].primaryMs);
-    sink.progress({{"stage", "timing"}, {"config", run.requested.configName}, {"samples", run.candSamples.size()},
-                   {"candidate_spread", candStats.relativeSpread},
-                   {"reference_spread", run.timeReference ? Json(refStats.relativeSpread) : Json(nullptr)},
-                   {"candidate_ms", recent}});
+    TimingProgress p{"timing", run.requested.configName, run.candSamples.size(), candStats.relativeSpread,
+                     std::nullopt, {}};
+    if (run.timeReference) p.referenceSpread = refStats.relativeSpread;
+    for (; sentSamples < run.candSamples.size(); ++sentSamples)
+      p.candidateMs.push_back(run.candSamples[sentSamples].primaryMs);
+    sink.progress(p);
   };
   while (reason == StopReason::Continue) {
     run.candSamples.push_back(sample(run, loaded.candidate, true, true));

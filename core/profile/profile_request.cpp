@@ -17,11 +17,12 @@ namespace {
 constexpr auto kMetricFields = std::tuple{field("name", &MetricValue::name), field("label", &MetricValue::label),
                                           field("unit", &MetricValue::unit), field("value", &MetricValue::value)};
 
-constexpr auto kProfileRequestFields =
+constexpr auto kProfileRequestFields = std::tuple_cat(
+    worker::kTaskRequestFields,
     std::tuple{field("seed", &ProfileRequest::seed), field("candidate", &ProfileRequest::candidate),
-               omitEmpty("metrics", &ProfileRequest::metrics), omitEmpty("set", &ProfileRequest::set)};
+               omitEmpty("metrics", &ProfileRequest::metrics), omitEmpty("set", &ProfileRequest::set)});
 
-constexpr auto kProfileReplyFields = std::tuple{
+constexpr auto kProfileReplyFields = std::tuple_cat(worker::kReplyVerdictFields, std::tuple{
     field("config", &ProfileReply::config),
     field("seed", &ProfileReply::seed),
     field("device", &ProfileReply::device),
@@ -36,29 +37,16 @@ constexpr auto kProfileReplyFields = std::tuple{
     field("ranges_dropped", &ProfileReply::rangesDropped),
     field("candidate_kernels", &ProfileReply::candidateKernels),
     field("metrics", &ProfileReply::metrics),
-    field("cupti_error", &ProfileReply::cuptiError)};
+    field("cupti_error", &ProfileReply::cuptiError)});
 
 }  // namespace
 
 void to_json(json &j, const MetricValue &v) { writeFields(j, v, kMetricFields); }
 void from_json(const json &j, MetricValue &v) { readFields(j, v, kMetricFields); }
 
-void to_json(json &j, const ProfileRequest &v) {
-  worker::writeTaskFields(j, v);
-  writeFields(j, v, kProfileRequestFields);
-}
-void from_json(const json &j, ProfileRequest &v) {
-  worker::readTaskFields(j, v);
-  readFields(j, v, kProfileRequestFields);
-}
-
-void to_json(json &j, const ProfileReply &v) {
-  worker::writeVerdictFields(j, v);
-  writeFields(j, v, kProfileReplyFields);
-}
-void from_json(const json &j, ProfileReply &v) {
-  worker::readVerdictFields(j, v);
-  readFields(j, v, kProfileReplyFields);
-}
+void to_json(json &j, const ProfileRequest &v) { writeFields(j, v, kProfileRequestFields); }
+void from_json(const json &j, ProfileRequest &v) { readFields(j, v, kProfileRequestFields); }
+void to_json(json &j, const ProfileReply &v) { writeFields(j, v, kProfileReplyFields); }
+void from_json(const json &j, ProfileReply &v) { readFields(j, v, kProfileReplyFields); }
 
 }  // namespace kwb::profile

@@ -20,15 +20,11 @@ constexpr auto kLaunchRequestFields = std::tuple{
     omitEmpty("block", &LaunchRequest::block),   field("shared_bytes", &LaunchRequest::sharedBytes),
     field("args", &LaunchRequest::args)};
 
-constexpr auto kTaskFields = std::tuple{field("task", &TaskRequest::task),
-                                        omitEmpty("manifest", &TaskRequest::manifest),
-                                        field("config", &TaskRequest::config)};
-
-constexpr auto kEvaluateRequestFields = std::tuple{
+constexpr auto kEvaluateRequestFields = std::tuple_cat(kTaskRequestFields, std::tuple{
     omitEmpty("seeds", &EvaluateRequest::seeds), field("max_reported", &EvaluateRequest::maxReported),
-    field("reference", &EvaluateRequest::reference), field("candidate", &EvaluateRequest::candidate)};
+    field("reference", &EvaluateRequest::reference), field("candidate", &EvaluateRequest::candidate)});
 
-constexpr auto kTimeRequestFields = std::tuple{
+constexpr auto kTimeRequestFields = std::tuple_cat(kTaskRequestFields, std::tuple{
     field("seed", &TimeRequest::seed),
     field("time_cap_ms", &TimeRequest::timeCapMs),
     field("max_samples", &TimeRequest::maxSamples),
@@ -40,7 +36,7 @@ constexpr auto kTimeRequestFields = std::tuple{
     field("bytes", &TimeRequest::bytes),
     field("time_reference", &TimeRequest::timeReference),
     field("reference", &TimeRequest::reference),
-    field("candidate", &TimeRequest::candidate)};
+    field("candidate", &TimeRequest::candidate)});
 
 constexpr auto kCeilingKernelFields = std::tuple{
     field("cubin", &CeilingKernel::cubin),          field("kernel", &CeilingKernel::kernel),
@@ -51,17 +47,11 @@ constexpr auto kCeilingsRequestFields = std::tuple{field("copy_bytes", &Ceilings
                                                    field("fma", &CeilingsRequest::fma),
                                                    omitEmpty("mma", &CeilingsRequest::mma)};
 
-constexpr auto kVerdictFields = std::tuple{
-    field("verdict", &ReplyVerdict::verdict),          omitEmpty("reason", &ReplyVerdict::reason),
-    omitEmpty("reason_detail", &ReplyVerdict::reasonDetail), omitEmpty("error_name", &ReplyVerdict::errorName),
-    omitEmpty("stage", &ReplyVerdict::stage),          field("context_lost", &ReplyVerdict::contextLost),
-    field("seconds", &ReplyVerdict::seconds)};
-
 constexpr auto kLaunchShapeFields = std::tuple{
     omitEmpty("grid", &LaunchShape::grid), omitEmpty("block", &LaunchShape::block),
     field("shared_bytes", &LaunchShape::sharedBytes), field("host_launcher", &LaunchShape::hostLauncher)};
 
-constexpr auto kEvaluateReplyFields = std::tuple{
+constexpr auto kEvaluateReplyFields = std::tuple_cat(kReplyVerdictFields, std::tuple{
     field("config", &EvaluateReply::config),
     field("reference_launch", &EvaluateReply::referenceLaunch),
     field("candidate_launch", &EvaluateReply::candidateLaunch),
@@ -70,7 +60,7 @@ constexpr auto kEvaluateReplyFields = std::tuple{
     omitEmpty("forbidden_message", &EvaluateReply::forbiddenMessage),
     field("kernel_records", &EvaluateReply::kernelRecords),
     field("candidate_runs", &EvaluateReply::candidateRuns),
-    field("side_stream_kernels", &EvaluateReply::sideStreamKernels)};
+    field("side_stream_kernels", &EvaluateReply::sideStreamKernels)});
 
 constexpr auto kKernelCountFields =
     std::tuple{field("min", &KernelCountRange::min), field("max", &KernelCountRange::max)};
@@ -87,7 +77,7 @@ constexpr auto kTimedSideFields = std::tuple{
 constexpr auto kWarmupSidesFields =
     std::tuple{omitEmpty("candidate", &WarmupSides::candidate), omitEmpty("reference", &WarmupSides::reference)};
 
-constexpr auto kTimeReplyFields = std::tuple{
+constexpr auto kTimeReplyFields = std::tuple_cat(kReplyVerdictFields, std::tuple{
     field("config", &TimeReply::config),
     field("seed", &TimeReply::seed),
     field("timer", &TimeReply::timer),
@@ -107,9 +97,9 @@ constexpr auto kTimeReplyFields = std::tuple{
     field("suspicious", &TimeReply::suspicious),
     omitEmpty("suspicious_reason", &TimeReply::suspiciousReason),
     field("findings", &TimeReply::findings),
-    field("inputs_modified", &TimeReply::inputsModified)};
+    field("inputs_modified", &TimeReply::inputsModified)});
 
-constexpr auto kCeilingsReplyFields = std::tuple{
+constexpr auto kCeilingsReplyFields = std::tuple_cat(kReplyVerdictFields, std::tuple{
     field("device", &CeilingsReply::device),
     field("pci_bus_id", &CeilingsReply::pciBusId),
     omitEmpty("message", &CeilingsReply::message),
@@ -123,7 +113,7 @@ constexpr auto kCeilingsReplyFields = std::tuple{
     field("fp32_flops_per_s", &CeilingsReply::fp32FlopsPerS),
     field("mma_seconds", &CeilingsReply::mmaSeconds),
     field("mma_flops", &CeilingsReply::mmaFlops),
-    field("tensor_flops_per_s", &CeilingsReply::tensorFlopsPerS)};
+    field("tensor_flops_per_s", &CeilingsReply::tensorFlopsPerS)});
 
 constexpr auto kEvaluateProgressFields = std::tuple{
     field("stage", &EvaluateProgress::stage), field("config", &EvaluateProgress::config),
@@ -145,50 +135,27 @@ void from_json(const json &j, EvaluateProgress &v) { readFields(j, v, kEvaluateP
 void to_json(json &j, const TimingProgress &v) { writeFields(j, v, kTimingProgressFields); }
 void from_json(const json &j, TimingProgress &v) { readFields(j, v, kTimingProgressFields); }
 
-void writeTaskFields(json &j, const TaskRequest &v) { writeFields(j, v, kTaskFields); }
-void readTaskFields(const json &j, TaskRequest &v) { readFields(j, v, kTaskFields); }
-void writeVerdictFields(json &j, const ReplyVerdict &v) { writeFields(j, v, kVerdictFields); }
-void readVerdictFields(const json &j, ReplyVerdict &v) { readFields(j, v, kVerdictFields); }
-
 void to_json(json &j, const LaunchRequest &v) { writeFields(j, v, kLaunchRequestFields); }
 void from_json(const json &j, LaunchRequest &v) { readFields(j, v, kLaunchRequestFields); }
 
-void to_json(json &j, const EvaluateRequest &v) {
-  writeTaskFields(j, v);
-  writeFields(j, v, kEvaluateRequestFields);
-}
-void from_json(const json &j, EvaluateRequest &v) {
-  readTaskFields(j, v);
-  readFields(j, v, kEvaluateRequestFields);
-}
+void to_json(json &j, const EvaluateRequest &v) { writeFields(j, v, kEvaluateRequestFields); }
+void from_json(const json &j, EvaluateRequest &v) { readFields(j, v, kEvaluateRequestFields); }
 
-void to_json(json &j, const TimeRequest &v) {
-  writeTaskFields(j, v);
-  writeFields(j, v, kTimeRequestFields);
-}
-void from_json(const json &j, TimeRequest &v) {
-  readTaskFields(j, v);
-  readFields(j, v, kTimeRequestFields);
-}
+void to_json(json &j, const TimeRequest &v) { writeFields(j, v, kTimeRequestFields); }
+void from_json(const json &j, TimeRequest &v) { readFields(j, v, kTimeRequestFields); }
 
 void to_json(json &j, const CeilingKernel &v) { writeFields(j, v, kCeilingKernelFields); }
 void from_json(const json &j, CeilingKernel &v) { readFields(j, v, kCeilingKernelFields); }
 void to_json(json &j, const CeilingsRequest &v) { writeFields(j, v, kCeilingsRequestFields); }
 void from_json(const json &j, CeilingsRequest &v) { readFields(j, v, kCeilingsRequestFields); }
 
-void to_json(json &j, const ReplyVerdict &v) { writeVerdictFields(j, v); }
-void from_json(const json &j, ReplyVerdict &v) { readVerdictFields(j, v); }
+void to_json(json &j, const ReplyVerdict &v) { writeFields(j, v, kReplyVerdictFields); }
+void from_json(const json &j, ReplyVerdict &v) { readFields(j, v, kReplyVerdictFields); }
 void to_json(json &j, const LaunchShape &v) { writeFields(j, v, kLaunchShapeFields); }
 void from_json(const json &j, LaunchShape &v) { readFields(j, v, kLaunchShapeFields); }
 
-void to_json(json &j, const EvaluateReply &v) {
-  writeVerdictFields(j, v);
-  writeFields(j, v, kEvaluateReplyFields);
-}
-void from_json(const json &j, EvaluateReply &v) {
-  readVerdictFields(j, v);
-  readFields(j, v, kEvaluateReplyFields);
-}
+void to_json(json &j, const EvaluateReply &v) { writeFields(j, v, kEvaluateReplyFields); }
+void from_json(const json &j, EvaluateReply &v) { readFields(j, v, kEvaluateReplyFields); }
 
 void to_json(json &j, const KernelCountRange &v) { writeFields(j, v, kKernelCountFields); }
 void from_json(const json &j, KernelCountRange &v) { readFields(j, v, kKernelCountFields); }
@@ -205,23 +172,11 @@ void from_json(const json &j, TimedSide &v) {
 void to_json(json &j, const WarmupSides &v) { writeFields(j, v, kWarmupSidesFields); }
 void from_json(const json &j, WarmupSides &v) { readFields(j, v, kWarmupSidesFields); }
 
-void to_json(json &j, const TimeReply &v) {
-  writeVerdictFields(j, v);
-  writeFields(j, v, kTimeReplyFields);
-}
-void from_json(const json &j, TimeReply &v) {
-  readVerdictFields(j, v);
-  readFields(j, v, kTimeReplyFields);
-}
+void to_json(json &j, const TimeReply &v) { writeFields(j, v, kTimeReplyFields); }
+void from_json(const json &j, TimeReply &v) { readFields(j, v, kTimeReplyFields); }
 
-void to_json(json &j, const CeilingsReply &v) {
-  writeVerdictFields(j, v);
-  writeFields(j, v, kCeilingsReplyFields);
-}
-void from_json(const json &j, CeilingsReply &v) {
-  readVerdictFields(j, v);
-  readFields(j, v, kCeilingsReplyFields);
-}
+void to_json(json &j, const CeilingsReply &v) { writeFields(j, v, kCeilingsReplyFields); }
+void from_json(const json &j, CeilingsReply &v) { readFields(j, v, kCeilingsReplyFields); }
 
 std::string describeJsonError(const nlohmann::json::exception &e) {
   std::string text = e.what();

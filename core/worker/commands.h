@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/eval/evaluation_result.h"
 #include "core/eval/timing_statistics.h"
+#include "core/text/json_fields.h"
 #include "core/worker/protocol.h"
 
 namespace kwb::worker {
@@ -217,11 +219,19 @@ void from_json(const nlohmann::json &j, TimeReply &v);
 void to_json(nlohmann::json &j, const CeilingsReply &v);
 void from_json(const nlohmann::json &j, CeilingsReply &v);
 
-// The task fields of a request's JSON form (the profile request's pair uses them too).
-void writeTaskFields(nlohmann::json &j, const TaskRequest &v);
-void readTaskFields(const nlohmann::json &j, TaskRequest &v);
-void writeVerdictFields(nlohmann::json &j, const ReplyVerdict &v);
-void readVerdictFields(const nlohmann::json &j, ReplyVerdict &v);
+// The fields every device request and every device reply shares, for the field tables of the
+// commands' structs (core/profile/profile_request.cpp builds on them too).
+inline constexpr auto kTaskRequestFields =
+    std::tuple{json_fields::field("task", &TaskRequest::task), json_fields::omitEmpty("manifest", &TaskRequest::manifest),
+               json_fields::field("config", &TaskRequest::config)};
+inline constexpr auto kReplyVerdictFields = std::tuple{
+    json_fields::field("verdict", &ReplyVerdict::verdict),
+    json_fields::omitEmpty("reason", &ReplyVerdict::reason),
+    json_fields::omitEmpty("reason_detail", &ReplyVerdict::reasonDetail),
+    json_fields::omitEmpty("error_name", &ReplyVerdict::errorName),
+    json_fields::omitEmpty("stage", &ReplyVerdict::stage),
+    json_fields::field("context_lost", &ReplyVerdict::contextLost),
+    json_fields::field("seconds", &ReplyVerdict::seconds)};
 
 // The text of a JSON reading error without the library's "[json.exception...] " prefixes:
 // "field 'seeds': type must be number, but is string".

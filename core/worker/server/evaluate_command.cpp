@@ -151,6 +151,32 @@ void evaluateVerdict(const std::vector<std::string> &forbidden, EvaluateReply &r
 
 using TensorBytes = std::map<std::string, Bytes>;
 
+// Tensors' bytes kept for the worker's life under a limit: an entry that would pass it first
+// empties the cache.
+class TensorCache {
+ public:
+  explicit TensorCache(std::size_t limit) : limit_(limit) {}
+  TensorBytes *find(const std::string &key) {
+    const auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  TensorBytes &insert(const std::string &key, TensorBytes value) {
+    std::size_t bytes = 0;
+    for (const auto &[name, data] : value) bytes += data.size();
+    if (bytes_ + bytes > limit_) {
+      entries_.clear();
+      bytes_ = 0;
+    }
+    bytes_ += bytes;
+    return entries_.insert_or_assign(key, std::move(value)).first->second;
+  }
+
+ private:
+  std::size_t limit_;
+  std::map<std::string, TensorBytes> entries_;
+  std::size_t bytes_ = 0;
+};
+
 // One evaluate request: what it asks for, checked, and its state while it runs.
 struct EvaluateRun {
   RequestTask requested;
@@ -197,12 +223,9 @@ class EvaluateContext : DeviceContext {
   std::uint64_t salt_ = 0;
   std::uint64_t runCounter_ = 0;
   // Reference outputs per (task, config, seed, reference module, launch): tensor name → bytes.
-  std::map<std::string, TensorBytes> referenceCache_;
-  std::size_t referenceCacheBytes_ = 0;
-  static constexpr std::size_t kReferenceCacheLimit = std::size_t{8} << 30;
-  std::map<std::string, TensorBytes> inputCache_;
-  std::size_t inputCacheBytes_ = 0;
-  static constexpr std::size_t kInputCacheLimit = std::size_t{4} << 30;
+  TensorCache referenceCache_{std::size_t{8} << 30};
+  // Generated inputs per (manifest, config, seed).
+  TensorCache inputCache_{std::size_t{4} << 30};
 };
 
 EvaluateRun EvaluateContext::readRequest(const EvaluateRequest &request) {
@@ -231,20 +254,11 @@ EvaluateRun EvaluateContext::readRequest(const EvaluateRequest &request) {
 
 TensorBytes &EvaluateContext::inputsFor(const std::string &key, const std::vector<TensorInfo> &tensors,
                                         std::uint64_t seed) {
-  if (auto it = inputCache_.find(key); it != inputCache_.end()) return it->second;
+  if (auto *cached = inputCache_.find(key)) return *cached;
   TensorBytes inputs;
-  std::size_t total = 0;
   for (const auto &t : tensors)
-    if (t.tensor->role != TensorRole::Out) {
-      inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
-      total += t.bytes;
-    }
-  if (inputCacheBytes_ + total > kInputCacheLimit) {
-    inputCache_.clear();
-    inputCacheBytes_ = 0;
-  }
-  inputCacheBytes_ += total;
-  return inputCache_.emplace(key, std::move(inputs)).first->second;
+    if (t.tensor->role != TensorRole::Out) inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
+  return inputCache_.insert(key, std::move(inputs));
 }
 
 void EvaluateContext::allocate(EvaluateRun &run, Buffers &buffers) {
@@ -291,9 +305,9 @@ void EvaluateContext::launch(EvaluateRun &run, const LoadedLaunch &loaded, const
 const TensorBytes &EvaluateContext::referenceOutputs(EvaluateRun &run, const LoadedLaunch &reference,
                                                      std::uint64_t seed, TensorBytes &inputs, bool &fromCache) {
   const std::string key = run.referenceKey + "\n" + std::to_string(seed);
-  auto cached = referenceCache_.find(key);
-  fromCache = cached != referenceCache_.end();
-  if (fromCache) return cached->second;
+  const auto *cached = referenceCache_.find(key);
+  fromCache = cached != nullptr;
+  if (cached) return *cached;
   for (const auto &t : run.tensors) {
     if (t.tensor->role == TensorRole::Out) {
       if (t.bytes) check(driver_.cuMemsetD8(t.device, 0, t.bytes), "clearing an output");
@@ -308,18 +322,10 @@ const TensorBytes &EvaluateContext::referenceOutputs(EvaluateRun &run, const Loa
     throw;
   }
   TensorBytes outputs;
-  std::size_t total = 0;
   for (const auto &t : run.tensors)
-    if (t.tensor->role != TensorRole::In) {
+    if (t.tensor->role != TensorRole::In)
       outputs[t.tensor->name] = download(t, "reference output '" + t.tensor->name + "'");
-      total += t.bytes;
-    }
-  if (referenceCacheBytes_ + total > kReferenceCacheLimit) {
-    referenceCache_.clear();
-    referenceCacheBytes_ = 0;
-  }
-  referenceCacheBytes_ += total;
-  return referenceCache_.emplace(key, std::move(outputs)).first->second;
+  return referenceCache_.insert(key, std::move(outputs));
 }
 
 // One candidate run (attempt 1, or 2 for the race check): fresh inputs, fresh poison in the

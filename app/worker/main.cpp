@@ -19,6 +19,7 @@
 #include "core/worker/server/profile_command.h"
 #include "core/worker/server/ceilings_command.h"
 #include "core/worker/server/evaluate_command.h"
+#include "core/worker/server/host_launcher.h"
 #include "core/worker/server/time_command.h"
 #include "core/sandbox/worker_sandbox.h"
 #include "core/sandbox/lockdown.h"
@@ -33,6 +34,7 @@ void usage(std::ostream &out) {
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--sandbox-note TEXT] [--no-seccomp]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
+         "       kwb-worker --host-launcher LIBRARY --device N   (started by the worker itself)\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
          "run by hand it lists the devices it can see.\n"
          "  --stats --json   live figures of every visible GPU (NVML: load, memory, temperature,\n"
@@ -47,7 +49,9 @@ void usage(std::ostream &out) {
          "                   KWB_SECCOMP=off does the same); hello reports it\n"
          "  --sandbox-exec   inside namespaces made by unshare: finish the sandbox as --sandbox\n"
          "                   unshare does, check it, then run PROGRAM there (used for nvcc); exits\n"
-         "                   with status 125 and says why when the sandbox is not in effect\n";
+         "                   with status 125 and says why when the sandbox is not in effect\n"
+         "  --host-launcher  run a candidate's host launcher in a process of its own, for the worker\n"
+         "                   that started it (requests on fd 3, answers on fd 4)\n";
 }
 
 std::string join(const std::vector<std::string> &parts, const char *separator) {
@@ -179,6 +183,7 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 
 int main(int argc, char **argv) {
   bool json = false, devices = false, stats = false, serveMode = false, noSeccomp = false, sandboxExecMode = false;
+  std::string hostLauncher;
   std::vector<std::string> execCommand;
   std::optional<int> device;
   auto sandbox = kwb::worker::SandboxKind::None;
@@ -225,6 +230,8 @@ int main(int argc, char **argv) {
       note = value(i, "--sandbox-note");
     } else if (!std::strcmp(argv[i], "--no-seccomp")) {
       noSeccomp = true;
+    } else if (!std::strcmp(argv[i], "--host-launcher")) {
+      hostLauncher = value(i, "--host-launcher");
     } else if (!std::strcmp(argv[i], "--sandbox-exec")) {
       sandboxExecMode = true;
     } else if (!std::strcmp(argv[i], "--") && sandboxExecMode) {
@@ -239,6 +246,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (!hostLauncher.empty()) return kwb::worker::runHostLauncherChild(hostLauncher, device.value_or(0));
   if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
   if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp);
   if (stats) {

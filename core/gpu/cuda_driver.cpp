@@ -43,7 +43,10 @@ bool CudaDriver::load() {
             library.resolve(cuStreamCreate, "cuStreamCreate") &&
             library.resolve(cuStreamDestroy, "cuStreamDestroy_v2") &&
             library.resolve(cuStreamSynchronize, "cuStreamSynchronize") &&
-            library.resolve(cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+            library.resolve(cuMemcpyDtoD, "cuMemcpyDtoD_v2") &&
+            library.resolve(cuIpcGetMemHandle, "cuIpcGetMemHandle") &&
+            library.resolve(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") &&
+            library.resolve(cuIpcCloseMemHandle, "cuIpcCloseMemHandle");
   if (!ok) {
     problem_ = "no CUDA driver: " + library.path() + " lacks a driver API entry point (too old?)";
     return false;

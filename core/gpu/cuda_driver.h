@@ -16,6 +16,10 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUdeviceptr = unsigned long long;
+// CUDA IPC: a memory allocation shared with another process (CU_IPC_HANDLE_SIZE bytes).
+struct CUipcMemHandle {
+  char reserved[64];
+};
 
 namespace cu {
 inline constexpr CUresult SUCCESS = 0;
@@ -93,6 +97,10 @@ struct CudaDriver {
   CUresult (*cuStreamDestroy)(CUstream) = nullptr;                                  // cuStreamDestroy_v2
   CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, std::size_t) = nullptr;       // cuMemcpyDtoD_v2
+  // IPC (a host launcher's own process maps the worker's tensors).
+  CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr) = nullptr;
+  CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned) = nullptr;  // cuIpcOpenMemHandle_v2
+  CUresult (*cuIpcCloseMemHandle)(CUdeviceptr) = nullptr;
 
   // Loads libcuda (or $KWB_CUDA_DRIVER_LIBRARY when set) and resolves every entry point.
   // Returns false with problem() set when the library or a symbol is missing.

@@ -59,8 +59,7 @@ constexpr auto kEvaluateReplyFields = std::tuple_cat(kReplyVerdictFields, std::t
     omitEmpty("forbidden_libraries", &EvaluateReply::forbiddenLibraries),
     omitEmpty("forbidden_message", &EvaluateReply::forbiddenMessage),
     field("kernel_records", &EvaluateReply::kernelRecords),
-    field("candidate_runs", &EvaluateReply::candidateRuns),
-    field("side_stream_kernels", &EvaluateReply::sideStreamKernels)});
+    field("candidate_runs", &EvaluateReply::candidateRuns)});
 
 constexpr auto kKernelCountFields =
     std::tuple{field("min", &KernelCountRange::min), field("max", &KernelCountRange::max)};
@@ -71,8 +70,7 @@ constexpr auto kTimedSideFields = std::tuple{
     field("sm_clock_mhz", &TimedSide::smClockMhz),
     field("throttled_samples", &TimedSide::throttledSamples),
     field("throttled_left_out", &TimedSide::throttledLeftOut),
-    field("kernels_per_sample", &TimedSide::kernelsPerSample),
-    field("other_stream_kernels", &TimedSide::otherStreamKernels)};
+    field("kernels_per_sample", &TimedSide::kernelsPerSample)};
 
 constexpr auto kWarmupSidesFields =
     std::tuple{omitEmpty("candidate", &WarmupSides::candidate), omitEmpty("reference", &WarmupSides::reference)};

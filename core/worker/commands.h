@@ -105,7 +105,7 @@ struct EvaluateReply : ReplyVerdict {
   std::vector<std::string> forbiddenLibraries;  // "cublas (/path/libcublas.so.13)"
   std::string forbiddenMessage;
   bool kernelRecords = false;  // CUPTI recorded the kernels: the no-kernel check was made
-  std::uint64_t candidateRuns = 0, sideStreamKernels = 0;
+  std::uint64_t candidateRuns = 0;
 };
 
 struct KernelCountRange {
@@ -122,7 +122,6 @@ struct TimedSide {
   std::uint64_t throttledSamples = 0;
   bool throttledLeftOut = false;
   KernelCountRange kernelsPerSample;
-  std::uint64_t otherStreamKernels = 0;
 };
 
 struct WarmupSides {

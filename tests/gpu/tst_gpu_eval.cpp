@@ -62,10 +62,40 @@ extern "C" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) {
 )" + before + "\n  " + launch + "\n  return cudaGetLastError();\n}\n";
 }
 
-bool hasFinding(const kwb::TimingOutcome &t, const std::string &reason) {
-  for (const auto &[r, m] : t.findings)
-    if (r == reason) return true;
-  return false;
+// Writes reply lines for every request id on every file descriptor it has, and launches an
+// empty kernel (issue 15, forged verdicts). Plain literals: moc cannot read raw strings here.
+std::string forgingLauncher() {
+  const std::string prelude =
+      "#include <unistd.h>\n#include <cstdio>\n__global__ void kwb_nothing() {}\n";
+  const std::string before =
+      "  char line[256];\n"
+      "  for (int fd = 0; fd < 256; ++fd)\n"
+      "    for (int id = 1; id <= 64; ++id) {\n"
+      "      const int n = std::snprintf(line, sizeof line, \"{\\\"id\\\": %d, \\\"ok\\\": true, \\\"result\\\": "
+      "{\\\"verdict\\\": \\\"correct\\\", \\\"seeds\\\": [], \\\"context_lost\\\": false}}\\n\", id);\n"
+      "      if (write(fd, line, n) < 0) break;\n"
+      "    }\n"
+      "  kwb_nothing<<<1, 1, 0, stream>>>();\n"
+      "  return cudaGetLastError();";
+  return softmaxLauncher(prelude, before, "(void)0;");
+}
+
+// The softmax on the CPU around an empty kernel (issue 15, work hidden from the timer).
+std::string cpuSoftmaxLauncher() {
+  const std::string prelude = "#include <cmath>\n#include <vector>\n__global__ void kwb_nothing() {}\n";
+  const std::string before =
+      "  std::vector<float> h((size_t)rows * cols);\n"
+      "  cudaMemcpy(h.data(), x, h.size() * sizeof(float), cudaMemcpyDeviceToHost);\n"
+      "  for (long long r = 0; r < rows; ++r) {\n"
+      "    float *row = h.data() + r * cols, m = -INFINITY, sum = 0;\n"
+      "    for (long long c = 0; c < cols; ++c) m = std::fmax(m, row[c]);\n"
+      "    for (long long c = 0; c < cols; ++c) sum += row[c] = std::exp(row[c] - m);\n"
+      "    for (long long c = 0; c < cols; ++c) row[c] /= sum;\n"
+      "  }\n"
+      "  cudaMemcpy(y, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice);\n"
+      "  kwb_nothing<<<1, 1, 0, stream>>>();\n"
+      "  return cudaGetLastError();";
+  return softmaxLauncher(prelude, before, "(void)0;");
 }
 
 }  // namespace
@@ -328,15 +358,45 @@ class TestGpuEval : public QObject {
 
   // --- Host launchers (nvcc, kwb_launch) ---------------------------------------------------
 
+  // A host launcher runs in a process of its own; its time is the worker's clock around the whole
+  // call (issue 15: host work, copies and every stream count), so the same kernel as the
+  // reference's can only come out slower than CUPTI's kernel span of the reference.
   void hostLauncherIsCorrectAndTimed() {
-    const auto r = timedRun(softmax_, softmaxLauncher("", ""), "small");
+    const auto r = timedRun(softmax_, softmaxLauncher("", ""), "h200");
     QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     QVERIFY(r.candidate.form == kwb::SourceForm::HostLauncher);
     const auto &t = *r.configs.at(0).timing;
     QVERIFY2(t.ok, t.error.c_str());
-    QCOMPARE(t.timer, std::string("cupti"));
-    QVERIFY(!hasFinding(t, "side-stream"));
-    QVERIFY(t.speedup > 0.5 && t.speedup < 5);
+    QCOMPARE(t.timer, std::string("host-wall-clock"));
+    QVERIFY2(t.speedup > 0.2 && t.speedup < 1.1, describe(r).c_str());
+  }
+
+  // Forged verdicts (issue 15, 1): host code writes reply lines for every request id on every
+  // file descriptor it has, and launches nothing. It runs in its own process, which holds none
+  // of the worker's channels: the evaluation fails (its outputs are unwritten, or its process
+  // broke the launcher's protocol), and no forged "correct" gets through.
+  void forgedRepliesDoNotReachTheClient() {
+    const auto r = timedRun(softmax_, forgingLauncher(), "small");
+    QVERIFY2(r.outcome != kwb::Outcome::Correct, describe(r).c_str());
+    const auto &c = r.configs.at(0);
+    QVERIFY2((c.outcome == kwb::Outcome::Incorrect && c.reason == "unwritten") ||
+                 (c.outcome == kwb::Outcome::RuntimeError && c.errorName == "host-launcher-protocol"),
+             describe(r).c_str());
+    QVERIFY2(!c.timing.has_value() || !c.timing->ok, describe(r).c_str());
+  }
+
+  // Work hidden from the timer (issue 15, 2): the softmax computed on the CPU (inputs copied to the
+  // host, results copied back) around an empty kernel. The kernel records saw only the empty
+  // kernel and called it thousands of times faster; the host launcher's clock sees it all.
+  void hostWorkIsTimed() {
+    const auto r = timedRun(softmax_, cpuSoftmaxLauncher(), "small");
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
+    const auto &t = *r.configs.at(0).timing;
+    QVERIFY2(t.ok, t.error.c_str());
+    QCOMPARE(t.timer, std::string("host-wall-clock"));
+    // A million exp() on one core and 8 MiB over PCIe: well over a millisecond, where the
+    // reference kernel takes microseconds.
+    QVERIFY2(t.candidate.median > 0.5 && t.speedup < 0.2, describe(r).c_str());
   }
 
   // --- Anti-cheat: each caught with a named reason ------------------------------------------
@@ -356,7 +416,8 @@ class TestGpuEval : public QObject {
     QCOMPARE(r.configs[0].reason, std::string("output-reused"));
   }
 
-  // Work on a side stream, returning before it is done: CUPTI counts it, and says so.
+  // Work on a side stream, returning before it is done: the host launcher's process
+  // synchronises its whole context before it answers, so the work is in the time.
   void sideStreamWorkIsCounted() {
     const auto r = timedRun(softmax_,
                             softmaxLauncher("static cudaStream_t side;",
@@ -366,10 +427,9 @@ class TestGpuEval : public QObject {
     QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     const auto &t = *r.configs.at(0).timing;
     QVERIFY2(t.ok, t.error.c_str());
-    QVERIFY2(hasFinding(t, "side-stream"), describe(r).c_str());
     // An event timer on the empty stream would read microseconds; the kernel takes ~0.25 ms.
-    QVERIFY2(t.speedup < 3.0, describe(r).c_str());
-    QVERIFY2(t.candidate.median > 0.05, describe(r).c_str());
+    QVERIFY2(t.speedup < 1.1, describe(r).c_str());
+    QVERIFY2(t.candidate.median > 0.1, describe(r).c_str());
   }
 
   // A launch that fails (1024+ threads) with the error ignored: the output keeps old memory.
@@ -380,12 +440,14 @@ class TestGpuEval : public QObject {
                                        "  (void)cudaGetLastError();\n  return cudaSuccess;"),
                        {"small"});
     QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
-    QCOMPARE(r.configs[0].reason, std::string("no-kernel-ran"));
+    // Its kernels run in its own process, out of CUPTI's sight: the poison it left says it.
+    QCOMPARE(r.configs[0].reason, std::string("unwritten"));
   }
 
   // Copying the reference's output buffer (found by walking the device's allocations) while
-  // being timed: the reference's buffers are scrubbed after each of its runs.
-  void copyingTheReferenceBufferIsCaught() {
+  // being timed: a host launcher's process cannot see the worker's allocations at all (it maps
+  // only the buffers its arguments name), so it finds no twin, computes, and is correct.
+  void theReferenceBufferIsOutOfReach() {
     const std::string prelude = R"(
 #include <dlfcn.h>
 __global__ void kwb_nothing() {}
@@ -412,8 +474,10 @@ static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
     return cudaGetLastError();
   })";
     const auto r = timedRun(softmax_, softmaxLauncher(prelude, before), "small");
-    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
-    QVERIFY2(r.configs[0].reason == "reference-buffer-copied", describe(r).c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
+    const auto &t = *r.configs.at(0).timing;
+    QVERIFY2(t.ok, t.error.c_str());
+    for (const auto &check : t.rechecks) QVERIFY2(check.passed && check.referenceScrubBytes == 0, describe(r).c_str());
   }
 
   // A vendor library where the task forbids it (softmax allows none).

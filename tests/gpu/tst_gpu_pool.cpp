@@ -134,9 +134,9 @@ class TestGpuPool : public QObject {
     QCOMPARE(messages.size(), std::size_t(1));
   }
 
-  // A host launcher that aborts kills its worker three times in a row on a pool of one GPU with a
-  // limit of two failures: each result says the worker died, the GPU stays (the reference probe
-  // after each death passes), and a correct candidate then runs on it.
+  // A host launcher that aborts kills its own process (not the worker) three times in a row on a
+  // pool of one GPU with a limit of two failures: each result says that process died, the GPU
+  // stays, and a correct candidate then runs on it.
   void crashingCandidateKeepsItsGpu() {
     auto ps = settings(worker_);
     ps.devices = {0};
@@ -147,7 +147,8 @@ class TestGpuPool : public QObject {
     for (int i = 0; i < 3; ++i) {
       const auto r = pool.submit(softmax_, crash, small(false)).get();
       QVERIFY2(r.outcome == kwb::Outcome::RuntimeError, describe(r).c_str());
-      QVERIFY2(!r.configs.empty() && r.configs[0].errorName == "worker-died", describe(r).c_str());
+      QVERIFY2(!r.configs.empty() && r.configs[0].errorName == "host-launcher-died", describe(r).c_str());
+      QVERIFY2(r.message.find("SIGABRT") != std::string::npos, r.message.c_str());
       QVERIFY2(!pool.devices()[0].removed, pool.devices()[0].message.c_str());
     }
     const auto r = pool.submit(softmax_, readFile(softmax_.folder / softmax_.starterSource()), small(false)).get();

@@ -2,10 +2,10 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 
@@ -32,9 +32,6 @@ void DeviceContext::ensureDeviceContext() {
   if (r != cu::SUCCESS) throw CommandError("no-device", "cannot create a CUDA context: " + driver_.describe(r));
   r = driver_.cuCtxSetCurrent(context_);
   if (r != cu::SUCCESS) throw CommandError("no-device", "cannot use the CUDA context: " + driver_.describe(r));
-  r = driver_.cuStreamCreate(&stream_, 1 /* CU_STREAM_NON_BLOCKING */);
-  if (r != cu::SUCCESS) throw CommandError("no-device", "cannot create a CUDA stream: " + driver_.describe(r));
-  streamCuptiId_ = KernelActivity::instance().streamId(context_, stream_);
   ready_ = true;
 }
 
@@ -72,46 +69,43 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
                                  static_cast<int>(spec.sharedBytes));
     return l;
   }
-  // A host launcher: its library, once per distinct content.
+  // A host launcher: a process of its own per distinct library, kept while it works.
   const std::size_t key = std::hash<std::string>{}(spec.image);
-  void *handle = nullptr;
-  if (auto it = libraries_.find(key); it != libraries_.end()) {
-    handle = it->second;
-  } else {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kwb-launcher-XXXXXX.so";
-    int fd = mkstemps(path.data(), 3);
-    if (fd < 0) throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
-    const char *data = spec.image.data();
-    std::size_t left = spec.image.size();
-    bool ok = true;
-    while (left && ok) {
-      const ssize_t n = ::write(fd, data, left);
-      if (n <= 0) ok = false;
-      else {
-        data += n;
-        left -= static_cast<std::size_t>(n);
-      }
-    }
-    ::close(fd);
-    if (!ok) {
-      ::unlink(path.c_str());
-      throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
-    }
-    // The candidate's static constructors run here, inside the sandbox.
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    ::unlink(path.c_str());
-    if (!handle) {
-      const char *e = dlerror();
-      throw LoadFailure{"dlopen", "the " + who + " library does not load: " + (e ? e : "dlopen failed")};
-    }
-    libraries_[key] = handle;
+  if (auto it = hostProcesses_.find(key); it != hostProcesses_.end() && it->second->alive()) {
+    l.host = it->second.get();
+    return l;
   }
-  l.launcher = reinterpret_cast<int (*)(void *const *, CUstream)>(dlsym(handle, "kwb_launch"));
-  if (!l.launcher)
-    throw LoadFailure{"no-entry-point", "the " + who +
-                                            " library does not export kwb_launch; define extern \"C\" cudaError_t "
-                                            "kwb_launch(void *const *args, cudaStream_t stream)"};
+  hostProcesses_.erase(key);
+  if (hostProcesses_.size() >= 2) hostProcesses_.clear();  // an earlier candidate's: not needed again
+  const char *tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kwb-launcher-XXXXXX.so";
+  int fd = mkstemps(path.data(), 3);
+  if (fd < 0) throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
+  const char *data = spec.image.data();
+  std::size_t left = spec.image.size();
+  bool ok = true;
+  while (left && ok) {
+    const ssize_t n = ::write(fd, data, left);
+    if (n <= 0) ok = false;
+    else {
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path.c_str());
+    throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
+  }
+  // The candidate's static constructors run there, inside the sandbox; it removes the file.
+  std::string name, problem;
+  auto process = HostLauncherProcess::start(path, device_, name, problem);
+  if (!process) {
+    ::unlink(path.c_str());
+    throw LoadFailure{name, "the " + who + " library: " + problem};
+  }
+  l.host = process.get();
+  hostProcesses_[key] = std::move(process);
   return l;
 }
 
@@ -161,30 +155,36 @@ void DeviceContext::requireContext() {
 void DeviceContext::release(LoadedLaunch &launch) {
   if (launch.module && !contextLost_) driver_.cuModuleUnload(launch.module);
   launch.module = nullptr;
+  if (launch.host) launch.host->release();
+  launch.host = nullptr;
 }
 
-void DeviceContext::enqueue(const LoadedLaunch &launch, void **params, const std::string &who) {
+double DeviceContext::run(const LoadedLaunch &launch, KernelArguments &args, const std::string &who,
+                          std::size_t repeat) {
   const LaunchSpec &spec = *launch.spec;
-  if (launch.launcher) {
-    const int status = launch.launcher(params, stream_);
-    if (status != 0) {
-      CudaFailure f;
-      f.name = "kwb_launch returned " + std::to_string(status);
-      f.message = who + " kwb_launch returned cudaError_t " + std::to_string(status) + " (not cudaSuccess)";
-      f.lost = driver_.cuCtxSynchronize() != cu::SUCCESS;
-      if (f.lost) contextLost_ = true;
-      throw f;
-    }
+  if (launch.host) {
+    const auto r = launch.host->launch(driver_, args.host, repeat);
+    if (r.status == HostLaunchResult::Status::Done) return r.seconds;
+    CudaFailure f;  // the worker's own context is untouched
+    f.name = r.name;
+    f.message = who + " kwb_launch: " + r.message;
+    throw f;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < repeat; ++i) enqueue(launch, args, who);
+  check(driver_.cuCtxSynchronize(), who + " kernel '" + spec.kernel + "'");
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void DeviceContext::enqueue(const LoadedLaunch &launch, KernelArguments &args, const std::string &who) {
+  if (launch.host) {
+    run(launch, args, who);
     return;
   }
+  const LaunchSpec &spec = *launch.spec;
   check(driver_.cuLaunchKernel(launch.function, spec.grid[0], spec.grid[1], spec.grid[2], spec.block[0],
-                               spec.block[1], spec.block[2], spec.sharedBytes, nullptr, params, nullptr),
+                               spec.block[1], spec.block[2], spec.sharedBytes, nullptr, args.data(), nullptr),
         "launching " + who + " kernel '" + spec.kernel + "'");
-}
-
-void DeviceContext::run(const LoadedLaunch &launch, void **params, const std::string &who) {
-  enqueue(launch, params, who);
-  check(driver_.cuCtxSynchronize(), who + (launch.launcher ? " kwb_launch" : " kernel '" + launch.spec->kernel + "'"));
 }
 
 LaunchActivity DeviceContext::activity() {
@@ -193,23 +193,14 @@ LaunchActivity DeviceContext::activity() {
   if (!cupti.active()) return a;
   a.recorded = true;
   a.kernels = cupti.take();
-  if (streamCuptiId_)
-    for (const auto &k : a.kernels)
-      if (k.streamId != *streamCuptiId_) ++a.otherStreams;
   return a;
 }
 
-std::vector<std::string> DeviceContext::forbiddenLibrariesLoaded(const std::vector<std::string> &allowed) const {
-  std::vector<std::string> found;
-  dl_iterate_phdr(
-      [](dl_phdr_info *info, std::size_t, void *data) {
-        auto *list = static_cast<std::vector<std::string> *>(data);
-        if (info->dlpi_name && *info->dlpi_name) list->push_back(info->dlpi_name);
-        return 0;
-      },
-      &found);
+std::vector<std::string> DeviceContext::forbiddenLibrariesLoaded(const LoadedLaunch &launch,
+                                                                  const std::vector<std::string> &allowed) const {
   std::vector<std::string> out;
-  for (const auto &path : found) {
+  if (!launch.host) return out;  // device code loads no library
+  for (const auto &path : launch.host->loadedLibraries()) {
     const auto name = vendorLibraryOf(path);
     if (!name.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end())
       out.push_back(name + " (" + path + ")");

@@ -4,6 +4,7 @@
 // after which the worker must be replaced). Shared by the evaluate and time commands.
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "core/gpu/cuda_driver.h"
 #include "core/gpu/kernel_activity.h"
 #include "core/worker/commands.h"
+#include "core/worker/server/host_launcher.h"
 #include "core/worker/server/launch_spec.h"
 #include "core/worker/server/worker_server.h"
 
@@ -26,12 +28,12 @@ struct CudaFailure {
   bool lost = false;
 };
 
-// A launch made ready: a kernel of a loaded CUBIN module, or a host launcher's entry point.
+// A launch made ready: a kernel of a loaded CUBIN module, or a host launcher's own process.
 struct LoadedLaunch {
   const LaunchSpec *spec = nullptr;
   CUmodule module = nullptr;  // unloaded by DeviceContext::release
   CUfunction function = nullptr;
-  int (*launcher)(void *const *, CUstream) = nullptr;  // kwb_launch; cudaError_t is an int
+  HostLauncherProcess *host = nullptr;  // kwb_launch runs there (core/worker/server/host_launcher.h)
 };
 
 // Loading failed through no fault of the context: the module or library is bad.
@@ -47,6 +49,7 @@ struct KernelArguments {
   std::vector<CUdeviceptr> pointers;
   std::vector<long long> sizes;
   std::vector<void *> params;
+  std::vector<HostArgument> host;  // the same, as a host launcher's process gets them
 
   // tensorPointer(name) is the device pointer of a tensor arg, or nullopt for a size, whose
   // value is sizes.at(name).
@@ -59,9 +62,11 @@ struct KernelArguments {
       if (const std::optional<CUdeviceptr> p = tensorPointer(a)) {
         pointers.push_back(*p);
         params.push_back(&pointers.back());
+        host.push_back({true, *p, 0});
       } else {
         this->sizes.push_back(static_cast<long long>(sizeValues.at(a)));
         params.push_back(&this->sizes.back());
+        host.push_back({false, 0, this->sizes.back()});
       }
     }
   }
@@ -81,11 +86,11 @@ auto tensorBuffers(const std::map<std::string, std::size_t> &index, const Tensor
   };
 }
 
-// What ran in one launch, from CUPTI's kernel records.
+// What ran in the worker's context since the last look, from CUPTI's kernel records (a host
+// launcher's kernels run in its own process: CUPTI here does not see them).
 struct LaunchActivity {
-  bool recorded = false;           // CUPTI was on: the figures below are real
+  bool recorded = false;  // CUPTI was on: the list is real
   std::vector<KernelRecord> kernels;
-  std::size_t otherStreams = 0;    // kernels on a stream other than the one handed to kwb_launch
 };
 
 class DeviceContext {
@@ -102,9 +107,10 @@ class DeviceContext {
   }
 
   // Loads a launch (throws LoadFailure, or CudaFailure when the context is lost). A host
-  // launcher's library is written to the private directory ($TMPDIR) and dlopen'd once per
-  // distinct library for the worker's life (never unloaded: its static CUDA runtime keeps state).
+  // launcher's library is written to the private directory ($TMPDIR) and opened by a process of
+  // its own (HostLauncherProcess), one per distinct library, kept while it works.
   LoadedLaunch load(const LaunchSpec &spec, const std::string &who);
+  // Unloads a module; a host launcher's process unmaps the request's buffers.
   void release(LoadedLaunch &launch);
 
   // A request's reference and candidate, loaded together and released when it ends.
@@ -132,24 +138,23 @@ class DeviceContext {
   // The context is usable: throws CommandError "context-lost" when an earlier request lost it,
   // else makes it current (ensureDeviceContext).
   void requireContext();
-  // Launches and waits for the GPU: a kernel on the null stream, or kwb_launch(params, stream_)
-  // followed by a device-wide synchronisation (whatever streams it used). A failure throws
-  // CudaFailure; kwb_launch returning an error throws one named "kwb_launch returned N".
-  void run(const LoadedLaunch &launch, void **params, const std::string &who);
-  // The same without waiting; the caller synchronises (timing records events around it).
-  void enqueue(const LoadedLaunch &launch, void **params, const std::string &who);
+  // Launches and waits for the GPU: a kernel on the null stream, or kwb_launch in the host
+  // launcher's process (which synchronises its whole context). A failure throws CudaFailure;
+  // kwb_launch returning an error throws one named "kwb_launch returned N". Returns the seconds
+  // on the worker's clock from the launch to the end (a host launcher's time; `repeat` calls).
+  double run(const LoadedLaunch &launch, KernelArguments &args, const std::string &who, std::size_t repeat = 1);
+  // A kernel launched without waiting; the caller synchronises (timing records events around
+  // it). A host launcher runs to its end (run).
+  void enqueue(const LoadedLaunch &launch, KernelArguments &args, const std::string &who);
   // After a run: the kernels CUPTI recorded since the previous call (empty when CUPTI is off).
   LaunchActivity activity();
-  // Vendor libraries (kVendorLibraries) now loaded in this process that `allowed` does not
-  // name, as "cublas (/usr/local/cuda/lib/libcublas.so.13)".
-  std::vector<std::string> forbiddenLibrariesLoaded(const std::vector<std::string> &allowed) const;
-  // The stream handed to host launchers (created with the context).
-  CUstream launcherStream() const { return stream_; }
+  // Vendor libraries (kVendorLibraries) loaded in a host launcher's process that `allowed` does
+  // not name, as "cublas (/usr/local/cuda/lib/libcublas.so.13)".
+  std::vector<std::string> forbiddenLibrariesLoaded(const LoadedLaunch &launch,
+                                                    const std::vector<std::string> &allowed) const;
 
   CudaDriver driver_;
-  CUstream stream_ = nullptr;
-  std::optional<std::uint32_t> streamCuptiId_;
-  std::map<std::size_t, void *> libraries_;  // content hash → dlopen handle
+  std::map<std::size_t, std::unique_ptr<HostLauncherProcess>> hostProcesses_;  // by library content hash
   int device_ = 0;
   CUdevice dev_ = 0;
   CUcontext context_ = nullptr;

@@ -188,7 +188,7 @@ struct EvaluateRun {
   std::string inputKeyBase, referenceKey;  // the caches' keys, less the seed
   // While it runs.
   std::string stage = "load";
-  std::size_t candidateRuns = 0, runsWithoutKernel = 0, sideStreamKernels = 0;
+  std::size_t candidateRuns = 0, runsWithoutKernel = 0;
   std::vector<std::string> forbidden;
   // One seed's poison patterns per `out` tensor, of the first and of the race-check run.
   std::map<std::string, PoisonPattern> patterns, patterns2;
@@ -282,22 +282,22 @@ Bytes EvaluateContext::download(const TensorInfo &t, const std::string &what) {
   return out;
 }
 
-// One launch, and what CUPTI saw of the candidate's: kernels (none: a silent failure), other
-// streams, vendor libraries loaded by host code.
+// One launch, and what was seen of the candidate's: the kernels CUPTI recorded (none: a silent
+// failure), the vendor libraries a host launcher's process loaded.
 void EvaluateContext::launch(EvaluateRun &run, const LoadedLaunch &loaded, const std::string &who) {
   const LaunchSpec &spec = *loaded.spec;
   KernelArguments params(spec.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorInfo::device),
                          run.config().values);
   run.stage = who + " run";
   activity();
-  DeviceContext::run(loaded, params.data(), who);
+  DeviceContext::run(loaded, params, who);
   const auto ran = activity();
   if (who != "candidate") return;
   ++run.candidateRuns;
-  if (ran.recorded && ran.kernels.empty()) ++run.runsWithoutKernel;
-  run.sideStreamKernels += ran.otherStreams;
-  if (spec.hostLauncher && run.forbidden.empty())
-    run.forbidden = forbiddenLibrariesLoaded(run.requested.task.allowedLibraries);
+  // A host launcher's kernels run in its own process, out of CUPTI's sight here.
+  if (ran.recorded && !loaded.host && ran.kernels.empty()) ++run.runsWithoutKernel;
+  if (loaded.host && run.forbidden.empty())
+    run.forbidden = forbiddenLibrariesLoaded(loaded, run.requested.task.allowedLibraries);
 }
 
 // The reference's outputs for the seed: computed once per (config, seed, reference module) and
@@ -464,7 +464,6 @@ EvaluateReply EvaluateContext::evaluate(const EvaluateRequest &request, EventSin
     evaluateVerdict(run.forbidden, reply);
     reply.kernelRecords = KernelActivity::instance().active();
     reply.candidateRuns = run.candidateRuns;
-    reply.sideStreamKernels = run.sideStreamKernels;
     completeReply(reply, started);
     return reply;
   } catch (const CudaFailure &f) {

@@ -150,13 +150,18 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
     prepare();
     activity();
     stage = "candidate run";
-    run(loaded, params.data(), "candidate");
+    run(loaded, params, "candidate");
     const auto ran = activity();
     for (const auto &k : ran.kernels) result.candidateKernels.push_back(k.name);
 
     // Profiling: any ProfileError is the reply's "not-profiled" verdict.
     sink.progress({{"stage", "profile"}, {"config", requested.configName}});
     try {
+      if (loaded.host)
+        throw prof::ProfileError("host-launcher",
+                                 "a host launcher runs in a process of its own, where the worker's profiler cannot "
+                                 "see its kernels; profile the kernel as device code (a __global__ function launched "
+                                 "from task.toml's [launch], without kwb_launch)");
       if (!libraryTried_) {
         libraryTried_ = true;
         try {
@@ -197,10 +202,8 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
         prepare();
         stage = "profile pass " + std::to_string(profiler.passesRun() + 1);
         profiler.beginPass("candidate");
-        enqueue(loaded, params.data(), "candidate");
-        check(driver_.cuCtxSynchronize(), "candidate" + std::string(loaded.launcher ? " kwb_launch" : " kernel '" +
-                                                                                      candidate.kernel + "'") +
-                                              " (profiled)");
+        enqueue(loaded, params, "candidate");
+        check(driver_.cuCtxSynchronize(), "candidate kernel '" + candidate.kernel + "' (profiled)");
         done = profiler.endPass();
         sink.progress({{"stage", "profile"}, {"pass", profiler.passesRun()}, {"of", passes}});
       }

@@ -53,7 +53,8 @@ struct TensorBuf : TensorExtent {
 // One timed launch.
 struct Sample {
   double primaryMs = 0, eventMs = 0;
-  std::size_t kernels = 0, otherStreams = 0;
+  bool observed = false;  // CUPTI saw the worker's kernels (not a host launcher's)
+  std::size_t kernels = 0;
   unsigned clockMHz = 0;
   unsigned long long clockReasons = 0;
   bool throttled = false;
@@ -81,7 +82,6 @@ TimedSide timedSide(const std::vector<Sample> &v, std::size_t minSamples) {
     side.smClockMhz.push_back(s.clockMHz);
     side.kernelsPerSample.min = std::min<std::uint64_t>(side.kernelsPerSample.min, s.kernels);
     side.kernelsPerSample.max = std::max<std::uint64_t>(side.kernelsPerSample.max, s.kernels);
-    side.otherStreamKernels += s.otherStreams;
   }
   const auto ev = summarizeSamples(events);
   side.events = EventTimes{ev.median, ev.iqr, ev.min};
@@ -92,15 +92,8 @@ TimedSide timedSide(const std::vector<Sample> &v, std::size_t minSamples) {
 // candidate did while being timed.
 void timeVerdict(const std::vector<Sample> &candidate, bool useCupti, const std::string &recheckFailure,
                  const std::string &recheckDetail, TimeReply &reply) {
-  std::size_t noKernel = 0, otherStreams = 0;
-  for (const auto &s : candidate) {
-    noKernel += useCupti && s.kernels == 0;
-    otherStreams += s.otherStreams;
-  }
-  if (otherStreams)
-    reply.findings.push_back({"side-stream", std::to_string(otherStreams) +
-                                                 " kernel(s) ran on streams other than the one kwb_launch was given; "
-                                                 "they are counted in the time (CUPTI sees every stream)"});
+  std::size_t noKernel = 0;
+  for (const auto &s : candidate) noKernel += useCupti && s.observed && s.kernels == 0;
   if (noKernel)
     reply.findings.push_back(
         {"no-kernel-ran", std::to_string(noKernel) + " timed sample(s) ran no kernel at all"});
@@ -173,7 +166,7 @@ struct TimingRun {
   std::vector<Sample> candSamples, refSamples;
 
   const SizeConfig &config() const { return requested.config(); }
-  void **params(bool isCandidate) { return (isCandidate ? candParams : refParams)->data(); }
+  KernelArguments &args(bool isCandidate) { return *(isCandidate ? candParams : refParams); }
 };
 
 class TimingContext : DeviceContext {
@@ -193,6 +186,7 @@ class TimingContext : DeviceContext {
   std::vector<std::string> inputsModified(TimingRun &run);
   // Within them.
   Sample sample(TimingRun &run, const LoadedLaunch &loaded, bool isCandidate, bool doFlush);
+  void scrubReference(TimingRun &run);
   void recheck(TimingRun &run, std::size_t sampleIndex);
   std::vector<std::byte> download(CUdeviceptr ptr, std::size_t n, const std::string &what);
   bool clockUp();
@@ -387,12 +381,20 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
   }
   check(driver_.cuCtxSynchronize(), "preparing a sample");
   activity();  // nothing before the launch counts
-  const CUstream launchStream = loaded.launcher ? launcherStream() : nullptr;
-  run.stage = who + " launch";
-  check(driver_.cuEventRecord(run.startEvent, launchStream), "recording an event");
-  enqueue(loaded, run.params(isCandidate), who);
-  check(driver_.cuEventRecord(run.stopEvent, launchStream), "recording an event");
   Sample s;
+  if (loaded.host) {
+    // A host launcher: the worker's clock from the request to the end of its work in its own
+    // process (host work, copies, every stream), read around the whole call.
+    run.stage = who + " run";
+    s.primaryMs = s.eventMs = 1e3 * DeviceContext::run(loaded, run.args(isCandidate), who);
+    s.observed = false;
+    if (!isCandidate) scrubReference(run);
+    return s;
+  }
+  run.stage = who + " launch";
+  check(driver_.cuEventRecord(run.startEvent, nullptr), "recording an event");
+  enqueue(loaded, run.args(isCandidate), who);
+  check(driver_.cuEventRecord(run.stopEvent, nullptr), "recording an event");
   if (nvml_ && nvml_->ready()) {
     const auto c = nvml_->clocks(pciBusId_);  // while the kernel runs, for all but tiny ones
     if (c.ok) {
@@ -402,25 +404,28 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
     }
   }
   run.stage = who + " run";
-  check(driver_.cuCtxSynchronize(), who + (loaded.launcher ? " kwb_launch" : " kernel '" + loaded.spec->kernel + "'"));
+  check(driver_.cuCtxSynchronize(), who + " kernel '" + loaded.spec->kernel + "'");
   float ms = 0;
   check(driver_.cuEventElapsedTime(&ms, run.startEvent, run.stopEvent), "reading the event timer");
   s.eventMs = ms;
   s.primaryMs = ms;
   const auto ran = activity();
+  s.observed = ran.recorded;
   if (ran.recorded) {
     const auto span = spanOf(ran.kernels);
     s.kernels = span.kernels;
-    s.otherStreams = loaded.launcher ? ran.otherStreams : 0;
     s.primaryMs = static_cast<double>(span.spanNs) * 1e-6;
     if (run.firstKernelNames.empty() && isCandidate)
       for (const auto &k : ran.kernels) run.firstKernelNames.push_back(k.name);
   }
-  if (!isCandidate)
-    for (const auto &t : run.tensors)
-      if (t.bytes && t.tensor->role != TensorRole::In)
-        check(driver_.cuMemsetD8(t.ref, kReferenceScrub, t.bytes), "scrubbing reference output");
+  if (!isCandidate) scrubReference(run);
   return s;
+}
+
+void TimingContext::scrubReference(TimingRun &run) {
+  for (const auto &t : run.tensors)
+    if (t.bytes && t.tensor->role != TensorRole::In)
+      check(driver_.cuMemsetD8(t.ref, kReferenceScrub, t.bytes), "scrubbing reference output");
 }
 
 // The reference's outputs, taken once before any sample scrubs them.
@@ -434,7 +439,7 @@ void TimingContext::referenceOutputs(TimingRun &run, const LoadedPair &loaded) {
         check(driver_.cuMemsetD8(t.ref, 0, t.bytes), "clearing '" + t.tensor->name + "'");
     }
   activity();
-  DeviceContext::run(loaded.reference, run.params(false), "reference");
+  DeviceContext::run(loaded.reference, run.args(false), "reference");
   activity();
   for (const auto &t : run.tensors)
     if (t.tensor->role != TensorRole::In) run.want[t.tensor->name] = download(t.ref, t.bytes, "reference output");
@@ -487,15 +492,18 @@ WarmupSides TimingContext::warmUp(TimingRun &run, const LoadedPair &loaded, Even
     bool endedOnClock = false;
     for (; launches < run.warmupLaunches; ++launches) gpuMs += sample(run, launch, isCandidate, false).eventMs;
     const auto t0 = Clock::now();
-    const CUstream launchStream = launch.launcher ? launcherStream() : nullptr;
     for (std::size_t batch = 1; run.warmupMs > 0; batch *= 2) {
       run.stage = who + " warm-up";
-      check(driver_.cuEventRecord(run.startEvent, launchStream), "recording an event");
-      for (std::size_t i = 0; i < batch; ++i) enqueue(launch, run.params(isCandidate), who);
-      check(driver_.cuEventRecord(run.stopEvent, launchStream), "recording an event");
-      check(driver_.cuCtxSynchronize(), who + " warm-up");
       float ms = 0;
-      check(driver_.cuEventElapsedTime(&ms, run.startEvent, run.stopEvent), "reading the event timer");
+      if (launch.host) {
+        ms = static_cast<float>(1e3 * DeviceContext::run(launch, run.args(isCandidate), who, batch));
+      } else {
+        check(driver_.cuEventRecord(run.startEvent, nullptr), "recording an event");
+        for (std::size_t i = 0; i < batch; ++i) enqueue(launch, run.args(isCandidate), who);
+        check(driver_.cuEventRecord(run.stopEvent, nullptr), "recording an event");
+        check(driver_.cuCtxSynchronize(), who + " warm-up");
+        check(driver_.cuEventElapsedTime(&ms, run.startEvent, run.stopEvent), "reading the event timer");
+      }
       gpuMs += ms;
       launches += batch;
       if (ms >= run.warmupMs || std::chrono::duration<double>(Clock::now() - t0).count() > 10.0 ||
@@ -578,6 +586,12 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
   LoadedPair loaded(*this);
   try {
     if (!loadBoth(loaded, run.reference, run.candidate, reply)) return reply;
+    if (loaded.candidate.host) {
+      reply.timer = "host-wall-clock";
+      reply.timerNote = "a host launcher's figure is the worker's clock from the call to the end of its work in its "
+                        "own process (host work, copies, every stream, and the pipe to that process); the "
+                        "reference's is " + std::string(run.useCupti ? "CUPTI's kernel span" : "CUDA events");
+    }
     allocate(run);
     reply.l2Flush = run.flushKernel ? "read (ld.global.cg) of the flush buffer" : "memset of the flush buffer";
     uploadInputs(run);

@@ -1,0 +1,388 @@
+#include "core/worker/server/host_launcher.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace kwb::worker {
+
+namespace {
+
+constexpr int kRequestFd = 3, kAnswerFd = 4;
+constexpr std::size_t kMaxLine = 4096;  // what the worker reads of one line from the child
+
+bool writeAll(int fd, const std::string &text) {
+  const char *p = text.data();
+  std::size_t left = text.size();
+  while (left) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// One line from `fd` through `buffer` (without the newline); false at EOF, on an error, or
+// past `limit` characters.
+bool readLineFrom(int fd, std::string &buffer, std::string &line, std::size_t limit) {
+  for (;;) {
+    if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
+      line = buffer.substr(0, nl);
+      buffer.erase(0, nl + 1);
+      return line.size() <= limit;
+    }
+    if (buffer.size() > limit) return false;
+    char chunk[1024];
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+std::string hex(const unsigned char *data, std::size_t n) {
+  static const char *digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[data[i] >> 4];
+    out += digits[data[i] & 15];
+  }
+  return out;
+}
+
+bool unhex(const std::string &text, unsigned char *out, std::size_t n) {
+  if (text.size() != 2 * n) return false;
+  auto value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const int hi = value(text[2 * i]), lo = value(text[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<unsigned char>(hi * 16 + lo);
+  }
+  return true;
+}
+
+std::string describeExit(int status) {
+  if (WIFSIGNALED(status)) {
+    const int s = WTERMSIG(status);
+    const char *name = sigabbrev_np(s);
+    return "killed by signal " + std::to_string(s) + (name ? std::string(" (SIG") + name + ")" : std::string());
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended";
+}
+
+}  // namespace
+
+// ---- The worker's side ---------------------------------------------------------------------
+
+std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::string &libraryPath, int device,
+                                                                std::string &name, std::string &problem) {
+  int request[2], answer[2];
+  if (::pipe2(request, O_CLOEXEC) != 0) {
+    name = "host-launcher-start";
+    problem = std::string("cannot make a pipe for the host launcher's process: ") + std::strerror(errno);
+    return nullptr;
+  }
+  if (::pipe2(answer, O_CLOEXEC) != 0) {
+    ::close(request[0]);
+    ::close(request[1]);
+    name = "host-launcher-start";
+    problem = std::string("cannot make a pipe for the host launcher's process: ") + std::strerror(errno);
+    return nullptr;
+  }
+  // Everything the child needs, made before fork (the worker has threads: after fork only
+  // async-signal-safe calls).
+  const std::string deviceText = std::to_string(device);
+  const char *argv[] = {"kwb-worker", "--host-launcher", libraryPath.c_str(), "--device", deviceText.c_str(), nullptr};
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    for (int fd : {request[0], request[1], answer[0], answer[1]}) ::close(fd);
+    name = "host-launcher-start";
+    problem = std::string("cannot start the host launcher's process: ") + std::strerror(errno);
+    return nullptr;
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (::getppid() != parent) ::_exit(127);
+    // Out of the way of 3 and 4 first, then into place; stdout to stderr, never the reply channel.
+    const int in = ::fcntl(request[0], F_DUPFD, 100), out = ::fcntl(answer[1], F_DUPFD, 100);
+    if (in < 0 || out < 0 || ::dup2(in, kRequestFd) < 0 || ::dup2(out, kAnswerFd) < 0 || ::dup2(2, 1) < 0)
+      ::_exit(127);
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, 0);
+    if (::syscall(SYS_close_range, 5u, ~0u, 0u) != 0)
+      for (int fd = 5; fd < 4096; ++fd) ::close(fd);
+    ::execv("/proc/self/exe", const_cast<char *const *>(argv));
+    ::_exit(127);
+  }
+  ::close(request[0]);
+  ::close(answer[1]);
+  std::unique_ptr<HostLauncherProcess> p(new HostLauncherProcess);
+  p->pid_ = pid;
+  p->toChild_ = request[1];
+  p->fromChild_ = answer[0];
+  std::string line;
+  if (!p->readLine(line)) {
+    int status = 0;
+    ::kill(p->pid_, SIGKILL);  // a line too long leaves it running
+    ::waitpid(p->pid_, &status, 0);
+    p->pid_ = -1;
+    name = "host-launcher-died";
+    problem = "the host launcher's process ended before it was ready: " + describeExit(status);
+    return nullptr;
+  }
+  if (line == "ready") return p;
+  if (line.rfind("error ", 0) == 0) {
+    const auto rest = line.substr(6);
+    const auto space = rest.find(' ');
+    name = rest.substr(0, space);
+    problem = space == std::string::npos ? rest : rest.substr(space + 1);
+  } else {
+    name = "host-launcher-protocol";
+    problem = "the host launcher's process did not start properly (it said '" + line.substr(0, 200) + "')";
+  }
+  return nullptr;
+}
+
+HostLauncherProcess::~HostLauncherProcess() { kill(); }
+
+void HostLauncherProcess::kill() {
+  if (toChild_ >= 0) ::close(toChild_);
+  if (fromChild_ >= 0) ::close(fromChild_);
+  toChild_ = fromChild_ = -1;
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  pid_ = -1;
+}
+
+bool HostLauncherProcess::readLine(std::string &line) { return readLineFrom(fromChild_, buffer_, line, kMaxLine); }
+
+HostLaunchResult HostLauncherProcess::exchange(const std::string &request) {
+  HostLaunchResult r;
+  const auto started = std::chrono::steady_clock::now();
+  std::string line;
+  const bool sent = pid_ > 0 && writeAll(toChild_, request);
+  const bool answered = sent && readLine(line);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!answered) {
+    int status = 0;
+    if (pid_ > 0) {
+      // EOF: the child is gone (or closed its end); a line too long: it is broken.
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+    kill();
+    r.status = HostLaunchResult::Status::Died;
+    r.name = "host-launcher-died";
+    r.message = "the host launcher's process " + describeExit(status) + " during the launch";
+    return r;
+  }
+  int code = 0;
+  char extra = 0;
+  if (std::sscanf(line.c_str(), "done %d%c", &code, &extra) == 1) {
+    r.status = code == 0 ? HostLaunchResult::Status::Done : HostLaunchResult::Status::LaunchError;
+    r.code = code;
+    r.name = code == 0 ? "" : "kwb_launch returned " + std::to_string(code);
+    r.message = code == 0 ? "" : "kwb_launch returned cudaError_t " + std::to_string(code) + " (not cudaSuccess)";
+    return r;
+  }
+  if (line.rfind("failed ", 0) == 0) {
+    const auto rest = line.substr(7);
+    const auto space = rest.find(' ');
+    r.status = HostLaunchResult::Status::CudaFailed;
+    r.name = rest.substr(0, space);
+    r.message = space == std::string::npos ? rest : rest.substr(space + 1);
+    kill();  // its context may be lost: a fresh child next time
+    return r;
+  }
+  kill();
+  r.status = HostLaunchResult::Status::Protocol;
+  r.name = "host-launcher-protocol";
+  r.message = "the host launcher's process answered '" + line.substr(0, 200) + "' instead of done or failed";
+  return r;
+}
+
+HostLaunchResult HostLauncherProcess::launch(CudaDriver &driver, const std::vector<HostArgument> &args,
+                                             std::size_t repeat) {
+  std::string request = "launch " + std::to_string(repeat) + " " + std::to_string(args.size());
+  for (const auto &a : args) {
+    if (!a.pointer) {
+      request += " s:" + std::to_string(a.value);
+      continue;
+    }
+    CUipcMemHandle handle{};
+    if (const CUresult rc = driver.cuIpcGetMemHandle(&handle, a.device); rc != cu::SUCCESS) {
+      HostLaunchResult r;
+      r.status = HostLaunchResult::Status::CudaFailed;
+      r.name = "ipc-handle";
+      r.message = "cannot share a tensor with the host launcher's process: " + driver.describe(rc);
+      return r;
+    }
+    request += " p:" + hex(reinterpret_cast<const unsigned char *>(handle.reserved), sizeof handle.reserved);
+  }
+  mapped_ = true;
+  return exchange(request + "\n");
+}
+
+void HostLauncherProcess::release() {
+  if (!mapped_ || pid_ <= 0) return;
+  mapped_ = false;
+  const auto r = exchange("release\n");
+  if (r.status != HostLaunchResult::Status::Done) kill();
+}
+
+std::vector<std::string> HostLauncherProcess::loadedLibraries() const {
+  std::set<std::string> paths;
+  if (pid_ <= 0) return {};
+  std::ifstream maps("/proc/" + std::to_string(pid_) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    if (path.find(".so") != std::string::npos) paths.insert(path);
+  }
+  return {paths.begin(), paths.end()};
+}
+
+// ---- The child's side ----------------------------------------------------------------------
+
+namespace {
+
+void answer(const std::string &line) {
+  if (!writeAll(kAnswerFd, line + "\n")) ::_exit(3);
+}
+
+std::string oneLine(std::string text) {
+  for (auto &c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+int runHostLauncherChild(const std::string &libraryPath, int device) {
+  CudaDriver driver;
+  if (!driver.load()) {
+    answer("error no-device " + oneLine(driver.problem()));
+    return 1;
+  }
+  auto cudaError = [&](CUresult r) {
+    const char *name = nullptr;
+    driver.cuGetErrorName(r, &name);
+    return std::string(name ? name : "CUDA_ERROR_" + std::to_string(r));
+  };
+  CUdevice dev = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUresult r = driver.cuInit(0);
+  if (r == cu::SUCCESS) r = driver.cuDeviceGet(&dev, device);
+  if (r == cu::SUCCESS) r = driver.cuDevicePrimaryCtxRetain(&context, dev);
+  if (r == cu::SUCCESS) r = driver.cuCtxSetCurrent(context);
+  if (r == cu::SUCCESS) r = driver.cuStreamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */);
+  if (r != cu::SUCCESS) {
+    answer("error no-device " + oneLine("the host launcher's CUDA context: " + driver.describe(r)));
+    return 1;
+  }
+  // The candidate's static constructors run here, in this process only.
+  void *handle = ::dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ::unlink(libraryPath.c_str());
+  if (!handle) {
+    const char *e = ::dlerror();
+    answer("error dlopen " + oneLine(std::string("the candidate library does not load: ") + (e ? e : "dlopen failed")));
+    return 1;
+  }
+  using Launch = int (*)(void *const *, CUstream);
+  const auto launch = reinterpret_cast<Launch>(::dlsym(handle, "kwb_launch"));
+  if (!launch) {
+    answer("error no-entry-point the candidate library does not export kwb_launch; define extern \"C\" cudaError_t "
+           "kwb_launch(void *const *args, cudaStream_t stream)");
+    return 1;
+  }
+  answer("ready");
+
+  std::map<std::string, CUdeviceptr> opened;  // IPC handle (hex) → mapped pointer
+  std::string buffer, line;
+  while (readLineFrom(kRequestFd, buffer, line, std::size_t{1} << 20)) {
+    std::istringstream in(line);
+    std::string verb;
+    in >> verb;
+    if (verb == "release") {
+      for (const auto &[key, ptr] : opened) driver.cuIpcCloseMemHandle(ptr);
+      opened.clear();
+      answer("done 0");
+      continue;
+    }
+    if (verb != "launch") return 2;  // the worker never says anything else
+    std::size_t repeat = 0, count = 0;
+    in >> repeat >> count;
+    std::vector<CUdeviceptr> pointers(count);
+    std::vector<long long> sizes(count);
+    std::vector<void *> params(count);
+    std::string failure;
+    for (std::size_t i = 0; i < count && failure.empty(); ++i) {
+      std::string arg;
+      in >> arg;
+      if (arg.rfind("s:", 0) == 0) {
+        sizes[i] = std::stoll(arg.substr(2));
+        params[i] = &sizes[i];
+        continue;
+      }
+      const std::string key = arg.substr(2);
+      auto it = opened.find(key);
+      if (it == opened.end()) {
+        CUipcMemHandle h{};
+        if (arg.rfind("p:", 0) != 0 ||
+            !unhex(key, reinterpret_cast<unsigned char *>(h.reserved), sizeof h.reserved))
+          return 2;
+        CUdeviceptr ptr = 0;
+        r = driver.cuIpcOpenMemHandle(&ptr, h, 1 /* CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */);
+        if (r != cu::SUCCESS) {
+          failure = "failed " + cudaError(r) + " " + oneLine("mapping a tensor: " + driver.describe(r));
+          break;
+        }
+        it = opened.emplace(key, ptr).first;
+      }
+      pointers[i] = it->second;
+      params[i] = &pointers[i];
+    }
+    if (!failure.empty()) {
+      answer(failure);
+      continue;
+    }
+    int status = 0;
+    for (std::size_t i = 0; i < repeat && status == 0; ++i) status = launch(params.data(), stream);
+    r = driver.cuCtxSynchronize();
+    if (r != cu::SUCCESS) answer("failed " + cudaError(r) + " " + oneLine("kwb_launch: " + driver.describe(r)));
+    else answer("done " + std::to_string(status));
+  }
+  return 0;
+}
+
+}  // namespace kwb::worker

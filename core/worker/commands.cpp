@@ -81,6 +81,7 @@ constexpr auto kTimeReplyFields = std::tuple_cat(kReplyVerdictFields, std::tuple
     field("timer", &TimeReply::timer),
     omitEmpty("timer_note", &TimeReply::timerNote),
     omitEmpty("l2_flush", &TimeReply::l2Flush),
+    field("launcher_overhead_ms", &TimeReply::launcherOverheadMs),
     field("warmup", &TimeReply::warmup),
     omitEmpty("stop_reason", &TimeReply::stopReason),
     field("l2_cache_bytes", &TimeReply::l2CacheBytes),

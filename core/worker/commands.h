@@ -134,6 +134,7 @@ struct TimeReply : ReplyVerdict {
   std::string timer;      // "cupti" or "cuda-events"
   std::string timerNote;  // why not CUPTI
   std::string l2Flush;    // how the L2 was flushed
+  double launcherOverheadMs = 0;  // a host launcher: the clean process's round trip, subtracted
   WarmupSides warmup;
   std::string stopReason;
   std::uint64_t l2CacheBytes = 0, l2FlushBytes = 0;

@@ -105,6 +105,7 @@ class TestGpuEval : public QObject {
 
   std::unique_ptr<kwb::Evaluator> evaluator_;
   kwb::Task softmax_, sgemm_;
+  double starterMs_ = 0;
 
   kwb::EvaluationResult run(const kwb::Task &task, const std::string &source, std::vector<std::string> configs,
                             std::chrono::milliseconds limit = std::chrono::seconds(60)) {
@@ -127,6 +128,16 @@ class TestGpuEval : public QObject {
       QVERIFY(!s.inputsModified);
       QVERIFY(!s.race);
     }
+  }
+
+  // The starter kernel's median at h200 as device code (CUPTI's kernel span), timed once.
+  double starterMedianMs() {
+    if (starterMs_ == 0) {
+      const auto r = timedRun(softmax_, readFile(softmax_.folder / softmax_.starterSource()), "h200");
+      if (r.outcome == kwb::Outcome::Correct && r.configs.at(0).timing && r.configs[0].timing->ok)
+        starterMs_ = r.configs[0].timing->candidate.median;
+    }
+    return starterMs_;
   }
 
  private slots:
@@ -359,8 +370,11 @@ class TestGpuEval : public QObject {
   // --- Host launchers (nvcc, kwb_launch) ---------------------------------------------------
 
   // A host launcher runs in a process of its own; its time is the worker's clock around the whole
-  // call (issue 15: host work, copies and every stream count), so the same kernel as the
-  // reference's can only come out slower than CUPTI's kernel span of the reference.
+  // call (issue 15: host work, copies and every stream count) less a clean process's round trip.
+  // The same kernel launched by kwb_launch reads at least what the device-code starter does. On
+  // the H200 (2026-12-02) it read 0.20-0.22 ms more (0.45-0.48 against 0.256 ms; at the small size
+  // 0.20 ms for a 4 us kernel) where the clean process's empty kernel takes 0.022 ms: a per-call
+  // cost not explained yet (issue 15's note). The bound holds that cost to 0.3 ms.
   void hostLauncherIsCorrectAndTimed() {
     const auto r = timedRun(softmax_, softmaxLauncher("", ""), "h200");
     QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
@@ -368,7 +382,11 @@ class TestGpuEval : public QObject {
     const auto &t = *r.configs.at(0).timing;
     QVERIFY2(t.ok, t.error.c_str());
     QCOMPARE(t.timer, std::string("host-wall-clock"));
-    QVERIFY2(t.speedup > 0.2 && t.speedup < 1.1, describe(r).c_str());
+    const double starter = starterMedianMs();
+    QVERIFY(starter > 0);
+    std::cerr << "softmax h200: starter " << starter << " ms (CUPTI), the same kernel from kwb_launch "
+              << t.candidate.median << " ms (host clock, less the clean round trip)\n";
+    QVERIFY2(t.candidate.median > 0.9 * starter && t.candidate.median < starter + 0.3, describe(r).c_str());
   }
 
   // Forged verdicts (issue 15, 1): host code writes reply lines for every request id on every
@@ -428,8 +446,7 @@ class TestGpuEval : public QObject {
     const auto &t = *r.configs.at(0).timing;
     QVERIFY2(t.ok, t.error.c_str());
     // An event timer on the empty stream would read microseconds; the kernel takes ~0.25 ms.
-    QVERIFY2(t.speedup < 1.1, describe(r).c_str());
-    QVERIFY2(t.candidate.median > 0.1, describe(r).c_str());
+    QVERIFY2(t.candidate.median > 0.9 * starterMedianMs(), describe(r).c_str());
   }
 
   // A launch that fails (1024+ threads) with the error ignored: the output keeps old memory.
@@ -477,7 +494,8 @@ static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
     QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     const auto &t = *r.configs.at(0).timing;
     QVERIFY2(t.ok, t.error.c_str());
-    for (const auto &check : t.rechecks) QVERIFY2(check.passed && check.referenceScrubBytes == 0, describe(r).c_str());
+    QVERIFY(!t.rechecks.empty());
+    for (const auto &check : t.rechecks) QVERIFY2(check.passed, describe(r).c_str());
   }
 
   // A vendor library where the task forbids it (softmax allows none).

@@ -114,7 +114,8 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
   // Everything the child needs, made before fork (the worker has threads: after fork only
   // async-signal-safe calls).
   const std::string deviceText = std::to_string(device);
-  const char *argv[] = {"kwb-worker", "--host-launcher", libraryPath.c_str(), "--device", deviceText.c_str(), nullptr};
+  const std::string library = libraryPath.empty() ? std::string("-") : libraryPath;
+  const char *argv[] = {"kwb-worker", "--host-launcher", library.c_str(), "--device", deviceText.c_str(), nullptr};
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -236,21 +237,27 @@ HostLaunchResult HostLauncherProcess::launch(CudaDriver &driver, const std::vect
       request += " s:" + std::to_string(a.value);
       continue;
     }
-    CUipcMemHandle handle{};
-    if (const CUresult rc = driver.cuIpcGetMemHandle(&handle, a.device); rc != cu::SUCCESS) {
-      HostLaunchResult r;
-      r.status = HostLaunchResult::Status::CudaFailed;
-      r.name = "ipc-handle";
-      r.message = "cannot share a tensor with the host launcher's process: " + driver.describe(rc);
-      return r;
+    auto known = handles_.find(a.device);
+    if (known == handles_.end()) {
+      CUipcMemHandle handle{};
+      if (const CUresult rc = driver.cuIpcGetMemHandle(&handle, a.device); rc != cu::SUCCESS) {
+        HostLaunchResult r;
+        r.status = HostLaunchResult::Status::CudaFailed;
+        r.name = "ipc-handle";
+        r.message = "cannot share a tensor with the host launcher's process: " + driver.describe(rc);
+        return r;
+      }
+      known = handles_.emplace(a.device, hex(reinterpret_cast<const unsigned char *>(handle.reserved),
+                                             sizeof handle.reserved)).first;
     }
-    request += " p:" + hex(reinterpret_cast<const unsigned char *>(handle.reserved), sizeof handle.reserved);
+    request += " p:" + known->second;
   }
   mapped_ = true;
   return exchange(request + "\n");
 }
 
 void HostLauncherProcess::release() {
+  handles_.clear();
   if (!mapped_ || pid_ <= 0) return;
   mapped_ = false;
   const auto r = exchange("release\n");
@@ -274,6 +281,15 @@ std::vector<std::string> HostLauncherProcess::loadedLibraries() const {
 // ---- The child's side ----------------------------------------------------------------------
 
 namespace {
+
+constexpr const char *kEmptyKernelPtx = R"(.version 7.0
+.target sm_52
+.address_size 64
+.visible .entry kwb_empty()
+{
+  ret;
+}
+)";
 
 void answer(const std::string &line) {
   if (!writeAll(kAnswerFd, line + "\n")) ::_exit(3);
@@ -310,20 +326,38 @@ int runHostLauncherChild(const std::string &libraryPath, int device) {
     answer("error no-device " + oneLine("the host launcher's CUDA context: " + driver.describe(r)));
     return 1;
   }
-  // The candidate's static constructors run here, in this process only.
-  void *handle = ::dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::unlink(libraryPath.c_str());
-  if (!handle) {
-    const char *e = ::dlerror();
-    answer("error dlopen " + oneLine(std::string("the candidate library does not load: ") + (e ? e : "dlopen failed")));
-    return 1;
-  }
   using Launch = int (*)(void *const *, CUstream);
-  const auto launch = reinterpret_cast<Launch>(::dlsym(handle, "kwb_launch"));
-  if (!launch) {
-    answer("error no-entry-point the candidate library does not export kwb_launch; define extern \"C\" cudaError_t "
-           "kwb_launch(void *const *args, cudaStream_t stream)");
-    return 1;
+  Launch launch = nullptr;
+  if (libraryPath == "-") {
+    // The clean child: one empty kernel of its own per launch.
+    static CUfunction empty = nullptr;
+    CUmodule module = nullptr;
+    r = driver.cuModuleLoadData(&module, kEmptyKernelPtx);
+    if (r == cu::SUCCESS) r = driver.cuModuleGetFunction(&empty, module, "kwb_empty");
+    if (r != cu::SUCCESS) {
+      answer("error load " + oneLine("the empty kernel: " + driver.describe(r)));
+      return 1;
+    }
+    static CudaDriver *emptyDriver = &driver;
+    launch = [](void *const *, CUstream s) -> int {
+      return emptyDriver->cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
+    };
+  } else {
+    // The candidate's static constructors run here, in this process only.
+    void *handle = ::dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ::unlink(libraryPath.c_str());
+    if (!handle) {
+      const char *e = ::dlerror();
+      answer("error dlopen " +
+             oneLine(std::string("the candidate library does not load: ") + (e ? e : "dlopen failed")));
+      return 1;
+    }
+    launch = reinterpret_cast<Launch>(::dlsym(handle, "kwb_launch"));
+    if (!launch) {
+      answer("error no-entry-point the candidate library does not export kwb_launch; define extern \"C\" "
+             "cudaError_t kwb_launch(void *const *args, cudaStream_t stream)");
+      return 1;
+    }
   }
   answer("ready");
 

@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -55,7 +56,8 @@ struct HostLaunchResult {
 class HostLauncherProcess {
  public:
   // Starts the child for the library at `libraryPath` on CUDA device `device` and waits for its
-  // first line. nullptr with `name`/`problem` set when it cannot start, the library does not
+  // first line. An empty path starts a clean child with no candidate code: its launches run one
+  // empty kernel of its own (the round trip a host launcher's time includes but does not owe). nullptr with `name`/`problem` set when it cannot start, the library does not
   // load or lacks kwb_launch (the names LoadFailure uses: "dlopen", "no-entry-point", ...).
   static std::unique_ptr<HostLauncherProcess> start(const std::string &libraryPath, int device, std::string &name,
                                                     std::string &problem);
@@ -83,10 +85,14 @@ class HostLauncherProcess {
   int toChild_ = -1, fromChild_ = -1;
   std::string buffer_;
   bool mapped_ = false;  // buffers may be mapped in the child
+  // Each buffer's IPC handle, made once until release(): a handle made again for the same
+  // allocation need not be the same bytes, and the child maps each distinct handle anew.
+  std::map<CUdeviceptr, std::string> handles_;
 };
 
-// The child's side: `kwb-worker --host-launcher LIBRARY --device N` with the request pipe on
-// fd 3 and the answer pipe on fd 4. Returns the process's exit status.
+// The child's side: `kwb-worker --host-launcher LIBRARY --device N` (LIBRARY "-": the clean
+// child) with the request pipe on fd 3 and the answer pipe on fd 4. Returns the process's exit
+// status.
 int runHostLauncherChild(const std::string &libraryPath, int device);
 
 }  // namespace kwb::worker

@@ -164,6 +164,7 @@ struct TimingRun {
   std::vector<Recheck> rechecks;
   std::string recheckFailure, recheckDetail;
   std::vector<Sample> candSamples, refSamples;
+  double hostOverheadMs = 0;  // a host launcher's round trip to a clean process (launcherOverhead)
 
   const SizeConfig &config() const { return requested.config(); }
   KernelArguments &args(bool isCandidate) { return *(isCandidate ? candParams : refParams); }
@@ -187,6 +188,8 @@ class TimingContext : DeviceContext {
   // Within them.
   Sample sample(TimingRun &run, const LoadedLaunch &loaded, bool isCandidate, bool doFlush);
   void scrubReference(TimingRun &run);
+  void flushL2(TimingRun &run);
+  double launcherOverhead(TimingRun &run);
   void recheck(TimingRun &run, std::size_t sampleIndex);
   std::vector<std::byte> download(CUdeviceptr ptr, std::size_t n, const std::string &what);
   bool clockUp();
@@ -196,6 +199,7 @@ class TimingContext : DeviceContext {
   std::string deviceName_, pciBusId_;
   std::unique_ptr<Nvml> nvml_;
   CUmodule flushModule_ = nullptr;  // the L2 flush kernel, loaded once
+  std::unique_ptr<HostLauncherProcess> cleanLauncher_;  // no candidate code: the round trip's baseline
   unsigned smCount_ = 1;
   double peakSmClockMHz_ = 0;
 };
@@ -366,19 +370,7 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
     else if (t.tensor->role == TensorRole::Out && isCandidate)
       check(driver_.cuMemsetD8(target, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
   }
-  if (doFlush) {
-    run.stage = "flush";
-    CUdeviceptr flushBase = run.flush;
-    unsigned long long flushVectors = run.flushBytes / 16;
-    void *flushParams[] = {&flushBase, &flushVectors, &flushBase};
-    if (run.flushKernel)
-      check(driver_.cuLaunchKernel(run.flushKernel, 4 * smCount_, 1, 1, 512, 1, 1, 0, nullptr, flushParams, nullptr),
-            "flushing the L2 cache");
-    else
-      check(driver_.cuMemsetD8(run.flush, static_cast<unsigned char>((++run.flushValue & 1) ? 0xA5 : 0x5A),
-                               run.flushBytes),
-            "flushing the L2 cache");
-  }
+  if (doFlush) flushL2(run);
   check(driver_.cuCtxSynchronize(), "preparing a sample");
   activity();  // nothing before the launch counts
   Sample s;
@@ -386,7 +378,8 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
     // A host launcher: the worker's clock from the request to the end of its work in its own
     // process (host work, copies, every stream), read around the whole call.
     run.stage = who + " run";
-    s.primaryMs = s.eventMs = 1e3 * DeviceContext::run(loaded, run.args(isCandidate), who);
+    s.eventMs = 1e3 * DeviceContext::run(loaded, run.args(isCandidate), who);
+    s.primaryMs = std::max(0.0, s.eventMs - run.hostOverheadMs);
     s.observed = false;
     if (!isCandidate) scrubReference(run);
     return s;
@@ -420,6 +413,44 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
   }
   if (!isCandidate) scrubReference(run);
   return s;
+}
+
+void TimingContext::flushL2(TimingRun &run) {
+  run.stage = "flush";
+  CUdeviceptr flushBase = run.flush;
+  unsigned long long flushVectors = run.flushBytes / 16;
+  void *flushParams[] = {&flushBase, &flushVectors, &flushBase};
+  if (run.flushKernel)
+    check(driver_.cuLaunchKernel(run.flushKernel, 4 * smCount_, 1, 1, 512, 1, 1, 0, nullptr, flushParams, nullptr),
+          "flushing the L2 cache");
+  else
+    check(driver_.cuMemsetD8(run.flush, static_cast<unsigned char>((++run.flushValue & 1) ? 0xA5 : 0x5A),
+                             run.flushBytes),
+          "flushing the L2 cache");
+}
+
+// What a host launcher's clock includes but the candidate does not owe: the request and answer
+// through the pipes, the process's wake-ups and the GPU's switch from the worker's context to its
+// own, measured as the median round trip of a clean launcher process (no candidate code, one
+// empty kernel) after the same preparation as a sample. 0 when it cannot be measured.
+double TimingContext::launcherOverhead(TimingRun &run) {
+  if (!cleanLauncher_ || !cleanLauncher_->alive()) {
+    std::string name, problem;
+    cleanLauncher_ = HostLauncherProcess::start("", device_, name, problem);
+    if (!cleanLauncher_) {
+      std::cerr << "kwb-worker: no clean launcher process (" << problem << "): host launchers are timed raw\n";
+      return 0;
+    }
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < 40; ++i) {
+    flushL2(run);
+    check(driver_.cuCtxSynchronize(), "preparing a sample");
+    const auto r = cleanLauncher_->launch(driver_, {});
+    if (r.status != HostLaunchResult::Status::Done) return 0;
+    if (i >= 8) ms.push_back(1e3 * r.seconds);  // the first ones start the process's context up
+  }
+  return summarizeSamples(ms).median;
 }
 
 void TimingContext::scrubReference(TimingRun &run) {
@@ -587,10 +618,13 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
   try {
     if (!loadBoth(loaded, run.reference, run.candidate, reply)) return reply;
     if (loaded.candidate.host) {
+      run.hostOverheadMs = launcherOverhead(run);
+      reply.launcherOverheadMs = run.hostOverheadMs;
       reply.timer = "host-wall-clock";
       reply.timerNote = "a host launcher's figure is the worker's clock from the call to the end of its work in its "
-                        "own process (host work, copies, every stream, and the pipe to that process); the "
-                        "reference's is " + std::string(run.useCupti ? "CUPTI's kernel span" : "CUDA events");
+                        "own process (host work, copies, every stream), less the round trip of a clean launcher "
+                        "process (launcher_overhead_ms); the reference's is " +
+                        std::string(run.useCupti ? "CUPTI's kernel span" : "CUDA events");
     }
     allocate(run);
     reply.l2Flush = run.flushKernel ? "read (ld.global.cg) of the flush buffer" : "memset of the flush buffer";

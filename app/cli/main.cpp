@@ -320,8 +320,9 @@ int main(int argc, char **argv) {
   eval->add_option("--time-limit", evalArgs.timeLimit, "Seconds per configuration before the run is stopped (default 60)")
       ->check(CLI::PositiveNumber);
   eval->add_flag("--time", evalArgs.time,
-                 "When correct, time each configuration against the reference (CUDA events, L2 flushed,\n"
-                 "interleaved, adaptive until IQR/median < 1% or the time cap)");
+                 "When correct, time each configuration against the reference (CUPTI kernel records on every\n"
+                 "stream; a host launcher: the clock around the whole call; L2 flushed, interleaved, adaptive\n"
+                 "until IQR/median < 1% or the time cap)");
   eval->add_option("--time-cap", evalArgs.timeCap, "Seconds of sampling per configuration with --time (default 3)")
       ->check(CLI::PositiveNumber);
   eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");

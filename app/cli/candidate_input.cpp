@@ -28,6 +28,11 @@ std::optional<CandidateInput> loadCandidate(const std::string &taskArg, const st
   std::ostringstream text;
   text << file.rdbuf();
   in.text = text.str();
+  if (kwb::runAsReference(in.task, in.path))
+    std::cerr << command << ": " << in.path.filename().string()
+              << " is the task's reference source (the task has no [editor] starter): it runs with the "
+                 "reference's launch (kernel '"
+              << in.task.reference.launch.kernel << "')\n";
   if (!candidateArg.empty()) {
     try {
       if (auto resolved = kwb::resolveLineageStep(in.task, in.path)) {

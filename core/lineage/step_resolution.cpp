@@ -19,6 +19,16 @@ std::optional<ResolvedStep> resolveLineageStep(const Task &task, const fs::path 
   return std::nullopt;
 }
 
+bool runAsReference(Task &task, const fs::path &candidate) {
+  if (!task.launch) return false;  // the candidate already runs with the reference's launch
+  std::error_code ec, ec2;
+  const fs::path wanted = fs::weakly_canonical(candidate, ec);
+  const fs::path reference = fs::weakly_canonical(task.folder / task.reference.source, ec2);
+  if (ec || ec2 || wanted != reference) return false;
+  task.launch = task.reference.launch;
+  return true;
+}
+
 std::optional<int> lineageStepNumber(const fs::path &file) {
   if (file.parent_path().filename() != kLineageFolderName) return std::nullopt;
   const std::string name = file.filename().string();

@@ -21,6 +21,12 @@ struct ResolvedStep {
 // or the file is none of its steps. Throws what loadLineage() throws for a broken lineage.toml.
 std::optional<ResolvedStep> resolveLineageStep(const Task &task, const std::filesystem::path &candidate);
 
+// The task's reference source itself (what a task without an [editor] starter evaluates by
+// default) runs with the reference's launch: [launch] names the candidate's kernel, which the
+// reference source need not define. True, with `task` changed, when `candidate` is that file
+// (compared as resolveLineageStep compares).
+bool runAsReference(Task &task, const std::filesystem::path &candidate);
+
 // The step number a lineage file's name carries ("03-smem-tiling.cu" in a folder named
 // "lineage": 3), read from the path alone; nullopt for any other file.
 std::optional<int> lineageStepNumber(const std::filesystem::path &file);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/lineage/lineage.h"
+#include "core/lineage/step_resolution.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/test_files.h"
 
@@ -114,6 +115,20 @@ class TestLineage : public QObject {
     QFETCH(QString, expected);
     const std::string error = errorOf(toml.toStdString(), header.toStdString());
     QVERIFY2(error.find(expected.toStdString()) != std::string::npos, ("got: " + error).c_str());
+  }
+
+  // The reference source as a candidate (a task without an [editor] starter evaluates it by
+  // default) runs with the reference's launch, whatever [launch] names; other files keep it.
+  void theReferenceSourceRunsWithTheReferenceLaunch() {
+    auto task = kwb::loadTask(kwb::test::kernelsDir() / "softmax");
+    QVERIFY(task.launch.has_value());
+    QVERIFY(task.launch->kernel != task.reference.launch.kernel);
+    auto other = task;
+    QVERIFY(!kwb::runAsReference(other, task.folder / task.starterSource()));
+    QCOMPARE(other.launch->kernel, task.launch->kernel);
+    QVERIFY(kwb::runAsReference(task, task.folder / "." / task.reference.source));
+    QCOMPARE(task.launch->kernel, task.reference.launch.kernel);
+    QCOMPARE(task.launch->args, task.reference.launch.args);
   }
 
   void noLineageIsAnError() {

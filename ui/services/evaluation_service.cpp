@@ -149,6 +149,7 @@ class EvaluationService::Backend {
         task = std::move(step->task);
         stepTunables = step->step.tunables;
       }
+      if (!request.sourceName.isEmpty()) kwb::runAsReference(task, toFsPath(request.sourceName));
     } catch (const std::exception &e) {
       failRun(run, kwb::Outcome::Error, tr("the task did not load: %1").arg(QString::fromStdString(e.what())));
       return;

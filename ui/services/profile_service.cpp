@@ -83,6 +83,7 @@ bool ProfileService::profile(const ProfileRequest &request) {
             task = std::move(step->task);
             o.tunables = step->step.tunables;
           }
+          if (!request.sourceName.isEmpty()) kwb::runAsReference(task, toFsPath(request.sourceName));
           o.config = request.config.toStdString();
           o.set = request.set.toStdString();
           o.sourceName = request.sourceName.toStdString();

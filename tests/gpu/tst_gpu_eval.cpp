@@ -372,9 +372,10 @@ class TestGpuEval : public QObject {
   // A host launcher runs in a process of its own; its time is the worker's clock around the whole
   // call (issue 15: host work, copies and every stream count) less a clean process's round trip.
   // The same kernel launched by kwb_launch reads at least what the device-code starter does. On
-  // the H200 (2026-12-02) it read 0.20-0.22 ms more (0.45-0.48 against 0.256 ms; at the small size
-  // 0.20 ms for a 4 us kernel) where the clean process's empty kernel takes 0.022 ms: a per-call
-  // cost not explained yet (issue 15's note). The bound holds that cost to 0.3 ms.
+  // the H200 (2026-12-02) it read 0.20-0.22 ms more (0.45-0.48 against 0.256 ms) while the clean
+  // baseline was taken without the L2 flush (22 us instead of about 170:
+  // tests/bench/results/2026-12-02-h200-a77ba82-ipc-launch-latency.txt). The bound allows 0.3 ms
+  // until the corrected baseline is measured there.
   void hostLauncherIsCorrectAndTimed() {
     const auto r = timedRun(softmax_, softmaxLauncher("", ""), "h200");
     QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());

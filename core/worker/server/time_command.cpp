@@ -430,9 +430,11 @@ void TimingContext::flushL2(TimingRun &run) {
 }
 
 // What a host launcher's clock includes but the candidate does not owe: the request and answer
-// through the pipes, the process's wake-ups and the GPU's switch from the worker's context to its
-// own, measured as the median round trip of a clean launcher process (no candidate code, one
-// empty kernel) after the same preparation as a sample. 0 when it cannot be measured.
+// through the pipes, the process's wake-ups and, most of it, the GPU's switch from the worker's
+// context (which has just run the L2 flush) to the launcher's: about 150 of 170 us on an H200
+// (tests/bench/results/2026-12-02-h200-a77ba82-ipc-launch-latency.txt). Measured as the median
+// round trip of a clean launcher process (no candidate code, one empty kernel) after the same
+// preparation as a sample, flush included. 0 when it cannot be measured.
 double TimingContext::launcherOverhead(TimingRun &run) {
   if (!cleanLauncher_ || !cleanLauncher_->alive()) {
     std::string name, problem;
@@ -618,8 +620,6 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
   try {
     if (!loadBoth(loaded, run.reference, run.candidate, reply)) return reply;
     if (loaded.candidate.host) {
-      run.hostOverheadMs = launcherOverhead(run);
-      reply.launcherOverheadMs = run.hostOverheadMs;
       reply.timer = "host-wall-clock";
       reply.timerNote = "a host launcher's figure is the worker's clock from the call to the end of its work in its "
                         "own process (host work, copies, every stream), less the round trip of a clean launcher "
@@ -627,6 +627,9 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
                         std::string(run.useCupti ? "CUPTI's kernel span" : "CUDA events");
     }
     allocate(run);
+    // After allocate: the baseline's samples flush L2 as the candidate's do. The GPU's switch
+    // from the worker's context after the flush is most of a host launcher's round trip.
+    if (loaded.candidate.host) reply.launcherOverheadMs = run.hostOverheadMs = launcherOverhead(run);
     reply.l2Flush = run.flushKernel ? "read (ld.global.cg) of the flush buffer" : "memset of the flush buffer";
     uploadInputs(run);
     referenceOutputs(run, loaded);

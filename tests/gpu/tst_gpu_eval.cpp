@@ -374,7 +374,7 @@ class TestGpuEval : public QObject {
   // The same kernel launched by kwb_launch reads at least what the device-code starter does. On
   // the H200 (2026-12-02) it read 0.20-0.22 ms more (0.45-0.48 against 0.256 ms) while the clean
   // baseline was taken without the L2 flush (22 us instead of about 170:
-  // tests/bench/results/2026-12-02-h200-a77ba82-ipc-launch-latency.txt). The bound allows 0.3 ms
+  // tests/bench/results/2026-12-02-h200-cd2e6aa-ipc-launch-latency.txt). The bound allows 0.3 ms
   // until the corrected baseline is measured there.
   void hostLauncherIsCorrectAndTimed() {
     const auto r = timedRun(softmax_, softmaxLauncher("", ""), "h200");

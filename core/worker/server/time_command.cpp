@@ -432,7 +432,7 @@ void TimingContext::flushL2(TimingRun &run) {
 // What a host launcher's clock includes but the candidate does not owe: the request and answer
 // through the pipes, the process's wake-ups and, most of it, the GPU's switch from the worker's
 // context (which has just run the L2 flush) to the launcher's: about 150 of 170 us on an H200
-// (tests/bench/results/2026-12-02-h200-a77ba82-ipc-launch-latency.txt). Measured as the median
+// (tests/bench/results/2026-12-02-h200-cd2e6aa-ipc-launch-latency.txt). Measured as the median
 // round trip of a clean launcher process (no candidate code, one empty kernel) after the same
 // preparation as a sample, flush included. 0 when it cannot be measured.
 double TimingContext::launcherOverhead(TimingRun &run) {

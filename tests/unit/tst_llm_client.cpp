@@ -301,6 +301,32 @@ class TestLlmClient : public QObject {
     QVERIFY2(r.error.find(kKey) == std::string::npos, "the error message holds the key");
   }
 
+  // Every client error the README says is never retried: one request each, the status in the
+  // message (401 is above, with its key message).
+  void clientErrorsAreNotRetried_data() {
+    QTest::addColumn<int>("status");
+    QTest::newRow("400") << 400;
+    QTest::newRow("403") << 403;
+    QTest::newRow("404") << 404;
+  }
+  void clientErrorsAreNotRetried() {
+    QFETCH(int, status);
+    LoopbackHttpServer server;
+    ScriptedResponse refused;
+    refused.status = status;
+    refused.headers = {{"Content-Type", "application/json"}};
+    refused.chunks = {R"({"error":{"message":"refused by the test server","type":"invalid_request_error"}})"};
+    server.route("POST", "/v1/chat/completions", {refused});
+    auto config = configFor(server, llm::WireFormat::OpenAIChat);
+    config.retry.maxAttempts = 4;
+    llm::Provider provider(config, kKey);
+    const auto r = provider.chat(hello());
+    QCOMPARE(r.attempts, 1);
+    QCOMPARE(r.status, status);
+    QCOMPARE(server.requests().size(), std::size_t(1));
+    QVERIFY2(r.error.find(std::to_string(status)) != std::string::npos, r.error.c_str());
+  }
+
   // A server that keeps failing: the client gives up after maxAttempts and says so.
   void givesUpAfterMaxAttempts() {
     LoopbackHttpServer server;

@@ -1,6 +1,7 @@
 // kwb-worker: the process that owns one GPU's CUDA context. Run by hand it lists the devices
 // it can see; started by kwb or kernel-workbench with --serve it speaks the worker protocol
 // (core/worker/PROTOCOL.md) on stdin/stdout.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -116,6 +117,9 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
     const auto lockdown = w::lockDownInsideNamespaces(privateDir);
     problems = lockdown.problems;
   }
+  // Not dumpable: a process of the same user (a host launcher's process, which runs candidate
+  // code) cannot open /proc/<worker>/fd/1 (the reply channel) or /proc/<worker>/mem.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // The seccomp filter goes on before anything else is loaded (the CUDA driver, a candidate)
   // and before the first thread starts; only inside a sandbox, so "none" stays a plain process.
   w::SeccompReport seccomp;

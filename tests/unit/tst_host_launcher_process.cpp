@@ -5,11 +5,14 @@
 // without reading a request. (Launches are tests/gpu/tst_gpu_eval.cpp's.)
 #include <QtTest>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
+
+#include "core/worker/server/host_launcher.h"
 
 namespace {
 
@@ -59,6 +62,29 @@ class TestHostLauncherProcess : public QObject {
     QVERIFY2(noDevice || noLibrary, run.answer.c_str());
     QVERIFY(WIFEXITED(run.status));
     QCOMPARE(WEXITSTATUS(run.status), 1);
+  }
+
+  // The worker's side (HostLauncherProcess::start) against the real program: the child's error
+  // line becomes the load failure's name and message, and the child is reaped (no zombie left).
+  void theWorkerSideReadsTheErrorLine() {
+    const auto worker = qEnvironmentVariable("KWB_WORKER").toStdString();
+    std::string name, problem;
+    auto process = kwb::worker::HostLauncherProcess::start("/nonexistent/candidate.so", 0, name, problem, worker);
+    if (process) QSKIP("the library loaded?! (a GPU machine with that file)");
+    QVERIFY2(name == "no-device" || name == "dlopen", (name + ": " + problem).c_str());
+    QVERIFY2(!problem.empty(), name.c_str());
+    // Every child has been waited for.
+    QCOMPARE(::waitpid(-1, nullptr, WNOHANG), -1);
+    QCOMPARE(errno, ECHILD);
+  }
+
+  // A program that is no kwb-worker answers nothing: the start fails, naming the early end.
+  void aChildThatDiesBeforeReadyIsNamed() {
+    std::string name, problem;
+    auto process = kwb::worker::HostLauncherProcess::start("/nonexistent/candidate.so", 0, name, problem, "/bin/true");
+    QVERIFY(!process);
+    QCOMPARE(name, std::string("host-launcher-died"));
+    QVERIFY2(problem.find("exited with status 0") != std::string::npos, problem.c_str());
   }
 };
 

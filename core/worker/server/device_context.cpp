@@ -73,10 +73,13 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
   const std::size_t key = std::hash<std::string>{}(spec.image);
   if (auto it = hostProcesses_.find(key); it != hostProcesses_.end() && it->second->alive()) {
     l.host = it->second.get();
+    l.host->inUse = true;
     return l;
   }
   hostProcesses_.erase(key);
-  if (hostProcesses_.size() >= 2) hostProcesses_.clear();  // an earlier candidate's: not needed again
+  // Earlier candidates' processes are not needed again; one a launch of this request uses stays.
+  if (hostProcesses_.size() >= 2)
+    std::erase_if(hostProcesses_, [](const auto &entry) { return !entry.second->inUse; });
   const char *tmp = std::getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kwb-launcher-XXXXXX.so";
   int fd = mkstemps(path.data(), 3);
@@ -105,6 +108,7 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
     throw LoadFailure{name, "the " + who + " library: " + problem};
   }
   l.host = process.get();
+  l.host->inUse = true;
   hostProcesses_[key] = std::move(process);
   return l;
 }
@@ -155,7 +159,10 @@ void DeviceContext::requireContext() {
 void DeviceContext::release(LoadedLaunch &launch) {
   if (launch.module && !contextLost_) driver_.cuModuleUnload(launch.module);
   launch.module = nullptr;
-  if (launch.host) launch.host->release();
+  if (launch.host) {
+    launch.host->release();
+    launch.host->inUse = false;
+  }
   launch.host = nullptr;
 }
 

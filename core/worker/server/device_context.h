@@ -93,6 +93,15 @@ struct LaunchActivity {
   std::vector<KernelRecord> kernels;
 };
 
+// The bytes to allocate for a tensor of `bytes`: a multiple of 2 MiB. A host launcher's process
+// maps tensors through CUDA IPC, which shares the whole block an allocation was carved from; a
+// smaller allocation could share its block with another (the reference's outputs). The CUDA
+// programming guide's advice: share only 2 MiB-aligned sizes.
+inline std::size_t sharedAllocationBytes(std::size_t bytes) {
+  constexpr std::size_t kBlock = std::size_t{2} << 20;
+  return (bytes + kBlock - 1) / kBlock * kBlock;
+}
+
 class DeviceContext {
  public:
   explicit DeviceContext(std::optional<int> device) : device_(device.value_or(0)) {}

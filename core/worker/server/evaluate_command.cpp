@@ -265,7 +265,7 @@ void EvaluateContext::allocate(EvaluateRun &run, Buffers &buffers) {
   run.stage = "allocate";
   for (auto &t : run.tensors) {
     if (t.bytes == 0) continue;
-    CUresult r = driver_.cuMemAlloc(&t.device, t.bytes);
+    CUresult r = driver_.cuMemAlloc(&t.device, sharedAllocationBytes(t.bytes));
     if (r != cu::SUCCESS)
       throw failure(r, "allocating " + std::to_string(t.bytes) + " bytes for tensor '" + t.tensor->name + "'");
     buffers.held.push_back(t.device);

@@ -3,12 +3,14 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -97,7 +99,8 @@ std::string describeExit(int status) {
 // ---- The worker's side ---------------------------------------------------------------------
 
 std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::string &libraryPath, int device,
-                                                                std::string &name, std::string &problem) {
+                                                                std::string &name, std::string &problem,
+                                                                const std::string &executable) {
   int request[2], answer[2];
   if (::pipe2(request, O_CLOEXEC) != 0) {
     name = "host-launcher-start";
@@ -127,6 +130,7 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (::getppid() != parent) ::_exit(127);
+    ::setpgid(0, 0);  // a group of its own: stopped and killed with whatever it starts
     // Out of the way of 3 and 4 first, then into place; stdout to stderr, never the reply channel.
     const int in = ::fcntl(request[0], F_DUPFD, 100), out = ::fcntl(answer[1], F_DUPFD, 100);
     if (in < 0 || out < 0 || ::dup2(in, kRequestFd) < 0 || ::dup2(out, kAnswerFd) < 0 || ::dup2(2, 1) < 0)
@@ -135,9 +139,10 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
     if (null >= 0) ::dup2(null, 0);
     if (::syscall(SYS_close_range, 5u, ~0u, 0u) != 0)
       for (int fd = 5; fd < 4096; ++fd) ::close(fd);
-    ::execv("/proc/self/exe", const_cast<char *const *>(argv));
+    ::execv(executable.c_str(), const_cast<char *const *>(argv));
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // (both sides, whichever runs first)
   ::close(request[0]);
   ::close(answer[1]);
   std::unique_ptr<HostLauncherProcess> p(new HostLauncherProcess);
@@ -147,14 +152,18 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
   std::string line;
   if (!p->readLine(line)) {
     int status = 0;
-    ::kill(p->pid_, SIGKILL);  // a line too long leaves it running
+    ::kill(-p->pid_, SIGKILL);  // a line too long leaves it running
+    ::kill(p->pid_, SIGKILL);
     ::waitpid(p->pid_, &status, 0);
     p->pid_ = -1;
     name = "host-launcher-died";
     problem = "the host launcher's process ended before it was ready: " + describeExit(status);
     return nullptr;
   }
-  if (line == "ready") return p;
+  if (line == "ready") {
+    p->stop();
+    return p;
+  }
   if (line.rfind("error ", 0) == 0) {
     const auto rest = line.substr(6);
     const auto space = rest.find(' ');
@@ -174,6 +183,7 @@ void HostLauncherProcess::kill() {
   if (fromChild_ >= 0) ::close(fromChild_);
   toChild_ = fromChild_ = -1;
   if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);  // its group: whatever it started too
     ::kill(pid_, SIGKILL);
     int status = 0;
     ::waitpid(pid_, &status, 0);
@@ -181,19 +191,38 @@ void HostLauncherProcess::kill() {
   pid_ = -1;
 }
 
+// Between requests the process and its group are stopped: its threads cannot run while the
+// worker prepares, times the reference or serves other requests.
+void HostLauncherProcess::stop() {
+  if (pid_ > 0) ::kill(-pid_, SIGSTOP);
+}
+
 bool HostLauncherProcess::readLine(std::string &line) { return readLineFrom(fromChild_, buffer_, line, kMaxLine); }
 
 HostLaunchResult HostLauncherProcess::exchange(const std::string &request) {
   HostLaunchResult r;
+  // Nothing may be waiting from it before it is asked: an answer written ahead ("done 0" lines
+  // queued to make later launches look instant) breaks the protocol.
+  pollfd ahead{fromChild_, POLLIN, 0};
+  if (pid_ > 0 && (!buffer_.empty() || ::poll(&ahead, 1, 0) > 0)) {
+    kill();
+    r.status = HostLaunchResult::Status::Protocol;
+    r.name = "host-launcher-protocol";
+    r.message = "the host launcher's process wrote to the worker before it was asked";
+    return r;
+  }
   const auto started = std::chrono::steady_clock::now();
   std::string line;
+  if (pid_ > 0) ::kill(-pid_, SIGCONT);
   const bool sent = pid_ > 0 && writeAll(toChild_, request);
   const bool answered = sent && readLine(line);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (answered) stop();
   if (!answered) {
     int status = 0;
     if (pid_ > 0) {
       // EOF: the child is gone (or closed its end); a line too long: it is broken.
+      ::kill(-pid_, SIGKILL);
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, &status, 0);
       pid_ = -1;
@@ -205,8 +234,12 @@ HostLaunchResult HostLauncherProcess::exchange(const std::string &request) {
     return r;
   }
   int code = 0;
-  char extra = 0;
-  if (std::sscanf(line.c_str(), "done %d%c", &code, &extra) == 1) {
+  const bool done = line.rfind("done ", 0) == 0 && line.size() > 5 && [&] {
+    const char *first = line.data() + 5, *last = line.data() + line.size();
+    const auto [end, ec] = std::from_chars(first, last, code);
+    return ec == std::errc() && end == last;
+  }();
+  if (done) {
     r.status = code == 0 ? HostLaunchResult::Status::Done : HostLaunchResult::Status::LaunchError;
     r.code = code;
     r.name = code == 0 ? "" : "kwb_launch returned " + std::to_string(code);

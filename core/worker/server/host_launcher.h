@@ -9,7 +9,10 @@
 // context on the same device, and on each request maps the worker's tensor buffers through CUDA
 // IPC handles, calls kwb_launch and synchronises its whole context (every stream the candidate
 // used). It talks to the worker over two pipes of its own; its stdout goes to the worker's
-// stderr. The worker only ever shares the buffers the candidate's arguments name.
+// stderr. The worker only ever shares the buffers the candidate's arguments name (allocated in
+// 2 MiB multiples: IPC shares a whole block). The worker is not dumpable, so the child cannot
+// open /proc/<worker>/fd or /mem. The child runs in a process group of its own that is stopped
+// (SIGSTOP) whenever it is not answering a request, and killed as a group.
 //
 // What the child says is untrusted: the worker reads its lines with a length limit and an exact
 // grammar, and a child that breaks it is killed and the launch is a runtime error. The time of a
@@ -59,8 +62,10 @@ class HostLauncherProcess {
   // first line. An empty path starts a clean child with no candidate code: its launches run one
   // empty kernel of its own (the round trip a host launcher's time includes but does not owe). nullptr with `name`/`problem` set when it cannot start, the library does not
   // load or lacks kwb_launch (the names LoadFailure uses: "dlopen", "no-entry-point", ...).
+  // `executable` is kwb-worker (itself, unless a test says otherwise).
   static std::unique_ptr<HostLauncherProcess> start(const std::string &libraryPath, int device, std::string &name,
-                                                    std::string &problem);
+                                                    std::string &problem,
+                                                    const std::string &executable = "/proc/self/exe");
   ~HostLauncherProcess();
   HostLauncherProcess(const HostLauncherProcess &) = delete;
   HostLauncherProcess &operator=(const HostLauncherProcess &) = delete;
@@ -71,6 +76,8 @@ class HostLauncherProcess {
   // Unmaps every buffer in the child (before the worker frees them).
   void release();
   bool alive() const { return pid_ > 0; }
+  // Set while a request's launch uses it (DeviceContext::load/release): not evicted then.
+  bool inUse = false;
   pid_t pid() const { return pid_; }
   // The shared libraries the child has mapped (from /proc/PID/maps).
   std::vector<std::string> loadedLibraries() const;
@@ -80,6 +87,7 @@ class HostLauncherProcess {
   HostLaunchResult exchange(const std::string &line);
   bool readLine(std::string &line);
   void kill();
+  void stop();
 
   pid_t pid_ = -1;
   int toChild_ = -1, fromChild_ = -1;

@@ -116,11 +116,11 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
     stage = "allocate";
     for (auto &t : tensors) {
       if (!t.bytes) continue;
-      check(driver_.cuMemAlloc(&t.buf, t.bytes), "allocating " + std::to_string(t.bytes) + " bytes for tensor '" +
+      check(driver_.cuMemAlloc(&t.buf, sharedAllocationBytes(t.bytes)), "allocating " + std::to_string(t.bytes) + " bytes for tensor '" +
                                                      t.tensor->name + "'");
       buffers.list.push_back(t.buf);
       if (t.tensor->role == TensorRole::InOut) {
-        check(driver_.cuMemAlloc(&t.pristine, t.bytes), "allocating the pristine copy of '" + t.tensor->name + "'");
+        check(driver_.cuMemAlloc(&t.pristine, sharedAllocationBytes(t.bytes)), "allocating the pristine copy of '" + t.tensor->name + "'");
         buffers.list.push_back(t.pristine);
       }
     }

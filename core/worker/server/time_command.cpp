@@ -306,7 +306,7 @@ void TimingContext::allocate(TimingRun &run) {
   run.cleanup.driver = &driver_;
   run.cleanup.lost = &contextLost_;
   auto alloc = [&](CUdeviceptr &ptr, std::size_t n, const std::string &what) {
-    check(driver_.cuMemAlloc(&ptr, n), "allocating " + std::to_string(n) + " bytes for " + what);
+    check(driver_.cuMemAlloc(&ptr, sharedAllocationBytes(n)), "allocating " + std::to_string(n) + " bytes for " + what);
     run.cleanup.buffers.push_back(ptr);
   };
   for (auto &t : run.tensors) {

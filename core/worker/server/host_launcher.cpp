@@ -5,10 +5,12 @@
 #include <signal.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -120,6 +122,10 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
   const std::string library = libraryPath.empty() ? std::string("-") : libraryPath;
   const char *argv[] = {"kwb-worker", "--host-launcher", library.c_str(), "--device", deviceText.c_str(), nullptr};
   const pid_t parent = ::getpid();
+  rlimit files{};
+  const int highestFd = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+                            ? static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20))
+                            : 1 << 16;
   const pid_t pid = ::fork();
   if (pid < 0) {
     for (int fd : {request[0], request[1], answer[0], answer[1]}) ::close(fd);
@@ -138,7 +144,7 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
     const int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0) ::dup2(null, 0);
     if (::syscall(SYS_close_range, 5u, ~0u, 0u) != 0)
-      for (int fd = 5; fd < 4096; ++fd) ::close(fd);
+      for (int fd = 5; fd < highestFd; ++fd) ::close(fd);
     ::execv(executable.c_str(), const_cast<char *const *>(argv));
     ::_exit(127);
   }

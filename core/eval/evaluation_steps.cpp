@@ -242,23 +242,19 @@ TimingOutcome readTimeReply(const worker::Reply &reply, ConfigOutcome &co) {
   }
   worker::TimeReply r;
   if (!readReply(reply, r, t.error)) return t;
+  if (r.verdict == "timed") return timingOutcome(r);
+  t.timer = r.timer;
+  t.findings = r.findings;
   if (r.verdict == "incorrect") {
     // Wrong outputs while timed, or no kernel at all: the candidate is incorrect.
-    t.timer = r.timer;
-    t.findings = r.findings;
     t.error = "incorrect while timed: " + (r.reasonDetail.empty() ? r.reason : r.reasonDetail);
     co.outcome = Outcome::Incorrect;
     co.reason = r.reason.empty() ? "timed-output-mismatch" : r.reason;
     co.message = r.reasonDetail.empty() ? co.reason : r.reasonDetail;
     return t;
   }
-  if (r.verdict != "timed") {
-    t.timer = r.timer;
-    t.findings = r.findings;
-    t.error = (r.verdict.empty() ? "error" : r.verdict) + ": " + r.reason;
-    return t;
-  }
-  return timingOutcome(r);
+  t.error = (r.verdict.empty() ? "error" : r.verdict) + ": " + r.reason;
+  return t;
 }
 
 bool lostContext(const worker::Reply &reply) {

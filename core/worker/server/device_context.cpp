@@ -1,9 +1,5 @@
 #include "core/worker/server/device_context.h"
 
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -48,6 +44,24 @@ CudaFailure DeviceContext::failure(CUresult r, const std::string &what) {
   return f;
 }
 
+CUdeviceptr DeviceContext::allocate(DeviceAllocations &into, std::size_t bytes, const std::string &what) {
+  into.driver = &driver_;
+  into.lost = &contextLost_;
+  CUdeviceptr ptr = 0;
+  check(driver_.cuMemAlloc(&ptr, sharedAllocationBytes(bytes)), "allocating " + std::to_string(bytes) + " bytes for " + what);
+  into.buffers.push_back(ptr);
+  return ptr;
+}
+
+CUevent DeviceContext::createEvent(DeviceAllocations &into) {
+  into.driver = &driver_;
+  into.lost = &contextLost_;
+  CUevent event = nullptr;
+  check(driver_.cuEventCreate(&event, 0), "creating an event");
+  into.events.push_back(event);
+  return event;
+}
+
 LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who) {
   LoadedLaunch l;
   l.spec = &spec;
@@ -80,33 +94,10 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
   // Earlier candidates' processes are not needed again; one a launch of this request uses stays.
   if (hostProcesses_.size() >= 2)
     std::erase_if(hostProcesses_, [](const auto &entry) { return !entry.second->inUse; });
-  const char *tmp = std::getenv("TMPDIR");
-  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kwb-launcher-XXXXXX.so";
-  int fd = mkstemps(path.data(), 3);
-  if (fd < 0) throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
-  const char *data = spec.image.data();
-  std::size_t left = spec.image.size();
-  bool ok = true;
-  while (left && ok) {
-    const ssize_t n = ::write(fd, data, left);
-    if (n <= 0) ok = false;
-    else {
-      data += n;
-      left -= static_cast<std::size_t>(n);
-    }
-  }
-  ::close(fd);
-  if (!ok) {
-    ::unlink(path.c_str());
-    throw LoadFailure{"write", "cannot write the " + who + " library to " + path};
-  }
-  // The candidate's static constructors run there, inside the sandbox; it removes the file.
+  // The candidate's static constructors run there, inside the sandbox.
   std::string name, problem;
-  auto process = HostLauncherProcess::start(path, device_, name, problem);
-  if (!process) {
-    ::unlink(path.c_str());
-    throw LoadFailure{name, "the " + who + " library: " + problem};
-  }
+  auto process = HostLauncherProcess::startWithImage(spec.image, device_, name, problem);
+  if (!process) throw LoadFailure{name, "the " + who + " library: " + problem};
   l.host = process.get();
   l.host->inUse = true;
   hostProcesses_[key] = std::move(process);

@@ -102,6 +102,23 @@ inline std::size_t sharedAllocationBytes(std::size_t bytes) {
   return (bytes + kBlock - 1) / kBlock * kBlock;
 }
 
+// A request's device memory and events (DeviceContext::allocate, createEvent), freed when the
+// request ends, unless the context is lost: freeing would only fail.
+struct DeviceAllocations {
+  CudaDriver *driver = nullptr;
+  const bool *lost = nullptr;
+  std::vector<CUdeviceptr> buffers;
+  std::vector<CUevent> events;
+  DeviceAllocations() = default;
+  DeviceAllocations(DeviceAllocations &&) = default;
+  DeviceAllocations &operator=(DeviceAllocations &&) = delete;
+  ~DeviceAllocations() {
+    if (!driver || *lost) return;
+    for (auto e : events) driver->cuEventDestroy(e);
+    for (auto b : buffers) driver->cuMemFree(b);
+  }
+};
+
 class DeviceContext {
  public:
   explicit DeviceContext(std::optional<int> device) : device_(device.value_or(0)) {}
@@ -115,6 +132,11 @@ class DeviceContext {
     if (r != cu::SUCCESS) throw failure(r, what);
   }
 
+  // `bytes` of device memory for `what` ("tensor 'x'"), held by `into`: sharedAllocationBytes
+  // of them, since any buffer may be shared with a host launcher's process. Throws CudaFailure
+  // ("allocating N bytes for tensor 'x'").
+  CUdeviceptr allocate(DeviceAllocations &into, std::size_t bytes, const std::string &what);
+  CUevent createEvent(DeviceAllocations &into);
   // Loads a launch (throws LoadFailure, or CudaFailure when the context is lost). A host
   // launcher's library is written to the private directory ($TMPDIR) and opened by a process of
   // its own (HostLauncherProcess), one per distinct library, kept while it works.

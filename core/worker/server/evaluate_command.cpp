@@ -65,18 +65,6 @@ ComparisonSummary summarize(const ComparisonReport &r) {
   return c;
 }
 
-// Device buffers of one request, freed at its end (unless the context is gone).
-struct Buffers {
-  CudaDriver *driver = nullptr;
-  std::vector<CUdeviceptr> held;
-  const bool *lost = nullptr;  // the context is lost: freeing would only fail
-  ~Buffers() {
-    if (!driver || (lost && *lost)) return;
-    for (auto p : held) driver->cuMemFree(p);
-  }
-};
-
-
 // What one seed's checks found, judged (pure): whether the seed passed, its one-line summary
 // and, for a failure, the most specific reason.
 struct SeedFindings {
@@ -208,7 +196,7 @@ class EvaluateContext : DeviceContext {
  private:
   // The steps, in order.
   static EvaluateRun readRequest(const EvaluateRequest &request);
-  void allocate(EvaluateRun &run, Buffers &buffers);
+  void allocate(EvaluateRun &run, DeviceAllocations &buffers);
   SeedOutcome checkSeed(EvaluateRun &run, const LoadedPair &loaded, std::size_t seedIndex, EventSink &sink);
   // Within a seed.
   const TensorBytes &referenceOutputs(EvaluateRun &run, const LoadedLaunch &reference, std::uint64_t seed,
@@ -261,15 +249,10 @@ TensorBytes &EvaluateContext::inputsFor(const std::string &key, const std::vecto
   return inputCache_.insert(key, std::move(inputs));
 }
 
-void EvaluateContext::allocate(EvaluateRun &run, Buffers &buffers) {
+void EvaluateContext::allocate(EvaluateRun &run, DeviceAllocations &buffers) {
   run.stage = "allocate";
-  for (auto &t : run.tensors) {
-    if (t.bytes == 0) continue;
-    CUresult r = driver_.cuMemAlloc(&t.device, sharedAllocationBytes(t.bytes));
-    if (r != cu::SUCCESS)
-      throw failure(r, "allocating " + std::to_string(t.bytes) + " bytes for tensor '" + t.tensor->name + "'");
-    buffers.held.push_back(t.device);
-  }
+  for (auto &t : run.tensors)
+    if (t.bytes) t.device = DeviceContext::allocate(buffers, t.bytes, "tensor '" + t.tensor->name + "'");
 }
 
 void EvaluateContext::upload(const TensorInfo &t, const Bytes &bytes, const std::string &what) {
@@ -447,9 +430,7 @@ EvaluateReply EvaluateContext::evaluate(const EvaluateRequest &request, EventSin
   reply.config = run.requested.configName;
   reply.referenceLaunch = shapeOf(run.reference);
   reply.candidateLaunch = shapeOf(run.candidate);
-  Buffers buffers;
-  buffers.driver = &driver_;
-  buffers.lost = &contextLost_;
+  DeviceAllocations buffers;
   LoadedPair loaded(*this);
   try {
     // Modules. A CUBIN or library that does not load is the candidate's (or the reference's) fault.

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -86,6 +87,13 @@ bool unhex(const std::string &text, unsigned char *out, std::size_t n) {
   return true;
 }
 
+// "NAME MESSAGE" (the child's error and failed lines) into its two parts.
+void splitNameAndMessage(const std::string &rest, std::string &name, std::string &message) {
+  const auto space = rest.find(' ');
+  name = rest.substr(0, space);
+  message = space == std::string::npos ? rest : rest.substr(space + 1);
+}
+
 std::string describeExit(int status) {
   if (WIFSIGNALED(status)) {
     const int s = WTERMSIG(status);
@@ -157,13 +165,8 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
   p->fromChild_ = answer[0];
   std::string line;
   if (!p->readLine(line)) {
-    int status = 0;
-    ::kill(-p->pid_, SIGKILL);  // a line too long leaves it running
-    ::kill(p->pid_, SIGKILL);
-    ::waitpid(p->pid_, &status, 0);
-    p->pid_ = -1;
     name = "host-launcher-died";
-    problem = "the host launcher's process ended before it was ready: " + describeExit(status);
+    problem = "the host launcher's process ended before it was ready: " + describeExit(p->reap());
     return nullptr;
   }
   if (line == "ready") {
@@ -171,10 +174,7 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
     return p;
   }
   if (line.rfind("error ", 0) == 0) {
-    const auto rest = line.substr(6);
-    const auto space = rest.find(' ');
-    name = rest.substr(0, space);
-    problem = space == std::string::npos ? rest : rest.substr(space + 1);
+    splitNameAndMessage(line.substr(6), name, problem);
   } else {
     name = "host-launcher-protocol";
     problem = "the host launcher's process did not start properly (it said '" + line.substr(0, 200) + "')";
@@ -182,19 +182,43 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
   return nullptr;
 }
 
+std::unique_ptr<HostLauncherProcess> HostLauncherProcess::startWithImage(const std::string &image, int device,
+                                                                         std::string &name, std::string &problem) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kwb-launcher-XXXXXX.so";
+  const int fd = ::mkstemps(path.data(), 3);
+  const bool written = fd >= 0 && writeAll(fd, image);
+  if (fd >= 0) ::close(fd);
+  if (!written) {
+    if (fd >= 0) ::unlink(path.c_str());
+    name = "write";
+    problem = "cannot write the library to " + path;
+    return nullptr;
+  }
+  // The child removes the file once it has opened it; a child that never got that far leaves it.
+  auto process = start(path, device, name, problem);
+  if (!process) ::unlink(path.c_str());
+  return process;
+}
+
 HostLauncherProcess::~HostLauncherProcess() { kill(); }
+
+int HostLauncherProcess::reap() {
+  int status = 0;
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);  // its group: whatever it started too (and a child still running)
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+  }
+  pid_ = -1;
+  return status;
+}
 
 void HostLauncherProcess::kill() {
   if (toChild_ >= 0) ::close(toChild_);
   if (fromChild_ >= 0) ::close(fromChild_);
   toChild_ = fromChild_ = -1;
-  if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);  // its group: whatever it started too
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-  }
-  pid_ = -1;
+  reap();
 }
 
 // Between requests the process and its group are stopped: its threads cannot run while the
@@ -225,14 +249,8 @@ HostLaunchResult HostLauncherProcess::exchange(const std::string &request) {
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (answered) stop();
   if (!answered) {
-    int status = 0;
-    if (pid_ > 0) {
-      // EOF: the child is gone (or closed its end); a line too long: it is broken.
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
+    // EOF: the child is gone (or closed its end); a line too long: it is broken.
+    const int status = reap();
     kill();
     r.status = HostLaunchResult::Status::Died;
     r.name = "host-launcher-died";
@@ -253,11 +271,8 @@ HostLaunchResult HostLauncherProcess::exchange(const std::string &request) {
     return r;
   }
   if (line.rfind("failed ", 0) == 0) {
-    const auto rest = line.substr(7);
-    const auto space = rest.find(' ');
     r.status = HostLaunchResult::Status::CudaFailed;
-    r.name = rest.substr(0, space);
-    r.message = space == std::string::npos ? rest : rest.substr(space + 1);
+    splitNameAndMessage(line.substr(7), r.name, r.message);
     kill();  // its context may be lost: a fresh child next time
     return r;
   }

@@ -66,6 +66,9 @@ class HostLauncherProcess {
   static std::unique_ptr<HostLauncherProcess> start(const std::string &libraryPath, int device, std::string &name,
                                                     std::string &problem,
                                                     const std::string &executable = "/proc/self/exe");
+  // The same for a library's bytes: written to the private directory ($TMPDIR) first.
+  static std::unique_ptr<HostLauncherProcess> startWithImage(const std::string &image, int device, std::string &name,
+                                                             std::string &problem);
   ~HostLauncherProcess();
   HostLauncherProcess(const HostLauncherProcess &) = delete;
   HostLauncherProcess &operator=(const HostLauncherProcess &) = delete;
@@ -87,6 +90,8 @@ class HostLauncherProcess {
   HostLaunchResult exchange(const std::string &line);
   bool readLine(std::string &line);
   void kill();
+  // Kills the process and its group and waits for it; its wait status (0 when none was running).
+  int reap();
   void stop();
 
   pid_t pid_ = -1;

@@ -48,15 +48,6 @@ std::vector<std::string> requestedMetrics(const prof::ProfileRequest &p, std::st
   throw bad("unknown metric set '" + set + "' (known: default, detailed)");
 }
 
-struct Buffers {
-  CudaDriver *driver = nullptr;
-  const bool *lost = nullptr;
-  std::vector<CUdeviceptr> list;
-  ~Buffers() {
-    if (!driver || *lost) return;
-    for (auto b : list) driver->cuMemFree(b);
-  }
-};
 
 class ProfilingContext : DeviceContext {
  public:
@@ -97,9 +88,7 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
   result.deviceOrdinal = device_;
   result.metricsRequested = metrics;
   std::string stage = "load";
-  Buffers buffers;
-  buffers.driver = &driver_;
-  buffers.lost = &contextLost_;
+  DeviceAllocations buffers;
   LoadedLaunch loaded;
   struct Release {
     std::function<void()> release;
@@ -116,13 +105,9 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
     stage = "allocate";
     for (auto &t : tensors) {
       if (!t.bytes) continue;
-      check(driver_.cuMemAlloc(&t.buf, sharedAllocationBytes(t.bytes)), "allocating " + std::to_string(t.bytes) + " bytes for tensor '" +
-                                                     t.tensor->name + "'");
-      buffers.list.push_back(t.buf);
-      if (t.tensor->role == TensorRole::InOut) {
-        check(driver_.cuMemAlloc(&t.pristine, sharedAllocationBytes(t.bytes)), "allocating the pristine copy of '" + t.tensor->name + "'");
-        buffers.list.push_back(t.pristine);
-      }
+      const std::string what = "tensor '" + t.tensor->name + "'";
+      t.buf = allocate(buffers, t.bytes, what);
+      if (t.tensor->role == TensorRole::InOut) t.pristine = allocate(buffers, t.bytes, what + " (pristine copy)");
     }
     stage = "inputs";
     for (auto &t : tensors) {

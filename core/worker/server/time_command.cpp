@@ -125,17 +125,6 @@ void timeVerdict(const std::vector<Sample> &candidate, bool useCupti, const std:
   }
 }
 
-struct Cleanup {
-  CudaDriver *driver = nullptr;
-  const bool *lost = nullptr;
-  std::vector<CUdeviceptr> buffers;
-  std::vector<CUevent> events;
-  ~Cleanup() {
-    if (!driver || *lost) return;
-    for (auto e : events) driver->cuEventDestroy(e);
-    for (auto b : buffers) driver->cuMemFree(b);
-  }
-};
 
 // One time request: what it asks for, checked, and its state while it runs.
 struct TimingRun {
@@ -151,7 +140,7 @@ struct TimingRun {
   std::vector<TensorBuf> tensors;
   // While it runs.
   std::string stage = "load";
-  Cleanup cleanup;
+  DeviceAllocations allocations;
   bool useCupti = false;
   std::size_t flushBytes = 0;
   CUdeviceptr flush = 0;
@@ -303,36 +292,29 @@ constexpr unsigned char kCandidatePoison = 0xFF;
 // Buffers for every tensor (per side, see TensorBuf), the L2 flush buffer and kernel, the events.
 void TimingContext::allocate(TimingRun &run) {
   run.stage = "allocate";
-  run.cleanup.driver = &driver_;
-  run.cleanup.lost = &contextLost_;
-  auto alloc = [&](CUdeviceptr &ptr, std::size_t n, const std::string &what) {
-    check(driver_.cuMemAlloc(&ptr, sharedAllocationBytes(n)), "allocating " + std::to_string(n) + " bytes for " + what);
-    run.cleanup.buffers.push_back(ptr);
-  };
+  auto &held = run.allocations;
   for (auto &t : run.tensors) {
     if (!t.bytes) continue;
     const std::string what = "tensor '" + t.tensor->name + "'";
-    alloc(t.cand, t.bytes, what);
+    t.cand = DeviceContext::allocate(held, t.bytes, what);
     if (t.tensor->role == TensorRole::In) {
       t.ref = t.cand;
     } else {
-      alloc(t.ref, t.bytes, what + " (reference)");
-      if (t.tensor->role == TensorRole::InOut) alloc(t.pristine, t.bytes, what + " (pristine copy)");
+      t.ref = DeviceContext::allocate(held, t.bytes, what + " (reference)");
+      if (t.tensor->role == TensorRole::InOut) t.pristine = DeviceContext::allocate(held, t.bytes, what + " (pristine copy)");
     }
   }
   // The L2 flush buffer: at least twice the L2 (64 MiB when the size is unknown).
   run.flushBytes = std::max<std::size_t>(2 * l2Bytes_, std::size_t{64} << 20);
-  alloc(run.flush, run.flushBytes, "the L2 flush buffer");
+  run.flush = DeviceContext::allocate(held, run.flushBytes, "the L2 flush buffer");
   check(driver_.cuMemsetD8(run.flush, 0, run.flushBytes), "clearing the L2 flush buffer");
   if (!flushModule_) {
     if (driver_.cuModuleLoadData(&flushModule_, kFlushPtx) != cu::SUCCESS) flushModule_ = nullptr;
   }
   if (flushModule_ && driver_.cuModuleGetFunction(&run.flushKernel, flushModule_, "kwb_l2_flush") != cu::SUCCESS)
     run.flushKernel = nullptr;
-  check(driver_.cuEventCreate(&run.startEvent, 0), "creating an event");
-  run.cleanup.events.push_back(run.startEvent);
-  check(driver_.cuEventCreate(&run.stopEvent, 0), "creating an event");
-  run.cleanup.events.push_back(run.stopEvent);
+  run.startEvent = createEvent(held);
+  run.stopEvent = createEvent(held);
   // Each side's own output buffers (`in` tensors are shared: cand and ref are one buffer).
   run.refParams = std::make_unique<KernelArguments>(
       run.reference.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorBuf::ref), run.config().values);

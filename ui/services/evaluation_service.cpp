@@ -145,11 +145,7 @@ class EvaluationService::Backend {
       task = kwb::loadTask(toFsPath(request.taskFolder));
       run.taskName = QString::fromStdString(task.name);
       // A lineage file runs as its step does (its launch and tunables), as `kwb eval` runs it.
-      if (auto step = resolvedStep(task, request.sourceName)) {
-        task = std::move(step->task);
-        stepTunables = step->step.tunables;
-      }
-      if (!request.sourceName.isEmpty()) kwb::runAsReference(task, toFsPath(request.sourceName));
+      runAsCandidateFile(task, request.sourceName, stepTunables);
     } catch (const std::exception &e) {
       failRun(run, kwb::Outcome::Error, tr("the task did not load: %1").arg(QString::fromStdString(e.what())));
       return;

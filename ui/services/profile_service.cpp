@@ -79,11 +79,7 @@ bool ProfileService::profile(const ProfileRequest &request) {
           auto task = kwb::loadTask(toFsPath(request.taskFolder));
           kwb::profile::ProfileOptions o;
           // A lineage file runs as its step does (its launch and tunables), as `kwb profile` runs it.
-          if (auto step = resolvedStep(task, request.sourceName)) {
-            task = std::move(step->task);
-            o.tunables = step->step.tunables;
-          }
-          if (!request.sourceName.isEmpty()) kwb::runAsReference(task, toFsPath(request.sourceName));
+          runAsCandidateFile(task, request.sourceName, o.tunables);
           o.config = request.config.toStdString();
           o.set = request.set.toStdString();
           o.sourceName = request.sourceName.toStdString();

@@ -15,10 +15,8 @@
 #include <cstdlib>
 #include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <set>
 #include <sstream>

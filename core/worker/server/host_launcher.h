@@ -33,7 +33,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "core/gpu/cuda_driver.h"

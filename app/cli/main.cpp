@@ -204,7 +204,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   }
 
   // Where each timed configuration sits under this GPU's measured roofline (measured once per
-  // GPU, then cached). Tasks with bf16 or f16 inputs are rated against the tensor-core ceiling.
+  // GPU, then cached), against the compute ceiling of the task's data type (kwb::computeCeiling).
   std::map<std::string, kwb::RooflinePlacement> placements;
   std::optional<kwb::DeviceCeilings> ceilings;
   bool anyTimed = false;
@@ -214,9 +214,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
     if (!asJson) std::cerr << "roofline: this GPU's measured ceilings (measured once, then cached)\n";
     ceilings = kwb::deviceCeilings(evaluator, problem);
     if (!ceilings && !asJson) std::cerr << "roofline: not available: " << problem << "\n";
-    bool tensor = false;
-    for (const auto &t : task.tensors)
-      tensor = tensor || (t.role != kwb::TensorRole::Out && (t.dtype == kwb::DType::BF16 || t.dtype == kwb::DType::F16));
+    const bool tensor = kwb::computeCeiling(task) == "tensor-core";
     for (const auto &c : result.configs) {
       const auto *config = task.config(c.config);
       if (!ceilings || !config || !c.timing || !c.timing->ok) continue;

@@ -95,7 +95,8 @@ constexpr auto kRecheckFields = std::tuple{
 constexpr auto kRooflineFloorFields = std::tuple{
     field("flops", &RooflineFloor::flops), field("bytes", &RooflineFloor::bytes),
     field("peak_bandwidth_bytes_per_s", &RooflineFloor::peakBandwidthBytesPerS),
-    field("peak_flops_per_s", &RooflineFloor::peakFlopsPerS), field("floor_ms", &RooflineFloor::floorMs)};
+    field("peak_flops_per_s", &RooflineFloor::peakFlopsPerS), field("floor_ms", &RooflineFloor::floorMs),
+    field("bound", &RooflineFloor::bound), field("ceilings", &RooflineFloor::ceilings)};
 
 constexpr auto kFindingFields = std::tuple{field("reason", &Finding::reason), field("message", &Finding::message)};
 

@@ -112,8 +112,10 @@ struct Recheck {
 // The floor "faster than possible" is judged against (PROTOCOL.md, time).
 struct RooflineFloor {
   double flops = 0, bytes = 0;
-  double peakBandwidthBytesPerS = 0, peakFlopsPerS = 0;
-  double floorMs = 0;
+  double peakBandwidthBytesPerS = 0, peakFlopsPerS = 0;  // the ceilings, before the slack
+  double floorMs = 0;                                    // the bound over its slack
+  std::string bound;     // "memory", "f32 compute", "tensor-core compute"
+  std::string ceilings;  // "measured" (this device's, cached) or "theoretical" (DRAM bandwidth only)
 };
 
 struct Finding {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/compile/diagnostics.h"
+#include "core/eval/roofline.h"
 #include "core/paths/install_paths.h"
 #include "core/text/base64.h"
 #include "core/worker/worker_client.h"
@@ -22,9 +23,11 @@ namespace {
 
 // Set while an evaluate() or withWorker() runs, so cancel() knows there is a request to end.
 struct RunningFlag {
-  explicit RunningFlag(std::atomic<bool> &flag) : flag(flag) { flag = true; }
-  ~RunningFlag() { flag = false; }
+  // Nested (evaluate measuring the ceilings through withWorker): the outer one stays set.
+  explicit RunningFlag(std::atomic<bool> &flag) : flag(flag), was(flag.exchange(true)) {}
+  ~RunningFlag() { flag = was; }
   std::atomic<bool> &flag;
+  bool was;
 };
 
 }  // namespace
@@ -274,6 +277,16 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     return finish();
   }
 
+  // The roofline the timed medians are judged against: this device's measured ceilings, for the
+  // task's data type. Cached per device; measured (about a second) before any candidate code runs.
+  std::optional<DeviceCeilings> ceilings;
+  if (options.time) {
+    step("compile", "", 0.05, "this GPU's roofline ceilings (measured once, then cached)");
+    std::string problem;
+    ceilings = deviceCeilings(*this, problem);
+    if (!ceilings && options.onProgress) options.onProgress("roofline ceilings not available: " + problem);
+  }
+
   std::string manifest;
   try {
     manifest = readFile(task.manifestPath);
@@ -384,6 +397,11 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       };
       request.flops = cost(task.flops);
       request.bytes = cost(task.bytes);
+      if (ceilings) {
+        request.compute = computeCeiling(task);
+        request.ceilingBytesPerS = ceilings->copyBytesPerS;
+        request.ceilingFlopsPerS = computeCeilingRate(*ceilings, request.compute);
+      }
       step("time", co.config, timingStart, "timing configuration " + co.config);
       auto promise = std::make_shared<std::promise<worker::Reply>>();
       auto future = promise->get_future();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/compile/compiler.h"
+#include "core/eval/timing_statistics.h"
 #include "core/paths/install_paths.h"
 #include "core/store/database.h"
 #include "core/text/base64.h"
@@ -129,21 +130,31 @@ json RooflinePlacement::toJson() const {
           {"words", words}};
 }
 
+std::string computeCeiling(const Task &task) {
+  for (const auto &t : task.tensors)
+    if (t.role != TensorRole::Out && (t.dtype == DType::BF16 || t.dtype == DType::F16)) return "tensor-core";
+  return "f32";
+}
+
+double computeCeilingRate(const DeviceCeilings &c, const std::string &compute) {
+  return compute == "tensor-core" ? c.tensorFlopsPerS : c.fp32FlopsPerS;
+}
+
 std::optional<RooflinePlacement> placeOnRoofline(double flops, double bytes, double seconds, const DeviceCeilings &c,
                                                  bool tensor) {
-  const double peakFlops = tensor && c.tensorFlopsPerS > 0 ? c.tensorFlopsPerS : c.fp32FlopsPerS;
+  const std::string compute = tensor && c.tensorFlopsPerS > 0 ? "tensor-core" : "f32";
+  const double peakFlops = computeCeilingRate(c, compute);
   if (!(seconds > 0) || (flops <= 0 && bytes <= 0) || c.copyBytesPerS <= 0 || peakFlops <= 0) return std::nullopt;
   RooflinePlacement p;
   p.intensity = bytes > 0 ? flops / bytes : 0;
   p.achievedFlopsPerS = flops / seconds;
   p.achievedBytesPerS = bytes / seconds;
-  const double memorySeconds = bytes / c.copyBytesPerS;
-  const double computeSeconds = flops / peakFlops;
-  p.bound = memorySeconds >= computeSeconds ? "memory" : "compute";
-  p.floorSeconds = std::max(memorySeconds, computeSeconds);
+  const auto bound = rooflineBound(flops, bytes, c.copyBytesPerS, peakFlops, compute);
+  p.bound = bound.bound == "memory" ? "memory" : "compute";
+  p.floorSeconds = bound.seconds;
   p.fractionOfBound = p.floorSeconds / seconds;
   p.headroom = seconds / p.floorSeconds;
-  const std::string which = p.bound == "memory" ? "the memory bound" : (tensor ? "the tensor-core bound" : "the f32 compute bound");
+  const std::string which = "the " + bound.bound + " bound";
   if (p.fractionOfBound > 1.0)
     p.words = "faster than " + which + " (" + times(p.fractionOfBound) + "): the data stayed in cache, or the byte count overstates the traffic";
   else

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/eval/evaluator.h"
+#include "core/task/task.h"
 
 namespace kwb {
 
@@ -38,6 +39,12 @@ struct RooflinePlacement {
   std::string words;           // "at 71% of the memory bound; 1.4x headroom"
   nlohmann::json toJson() const;
 };
+
+// The compute ceiling a task's flops are judged against: "tensor-core" when an input is bf16 or
+// f16, else "f32". The one rule behind both the placement below and the timing's floor.
+std::string computeCeiling(const Task &task);
+// That ceiling's rate on `c`; 0 where it was not measured (no tensor cores).
+double computeCeilingRate(const DeviceCeilings &c, const std::string &compute);
 
 // `tensor`: the kernel's flops run on tensor cores (the compute ceiling is the tensor rate).
 // nullopt when time, bytes and flops give nothing to place (all zero) or the ceilings are unknown.

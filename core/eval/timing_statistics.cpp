@@ -67,12 +67,27 @@ StopReason shouldStopSampling(const SampleStats &candidate, const SampleStats &r
   return StopReason::Continue;
 }
 
-double rooflineFloorSeconds(double flops, double bytes, double peakBandwidthBytesPerSecond,
-                            double peakFlopsPerSecond) {
-  double floor = 0.0;
-  if (bytes > 0 && peakBandwidthBytesPerSecond > 0) floor = std::max(floor, bytes / (2.0 * peakBandwidthBytesPerSecond));
-  if (flops > 0 && peakFlopsPerSecond > 0) floor = std::max(floor, flops / peakFlopsPerSecond);
-  return floor;
+RooflineBound rooflineBound(double flops, double bytes, double bytesPerS, double flopsPerS,
+                            const std::string &compute) {
+  RooflineBound r;
+  if (bytes > 0 && bytesPerS > 0) r = {bytes / bytesPerS, "memory"};
+  if (flops > 0 && flopsPerS > 0 && flops / flopsPerS > r.seconds) r = {flops / flopsPerS, compute + " compute"};
+  return r;
+}
+
+double rooflineSlack(const std::string &bound) {
+  if (bound == "memory") return 1.25;
+  if (bound == "tensor-core compute") return 1.6;
+  return 1.15;
+}
+
+RooflineBound rooflineFloor(double flops, double bytes, double bytesPerS, double flopsPerS, const std::string &compute) {
+  // Each side over its own slack, then the larger: the floor's bound may differ from the
+  // roofline's where the two sides are close.
+  const RooflineBound memory = rooflineBound(0, bytes, bytesPerS * rooflineSlack("memory"), 0, compute);
+  const RooflineBound work =
+      rooflineBound(flops, 0, 0, flopsPerS * rooflineSlack(compute + " compute"), compute);
+  return work.seconds > memory.seconds ? work : memory;
 }
 
 namespace {

@@ -34,6 +34,9 @@ constexpr auto kTimeRequestFields = std::tuple_cat(kTaskRequestFields, std::tupl
     field("warmup_launches", &TimeRequest::warmupLaunches),
     field("flops", &TimeRequest::flops),
     field("bytes", &TimeRequest::bytes),
+    field("ceiling_bytes_per_s", &TimeRequest::ceilingBytesPerS),
+    field("ceiling_flops_per_s", &TimeRequest::ceilingFlopsPerS),
+    field("compute", &TimeRequest::compute),
     field("time_reference", &TimeRequest::timeReference),
     field("reference", &TimeRequest::reference),
     field("candidate", &TimeRequest::candidate)});

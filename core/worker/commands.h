@@ -57,6 +57,11 @@ struct TimeRequest : TaskRequest {
   double timeCapMs = 3000, maxSamples = 1000, minSamples = 10, targetSpread = 0.01;
   double warmupMs = 50, warmupLaunches = 10;
   double flops = 0, bytes = 0;  // the task's cost for the configuration (0: no roofline floor)
+  // The device's measured ceilings for this task (core/eval/roofline.h): copy bandwidth and the
+  // compute rate of the task's data type, named by `compute` ("f32" or "tensor-core"). 0: not
+  // measured; the floor then uses the theoretical DRAM bandwidth alone.
+  double ceilingBytesPerS = 0, ceilingFlopsPerS = 0;
+  std::string compute = "f32";
   bool timeReference = true;    // false: the candidate alone is sampled
   LaunchRequest reference, candidate;
 };

@@ -224,11 +224,35 @@ class TestEvaluator : public QObject {
   }
 
   void rooflineFloor() {
-    // 1 GB at 1 TB/s peak: 0.5 ms floor (half the ideal time); flops dominate when larger.
-    QCOMPARE(kwb::rooflineFloorSeconds(0, 1e9, 1e12), 0.5e-3);
-    QCOMPARE(kwb::rooflineFloorSeconds(1e12, 1e9, 1e12), 1e12 / 100e12);
-    QCOMPARE(kwb::rooflineFloorSeconds(0, 0, 1e12), 0.0);
-    QCOMPARE(kwb::rooflineFloorSeconds(0, 1e9, 0), 0.0);  // unknown bandwidth: no floor from bytes
+    // The bound: the larger of bytes / bandwidth and flops / rate, named by its side.
+    auto b = kwb::rooflineBound(0, 1e9, 1e12, 0, "f32");
+    QCOMPARE(b.seconds, 1e-3);
+    QCOMPARE(b.bound, std::string("memory"));
+    b = kwb::rooflineBound(1e12, 1e9, 1e12, 64.6e12, "f32");
+    QCOMPARE(b.seconds, 1e12 / 64.6e12);
+    QCOMPARE(b.bound, std::string("f32 compute"));
+    QCOMPARE(kwb::rooflineBound(0, 0, 1e12, 1e12, "f32").bound, std::string());
+    QCOMPARE(kwb::rooflineBound(0, 1e9, 0, 0, "f32").seconds, 0.0);  // unknown bandwidth: no floor from bytes
+
+    // The floor: each side over its slack. An f32 GEMM at 4096^3 on an H200's measured ceilings
+    // (64.6 TFLOP/s): 76 TFLOP/s (the memoizer of issue 15) is below it, 64 TFLOP/s is not.
+    const double flops = 2.0 * 4096 * 4096 * 4096, bytes = 4.0 * 3 * 4096 * 4096;
+    const auto f = kwb::rooflineFloor(flops, bytes, 4233e9, 64.6e12, "f32");
+    QCOMPARE(f.bound, std::string("f32 compute"));
+    QVERIFY(flops / 76e12 < f.seconds);
+    QVERIFY(flops / 64e12 > f.seconds);
+    // bf16 on tensor cores: the gemm-bf16 expert (497 TFLOP/s at 8192^3, over the mma.sync
+    // ceiling of 641 at 78%) and a wgmma kernel at the H200's 989 dense peak stay above it.
+    const double bf = 2.0 * 8192 * 8192 * 8192;
+    const auto t = kwb::rooflineFloor(bf, 0, 4233e9, 641e12, "tensor-core");
+    QCOMPARE(t.bound, std::string("tensor-core compute"));
+    QVERIFY(bf / 989e12 > t.seconds);
+    QVERIFY(bf / 497e12 > t.seconds);
+    // Memory: the reduce-sum expert read at 1.064x the copy ceiling and still passes.
+    const auto m = kwb::rooflineFloor(1, 1e9, 4233e9, 64.6e12, "f32");
+    QCOMPARE(m.bound, std::string("memory"));
+    QVERIFY(1e9 / (1.064 * 4233e9) > m.seconds);
+    QVERIFY(1e9 / (1.3 * 4233e9) < m.seconds);
   }
 };
 

@@ -50,7 +50,7 @@ class TestRoofline : public QObject {
     QVERIFY2(p->words.rfind("at 75% of the f32 compute bound; 1.3x headroom", 0) == 0, p->words.c_str());
     // The same work on tensor cores is measured against the tensor ceiling.
     const auto t = kwb::placeOnRoofline(flops, bytes, 3.07e-3, h200Like(), true);
-    QVERIFY(t->words.find("tensor-core bound") != std::string::npos);
+    QVERIFY(t->words.find("tensor-core compute bound") != std::string::npos);
     QVERIFY(t->headroom > 9.0);
   }
 

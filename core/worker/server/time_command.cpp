@@ -101,11 +101,16 @@ void timeVerdict(const std::vector<Sample> &candidate, bool useCupti, const std:
   const double floorMs = reply.roofline ? reply.roofline->floorMs : 0.0;
   reply.suspicious = floorMs > 0 && medianMs < floorMs;
   if (reply.suspicious) {
-    char buf[256];
+    const auto &r = *reply.roofline;
+    const bool memory = r.bound == "memory";
+    char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "the candidate's median %.4g ms is below the roofline floor %.4g ms "
-                  "(max(bytes / (2 x peak bandwidth), flops / 100 TFLOP/s)); work skipped or done elsewhere?",
-                  medianMs, floorMs);
+                  "the candidate's median %.4g ms is below the least time the %s roofline allows, %.4g ms "
+                  "(%s bound: %.4g %s at %.4g %s, over a slack of %.2g): work skipped, remembered or done "
+                  "where the timer cannot see it",
+                  medianMs, r.ceilings.c_str(), floorMs, r.bound.c_str(), memory ? r.bytes : r.flops,
+                  memory ? "bytes" : "flops", memory ? r.peakBandwidthBytesPerS / 1e9 : r.peakFlopsPerS / 1e12,
+                  memory ? "GB/s" : "TFLOP/s", rooflineSlack(r.bound));
     reply.suspiciousReason = buf;
   }
   if (!reply.inputsModified.empty()) {
@@ -120,6 +125,10 @@ void timeVerdict(const std::vector<Sample> &candidate, bool useCupti, const std:
     reply.verdict = "incorrect";
     reply.reason = recheckFailure;
     reply.reasonDetail = recheckDetail;
+  } else if (reply.suspicious) {
+    reply.verdict = "incorrect";
+    reply.reason = "below-roofline";
+    reply.reasonDetail = reply.suspiciousReason;
   } else {
     reply.verdict = "timed";
   }
@@ -134,6 +143,8 @@ struct TimingRun {
   double warmupMs = 50;
   std::size_t warmupLaunches = 10;
   double flops = 0, bytes = 0;
+  double ceilingBytesPerS = 0, ceilingFlopsPerS = 0;  // measured; 0: unknown
+  std::string compute = "f32";
   bool timeReference = true;
   LaunchSpec reference, candidate;
   std::map<std::string, std::size_t> tensorIndex;
@@ -179,6 +190,7 @@ class TimingContext : DeviceContext {
   void scrubReference(TimingRun &run);
   void flushL2(TimingRun &run);
   double launcherOverhead(TimingRun &run);
+  RooflineFloor rooflineFloorOf(const TimingRun &run) const;
   void recheck(TimingRun &run, std::size_t sampleIndex);
   std::vector<std::byte> download(CUdeviceptr ptr, std::size_t n, const std::string &what);
   bool clockUp();
@@ -205,6 +217,11 @@ TimingRun TimingContext::readRequest(const TimeRequest &p) {
   run.warmupLaunches = static_cast<std::size_t>(within(p.warmupLaunches, "warmup_launches", 0, 100000));
   run.flops = within(p.flops, "flops", 0, 1e30);
   run.bytes = within(p.bytes, "bytes", 0, 1e30);
+  run.ceilingBytesPerS = within(p.ceilingBytesPerS, "ceiling_bytes_per_s", 0, 1e16);
+  run.ceilingFlopsPerS = within(p.ceilingFlopsPerS, "ceiling_flops_per_s", 0, 1e18);
+  if (p.compute != "f32" && p.compute != "tensor-core")
+    throw bad("'compute' must be \"f32\" or \"tensor-core\", not \"" + p.compute + "\"");
+  run.compute = p.compute;
   // false: the candidate alone is sampled (an autotuner ranks candidates against each other; the
   // reference still runs once, for the outputs the timed ones are checked against).
   run.timeReference = p.timeReference;
@@ -583,6 +600,17 @@ std::vector<std::string> TimingContext::inputsModified(TimingRun &run) {
   return modified;
 }
 
+// The floor the candidate's median is judged against: this device's measured ceilings for the
+// task's data type when the client sent them, else the theoretical DRAM bandwidth alone.
+RooflineFloor TimingContext::rooflineFloorOf(const TimingRun &run) const {
+  const bool measured = run.ceilingBytesPerS > 0;
+  const double bytesPerS = measured ? run.ceilingBytesPerS : peakBandwidth_;
+  const double flopsPerS = measured ? run.ceilingFlopsPerS : 0.0;
+  const auto floor = rooflineFloor(run.flops, run.bytes, bytesPerS, flopsPerS, run.compute);
+  return RooflineFloor{run.flops,         run.bytes,   bytesPerS, flopsPerS, floor.seconds * 1000.0,
+                       floor.bound, measured ? "measured" : "theoretical"};
+}
+
 TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
   const auto started = Clock::now();
   TimingRun run = readRequest(request);
@@ -628,9 +656,7 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
     if (reply.reference && reply.candidate->stats.median > 0)
       reply.speedup = reply.reference->stats.median / reply.candidate->stats.median;
     if (!pciBusId_.empty() && nvml_) reply.nvml = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
-    const double floorSeconds = rooflineFloorSeconds(run.flops, run.bytes, peakBandwidth_);
-    reply.roofline =
-        RooflineFloor{run.flops, run.bytes, peakBandwidth_, kRooflinePeakFlopsPerSecond, floorSeconds * 1000.0};
+    reply.roofline = rooflineFloorOf(run);
     timeVerdict(run.candSamples, run.useCupti, run.recheckFailure, run.recheckDetail, reply);
     completeReply(reply, started);
     return reply;

@@ -2,12 +2,9 @@
 // The worker's `time` command (PROTOCOL.md "time"): GPU time of a candidate kernel and of the
 // task's reference on one size configuration, measured in the same worker session and
 // interleaved (candidate, reference, candidate, ...), with the L2 cache flushed before every
-// sample, a warm-up, an adaptive sample count and a roofline sanity check.
-//
-// This is the first slice: the timer is CUDA events around one launch ("timer":
-// "cuda-events"). CUPTI activity records (all kernels the candidate launched, on any stream),
-// per-sample NVML SM clocks and throttling flags, and the correctness re-check of outputs
-// produced during timing come later.
+// sample, a warm-up, an adaptive sample count, a re-check of timed outputs, and a roofline
+// floor: a median below the least time this device's measured ceilings allow (with slack,
+// core/eval/timing_statistics.h) is a failed verdict, "below-roofline".
 #include <optional>
 
 namespace kwb::worker {

@@ -112,6 +112,7 @@ constexpr auto kTimedFields = std::tuple{
     field("l2_flush_bytes", &TimingOutcome::l2FlushBytes),
     field("throttled_samples", &TimingOutcome::throttledSamples),
     field("rechecks", &TimingOutcome::rechecks),
+    field("permutation_seed", &TimingOutcome::permutationSeed),
     field("seconds", &TimingOutcome::seconds)};
 
 constexpr auto kConfigFields = std::tuple{

@@ -141,6 +141,7 @@ struct TimingOutcome {
   std::optional<EventTimes> eventsCandidate, eventsReference;
   std::uint64_t l2FlushBytes = 0;
   std::vector<Recheck> rechecks;
+  std::uint64_t permutationSeed = 0;  // the samples' fresh inputs: repeats the run (TimeRequest)
   double seconds = 0;  // the worker's wall time for the request (warm-up and sampling)
 };
 

@@ -230,6 +230,7 @@ TimingOutcome timingOutcome(const worker::TimeReply &r) {
   t.warmupReference = r.warmup.reference;
   t.l2FlushBytes = r.l2FlushBytes;
   t.rechecks = r.rechecks;
+  t.permutationSeed = r.permutationSeed;
   t.seconds = r.seconds;
   return t;
 }

@@ -38,6 +38,7 @@ constexpr auto kTimeRequestFields = std::tuple_cat(kTaskRequestFields, std::tupl
     field("ceiling_flops_per_s", &TimeRequest::ceilingFlopsPerS),
     field("compute", &TimeRequest::compute),
     field("time_reference", &TimeRequest::timeReference),
+    field("permutation_seed", &TimeRequest::permutationSeed),
     field("reference", &TimeRequest::reference),
     field("candidate", &TimeRequest::candidate)});
 
@@ -93,6 +94,7 @@ constexpr auto kTimeReplyFields = std::tuple_cat(kReplyVerdictFields, std::tuple
     field("reference", &TimeReply::reference),
     field("candidate_kernels", &TimeReply::candidateKernels),
     field("rechecks", &TimeReply::rechecks),
+    field("permutation_seed", &TimeReply::permutationSeed),
     field("speedup", &TimeReply::speedup),
     omitEmpty("nvml", &TimeReply::nvml),
     omitEmpty("roofline", &TimeReply::roofline),

@@ -63,6 +63,7 @@ struct TimeRequest : TaskRequest {
   double ceilingBytesPerS = 0, ceilingFlopsPerS = 0;
   std::string compute = "f32";
   bool timeReference = true;    // false: the candidate alone is sampled
+  std::uint64_t permutationSeed = 0;  // the samples' fresh inputs and re-checks; 0: a random one
   LaunchRequest reference, candidate;
 };
 
@@ -146,6 +147,7 @@ struct TimeReply : ReplyVerdict {
   std::optional<TimedSide> candidate, reference;  // reference: none when not timed
   std::vector<std::string> candidateKernels;
   std::vector<Recheck> rechecks;
+  std::uint64_t permutationSeed = 0;  // what the request's permutation_seed repeats this run with
   std::optional<double> speedup;
   std::string nvml;
   std::optional<RooflineFloor> roofline;

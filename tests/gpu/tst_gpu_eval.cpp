@@ -287,6 +287,12 @@ class TestGpuEval : public QObject {
     QVERIFY(gt.candidate.median > 0);
     QVERIFY(gt.reference.median > 0);
     QVERIFY(gt.speedup > 0 && std::isfinite(gt.speedup));
+    // Timed samples ran on fresh inputs and some were re-checked against the reference on the
+    // same inputs: the first, and at least one drawn at random.
+    QVERIFY2(gt.rechecks.size() >= 2, describe(gemm).c_str());
+    QVERIFY(gt.rechecks[0].sample == 0);
+    for (const auto &c : gt.rechecks) QVERIFY2(c.passed, c.summary.c_str());
+    QVERIFY(gt.permutationSeed != 0);
     const nlohmann::json j = gemm;
     QVERIFY(j["configs"][0].contains("timing"));
     QVERIFY(j["configs"][0]["timing"]["speedup"].is_number());
@@ -411,6 +417,62 @@ class TestGpuEval : public QObject {
     QVERIFY2(r.configs[0].message.find("measured roofline") != std::string::npos &&
                  r.configs[0].message.find("memory bound") != std::string::npos,
              r.configs[0].message.c_str());
+  }
+
+  // Memoization (issue 15, 3): an sgemm that keys a cache of its output on a checksum of all of A
+  // and B that no reordering changes (the integer sum of their bits), and returns the cached C on
+  // a hit. Every seed of the evaluation has new values, so it computes and is correct there; its
+  // timed samples, before issue 15 the same inputs over and over, hit the cache. Each sample's
+  // inputs are now a fresh permutation of the generated values: the checksum still matches, the
+  // cached C is wrong for them, and the re-check of the first timed sample says so.
+  void memoizedResultFailsOnFreshInputs() {
+    const std::string memo =
+        "#ifndef TILE\n#define TILE 16\n#endif\n"
+        "__device__ unsigned long long kwb_memo_key[4096];\n"
+        "__device__ float kwb_memo_c[512 * 512];\n"
+        "extern \"C\" __global__ void sgemm(const float *A, const float *B, float *C, long long M, long long N,\n"
+        "                                   long long K) {\n"
+        "  __shared__ unsigned long long part[TILE * TILE];\n"
+        "  __shared__ float As[TILE][TILE], Bs[TILE][TILE];\n"
+        "  const int t = threadIdx.y * TILE + threadIdx.x;\n"
+        "  unsigned long long key = 0;\n"
+        "  for (long long i = t; i < M * K; i += TILE * TILE) key += __float_as_uint(A[i]);\n"
+        "  for (long long i = t; i < K * N; i += TILE * TILE) key += 3ull * __float_as_uint(B[i]);\n"
+        "  part[t] = key;\n"
+        "  __syncthreads();\n"
+        "  for (int s = TILE * TILE / 2; s > 0; s >>= 1) {\n"
+        "    if (t < s) part[t] += part[t + s];\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "  key = part[0] + 1;\n"
+        "  const int b = blockIdx.y * gridDim.x + blockIdx.x;\n"
+        "  const long long row = (long long)blockIdx.y * TILE + threadIdx.y;\n"
+        "  const long long col = (long long)blockIdx.x * TILE + threadIdx.x;\n"
+        "  const bool fits = M * N <= 512 * 512 && b < 4096;\n"
+        "  if (fits && kwb_memo_key[b] == key) {\n"
+        "    if (row < M && col < N) C[row * N + col] = kwb_memo_c[row * N + col];\n"
+        "    return;\n"
+        "  }\n"
+        "  float acc = 0.0f;\n"
+        "  for (long long k0 = 0; k0 < K; k0 += TILE) {\n"
+        "    const long long ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;\n"
+        "    As[threadIdx.y][threadIdx.x] = (row < M && ka < K) ? A[row * K + ka] : 0.0f;\n"
+        "    Bs[threadIdx.y][threadIdx.x] = (kb < K && col < N) ? B[kb * N + col] : 0.0f;\n"
+        "    __syncthreads();\n"
+        "    for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "  if (row < M && col < N) {\n"
+        "    C[row * N + col] = acc;\n"
+        "    if (fits) kwb_memo_c[row * N + col] = acc;\n"
+        "  }\n"
+        "  __syncthreads();\n"
+        "  if (fits && t == 0) kwb_memo_key[b] = key;\n"
+        "}\n";
+    const auto r = timedRun(sgemm_, memo, "small");
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
+    QCOMPARE(r.configs.at(0).reason, std::string("timed-output-mismatch"));
+    QVERIFY2(r.configs[0].message.find("fresh inputs") != std::string::npos, r.configs[0].message.c_str());
   }
 
   // Forged verdicts (issue 15, 1): host code writes reply lines for every request id on every

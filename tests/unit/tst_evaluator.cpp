@@ -5,12 +5,17 @@
 // tunable values.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
+#include <random>
+#include <set>
 #include <sstream>
 
+#include "core/eval/input_permutation.h"
 #include "core/eval/evaluator.h"
 #include "core/eval/timing_statistics.h"
 #include "core/task/manifest_parser.h"
@@ -221,6 +226,42 @@ class TestEvaluator : public QObject {
     QVERIFY(wf.medianUncertainty > 0.01);
     QVERIFY(kwb::shouldStopSampling(wf, t, 0.1, rule) == kwb::StopReason::Continue);
     QCOMPARE(kwb::summarizeSamples({}).medianUncertainty, 0.0);
+  }
+
+  // Fresh inputs per timed sample: every key is a bijection on [0, n), keeps the multiset of
+  // values, and successive keys differ (a memoizer keyed on its inputs never sees one twice).
+  void inputPermutations() {
+    std::mt19937_64 rng(42);
+    for (std::uint64_t n : {1ull, 2ull, 7ull, 1024ull, 4096ull * 3, 1000003ull}) {
+      const auto key = kwb::permutationKey(n, rng);
+      QVERIFY(key.b < n);
+      QVERIFY(n == 1 || std::gcd(key.a, n) == 1);
+      std::vector<bool> seen(n);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const auto j = kwb::permutedIndex(i, n, key);
+        QVERIFY(j < n && !seen[j]);
+        seen[j] = true;
+      }
+    }
+    std::vector<std::byte> src(4 * 4096);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 7 + i / 4);
+    std::set<std::vector<std::byte>> variants;
+    for (int k = 0; k < 16; ++k) {
+      const auto out = kwb::permuteElements(src, 4, kwb::permutationKey(4096, rng));
+      auto a = out, b = src;
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      QVERIFY(a == b);
+      variants.insert(out);
+    }
+    QCOMPARE(variants.size(), std::size_t(16));
+    // Elements move whole: element i of the result is element (a·i + b) mod n of the source.
+    const kwb::PermutationKey key{3, 5};
+    const auto out = kwb::permuteElements(src, 4, key);
+    QVERIFY(std::equal(out.begin() + 4 * 10, out.begin() + 4 * 11, src.begin() + 4 * ((3 * 10 + 5) % 4096)));
+    // Beyond 2^32 elements the key is a rotation (no overflow in a·i).
+    const auto big = kwb::permutationKey(std::uint64_t{1} << 33, rng);
+    QCOMPARE(big.a, std::uint64_t(1));
   }
 
   void rooflineFloor() {

@@ -8,12 +8,15 @@
 #include <memory>
 #include <iostream>
 #include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/eval/compare.h"
 #include "core/eval/evaluation_result.h"
 #include "core/eval/input_generator.h"
+#include "core/eval/input_permutation.h"
 #include "core/eval/timing_statistics.h"
 #include "core/gpu/cuda_driver.h"
 #include "core/gpu/cuda_libraries.h"
@@ -43,11 +46,14 @@ double within(double value, const char *key, double lo, double hi) {
 }
 
 // Each tensor: `in` tensors one shared buffer; `out` and `inout` tensors one buffer per side
-// (the candidate never sees the reference's outputs); `inout` tensors also a pristine copy
-// restored before every launch.
+// (the candidate never sees the reference's outputs). `in` and `inout` tensors also keep their
+// generated elements in a buffer no kernel is given (`original`), from which every sample's
+// fresh permutation is written (core/eval/input_permutation.h).
 struct TensorBuf : TensorExtent {
-  CUdeviceptr cand = 0, ref = 0, pristine = 0;
+  CUdeviceptr cand = 0, ref = 0, original = 0;
   std::vector<std::byte> host;  // the generated input (in, inout)
+  PermutationKey candKey;       // the permutation in the candidate's buffer now
+  std::size_t elementBytes() const { return count ? bytes / count : 0; }
 };
 
 // One timed launch.
@@ -159,7 +165,10 @@ struct TimingRun {
   unsigned flushValue = 0;
   CUevent startEvent = nullptr, stopEvent = nullptr;
   std::unique_ptr<KernelArguments> refParams, candParams;
-  std::map<std::string, std::vector<std::byte>> want;  // the reference's outputs
+  CUfunction permuteKernel = nullptr;
+  std::mt19937_64 rng;                // the permutations and which samples are re-checked
+  std::uint64_t permutationSeed = 0;  // rng's seed: in the reply, so a run can be repeated
+  std::set<std::string> modifiedInputs;
   std::vector<std::string> firstKernelNames;
   std::vector<Recheck> rechecks;
   std::string recheckFailure, recheckDetail;
@@ -181,17 +190,17 @@ class TimingContext : DeviceContext {
   void ensureContext();
   void allocate(TimingRun &run);
   void uploadInputs(TimingRun &run);
-  void referenceOutputs(TimingRun &run, const LoadedPair &loaded);
   WarmupSides warmUp(TimingRun &run, const LoadedPair &loaded, EventSink &sink);
   StopReason sampleUntilSettled(TimingRun &run, const LoadedPair &loaded, EventSink &sink);
-  std::vector<std::string> inputsModified(TimingRun &run);
   // Within them.
   Sample sample(TimingRun &run, const LoadedLaunch &loaded, bool isCandidate, bool doFlush);
   void scrubReference(TimingRun &run);
   void flushL2(TimingRun &run);
   double launcherOverhead(TimingRun &run);
   RooflineFloor rooflineFloorOf(const TimingRun &run) const;
-  void recheck(TimingRun &run, std::size_t sampleIndex);
+  void recheck(TimingRun &run, const LoadedPair &loaded, std::size_t sampleIndex);
+  void freshInputs(TimingRun &run, bool isCandidate);
+  void permuteInto(TimingRun &run, const TensorBuf &t, CUdeviceptr target, PermutationKey key);
   std::vector<std::byte> download(CUdeviceptr ptr, std::size_t n, const std::string &what);
   bool clockUp();
 
@@ -200,6 +209,7 @@ class TimingContext : DeviceContext {
   std::string deviceName_, pciBusId_;
   std::unique_ptr<Nvml> nvml_;
   CUmodule flushModule_ = nullptr;  // the L2 flush kernel, loaded once
+  CUmodule permuteModule_ = nullptr;  // the input permutation kernel, loaded once
   std::unique_ptr<HostLauncherProcess> cleanLauncher_;  // no candidate code: the round trip's baseline
   unsigned smCount_ = 1;
   double peakSmClockMHz_ = 0;
@@ -225,6 +235,8 @@ TimingRun TimingContext::readRequest(const TimeRequest &p) {
   // false: the candidate alone is sampled (an autotuner ranks candidates against each other; the
   // reference still runs once, for the outputs the timed ones are checked against).
   run.timeReference = p.timeReference;
+  run.permutationSeed = p.permutationSeed ? p.permutationSeed : (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+  run.rng.seed(run.permutationSeed);
   run.reference = launchSpec(p.reference, "time", "reference");
   run.candidate = launchSpec(p.candidate, "time", "candidate");
   for (auto &e : tensorExtents(run.requested, {&run.reference, &run.candidate}, "time", run.tensorIndex))
@@ -300,6 +312,82 @@ END:
 }
 )";
 
+// Fresh inputs (core/eval/input_permutation.h): dst[i] = src[(a·i + b) mod n] for elements of
+// 1, 2, 4 or 8 bytes, grid-strided. Each thread computes its first index with one division and
+// then steps by `step` = (a · stride) mod n, so the loop has no division. PTX, JIT-compiled by
+// the driver like the flush kernel.
+constexpr const char *kPermutePtx = R"(.version 7.0
+.target sm_52
+.address_size 64
+.visible .entry kwb_permute(.param .u64 dst, .param .u64 src, .param .u64 n, .param .u64 a, .param .u64 b,
+                            .param .u64 step, .param .u32 elem)
+{
+  .reg .pred %p<8>;
+  .reg .b16 %h<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [dst];
+  ld.param.u64 %rd2, [src];
+  ld.param.u64 %rd3, [n];
+  ld.param.u64 %rd4, [a];
+  ld.param.u64 %rd5, [b];
+  ld.param.u64 %rd14, [step];
+  ld.param.u32 %r1, [elem];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %nctaid.x;
+  mul.wide.u32 %rd6, %r2, %r3;
+  cvt.u64.u32 %rd7, %r4;
+  add.u64 %rd6, %rd6, %rd7;
+  mul.wide.u32 %rd8, %r5, %r3;
+  cvt.u64.u32 %rd9, %r1;
+  setp.ge.u64 %p1, %rd6, %rd3;
+  @%p1 bra DONE;
+  mul.lo.u64 %rd10, %rd4, %rd6;
+  rem.u64 %rd10, %rd10, %rd3;
+  add.u64 %rd10, %rd10, %rd5;
+  setp.ge.u64 %p6, %rd10, %rd3;
+  @%p6 sub.u64 %rd10, %rd10, %rd3;
+LOOP:
+  mul.lo.u64 %rd11, %rd10, %rd9;
+  add.u64 %rd11, %rd2, %rd11;
+  mul.lo.u64 %rd12, %rd6, %rd9;
+  add.u64 %rd12, %rd1, %rd12;
+  setp.eq.u32 %p2, %r1, 4;
+  @%p2 bra E4;
+  setp.eq.u32 %p3, %r1, 2;
+  @%p3 bra E2;
+  setp.eq.u32 %p4, %r1, 8;
+  @%p4 bra E8;
+  ld.global.u8 %h1, [%rd11];
+  st.global.u8 [%rd12], %h1;
+  bra NEXT;
+E2:
+  ld.global.u16 %h1, [%rd11];
+  st.global.u16 [%rd12], %h1;
+  bra NEXT;
+E4:
+  ld.global.u32 %r6, [%rd11];
+  st.global.u32 [%rd12], %r6;
+  bra NEXT;
+E8:
+  ld.global.u64 %rd13, [%rd11];
+  st.global.u64 [%rd12], %rd13;
+NEXT:
+  add.u64 %rd6, %rd6, %rd8;
+  add.u64 %rd10, %rd10, %rd14;
+  setp.ge.u64 %p6, %rd10, %rd3;
+  @%p6 sub.u64 %rd10, %rd10, %rd3;
+  setp.lt.u64 %p5, %rd6, %rd3;
+  @%p5 bra LOOP;
+DONE:
+  ret;
+}
+)";
+
 // The byte the reference's outputs are overwritten with after each reference sample, so a
 // candidate that finds the reference's buffers on the device copies garbage, recognisably.
 constexpr unsigned char kReferenceScrub = 0xDE;
@@ -314,12 +402,8 @@ void TimingContext::allocate(TimingRun &run) {
     if (!t.bytes) continue;
     const std::string what = "tensor '" + t.tensor->name + "'";
     t.cand = DeviceContext::allocate(held, t.bytes, what);
-    if (t.tensor->role == TensorRole::In) {
-      t.ref = t.cand;
-    } else {
-      t.ref = DeviceContext::allocate(held, t.bytes, what + " (reference)");
-      if (t.tensor->role == TensorRole::InOut) t.pristine = DeviceContext::allocate(held, t.bytes, what + " (pristine copy)");
-    }
+    t.ref = t.tensor->role == TensorRole::In ? t.cand : DeviceContext::allocate(held, t.bytes, what + " (reference)");
+    if (t.tensor->role != TensorRole::Out) t.original = DeviceContext::allocate(held, t.bytes, what + " (generated)");
   }
   // The L2 flush buffer: at least twice the L2 (64 MiB when the size is unknown).
   run.flushBytes = std::max<std::size_t>(2 * l2Bytes_, std::size_t{64} << 20);
@@ -330,6 +414,8 @@ void TimingContext::allocate(TimingRun &run) {
   }
   if (flushModule_ && driver_.cuModuleGetFunction(&run.flushKernel, flushModule_, "kwb_l2_flush") != cu::SUCCESS)
     run.flushKernel = nullptr;
+  if (!permuteModule_) check(driver_.cuModuleLoadData(&permuteModule_, kPermutePtx), "loading the input permutation kernel");
+  check(driver_.cuModuleGetFunction(&run.permuteKernel, permuteModule_, "kwb_permute"), "finding the input permutation kernel");
   run.startEvent = createEvent(held);
   run.stopEvent = createEvent(held);
   // Each side's own output buffers (`in` tensors are shared: cand and ref are one buffer).
@@ -344,8 +430,44 @@ void TimingContext::uploadInputs(TimingRun &run) {
   for (auto &t : run.tensors) {
     if (!t.bytes || t.tensor->role == TensorRole::Out) continue;
     t.host = generateInput(*t.tensor, t.count, run.seed);
-    const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.cand : t.pristine;
-    check(driver_.cuMemcpyHtoD(target, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
+    check(driver_.cuMemcpyHtoD(t.original, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
+  }
+}
+
+// dst = the tensor's generated elements permuted by `key` (the kernel above), on the worker's
+// stream; element sizes other than 1, 2, 4 and 8 bytes are copied unpermuted.
+void TimingContext::permuteInto(TimingRun &run, const TensorBuf &t, CUdeviceptr target, PermutationKey key) {
+  const std::size_t elem = t.elementBytes();
+  if (elem != 1 && elem != 2 && elem != 4 && elem != 8) {
+    check(driver_.cuMemcpyDtoD(target, t.original, t.bytes), "restoring '" + t.tensor->name + "'");
+    return;
+  }
+  constexpr unsigned kThreads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::max<std::uint64_t>(
+      1, std::min<std::uint64_t>(4ull * smCount_, (t.count + kThreads - 1) / kThreads)));
+  CUdeviceptr dst = target, src = t.original;
+  unsigned long long n = t.count, a = key.a, b = key.b;
+  const std::uint64_t stride = std::uint64_t{blocks} * kThreads;
+  unsigned long long step = permutedIndex(stride % n, n, PermutationKey{key.a, 0});
+  unsigned elemBytes = static_cast<unsigned>(elem);
+  void *params[] = {&dst, &src, &n, &a, &b, &step, &elemBytes};
+  check(driver_.cuLaunchKernel(run.permuteKernel, blocks, 1, 1, kThreads, 1, 1, 0, nullptr, params, nullptr),
+        "writing fresh inputs for '" + t.tensor->name + "'");
+}
+
+// Before every sample: each `in` tensor (shared) and the side's `inout` buffers get a fresh
+// permutation of their generated elements; a candidate's outputs are poisoned.
+void TimingContext::freshInputs(TimingRun &run, bool isCandidate) {
+  for (auto &t : run.tensors) {
+    if (!t.bytes) continue;
+    if (t.tensor->role == TensorRole::Out) {
+      if (isCandidate)
+        check(driver_.cuMemsetD8(t.cand, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
+      continue;
+    }
+    const auto key = permutationKey(t.count, run.rng);
+    if (isCandidate || t.tensor->role == TensorRole::In) t.candKey = key;
+    permuteInto(run, t, isCandidate ? t.cand : t.ref, key);
   }
 }
 
@@ -355,20 +477,13 @@ std::vector<std::byte> TimingContext::download(CUdeviceptr ptr, std::size_t n, c
   return out;
 }
 
-// One sample: restore inout tensors, poison the candidate's outputs, flush L2, then event,
+// One sample: fresh inputs, poison the candidate's outputs, flush L2, then event,
 // launch, event, wait; CUPTI's kernels give the primary figure. A reference sample's outputs
 // are scrubbed after it.
 Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool isCandidate, bool doFlush) {
   const std::string who = isCandidate ? "candidate" : "reference";
   run.stage = "prepare";
-  for (const auto &t : run.tensors) {
-    if (!t.bytes) continue;
-    const CUdeviceptr target = isCandidate ? t.cand : t.ref;
-    if (t.tensor->role == TensorRole::InOut)
-      check(driver_.cuMemcpyDtoD(target, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
-    else if (t.tensor->role == TensorRole::Out && isCandidate)
-      check(driver_.cuMemsetD8(target, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
-  }
+  freshInputs(run, isCandidate);
   if (doFlush) flushL2(run);
   check(driver_.cuCtxSynchronize(), "preparing a sample");
   activity();  // nothing before the launch counts
@@ -460,36 +575,46 @@ void TimingContext::scrubReference(TimingRun &run) {
       check(driver_.cuMemsetD8(t.ref, kReferenceScrub, t.bytes), "scrubbing reference output");
 }
 
-// The reference's outputs, taken once before any sample scrubs them.
-void TimingContext::referenceOutputs(TimingRun &run, const LoadedPair &loaded) {
-  run.stage = "reference outputs";
-  for (const auto &t : run.tensors)
-    if (t.bytes && t.tensor->role != TensorRole::In) {
-      if (t.tensor->role == TensorRole::InOut)
-        check(driver_.cuMemcpyDtoD(t.ref, t.pristine, t.bytes), "restoring '" + t.tensor->name + "'");
-      else
-        check(driver_.cuMemsetD8(t.ref, 0, t.bytes), "clearing '" + t.tensor->name + "'");
+// Right after a timed candidate sample: its `in` tensors still hold what it was given (else
+// they were modified), and its outputs match the reference's run on the same inputs, which runs
+// here untimed (its outputs are then scrubbed).
+void TimingContext::recheck(TimingRun &run, const LoadedPair &loaded, std::size_t sampleIndex) {
+  constexpr std::size_t kMaxReported = 10;
+  run.stage = "re-check";
+  std::map<std::string, std::vector<std::byte>> got;
+  bool inputsIntact = true;
+  for (const auto &t : run.tensors) {
+    if (!t.bytes) continue;
+    if (t.tensor->role == TensorRole::In) {
+      if (download(t.cand, t.bytes, "input '" + t.tensor->name + "'") != permuteElements(t.host, t.elementBytes(), t.candKey)) {
+        run.modifiedInputs.insert(t.tensor->name);
+        inputsIntact = false;
+      }
+      continue;
     }
+    got[t.tensor->name] = download(t.cand, t.bytes, "output '" + t.tensor->name + "'");
+  }
+  // The reference on the very inputs the candidate was given.
+  for (const auto &t : run.tensors) {
+    if (!t.bytes || (t.tensor->role == TensorRole::In && inputsIntact)) continue;
+    if (t.tensor->role == TensorRole::Out) check(driver_.cuMemsetD8(t.ref, 0, t.bytes), "clearing '" + t.tensor->name + "'");
+    else permuteInto(run, t, t.ref, t.candKey);
+  }
   activity();
+  run.stage = "re-check reference";
   DeviceContext::run(loaded.reference, run.args(false), "reference");
   activity();
-  for (const auto &t : run.tensors)
-    if (t.tensor->role != TensorRole::In) run.want[t.tensor->name] = download(t.ref, t.bytes, "reference output");
-}
-
-// The outputs of a timed candidate sample, compared with the reference's.
-void TimingContext::recheck(TimingRun &run, std::size_t sampleIndex) {
-  constexpr std::size_t kMaxReported = 10;
   run.stage = "re-check";
   for (const auto &t : run.tensors) {
     if (t.tensor->role == TensorRole::In) continue;
-    const auto got = download(t.cand, t.bytes, "output '" + t.tensor->name + "'");
-    const auto report = compareOutputs(got, run.want[t.tensor->name], t.tensor->dtype, t.count,
+    const auto want = download(t.ref, t.bytes, "reference output");
+    const auto &mine = got[t.tensor->name];
+    const auto report = compareOutputs(mine, want, t.tensor->dtype, t.count,
                                        t.tensor->tolerance.value_or(Tolerance{}), t.shape, kMaxReported);
     std::size_t scrubbed = 0;
-    for (auto b : got)
+    for (auto b : mine)
       if (b == std::byte{kReferenceScrub}) ++scrubbed;
-    const bool copiedReference = !report.passed() && got.size() && scrubbed * 2 > got.size();
+    const bool copiedReference = !report.passed() && mine.size() && scrubbed * 2 > mine.size();
     run.rechecks.push_back({sampleIndex, t.tensor->name, report.passed(), report.summary, scrubbed});
     if (report.passed() || !run.recheckFailure.empty()) continue;
     run.recheckFailure = copiedReference ? "reference-buffer-copied" : "timed-output-mismatch";
@@ -499,8 +624,10 @@ void TimingContext::recheck(TimingRun &run, std::size_t sampleIndex) {
                   "' holds the bytes the reference's output buffer is scrubbed with: the candidate copied the "
                   "reference's buffer instead of computing"
             : "timed sample " + std::to_string(sampleIndex) + ": output '" + t.tensor->name +
-                  "' is wrong although the evaluation passed (work skipped on repeated calls?): " + report.summary;
+                  "' is wrong on this sample's fresh inputs although the evaluation passed (a result "
+                  "remembered from earlier inputs, or work skipped on repeated calls?): " + report.summary;
   }
+  scrubReference(run);
 }
 
 bool TimingContext::clockUp() {
@@ -554,8 +681,10 @@ WarmupSides TimingContext::warmUp(TimingRun &run, const LoadedPair &loaded, Even
   return warmup;
 }
 
-// Interleaved samples until the spread is small, the time cap or the sample cap; the candidate's
-// outputs are re-checked after its first and its last sample.
+// Interleaved samples until the spread is small, the time cap or the sample cap. Re-checked
+// (recheck) right after them: the candidate's first sample, one drawn at random among the
+// next min_samples - 1, and each later one with probability 1/16, kRandomRechecks at most: a
+// candidate cannot tell which of its samples will be looked at.
 StopReason TimingContext::sampleUntilSettled(TimingRun &run, const LoadedPair &loaded, EventSink &sink) {
   SampleStats candStats, refStats;
   const auto samplingStarted = Clock::now();
@@ -571,9 +700,17 @@ StopReason TimingContext::sampleUntilSettled(TimingRun &run, const LoadedPair &l
       p.candidateMs.push_back(run.candSamples[sentSamples].primaryMs);
     sink.progress(p);
   };
+  constexpr std::size_t kRandomRechecks = 8;
+  const std::size_t early = std::uniform_int_distribution<std::size_t>(1, std::max<std::size_t>(1, run.rule.minSamples - 1))(run.rng);
+  std::size_t randomRechecks = 0;
   while (reason == StopReason::Continue) {
+    const std::size_t index = run.candSamples.size();
     run.candSamples.push_back(sample(run, loaded.candidate, true, true));
-    if (run.candSamples.size() == 1) recheck(run, 0);
+    if (index == 0) recheck(run, loaded, 0);
+    else if (randomRechecks < kRandomRechecks && (index == early || run.rng() % 16 == 0)) {
+      ++randomRechecks;
+      recheck(run, loaded, index);
+    }
     if (run.timeReference) run.refSamples.push_back(sample(run, loaded.reference, false, true));
     // (Below rule.minSamples the rule always goes on; the samples are still sent as they come.)
     candStats = summarizeSamples(primaries(run.candSamples, false));
@@ -586,18 +723,7 @@ StopReason TimingContext::sampleUntilSettled(TimingRun &run, const LoadedPair &l
     }
   }
   if (sentSamples < run.candSamples.size()) sendSamples();  // the last ones (or all, when it settled at once)
-  recheck(run, run.candSamples.size() - 1);                 // the last candidate sample's outputs are still there
   return reason;
-}
-
-// `in` tensors changed by all those launches.
-std::vector<std::string> TimingContext::inputsModified(TimingRun &run) {
-  run.stage = "inputs check";
-  std::vector<std::string> modified;
-  for (const auto &t : run.tensors)
-    if (t.bytes && t.tensor->role == TensorRole::In && download(t.cand, t.bytes, "input") != t.host)
-      modified.push_back(t.tensor->name);
-  return modified;
 }
 
 // The floor the candidate's median is judged against: this device's measured ceilings for the
@@ -642,10 +768,9 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
     if (loaded.candidate.host) reply.launcherOverheadMs = run.hostOverheadMs = launcherOverhead(run);
     reply.l2Flush = run.flushKernel ? "read (ld.global.cg) of the flush buffer" : "memset of the flush buffer";
     uploadInputs(run);
-    referenceOutputs(run, loaded);
     reply.warmup = warmUp(run, loaded, sink);
     reply.stopReason = toString(sampleUntilSettled(run, loaded, sink));
-    reply.inputsModified = inputsModified(run);
+    reply.inputsModified.assign(run.modifiedInputs.begin(), run.modifiedInputs.end());
 
     reply.candidate = timedSide(run.candSamples, run.rule.minSamples);
     if (run.timeReference) reply.reference = timedSide(run.refSamples, run.rule.minSamples);
@@ -653,6 +778,7 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
     reply.l2FlushBytes = run.flushBytes;
     reply.candidateKernels = run.firstKernelNames;
     reply.rechecks = run.rechecks;
+    reply.permutationSeed = run.permutationSeed;
     if (reply.reference && reply.candidate->stats.median > 0)
       reply.speedup = reply.reference->stats.median / reply.candidate->stats.median;
     if (!pciBusId_.empty() && nvml_) reply.nvml = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;

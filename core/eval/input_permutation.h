@@ -1,0 +1,32 @@
+#pragma once
+// Fresh inputs for every timed sample (issue 15, memoization): each input tensor is rewritten
+// before a sample as a permutation of its generated elements, element i taking element
+// (a·i + b) mod n, with a coprime to n and (a, b) drawn anew per tensor and sample. The values
+// (and so every range and distribution the task's generators promise) stay the same; their
+// places do not, so a kernel that remembers results keyed on its inputs never sees the same
+// input twice. The worker applies it on the device (core/worker/server/time_command.cpp); this
+// is the host's copy, to check what the device wrote. No GPU, no I/O.
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace kwb {
+
+struct PermutationKey {
+  std::uint64_t a = 1, b = 0;  // i -> (a·i + b) mod n
+};
+
+// A key for n elements: b uniform in [0, n); a uniform among values in [1, n) coprime to n, below
+// 2^32 (so a·i stays within 64 bits for i < 2^32); for n >= 2^32, a = 1 (a rotation). n <= 1:
+// the identity.
+PermutationKey permutationKey(std::uint64_t n, std::mt19937_64 &rng);
+
+// The element (a·i + b) mod n, without overflow for the keys permutationKey draws.
+std::uint64_t permutedIndex(std::uint64_t i, std::uint64_t n, PermutationKey key);
+
+// `src` (n elements of `elementBytes` each) permuted by `key`: out[i] = src[(a·i + b) mod n].
+std::vector<std::byte> permuteElements(const std::vector<std::byte> &src, std::size_t elementBytes,
+                                       PermutationKey key);
+
+}  // namespace kwb

@@ -46,7 +46,9 @@ bool CudaDriver::load() {
             library.resolve(cuMemcpyDtoD, "cuMemcpyDtoD_v2") &&
             library.resolve(cuIpcGetMemHandle, "cuIpcGetMemHandle") &&
             library.resolve(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") &&
-            library.resolve(cuIpcCloseMemHandle, "cuIpcCloseMemHandle");
+            library.resolve(cuIpcCloseMemHandle, "cuIpcCloseMemHandle") &&
+            library.resolve(cuCtxResetPersistingL2Cache, "cuCtxResetPersistingL2Cache") &&
+            library.resolve(cuCtxSetLimit, "cuCtxSetLimit");
   if (!ok) {
     problem_ = "no CUDA driver: " + library.path() + " lacks a driver API entry point (too old?)";
     return false;

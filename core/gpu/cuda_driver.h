@@ -33,6 +33,7 @@ inline constexpr int ATTR_MULTIPROCESSOR_COUNT = 16;
 inline constexpr int ATTR_MEMORY_CLOCK_RATE = 36;
 inline constexpr int ATTR_GLOBAL_MEMORY_BUS_WIDTH = 37;
 inline constexpr int ATTR_L2_CACHE_SIZE = 38;
+inline constexpr int LIMIT_PERSISTING_L2_CACHE_SIZE = 6;  // CU_LIMIT_PERSISTING_L2_CACHE_SIZE
 inline constexpr int ATTR_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int ATTR_COMPUTE_CAPABILITY_MINOR = 76;
 // CUdevice_attribute values for occupancy
@@ -101,6 +102,9 @@ struct CudaDriver {
   CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr) = nullptr;
   CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned) = nullptr;  // cuIpcOpenMemHandle_v2
   CUresult (*cuIpcCloseMemHandle)(CUdeviceptr) = nullptr;
+  // What a candidate can leave in the L2 (timing resets it before every sample).
+  CUresult (*cuCtxResetPersistingL2Cache)() = nullptr;
+  CUresult (*cuCtxSetLimit)(int, std::size_t) = nullptr;
 
   // Loads libcuda (or $KWB_CUDA_DRIVER_LIBRARY when set) and resolves every entry point.
   // Returns false with problem() set when the library or a symbol is missing.

@@ -85,6 +85,7 @@ constexpr auto kTimeReplyFields = std::tuple_cat(kReplyVerdictFields, std::tuple
     field("timer", &TimeReply::timer),
     omitEmpty("timer_note", &TimeReply::timerNote),
     omitEmpty("l2_flush", &TimeReply::l2Flush),
+    omitEmpty("l2_reset", &TimeReply::l2Reset),
     field("launcher_overhead_ms", &TimeReply::launcherOverheadMs),
     field("warmup", &TimeReply::warmup),
     omitEmpty("stop_reason", &TimeReply::stopReason),

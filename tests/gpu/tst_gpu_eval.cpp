@@ -106,6 +106,7 @@ class TestGpuEval : public QObject {
   std::unique_ptr<kwb::Evaluator> evaluator_;
   kwb::Task softmax_, sgemm_;
   double starterMs_ = 0;
+  std::optional<kwb::EvaluationResult> honestLauncher_;
 
   kwb::EvaluationResult run(const kwb::Task &task, const std::string &source, std::vector<std::string> configs,
                             std::chrono::milliseconds limit = std::chrono::seconds(60)) {
@@ -128,6 +129,12 @@ class TestGpuEval : public QObject {
       QVERIFY(!s.inputsModified);
       QVERIFY(!s.race);
     }
+  }
+
+  // The softmax host launcher (the starter's kernel from kwb_launch) timed at h200, once.
+  const kwb::EvaluationResult &honestLauncherAtH200() {
+    if (!honestLauncher_) honestLauncher_ = timedRun(softmax_, softmaxLauncher("", ""), "h200");
+    return *honestLauncher_;
   }
 
   // The starter kernel's median at h200 as device code (CUPTI's kernel span), timed once.
@@ -382,7 +389,7 @@ class TestGpuEval : public QObject {
   // 0.349 ms against the starter's 0.256 (the clean round trip subtracted, the GPU's switch between
   // the two processes' contexts still varies); the bound allows 0.3 ms over the starter.
   void hostLauncherIsCorrectAndTimed() {
-    const auto r = timedRun(softmax_, softmaxLauncher("", ""), "h200");
+    const auto &r = honestLauncherAtH200();
     QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     QVERIFY(r.candidate.form == kwb::SourceForm::HostLauncher);
     const auto &t = *r.configs.at(0).timing;
@@ -473,6 +480,40 @@ class TestGpuEval : public QObject {
     QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
     QCOMPARE(r.configs.at(0).reason, std::string("timed-output-mismatch"));
     QVERIFY2(r.configs[0].message.find("fresh inputs") != std::string::npos, r.configs[0].message.c_str());
+  }
+
+  // State that outlives a launch (issue 15, 4): a host launcher that sets aside the most L2 it may
+  // for persisting lines and marks its input persisting, then launches the same kernel. Lines
+  // marked so survive the L2 flush; before issue 15 later samples, the reference's too (126.6 ->
+  // 90.5 us), read the input from L2. The worker resets persisting lines and the set-aside before
+  // every sample: both sides time as they do beside the honest launcher.
+  void persistingL2DoesNotOutliveASample() {
+    const std::string before =
+        "  static cudaDeviceProp p;\n"
+        "  static bool once = false;\n"
+        "  if (!once) {\n"
+        "    cudaGetDeviceProperties(&p, 0);\n"
+        "    cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, p.persistingL2CacheMaxSize);\n"
+        "    once = true;\n"
+        "  }\n"
+        "  cudaStreamAttrValue a = {};\n"
+        "  a.accessPolicyWindow.base_ptr = (void *)x;\n"
+        "  size_t bytes = (size_t)rows * cols * sizeof(float);\n"
+        "  a.accessPolicyWindow.num_bytes = bytes < (size_t)p.accessPolicyMaxWindowSize ? bytes : (size_t)p.accessPolicyMaxWindowSize;\n"
+        "  a.accessPolicyWindow.hitRatio = 1.0f;\n"
+        "  a.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;\n"
+        "  a.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;\n"
+        "  cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &a);";
+    const auto r = timedRun(softmax_, softmaxLauncher("", before), "h200");
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
+    const auto &honest = honestLauncherAtH200();
+    QVERIFY2(honest.outcome == kwb::Outcome::Correct, describe(honest).c_str());
+    const auto &t = *r.configs.at(0).timing, &h = *honest.configs.at(0).timing;
+    std::cerr << "softmax h200, persisting L2 launcher: candidate " << t.candidate.median << " ms, reference "
+              << t.reference.median << " ms; honest launcher: candidate " << h.candidate.median << " ms, reference "
+              << h.reference.median << " ms\n";
+    QVERIFY2(t.reference.median > 0.95 * h.reference.median, describe(r).c_str());
+    QVERIFY2(t.candidate.median > 0.9 * starterMedianMs(), describe(r).c_str());
   }
 
   // Forged verdicts (issue 15, 1): host code writes reply lines for every request id on every

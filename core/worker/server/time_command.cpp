@@ -166,6 +166,7 @@ struct TimingRun {
   CUevent startEvent = nullptr, stopEvent = nullptr;
   std::unique_ptr<KernelArguments> refParams, candParams;
   CUfunction permuteKernel = nullptr;
+  std::string l2Reset;  // what resetL2State did, for the reply
   std::mt19937_64 rng;                // the permutations and which samples are re-checked
   std::uint64_t permutationSeed = 0;  // rng's seed: in the reply, so a run can be repeated
   std::set<std::string> modifiedInputs;
@@ -196,6 +197,7 @@ class TimingContext : DeviceContext {
   Sample sample(TimingRun &run, const LoadedLaunch &loaded, bool isCandidate, bool doFlush);
   void scrubReference(TimingRun &run);
   void flushL2(TimingRun &run);
+  void resetL2State(TimingRun &run);
   double launcherOverhead(TimingRun &run);
   RooflineFloor rooflineFloorOf(const TimingRun &run) const;
   void recheck(TimingRun &run, const LoadedPair &loaded, std::size_t sampleIndex);
@@ -484,6 +486,7 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
   const std::string who = isCandidate ? "candidate" : "reference";
   run.stage = "prepare";
   freshInputs(run, isCandidate);
+  resetL2State(run);
   if (doFlush) flushL2(run);
   check(driver_.cuCtxSynchronize(), "preparing a sample");
   activity();  // nothing before the launch counts
@@ -527,6 +530,21 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
   }
   if (!isCandidate) scrubReference(run);
   return s;
+}
+
+// What a candidate can leave in the L2 for the next sample, its own or the reference's: lines
+// marked persisting (a host launcher's access policy window, or evict_last loads) survive the
+// flush, and a persisting set-aside keeps them there. Both are reset before every sample (the
+// lines are the device's; the set-aside is set to none). On GPUs without persisting L2 (before
+// sm_80) the driver says "not supported", which is left at that.
+void TimingContext::resetL2State(TimingRun &run) {
+  run.stage = "L2 reset";
+  const CUresult lines = driver_.cuCtxResetPersistingL2Cache();
+  const CUresult limit = driver_.cuCtxSetLimit(cu::LIMIT_PERSISTING_L2_CACHE_SIZE, 0);
+  if (run.l2Reset.empty())
+    run.l2Reset = lines == cu::SUCCESS && limit == cu::SUCCESS
+                      ? "persisting lines reset and set-aside cleared before every sample"
+                      : "not reset: " + driver_.describe(lines == cu::SUCCESS ? limit : lines);
 }
 
 void TimingContext::flushL2(TimingRun &run) {
@@ -778,6 +796,7 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
     reply.l2FlushBytes = run.flushBytes;
     reply.candidateKernels = run.firstKernelNames;
     reply.rechecks = run.rechecks;
+    reply.l2Reset = run.l2Reset;
     reply.permutationSeed = run.permutationSeed;
     if (reply.reference && reply.candidate->stats.median > 0)
       reply.speedup = reply.reference->stats.median / reply.candidate->stats.median;

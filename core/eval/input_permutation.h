@@ -5,7 +5,7 @@
 // (and so every range and distribution the task's generators promise) stay the same; their
 // places do not, so a kernel that remembers results keyed on its inputs never sees the same
 // input twice. The worker applies it on the device (core/worker/server/time_command.cpp); this
-// is the host's copy, to check what the device wrote. No GPU, no I/O.
+// is the host's statement of the same arithmetic, which the unit tests hold it to. No GPU, no I/O.
 #include <cstddef>
 #include <cstdint>
 #include <random>

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ void usage(std::ostream &out) {
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--sandbox-note TEXT] [--no-seccomp]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
-         "       kwb-worker --host-launcher LIBRARY --device N   (started by the worker itself)\n"
+         "       kwb-worker --host-launcher LIBRARY --device N --allow-libraries A,B|none   (started by the worker itself)\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
          "run by hand it lists the devices it can see.\n"
          "  --stats --json   live figures of every visible GPU (NVML: load, memory, temperature,\n"
@@ -188,6 +189,7 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 int main(int argc, char **argv) {
   bool json = false, devices = false, stats = false, serveMode = false, noSeccomp = false, sandboxExecMode = false;
   std::string hostLauncher;
+  std::vector<std::string> allowedLibraries;
   std::vector<std::string> execCommand;
   std::optional<int> device;
   auto sandbox = kwb::worker::SandboxKind::None;
@@ -236,6 +238,10 @@ int main(int argc, char **argv) {
       noSeccomp = true;
     } else if (!std::strcmp(argv[i], "--host-launcher")) {
       hostLauncher = value(i, "--host-launcher");
+    } else if (!std::strcmp(argv[i], "--allow-libraries")) {
+      std::istringstream list(value(i, "--allow-libraries"));
+      for (std::string name; std::getline(list, name, ',');)
+        if (!name.empty() && name != "none") allowedLibraries.push_back(name);
     } else if (!std::strcmp(argv[i], "--sandbox-exec")) {
       sandboxExecMode = true;
     } else if (!std::strcmp(argv[i], "--") && sandboxExecMode) {
@@ -250,7 +256,8 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (!hostLauncher.empty()) return kwb::worker::runHostLauncherChild(hostLauncher, device.value_or(0));
+  if (!hostLauncher.empty())
+    return kwb::worker::runHostLauncherChild(hostLauncher, device.value_or(0), allowedLibraries);
   if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
   if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp);
   if (stats) {

@@ -2,7 +2,9 @@
 
 #include <stdexcept>
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <utility>
 
 namespace kwb {
@@ -162,6 +164,20 @@ std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
     if (auto it = given.find(t.name); it != given.end()) out[t.name] = it->second;
     else if (!t.values.empty()) out[t.name] = t.values.front();
   }
+  return out;
+}
+
+std::vector<std::string> withLibraryDependencies(const std::vector<std::string> &allowed) {
+  static const std::map<std::string, std::vector<std::string>> kLoads = {
+      {"cublas", {"cublasLt"}},
+      {"cusolver", {"cublas", "cublasLt", "cusparse"}},
+      {"cudnn", {"cublas", "cublasLt"}},
+      {"torch", kVendorLibraries}};
+  std::vector<std::string> out = allowed;
+  for (std::size_t i = 0; i < out.size(); ++i)  // out grows while it is walked
+    if (auto it = kLoads.find(out[i]); it != kLoads.end())
+      for (const auto &more : it->second)
+        if (std::find(out.begin(), out.end(), more) == out.end()) out.push_back(more);
   return out;
 }
 

@@ -120,6 +120,9 @@ struct Task {
 inline const std::vector<std::string> kVendorLibraries = {"cublas", "cublasLt", "cudnn",  "cufft",
                                                           "cusparse", "cusolver", "curand", "npp",
                                                           "nvjpeg", "cutensor", "torch", "c10"};
+// `allowed` with the vendor libraries those load themselves: cuBLAS loads cuBLASLt; cuSOLVER
+// cuBLAS, cuBLASLt and cuSPARSE; cuDNN cuBLAS and cuBLASLt; torch all of them.
+std::vector<std::string> withLibraryDependencies(const std::vector<std::string> &allowed);
 // The vendor-library name of a loaded file's path ("/usr/lib/libcublasLt.so.13" → "cublasLt"),
 // empty when it is none of kVendorLibraries.
 std::string vendorLibraryOf(const std::string &path);

@@ -84,7 +84,9 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
     return l;
   }
   // A host launcher: a process of its own per distinct library, kept while it works.
-  const std::size_t key = std::hash<std::string>{}(spec.image);
+  std::string allowed;
+  for (const auto &name : spec.allowedLibraries) allowed += name + ",";
+  const std::size_t key = std::hash<std::string>{}(spec.image) ^ (std::hash<std::string>{}(allowed) << 1);
   if (auto it = hostProcesses_.find(key); it != hostProcesses_.end() && it->second->alive()) {
     l.host = it->second.get();
     l.host->inUse = true;
@@ -96,7 +98,7 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
     std::erase_if(hostProcesses_, [](const auto &entry) { return !entry.second->inUse; });
   // The candidate's static constructors run there, inside the sandbox.
   std::string name, problem;
-  auto process = HostLauncherProcess::startWithImage(spec.image, device_, name, problem);
+  auto process = HostLauncherProcess::startWithImage(spec.image, device_, name, problem, spec.allowedLibraries);
   if (!process) throw LoadFailure{name, "the " + who + " library: " + problem};
   l.host = process.get();
   l.host->inUse = true;
@@ -198,9 +200,10 @@ std::vector<std::string> DeviceContext::forbiddenLibrariesLoaded(const LoadedLau
                                                                   const std::vector<std::string> &allowed) const {
   std::vector<std::string> out;
   if (!launch.host) return out;  // device code loads no library
+  const auto permitted = withLibraryDependencies(allowed);
   for (const auto &path : launch.host->loadedLibraries()) {
     const auto name = vendorLibraryOf(path);
-    if (!name.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+    if (!name.empty() && std::find(permitted.begin(), permitted.end(), name) == permitted.end())
       out.push_back(name + " (" + path + ")");
   }
   return out;

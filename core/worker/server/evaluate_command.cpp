@@ -224,6 +224,7 @@ EvaluateRun EvaluateContext::readRequest(const EvaluateRequest &request) {
   run.maxReported = static_cast<std::size_t>(request.maxReported);
   run.reference = launchSpec(request.reference, "evaluate", "reference");
   run.candidate = launchSpec(request.candidate, "evaluate", "candidate");
+  run.candidate.allowedLibraries = run.requested.task.allowedLibraries;
   // Tensors: element counts and shapes for this configuration.
   for (auto &e : tensorExtents(run.requested, {&run.reference, &run.candidate}, "evaluate", run.tensorIndex))
     run.tensors.push_back(TensorInfo{std::move(e)});

@@ -17,9 +17,12 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "core/sandbox/library_fence.h"
 
 namespace kwb::worker {
 
@@ -108,7 +111,8 @@ std::string describeExit(int status) {
 
 std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::string &libraryPath, int device,
                                                                 std::string &name, std::string &problem,
-                                                                const std::string &executable) {
+                                                                const std::string &executable,
+                                                                const std::vector<std::string> &allowedLibraries) {
   int request[2], answer[2];
   if (::pipe2(request, O_CLOEXEC) != 0) {
     name = "host-launcher-start";
@@ -126,7 +130,11 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
   // async-signal-safe calls).
   const std::string deviceText = std::to_string(device);
   const std::string library = libraryPath.empty() ? std::string("-") : libraryPath;
-  const char *argv[] = {"kwb-worker", "--host-launcher", library.c_str(), "--device", deviceText.c_str(), nullptr};
+  std::string allowed;
+  for (const auto &l : allowedLibraries) allowed += (allowed.empty() ? "" : ",") + l;
+  if (allowed.empty()) allowed = "none";
+  const char *argv[] = {"kwb-worker", "--host-launcher", library.c_str(), "--device", deviceText.c_str(),
+                        "--allow-libraries", allowed.c_str(), nullptr};
   const pid_t parent = ::getpid();
   rlimit files{};
   const int highestFd = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
@@ -167,7 +175,8 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
     problem = "the host launcher's process ended before it was ready: " + describeExit(p->reap());
     return nullptr;
   }
-  if (line == "ready") {
+  if (line == "ready" || line.rfind("ready ", 0) == 0) {
+    p->fence_ = line.size() > 6 ? line.substr(6) : std::string();
     p->stop();
     return p;
   }
@@ -181,7 +190,8 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::start(const std::strin
 }
 
 std::unique_ptr<HostLauncherProcess> HostLauncherProcess::startWithImage(const std::string &image, int device,
-                                                                         std::string &name, std::string &problem) {
+                                                                         std::string &name, std::string &problem,
+                                                                         const std::vector<std::string> &allowedLibraries) {
   const char *tmp = std::getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/kwb-launcher-XXXXXX.so";
   const int fd = ::mkstemps(path.data(), 3);
@@ -194,7 +204,7 @@ std::unique_ptr<HostLauncherProcess> HostLauncherProcess::startWithImage(const s
     return nullptr;
   }
   // The child removes the file once it has opened it; a child that never got that far leaves it.
-  auto process = start(path, device, name, problem);
+  auto process = start(path, device, name, problem, "/proc/self/exe", allowedLibraries);
   if (!process) ::unlink(path.c_str());
   return process;
 }
@@ -355,7 +365,7 @@ std::string oneLine(std::string text) {
 
 }  // namespace
 
-int runHostLauncherChild(const std::string &libraryPath, int device) {
+int runHostLauncherChild(const std::string &libraryPath, int device, const std::vector<std::string> &allowedLibraries) {
   CudaDriver driver;
   if (!driver.load()) {
     answer("error no-device " + oneLine(driver.problem()));
@@ -380,6 +390,7 @@ int runHostLauncherChild(const std::string &libraryPath, int device) {
   }
   using Launch = int (*)(void *const *, CUstream);
   Launch launch = nullptr;
+  std::string fenceText;
   if (libraryPath == "-") {
     // The clean child: one empty kernel of its own per launch.
     static CUfunction empty = nullptr;
@@ -395,6 +406,14 @@ int runHostLauncherChild(const std::string &libraryPath, int device) {
       return emptyDriver->cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
     };
   } else {
+    // The vendor libraries the task does not allow become unreadable first (the driver's own
+    // libraries are mapped by now, so their folders are known).
+    const auto fence = raiseHostLauncherFence(allowedLibraries, std::filesystem::path(libraryPath).parent_path());
+    if (fence.active)
+      fenceText = "landlock ABI " + std::to_string(fence.abi) + ": " + std::to_string(fence.fenced.size()) +
+                  " vendor library file(s) fenced off";
+    else
+      fenceText = "no fence: " + fence.problem;
     // The candidate's static constructors run here, in this process only.
     void *handle = ::dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
     ::unlink(libraryPath.c_str());
@@ -411,7 +430,7 @@ int runHostLauncherChild(const std::string &libraryPath, int device) {
       return 1;
     }
   }
-  answer("ready");
+  answer(fenceText.empty() ? std::string("ready") : "ready " + oneLine(fenceText));
 
   std::map<std::string, CUdeviceptr> opened;  // IPC handle (hex) → mapped pointer
   std::string buffer, line;

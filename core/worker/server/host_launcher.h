@@ -61,13 +61,19 @@ class HostLauncherProcess {
   // first line. An empty path starts a clean child with no candidate code: its launches run one
   // empty kernel of its own (the round trip a host launcher's time includes but does not owe). nullptr with `name`/`problem` set when it cannot start, the library does not
   // load or lacks kwb_launch (the names LoadFailure uses: "dlopen", "no-entry-point", ...).
-  // `executable` is kwb-worker (itself, unless a test says otherwise).
+  // `executable` is kwb-worker (itself, unless a test says otherwise). The child fences off the
+  // vendor libraries `allowedLibraries` does not name before it opens the library
+  // (core/sandbox/library_fence.h); fence() then says how.
   static std::unique_ptr<HostLauncherProcess> start(const std::string &libraryPath, int device, std::string &name,
                                                     std::string &problem,
-                                                    const std::string &executable = "/proc/self/exe");
+                                                    const std::string &executable = "/proc/self/exe",
+                                                    const std::vector<std::string> &allowedLibraries = {});
   // The same for a library's bytes: written to the private directory ($TMPDIR) first.
   static std::unique_ptr<HostLauncherProcess> startWithImage(const std::string &image, int device, std::string &name,
-                                                             std::string &problem);
+                                                             std::string &problem,
+                                                             const std::vector<std::string> &allowedLibraries);
+  // "landlock ABI 7: 3 library files fenced off", or why there is no fence.
+  const std::string &fence() const { return fence_; }
   ~HostLauncherProcess();
   HostLauncherProcess(const HostLauncherProcess &) = delete;
   HostLauncherProcess &operator=(const HostLauncherProcess &) = delete;
@@ -95,6 +101,7 @@ class HostLauncherProcess {
 
   pid_t pid_ = -1;
   int toChild_ = -1, fromChild_ = -1;
+  std::string fence_;
   std::string buffer_;
   bool mapped_ = false;  // buffers may be mapped in the child
   // Each buffer's IPC handle, made once until release(): a handle made again for the same
@@ -105,6 +112,6 @@ class HostLauncherProcess {
 // The child's side: `kwb-worker --host-launcher LIBRARY --device N` (LIBRARY "-": the clean
 // child) with the request pipe on fd 3 and the answer pipe on fd 4. Returns the process's exit
 // status.
-int runHostLauncherChild(const std::string &libraryPath, int device);
+int runHostLauncherChild(const std::string &libraryPath, int device, const std::vector<std::string> &allowedLibraries);
 
 }  // namespace kwb::worker

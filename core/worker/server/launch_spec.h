@@ -22,6 +22,7 @@ struct LaunchSpec {
   std::vector<std::string> args;
   std::string image;  // CUBIN bytes, or the shared library's bytes for a host launcher
   bool hostLauncher = false;
+  std::vector<std::string> allowedLibraries;  // a host launcher's: the task's allow_libraries
 };
 
 // Checks and decodes a request's launch; throws CommandError (invalid-argument)

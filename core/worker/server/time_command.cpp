@@ -245,6 +245,7 @@ TimingRun TimingContext::readRequest(const TimeRequest &p) {
   run.rng.seed(run.permutationSeed);
   run.reference = launchSpec(p.reference, "time", "reference");
   run.candidate = launchSpec(p.candidate, "time", "candidate");
+  run.candidate.allowedLibraries = run.requested.task.allowedLibraries;
   for (auto &e : tensorExtents(run.requested, {&run.reference, &run.candidate}, "time", run.tensorIndex))
     run.tensors.push_back(TensorBuf{std::move(e)});
   return run;
@@ -868,6 +869,12 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
       reply.speedup = reply.reference->stats.median / reply.candidate->stats.median;
     if (!pciBusId_.empty() && nvml_) reply.nvml = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
     reply.roofline = rooflineFloorOf(run);
+    // Without the library fence (no Landlock) a vendor library loaded while timed is still caught.
+    if (const auto forbidden = forbiddenLibrariesLoaded(loaded.candidate, run.requested.task.allowedLibraries);
+        !forbidden.empty() && run.recheckFailure.empty()) {
+      run.recheckFailure = "forbidden-library";
+      run.recheckDetail = "the candidate loaded vendor libraries the task does not allow while it was timed: " + forbidden.front();
+    }
     timeVerdict(run.candSamples, run.useCupti, run.recheckFailure, run.recheckDetail, reply);
     completeReply(reply, started);
     return reply;

@@ -5,6 +5,7 @@
 // folders, or by linking it into an allowed folder, while the other files stay readable.
 #include <QtTest>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -103,6 +104,34 @@ class TestLibraryFence : public QObject {
     QVERIFY2(!(code & 8), "the fenced library opened through a symbolic link with another name");
     QVERIFY2(!(code & 16), "a file outside every allowed folder opened");
     QVERIFY2(!(code & 32), "the fenced library could be linked into an allowed folder");
+  }
+
+  // The fence a host launcher's process raises, on this system's real folders: a system library
+  // not loaded yet still loads (with what it needs), cuBLAS from the CUDA toolkit does not.
+  void hostLauncherFenceOnThisSystem() {
+    if (::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1) < 1)
+      QSKIP("this kernel has no Landlock: the fence cannot be raised here (the worker then says so)");
+    void *probe = ::dlopen("libcublas.so.13", RTLD_LAZY);
+    if (!probe) QSKIP("cuBLAS does not load on this machine at all: fencing it off cannot be shown");
+    ::dlclose(probe);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const auto fence = kwb::worker::raiseHostLauncherFence({}, root());
+      if (!fence.active) ::_exit(100);
+      int bad = 0;
+      if (!::dlopen("libz.so.1", RTLD_NOW)) bad |= 1;
+      if (::dlopen("libcublas.so.13", RTLD_NOW)) bad |= 2;
+      if (::dlopen("libcublasLt.so.13", RTLD_NOW)) bad |= 4;
+      ::_exit(bad);
+    }
+    int status = 0;
+    QCOMPARE(::waitpid(pid, &status, 0), pid);
+    QVERIFY(WIFEXITED(status));
+    const int code = WEXITSTATUS(status);
+    QVERIFY2(code != 100, "the fence did not come up");
+    QVERIFY2(!(code & 1), "libz, an ordinary system library, no longer loads behind the fence");
+    QVERIFY2(!(code & 2), "cuBLAS loads behind the fence");
+    QVERIFY2(!(code & 4), "cuBLASLt loads behind the fence");
   }
 };
 

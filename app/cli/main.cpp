@@ -263,6 +263,9 @@ int evalCommand(const EvalArgs &args, bool asJson) {
     }
     if (args.time && result.outcome != kwb::Outcome::Correct)
       std::cout << "timing skipped: only a candidate correct on every configuration is timed\n";
+    if (result.freshSeed)
+      std::cout << "fresh seed " << result.freshSeed << " beside the task's (repeat this run with --seed "
+                << result.freshSeed << ")\n";
     std::cout << kwb::toString(result.outcome) << ": " << result.message << "\n";
   }
   switch (result.outcome) {
@@ -312,7 +315,8 @@ int main(int argc, char **argv) {
   eval->add_option("TASK", evalArgs.task, "Task folder or its task.toml")->required();
   eval->add_option("CANDIDATE", evalArgs.candidate, "Candidate .cu file (default: the task's starter)");
   eval->add_option("--config", evalArgs.configs, "Size configuration to run (repeatable; default: all)");
-  eval->add_option("--seed", evalArgs.seeds, "Seed (repeatable; default: the task's seeds)");
+  eval->add_option("--seed", evalArgs.seeds,
+                   "Seed (repeatable; default: the task's seeds and one fresh random seed, printed with the result)");
   eval->add_option("--set", evalArgs.sets, "Tunable value NAME=VALUE (repeatable; default: each tunable's first)");
   eval->add_option("--arch", evalArgs.arch, "Compile for sm_XY (default: the device's, else sm_90)");
   eval->add_option("--time-limit", evalArgs.timeLimit, "Seconds per configuration before the run is stopped (default 60)")

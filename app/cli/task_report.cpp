@@ -66,6 +66,7 @@ std::string formatTask(const Task &task) {
     out << "  " << t.name << "  " << dtypeName(t.dtype) << "[" << joinExpressions(t.shape, ", ")
         << "]  " << roleName(t.role);
     if (t.init) out << "  init " << generatorLine(*t.init);
+    for (const auto &g : t.moreInits) out << " | " << generatorLine(g);
     if (t.tolerance) {
       if (t.tolerance->exact) out << "  exact";
       else out << "  rtol " << number(t.tolerance->rtol) << " atol " << number(t.tolerance->atol);

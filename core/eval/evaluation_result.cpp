@@ -137,7 +137,8 @@ constexpr auto kResultFields = std::tuple{
     field("seconds", &EvaluationResult::seconds),
     field("compile", &EvaluationResult::candidate),
     omitEmpty("reference_diagnostics", &EvaluationResult::referenceDiagnostics),
-    field("configs", &EvaluationResult::configs)};
+    field("configs", &EvaluationResult::configs),
+    field("fresh_seed", &EvaluationResult::freshSeed)};
 
 }  // namespace
 

@@ -170,6 +170,7 @@ struct EvaluationResult {
   CompileResult candidate; // diagnostics, resources
   std::vector<Diagnostic> referenceDiagnostics;
   std::vector<ConfigOutcome> configs;
+  std::uint64_t freshSeed = 0;  // the seed drawn for this evaluation beyond the task's; 0: none
   double seconds = 0.0;
 
 };

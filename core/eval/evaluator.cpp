@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -220,7 +221,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   // Options that do not fit the task are the caller's mistake.
   const auto configs = resolveConfigurations(task, options.configs);
   const auto tunables = effectiveTunables(task, options.tunables);
-  const auto seeds = options.seeds.empty() ? task.seeds : options.seeds;
+  std::vector<std::uint64_t> seeds = options.seeds.empty() ? task.seeds : options.seeds;
+  if (options.seeds.empty() && options.freshSeed) {
+    // Above every seed a task declares by hand, below 2^31 (the seed is printed and typed back).
+    std::random_device entropy;
+    result.freshSeed = std::uniform_int_distribution<std::uint64_t>(std::uint64_t{1} << 20, (std::uint64_t{1} << 31) - 1)(entropy);
+    seeds.push_back(result.freshSeed);
+  }
 
   // The device decides the architecture, unless one is asked for.
   const WorkerDevice &gpu = device();

@@ -53,7 +53,11 @@ struct EvalProgress {
 struct EvaluationOptions {
   std::string arch;                          // empty: the device's, else sm_90
   std::vector<std::string> configs;          // empty: all of the task's
-  std::vector<std::uint64_t> seeds;          // empty: the task's
+  std::vector<std::uint64_t> seeds;          // empty: the task's, and a fresh one (freshSeed)
+  // With the task's seeds, one more drawn at random per evaluation (issue 15): a candidate right
+  // only for the declared seeds fails on it. EvaluationResult::freshSeed records it, and
+  // `seeds = {it}` (kwb eval --seed N) repeats the run.
+  bool freshSeed = true;
   std::map<std::string, std::int64_t> tunables;
   std::chrono::milliseconds timeLimit{60000};  // per worker request (one configuration, all seeds)
   std::string sourceName = "candidate.cu";

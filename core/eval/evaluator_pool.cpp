@@ -177,7 +177,7 @@ std::string EvaluatorPool::probe(Device &device, const Task &task) {
   if (!in) return {};  // nothing to probe with: the candidate's result stands on its own
   EvaluationOptions o;
   o.configs = {task.configs.front().name};
-  o.seeds = {task.seeds.front()};
+  o.seeds = {task.seeds.front()};  // explicit: no fresh seed
   o.sourceName = task.reference.source.string();
   EvaluationResult r;
   try {

@@ -333,11 +333,7 @@ std::vector<std::byte> generateInput(DType dtype, std::uint64_t count, const Gen
 
 std::vector<std::byte> generateInput(const Tensor &tensor, std::uint64_t count, std::uint64_t seed,
                                      unsigned threads) {
-  if (!tensor.init)
-    throw std::invalid_argument("tensor '" + tensor.name +
-                                "' has no generator (init); only in and inout "
-                                "tensors are generated");
-  return generateInput(tensor.dtype, count, *tensor.init, seed, tensor.name, threads);
+  return generateInput(tensor.dtype, count, generatorForSeed(tensor, seed), seed, tensor.name, threads);
 }
 
 }  // namespace kwb

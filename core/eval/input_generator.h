@@ -70,7 +70,8 @@ void fillInput(std::span<std::byte> out, DType dtype, std::uint64_t count, const
 std::vector<std::byte> generateInput(DType dtype, std::uint64_t count, const Generator &generator,
                                      std::uint64_t seed, std::string_view tensorName, unsigned threads = 0);
 
-// A manifest tensor's input; throws std::invalid_argument when it has no generator.
+// A manifest tensor's input from the generator `seed` picks (generatorForSeed); throws
+// std::invalid_argument when it has no generator.
 std::vector<std::byte> generateInput(const Tensor &tensor, std::uint64_t count, std::uint64_t seed,
                                      unsigned threads = 0);
 

@@ -652,7 +652,16 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
                                                 " (outputs are written by the kernel); expected no init");
   } else {
     if (!init) fail(line, prefix + ".init", "missing for " + roleText + "; expected " + kInitExample);
-    tensor.init = readInit(*init, prefix + ".init", tensor, elements);
+    if (const toml::array *list = init->as_array()) {
+      if (list->empty()) fail(lineOf(*init), prefix + ".init", "an empty list; expected one generator or more, e.g. " + std::string(kInitExample));
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const Generator g = readInit(*list->get(i), prefix + ".init[" + std::to_string(i) + "]", tensor, elements);
+        if (i == 0) tensor.init = g;
+        else tensor.moreInits.push_back(g);
+      }
+    } else {
+      tensor.init = readInit(*init, prefix + ".init", tensor, elements);
+    }
   }
 
   const toml::node *tolerance = t.get("tolerance");

@@ -167,6 +167,14 @@ std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
   return out;
 }
 
+const Generator &generatorForSeed(const Tensor &tensor, std::uint64_t seed) {
+  if (!tensor.init)
+    throw std::invalid_argument("tensor '" + tensor.name + "' has no generator (init); only in and inout tensors are generated");
+  if (tensor.moreInits.empty() || seed == 0) return *tensor.init;
+  const std::uint64_t i = (seed - 1) % (tensor.moreInits.size() + 1);
+  return i == 0 ? *tensor.init : tensor.moreInits[i - 1];
+}
+
 std::vector<std::string> withLibraryDependencies(const std::vector<std::string> &allowed) {
   static const std::map<std::string, std::vector<std::string>> kLoads = {
       {"cublas", {"cublasLt"}},

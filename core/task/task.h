@@ -60,6 +60,9 @@ struct Tensor {
   TensorRole role = TensorRole::In;
   std::vector<Expression> shape;      // over the task's named sizes
   std::optional<Generator> init;      // required for in/inout
+  // `init = [A, B, ...]`: B, ... (init is A). The seeds cycle through them (generatorForSeed), so
+  // a task can mix typical values with the extremes its operator must survive.
+  std::vector<Generator> moreInits;
   std::optional<Tolerance> tolerance; // required for out/inout
   int line = 0;                       // manifest line, for messages
 };
@@ -114,6 +117,10 @@ struct Task {
   // The source a user edits first: the starter if given, else the reference.
   std::filesystem::path starterSource() const;
 };
+
+// The generator `seed` fills `tensor` with: seed 1 the first, seed 2 the second, ... cycling
+// through init and moreInits (seed 0 the first). Throws std::invalid_argument without init.
+const Generator &generatorForSeed(const Tensor &tensor, std::uint64_t seed);
 
 // The vendor libraries the evaluator watches for, by the file-name stem that identifies them
 // (libcublas.so.13 → "cublas"; "cublasLt" is its own entry).

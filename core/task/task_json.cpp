@@ -94,7 +94,11 @@ nlohmann::json taskToJson(const Task &task) {
            {"role", roleName(t.role)},
            {"shape", expressionList(t.shape)},
            {"line", t.line}};
-    if (t.init) j["init"] = generatorToJson(*t.init);
+    if (t.init && t.moreInits.empty()) j["init"] = generatorToJson(*t.init);
+    if (t.init && !t.moreInits.empty()) {
+      j["init"] = json::array({generatorToJson(*t.init)});
+      for (const auto &g : t.moreInits) j["init"].push_back(generatorToJson(g));
+    }
     if (t.tolerance) j["tolerance"] = toleranceToJson(*t.tolerance);
     tensors.push_back(j);
   }

@@ -125,7 +125,8 @@ class TestGpuEval : public QObject {
     const auto r = run(task, readFile(task.folder / task.starterSource()), {config});
     QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
     QCOMPARE(r.configs.size(), std::size_t(1));
-    QCOMPARE(r.configs[0].seeds.size(), task.seeds.size());
+    QCOMPARE(r.configs[0].seeds.size(), task.seeds.size() + 1);  // and the fresh seed
+    QVERIFY(r.freshSeed != 0 && r.configs[0].seeds.back().seed == r.freshSeed);
     for (const auto &s : r.configs[0].seeds) {
       QVERIFY(s.passed);
       QCOMPARE(s.unwritten, std::uint64_t(0));
@@ -517,6 +518,23 @@ class TestGpuEval : public QObject {
               << h.reference.median << " ms\n";
     QVERIFY2(t.reference.median > 0.95 * h.reference.median, describe(r).c_str());
     QVERIFY2(t.candidate.median > 0.9 * starterMedianMs(), describe(r).c_str());
+  }
+
+  // Inputs that are too kind (issue 15, 7): a softmax that does not subtract the row maximum is
+  // right for normal(0, 4) inputs, whose exp() never overflows. The task's seeds now cycle through
+  // a second generator, uniform(-100, 100): exp(100) is beyond a float, the sums are infinite,
+  // and the seed that draws from it fails with a mismatch.
+  void softmaxWithoutTheMaximumFailsOnLargeInputs() {
+    const auto r = run(softmax_, softmaxVariant("const float rowMax = scratch[0];", "const float rowMax = 0.0f;"),
+                       {"small"});
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
+    QCOMPARE(r.configs.at(0).reason, std::string("mismatch"));
+    bool typicalPassed = false, extremeFailed = false;
+    for (const auto &s : r.configs[0].seeds) {
+      if (s.seed == 1) typicalPassed = s.passed;
+      if (s.seed == 2) extremeFailed = !s.passed;
+    }
+    QVERIFY2(typicalPassed && extremeFailed, describe(r).c_str());
   }
 
   // Forged verdicts (issue 15, 1): host code writes reply lines for every request id on every

@@ -3,8 +3,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
 #include <fstream>
 
+#include "core/eval/input_generator.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/task_json.h"
 
@@ -144,7 +146,7 @@ void TestManifestParser::softmaxManifest() {
   QVERIFY(!y->tolerance->exact);
   QCOMPARE(y->tolerance->rtol, 1e-5);
   QCOMPARE(y->tolerance->atol, 1e-7);
-  QCOMPARE(y->line, 28);
+  QCOMPARE(y->line, 30);
 
   QCOMPARE(task.reference.source, std::filesystem::path("reference.cu"));
   QCOMPARE(task.reference.launch.kernel, std::string("softmax_reference"));
@@ -211,6 +213,27 @@ void TestManifestParser::sgemmManifest() {
   }
 
 void TestManifestParser::validVariants() {
+  {
+    // Several generators: the seeds cycle through them (issue 15: extremes beside typical values).
+    PARSE(t, manifest({{12, "init = [{ kind = \"normal\", mean = 0.0, std = 4.0 }, { kind = \"uniform\", low = -1000.0, "
+                            "high = 1000.0 }, { kind = \"constant\", value = 7.0 }]"}}));
+    const auto &x = t.tensors[0];
+    QCOMPARE(x.init->kind, Generator::Kind::Normal);
+    QCOMPARE(x.moreInits.size(), std::size_t(2));
+    QCOMPARE(kwb::generatorForSeed(x, 1).kind, Generator::Kind::Normal);
+    QCOMPARE(kwb::generatorForSeed(x, 2).kind, Generator::Kind::Uniform);
+    QCOMPARE(kwb::generatorForSeed(x, 2).b, 1000.0);
+    QCOMPARE(kwb::generatorForSeed(x, 3).kind, Generator::Kind::Constant);
+    QCOMPARE(kwb::generatorForSeed(x, 4).kind, Generator::Kind::Normal);
+    QCOMPARE(kwb::generatorForSeed(x, 0).kind, Generator::Kind::Normal);
+    const auto seed3 = kwb::generateInput(x, 16, 3);
+    float v = 0;
+    std::memcpy(&v, seed3.data() + 4 * 9, 4);
+    QCOMPARE(v, 7.0f);  // seed 3 fills with the constant
+    // kwb task show --json lists all of them.
+    QVERIFY(kwb::taskToJson(t)["tensors"][0]["init"].is_array());
+    QCOMPARE(kwb::taskToJson(t)["tensors"][0]["init"].size(), std::size_t(3));
+  }
   {
     PARSE(t, manifest({{12, "init = { kind = \"randint\", low = -3, high = 4 }"}}));
     QCOMPARE(t.tensors[0].init->kind, Generator::Kind::RandInt);  // randint on a float tensor
@@ -374,6 +397,13 @@ void TestManifestParser::malformed_data() {
          "integer 'rows'";
   QTest::newRow("unknown top-level key") << manifest({{2, "descripton = \"d\""}})
                                          << "task.toml:2: descripton: unknown key; expected one of: " + allRootKeys;
+  QTest::newRow("init: an empty list")
+      << manifest({{12, "init = []"}})
+      << "task.toml:12: tensors.x.init: an empty list; expected one generator or more, e.g. a generator like { kind = "
+         "\"uniform\", low = -1.0, high = 1.0 }";
+  QTest::newRow("init: a bad generator in the list")
+      << manifest({{12, "init = [{ kind = \"uniform\", low = 0.0, high = 1.0 }, { kind = \"normal\", mean = 0.0, std = -1.0 }]"}})
+      << "task.toml:12: tensors.x.init[1].std: found -1; expected a standard deviation > 0";
   QTest::newRow("allow_libraries: unknown library")
       << manifest({{2, "allow_libraries = [\"cublas\", \"mkl\"]\ndescription = \"d\""}})
       << "task.toml:2: allow_libraries: 'mkl' is not a known vendor library; expected one of: cublas, cublasLt, "
@@ -886,8 +916,8 @@ void TestManifestParser::json() {
   QCOMPARE(j["tensors"].size(), std::size_t{2});
   QCOMPARE(j["tensors"][0]["name"].get<std::string>(), std::string("x"));
   QCOMPARE(j["tensors"][0]["shape"], nlohmann::json({"rows", "cols"}));
-  QCOMPARE(j["tensors"][0]["init"]["kind"].get<std::string>(), std::string("normal"));
-  QCOMPARE(j["tensors"][0]["init"]["std"].get<double>(), 4.0);
+  QCOMPARE(j["tensors"][0]["init"][0]["kind"].get<std::string>(), std::string("normal"));
+  QCOMPARE(j["tensors"][0]["init"][0]["std"].get<double>(), 4.0);
   QCOMPARE(j["tensors"][1]["tolerance"]["rtol"].get<double>(), 1e-5);
   QCOMPARE(j["reference"]["source"].get<std::string>(), std::string("reference.cu"));
   QCOMPARE(j["reference"]["shared_bytes"].get<std::string>(), std::string("0"));

@@ -471,7 +471,10 @@ void TimingContext::uploadInputs(TimingRun &run) {
   run.stage = "inputs";
   for (auto &t : run.tensors) {
     if (!t.bytes || t.tensor->role == TensorRole::Out) continue;
-    t.host = generateInput(*t.tensor, t.count, run.seed);
+    // The first generator (the task's typical values): a timed figure does not depend on which of
+    // the task's extremes a seed would pick.
+    if (!t.tensor->init) throw bad("tensor '" + t.tensor->name + "' has no generator (init)");
+    t.host = generateInput(t.tensor->dtype, t.count, *t.tensor->init, run.seed, t.tensor->name);
     check(driver_.cuMemcpyHtoD(t.original, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
   }
 }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -49,6 +50,20 @@ fs::path outputDir() {
 }
 
 std::string describe(const kwb::EvaluationResult &r) { return nlohmann::json(r).dump(1); }
+
+// The files of a bundled task copied to `folder` under the test's output, its task.toml passed
+// through `edit` first.
+fs::path editedTaskCopy(const std::string &task, const std::string &folder,
+                        const std::function<void(std::string &)> &edit) {
+  const fs::path dir = outputDir() / folder;
+  fs::create_directories(dir);
+  for (const auto &entry : fs::directory_iterator(kernelsDir() / task))
+    if (entry.is_regular_file()) fs::copy_file(entry.path(), dir / entry.path().filename(), fs::copy_options::overwrite_existing);
+  std::string manifest = readFile(dir / "task.toml");
+  edit(manifest);
+  std::ofstream(dir / "task.toml", std::ios::trunc) << manifest;
+  return dir;
+}
 
 // A host-launcher softmax: the starter's kernel, launched by kwb_launch; `before` runs first in
 // kwb_launch (it may return), `launch` replaces the launch statement, `prelude` goes on top.
@@ -231,14 +246,9 @@ class TestGpuEval : public QObject {
 
   void tooMuchMemoryIsOutOfMemoryWithoutLosingTheWorker() {
     // A copy of softmax with a configuration of 2^40 floats per tensor.
-    const fs::path dir = outputDir() / "gpu-eval-huge-softmax";
-    fs::create_directories(dir);
-    for (const char *f : {"task.toml", "reference.cu", "softmax.cu"})
-      fs::copy_file(kernelsDir() / "softmax" / f, dir / f, fs::copy_options::overwrite_existing);
-    {
-      std::ofstream m(dir / "task.toml", std::ios::app);
-      m << "\n[[configs]]\nname = \"huge\"\nrows = 1048576\ncols = 1048576\n";
-    }
+    const fs::path dir = editedTaskCopy("softmax", "gpu-eval-huge-softmax", [](std::string &m) {
+      m += "\n[[configs]]\nname = \"huge\"\nrows = 1048576\ncols = 1048576\n";
+    });
     // TOML tables after [[configs]] would be wrong; re-read it to make sure it parses.
     kwb::Task huge;
     try {
@@ -411,16 +421,15 @@ class TestGpuEval : public QObject {
   // measured copy bandwidth allows, and that is a failed verdict naming the memory bound, not a
   // flag on a pass. (The real task's starter at h200 is timed correct in starterMedianMs.)
   void fasterThanTheRooflineIsAFailedVerdict() {
-    const fs::path dir = outputDir() / "gpu-eval-overcounted-softmax";
-    fs::create_directories(dir);
-    for (const char *f : {"task.toml", "reference.cu", "softmax.cu"})
-      fs::copy_file(kernelsDir() / "softmax" / f, dir / f, fs::copy_options::overwrite_existing);
-    std::string manifest = readFile(dir / "task.toml");
     const std::string bytes = "bytes = \"2 * 4 * rows * cols\"";
-    const auto at = manifest.find(bytes);
-    QVERIFY2(at != std::string::npos, "softmax's task.toml no longer has the byte count this test scales");
-    manifest.replace(at, bytes.size(), "bytes = \"1000 * 2 * 4 * rows * cols\"");
-    std::ofstream(dir / "task.toml", std::ios::trunc) << manifest;
+    bool scaled = false;
+    const fs::path dir = editedTaskCopy("softmax", "gpu-eval-overcounted-softmax", [&](std::string &m) {
+      if (const auto at = m.find(bytes); at != std::string::npos) {
+        m.replace(at, bytes.size(), "bytes = \"1000 * 2 * 4 * rows * cols\"");
+        scaled = true;
+      }
+    });
+    QVERIFY2(scaled, "softmax's task.toml no longer has the byte count this test scales");
     const auto task = kwb::loadTask(dir);
     const auto r = timedRun(task, readFile(dir / "softmax.cu"), "h200");
     QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
@@ -677,13 +686,9 @@ static unsigned long long findTwin(const void *x, const void *y, size_t bytes) {
   // that multiplies with cublasSgemm (found with dlopen, as a candidate without link flags must).
   // It loads, is correct, and is timed.
   void allowedLibraryStillWorks() {
-    const fs::path dir = outputDir() / "gpu-eval-sgemm-with-cublas";
-    fs::create_directories(dir);
-    for (const char *f : {"task.toml", "reference.cu", "sgemm.cu"})
-      fs::copy_file(kernelsDir() / "sgemm" / f, dir / f, fs::copy_options::overwrite_existing);
-    std::string manifest = readFile(dir / "task.toml");
-    manifest.insert(manifest.find("seeds ="), "allow_libraries = [\"cublas\"]\n");
-    std::ofstream(dir / "task.toml", std::ios::trunc) << manifest;
+    const fs::path dir = editedTaskCopy("sgemm", "gpu-eval-sgemm-with-cublas", [](std::string &m) {
+      m.insert(m.find("seeds ="), "allow_libraries = [\"cublas\"]\n");
+    });
     const auto task = kwb::loadTask(dir);
     const std::string launcher =
         "#include <cuda_runtime.h>\n#include <dlfcn.h>\n"

@@ -139,13 +139,18 @@ LibraryFence raiseLibraryFence(const std::vector<std::string> &allowed, const st
 }
 
 LibraryFence raiseHostLauncherFence(const std::vector<std::string> &allowed, const fs::path &candidateFolder) {
-  std::string conf;
+  std::string conf = readText("/etc/ld.so.conf") + "\n";
   std::error_code ec;
   for (fs::directory_iterator it("/etc/ld.so.conf.d", ec), end; !ec && it != end; it.increment(ec))
     if (it->path().extension() == ".conf") conf += readText(it->path()) + "\n";
   const char *ld = std::getenv("LD_LIBRARY_PATH");
   const auto libraries = libraryFolders(conf, ld ? ld : "", readText("/proc/self/maps"));
-  std::vector<fs::path> open = {"/dev", "/proc", "/sys", "/etc", "/run", "/tmp", "/var/tmp", "/usr/share"};
+  // Whole: no vendor library lives there. The C library's locale, gconv and hwcaps folders too.
+  std::vector<fs::path> open = {"/dev",      "/proc",           "/sys",
+                                "/etc",      "/run",            "/tmp",
+                                "/var/tmp",  "/usr/share",      "/usr/lib/locale",
+                                "/usr/lib/x86_64-linux-gnu/gconv", "/usr/lib/x86_64-linux-gnu/glibc-hwcaps",
+                                "/usr/lib/aarch64-linux-gnu/gconv"};
   if (const char *tmp = std::getenv("TMPDIR"); tmp && *tmp) open.emplace_back(tmp);
   if (!candidateFolder.empty()) open.push_back(candidateFolder);
   return raiseLibraryFence(allowed, libraries, open);

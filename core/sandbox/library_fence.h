@@ -5,12 +5,15 @@
 //
 // Landlock, an allow-list the process applies to itself and every process it starts: reading
 // and executing files stays allowed in the folders a CUDA program needs whole (/dev, /proc,
-// /sys, /etc, /run, /tmp, /var/tmp, $TMPDIR, /usr/share, the candidate library's folder) and, in
-// each library folder (the dynamic loader's, those of /etc/ld.so.conf.d, $LD_LIBRARY_PATH's and
+// /sys, /etc, /run, /tmp, /var/tmp, $TMPDIR, /usr/share, the C library's locale, gconv and hwcaps
+// folders, the candidate library's folder) and, in
+// each library folder (the dynamic loader's, those of /etc/ld.so.conf and ld.so.conf.d, $LD_LIBRARY_PATH's and
 // those of the files the process has mapped), file by file, except the files that are — by their
 // own name or the name their symbolic links lead to — a vendor library (kVendorLibraries) the
 // task does not allow. Everything else on the file system is unreadable, so a copy of cuBLAS in
-// a Python wheel or under another name cannot be loaded either. Linking or renaming a file
+// a Python wheel cannot be loaded either. (A copy renamed into a library folder by whoever
+// administers the machine would stay readable: the rules go by file, and the names are all
+// that tells a vendor library there.) Linking or renaming a file
 // into another folder is refused too (Landlock's REFER right), so no allowed folder can be
 // given a link to a fenced file. Without Landlock (a kernel before 5.13, or one built without
 // it) the fence says why and the worker's after-the-fact check of the mapped files remains.

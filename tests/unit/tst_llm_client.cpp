@@ -383,7 +383,9 @@ class TestLlmClient : public QObject {
     QVERIFY(done.wait_for(5s) == std::future_status::ready);
     const auto returned = std::chrono::steady_clock::now() - cancelledAt;
     const auto r = done.get();
-    QVERIFY2(returned < 200ms, (std::to_string(std::chrono::duration<double>(returned).count() * 1000) + " ms").c_str());
+    // The stream never ends: returning at all is the cancel working. The bound says it is prompt;
+    // 2 s, not the 0.2 s it takes on an idle machine, because ctest -j shares two cores.
+    QVERIFY2(returned < 2s, (std::to_string(std::chrono::duration<double>(returned).count() * 1000) + " ms").c_str());
     QVERIFY(r.cancelled && r.incomplete);
     QVERIFY(r.response.text.rfind("la la ", 0) == 0 || r.response.text == "la ");
     QVERIFY(server.waitForNoOpenConnections(5s));

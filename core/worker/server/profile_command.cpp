@@ -68,7 +68,8 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
   const std::uint64_t seed = p.seed;
   std::string setName;
   auto metrics = requestedMetrics(p, setName);
-  const LaunchSpec candidate = launchSpec(p.candidate, "profile", "candidate");
+  LaunchSpec candidate = launchSpec(p.candidate, "profile", "candidate");
+  candidate.allowedLibraries = requested.task.allowedLibraries;
 
   struct TensorBuf : TensorExtent {
     CUdeviceptr buf = 0, pristine = 0;

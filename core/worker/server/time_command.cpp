@@ -476,6 +476,10 @@ void TimingContext::uploadInputs(TimingRun &run) {
     if (!t.tensor->init) throw bad("tensor '" + t.tensor->name + "' has no generator (init)");
     t.host = generateInput(t.tensor->dtype, t.count, *t.tensor->init, run.seed, t.tensor->name);
     check(driver_.cuMemcpyHtoD(t.original, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
+    // Something valid in the buffers the kernels get before the first sample permutes them (the
+    // warm-up's batches run without that when warmup_launches is 0).
+    check(driver_.cuMemcpyDtoD(t.cand, t.original, t.bytes), "copying input '" + t.tensor->name + "'");
+    if (t.ref != t.cand) check(driver_.cuMemcpyDtoD(t.ref, t.original, t.bytes), "copying input '" + t.tensor->name + "'");
   }
 }
 
@@ -501,8 +505,11 @@ bool TimingContext::holdsPermutation(TimingRun &run, const TensorBuf &t, CUdevic
   return differs == 0;
 }
 
+// Element sizes the kernel moves; and not an `arange` tensor, whose order is its meaning (offsets,
+// indices): those are copied as generated.
 bool TimingContext::permutable(const TensorBuf &t) {
   const std::size_t elem = t.elementBytes();
+  if (t.tensor->init && t.tensor->init->kind == Generator::Kind::Arange) return false;
   return elem == 1 || elem == 2 || elem == 4 || elem == 8;
 }
 
@@ -769,8 +776,9 @@ WarmupSides TimingContext::warmUp(TimingRun &run, const LoadedPair &loaded, Even
 
 // Interleaved samples until the spread is small, the time cap or the sample cap. Re-checked
 // (recheck) right after them: the candidate's first sample, one drawn at random among the
-// next min_samples - 1, and later ones with probability 1/16, kRandomRechecks in all: a
-// candidate cannot tell which of its samples will be looked at.
+// next min_samples - 1, later ones with probability 1/16 (kRandomRechecks in all), and one more
+// candidate sample taken after the rule stopped: a candidate cannot tell which of its samples
+// will be looked at.
 StopReason TimingContext::sampleUntilSettled(TimingRun &run, const LoadedPair &loaded, EventSink &sink) {
   SampleStats candStats, refStats;
   const auto samplingStarted = Clock::now();
@@ -810,6 +818,10 @@ StopReason TimingContext::sampleUntilSettled(TimingRun &run, const LoadedPair &l
       sendSamples();
     }
   }
+  // One more candidate sample, re-checked: a candidate that turns bad after some launches cannot
+  // count on the re-checks having happened early.
+  run.candSamples.push_back(sample(run, loaded.candidate, true, true));
+  recheck(run, loaded, run.candSamples.size() - 1);
   if (sentSamples < run.candSamples.size()) sendSamples();  // the last ones (or all, when it settled at once)
   return reason;
 }
@@ -820,8 +832,11 @@ RooflineFloor TimingContext::rooflineFloorOf(const TimingRun &run) const {
   const bool measured = run.ceilingBytesPerS > 0;
   const double bytesPerS = measured ? run.ceilingBytesPerS : peakBandwidth_;
   const double flopsPerS = measured ? run.ceilingFlopsPerS : 0.0;
-  const auto floor = rooflineFloor(run.flops, run.bytes, bytesPerS, flopsPerS, run.compute);
-  return RooflineFloor{run.flops,         run.bytes,   bytesPerS, flopsPerS, floor.seconds * 1000.0,
+  // Up to the L2's size of the traffic (outputs written into it) may not reach DRAM while the
+  // kernel runs: only the rest counts against the bandwidth.
+  const double dramBytes = std::max(0.0, run.bytes - static_cast<double>(l2Bytes_));
+  const auto floor = rooflineFloor(run.flops, dramBytes, bytesPerS, flopsPerS, run.compute);
+  return RooflineFloor{run.flops,         dramBytes,   bytesPerS, flopsPerS, floor.seconds * 1000.0,
                        floor.bound, measured ? "measured" : "theoretical"};
 }
 
@@ -858,6 +873,12 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
     uploadInputs(run);
     reply.warmup = warmUp(run, loaded, sink);
     reply.stopReason = toString(sampleUntilSettled(run, loaded, sink));
+    // The generated values themselves, kept where a device kernel in this context could write
+    // them: had a candidate changed them, every later sample and re-check would agree with it.
+    run.stage = "inputs check";
+    for (const auto &t : run.tensors)
+      if (t.bytes && t.tensor->role != TensorRole::Out && download(t.original, t.bytes, "input") != t.host)
+        run.modifiedInputs.insert(t.tensor->name);
     reply.inputsModified.assign(run.modifiedInputs.begin(), run.modifiedInputs.end());
 
     reply.candidate = timedSide(run.candSamples, run.rule.minSamples);

@@ -2,10 +2,10 @@
 // Fresh inputs for every timed sample (issue 15, memoization): each input tensor is rewritten
 // before a sample as a permutation of its generated elements, element i taking element
 // (a·i + b) mod n, with a coprime to n and (a, b) drawn anew per tensor and sample. The values
-// (and so every range and distribution the task's generators promise) stay the same; their
-// places do not, so a kernel that remembers results keyed on its inputs never sees the same
-// input twice. The worker applies it on the device (core/worker/server/time_command.cpp); this
-// is the host's statement of the same arithmetic, which the unit tests hold it to. No GPU, no I/O.
+// stay the same (f32 values are scaled by a factor in [0.75, 1.25] as well); their places do
+// not, so a kernel that remembers results keyed on its inputs never sees the same input twice.
+// The worker applies it on the device (core/worker/server/time_command.cpp); this is the host's
+// statement of the same arithmetic, which the unit tests hold it to. No GPU, no I/O.
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -15,6 +15,9 @@ namespace kwb {
 
 struct PermutationKey {
   std::uint64_t a = 1, b = 0;  // i -> (a·i + b) mod n
+  // The worker also multiplies f32 values by this (0: not at all), so that what does not depend
+  // on the order (a sum) changes too; permuteElements below moves elements only.
+  float scale = 0.0f;
 };
 
 // A key for n elements: b uniform in [0, n); a uniform among values in [1, n) coprime to n, below

@@ -320,17 +320,19 @@ END:
 )";
 
 // Fresh inputs (core/eval/input_permutation.h): dst[i] = src[(a·i + b) mod n] for elements of
-// 1, 2, 4 or 8 bytes, grid-strided. With `flag` set it writes nothing and compares instead: any
-// dst[i] != src[(a·i + b) mod n] stores 1 at flag (an input the candidate modified). Each thread computes its first index with one division and
+// 1, 2, 4 or 8 bytes, grid-strided; 4-byte elements times `scale` as f32 when it is not 0. With
+// `flag` set it writes nothing and compares instead: any dst[i] != the value it would have
+// written stores 1 at flag (an input the candidate modified). Each thread computes its first index with one division and
 // then steps by `step` = (a · stride) mod n, so the loop has no division. PTX, JIT-compiled by
 // the driver like the flush kernel.
 constexpr const char *kPermutePtx = R"(.version 7.0
 .target sm_52
 .address_size 64
 .visible .entry kwb_permute(.param .u64 dst, .param .u64 src, .param .u64 n, .param .u64 a, .param .u64 b,
-                            .param .u64 step, .param .u32 elem, .param .u64 flag)
+                            .param .u64 step, .param .u32 elem, .param .u64 flag, .param .f32 scale)
 {
   .reg .pred %p<10>;
+  .reg .f32 %f<3>;
   .reg .b16 %h<2>;
   .reg .b32 %r<8>;
   .reg .b64 %rd<16>;
@@ -342,6 +344,8 @@ constexpr const char *kPermutePtx = R"(.version 7.0
   ld.param.u64 %rd14, [step];
   ld.param.u32 %r1, [elem];
   ld.param.u64 %rd15, [flag];
+  ld.param.f32 %f1, [scale];
+  setp.ne.f32 %p9, %f1, 0f00000000;
   setp.ne.u64 %p7, %rd15, 0;
   cvta.to.global.u64 %rd15, %rd15;
   cvta.to.global.u64 %rd1, %rd1;
@@ -383,6 +387,11 @@ E2:
   bra NEXT;
 E4:
   ld.global.u32 %r6, [%rd11];
+  @!%p9 bra S4;
+  mov.b32 %f2, %r6;
+  mul.rn.f32 %f2, %f2, %f1;
+  mov.b32 %r6, %f2;
+S4:
   st.global.u32 [%rd12], %r6;
   bra NEXT;
 E8:
@@ -407,6 +416,11 @@ C2:
   bra DIFF;
 C4:
   ld.global.u32 %r6, [%rd11];
+  @!%p9 bra D4;
+  mov.b32 %f2, %r6;
+  mul.rn.f32 %f2, %f2, %f1;
+  mov.b32 %r6, %f2;
+D4:
   ld.global.u32 %r7, [%rd12];
   setp.ne.u32 %p8, %r6, %r7;
   bra DIFF;
@@ -527,7 +541,8 @@ void TimingContext::launchPermute(TimingRun &run, const TensorBuf &t, CUdevicept
   unsigned long long step = permutedIndex(stride % n, n, PermutationKey{key.a, 0});
   unsigned elemBytes = static_cast<unsigned>(elem);
   CUdeviceptr flagPtr = flag;
-  void *params[] = {&dst, &src, &n, &a, &b, &step, &elemBytes, &flagPtr};
+  float scale = key.scale;
+  void *params[] = {&dst, &src, &n, &a, &b, &step, &elemBytes, &flagPtr, &scale};
   check(driver_.cuLaunchKernel(run.permuteKernel, blocks, 1, 1, kThreads, 1, 1, 0, nullptr, params, nullptr),
         "writing fresh inputs for '" + t.tensor->name + "'");
 }
@@ -542,7 +557,9 @@ void TimingContext::freshInputs(TimingRun &run, bool isCandidate) {
         check(driver_.cuMemsetD8(t.cand, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
       continue;
     }
-    const auto key = permutationKey(t.count, run.rng);
+    auto key = permutationKey(t.count, run.rng);
+    // f32 values are scaled too, so what does not depend on their order (a sum) changes as well.
+    if (t.tensor->dtype == DType::F32) key.scale = std::uniform_real_distribution<float>(0.75f, 1.25f)(run.rng);
     if (isCandidate || t.tensor->role == TensorRole::In) t.candKey = key;
     permuteInto(run, t, isCandidate ? t.cand : t.ref, key);
   }

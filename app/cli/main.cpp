@@ -143,6 +143,7 @@ struct EvalArgs {
   bool noGpu = false;
   bool time = false;
   double timeCap = 3.0;
+  std::uint64_t permutationSeed = 0;
 };
 
 // "1.23 ms": milliseconds, three significant digits.
@@ -188,6 +189,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
   options.time = args.time;
   options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
+  options.permutationSeed = args.permutationSeed;
   options.tunables = input->tunables;
   if (!parseTunableValues(args.sets, options.tunables, "--set")) return kExitInvalid;
   if (!asJson) options.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
@@ -327,6 +329,9 @@ int main(int argc, char **argv) {
                  "until IQR/median < 1% or the time cap)");
   eval->add_option("--time-cap", evalArgs.timeCap, "Seconds of sampling per configuration with --time (default 3)")
       ->check(CLI::PositiveNumber);
+  eval->add_option("--permutation-seed", evalArgs.permutationSeed,
+                   "With --time: the timed samples' fresh inputs and re-checks; a result's "
+                   "timing.permutation_seed repeats that run (default: a new one)");
   eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   eval->add_flag("--json", asJson, "Machine-readable output");
 

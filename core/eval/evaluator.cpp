@@ -393,6 +393,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       request.reference = kernelLaunch(refImage, task.reference.launch, co.referenceLaunch);
       request.candidate = candidateSpec(co.candidateLaunch);
       request.timeReference = options.timeReference;
+      request.permutationSeed = options.permutationSeed;
       // The task's cost for this configuration (the roofline check); absent when not given.
       auto cost = [&](const Expression &e) -> double {
         if (e.empty() || !config) return 0.0;

@@ -69,6 +69,9 @@ struct EvaluationOptions {
   // false: timing samples the candidate alone (no speedup): for ranking candidates against each
   // other, as the autotuner does, where a slow reference would cost more than the candidates.
   bool timeReference = true;
+  // The timed samples' fresh inputs and re-checks (TimeRequest::permutationSeed): 0 draws one;
+  // a result's timing.permutation_seed repeats that run.
+  std::uint64_t permutationSeed = 0;
 };
 
 struct EvaluatorSettings {

@@ -576,6 +576,24 @@ class TestGpuEval : public QObject {
 
   // --- Anti-cheat: each caught with a named reason ------------------------------------------
 
+  // A result that changes from run to run on the same inputs (issue 15 audit: a candidate that
+  // earns `race`). A real race does this unreliably; here a launch counter makes every second
+  // launch add 1 to the first element of each row, so the race check's second run always
+  // differs from the first, which was right.
+  void resultThatChangesBetweenRunsIsARace() {
+    const auto r = run(softmax_,
+                       "__device__ unsigned long long kwb_launches;\n" +
+                           softmaxVariant("for (long long c = threadIdx.x; c < cols; c += BLOCK) out[c] = __expf(in[c] - rowMax) * inv;",
+                                          "for (long long c = threadIdx.x; c < cols; c += BLOCK) out[c] = __expf(in[c] - rowMax) * inv;\n"
+                                          "  __shared__ bool odd;\n"
+                                          "  if (threadIdx.x == 0) odd = (atomicAdd(&kwb_launches, 1ull) / gridDim.x) % 2 == 1;\n"
+                                          "  __syncthreads();\n"
+                                          "  if (odd && threadIdx.x == 0) out[0] += 1.0f;"),
+                       {"small"});
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
+    QCOMPARE(r.configs.at(0).reason, std::string("race"));
+  }
+
   // Output reused from a previous call: the kernel works on its first launch only.
   void outputReusedFromAPreviousCall() {
     const auto r = run(softmax_,

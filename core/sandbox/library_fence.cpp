@@ -47,18 +47,23 @@ bool allow(int ruleset, const fs::path &path, std::uint64_t access) {
   return r == 0;
 }
 
+// The vendor library `file` is, by its own name or that of the file its links lead to, when
+// `permitted` does not name it; empty otherwise.
+std::string fencedName(const fs::path &file, const std::vector<std::string> &permitted) {
+  auto forbidden = [&](const fs::path &p) {
+    const std::string name = vendorLibraryOf(p.string());
+    return std::find(permitted.begin(), permitted.end(), name) == permitted.end() ? name : std::string();
+  };
+  if (auto name = forbidden(file); !name.empty()) return name;
+  std::error_code ec;
+  const fs::path real = fs::canonical(file, ec);
+  return ec ? std::string() : forbidden(real);
+}
+
 }  // namespace
 
 bool fencedOff(const fs::path &file, const std::vector<std::string> &allowed) {
-  const auto permitted = withLibraryDependencies(allowed);
-  auto forbidden = [&](const fs::path &p) {
-    const std::string name = vendorLibraryOf(p.string());
-    return !name.empty() && std::find(permitted.begin(), permitted.end(), name) == permitted.end();
-  };
-  if (forbidden(file)) return true;
-  std::error_code ec;
-  const fs::path real = fs::canonical(file, ec);
-  return !ec && forbidden(real);
+  return !fencedName(file, withLibraryDependencies(allowed)).empty();
 }
 
 std::vector<fs::path> libraryFolders(const std::string &ldSoConf, const std::string &ldLibraryPath,
@@ -113,14 +118,14 @@ LibraryFence raiseLibraryFence(const std::vector<std::string> &allowed, const st
   }
   for (const auto &folder : open)
     if (std::error_code ec; fs::is_directory(folder, ec)) allow(ruleset, folder, fileAccess);
+  const auto permitted = withLibraryDependencies(allowed);
   for (const auto &folder : libraries) {
     std::error_code ec;
     for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code fileEc;
       if (!fs::is_regular_file(it->path(), fileEc)) continue;  // through symbolic links
-      if (fencedOff(it->path(), allowed)) {
-        fence.fenced.push_back(vendorLibraryOf(fs::canonical(it->path(), fileEc).string()) + " (" +
-                               it->path().string() + ")");
+      if (const auto name = fencedName(it->path(), permitted); !name.empty()) {
+        fence.fenced.push_back(name + " (" + it->path().string() + ")");
         continue;
       }
       fence.readableFiles += allow(ruleset, it->path(), fileAccess);

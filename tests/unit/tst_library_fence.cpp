@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "core/sandbox/library_fence.h"
@@ -24,6 +25,18 @@ using kwb::worker::fencedOff;
 namespace {
 
 void write(const fs::path &p, const std::string &text) { std::ofstream(p, std::ios::binary) << text; }
+
+bool landlockAvailable() { return ::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1 /* VERSION */) >= 1; }
+
+// `body` in a child process (the fence is raised on that process only): its return value as the
+// exit status, or -1 when the child did not exit normally.
+int exitStatusOfChild(const std::function<int()> &body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(body());
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
 
 }  // namespace
 
@@ -67,7 +80,7 @@ class TestLibraryFence : public QObject {
   }
 
   void fenceMakesTheLibraryUnreachable() {
-    if (::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */) < 1)
+    if (!landlockAvailable())
       QSKIP("this kernel has no Landlock: the fence cannot be raised here (the worker then says so)");
     const fs::path libs = root() / "libs", open = root() / "open", other = root() / "other";
     for (const auto &d : {libs, open, other}) fs::create_directories(d);
@@ -77,10 +90,9 @@ class TestLibraryFence : public QObject {
     fs::create_symlink(libs / "libcublas.so.13", open / "alias.so");
     write(open / "mine.so", "the candidate's own");
 
-    const pid_t pid = ::fork();
-    if (pid == 0) {
+    const int code = exitStatusOfChild([&] {
       const auto fence = kwb::worker::raiseLibraryFence({}, {libs}, {open});
-      if (!fence.active || fence.fenced.size() != 1) ::_exit(100);
+      if (!fence.active || fence.fenced.size() != 1) return 100;
       auto opens = [](const fs::path &p) {
         const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd >= 0) ::close(fd);
@@ -93,12 +105,9 @@ class TestLibraryFence : public QObject {
       if (opens(open / "alias.so")) bad |= 8;
       if (opens(other / "libnothing.so")) bad |= 16;
       if (::link((libs / "libcublas.so.13").c_str(), (open / "linked.so").c_str()) == 0) bad |= 32;
-      ::_exit(bad);
-    }
-    int status = 0;
-    QCOMPARE(::waitpid(pid, &status, 0), pid);
-    QVERIFY(WIFEXITED(status));
-    const int code = WEXITSTATUS(status);
+      return bad;
+    });
+    QVERIFY2(code >= 0, "the child did not exit normally");
     QVERIFY2(code != 100, "the fence did not come up, or fenced other than the one library");
     QVERIFY2(!(code & 1), "a library folder's other file became unreadable");
     QVERIFY2(!(code & 2), "an open folder's file became unreadable");
@@ -111,29 +120,25 @@ class TestLibraryFence : public QObject {
   // The fence a host launcher's process raises, on this system's real folders: a system library
   // not loaded yet still loads (with what it needs), cuBLAS from the CUDA toolkit does not.
   void hostLauncherFenceOnThisSystem() {
-    if (::syscall(SYS_landlock_create_ruleset, nullptr, 0, 1) < 1)
+    if (!landlockAvailable())
       QSKIP("this kernel has no Landlock: the fence cannot be raised here (the worker then says so)");
     void *probe = ::dlopen("libcublas.so.13", RTLD_LAZY);
     if (!probe) QSKIP("cuBLAS does not load on this machine at all: fencing it off cannot be shown");
     ::dlclose(probe);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
+    const int code = exitStatusOfChild([&] {
       const auto started = std::chrono::steady_clock::now();
       const auto fence = kwb::worker::raiseHostLauncherFence({}, root());
       std::fprintf(stderr, "fence raised in %.1f ms: %zu library files readable, %zu fenced off\n",
                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count(),
                    fence.readableFiles, fence.fenced.size());
-      if (!fence.active) ::_exit(100);
+      if (!fence.active) return 100;
       int bad = 0;
       if (!::dlopen("libz.so.1", RTLD_NOW)) bad |= 1;
       if (::dlopen("libcublas.so.13", RTLD_NOW)) bad |= 2;
       if (::dlopen("libcublasLt.so.13", RTLD_NOW)) bad |= 4;
-      ::_exit(bad);
-    }
-    int status = 0;
-    QCOMPARE(::waitpid(pid, &status, 0), pid);
-    QVERIFY(WIFEXITED(status));
-    const int code = WEXITSTATUS(status);
+      return bad;
+    });
+    QVERIFY2(code >= 0, "the child did not exit normally");
     QVERIFY2(code != 100, "the fence did not come up");
     QVERIFY2(!(code & 1), "libz, an ordinary system library, no longer loads behind the fence");
     QVERIFY2(!(code & 2), "cuBLAS loads behind the fence");

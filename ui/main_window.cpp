@@ -454,6 +454,17 @@ void MainWindow::createActions() {
     if (settingsMode_ == SettingsMode::ReadWrite) settings::setRunTiming(on);
   });
 
+  sanitizeRun_ = new QAction(tr("&Sanitize After Checking"), this);
+  sanitizeRun_->setObjectName(QStringLiteral("actionSanitizeRun"));
+  sanitizeRun_->setCheckable(true);
+  sanitizeRun_->setChecked(settings::runSanitizer());
+  sanitizeRun_->setToolTip(tr("Then run the kernel once more under compute-sanitizer's memcheck, racecheck, initcheck "
+                              "and synccheck at the smallest configuration; findings go to Results and the "
+                              "editor's lines (tens of seconds)"));
+  connect(sanitizeRun_, &QAction::toggled, this, [this](bool on) {
+    if (settingsMode_ == SettingsMode::ReadWrite) settings::setRunSanitizer(on);
+  });
+
   about_ = new QAction(tr("&About Kernel Workbench"), this);
   about_->setObjectName(QStringLiteral("actionAbout"));
   about_->setMenuRole(QAction::AboutRole);
@@ -497,6 +508,7 @@ void MainWindow::createMenus() {
   runMenu->addAction(profileAction_);
   runMenu->addSeparator();
   runMenu->addAction(timeRun_);
+  runMenu->addAction(sanitizeRun_);
 
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   viewMenu_->addAction(focusTasks_);
@@ -1141,6 +1153,7 @@ bool MainWindow::runCurrent() {
   request.source = editor->text();
   request.sourceName = editor->filePath();
   request.time = timeRun_->isChecked();
+  request.sanitize = sanitizeRun_->isChecked();
   // Without a GPU the evaluator compiles for the architecture chosen in Settings.
   if (gpuProbed_ && !gpuPresent_) request.arch = settings::compileOnlyArch();
   if (!evaluation_->run(request)) return false;
@@ -1154,7 +1167,9 @@ bool MainWindow::runCurrent() {
   runProgress_->setFormat(tr("Starting %p%"));
   runProgress_->show();
   log_->info(tr("Run %1 on task %2%3")
-                 .arg(editor->fileName(), taskName_, request.time ? tr(", timing it once correct") : QString()));
+                 .arg(editor->fileName(), taskName_,
+                      QString(request.time ? tr(", timing it once correct") : QString()) +
+                          (request.sanitize ? tr(", then under compute-sanitizer") : QString())));
   updateActions();
   return true;
 }
@@ -1212,6 +1227,23 @@ void MainWindow::showDiagnostics(const EvaluationRun &run, const QString &source
       diagnostic.severity = severityOf(d.severity);
       diagnostic.message = QString::fromStdString(d.message);
       diagnostics.append(diagnostic);
+    }
+    // The sanitizer's findings in this file, on the lines they name.
+    if (run.result->sanitize) {
+      for (const kwb::SanitizerReport &report : run.result->sanitize->reports)
+        for (const kwb::SanitizerFinding &f : report.findings) {
+          if (f.origin != kwb::SanitizerOrigin::Candidate) continue;
+          for (const kwb::SanitizerLocation &l : f.locations) {
+            if (l.line <= 0 || QFileInfo(QString::fromStdString(l.file)).fileName() != file) continue;
+            EditorDiagnostic diagnostic;
+            diagnostic.line = l.line;
+            diagnostic.severity = f.warning ? EditorDiagnostic::Severity::Warning : EditorDiagnostic::Severity::Error;
+            diagnostic.message = QStringLiteral("%1: %2").arg(QLatin1String(kwb::sanitizerToolName(f.tool)),
+                                                              QString::fromStdString(f.what));
+            if (f.hazards) diagnostic.message += tr(" (%1 hazards)").arg(f.hazards);
+            diagnostics.append(diagnostic);
+          }
+        }
     }
   }
   editor->showDiagnostics(diagnostics);

@@ -136,6 +136,7 @@ class MainWindow : public QMainWindow {
   QAction *runAction() const { return run_; }
   QAction *cancelRunAction() const { return cancelRun_; }
   QAction *timeRunAction() const { return timeRun_; }
+  QAction *sanitizeRunAction() const { return sanitizeRun_; }
   QAction *tuneAction() const { return tune_; }
   QAction *optimizeAction() const { return optimize_; }
   QAction *showListingAction() const { return showListing_; }
@@ -252,6 +253,7 @@ class MainWindow : public QMainWindow {
   QAction *run_ = nullptr;
   QAction *cancelRun_ = nullptr;
   QAction *timeRun_ = nullptr;
+  QAction *sanitizeRun_ = nullptr;
   QAction *tune_ = nullptr;
   QAction *optimize_ = nullptr;
   QAction *focusTasks_ = nullptr;

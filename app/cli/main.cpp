@@ -144,6 +144,8 @@ struct EvalArgs {
   bool time = false;
   double timeCap = 3.0;
   std::uint64_t permutationSeed = 0;
+  bool sanitize = false;
+  std::string sanitizerTools;
 };
 
 // "1.23 ms": milliseconds, three significant digits.
@@ -175,6 +177,44 @@ std::string formatDims(const std::array<std::int64_t, 3> &d) {
   return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
 }
 
+// Each tool's run, then each finding as "FILE:LINE: error: TOOL: WHAT" (as compilers write them,
+// so editors jump to the line), with the rest of the report indented below.
+void printSanitize(const kwb::SanitizeResult &s) {
+  if (!s.problem.empty()) {
+    std::cout << "sanitize: not run: " << s.problem << "\n";
+    return;
+  }
+  std::cout << "sanitize: configuration " << s.config << ", seed " << s.seed << " (" << s.program << ")\n";
+  for (const auto &r : s.reports) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f s", r.seconds);
+    std::cout << "  " << kwb::sanitizerToolName(r.tool) << ": "
+              << (!r.problem.empty() ? r.problem
+                                     : std::to_string(r.candidateErrors()) + " error(s) in the candidate's code, " +
+                                           std::to_string(r.findings.size()) + " finding(s) in all")
+              << " (" << seconds << (r.evaluation.empty() ? "" : "; the run under it: " + r.evaluation) << ")\n";
+    for (const auto &f : r.findings) {
+      const std::string where = f.where();
+      std::cout << "    " << (where.empty() ? "" : where + ": ") << (f.warning ? "warning: " : "error: ")
+                << kwb::sanitizerToolName(f.tool) << ": " << f.what;
+      if (f.hazards) std::cout << " [" << f.hazards << " hazards]";
+      if (f.origin != kwb::SanitizerOrigin::Candidate)
+        std::cout << " (in the " << kwb::sanitizerOriginName(f.origin) << "'s code: not the candidate's)";
+      std::cout << "\n";
+      std::size_t start = f.details.find('\n');
+      while (start != std::string::npos) {
+        const auto end = f.details.find('\n', start + 1);
+        std::cout << "        " << f.details.substr(start + 1, end == std::string::npos ? end : end - start - 1) << "\n";
+        start = end;
+      }
+    }
+    for (const auto &note : r.notes) std::cout << "    note: " << note << "\n";
+    // A run under the tool that ended neither right nor wrong: what the worker said last.
+    if (!r.evaluation.empty() && r.evaluation.rfind("correct", 0) != 0 && r.evaluation.rfind("incorrect", 0) != 0)
+      for (const auto &line : r.workerLog) std::cout << "    worker: " << line << "\n";
+  }
+}
+
 int evalCommand(const EvalArgs &args, bool asJson) {
   auto input = loadCandidate(args.task, args.candidate);
   if (!input) return kExitInvalid;
@@ -193,6 +233,19 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   options.tunables = input->tunables;
   if (!parseTunableValues(args.sets, options.tunables, "--set")) return kExitInvalid;
   if (!asJson) options.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
+
+  kwb::SanitizeOptions sanitize;
+  if (args.sanitize) {
+    try {
+      sanitize.tools = kwb::parseSanitizerTools(args.sanitizerTools);
+    } catch (const std::invalid_argument &e) {
+      std::cerr << "kwb: --sanitizer-tools: " << e.what() << "\n";
+      return kExitInvalid;
+    }
+    if (args.seeds.size() == 1) sanitize.seed = args.seeds.front();
+    if (args.configs.size() == 1) sanitize.config = args.configs.front();
+    options.sanitize = sanitize;
+  }
 
   kwb::EvaluatorSettings settings;
   settings.useDevice = !args.noGpu;
@@ -268,7 +321,13 @@ int evalCommand(const EvalArgs &args, bool asJson) {
     if (result.freshSeed)
       std::cout << "fresh seed " << result.freshSeed << " beside the task's (repeat this run with --seed "
                 << result.freshSeed << ")\n";
+    if (result.sanitize) printSanitize(*result.sanitize);
     std::cout << kwb::toString(result.outcome) << ": " << result.message << "\n";
+    if (result.sanitize) std::cout << "sanitizer: " << result.sanitize->summary() << "\n";
+  }
+  if (result.sanitize && result.outcome == kwb::Outcome::Correct) {
+    if (result.sanitize->candidateErrors() > 0) return kExitFailed;
+    if (!result.sanitize->complete()) return kExitNotRun;
   }
   switch (result.outcome) {
     case kwb::Outcome::Correct: return kExitCorrect;
@@ -312,8 +371,9 @@ int main(int argc, char **argv) {
       "Check a candidate kernel for correctness on the GPU: every size configuration x seed, outputs\n"
       "poisoned, inputs checked unmodified, run twice for races. Without a CUDA device it compiles and\n"
       "reports resources and occupancy only.\n"
-      "Exit status: 0 correct; 1 incorrect, compile error, load/runtime error or timeout;\n"
-      "2 usage error (bad task, candidate or option); 3 not run (no CUDA device).");
+      "Exit status: 0 correct; 1 incorrect, compile error, load/runtime error or timeout, or (with\n"
+      "--sanitize) an error the sanitizer found in the candidate's code; 2 usage error (bad task,\n"
+      "candidate or option); 3 not run (no CUDA device; with --sanitize: a tool did not run to its end).");
   eval->add_option("TASK", evalArgs.task, "Task folder or its task.toml")->required();
   eval->add_option("CANDIDATE", evalArgs.candidate, "Candidate .cu file (default: the task's starter)");
   eval->add_option("--config", evalArgs.configs, "Size configuration to run (repeatable; default: all)");
@@ -332,6 +392,12 @@ int main(int argc, char **argv) {
   eval->add_option("--permutation-seed", evalArgs.permutationSeed,
                    "With --time: the timed samples' fresh inputs and re-checks; a result's "
                    "timing.permutation_seed repeats that run (default: a new one)");
+  eval->add_flag("--sanitize", evalArgs.sanitize,
+                 "Also run the candidate under compute-sanitizer's memcheck, racecheck, initcheck and synccheck\n"
+                 "(one worker per tool, in the sandbox; the smallest configuration and the first seed unless\n"
+                 "one --config / --seed is given); findings as FILE:LINE with the kernel and thread");
+  eval->add_option("--sanitizer-tools", evalArgs.sanitizerTools,
+                   "With --sanitize: the tools, comma-separated (default all: memcheck,racecheck,initcheck,synccheck)");
   eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   eval->add_flag("--json", asJson, "Machine-readable output");
 

@@ -34,7 +34,7 @@ namespace {
 void usage(std::ostream &out) {
   out << "Usage: kwb-worker [--version] [--devices [--json]] [--stats --json]\n"
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
-         "                  [--sandbox-note TEXT] [--no-seccomp]\n"
+         "                  [--sandbox-note TEXT] [--no-seccomp] [--sandbox-finished]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
          "       kwb-worker --host-launcher LIBRARY --device N --allow-libraries A,B|none   (started by the worker itself)\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
@@ -49,6 +49,9 @@ void usage(std::ostream &out) {
          "  --sandbox-note T why there is no sandbox (reported in hello)\n"
          "  --no-seccomp     do not install the seccomp filter inside the sandbox (for debugging;\n"
          "                   KWB_SECCOMP=off does the same); hello reports it\n"
+         "  --sandbox-finished  with --sandbox unshare: a --sandbox-exec before this process finished\n"
+         "                   the sandbox (the worker runs under a tool, compute-sanitizer); checked,\n"
+         "                   not done again\n"
          "  --sandbox-exec   inside namespaces made by unshare: finish the sandbox as --sandbox\n"
          "                   unshare does, check it, then run PROGRAM there (used for nvcc); exits\n"
          "                   with status 125 and says why when the sandbox is not in effect\n"
@@ -110,10 +113,12 @@ int sandboxExec(const std::string &privateDir, const std::vector<std::string> &c
 }
 
 int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std::string &privateDir,
-          const std::string &note, bool noSeccomp) {
+          const std::string &note, bool noSeccomp, bool sandboxFinished) {
   namespace w = kwb::worker;
   std::vector<std::string> problems;
-  if (sandbox == w::SandboxKind::Unshare) {
+  // Finished by `kwb-worker --sandbox-exec` (a tool such as compute-sanitizer runs between it and
+  // this process): the isolation is checked below all the same.
+  if (sandbox == w::SandboxKind::Unshare && !sandboxFinished) {
     // May fork: the parent stays as the pid namespace's init and never returns.
     const auto lockdown = w::lockDownInsideNamespaces(privateDir);
     problems = lockdown.problems;
@@ -187,7 +192,8 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool json = false, devices = false, stats = false, serveMode = false, noSeccomp = false, sandboxExecMode = false;
+  bool json = false, devices = false, stats = false, serveMode = false, noSeccomp = false, sandboxExecMode = false,
+       sandboxFinished = false;
   std::string hostLauncher;
   std::vector<std::string> allowedLibraries;
   std::vector<std::string> execCommand;
@@ -236,6 +242,8 @@ int main(int argc, char **argv) {
       note = value(i, "--sandbox-note");
     } else if (!std::strcmp(argv[i], "--no-seccomp")) {
       noSeccomp = true;
+    } else if (!std::strcmp(argv[i], "--sandbox-finished")) {
+      sandboxFinished = true;
     } else if (!std::strcmp(argv[i], "--host-launcher")) {
       hostLauncher = value(i, "--host-launcher");
     } else if (!std::strcmp(argv[i], "--allow-libraries")) {
@@ -259,7 +267,7 @@ int main(int argc, char **argv) {
   if (!hostLauncher.empty())
     return kwb::worker::runHostLauncherChild(hostLauncher, device.value_or(0), allowedLibraries);
   if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
-  if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp);
+  if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp, sandboxFinished);
   if (stats) {
     // Trusted code only (the driver and NVML): no sandbox. JSON is the only form.
     std::cout << nlohmann::json(kwb::sampleGpuStats()).dump(2) << "\n";

@@ -138,7 +138,8 @@ constexpr auto kResultFields = std::tuple{
     field("compile", &EvaluationResult::candidate),
     omitEmpty("reference_diagnostics", &EvaluationResult::referenceDiagnostics),
     field("configs", &EvaluationResult::configs),
-    field("fresh_seed", &EvaluationResult::freshSeed)};
+    field("fresh_seed", &EvaluationResult::freshSeed),
+    omitEmpty("sanitize", &EvaluationResult::sanitize)};
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "core/compile/compile_types.h"
 #include "core/compile/occupancy.h"
 #include "core/eval/outcome.h"
+#include "core/eval/sanitizer.h"
 #include "core/eval/timing_statistics.h"
 
 namespace kwb {
@@ -172,6 +173,8 @@ struct EvaluationResult {
   std::vector<ConfigOutcome> configs;
   std::uint64_t freshSeed = 0;  // the seed drawn for this evaluation beyond the task's; 0: none
   double seconds = 0.0;
+  // kwb eval --sanitize: compute-sanitizer's tools at the smallest configuration (empty: not asked).
+  std::optional<SanitizeResult> sanitize;
 
 };
 

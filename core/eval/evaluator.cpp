@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <deque>
 #include <future>
 #include <random>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "core/compile/diagnostics.h"
+#include "core/compile/toolkit_programs.h"
 #include "core/eval/roofline.h"
 #include "core/paths/install_paths.h"
 #include "core/text/base64.h"
@@ -182,6 +184,7 @@ void Evaluator::cancel() {
   cancelRequested_ = true;
   std::lock_guard lock(workerMutex_);
   if (running_ && worker_ && worker_->pendingRequests() > 0) worker_->restart();
+  if (sanitizing_) sanitizing_->stop("cancelled by the user");
 }
 
 EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source, const EvaluationOptions &options) {
@@ -189,10 +192,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   cancelRequested_ = false;
   const RunningFlag running(running_);
   EvalProgress progress;
+  // With the sanitizer asked for, the evaluation takes the first 60% of the progress bar.
+  const double share = options.sanitize ? 0.6 : 1.0;
   auto step = [&](const std::string &stage, const std::string &config, double fraction, const std::string &line) {
     progress.stage = stage;
     progress.config = config;
-    progress.fraction = std::max(progress.fraction, std::min(1.0, fraction));
+    const bool own = stage == "sanitize" || stage == "done";
+    progress.fraction = std::max(progress.fraction, std::min(1.0, own ? fraction : fraction * share));
     progress.text = line;
     if (options.onProgress) options.onProgress(line);
     if (options.onStep) options.onStep(progress);
@@ -281,6 +287,10 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       }
     result.outcome = Outcome::NotRun;
     result.message = std::string(kNoDeviceMessage) + (gpu.problem.empty() ? "" : " (" + gpu.problem + ")");
+    if (options.sanitize) {
+      result.sanitize.emplace();
+      result.sanitize->problem = result.message;
+    }
     return finish();
   }
 
@@ -441,7 +451,226 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const Verdict whole = verdict(result.configs, seeds.size());
   result.outcome = whole.outcome;
   result.message = whole.message;
+
+  // The sanitizer also explains a wrong result or a crash (a race, a read out of bounds).
+  if (options.sanitize && !cancelled()) {
+    SanitizeOptions s = *options.sanitize;
+    s.sourceName = options.sourceName;
+    s.arch = result.arch;
+    s.tunables = options.tunables;
+    const double perTool = 0.4 / static_cast<double>(std::max<std::size_t>(1, s.tools.size()));
+    std::size_t toolsStarted = 0;
+    s.onProgress = [&](const std::string &line) {
+      if (line.rfind("sanitizing with", 0) == 0) ++toolsStarted;
+      step("sanitize", s.config, 0.6 + perTool * static_cast<double>(toolsStarted ? toolsStarted - 1 : 0), line);
+    };
+    result.sanitize = runSanitizer(task, source, s);
+    if (cancelled()) return finishCancelled();
+  }
   return finish();
+}
+
+// ---- kwb eval --sanitize ----------------------------------------------------------------------
+
+const SizeConfig *smallestConfiguration(const Task &task) {
+  const SizeConfig *best = nullptr;
+  long double bestBytes = 0;
+  for (const auto &config : task.configs) {
+    long double bytes = 0;
+    for (const auto &t : task.tensors) {
+      long double elements = 1;
+      try {
+        for (const auto &e : t.shape) elements *= static_cast<long double>(e.evaluate(config.values));
+      } catch (const std::exception &) {
+        elements = 0;  // a shape that does not evaluate: the evaluation says so
+      }
+      bytes += elements * static_cast<long double>(dtypeSize(t.dtype));
+    }
+    if (!best || bytes < bestBytes) {
+      best = &config;
+      bestBytes = bytes;
+    }
+  }
+  return best;
+}
+
+SanitizeResult Evaluator::sanitize(const Task &task, const std::string &source, const SanitizeOptions &options) {
+  cancelRequested_ = false;
+  const RunningFlag running(running_);
+  return runSanitizer(task, source, options);
+}
+
+SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &source, const SanitizeOptions &options) {
+  const auto started = std::chrono::steady_clock::now();
+  SanitizeResult out;
+  auto done = [&]() -> SanitizeResult {
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return std::move(out);
+  };
+  auto say = [&](const std::string &line) {
+    if (options.onProgress) options.onProgress(line);
+  };
+  const SizeConfig *config = options.config.empty() ? smallestConfiguration(task) : task.config(options.config);
+  if (!config) {
+    if (!options.config.empty()) resolveConfigurations(task, {options.config});  // throws, naming the task's
+    out.problem = "the task has no size configuration";
+    return done();
+  }
+  const auto tunables = effectiveTunables(task, options.tunables);
+  out.config = config->name;
+  out.seed = options.seed ? options.seed : task.seeds.empty() ? 1 : task.seeds.front();
+  const auto program = findComputeSanitizer();
+  if (program.empty()) {
+    out.problem = "compute-sanitizer not found (looked in " + toolkitProgramSearchPlaces() +
+                  "; it comes with the CUDA toolkit; KWB_COMPUTE_SANITIZER names it)";
+    return done();
+  }
+  out.program = program.string();
+  const WorkerDevice &gpu = device();
+  if (!gpu.present) {
+    out.problem = std::string(kNoDeviceMessage) + (gpu.problem.empty() ? "" : " (" + gpu.problem + ")");
+    return done();
+  }
+  const std::string arch = !options.arch.empty() ? options.arch : gpu.arch;
+
+  // Both compiled with line information; the reference under a name of its own, so a finding's
+  // file tells whose code it is in even when the candidate is a copy of the reference.
+  say("compiling " + options.sourceName + " for " + arch + " with line information");
+  auto request = requestFor(task, source, options.sourceName, arch, tunables);
+  request.lineInfo = true;
+  const auto candidate = compiler_.compile(request);
+  if (!candidate.ok) {
+    out.problem = describeFailure(options.sourceName + " does not compile", candidate.diagnostics);
+    return done();
+  }
+  CompileRequest refRequest;
+  try {
+    refRequest.source = readFile(task.folder / task.reference.source);
+  } catch (const std::exception &e) {
+    out.problem = std::string("the task's reference: ") + e.what();
+    return done();
+  }
+  refRequest.sourceName = "task-reference/" + task.reference.source.filename().string();
+  refRequest.arch = arch;
+  refRequest.lineInfo = true;
+  refRequest.expectedKernels = {task.reference.launch.kernel};
+  const auto reference = compiler_.compile(refRequest);
+  if (!reference.ok) {
+    out.problem = describeFailure("the task's reference does not compile", reference.diagnostics);
+    return done();
+  }
+  const auto plan = planLaunches(task, {config}, tunables, candidate, arch);
+  if (plan.empty() || plan.front().outcome == Outcome::Error) {
+    out.problem = plan.empty() ? "no launch" : plan.front().message;
+    return done();
+  }
+  const bool hostLauncher = candidate.form == SourceForm::HostLauncher;
+  worker::EvaluateRequest evaluate;
+  evaluate.task = task.folder.string();
+  try {
+    evaluate.manifest = readFile(task.manifestPath);
+  } catch (const std::exception &) {
+    // The worker reads the folder itself.
+  }
+  evaluate.config = config->name;
+  evaluate.seeds = {out.seed};
+  evaluate.reference = kernelLaunch(base64Encode(reference.image), task.reference.launch, plan.front().referenceLaunch);
+  const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
+  const std::string candImage = base64Encode(candidate.image);
+  evaluate.candidate = hostLauncher ? hostLaunch(candImage, candidateLaunch)
+                                    : kernelLaunch(candImage, candidateLaunch, plan.front().candidateLaunch);
+
+  SanitizerAttribution attribution;
+  attribution.candidateFile = options.sourceName;
+  attribution.referenceFile = refRequest.sourceName;
+  attribution.hostLauncher = hostLauncher;
+  for (const auto &k : candidate.kernels) attribution.candidateKernels.push_back(k.name);
+  for (const auto &k : reference.kernels) attribution.referenceKernels.push_back(k.name);
+
+  std::string problem;
+  auto base = workerOptions(settings_, problem);
+  if (!base) {
+    out.problem = problem;
+    return done();
+  }
+  base->device = settings_.device;
+  // The tool loads and instruments before the worker says hello.
+  base->startTimeout = std::max<std::chrono::milliseconds>(base->startTimeout, std::chrono::seconds(120));
+  for (const auto tool : options.tools) {
+    if (cancelled()) {
+      out.problem = "cancelled";
+      break;
+    }
+    const auto toolStarted = std::chrono::steady_clock::now();
+    say(std::string("sanitizing with ") + sanitizerToolName(tool) + ": " + config->name + ", seed " + std::to_string(out.seed));
+    auto lines = std::make_shared<std::vector<std::string>>();
+    auto linesMutex = std::make_shared<std::mutex>();
+    worker::WorkerListeners listeners;
+    auto workerLines = std::make_shared<std::deque<std::string>>();
+    listeners.onStderr = [lines, workerLines, linesMutex](const std::string &line) {
+      std::lock_guard lock(*linesMutex);
+      if (line.rfind(kSanitizerLinePrefix, 0) == 0) {
+        if (lines->size() < 200000) lines->push_back(line);
+      } else {
+        workerLines->push_back(line);  // the worker's own words, for when the run goes wrong
+        if (workerLines->size() > 30) workerLines->pop_front();
+      }
+    };
+    auto o = *base;
+    o.wrapper = sanitizerCommand(program, tool);
+    // Tensors in allocations of their own size: a read past a tensor's end is out of bounds.
+    o.environment.emplace_back("KWB_EXACT_ALLOCATIONS", "1");
+    // The tool's folder stays readable behind a host launcher's library fence.
+    o.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(program));
+    auto client = std::make_unique<worker::WorkerClient>(o, listeners);
+    {
+      std::lock_guard lock(workerMutex_);
+      sanitizing_ = client.get();
+    }
+    std::string evaluation, runProblem;
+    client->start();
+    if (!client->waitUntilReady(o.startTimeout + std::chrono::seconds(5))) {
+      const auto exit = client->lastExit();
+      runProblem = "the worker did not start under compute-sanitizer" +
+                   (exit ? ": " + exit->description + (exit->stderrTail.empty() ? "" : "; " + exit->stderrTail) : "");
+    } else if (!cancelled()) {
+      const auto reply = client->call("evaluate", evaluate, options.timeLimit);
+      ConfigOutcome co = plan.front();
+      readEvaluateReply(reply, options.timeLimit, co);
+      evaluation = std::string(toString(co.outcome)) + (co.message.empty() ? "" : ": " + co.message);
+    }
+    // Its report ends when the worker does: the input closed, the tool writes its summary.
+    const auto exit = client->finish(std::chrono::seconds(60));
+    {
+      std::lock_guard lock(workerMutex_);
+      sanitizing_ = nullptr;
+    }
+    client.reset();
+    std::vector<std::string> report;
+    {
+      std::lock_guard lock(*linesMutex);
+      report = *lines;
+    }
+    auto r = parseSanitizerReport(tool, report, attribution);
+    {
+      std::lock_guard lock(*linesMutex);
+      r.workerLog.assign(workerLines->begin(), workerLines->end());
+    }
+    r.evaluation = evaluation;
+    r.problem = runProblem;
+    if (r.problem.empty() && cancelled()) r.problem = "cancelled";
+    if (r.problem.empty() && !r.completed)
+      r.problem = std::string(r.started ? "compute-sanitizer printed no summary" : "compute-sanitizer said nothing") +
+                  (exit ? ": the worker " + exit->description : "") +
+                  (exit && !exit->stderrTail.empty() ? "; its last stderr lines: " + exit->stderrTail : "");
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - toolStarted).count();
+    say(std::string("  ") + sanitizerToolName(tool) + ": " +
+        (!r.problem.empty() ? r.problem
+                            : std::to_string(r.candidateErrors()) + " error(s) in the candidate's code") +
+        " (" + std::to_string(static_cast<int>(r.seconds + 0.5)) + " s)");
+    out.reports.push_back(std::move(r));
+  }
+  return done();
 }
 
 EvaluationResult evaluate(const Task &task, const std::string &candidateSource, const EvaluationOptions &options,

@@ -26,6 +26,7 @@
 #include "core/compile/occupancy.h"
 #include "core/eval/evaluation_result.h"
 #include "core/eval/evaluation_steps.h"
+#include "core/eval/sanitizer.h"
 #include "core/eval/timing_statistics.h"
 #include "core/task/task.h"
 #include "core/sandbox/worker_sandbox.h"
@@ -50,6 +51,23 @@ struct EvalProgress {
   std::vector<double> samplesMs;
 };
 
+// kwb eval --sanitize (issue 15, gap 6): compute-sanitizer's tools over one correctness run.
+struct SanitizeOptions {
+  std::vector<SanitizerTool> tools = allSanitizerTools();
+  std::string config;       // empty: the configuration whose tensors take the fewest bytes
+  std::uint64_t seed = 0;   // 0: the task's first
+  std::string arch;         // empty: the device's
+  std::map<std::string, std::int64_t> tunables;
+  std::string sourceName = "candidate.cu";
+  // Per tool, for the one `evaluate` request under it (the tools slow kernels down 10-100x).
+  std::chrono::milliseconds timeLimit{300000};
+  std::function<void(const std::string &)> onProgress;  // one line per step; may be empty
+};
+
+// The configuration whose tensors take the fewest bytes (the first of equals); null when the
+// task has none.
+const SizeConfig *smallestConfiguration(const Task &task);
+
 struct EvaluationOptions {
   std::string arch;                          // empty: the device's, else sm_90
   std::vector<std::string> configs;          // empty: all of the task's
@@ -72,6 +90,10 @@ struct EvaluationOptions {
   // The timed samples' fresh inputs and re-checks (TimeRequest::permutationSeed): 0 draws one;
   // a result's timing.permutation_seed repeats that run.
   std::uint64_t permutationSeed = 0;
+  // kwb eval --sanitize: after the evaluation (unless the candidate did not compile), the
+  // sanitizer's tools (Evaluator::sanitize; its source name, architecture and tunables are this
+  // evaluation's) into EvaluationResult::sanitize. Empty: not run.
+  std::optional<SanitizeOptions> sanitize;
 };
 
 struct EvaluatorSettings {
@@ -133,6 +155,13 @@ class Evaluator {
   EvaluationResult evaluate(const Task &task, const std::string &candidateSource,
                             const EvaluationOptions &options = {});
 
+  // Runs the candidate once (one configuration, one seed: an ordinary `evaluate` request) under
+  // each of compute-sanitizer's tools, each in a fresh worker started under the tool inside the
+  // usual sandbox, both kernels compiled with line information. Findings in the candidate's code
+  // are told from the reference's and the workbench's own. Throws std::invalid_argument for an
+  // unknown configuration; every other problem is in the result. cancel() stops it.
+  SanitizeResult sanitize(const Task &task, const std::string &candidateSource, const SanitizeOptions &options = {});
+
   // From any thread: stops the evaluate() in progress as soon as it can. A worker request in
   // flight is ended by stopping that worker (a fresh one starts for the next evaluation); a
   // compile finishes first. evaluate() then returns Outcome::Cancelled, with what was
@@ -156,6 +185,8 @@ class Evaluator {
   // The worker, started or replaced if need be, for a request loading `hostLibraryKey`'s host
   // code (empty: none): freshWorkerFor, ensureWorker, noteWorkerLibrary.
   bool readyWorker(std::string &problem, const std::string &hostLibraryKey);
+  // sanitize() without resetting a cancel (evaluate() runs it last).
+  SanitizeResult runSanitizer(const Task &task, const std::string &candidateSource, const SanitizeOptions &options);
   // Before a request that loads host code: a worker that ran another library is replaced.
   void freshWorkerFor(const std::string &hostLibraryKey);
   void noteWorkerLibrary(const std::string &hostLibraryKey);
@@ -165,6 +196,7 @@ class Evaluator {
   EvaluatorSettings settings_;
   Compiler compiler_;
   std::unique_ptr<worker::WorkerClient> worker_;  // created and replaced under workerMutex_
+  worker::WorkerClient *sanitizing_ = nullptr;     // sanitize()'s worker while one runs (workerMutex_)
   // The host-launcher library the current worker has loaded: a worker runs the host code of
   // one candidate only, so one candidate cannot tamper with another's results.
   std::string workerLibraryKey_;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -158,6 +159,25 @@ LibraryFence raiseHostLauncherFence(const std::vector<std::string> &allowed, con
                                 "/usr/lib/aarch64-linux-gnu/gconv"};
   if (const char *tmp = std::getenv("TMPDIR"); tmp && *tmp) open.emplace_back(tmp);
   if (!candidateFolder.empty()) open.push_back(candidateFolder);
+  // A tool the worker runs under (compute-sanitizer) loads its own libraries into this process
+  // when CUDA starts: the folders it names in the environment the worker was started with
+  // (kFenceOpenVariable), and those of the injection and preload libraries set there.
+  for (const char *variable : {kFenceOpenVariable, "CUDA_INJECTION64_PATH", "LD_PRELOAD"}) {
+    const char *value = std::getenv(variable);
+    if (!value || !*value) continue;
+    std::string list = value;
+    for (char &c : list)
+      if (c == ' ') c = ':';
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      const auto end = std::min(list.find(':', start), list.size());
+      const fs::path entry = list.substr(start, end - start);
+      start = end + 1;
+      if (entry.empty() || !entry.is_absolute()) continue;
+      const bool folder = std::string_view(variable) == kFenceOpenVariable;
+      open.push_back(folder ? entry : entry.parent_path());
+    }
+  }
   return raiseLibraryFence(allowed, libraries, open);
 }
 

@@ -24,6 +24,11 @@
 
 namespace kwb::worker {
 
+// Folders (colon-separated) a host launcher's fence leaves readable whole: set by the client in
+// the environment of a worker it starts under a tool (compute-sanitizer's own folder), never by
+// candidate code, which runs only after the fence is up.
+inline constexpr const char *kFenceOpenVariable = "KWB_FENCE_OPEN";
+
 struct LibraryFence {
   bool active = false;
   int abi = 0;                       // Landlock's ABI version; 0 when there is none

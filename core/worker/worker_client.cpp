@@ -298,6 +298,35 @@ bool WorkerClient::waitUntilReady(std::chrono::milliseconds timeout) {
   return state_ == State::Ready;
 }
 
+std::optional<WorkerExit> WorkerClient::finish(std::chrono::milliseconds grace) {
+  std::uint64_t generation = 0;
+  {
+    std::lock_guard lock(mutex_);
+    wantStart_ = false;
+    if (!current_) return lastExit_;
+    generation = current_->generation;
+    if (!current_->killed && !current_->exited) {
+      if (current_->inFd >= 0) ::shutdown(current_->inFd, SHUT_WR);
+      current_->killAt = Clock::now() + grace;
+      current_->killAtCause = "it did not exit within " + seconds(grace) + " after its input was closed";
+    }
+  }
+  wake();
+  std::unique_lock lock(mutex_);
+  // Reaped: current_ is reset under the same lock that records lastExit_.
+  readyChanged_.wait(lock, [&] { return !current_ || current_->generation != generation; });
+  return lastExit_;
+}
+
+void WorkerClient::stop(const std::string &cause) {
+  {
+    std::lock_guard lock(mutex_);
+    wantStart_ = false;
+    if (current_) killLocked(*current_, cause);
+  }
+  wake();
+}
+
 std::uint64_t WorkerClient::send(const std::string &cmd, Json params, RequestHandlers handlers,
                                  std::optional<std::chrono::milliseconds> timeout) {
   std::uint64_t id;
@@ -549,12 +578,29 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   if (options_.device) workerArgv.insert(workerArgv.end(), {"--device", std::to_string(*options_.device)});
   workerArgv.insert(workerArgv.end(), {"--sandbox", sandboxKindName(support.kind), "--private-dir", p->privateDir.string()});
   if (support.kind == SandboxKind::None) workerArgv.insert(workerArgv.end(), {"--sandbox-note", support.reason});
-  auto argv = sandboxCommand(support, workerArgv, p->privateDir);
+  // A tool the worker runs under goes between the sandbox and the worker. Unshare only makes the
+  // namespaces and kwb-worker finishes the sandbox itself: `kwb-worker --sandbox-exec` does,
+  // then runs the tool, which runs the worker (told the sandbox is finished).
+  std::vector<std::string> command = workerArgv;
+  std::vector<std::string> toolKeeps;
+  if (!options_.wrapper.empty()) {
+    if (support.kind == SandboxKind::Unshare) command.push_back("--sandbox-finished");
+    command.insert(command.begin(), options_.wrapper.begin(), options_.wrapper.end());
+    for (const auto &tool : {fs::path(options_.wrapper.front()), fs::weakly_canonical(options_.wrapper.front(), ec)})
+      if (!tool.parent_path().empty()) toolKeeps.push_back(tool.parent_path().string());
+    if (support.kind == SandboxKind::Unshare)
+      command.insert(command.begin(), {workerArgv.front(), "--sandbox-exec", "--private-dir", p->privateDir.string(), "--"});
+    else
+      toolKeeps.push_back(fs::path(workerArgv.front()).parent_path().string());
+  }
+  SandboxCommandOptions sandboxOptions;
+  sandboxOptions.extraKeeps = toolKeeps;
+  auto argv = sandboxCommand(support, command, p->privateDir, sandboxOptions);
   auto extraEnvironment = options_.environment;
   if (support.kind == SandboxKind::Unshare) {
     // The worker covers these itself; $XDG_RUNTIME_DIR and this process's $HOME are not in its
     // environment.
-    const auto covers = sandboxCovers(workerArgv.front());
+    const auto covers = sandboxCovers(workerArgv.front(), {}, toolKeeps);
     extraEnvironment.emplace_back(kSandboxCoversVariable, joinPathList(covers.covers));
     extraEnvironment.emplace_back(kSandboxKeepsVariable, joinPathList(covers.keeps));
   }

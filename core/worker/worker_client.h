@@ -46,6 +46,9 @@ struct WorkerClientOptions {
   bool verifySandbox = true;                 // run probe-sandbox after hello
   std::vector<std::pair<std::string, std::string>> environment;  // added to the worker's
   std::size_t maxLineBytes = kMaxLineBytes;
+  // A tool the worker runs under, inside the same sandbox: its program and arguments, the worker's
+  // command line following (compute-sanitizer, core/eval/sanitizer.h). Empty: none.
+  std::vector<std::string> wrapper;
 };
 
 // How a worker process ended.
@@ -103,6 +106,12 @@ class WorkerClient {
   void restart();
   // Waits until the worker is ready (true) or has ended / failed to start (false).
   bool waitUntilReady(std::chrono::milliseconds timeout);
+  // Ends the current worker the gentle way and waits for it: its input is closed, so it exits on
+  // its own (a tool it runs under writes its last words); killed after `grace`. No new worker
+  // starts. Returns how it ended (nullopt when none ever started). Not from a callback.
+  std::optional<WorkerExit> finish(std::chrono::milliseconds grace);
+  // Kills the current worker (its requests end "worker-died") without starting another.
+  void stop(const std::string &cause);
 
   // Sends a request; `params` are the request's fields besides "id" and "cmd". Requests sent
   // while the worker starts wait until it is ready; their time limit starts when written.

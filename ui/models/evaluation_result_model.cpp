@@ -67,6 +67,57 @@ Row runRow(const EvaluationResult &result) {
   return row;
 }
 
+// One compute-sanitizer finding: its file and line, what the tool saw, and the report's lines.
+Row sanitizerFindingRow(const SanitizerFinding &f) {
+  Row row;
+  row.kind = Kind::SanitizerFinding;
+  const bool mine = f.origin == SanitizerOrigin::Candidate;
+  row.outcome = f.warning ? QStringLiteral("warning") : QStringLiteral("error");
+  row.tone = !mine ? OutcomeTone::Quiet : f.warning ? OutcomeTone::Warning : OutcomeTone::Bad;
+  QString where = qs(f.where());
+  for (const auto &l : f.locations)
+    if (!l.file.empty() && l.line > 0) {
+      where = QFileInfo(qs(l.file)).fileName() + QStringLiteral(":%1").arg(l.line);
+      break;
+    }
+  row.text[Column::NameColumn] = where;
+  row.text[Column::OutcomeColumn] = row.outcome;
+  QString what = qs(f.what);
+  if (f.hazards) what += EvaluationResultModel::tr(" (%1 hazards)").arg(f.hazards);
+  if (!f.thread.empty()) what += EvaluationResultModel::tr(", thread %1 of block %2").arg(qs(f.thread), qs(f.block));
+  if (!mine) what += EvaluationResultModel::tr(" — in the %1's code").arg(QLatin1String(sanitizerOriginName(f.origin)));
+  row.text[Column::DetailColumn] = what;
+  row.tip[Column::DetailColumn] = qs(f.details);
+  row.tip[Column::NameColumn] = qs(f.details);
+  return row;
+}
+
+// A tool's run: clean, its errors in the candidate's code, or why it said nothing.
+Row sanitizerRow(const SanitizeResult &s, const SanitizerReport &r) {
+  Row row;
+  row.kind = Kind::Sanitizer;
+  const auto errors = r.candidateErrors();
+  const bool finished = r.completed && r.problem.empty();
+  row.outcome = !finished ? QStringLiteral("incomplete") : errors ? QStringLiteral("errors") : QStringLiteral("clean");
+  row.tone = !finished ? OutcomeTone::Warning : errors ? OutcomeTone::Bad : OutcomeTone::Good;
+  row.text[Column::NameColumn] = QLatin1String(sanitizerToolName(r.tool));
+  row.text[Column::OutcomeColumn] =
+      !finished ? EvaluationResultModel::tr("incomplete")
+      : errors  ? EvaluationResultModel::tr("%n error(s)", nullptr, static_cast<int>(errors))
+                : EvaluationResultModel::tr("clean");
+  QStringList detail;
+  if (!r.problem.empty()) detail << qs(r.problem);
+  detail << EvaluationResultModel::tr("configuration %1, seed %2").arg(qs(s.config)).arg(s.seed);
+  detail << EvaluationResultModel::tr("%1 s").arg(r.seconds, 0, 'f', 1);
+  if (!r.evaluation.empty()) detail << EvaluationResultModel::tr("the run under it: %1").arg(qs(r.evaluation));
+  row.text[Column::DetailColumn] = detail.join(QStringLiteral("; "));
+  QStringList tip = detail;
+  for (const auto &note : r.notes) tip << qs(note);
+  row.tip[Column::DetailColumn] = tip.join(QLatin1Char('\n'));
+  for (const auto &f : r.findings) row.children.push_back(sanitizerFindingRow(f));
+  return row;
+}
+
 Row diagnosticRow(const Diagnostic &d, const QString &prefix) {
   Row row;
   row.kind = Kind::Diagnostic;
@@ -273,6 +324,20 @@ void EvaluationResultModel::setResult(const EvaluationResult &result) {
   for (const ConfigOutcome &c : result.configs) rows.push_back(configRow(c));
   const bool compileSaysIt = !rows.empty() && rows.front().kind == Kind::Compile && !result.candidate.ok;
   if (result.configs.empty() && !compileSaysIt) rows.push_back(runRow(result));
+  if (result.sanitize) {
+    if (!result.sanitize->problem.empty()) {
+      Row row;
+      row.kind = Kind::Sanitizer;
+      row.outcome = QStringLiteral("not-run");
+      row.tone = OutcomeTone::Quiet;
+      row.text[Column::NameColumn] = tr("sanitize");
+      row.text[Column::OutcomeColumn] = tr("not run");
+      row.text[Column::DetailColumn] = qs(result.sanitize->problem);
+      row.tip[Column::DetailColumn] = row.text[Column::DetailColumn];
+      rows.push_back(std::move(row));
+    }
+    for (const auto &r : result.sanitize->reports) rows.push_back(sanitizerRow(*result.sanitize, r));
+  }
   beginResetModel();
   rows_ = std::move(rows);
   endResetModel();

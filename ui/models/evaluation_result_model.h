@@ -4,6 +4,9 @@
 // timing) with a row per seed under it (passed or failed, summary, error figures, first
 // mismatches, unwritten elements, race), and a run row when no configuration says what
 // happened (the task did not load, the run was cancelled before any, the form is unsupported).
+// With the sanitizer asked for: a row per compute-sanitizer tool (clean, its errors in the
+// candidate's code, or why it did not finish), a row per finding under it, named by its source
+// line.
 #include <array>
 #include <vector>
 
@@ -19,7 +22,7 @@ class EvaluationResultModel : public QAbstractItemModel {
   Q_OBJECT
 
  public:
-  enum class Kind { Run, Compile, Diagnostic, Config, Seed };
+  enum class Kind { Run, Compile, Diagnostic, Config, Seed, Sanitizer, SanitizerFinding };
   Q_ENUM(Kind)
   enum Column {
     NameColumn,

@@ -174,6 +174,7 @@ class EvaluationService::Backend {
     options.sourceName =
         request.sourceName.isEmpty() ? std::string("candidate.cu") : request.sourceName.toStdString();
     options.time = request.time;
+    if (request.sanitize) options.sanitize = kwb::SanitizeOptions{};
     options.tunables = stepTunables;
     options.timeLimit = std::chrono::milliseconds(request.timeLimitMs);
     std::atomic<bool> cancelForwarded{false};

@@ -26,6 +26,7 @@ struct RunRequest {
   QString sourceName;       // its file, as diagnostics name it
   QString arch;             // empty: the device's, else the evaluator's default
   bool time = false;        // time it against the reference once correct
+  bool sanitize = false;    // then run it under compute-sanitizer's tools (EvaluationOptions::sanitize)
   int timeLimitMs = 60000;  // per configuration; a kernel that never returns is stopped then
 };
 

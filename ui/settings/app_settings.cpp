@@ -29,6 +29,7 @@ const QString kTabWidth = QStringLiteral("editor/tabWidth");
 const QString kArch = QStringLiteral("gpu/compileOnlyArch");
 const QString kGpuDevices = QStringLiteral("gpu/devices");
 const QString kRunTiming = QStringLiteral("run/time");
+const QString kRunSanitizer = QStringLiteral("run/sanitize");
 const QString kLlmBudget = QStringLiteral("llm/budgetDollars");
 const QString kRecent = QStringLiteral("tasks/recent");
 const QString kOpenedFolders = QStringLiteral("tasks/openedFolders");
@@ -157,6 +158,16 @@ bool runTiming() {
 void setRunTiming(bool time) {
   Store store;
   store.setValue(kRunTiming, time);
+}
+
+bool runSanitizer() {
+  Store store;
+  return store.value(kRunSanitizer, false).toBool();
+}
+
+void setRunSanitizer(bool sanitize) {
+  Store store;
+  store.setValue(kRunSanitizer, sanitize);
 }
 
 std::optional<double> llmBudgetDollars() {

@@ -52,6 +52,10 @@ QString formatGpuDevices(const QList<int> &devices);  // "0, 2"; "" for all
 // Whether Run also times a candidate once it is correct (EvaluationOptions::time).
 bool runTiming();
 void setRunTiming(bool time);
+// Whether Run also runs compute-sanitizer's tools at the smallest configuration
+// (EvaluationOptions::sanitize).
+bool runSanitizer();
+void setRunSanitizer(bool sanitize);
 
 // The dollars an optimization session may spend on LLM requests; nullopt: no limit. Only
 // positive amounts are stored; anything else removes the limit.

@@ -82,6 +82,7 @@ void ResultsPanel::showRun(const EvaluationRun &run, bool fromHistory) {
   if (sandbox == QLatin1String("none")) facts << tr("UNSANDBOXED (the kernel ran without isolation)");
   else if (!sandbox.isEmpty()) facts << tr("sandbox %1").arg(sandbox);
   if (run.result) facts << tr("%1 s").arg(run.result->seconds, 0, 'f', 2);
+  if (run.result && run.result->sanitize) facts << tr("sanitizer: %1").arg(QString::fromStdString(run.result->sanitize->summary()));
   const QDateTime started = QDateTime::fromString(run.startedAt, Qt::ISODateWithMs);
   if (started.isValid()) facts << started.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
   if (fromHistory) facts << tr("from the history");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <string_view>
 
 #include <iostream>
 
@@ -48,7 +49,12 @@ CUdeviceptr DeviceContext::allocate(DeviceAllocations &into, std::size_t bytes, 
   into.driver = &driver_;
   into.lost = &contextLost_;
   CUdeviceptr ptr = 0;
-  check(driver_.cuMemAlloc(&ptr, sharedAllocationBytes(bytes)), "allocating " + std::to_string(bytes) + " bytes for " + what);
+  static const bool exact = [] {
+    const char *v = std::getenv(kExactAllocationsVariable);
+    return v && std::string_view(v) == "1";
+  }();
+  const std::size_t size = exact ? std::max<std::size_t>(bytes, 1) : sharedAllocationBytes(bytes);
+  check(driver_.cuMemAlloc(&ptr, size), "allocating " + std::to_string(bytes) + " bytes for " + what);
   into.buffers.push_back(ptr);
   return ptr;
 }

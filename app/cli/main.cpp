@@ -198,6 +198,7 @@ void printSanitize(const kwb::SanitizeResult &s) {
       std::cout << "    " << (where.empty() ? "" : where + ": ") << (f.warning ? "warning: " : "error: ")
                 << kwb::sanitizerToolName(f.tool) << ": " << f.what;
       if (f.hazards) std::cout << " [" << f.hazards << " hazards]";
+      if (f.occurrences > 1) std::cout << " (reported " << f.occurrences << " times; first: thread " << f.thread << " of block " << f.block << ")";
       if (f.origin != kwb::SanitizerOrigin::Candidate)
         std::cout << " (in the " << kwb::sanitizerOriginName(f.origin) << "'s code: not the candidate's)";
       std::cout << "\n";

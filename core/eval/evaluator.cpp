@@ -659,10 +659,11 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     r.evaluation = evaluation;
     r.problem = runProblem;
     if (r.problem.empty() && cancelled()) r.problem = "cancelled";
+    // Short: the worker's own last words are in workerLog, the tool's in log.
     if (r.problem.empty() && !r.completed)
       r.problem = std::string(r.started ? "compute-sanitizer printed no summary" : "compute-sanitizer said nothing") +
-                  (exit ? ": the worker " + exit->description : "") +
-                  (exit && !exit->stderrTail.empty() ? "; its last stderr lines: " + exit->stderrTail : "");
+                  (exit ? ": the worker " + exit->description + (exit->cause.empty() ? "" : " after " + exit->cause) : "") +
+                  (evaluation.rfind("timeout", 0) == 0 ? " (the run under it reached its time limit)" : "");
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - toolStarted).count();
     say(std::string("  ") + sanitizerToolName(tool) + ": " +
         (!r.problem.empty() ? r.problem

@@ -212,7 +212,15 @@ SanitizerReport parseSanitizerReport(SanitizerTool tool, const std::vector<std::
     if (!open) return;
     if (open->apiError || !open->locations.empty()) {
       open->origin = originOf(*open, attribution);
-      report.findings.push_back(std::move(*open));
+      auto same = std::find_if(report.findings.begin(), report.findings.end(), [&](const SanitizerFinding &f) {
+        return f.what == open->what && f.locations == open->locations && f.warning == open->warning;
+      });
+      if (same != report.findings.end()) {
+        ++same->occurrences;
+        same->hazards += open->hazards;
+      } else {
+        report.findings.push_back(std::move(*open));
+      }
     } else {
       report.notes.push_back(open->details);
     }
@@ -332,6 +340,7 @@ void to_json(nlohmann::json &j, const SanitizerFinding &v) {
   if (!v.thread.empty()) j["thread"] = v.thread;
   if (!v.block.empty()) j["block"] = v.block;
   if (v.hazards) j["hazards"] = v.hazards;
+  j["occurrences"] = v.occurrences;
 }
 
 void from_json(const nlohmann::json &j, SanitizerLocation &v) {
@@ -361,6 +370,7 @@ void from_json(const nlohmann::json &j, SanitizerFinding &v) {
   v.thread = j.value("thread", std::string());
   v.block = j.value("block", std::string());
   v.hazards = j.value("hazards", 0LL);
+  v.occurrences = j.value("occurrences", 1);
 }
 
 void to_json(nlohmann::json &j, const SanitizerReport &v) {

@@ -62,6 +62,9 @@ struct SanitizerFinding {
   std::vector<SanitizerLocation> locations;  // where (racecheck: both accesses)
   std::string thread, block; // "(255,0,0)", "(0,0,0)" where reported
   long long hazards = 0;     // racecheck: how many hazards this line stands for
+  // How many reports said the same at the same places (one per thread, for most tools): kept
+  // once, with the first thread and block.
+  int occurrences = 1;
   bool apiError = false;     // "Program hit ... on CUDA API call to ...": host side
   SanitizerOrigin origin = SanitizerOrigin::Candidate;
   std::string details;       // the report's lines for this finding, prefix removed

@@ -44,6 +44,7 @@ bool CudaDriver::load() {
             library.resolve(cuStreamDestroy, "cuStreamDestroy_v2") &&
             library.resolve(cuStreamSynchronize, "cuStreamSynchronize") &&
             library.resolve(cuMemcpyDtoD, "cuMemcpyDtoD_v2") &&
+            library.resolve(cuMemGetAddressRange, "cuMemGetAddressRange_v2") &&
             library.resolve(cuIpcGetMemHandle, "cuIpcGetMemHandle") &&
             library.resolve(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2") &&
             library.resolve(cuIpcCloseMemHandle, "cuIpcCloseMemHandle") &&

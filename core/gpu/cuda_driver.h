@@ -98,6 +98,7 @@ struct CudaDriver {
   CUresult (*cuStreamDestroy)(CUstream) = nullptr;                                  // cuStreamDestroy_v2
   CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, std::size_t) = nullptr;       // cuMemcpyDtoD_v2
+  CUresult (*cuMemGetAddressRange)(CUdeviceptr *, std::size_t *, CUdeviceptr) = nullptr;  // _v2
   // IPC (a host launcher's own process maps the worker's tensors).
   CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr) = nullptr;
   CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned) = nullptr;  // cuIpcOpenMemHandle_v2

@@ -1,8 +1,11 @@
 // EvaluationResultModel alone, over small fixtures: a compile row with its diagnostics, a row per
 // configuration (outcome, launch, occupancy, time, speedup, checks) with its seeds, and a run row
-// when no configuration says what happened. Every change goes through QAbstractItemModelTester.
+// when no configuration says what happened; with the sanitizer, a row per tool with its findings
+// under it. Every change goes through QAbstractItemModelTester.
 #include <QAbstractItemModelTester>
 #include <QtTest>
+
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -131,6 +134,59 @@ class TestEvaluationResultModel : public QObject {
              QStringLiteral("the reference was not timed"));
     QCOMPARE(small.siblingAtColumn(EvaluationResultModel::OutcomeColumn).data(EvaluationResultModel::OutcomeRole).toString(),
              QStringLiteral("correct"));
+  }
+
+  // compute-sanitizer's real reports (tests/fixtures/sanitizer) as a result carries them: a row
+  // per tool, each finding under its tool named by its source line.
+  void sanitizerRowsAndFindings() {
+    auto report = [](kwb::SanitizerTool tool, const char *fixture, const char *file) {
+      std::istringstream in(kwb::test::readBytes(QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/sanitizer/") +
+                                                 QLatin1String(fixture))
+                                .toStdString());
+      std::vector<std::string> lines;
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+      kwb::SanitizerAttribution a;
+      a.candidateFile = file;
+      a.candidateKernels = {"softmax"};
+      auto r = kwb::parseSanitizerReport(tool, lines, a);
+      r.seconds = 1.5;
+      r.evaluation = "correct";
+      return r;
+    };
+    kwb::EvaluationResult r;
+    r.outcome = kwb::Outcome::Correct;
+    kwb::SanitizeResult s;
+    s.config = "small";
+    s.seed = 1;
+    s.reports.push_back(report(kwb::SanitizerTool::Racecheck, "racy-softmax-racecheck.log", "racy-softmax.cu"));
+    s.reports.push_back(report(kwb::SanitizerTool::Memcheck, "overrun-softmax-memcheck.log", "racy-softmax.cu"));
+    s.reports.push_back(report(kwb::SanitizerTool::Synccheck, "softmax-racecheck.log", "racy-softmax.cu"));
+    s.reports.back().tool = kwb::SanitizerTool::Synccheck;
+    r.sanitize = s;
+    // Stored and read back, as the run history does.
+    const auto stored = nlohmann::json(r).get<kwb::EvaluationResult>();
+    EvaluationResultModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setResult(stored);
+    const auto tools = rowsOf(&model, EvaluationResultModel::Kind::Sanitizer);
+    QCOMPARE(tools.size(), 3);
+    QCOMPARE(cell(tools[0], EvaluationResultModel::NameColumn), QStringLiteral("racecheck"));
+    QCOMPARE(cell(tools[0], EvaluationResultModel::OutcomeColumn), QStringLiteral("1 error(s)"));
+    QVERIFY2(cell(tools[0], EvaluationResultModel::DetailColumn).contains(QLatin1String("configuration small, seed 1")),
+             qPrintable(cell(tools[0], EvaluationResultModel::DetailColumn)));
+    QCOMPARE(model.rowCount(tools[0]), 1);
+    const QModelIndex race = model.index(0, 0, tools[0]);
+    QCOMPARE(race.data(EvaluationResultModel::KindRole).toInt(), int(EvaluationResultModel::Kind::SanitizerFinding));
+    QCOMPARE(cell(race, EvaluationResultModel::NameColumn), QStringLiteral("racy-softmax.cu:23"));
+    QVERIFY2(cell(race, EvaluationResultModel::DetailColumn).contains(QLatin1String("Race reported between Read access")) &&
+                 cell(race, EvaluationResultModel::DetailColumn).contains(QLatin1String("11632 hazards")),
+             qPrintable(cell(race, EvaluationResultModel::DetailColumn)));
+    // memcheck: the overrun (the candidate's, in another file name here: still its kernel) and
+    // the launch failure on the workbench's own call, said to be the workbench's.
+    QCOMPARE(model.rowCount(tools[1]), 2);
+    QVERIFY(cell(model.index(1, 0, tools[1]), EvaluationResultModel::DetailColumn).contains(QLatin1String("workbench")));
+    QCOMPARE(cell(tools[2], EvaluationResultModel::OutcomeColumn), QStringLiteral("clean"));
+    QCOMPARE(model.rowCount(tools[2]), 0);
   }
 };
 

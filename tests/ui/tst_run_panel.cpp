@@ -83,6 +83,7 @@ class TestRunPanel : public QObject {
   void cancelStopsTheRun();
   void cancelDuringProgress();
   void brokenTaskEndsInAResultRow();
+  void sanitizeAfterCheckingShowsItsRows();
 
  private:
   QString tempPath(const QString &name) const { return home_->path(name); }
@@ -145,6 +146,8 @@ void TestRunPanel::hasRunActions() {
   QVERIFY(window_->runAction()->isEnabled());
   QVERIFY(!window_->cancelRunAction()->isEnabled());
   QVERIFY(window_->timeRunAction()->isCheckable());
+  QVERIFY(window_->sanitizeRunAction()->isCheckable());
+  QVERIFY(!window_->sanitizeRunAction()->isChecked());  // off until asked for
   QVERIFY(!window_->runProgressBar()->isVisible());
   QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("resultsDock")));
   QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("historyDock")));
@@ -415,6 +418,28 @@ void TestRunPanel::brokenTaskEndsInAResultRow() {
   QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
   file.write(good);
   file.close();
+  QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
+}
+
+// Run with *Sanitize After Checking* on: the result carries the sanitizer's part and Results
+// shows it; without a GPU (here) a row that says why nothing ran, with one a row per tool.
+void TestRunPanel::sanitizeAfterCheckingShowsItsRows() {
+  window_->editors()->setCurrentWidget(window_->editors()->editorFor(task_ + QStringLiteral("/softmax.cu")));
+  window_->sanitizeRunAction()->setChecked(true);
+  const EvaluationRun run = runWithShortcut();
+  window_->sanitizeRunAction()->setChecked(false);
+  QVERIFY2(run.result.has_value() && run.result->sanitize.has_value(), "the run did not carry the sanitizer's part");
+  const auto rows = rowsOf(window_->resultsPanel()->model(), EvaluationResultModel::Kind::Sanitizer);
+  if (run.outcome == kwb::Outcome::NotRun) {
+    QCOMPARE(rows.size(), 1);
+    QCOMPARE(cell(rows[0], EvaluationResultModel::OutcomeColumn), QStringLiteral("not run"));
+    QVERIFY2(cell(rows[0], EvaluationResultModel::DetailColumn).contains(QLatin1String("no CUDA device")),
+             qPrintable(cell(rows[0], EvaluationResultModel::DetailColumn)));
+  } else {
+    QCOMPARE(rows.size(), 4);
+  }
+  QVERIFY2(window_->resultsPanel()->summaryText().contains(QLatin1String("sanitizer:")),
+           qPrintable(window_->resultsPanel()->summaryText()));
   QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
 }
 

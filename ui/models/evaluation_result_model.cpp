@@ -85,6 +85,7 @@ Row sanitizerFindingRow(const SanitizerFinding &f) {
   QString what = qs(f.what);
   if (f.hazards) what += EvaluationResultModel::tr(" (%1 hazards)").arg(f.hazards);
   if (!f.thread.empty()) what += EvaluationResultModel::tr(", thread %1 of block %2").arg(qs(f.thread), qs(f.block));
+  if (f.occurrences > 1) what += EvaluationResultModel::tr(" (reported %1 times)").arg(f.occurrences);
   if (!mine) what += EvaluationResultModel::tr(" — in the %1's code").arg(QLatin1String(sanitizerOriginName(f.origin)));
   row.text[Column::DetailColumn] = what;
   row.tip[Column::DetailColumn] = qs(f.details);

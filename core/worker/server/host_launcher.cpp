@@ -21,8 +21,10 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "core/sandbox/library_fence.h"
+#include "core/worker/server/device_context.h"  // kExactAllocationsVariable
 
 namespace kwb::worker {
 
@@ -473,6 +475,15 @@ int runHostLauncherChild(const std::string &libraryPath, int device, const std::
           break;
         }
         it = opened.emplace(key, ptr).first;
+        // Under compute-sanitizer (the worker's exact allocations say so): initcheck in this
+        // process never saw the worker write these buffers, so it would call every read of an
+        // input uninitialized. Copying each onto itself marks it written; the bytes stay.
+        if (const char *exact = std::getenv(kExactAllocationsVariable); exact && std::string_view(exact) == "1") {
+          CUdeviceptr base = 0;
+          std::size_t bytes = 0;
+          if (driver.cuMemGetAddressRange(&base, &bytes, ptr) == cu::SUCCESS && bytes)
+            driver.cuMemcpyDtoD(base, base, bytes);
+        }
       }
       pointers[i] = it->second;
       params[i] = &pointers[i];

@@ -38,16 +38,10 @@ using kwb::test::readFile;
 
 // The softmax starter with `change` applied (a textual replacement that must match once).
 std::string softmaxVariant(const std::string &from, const std::string &to) {
-  auto text = readFile(kernelsDir() / "softmax" / "softmax.cu");
-  const auto at = text.find(from);
-  if (at == std::string::npos) throw std::runtime_error("softmax.cu changed: '" + from + "' not found");
-  return text.replace(at, from.size(), to);
+  return kwb::test::fileVariant(kernelsDir() / "softmax" / "softmax.cu", from, to);
 }
 
-fs::path outputDir() {
-  if (const char *env = std::getenv("KWB_TEST_OUTPUT_DIR"); env && *env) return env;
-  return KWB_TEST_OUTPUT_DIR;
-}
+using kwb::test::outputDir;
 
 std::string describe(const kwb::EvaluationResult &r) { return nlohmann::json(r).dump(1); }
 

@@ -27,10 +27,7 @@ using kwb::test::readFile;
 
 namespace {
 
-fs::path outputDir() {
-  if (const char *env = std::getenv("KWB_TEST_OUTPUT_DIR"); env && *env) return env;
-  return KWB_TEST_OUTPUT_DIR;
-}
+using kwb::test::outputDir;
 
 std::string describe(const kwb::EvaluationResult &r) { return nlohmann::json(r).dump(1); }
 

@@ -28,10 +28,7 @@ namespace {
 using kwb::test::kernelsDir;
 using kwb::test::readFile;
 
-fs::path outputDir() {
-  if (const char *env = std::getenv("KWB_TEST_OUTPUT_DIR"); env && *env) return env;
-  return KWB_TEST_OUTPUT_DIR;
-}
+using kwb::test::outputDir;
 
 std::map<std::string, double> valuesOf(const prof::ProfileResult &r) {
   std::map<std::string, double> out;

@@ -27,17 +27,11 @@ namespace {
 using kwb::test::kernelsDir;
 using kwb::test::readFile;
 
-fs::path outputDir() {
-  if (const char *env = std::getenv("KWB_TEST_OUTPUT_DIR"); env && *env) return env;
-  return KWB_TEST_OUTPUT_DIR;
-}
+using kwb::test::outputDir;
 
 // The softmax starter with one textual replacement (which must match).
 std::string softmaxVariant(const std::string &from, const std::string &to) {
-  auto text = readFile(kernelsDir() / "softmax" / "softmax.cu");
-  const auto at = text.find(from);
-  if (at == std::string::npos) throw std::runtime_error("softmax.cu changed: '" + from + "' not found");
-  return text.replace(at, from.size(), to);
+  return kwb::test::fileVariant(kernelsDir() / "softmax" / "softmax.cu", from, to);
 }
 
 // The 1-based line of the first line of `source` containing `text`; 0 when none does.

@@ -11,6 +11,7 @@
 #include "core/profile/cupti_profiler.h"
 #include "core/profile/metric_catalog.h"
 #include "core/profile/metric_sets.h"
+#include "helpers/test_files.h"
 
 namespace fs = std::filesystem;
 using namespace kwb::profile;
@@ -19,10 +20,7 @@ namespace {
 
 bool contains(const std::string &haystack, const std::string &needle) { return haystack.find(needle) != std::string::npos; }
 
-fs::path outputDir() {
-  if (const char *env = std::getenv("KWB_TEST_OUTPUT_DIR"); env && *env) return env;
-  return KWB_TEST_OUTPUT_DIR;
-}
+using kwb::test::outputDir;
 
 }  // namespace
 

@@ -236,7 +236,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   if (!asJson) options.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
 
   kwb::SanitizeOptions sanitize;
-  if (args.sanitize) {
+  if (args.sanitize || !args.sanitizerTools.empty()) {
     try {
       sanitize.tools = kwb::parseSanitizerTools(args.sanitizerTools);
     } catch (const std::invalid_argument &e) {
@@ -398,7 +398,7 @@ int main(int argc, char **argv) {
                  "(one worker per tool, in the sandbox; the smallest configuration and the first seed unless\n"
                  "one --config / --seed is given); findings as FILE:LINE with the kernel and thread");
   eval->add_option("--sanitizer-tools", evalArgs.sanitizerTools,
-                   "With --sanitize: the tools, comma-separated (default all: memcheck,racecheck,initcheck,synccheck)");
+                   "The sanitizer's tools, comma-separated (implies --sanitize; default all: memcheck,racecheck,initcheck,synccheck)");
   eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   eval->add_flag("--json", asJson, "Machine-readable output");
 

@@ -13,6 +13,7 @@
 #include "core/compile/diagnostics.h"
 #include "core/compile/toolkit_programs.h"
 #include "core/eval/roofline.h"
+#include "core/eval/sanitizer_status.h"
 #include "core/paths/install_paths.h"
 #include "core/text/base64.h"
 #include "core/worker/worker_client.h"
@@ -453,14 +454,19 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   result.message = whole.message;
 
   // The sanitizer also explains a wrong result or a crash (a race, a read out of bounds).
-  if (options.sanitize && !cancelled()) {
+  if (options.sanitize && !cancelled() && result.outcome == Outcome::Timeout) {
+    // Four tools at a slower pace would only hit the limit again, each.
+    result.sanitize.emplace();
+    result.sanitize->problem = "not sanitized: the candidate did not finish within the time limit";
+  } else if (options.sanitize && !cancelled()) {
     SanitizeOptions s = *options.sanitize;
     s.sourceName = options.sourceName;
     s.arch = result.arch;
     s.tunables = options.tunables;
     const double perTool = 0.4 / static_cast<double>(std::max<std::size_t>(1, s.tools.size()));
     std::size_t toolsStarted = 0;
-    s.onProgress = [&](const std::string &line) {
+    s.onProgress = [&, callerProgress = options.sanitize->onProgress](const std::string &line) {
+      if (callerProgress) callerProgress(line);
       if (line.rfind("sanitizing with", 0) == 0) ++toolsStarted;
       step("sanitize", s.config, 0.6 + perTool * static_cast<double>(toolsStarted ? toolsStarted - 1 : 0), line);
     };
@@ -550,7 +556,7 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     out.problem = std::string("the task's reference: ") + e.what();
     return done();
   }
-  refRequest.sourceName = "task-reference/" + task.reference.source.filename().string();
+  refRequest.sourceName = "kwb-task-reference/" + task.reference.source.filename().string();
   refRequest.arch = arch;
   refRequest.lineInfo = true;
   refRequest.expectedKernels = {task.reference.launch.kernel};
@@ -624,7 +630,12 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     o.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(program));
     auto client = std::make_unique<worker::WorkerClient>(o, listeners);
     {
+      // Published together with the check, so a cancel() either sees this worker or was seen here.
       std::lock_guard lock(workerMutex_);
+      if (cancelled()) {
+        out.problem = "cancelled";
+        break;
+      }
       sanitizing_ = client.get();
     }
     std::string evaluation, runProblem;
@@ -658,6 +669,12 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     }
     r.evaluation = evaluation;
     r.problem = runProblem;
+    const int exitStatus = exit && !exit->signal ? exit->exitCode : -1;
+    holdToExitStatus(r, exitStatus);
+    // A summary line proves nothing (candidate code can print one, then kill the tool): the tool
+    // must have ended on its own.
+    if (r.problem.empty() && exitStatus < 0)
+      r.problem = "compute-sanitizer did not end on its own" + (exit ? ": the worker " + exit->description : std::string());
     if (r.problem.empty() && cancelled()) r.problem = "cancelled";
     // Short: the worker's own last words are in workerLog, the tool's in log.
     if (r.problem.empty() && !r.completed)

@@ -1,9 +1,12 @@
 #include "core/eval/sanitizer.h"
+#include "core/eval/sanitizer_status.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <regex>
 #include <stdexcept>
 
@@ -20,6 +23,15 @@ namespace {
 
 constexpr SanitizerTool kTools[] = {SanitizerTool::Memcheck, SanitizerTool::Racecheck, SanitizerTool::Initcheck,
                                     SanitizerTool::Synccheck};
+
+// A count or line number from the report, bounded: the report shares a channel that candidate
+// code can write to, so a number too long for an int must not throw.
+int number(const std::string &digits) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  (void)end;
+  return error == std::errc() ? value : std::numeric_limits<int>::max();
+}
 
 bool executable(const fs::path &p) {
   std::error_code ec;
@@ -40,12 +52,10 @@ std::string functionBaseName(const std::string &function) {
   return name;
 }
 
-bool sameFile(const std::string &reported, const std::string &compiled) {
-  if (reported.empty() || compiled.empty()) return false;
-  if (reported == compiled) return true;
-  // nvcc compiles a copy in a work directory (its file name kept); NVRTC reports the name as given.
-  return fs::path(reported).filename() == fs::path(compiled).filename() &&
-         fs::path(compiled).filename() != fs::path(compiled);
+// The reported file names the compiled one by its file name alone: nvcc compiles a copy in a work
+// directory (the name kept); NVRTC reports the name as given.
+bool sameName(const std::string &reported, const std::string &compiled) {
+  return !reported.empty() && !compiled.empty() && fs::path(reported).filename() == fs::path(compiled).filename();
 }
 
 bool named(const std::vector<std::string> &kernels, const std::string &function) {
@@ -60,7 +70,7 @@ std::vector<SanitizerLocation> locationsIn(const std::string &line) {
   std::vector<SanitizerLocation> out;
   for (auto it = std::sregex_iterator(line.begin(), line.end(), legacy); it != std::sregex_iterator(); ++it) {
     const auto &m = *it;
-    out.push_back(SanitizerLocation{m[4].str(), m[1].str(), m[2].str(), std::stoi(m[3].str())});
+    out.push_back(SanitizerLocation{m[4].str(), m[1].str(), m[2].str(), number(m[3].str())});
   }
   if (!out.empty()) return out;
   for (auto it = std::sregex_iterator(line.begin(), line.end(), modern); it != std::sregex_iterator(); ++it) {
@@ -70,7 +80,7 @@ std::vector<SanitizerLocation> locationsIn(const std::string &line) {
     l.offset = m[2].str();
     if (m[3].matched) {
       l.file = m[3].str();
-      l.line = std::stoi(m[4].str());
+      l.line = number(m[4].str());
     }
     out.push_back(std::move(l));
   }
@@ -79,13 +89,21 @@ std::vector<SanitizerLocation> locationsIn(const std::string &line) {
 
 SanitizerOrigin originOf(const SanitizerFinding &f, const SanitizerAttribution &a) {
   if (f.apiError) {
-    // The workbench's own driver calls are checked too; only a host launcher's are the candidate's.
-    return a.hostLauncher && f.details.find("kwb_launch") != std::string::npos ? SanitizerOrigin::Candidate
-                                                                                : SanitizerOrigin::Workbench;
+    // The workbench calls the driver API only (cu...); the runtime API (cuda...) is a host
+    // launcher's.
+    return a.hostLauncher && f.details.find("API call to cuda") != std::string::npos ? SanitizerOrigin::Candidate
+                                                                                     : SanitizerOrigin::Workbench;
+  }
+  // The exact names first (the reference is compiled under a name of its own, paths are not
+  // stripped), then the file names alone: a candidate that shares the reference's file name is
+  // still the candidate where its full name tells.
+  for (const auto &l : f.locations) {
+    if (!l.file.empty() && l.file == a.candidateFile) return SanitizerOrigin::Candidate;
+    if (!l.file.empty() && l.file == a.referenceFile) return SanitizerOrigin::Reference;
   }
   for (const auto &l : f.locations) {
-    if (sameFile(l.file, a.referenceFile)) return SanitizerOrigin::Reference;
-    if (sameFile(l.file, a.candidateFile)) return SanitizerOrigin::Candidate;
+    if (sameName(l.file, a.candidateFile)) return SanitizerOrigin::Candidate;
+    if (sameName(l.file, a.referenceFile)) return SanitizerOrigin::Reference;
   }
   for (const auto &l : f.locations) {
     if (named(a.candidateKernels, l.function) && !named(a.referenceKernels, l.function)) return SanitizerOrigin::Candidate;
@@ -156,7 +174,12 @@ std::vector<std::string> sanitizerCommand(const fs::path &program, SanitizerTool
                                 // The host launcher's process too.
                                 "--target-processes", "all",
                                 // Device frames only: the host frames name the worker's internals.
-                                "--show-backtrace", "device"};
+                                "--show-backtrace", "device",
+                                // Whole names: the candidate's and the reference's stay apart.
+                                "--strip-paths", "no",
+                                // The exit status says whether it found errors, whatever the
+                                // report on the shared stderr says (kSanitizerErrorStatus).
+                                "--error-exitcode", std::to_string(kSanitizerErrorStatus)};
   // A guard after every allocation: a read just past one tensor would otherwise land in the next.
   if (tool == SanitizerTool::Memcheck) argv.insert(argv.end(), {"--padding", "65536"});
   return argv;
@@ -245,7 +268,7 @@ SanitizerReport parseSanitizerReport(SanitizerTool tool, const std::vector<std::
         open->thread = "(" + m[1].str() + ")";
         open->block = "(" + m[2].str() + ")";
       }
-      if (std::regex_search(text, m, hazards)) open->hazards += std::stoll(m[1].str());
+      if (std::regex_search(text, m, hazards)) open->hazards += number(m[1].str());
       continue;
     }
     close();
@@ -254,11 +277,11 @@ SanitizerReport parseSanitizerReport(SanitizerTool tool, const std::vector<std::
       report.started = true;
     } else if (std::regex_search(text, m, raceSummary)) {
       report.completed = true;
-      report.errors = std::stoi(m[2].str());
-      report.warnings = std::stoi(m[3].str());
+      report.errors = number(m[2].str());
+      report.warnings = number(m[3].str());
     } else if (std::regex_search(text, m, errorSummary)) {
       report.completed = true;
-      report.errors = std::stoi(m[1].str());
+      report.errors = number(m[1].str());
     } else {
       // A headline; what follows it says whether it is a finding (it names code) or a note.
       SanitizerFinding f;
@@ -273,12 +296,28 @@ SanitizerReport parseSanitizerReport(SanitizerTool tool, const std::vector<std::
       f.apiError = text.rfind("Program hit", 0) == 0;
       f.details = text;
       f.locations = locationsIn(text);
-      if (std::regex_search(text, m, hazards)) f.hazards += std::stoll(m[1].str());
+      if (std::regex_search(text, m, hazards)) f.hazards += number(m[1].str());
       open = std::move(f);
     }
   }
   close();
   return report;
+}
+
+void holdToExitStatus(SanitizerReport &report, int exitStatus) {
+  report.notes.push_back(exitStatus < 0 ? std::string("compute-sanitizer did not exit on its own")
+                                        : "compute-sanitizer exited with status " + std::to_string(exitStatus));
+  if (exitStatus != kSanitizerErrorStatus) return;
+  const bool named = std::any_of(report.findings.begin(), report.findings.end(),
+                                 [](const SanitizerFinding &f) { return !f.warning; });
+  if (named) return;
+  SanitizerFinding f;
+  f.tool = report.tool;
+  f.what = "compute-sanitizer found errors (its exit status says so), but its report names none: the "
+           "candidate's output on the same stream may have overwritten it";
+  f.origin = SanitizerOrigin::Candidate;
+  f.details = f.what;
+  report.findings.push_back(std::move(f));
 }
 
 std::size_t SanitizerReport::candidateErrors() const {

@@ -150,7 +150,7 @@ LibraryFence raiseHostLauncherFence(const std::vector<std::string> &allowed, con
   for (fs::directory_iterator it("/etc/ld.so.conf.d", ec), end; !ec && it != end; it.increment(ec))
     if (it->path().extension() == ".conf") conf += readText(it->path()) + "\n";
   const char *ld = std::getenv("LD_LIBRARY_PATH");
-  const auto libraries = libraryFolders(conf, ld ? ld : "", readText("/proc/self/maps"));
+  auto libraries = libraryFolders(conf, ld ? ld : "", readText("/proc/self/maps"));
   // Whole: no vendor library lives there. The C library's locale, gconv and hwcaps folders too.
   std::vector<fs::path> open = {"/dev",      "/proc",           "/sys",
                                 "/etc",      "/run",            "/tmp",
@@ -160,8 +160,10 @@ LibraryFence raiseHostLauncherFence(const std::vector<std::string> &allowed, con
   if (const char *tmp = std::getenv("TMPDIR"); tmp && *tmp) open.emplace_back(tmp);
   if (!candidateFolder.empty()) open.push_back(candidateFolder);
   // A tool the worker runs under (compute-sanitizer) loads its own libraries into this process
-  // when CUDA starts: the folders it names in the environment the worker was started with
-  // (kFenceOpenVariable), and those of the injection and preload libraries set there.
+  // when CUDA starts: the folders the client names for it (kFenceOpenVariable, set only for a
+  // worker under a tool) stay readable whole; the folders of the injection and preload libraries
+  // set in the environment are allowed file by file, as library folders are (a vendor library
+  // there stays fenced). Never the root.
   for (const char *variable : {kFenceOpenVariable, "CUDA_INJECTION64_PATH", "LD_PRELOAD"}) {
     const char *value = std::getenv(variable);
     if (!value || !*value) continue;
@@ -171,11 +173,14 @@ LibraryFence raiseHostLauncherFence(const std::vector<std::string> &allowed, con
     std::size_t start = 0;
     while (start <= list.size()) {
       const auto end = std::min(list.find(':', start), list.size());
-      const fs::path entry = list.substr(start, end - start);
+      const fs::path entry = fs::path(list.substr(start, end - start)).lexically_normal();
       start = end + 1;
       if (entry.empty() || !entry.is_absolute()) continue;
-      const bool folder = std::string_view(variable) == kFenceOpenVariable;
-      open.push_back(folder ? entry : entry.parent_path());
+      if (std::string_view(variable) == kFenceOpenVariable) {
+        if (entry != entry.root_path()) open.push_back(entry);
+      } else if (entry.parent_path() != entry.root_path()) {
+        libraries.push_back(entry.parent_path());
+      }
     }
   }
   return raiseLibraryFence(allowed, libraries, open);

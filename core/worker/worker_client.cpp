@@ -605,6 +605,16 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
     extraEnvironment.emplace_back(kSandboxKeepsVariable, joinPathList(covers.keeps));
   }
   auto env = workerEnvironment(p->privateDir, extraEnvironment);
+  // The switches of a worker under a tool (exact allocations, the fence's open folders) come from
+  // this client only: never from the caller's environment, never without the tool.
+  for (const char *name : {"KWB_EXACT_ALLOCATIONS=", "KWB_FENCE_OPEN="}) {
+    const std::string prefix = name;
+    env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string &e) { return e.rfind(prefix, 0) == 0; }),
+              env.end());
+    if (options_.wrapper.empty()) continue;
+    for (const auto &[key, value] : options_.environment)
+      if (key + "=" == prefix) env.push_back(prefix + value);
+  }
   p->wrapped = support.kind != SandboxKind::None;
 
   int input[2], output[2], errors[2];

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/eval/sanitizer.h"
+#include "core/eval/sanitizer_status.h"
 #include "helpers/test_files.h"
 
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ kwb::SanitizerAttribution softmaxCandidate(const std::string &file, bool hostLau
   kwb::SanitizerAttribution a;
   a.candidateFile = file;
   a.candidateKernels = {"softmax"};
-  a.referenceFile = "task-reference/reference.cu";
+  a.referenceFile = "kwb-task-reference/reference.cu";
   a.referenceKernels = {"softmax_reference"};
   a.hostLauncher = hostLauncher;
   return a;
@@ -130,7 +131,7 @@ class TestSanitizerReport : public QObject {
     QCOMPARE(r.log.size(), std::size_t{2});
   }
 
-  // Findings in the reference's file (compiled as task-reference/NAME) are not the candidate's,
+  // Findings in the reference's file (compiled as kwb-task-reference/NAME) are not the candidate's,
   // even with the same kernel name; a report with no summary is not complete.
   void attributionAndCompleteness() {
     const std::vector<std::string> lines = {
@@ -144,7 +145,7 @@ class TestSanitizerReport : public QObject {
         "========= ",
     };
     kwb::SanitizerAttribution a = softmaxCandidate("softmax.cu");
-    a.referenceFile = "task-reference/reference.cu";
+    a.referenceFile = "kwb-task-reference/reference.cu";
     a.referenceKernels = {"softmax"};
     const auto r = kwb::parseSanitizerReport(kwb::SanitizerTool::Memcheck, lines, a);
     QCOMPARE(r.findings.size(), std::size_t{2});
@@ -161,6 +162,59 @@ class TestSanitizerReport : public QObject {
     QCOMPARE(back.reports.at(0).findings.at(1).where(), std::string("softmax.cu:12"));
     QCOMPARE(back.reports.at(0).findings.at(0).origin, kwb::SanitizerOrigin::Reference);
     QCOMPARE(back.summary(), s.summary());
+  }
+
+  // The report shares the worker's stderr with what candidate code prints: a forged summary with
+  // a number too long for an int does not throw, and the tool's exit status is what says whether
+  // it found errors.
+  void forgedLinesDoNotDecideTheVerdict() {
+    const std::vector<std::string> forged = {
+        "========= COMPUTE-SANITIZER",
+        "========= ERROR SUMMARY: 99999999999999999999 errors",
+    };
+    auto r = kwb::parseSanitizerReport(kwb::SanitizerTool::Memcheck, forged, softmaxCandidate("softmax.cu"));
+    QVERIFY(r.completed);
+    QVERIFY(r.findings.empty());
+    kwb::holdToExitStatus(r, 0);
+    QCOMPARE(r.candidateErrors(), std::size_t{0});
+    QCOMPARE(r.notes.back(), std::string("compute-sanitizer exited with status 0"));
+    // "0 errors" printed by the candidate, but the tool exits with its error status.
+    const std::vector<std::string> clean = {"========= COMPUTE-SANITIZER", "========= ERROR SUMMARY: 0 errors"};
+    auto lie = kwb::parseSanitizerReport(kwb::SanitizerTool::Racecheck, clean, softmaxCandidate("softmax.cu"));
+    kwb::holdToExitStatus(lie, kwb::kSanitizerErrorStatus);
+    QCOMPARE(lie.candidateErrors(), std::size_t{1});
+    QVERIFY2(lie.findings[0].what.find("exit status") != std::string::npos, lie.findings[0].what.c_str());
+    // Its error status with a real finding: nothing added.
+    auto real = kwb::parseSanitizerReport(kwb::SanitizerTool::Racecheck, fixture("racy-softmax-racecheck.log"),
+                                          softmaxCandidate("racy-softmax.cu"));
+    kwb::holdToExitStatus(real, kwb::kSanitizerErrorStatus);
+    QCOMPARE(real.findings.size(), std::size_t{1});
+  }
+
+  // A candidate whose file has the reference's name is still the candidate (whole paths are
+  // reported); a host launcher's runtime-API errors are its own, the driver-API ones the worker's.
+  void namesAndApiErrors() {
+    const std::vector<std::string> lines = {
+        "========= COMPUTE-SANITIZER",
+        "========= Invalid __global__ read of size 4 bytes",
+        "=========     at softmax+0x20 in /home/me/reference.cu:12",
+        "========= ",
+        "========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid argument\" on CUDA API call to cudaMemcpyAsync.",
+        "========= ",
+        "========= Program hit CUDA_ERROR_LAUNCH_FAILED (error 719) due to \"unspecified launch failure\" on CUDA API call to cuCtxSynchronize.",
+        "========= ",
+        "========= ERROR SUMMARY: 3 errors",
+    };
+    auto a = softmaxCandidate("/home/me/reference.cu", true);
+    a.referenceFile = "kwb-task-reference/reference.cu";
+    const auto r = kwb::parseSanitizerReport(kwb::SanitizerTool::Memcheck, lines, a);
+    QCOMPARE(r.findings.size(), std::size_t{3});
+    QCOMPARE(r.findings[0].origin, kwb::SanitizerOrigin::Candidate);
+    QCOMPARE(r.findings[1].origin, kwb::SanitizerOrigin::Candidate);
+    QCOMPARE(r.findings[2].origin, kwb::SanitizerOrigin::Workbench);
+    a.hostLauncher = false;
+    const auto device = kwb::parseSanitizerReport(kwb::SanitizerTool::Memcheck, lines, a);
+    QCOMPARE(device.findings[1].origin, kwb::SanitizerOrigin::Workbench);
   }
 
   void toolsAndCommand() {
@@ -180,6 +234,8 @@ class TestSanitizerReport : public QObject {
     QVERIFY(has("--log-file", "/proc/self/fd/2"));  // stderr: stdout is the protocol channel
     QVERIFY(has("--target-processes", "all"));      // the host launcher's process too
     QVERIFY(has("--padding", "65536"));
+    QVERIFY(has("--strip-paths", "no"));
+    QVERIFY(has("--error-exitcode", std::to_string(kwb::kSanitizerErrorStatus)));
     const auto race = kwb::sanitizerCommand("/x/compute-sanitizer", kwb::SanitizerTool::Racecheck);
     QVERIFY(std::find(race.begin(), race.end(), "--padding") == race.end());
   }

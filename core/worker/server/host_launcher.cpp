@@ -481,8 +481,9 @@ int runHostLauncherChild(const std::string &libraryPath, int device, const std::
         if (const char *exact = std::getenv(kExactAllocationsVariable); exact && std::string_view(exact) == "1") {
           CUdeviceptr base = 0;
           std::size_t bytes = 0;
-          if (driver.cuMemGetAddressRange(&base, &bytes, ptr) == cu::SUCCESS && bytes)
-            driver.cuMemcpyDtoD(base, base, bytes);
+          if (driver.cuMemGetAddressRange(&base, &bytes, ptr) == cu::SUCCESS && bytes &&
+              driver.cuMemcpyDtoD(base, base, bytes) == cu::SUCCESS)
+            driver.cuCtxSynchronize();  // done before the candidate's stream (non-blocking) starts
         }
       }
       pointers[i] = it->second;

@@ -46,6 +46,17 @@ std::string readFile(const fs::path &path) {
   return s.str();
 }
 
+// The task's reference as a compile request, named `sourceName` in diagnostics and line
+// information. Throws std::runtime_error when its file cannot be read.
+CompileRequest referenceRequest(const Task &task, const std::string &arch, const std::string &sourceName) {
+  CompileRequest r;
+  r.source = readFile(task.folder / task.reference.source);
+  r.sourceName = sourceName;
+  r.arch = arch;
+  r.expectedKernels = {task.reference.launch.kernel};
+  return r;
+}
+
 }  // namespace
 
 std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings &settings, std::string &problem) {
@@ -257,15 +268,12 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   }
   CompileRequest refRequest;
   try {
-    refRequest.source = readFile(task.folder / task.reference.source);
+    refRequest = referenceRequest(task, result.arch, task.reference.source.string());
   } catch (const std::exception &e) {
     result.outcome = Outcome::Error;
     result.message = std::string("the task's reference: ") + e.what();
     return finish();
   }
-  refRequest.sourceName = task.reference.source.string();
-  refRequest.arch = result.arch;
-  refRequest.expectedKernels = {task.reference.launch.kernel};
   const auto reference = compiler_.compile(refRequest);
   if (cancelled()) return finishCancelled();
   if (!reference.ok) {
@@ -542,24 +550,19 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
   // Both compiled with line information; the reference under a name of its own, so a finding's
   // file tells whose code it is in even when the candidate is a copy of the reference.
   say("compiling " + options.sourceName + " for " + arch + " with line information");
-  auto request = requestFor(task, source, options.sourceName, arch, tunables);
-  request.lineInfo = true;
-  const auto candidate = compiler_.compile(request);
+  // (Line information is on in every compile request by default.)
+  const auto candidate = compiler_.compile(requestFor(task, source, options.sourceName, arch, tunables));
   if (!candidate.ok) {
     out.problem = describeFailure(options.sourceName + " does not compile", candidate.diagnostics);
     return done();
   }
   CompileRequest refRequest;
   try {
-    refRequest.source = readFile(task.folder / task.reference.source);
+    refRequest = referenceRequest(task, arch, "kwb-task-reference/" + task.reference.source.filename().string());
   } catch (const std::exception &e) {
     out.problem = std::string("the task's reference: ") + e.what();
     return done();
   }
-  refRequest.sourceName = "kwb-task-reference/" + task.reference.source.filename().string();
-  refRequest.arch = arch;
-  refRequest.lineInfo = true;
-  refRequest.expectedKernels = {task.reference.launch.kernel};
   const auto reference = compiler_.compile(refRequest);
   if (!reference.ok) {
     out.problem = describeFailure("the task's reference does not compile", reference.diagnostics);
@@ -656,17 +659,9 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
       std::lock_guard lock(workerMutex_);
       sanitizing_ = nullptr;
     }
-    client.reset();
-    std::vector<std::string> report;
-    {
-      std::lock_guard lock(*linesMutex);
-      report = *lines;
-    }
-    auto r = parseSanitizerReport(tool, report, attribution);
-    {
-      std::lock_guard lock(*linesMutex);
-      r.workerLog.assign(workerLines->begin(), workerLines->end());
-    }
+    client.reset();  // joins its I/O thread: no listener runs any more
+    auto r = parseSanitizerReport(tool, *lines, attribution);
+    r.workerLog.assign(workerLines->begin(), workerLines->end());
     r.evaluation = evaluation;
     r.problem = runProblem;
     const int exitStatus = exit && !exit->signal ? exit->exitCode : -1;

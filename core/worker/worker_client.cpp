@@ -303,7 +303,15 @@ std::optional<WorkerExit> WorkerClient::finish(std::chrono::milliseconds grace) 
   {
     std::lock_guard lock(mutex_);
     wantStart_ = false;
-    if (!current_) return lastExit_;
+    if (!current_) {
+      if (state_ == State::Starting) {  // not spawned yet: it will not be
+        state_ = State::Stopped;
+        failHeldLocked({error_kind::kCancelled, "the worker was finished before it started", {}}, deferred_);
+        readyChanged_.notify_all();
+        wake();  // the failed requests' callbacks run on the I/O thread
+      }
+      return lastExit_;
+    }
     generation = current_->generation;
     if (!current_->killed && !current_->exited) {
       if (current_->inFd >= 0) ::shutdown(current_->inFd, SHUT_WR);
@@ -323,6 +331,12 @@ void WorkerClient::stop(const std::string &cause) {
     std::lock_guard lock(mutex_);
     wantStart_ = false;
     if (current_) killLocked(*current_, cause);
+    else if (state_ == State::Starting) {
+      // Not spawned yet (the I/O thread may still be finding the sandbox): it will not be.
+      state_ = State::Stopped;
+      failHeldLocked({error_kind::kCancelled, "the worker was stopped before it started: " + cause, {}}, deferred_);
+      readyChanged_.notify_all();
+    }
   }
   wake();
 }
@@ -450,7 +464,7 @@ void WorkerClient::run() {
       // Finding the sandbox may run trial processes: not under the lock.
       const auto support = detectSandbox(options_.sandbox);
       std::lock_guard lock(mutex_);
-      if (!stopping_) {
+      if (!stopping_ && state_ == State::Starting) {  // not stopped while the sandbox was found
         if (current_) {  // start() raced with a process that is still around
           killLocked(*current_, "replaced by a new worker");
           dying_.push_back(std::move(current_));

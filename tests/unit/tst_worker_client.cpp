@@ -310,6 +310,32 @@ class TestWorkerClient : public QObject {
     QCOMPARE(p.exitCode(), 0);
   }
 
+  // A stop while the client is still finding the sandbox, before any worker process exists (a
+  // cancel during a sanitizer's start): no worker is started after it, and a request waiting for
+  // one fails as cancelled at once. The preference is one no other test here uses, so this
+  // client's I/O thread runs the sandbox's trial processes (milliseconds) while stop() comes
+  // (microseconds after start()); were the worker already spawned, it is killed instead, and the
+  // request still fails (before the fix the request waited and was answered by a worker started
+  // after the stop). 10 s: a generous bound on a failure that comes at once.
+  void stopBeforeTheWorkerStarts() {
+    Replies replies;
+    auto o = options();
+    o.sandbox = SandboxPreference::Unshare;
+    WorkerClient client(o);
+    client.start();
+    client.send("ping", Json::object(), replies.handlers());
+    client.stop("cancelled by the test");
+    QVERIFY(replies.waitFor(1, 10s));
+    QVERIFY(!replies.inOrder[0].ok);
+    qInfo("the waiting request: %s", text(replies.inOrder[0]).c_str());
+    if (replies.inOrder[0].error.kind == std::string("cancelled")) {
+      QVERIFY2(replies.inOrder[0].error.message.find("cancelled by the test") != std::string::npos,
+               replies.inOrder[0].error.message.c_str());
+      QCOMPARE(client.state(), WorkerClient::State::Stopped);
+      QVERIFY(!client.waitUntilReady(2s));
+    }
+  }
+
   void startFailures() {
     {
       auto o = options();

@@ -314,6 +314,10 @@ int evalCommand(const EvalArgs &args, bool asJson) {
         std::cout << "  " << kwb::toString(c.outcome) << (c.errorName.empty() ? "" : " " + c.errorName) << ": "
                   << c.message << "\n";
       if (c.timing) std::cout << "  " << c.config << " timing: " << formatTiming(*c.timing) << "\n";
+      // What a host launcher's figure is made of (its process's round trip, the prime, the
+      // reference timed alone), where a user reads the figure.
+      if (c.timing && c.timing->timer == "host-wall-clock" && !c.timing->timerNote.empty())
+        std::cout << "    timer: " << c.timing->timerNote << "\n";
       if (auto it = placements.find(c.config); it != placements.end())
         std::cout << "  " << c.config << " roofline: " << it->second.words << "\n";
     }

@@ -103,7 +103,7 @@ constexpr auto kFindingFields = std::tuple{field("reason", &Finding::reason), fi
 // Timing fields whose form does not depend on the outcome.
 constexpr auto kTimingFields = std::tuple{
     field("ok", &TimingOutcome::ok), field("timer", &TimingOutcome::timer),
-    field("findings", &TimingOutcome::findings)};
+    omitEmpty("timer_note", &TimingOutcome::timerNote), field("findings", &TimingOutcome::findings)};
 constexpr auto kTimedFields = std::tuple{
     field("candidate", &TimingOutcome::candidate),
     field("suspicious", &TimingOutcome::suspicious),

@@ -128,7 +128,8 @@ struct Finding {
 struct TimingOutcome {
   bool ok = false;          // false: `error` says why there is no figure
   std::string error;
-  std::string timer;        // "cupti" (kernel records: every stream), or "cuda-events" without CUPTI
+  std::string timer;        // "cupti" (kernel records: every stream), "cuda-events" without CUPTI, "host-wall-clock"
+  std::string timerNote;    // what the figure is made of, in words (a host launcher's especially)
   SampleStats candidate, reference;
   bool referenceTimed = true;  // false: only the candidate was sampled (EvaluationOptions::timeReference)
   double speedup = 0;       // reference median / candidate median; 0 when the reference was not timed

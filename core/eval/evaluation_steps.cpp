@@ -210,6 +210,7 @@ TimingOutcome timingOutcome(const worker::TimeReply &r) {
   TimingOutcome t;
   t.ok = true;
   t.timer = r.timer;
+  t.timerNote = r.timerNote;
   if (r.candidate) {
     t.candidate = r.candidate->stats;
     t.throttledSamples = r.candidate->throttledSamples;
@@ -245,6 +246,7 @@ TimingOutcome readTimeReply(const worker::Reply &reply, ConfigOutcome &co) {
   if (!readReply(reply, r, t.error)) return t;
   if (r.verdict == "timed") return timingOutcome(r);
   t.timer = r.timer;
+  t.timerNote = r.timerNote;
   t.findings = r.findings;
   if (r.verdict == "incorrect") {
     // Wrong outputs while timed, or no kernel at all: the candidate is incorrect.

@@ -1,20 +1,43 @@
 #!/usr/bin/env bash
 # Issue 15 on the H200: every gpu test (the hostile candidates among them), then a host launcher
-# timed end to end beside the same kernel as device code, and the sgemm lineage's expert.
-#   bash tests/gpu/issue15-check.sh OUT   (with .bundle/kwb.tar.gz from tests/gpu/pack-bundle.sh)
+# timed end to end beside the same kernel as device code, then (STAGES) the blur lineage (its
+# steps 03-08 are host launchers) and the profiler against ncu on the softmax starter.
+#   bash tests/gpu/issue15-check.sh OUT [LIMIT_S]   (with .bundle/kwb.tar.gz from tests/gpu/pack-bundle.sh)
+# Each stage runs under its own time limit and the results are packed after each one, so a run
+# cut short still brings back what it did.
 set -uo pipefail
-out=$1; mkdir -p /tmp/run "$out"
+out=$1; limit=${2:-560}; mkdir -p /tmp/run "$out"
+started=$(date +%s)
+left() { echo $(( limit - ($(date +%s) - started) )); }
 [ -d /tmp/run/kwb ] || tar -C /tmp/run -xzf .bundle/kwb.tar.gz
 k=/tmp/run/kwb; r=/tmp/res15; mkdir -p $r
-bash $k/run-on-gpu.sh $r > $r/run-on-gpu.log 2>&1; echo "run-on-gpu exit $?" | tee -a $r/summary.txt
-for t in $r/tst_gpu_*.txt; do printf "%-22s %s\n" "$(basename $t .txt)" "$(grep -h '^Totals' $t)"; done | tee -a $r/summary.txt
-grep -h "^FAIL\|^SKIP" $r/tst_gpu_*.txt | tee -a $r/summary.txt
+pack() { tar -C /tmp -czf $out/results15.tgz res15; }
+stages=${STAGES:-tests launchers blur ncu}
 source $k/env.sh
 export KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home; mkdir -p $HOME
-for c in small h200; do
-  kwb eval $k/kernels/softmax $k/bench/candidates/softmax_launcher.cu --time --config $c --json > $r/launcher-softmax-$c.json 2>$r/launcher-softmax-$c.err
-  echo "host launcher softmax $c exit $?" | tee -a $r/summary.txt
-  kwb eval $k/kernels/softmax --time --config $c --json > $r/starter-softmax-$c.json 2>$r/starter-softmax-$c.err
-  echo "device starter softmax $c exit $?" | tee -a $r/summary.txt
-done
-tar -C /tmp -czf $out/results15.tgz res15
+if [[ " $stages " == *" tests "* ]]; then
+  timeout $(( $(left) - 20 )) bash $k/run-on-gpu.sh $r > $r/run-on-gpu.log 2>&1; echo "run-on-gpu exit $?" | tee -a $r/summary.txt
+  for t in $r/tst_gpu_*.txt; do printf "%-22s %s\n" "$(basename $t .txt)" "$(grep -h '^Totals' $t)"; done | tee -a $r/summary.txt
+  grep -h "^FAIL\|^SKIP" $r/tst_gpu_*.txt | tee -a $r/summary.txt
+  pack
+fi
+if [[ " $stages " == *" launchers "* ]]; then
+  for c in small h200; do
+    timeout 60 kwb eval $k/kernels/softmax $k/bench/candidates/softmax_launcher.cu --time --config $c --json > $r/launcher-softmax-$c.json 2>$r/launcher-softmax-$c.err
+    echo "host launcher softmax $c exit $?" | tee -a $r/summary.txt
+    timeout 60 kwb eval $k/kernels/softmax --time --config $c --json > $r/starter-softmax-$c.json 2>$r/starter-softmax-$c.err
+    echo "device starter softmax $c exit $?" | tee -a $r/summary.txt
+  done
+  pack
+fi
+if [[ " $stages " == *" blur "* ]]; then
+  s=$(date +%s)
+  timeout $(( $(left) - 10 )) kwb lineage $k/kernels/blur --time --config h200 --json > $r/lineage-blur.json 2>$r/lineage-blur.err
+  echo "lineage blur exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt
+  pack
+fi
+if [[ " $stages " == *" ncu "* ]]; then
+  timeout $(( $(left) - 5 )) bash $k/bench/profile_agreement.sh $r/ncu --tasks softmax --config h200 --set default > $r/ncu.log 2>&1
+  echo "profile_agreement exit $?" | tee -a $r/summary.txt
+  pack
+fi

@@ -110,6 +110,54 @@ std::string cpuSoftmaxLauncher() {
   return softmaxLauncher(prelude, before, "(void)0;");
 }
 
+// The sgemm starter's kernel launched by kwb_launch; `after` runs after the launch.
+std::string sgemmLauncher(const std::string &prelude, const std::string &after) {
+  return "#include <cuda_runtime.h>\n" + prelude + "\n" + readFile(kernelsDir() / "sgemm" / "sgemm.cu") +
+         "\nextern \"C\" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) {\n"
+         "  const float *A = *static_cast<const float *const *>(args[0]);\n"
+         "  const float *B = *static_cast<const float *const *>(args[1]);\n"
+         "  float *C = *static_cast<float *const *>(args[2]);\n"
+         "  const long long M = *static_cast<const long long *>(args[3]);\n"
+         "  const long long N = *static_cast<const long long *>(args[4]);\n"
+         "  const long long K = *static_cast<const long long *>(args[5]);\n"
+         "  sgemm<<<dim3((unsigned)((N + TILE - 1) / TILE), (unsigned)((M + TILE - 1) / TILE)), dim3(TILE, TILE), 0, "
+         "stream>>>(A, B, C, M, N, K);\n" +
+         after + "\n  return cudaGetLastError();\n}\n";
+}
+
+// After its honest launch, ~15 ms of spinning on a CUDA context of its own (made through the
+// driver API), which the launcher process's synchronisation of its primary context does not wait
+// for: the GPU is still busy with it when the worker goes on to the reference's sample.
+std::string workLeftRunningLauncher() {
+  const std::string prelude =
+      "#include <dlfcn.h>\n"
+      "__global__ void kwb_spin(long long cycles) {\n"
+      "  const long long t0 = clock64();\n"
+      "  while (clock64() - t0 < cycles) {}\n"
+      "}\n"
+      "typedef int (*CtxCreate)(void **, unsigned, int);\n"
+      "typedef int (*CtxPush)(void *);\n"
+      "typedef int (*CtxPop)(void **);\n"
+      "static void *kwb_ctx2;\n"
+      "static CtxPush kwb_push;\n"
+      "static CtxPop kwb_pop;\n";
+  const std::string after =
+      "  if (!kwb_ctx2) {\n"
+      "    void *cu = dlopen(\"libcuda.so.1\", RTLD_NOW);\n"
+      "    if (!cu) return cudaErrorUnknown;\n"
+      "    kwb_push = (CtxPush)dlsym(cu, \"cuCtxPushCurrent_v2\");\n"
+      "    kwb_pop = (CtxPop)dlsym(cu, \"cuCtxPopCurrent_v2\");\n"
+      "    if (((CtxCreate)dlsym(cu, \"cuCtxCreate_v2\"))(&kwb_ctx2, 0, 0) != 0) return cudaErrorUnknown;\n"
+      "    void *made;\n"
+      "    kwb_pop(&made);  // cuCtxCreate made it current\n"
+      "  }\n"
+      "  kwb_push(kwb_ctx2);\n"
+      "  kwb_spin<<<1, 32>>>(30000000LL);\n"
+      "  void *was;\n"
+      "  kwb_pop(&was);";
+  return sgemmLauncher(prelude, after);
+}
+
 }  // namespace
 
 class TestGpuEval : public QObject {
@@ -489,6 +537,48 @@ class TestGpuEval : public QObject {
     QVERIFY2(r.configs[0].message.find("fresh inputs") != std::string::npos, r.configs[0].message.c_str());
   }
 
+  // Memoization of a result that does not depend on the order of the inputs (issue 15, 3): a
+  // histogram that computes honestly for its first 64 launches (every correctness run) and then
+  // only adds the counts it remembered. A permutation of the same bytes keeps the counts, so
+  // before the values were relabelled it was right on every timed sample, at any speed it liked
+  // (at `small` the roofline floor is 0: the data fit in the L2). Relabelled (v -> (v + k) mod 256
+  // for randint inputs) the counts move between bins, and the first timed sample's re-check fails.
+  void memoizedHistogramFailsOnRelabelledInputs() {
+    const kwb::Task histogram = kwb::loadTask(kernelsDir() / "histogram");
+    const std::string memo =
+        "__device__ int kwb_memo_bins[256];\n"
+        "__device__ unsigned long long kwb_launches;\n"
+        "__device__ unsigned int kwb_blocks_done;\n"
+        "extern \"C\" __global__ void histogram(const unsigned char *data, int *bins, long long n) {\n"
+        "  const unsigned long long launch = *(volatile unsigned long long *)&kwb_launches;\n"
+        "  if (launch >= 64) {\n"
+        "    if (blockIdx.x == 0)\n"
+        "      for (int b = threadIdx.x; b < 256; b += blockDim.x) bins[b] += kwb_memo_bins[b];\n"
+        "    return;\n"
+        "  }\n"
+        "  __shared__ int local[256];\n"
+        "  for (int b = threadIdx.x; b < 256; b += blockDim.x) local[b] = 0;\n"
+        "  __syncthreads();\n"
+        "  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n"
+        "    atomicAdd(&local[data[i]], 1);\n"
+        "  __syncthreads();\n"
+        "  for (int b = threadIdx.x; b < 256; b += blockDim.x)\n"
+        "    if (local[b]) {\n"
+        "      atomicAdd(&bins[b], local[b]);\n"
+        "      if (launch == 63) atomicAdd(&kwb_memo_bins[b], local[b]);\n"
+        "    }\n"
+        "  __threadfence();\n"
+        "  __syncthreads();\n"
+        "  if (threadIdx.x == 0 && atomicAdd(&kwb_blocks_done, 1u) == gridDim.x - 1) {\n"
+        "    kwb_blocks_done = 0;\n"
+        "    kwb_launches = launch + 1;\n"
+        "  }\n"
+        "}\n";
+    const auto r = timedRun(histogram, memo, "small");
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, describe(r).c_str());
+    QCOMPARE(r.configs.at(0).reason, std::string("timed-output-mismatch"));
+  }
+
   // State that outlives a launch (issue 15, 4): a host launcher that sets aside the most L2 it may
   // for persisting lines and marks its input persisting, then launches the same kernel. Lines
   // marked so survive the L2 flush; before issue 15 later samples, the reference's too (126.6 ->
@@ -616,6 +706,35 @@ class TestGpuEval : public QObject {
     QVERIFY2(t.ok, t.error.c_str());
     // An event timer on the empty stream would read microseconds; the kernel takes ~0.25 ms.
     QVERIFY2(t.candidate.median > 0.9 * starterMedianMs(), describe(r).c_str());
+  }
+
+  // State that outlives a launch (issue 15, 4): work a host launcher leaves running on the GPU
+  // past its answer, on a context its process's synchronisation does not cover. It runs beside
+  // the reference's samples (taken between the candidate's): a reference kernel longer than the
+  // GPU's time slice is slowed, and the speedup with it. The worker times the reference again
+  // once the candidate's process has ended and fails the verdict when the two disagree
+  // (reference-disturbed); and the work still running when the candidate's next call is primed
+  // counts in the candidate's own time. Either way the hostile launcher must not come out ahead
+  // of the same kernel launched honestly.
+  void workLeftRunningIsNotRewarded() {
+    const auto honest = timedRun(sgemm_, sgemmLauncher("", ""), "h200");
+    QVERIFY2(honest.outcome == kwb::Outcome::Correct, describe(honest).c_str());
+    const auto &h = *honest.configs.at(0).timing;
+    const auto hostile = timedRun(sgemm_, workLeftRunningLauncher(), "h200");
+    std::cerr << "sgemm h200 from kwb_launch: honest " << h.candidate.median << " ms, reference " << h.reference.median
+              << " ms, speedup " << h.speedup << "\n  " << h.timerNote << "\n";
+    if (hostile.configs.at(0).timing) {
+      const auto &t = *hostile.configs[0].timing;
+      std::cerr << "work left running: " << t.candidate.median << " ms, reference " << t.reference.median
+                << " ms, speedup " << t.speedup << "\n  " << t.timerNote << "\n";
+    }
+    if (hostile.outcome == kwb::Outcome::Incorrect) {
+      QCOMPARE(hostile.configs.at(0).reason, std::string("reference-disturbed"));
+      return;
+    }
+    QVERIFY2(hostile.outcome == kwb::Outcome::Correct, describe(hostile).c_str());
+    const auto &t = *hostile.configs.at(0).timing;
+    QVERIFY2(t.speedup <= 1.1 * h.speedup, describe(hostile).c_str());
   }
 
   // A launch that fails (1024+ threads) with the error ignored: the output keeps old memory.

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 
+#include "core/eval/evaluator.h"
 #include "core/gpu/device_info.h"
 #include "core/profile/cupti_profiler.h"
 #include "core/profile/metric_catalog.h"
@@ -102,6 +103,54 @@ class TestGpuProfile : public QObject {
     QVERIFY2(l2 >= 0 && l2 <= 100, qPrintable(QString("L2 hit rate %1 %").arg(l2)));
     // 512 MiB moved: at most ~5 TB/s on today's GPUs, so no less than ~100 us.
     QVERIFY2(duration > 50'000, qPrintable(QString("duration %1 ns is too short for 512 MiB").arg(duration)));
+  }
+
+  // The profiler's values against figures it did not make (the issue 15 audit: a build whose
+  // profiler read 17% DRAM and 1307 us passed the range checks above where ncu read 85% and
+  // 256 us). The softmax starter at h200 moves at least 2 x 256 MiB (x read, y written; it reads x
+  // more than once). (1) Its duration against the timed median of the same kernel (CUPTI's
+  // activity records, another path through the driver): within 25% (one profiled launch against
+  // a median; the profiler's replay flushes nothing between passes). (2) The DRAM bytes: at least
+  // the 512 MiB the kernel must move, at most four times that. (3) The DRAM throughput percentage
+  // against bytes / duration / the device's theoretical bandwidth (memory clock x bus width from
+  // the driver): within 15% of each other. ncu's reading of the same kernel on the H200 is recorded
+  // beside the test's output in tests/gpu/results/ (2026-12-02: see the issue 15 note).
+  void defaultValuesAgreeWithTheTimerAndTheArithmetic() {
+    prof::ProfileOptions o;
+    o.config = "h200";
+    o.metrics = {"gpu__time_duration.sum", "dram__bytes.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed"};
+    const auto r = profile(o);
+    if (r.outcome == kwb::Outcome::NotProfiled && r.reason == "insufficient-privileges")
+      QSKIP(("GPU counters are restricted to administrators here: " + r.message).c_str());
+    QCOMPARE(r.outcome, kwb::Outcome::Profiled);
+    const auto v = valuesOf(r);
+    const double durationMs = v.at("gpu__time_duration.sum") / 1e6;
+    const double dramBytes = v.at("dram__bytes.sum");
+    const double dramPct = v.at("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+
+    kwb::Evaluator evaluator(settings_);
+    kwb::EvaluationOptions eo;
+    eo.configs = {"h200"};
+    eo.time = true;
+    eo.timingCap = std::chrono::milliseconds(500);
+    const auto timed = evaluator.evaluate(softmax_, starter_, eo);
+    QVERIFY2(timed.outcome == kwb::Outcome::Correct && timed.configs.at(0).timing && timed.configs[0].timing->ok,
+             timed.message.c_str());
+    const double medianMs = timed.configs[0].timing->candidate.median;
+
+    const auto inventory = kwb::probeGpus();
+    const double peak = inventory.devices.at(0).peakBandwidthBytesPerSecond();
+    const double mustMove = 2.0 * 4 * 8192 * 8192;
+    const double arithmeticPct = 100.0 * dramBytes / (durationMs / 1e3) / peak;
+    std::cerr << "softmax h200: profiler " << durationMs << " ms, " << dramBytes / 1048576.0 << " MiB from DRAM, "
+              << dramPct << " % of peak; timed median " << medianMs << " ms; bytes / duration / "
+              << peak / 1e9 << " GB/s = " << arithmeticPct << " %\n";
+    QVERIFY2(std::abs(durationMs - medianMs) <= 0.25 * medianMs,
+             qPrintable(QString("profiled %1 ms against the timed median %2 ms").arg(durationMs).arg(medianMs)));
+    QVERIFY2(dramBytes >= mustMove && dramBytes <= 4 * mustMove,
+             qPrintable(QString("%1 bytes from DRAM; the kernel must move %2").arg(dramBytes).arg(mustMove)));
+    QVERIFY2(std::abs(dramPct - arithmeticPct) <= 0.15 * arithmeticPct,
+             qPrintable(QString("DRAM throughput %1 % against %2 % from bytes / duration / peak").arg(dramPct).arg(arithmeticPct)));
   }
 
   void detailedSetMatchesHostPasses() {

@@ -5,6 +5,8 @@
 // tunable values.
 #include <QtTest>
 
+#include <array>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -262,6 +264,55 @@ class TestEvaluator : public QObject {
     // Beyond 2^32 elements the key is a rotation (no overflow in a·i).
     const auto big = kwb::permutationKey(std::uint64_t{1} << 33, rng);
     QCOMPARE(big.a, std::uint64_t(1));
+  }
+
+  // Integer inputs drawn by randint are relabelled within their range as well: a histogram of
+  // the values changes (its counts move to other bins), every value stays in range, and the
+  // relabelling is a bijection on the range, negative values and 8-byte elements included.
+  void randintValuesAreRelabelled() {
+    std::mt19937_64 rng(7);
+    kwb::Generator bytes{kwb::Generator::Kind::RandInt, 0, 4};
+    std::vector<std::byte> src(1000);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i % 10 == 0 ? 3 : i % 3);  // skewed counts
+    auto counts = [](const std::vector<std::byte> &v) {
+      std::array<int, 256> c{};
+      for (auto b : v) ++c[std::to_integer<unsigned>(b)];
+      return c;
+    };
+    std::set<std::array<int, 256>> histograms;
+    for (int k = 0; k < 12; ++k) {
+      kwb::PermutationKey key = kwb::permutationKey(src.size(), rng);
+      kwb::drawRelabelling(key, bytes, kwb::DType::U8, rng);
+      QVERIFY(key.shift >= 1 && key.shift < 4);
+      const auto out = kwb::permuteElements(src, 1, key);
+      for (auto b : out) QVERIFY(std::to_integer<unsigned>(b) < 4);
+      histograms.insert(counts(out));
+    }
+    QVERIFY2(histograms.size() == 3, "the three shifts give three different histograms");
+    // Signed values: [-5, 5) in i32 and i64, each shift a bijection on the range.
+    for (auto dtype : {kwb::DType::I32, kwb::DType::I64}) {
+      kwb::PermutationKey key;
+      kwb::drawRelabelling(key, kwb::Generator{kwb::Generator::Kind::RandInt, -5, 5}, dtype, rng);
+      QVERIFY(key.shift >= 1 && key.shift < 10);
+      std::set<std::int64_t> images;
+      for (std::int64_t v = -5; v < 5; ++v) {
+        const std::uint64_t bits = static_cast<std::uint64_t>(v) & key.mask;
+        std::uint64_t r = kwb::relabelled(bits, key);
+        const std::int64_t back = dtype == kwb::DType::I32 ? std::int64_t(std::int32_t(std::uint32_t(r)))
+                                                            : std::int64_t(r);
+        QVERIFY(back >= -5 && back < 5);
+        QCOMPARE(back, (v + 5 + std::int64_t(key.shift)) % 10 - 5);
+        images.insert(back);
+      }
+      QCOMPARE(images.size(), std::size_t(10));
+    }
+    // Not relabelled: floats, other generators, a range of one value.
+    kwb::PermutationKey none;
+    kwb::drawRelabelling(none, bytes, kwb::DType::F32, rng);
+    kwb::drawRelabelling(none, kwb::Generator{kwb::Generator::Kind::Constant, 255, 1}, kwb::DType::U8, rng);
+    kwb::drawRelabelling(none, kwb::Generator{kwb::Generator::Kind::RandInt, 3, 4}, kwb::DType::I32, rng);
+    QCOMPARE(none.shift, std::uint64_t(0));
+    QCOMPARE(kwb::relabelled(200, none), std::uint64_t(200));
   }
 
   void rooflineFloor() {

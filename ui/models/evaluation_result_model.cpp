@@ -280,6 +280,7 @@ Row configRow(const ConfigOutcome &c) {
       QStringList tips{statsTip(EvaluationResultModel::tr("candidate"), timing.candidate)};
       if (timing.referenceTimed) tips << statsTip(EvaluationResultModel::tr("reference"), timing.reference);
       tips << EvaluationResultModel::tr("timer %1, stopped: %2").arg(qs(timing.timer), qs(timing.stopReason));
+      if (!timing.timerNote.empty()) tips << qs(timing.timerNote);
       row.tip[Column::TimeColumn] = tips.join(QLatin1Char('\n'));
       if (timing.referenceTimed) {
         row.text[Column::SpeedupColumn] = QStringLiteral("%1×").arg(timing.speedup, 0, 'f', 2);

@@ -68,6 +68,26 @@ CUevent DeviceContext::createEvent(DeviceAllocations &into) {
   return event;
 }
 
+namespace {
+
+// Every command's host launcher processes (commands run one at a time), by library content hash.
+std::map<std::size_t, std::unique_ptr<HostLauncherProcess>> &hostProcesses() {
+  static std::map<std::size_t, std::unique_ptr<HostLauncherProcess>> processes;
+  return processes;
+}
+
+}  // namespace
+
+void DeviceContext::endIdleLaunchers() {
+  std::erase_if(hostProcesses(), [](const auto &entry) { return !entry.second->inUse; });
+}
+
+void DeviceContext::end(LoadedLaunch &launch) {
+  HostLauncherProcess *process = launch.host;
+  release(launch);
+  if (process) std::erase_if(hostProcesses(), [&](const auto &entry) { return entry.second.get() == process; });
+}
+
 LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who) {
   LoadedLaunch l;
   l.spec = &spec;
@@ -93,22 +113,23 @@ LoadedLaunch DeviceContext::load(const LaunchSpec &spec, const std::string &who)
   std::string allowed;
   for (const auto &name : spec.allowedLibraries) allowed += name + ",";
   const std::size_t key = std::hash<std::string>{}(spec.image) ^ (std::hash<std::string>{}(allowed) << 1);
-  if (auto it = hostProcesses_.find(key); it != hostProcesses_.end() && it->second->alive()) {
+  auto &processes = hostProcesses();
+  if (auto it = processes.find(key); it != processes.end() && it->second->alive()) {
     l.host = it->second.get();
     l.host->inUse = true;
     return l;
   }
-  hostProcesses_.erase(key);
+  processes.erase(key);
   // Earlier candidates' processes are not needed again; one a launch of this request uses stays.
-  if (hostProcesses_.size() >= 2)
-    std::erase_if(hostProcesses_, [](const auto &entry) { return !entry.second->inUse; });
+  if (processes.size() >= 2)
+    std::erase_if(processes, [](const auto &entry) { return !entry.second->inUse; });
   // The candidate's static constructors run there, inside the sandbox.
   std::string name, problem;
   auto process = HostLauncherProcess::startWithImage(spec.image, device_, name, problem, spec.allowedLibraries);
   if (!process) throw LoadFailure{name, "the " + who + " library: " + problem};
   l.host = process.get();
   l.host->inUse = true;
-  hostProcesses_[key] = std::move(process);
+  processes[key] = std::move(process);
   return l;
 }
 

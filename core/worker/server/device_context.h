@@ -149,6 +149,12 @@ class DeviceContext {
   LoadedLaunch load(const LaunchSpec &spec, const std::string &who);
   // Unloads a module; a host launcher's process unmaps the request's buffers.
   void release(LoadedLaunch &launch);
+  // Releases the launch and ends its host launcher's process (its work on the GPU ends with it).
+  void end(LoadedLaunch &launch);
+  // Ends every host launcher's process that no loaded launch uses, whichever command started it:
+  // an earlier candidate's process, stopped but with GPU work it left queued, never runs beside
+  // what is timed next.
+  static void endIdleLaunchers();
 
   // A request's reference and candidate, loaded together and released when it ends.
   struct LoadedPair {
@@ -191,7 +197,6 @@ class DeviceContext {
                                                     const std::vector<std::string> &allowed) const;
 
   CudaDriver driver_;
-  std::map<std::size_t, std::unique_ptr<HostLauncherProcess>> hostProcesses_;  // by library content hash
   int device_ = 0;
   CUdevice dev_ = 0;
   CUcontext context_ = nullptr;

@@ -60,6 +60,7 @@ struct TensorBuf : TensorExtent {
 struct Sample {
   double primaryMs = 0, eventMs = 0;
   bool observed = false;  // CUPTI saw the worker's kernels (not a host launcher's)
+  double primeMs = -1;    // a host launcher: the untimed switch to its context (prime), ms
   std::size_t kernels = 0;
   unsigned clockMHz = 0;
   unsigned long long clockReasons = 0;
@@ -176,10 +177,61 @@ struct TimingRun {
   std::string recheckFailure, recheckDetail;
   std::vector<Sample> candSamples, refSamples;
   double hostOverheadMs = 0;  // a host launcher's round trip to a clean process (launcherOverhead)
+  // A clean process's prime (the GPU's switch to its context): median, and the allowance beyond
+  // which a candidate's prime counts in its time (launcherOverhead).
+  double cleanPrimeMs = 0, primeAllowanceMs = 0;
+  // The reference timed again once the candidate's process has ended (host launchers).
+  std::vector<double> cleanReferenceMs;
 
   const SizeConfig &config() const { return requested.config(); }
   KernelArguments &args(bool isCandidate) { return *(isCandidate ? candParams : refParams); }
 };
+
+// What the prime (launcherOverhead) and the reference timed alone came to, for the timer note.
+std::string hostLauncherNote(const TimingRun &run) {
+  std::vector<double> primes;
+  std::size_t beyond = 0;
+  double counted = 0;
+  for (const auto &s : run.candSamples) {
+    if (s.primeMs < 0) continue;
+    primes.push_back(s.primeMs);
+    if (s.primeMs > run.primeAllowanceMs) {
+      ++beyond;
+      counted += s.primeMs - run.primeAllowanceMs;
+    }
+  }
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "; before each call the GPU is switched to the launcher's process, untimed (prime): a clean "
+                "process's prime %.4g ms median, allowance %.4g ms; the candidate's %.4g ms median, beyond the "
+                "allowance in %zu of %zu samples (%.4g ms counted in its time)",
+                run.cleanPrimeMs, run.primeAllowanceMs, primes.empty() ? 0.0 : summarizeSamples(primes).median, beyond,
+                primes.size(), counted);
+  std::string note = buf;
+  if (!run.cleanReferenceMs.empty()) {
+    std::snprintf(buf, sizeof buf, "; the reference timed again once the candidate's process had ended: %.4g ms median (%zu samples)",
+                  summarizeSamples(run.cleanReferenceMs).median, run.cleanReferenceMs.size());
+    note += buf;
+  }
+  return note;
+}
+
+// A host launcher's process that leaves work running on the GPU past its answer slows the
+// reference's samples taken beside it: their median against the reference's once that process
+// has ended (timeReferenceAlone), beyond 10% and 5 us. Empty when undisturbed.
+std::string referenceDisturbance(const TimingRun &run) {
+  if (run.cleanReferenceMs.empty() || run.refSamples.empty()) return {};
+  const double beside = summarizeSamples(primaries(run.refSamples, false)).median;
+  const double alone = summarizeSamples(run.cleanReferenceMs).median;
+  if (!(beside > 1.10 * alone + 0.005)) return {};
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "the reference's median was %.4g ms while the candidate's host launcher process existed and %.4g "
+                "ms once it had ended (%zu samples): that process kept the GPU busy beside the reference's "
+                "samples (work left running past its answer), which would have inflated the speedup",
+                beside, alone, run.cleanReferenceMs.size());
+  return buf;
+}
 
 class TimingContext : DeviceContext {
  public:
@@ -200,6 +252,8 @@ class TimingContext : DeviceContext {
   void flushL2(TimingRun &run);
   void resetL2State(TimingRun &run);
   double launcherOverhead(TimingRun &run);
+  double prime(TimingRun &run, const LoadedLaunch &loaded, const std::string &who);
+  void timeReferenceAlone(TimingRun &run, LoadedPair &loaded);
   RooflineFloor rooflineFloorOf(const TimingRun &run) const;
   void recheck(TimingRun &run, const LoadedPair &loaded, std::size_t sampleIndex);
   void freshInputs(TimingRun &run, bool isCandidate);
@@ -320,22 +374,25 @@ END:
 )";
 
 // Fresh inputs (core/eval/input_permutation.h): dst[i] = src[(a·i + b) mod n] for elements of
-// 1, 2, 4 or 8 bytes, grid-strided; 4-byte elements times `scale` as f32 when it is not 0. With
-// `flag` set it writes nothing and compares instead: any dst[i] != the value it would have
-// written stores 1 at flag (an input the candidate modified). Each thread computes its first index with one division and
+// 1, 2, 4 or 8 bytes, grid-strided; 4-byte elements times `scale` as f32 when it is not 0;
+// integer values drawn from [low, low + span) relabelled when `shift` is not 0: v -> low +
+// ((v - low) mod 2^bits + shift) mod span (`mask` = 2^bits - 1), so that a result that depends on
+// the values but not on their order (a histogram's counts) changes too. With `flag` set it writes
+// nothing and compares instead: any dst[i] != the value it would have written stores 1 at flag
+// (an input the candidate modified). Each thread computes its first index with one division and
 // then steps by `step` = (a · stride) mod n, so the loop has no division. PTX, JIT-compiled by
 // the driver like the flush kernel.
 constexpr const char *kPermutePtx = R"(.version 7.0
 .target sm_52
 .address_size 64
 .visible .entry kwb_permute(.param .u64 dst, .param .u64 src, .param .u64 n, .param .u64 a, .param .u64 b,
-                            .param .u64 step, .param .u32 elem, .param .u64 flag, .param .f32 scale)
+                            .param .u64 step, .param .u32 elem, .param .u64 flag, .param .f32 scale,
+                            .param .u64 low, .param .u64 span, .param .u64 shift, .param .u64 mask)
 {
-  .reg .pred %p<10>;
+  .reg .pred %p<12>;
   .reg .f32 %f<3>;
-  .reg .b16 %h<2>;
   .reg .b32 %r<8>;
-  .reg .b64 %rd<16>;
+  .reg .b64 %rd<24>;
   ld.param.u64 %rd1, [dst];
   ld.param.u64 %rd2, [src];
   ld.param.u64 %rd3, [n];
@@ -345,7 +402,12 @@ constexpr const char *kPermutePtx = R"(.version 7.0
   ld.param.u32 %r1, [elem];
   ld.param.u64 %rd15, [flag];
   ld.param.f32 %f1, [scale];
+  ld.param.u64 %rd16, [low];
+  ld.param.u64 %rd17, [span];
+  ld.param.u64 %rd18, [shift];
+  ld.param.u64 %rd19, [mask];
   setp.ne.f32 %p9, %f1, 0f00000000;
+  setp.ne.u64 %p10, %rd18, 0;
   setp.ne.u64 %p7, %rd15, 0;
   cvta.to.global.u64 %rd15, %rd15;
   cvta.to.global.u64 %rd1, %rd1;
@@ -359,6 +421,9 @@ constexpr const char *kPermutePtx = R"(.version 7.0
   add.u64 %rd6, %rd6, %rd7;
   mul.wide.u32 %rd8, %r5, %r3;
   cvt.u64.u32 %rd9, %r1;
+  setp.eq.u32 %p2, %r1, 4;
+  setp.eq.u32 %p3, %r1, 2;
+  setp.eq.u32 %p4, %r1, 8;
   setp.ge.u64 %p1, %rd6, %rd3;
   @%p1 bra DONE;
   mul.lo.u64 %rd10, %rd4, %rd6;
@@ -371,64 +436,74 @@ LOOP:
   add.u64 %rd11, %rd2, %rd11;
   mul.lo.u64 %rd12, %rd6, %rd9;
   add.u64 %rd12, %rd1, %rd12;
-  @%p7 bra CMP;
-  setp.eq.u32 %p2, %r1, 4;
-  @%p2 bra E4;
-  setp.eq.u32 %p3, %r1, 2;
-  @%p3 bra E2;
-  setp.eq.u32 %p4, %r1, 8;
-  @%p4 bra E8;
-  ld.global.u8 %h1, [%rd11];
-  st.global.u8 [%rd12], %h1;
-  bra NEXT;
-E2:
-  ld.global.u16 %h1, [%rd11];
-  st.global.u16 [%rd12], %h1;
-  bra NEXT;
-E4:
+  @%p2 bra L4;
+  @%p3 bra L2;
+  @%p4 bra L8;
+  ld.global.u8 %r6, [%rd11];
+  cvt.u64.u32 %rd13, %r6;
+  bra LOADED;
+L2:
+  ld.global.u16 %r6, [%rd11];
+  cvt.u64.u32 %rd13, %r6;
+  bra LOADED;
+L4:
   ld.global.u32 %r6, [%rd11];
-  @!%p9 bra S4;
+  @!%p9 bra W4;
   mov.b32 %f2, %r6;
   mul.rn.f32 %f2, %f2, %f1;
   mov.b32 %r6, %f2;
+W4:
+  cvt.u64.u32 %rd13, %r6;
+  bra LOADED;
+L8:
+  ld.global.u64 %rd13, [%rd11];
+LOADED:
+  @!%p10 bra VALUE;
+  sub.u64 %rd20, %rd13, %rd16;
+  and.b64 %rd20, %rd20, %rd19;
+  add.u64 %rd20, %rd20, %rd18;
+  setp.ge.u64 %p11, %rd20, %rd17;
+  @%p11 sub.u64 %rd20, %rd20, %rd17;
+  add.u64 %rd13, %rd20, %rd16;
+  and.b64 %rd13, %rd13, %rd19;
+VALUE:
+  @%p7 bra CMP;
+  @%p2 bra S4;
+  @%p3 bra S2;
+  @%p4 bra S8;
+  cvt.u32.u64 %r6, %rd13;
+  st.global.u8 [%rd12], %r6;
+  bra NEXT;
+S2:
+  cvt.u32.u64 %r6, %rd13;
+  st.global.u16 [%rd12], %r6;
+  bra NEXT;
 S4:
+  cvt.u32.u64 %r6, %rd13;
   st.global.u32 [%rd12], %r6;
   bra NEXT;
-E8:
-  ld.global.u64 %rd13, [%rd11];
+S8:
   st.global.u64 [%rd12], %rd13;
   bra NEXT;
 CMP:
-  setp.eq.u32 %p2, %r1, 4;
   @%p2 bra C4;
-  setp.eq.u32 %p3, %r1, 2;
   @%p3 bra C2;
-  setp.eq.u32 %p4, %r1, 8;
   @%p4 bra C8;
-  ld.global.u8 %h0, [%rd11];
-  ld.global.u8 %h1, [%rd12];
-  setp.ne.u16 %p8, %h0, %h1;
+  ld.global.u8 %r7, [%rd12];
+  cvt.u64.u32 %rd21, %r7;
   bra DIFF;
 C2:
-  ld.global.u16 %h0, [%rd11];
-  ld.global.u16 %h1, [%rd12];
-  setp.ne.u16 %p8, %h0, %h1;
+  ld.global.u16 %r7, [%rd12];
+  cvt.u64.u32 %rd21, %r7;
   bra DIFF;
 C4:
-  ld.global.u32 %r6, [%rd11];
-  @!%p9 bra D4;
-  mov.b32 %f2, %r6;
-  mul.rn.f32 %f2, %f2, %f1;
-  mov.b32 %r6, %f2;
-D4:
   ld.global.u32 %r7, [%rd12];
-  setp.ne.u32 %p8, %r6, %r7;
+  cvt.u64.u32 %rd21, %r7;
   bra DIFF;
 C8:
-  ld.global.u64 %rd13, [%rd11];
-  ld.global.u64 %rd7, [%rd12];
-  setp.ne.u64 %p8, %rd13, %rd7;
+  ld.global.u64 %rd21, [%rd12];
 DIFF:
+  setp.ne.u64 %p8, %rd13, %rd21;
   mov.u32 %r6, 1;
   @%p8 st.global.u32 [%rd15], %r6;
 NEXT:
@@ -542,7 +617,8 @@ void TimingContext::launchPermute(TimingRun &run, const TensorBuf &t, CUdevicept
   unsigned elemBytes = static_cast<unsigned>(elem);
   CUdeviceptr flagPtr = flag;
   float scale = key.scale;
-  void *params[] = {&dst, &src, &n, &a, &b, &step, &elemBytes, &flagPtr, &scale};
+  unsigned long long low = key.low, span = key.span, shift = key.shift, mask = key.mask;
+  void *params[] = {&dst, &src, &n, &a, &b, &step, &elemBytes, &flagPtr, &scale, &low, &span, &shift, &mask};
   check(driver_.cuLaunchKernel(run.permuteKernel, blocks, 1, 1, kThreads, 1, 1, 0, nullptr, params, nullptr),
         "writing fresh inputs for '" + t.tensor->name + "'");
 }
@@ -560,6 +636,8 @@ void TimingContext::freshInputs(TimingRun &run, bool isCandidate) {
     auto key = permutationKey(t.count, run.rng);
     // f32 values are scaled too, so what does not depend on their order (a sum) changes as well.
     if (t.tensor->dtype == DType::F32) key.scale = std::uniform_real_distribution<float>(0.75f, 1.25f)(run.rng);
+    // Integers drawn by randint move within their range too (a histogram's counts change).
+    drawRelabelling(key, *t.tensor->init, t.tensor->dtype, run.rng);
     if (isCandidate || t.tensor->role == TensorRole::In) t.candKey = key;
     permuteInto(run, t, isCandidate ? t.cand : t.ref, key);
   }
@@ -585,10 +663,14 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
   Sample s;
   if (loaded.host) {
     // A host launcher: the worker's clock from the request to the end of its work in its own
-    // process (host work, copies, every stream), read around the whole call.
+    // process (host work, copies, every stream), read around the whole call, after a prime has
+    // switched the GPU to that process's context. The call's time less a clean process's, and
+    // whatever the prime took beyond a clean process's allowance: work the candidate's threads
+    // did (or left queued) while the prime ran is in the figure.
+    s.primeMs = prime(run, loaded, who);
     run.stage = who + " run";
     s.eventMs = 1e3 * DeviceContext::run(loaded, run.args(isCandidate), who);
-    s.primaryMs = std::max(0.0, s.eventMs - run.hostOverheadMs);
+    s.primaryMs = std::max(0.0, s.eventMs - run.hostOverheadMs) + std::max(0.0, s.primeMs - run.primeAllowanceMs);
     s.observed = false;
     if (!isCandidate) scrubReference(run);
     return s;
@@ -653,13 +735,18 @@ void TimingContext::flushL2(TimingRun &run) {
           "flushing the L2 cache");
 }
 
-// What a host launcher's clock includes but the candidate does not owe: the request and answer
-// through the pipes, the process's wake-ups and, most of it, the GPU's switch from the worker's
-// context (which has just run the L2 flush) to the launcher's: about 150 of 170 us on an H200
-// (tests/bench/results/2026-12-02-h200-cd2e6aa-ipc-launch-latency.txt). Measured as the median
-// round trip of a clean launcher process (no candidate code, one empty kernel) after the same
-// preparation as a sample, flush included. 0 when it cannot be measured.
+// What a host launcher's clock includes but the candidate does not owe. Before each call the
+// worker primes the launcher's process (an empty kernel of its own, its context synchronised):
+// the GPU's switch from the worker's context, which has just run the L2 flush, to the
+// launcher's takes ~150 us on an H200 (tests/bench/results/2026-12-02-h200-cd2e6aa-ipc-launch-latency.txt)
+// and varies from call to call; primed, the call itself pays only the pipes and the process's
+// wake-up. Measured here on a clean launcher process (no candidate code, one empty kernel), after
+// the same preparation as a sample: the call's median is subtracted from every call's time, and
+// the primes' 90th percentile is the allowance beyond which a candidate's prime counts in its
+// figure. Returns the call's median; 0 (and no allowance: every prime counts) when it cannot be
+// measured.
 double TimingContext::launcherOverhead(TimingRun &run) {
+  run.primeAllowanceMs = run.cleanPrimeMs = 0;
   if (!cleanLauncher_ || !cleanLauncher_->alive()) {
     std::string name, problem;
     cleanLauncher_ = HostLauncherProcess::start("", device_, name, problem);
@@ -668,15 +755,45 @@ double TimingContext::launcherOverhead(TimingRun &run) {
       return 0;
     }
   }
-  std::vector<double> ms;
-  for (int i = 0; i < 40; ++i) {
+  std::vector<double> calls, primes;
+  for (int i = 0; i < 48; ++i) {
     flushL2(run);
     check(driver_.cuCtxSynchronize(), "preparing a sample");
-    const auto r = cleanLauncher_->launch(driver_, {});
+    const auto primed = cleanLauncher_->prime();
+    const auto r = primed.status == HostLaunchResult::Status::Done ? cleanLauncher_->launch(driver_, {}) : primed;
     if (r.status != HostLaunchResult::Status::Done) return 0;
-    if (i >= 8) ms.push_back(1e3 * r.seconds);  // the first ones start the process's context up
+    if (i < 8) continue;  // the first ones start the process's context up
+    primes.push_back(1e3 * primed.seconds);
+    calls.push_back(1e3 * r.seconds);
   }
-  return summarizeSamples(ms).median;
+  std::sort(primes.begin(), primes.end());
+  run.cleanPrimeMs = summarizeSamples(primes).median;
+  run.primeAllowanceMs = primes[primes.size() * 9 / 10];
+  return summarizeSamples(calls).median;
+}
+
+// Primes a host launcher's process before a call (launcherOverhead); the worker's clock around it, ms.
+double TimingContext::prime(TimingRun &run, const LoadedLaunch &loaded, const std::string &who) {
+  run.stage = who + " prime";
+  const auto r = loaded.host->prime();
+  if (r.status != HostLaunchResult::Status::Done) {
+    CudaFailure f;  // the worker's own context is untouched
+    f.name = r.name;
+    f.message = who + " host launcher's process, before its call: " + r.message;
+    throw f;
+  }
+  return 1e3 * r.seconds;
+}
+
+// The reference timed alone once the candidate's host launcher process has ended (ending it ends
+// whatever it left running on the GPU): its interleaved samples were taken while that process
+// existed, and a process that leaves work queued past its answer (on a context of its own, say)
+// slows them. As many samples as the interleaved ones, at most 10.
+void TimingContext::timeReferenceAlone(TimingRun &run, LoadedPair &loaded) {
+  run.stage = "reference alone";
+  end(loaded.candidate);
+  const std::size_t n = std::min<std::size_t>(run.refSamples.size(), 10);
+  for (std::size_t i = 0; i < n; ++i) run.cleanReferenceMs.push_back(sample(run, loaded.reference, false, true).primaryMs);
 }
 
 void TimingContext::scrubReference(TimingRun &run) {
@@ -875,6 +992,8 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
   LoadedPair loaded(*this);
   try {
     if (!loadBoth(loaded, run.reference, run.candidate, reply)) return reply;
+    endIdleLaunchers();  // earlier candidates' processes: nothing of theirs runs beside these samples
+    const bool hostCandidate = loaded.candidate.host != nullptr;
     if (loaded.candidate.host) {
       reply.timer = "host-wall-clock";
       reply.timerNote = "a host launcher's figure is the worker's clock from the call to the end of its work in its "
@@ -890,6 +1009,13 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
     uploadInputs(run);
     reply.warmup = warmUp(run, loaded, sink);
     reply.stopReason = toString(sampleUntilSettled(run, loaded, sink));
+    // Without the library fence (no Landlock) a vendor library loaded while timed is still caught.
+    if (const auto forbidden = forbiddenLibrariesLoaded(loaded.candidate, run.requested.task.allowedLibraries);
+        !forbidden.empty() && run.recheckFailure.empty()) {
+      run.recheckFailure = "forbidden-library";
+      run.recheckDetail = "the candidate loaded vendor libraries the task does not allow while it was timed: " + forbidden.front();
+    }
+    if (hostCandidate && run.timeReference) timeReferenceAlone(run, loaded);
     // The generated values themselves, kept where a device kernel in this context could write
     // them: had a candidate changed them, every later sample and re-check would agree with it.
     run.stage = "inputs check";
@@ -910,11 +1036,12 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
       reply.speedup = reply.reference->stats.median / reply.candidate->stats.median;
     if (!pciBusId_.empty() && nvml_) reply.nvml = nvml_->ready() ? "sm clock per sample" : nvml_->status().problem;
     reply.roofline = rooflineFloorOf(run);
-    // Without the library fence (no Landlock) a vendor library loaded while timed is still caught.
-    if (const auto forbidden = forbiddenLibrariesLoaded(loaded.candidate, run.requested.task.allowedLibraries);
-        !forbidden.empty() && run.recheckFailure.empty()) {
-      run.recheckFailure = "forbidden-library";
-      run.recheckDetail = "the candidate loaded vendor libraries the task does not allow while it was timed: " + forbidden.front();
+    if (hostCandidate) {  // (its process has ended: loaded.candidate.host is no more)
+      reply.timerNote += hostLauncherNote(run);
+      if (const auto disturbed = referenceDisturbance(run); !disturbed.empty() && run.recheckFailure.empty()) {
+        run.recheckFailure = "reference-disturbed";
+        run.recheckDetail = disturbed;
+      }
     }
     timeVerdict(run.candSamples, run.useCupti, run.recheckFailure, run.recheckDetail, reply);
     completeReply(reply, started);

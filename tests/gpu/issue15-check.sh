@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 15 on the H200: every gpu test (the hostile candidates among them), then a host launcher
 # timed end to end beside the same kernel as device code, then (STAGES) the blur lineage (its
-# steps 03-08 are host launchers) and the profiler against ncu on the softmax starter.
+# steps 03-08 are host launchers) and the profiler against ncu on the softmax starter. Other
+# stages: "focus" (the host-launcher and memoization tests of tst_gpu_eval and the host
+# launcher's initcheck test with its logs kept), "lineages" (LINEAGES, 150 s each at most).
 #   bash tests/gpu/issue15-check.sh OUT [LIMIT_S]   (with .bundle/kwb.tar.gz from tests/gpu/pack-bundle.sh)
 # Each stage runs under its own time limit and the results are packed after each one, so a run
 # cut short still brings back what it did.
@@ -14,7 +16,18 @@ k=/tmp/run/kwb; r=/tmp/res15; mkdir -p $r
 pack() { tar -C /tmp -czf $out/results15.tgz res15; }
 stages=${STAGES:-tests launchers blur ncu}
 source $k/env.sh
-export KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home; mkdir -p $HOME
+export KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home KWB_CLI=$k/bin/kwb KWB_WORKER=$k/bin/kwb-worker; mkdir -p $HOME
+if [[ " $stages " == *" focus "* ]]; then
+  (command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer; /usr/local/cuda/bin/compute-sanitizer --help) > $r/compute-sanitizer-help.txt 2>&1
+  mkdir -p $r/sanitizer-logs
+  KWB_SANITIZER_LOG_DIR=$r/sanitizer-logs timeout 120 $k/bin/tst_gpu_sanitize uninitializedScratchIsReported > $r/focus-sanitize.txt 2>&1
+  echo "focus sanitize exit $?" | tee -a $r/summary.txt
+  timeout 240 $k/bin/tst_gpu_eval memoizedHistogramFailsOnRelabelledInputs hostLauncherIsCorrectAndTimed workLeftRunningIsNotRewarded \
+    hostWorkIsTimed sideStreamWorkIsCounted persistingL2DoesNotOutliveASample allowedLibraryStillWorks > $r/focus-eval.txt 2>&1
+  echo "focus eval exit $?" | tee -a $r/summary.txt
+  grep -h "^Totals\|^FAIL" $r/focus-*.txt | tee -a $r/summary.txt
+  pack
+fi
 if [[ " $stages " == *" tests "* ]]; then
   timeout $(( $(left) - 20 )) bash $k/run-on-gpu.sh $r > $r/run-on-gpu.log 2>&1; echo "run-on-gpu exit $?" | tee -a $r/summary.txt
   for t in $r/tst_gpu_*.txt; do printf "%-22s %s\n" "$(basename $t .txt)" "$(grep -h '^Totals' $t)"; done | tee -a $r/summary.txt
@@ -35,6 +48,16 @@ if [[ " $stages " == *" blur "* ]]; then
   timeout $(( $(left) - 10 )) kwb lineage $k/kernels/blur --time --config h200 --json > $r/lineage-blur.json 2>$r/lineage-blur.err
   echo "lineage blur exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt
   pack
+fi
+if [[ " $stages " == *" lineages "* ]]; then
+  for t in ${LINEAGES:-histogram layernorm transpose gemm-bf16}; do
+    [ $(left) -gt 40 ] || break
+    l=$(( $(left) - 20 )); [ $l -gt 150 ] && l=150
+    s=$(date +%s)
+    timeout $l kwb lineage $k/kernels/$t --time --config h200 --json > $r/lineage-$t.json 2>$r/lineage-$t.err
+    echo "lineage $t exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt
+    pack
+  done
 fi
 if [[ " $stages " == *" ncu "* ]]; then
   timeout $(( $(left) - 5 )) bash $k/bench/profile_agreement.sh $r/ncu --tasks softmax --config h200 --set default > $r/ncu.log 2>&1

@@ -320,8 +320,6 @@ HostLaunchResult HostLauncherProcess::launch(CudaDriver &driver, const std::vect
   return exchange(request + "\n");
 }
 
-HostLaunchResult HostLauncherProcess::prime() { return exchange("prime\n"); }
-
 void HostLauncherProcess::release() {
   handles_.clear();
   if (!mapped_ || pid_ <= 0) return;
@@ -395,10 +393,9 @@ int runHostLauncherChild(const std::string &libraryPath, int device, const std::
   using Launch = int (*)(void *const *, CUstream);
   Launch launch = nullptr;
   std::string fenceText;
-  // The empty kernel: a clean child's launches, and every child's prime. Loaded before any
-  // candidate code.
-  static CUfunction empty = nullptr;
-  {
+  if (libraryPath == "-") {
+    // The clean child: one empty kernel of its own per launch.
+    static CUfunction empty = nullptr;
     CUmodule module = nullptr;
     r = driver.cuModuleLoadData(&module, kEmptyKernelPtx);
     if (r == cu::SUCCESS) r = driver.cuModuleGetFunction(&empty, module, "kwb_empty");
@@ -406,8 +403,6 @@ int runHostLauncherChild(const std::string &libraryPath, int device, const std::
       answer("error load " + oneLine("the empty kernel: " + driver.describe(r)));
       return 1;
     }
-  }
-  if (libraryPath == "-") {
     static CudaDriver *emptyDriver = &driver;
     launch = [](void *const *, CUstream s) -> int {
       return emptyDriver->cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr);
@@ -449,12 +444,6 @@ int runHostLauncherChild(const std::string &libraryPath, int device, const std::
       for (const auto &[key, ptr] : opened) driver.cuIpcCloseMemHandle(ptr);
       opened.clear();
       answer("done 0");
-      continue;
-    }
-    if (verb == "prime") {
-      r = driver.cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);
-      if (r == cu::SUCCESS) r = driver.cuCtxSynchronize();
-      answer(r == cu::SUCCESS ? std::string("done 0") : "failed " + cudaError(r) + " " + oneLine("prime: " + driver.describe(r)));
       continue;
     }
     if (verb != "launch") return 2;  // the worker never says anything else

@@ -26,11 +26,6 @@
 //   worker: "launch REPEAT N ARG..."  ARG = "p:HEX" (a 64-byte CUDA IPC memory handle) | "s:INT"
 //   child:  "done STATUS"  (0, or kwb_launch's cudaError_t)  |  "failed NAME MESSAGE" (CUDA)
 //   worker: "release"  (unmap every buffer)    child: "done 0"
-//   worker: "prime"  (one empty kernel of its own, then its context synchronised)
-//           child: "done 0" | "failed NAME MESSAGE"
-// A prime before a timed launch puts the GPU on the child's context (the switch from the
-// worker's, which has just flushed the L2, takes ~150 us on an H200) outside the timed request;
-// the worker times it too and counts what it takes beyond a clean child's (time_command.cpp).
 #include <sys/types.h>
 
 #include <chrono>
@@ -86,9 +81,6 @@ class HostLauncherProcess {
   // kwb_launch(args, stream) `repeat` times, then the child's context synchronised. `driver`
   // makes the IPC handles of the pointers (in the worker's current context).
   HostLaunchResult launch(CudaDriver &driver, const std::vector<HostArgument> &args, std::size_t repeat = 1);
-  // The child launches an empty kernel and synchronises its context (see the protocol above);
-  // `seconds` is the worker's clock around it.
-  HostLaunchResult prime();
   // Unmaps every buffer in the child (before the worker frees them).
   void release();
   bool alive() const { return pid_ > 0; }

@@ -60,7 +60,6 @@ struct TensorBuf : TensorExtent {
 struct Sample {
   double primaryMs = 0, eventMs = 0;
   bool observed = false;  // CUPTI saw the worker's kernels (not a host launcher's)
-  double primeMs = -1;    // a host launcher: the untimed switch to its context (prime), ms
   std::size_t kernels = 0;
   unsigned clockMHz = 0;
   unsigned long long clockReasons = 0;
@@ -177,9 +176,8 @@ struct TimingRun {
   std::string recheckFailure, recheckDetail;
   std::vector<Sample> candSamples, refSamples;
   double hostOverheadMs = 0;  // a host launcher's round trip to a clean process (launcherOverhead)
-  // A clean process's prime (the GPU's switch to its context): median, and the allowance beyond
-  // which a candidate's prime counts in its time (launcherOverhead).
-  double cleanPrimeMs = 0, primeAllowanceMs = 0;
+  // The clean process's round trip when it maps no tensor (launcherOverhead), for the note.
+  double hostOverheadUnmappedMs = 0;
   // The reference timed again once the candidate's process has ended (host launchers).
   std::vector<double> cleanReferenceMs;
 
@@ -187,26 +185,12 @@ struct TimingRun {
   KernelArguments &args(bool isCandidate) { return *(isCandidate ? candParams : refParams); }
 };
 
-// What the prime (launcherOverhead) and the reference timed alone came to, for the timer note.
+// What was subtracted from a host launcher's calls and what the reference came to alone.
 std::string hostLauncherNote(const TimingRun &run) {
-  std::vector<double> primes;
-  std::size_t beyond = 0;
-  double counted = 0;
-  for (const auto &s : run.candSamples) {
-    if (s.primeMs < 0) continue;
-    primes.push_back(s.primeMs);
-    if (s.primeMs > run.primeAllowanceMs) {
-      ++beyond;
-      counted += s.primeMs - run.primeAllowanceMs;
-    }
-  }
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "; before each call the GPU is switched to the launcher's process, untimed (prime): a clean "
-                "process's prime %.4g ms median, allowance %.4g ms; the candidate's %.4g ms median, beyond the "
-                "allowance in %zu of %zu samples (%.4g ms counted in its time)",
-                run.cleanPrimeMs, run.primeAllowanceMs, primes.empty() ? 0.0 : summarizeSamples(primes).median, beyond,
-                primes.size(), counted);
+                "; the clean process's round trip, mapping the same tensors: %.4g ms median (%.4g ms mapping none)",
+                run.hostOverheadMs, run.hostOverheadUnmappedMs);
   std::string note = buf;
   if (!run.cleanReferenceMs.empty()) {
     std::snprintf(buf, sizeof buf, "; the reference timed again once the candidate's process had ended: %.4g ms median (%zu samples)",
@@ -252,7 +236,6 @@ class TimingContext : DeviceContext {
   void flushL2(TimingRun &run);
   void resetL2State(TimingRun &run);
   double launcherOverhead(TimingRun &run);
-  double prime(TimingRun &run, const LoadedLaunch &loaded, const std::string &who);
   void timeReferenceAlone(TimingRun &run, LoadedPair &loaded);
   RooflineFloor rooflineFloorOf(const TimingRun &run) const;
   void recheck(TimingRun &run, const LoadedPair &loaded, std::size_t sampleIndex);
@@ -663,14 +646,12 @@ Sample TimingContext::sample(TimingRun &run, const LoadedLaunch &loaded, bool is
   Sample s;
   if (loaded.host) {
     // A host launcher: the worker's clock from the request to the end of its work in its own
-    // process (host work, copies, every stream), read around the whole call, after a prime has
-    // switched the GPU to that process's context. The call's time less a clean process's, and
-    // whatever the prime took beyond a clean process's allowance: work the candidate's threads
-    // did (or left queued) while the prime ran is in the figure.
-    s.primeMs = prime(run, loaded, who);
+    // process (host work, copies, every stream), read around the whole call, less a clean
+    // process's round trip. The process runs only while it is being timed: no untimed window in
+    // which its threads could work (launcherOverhead says why nothing is done before the call).
     run.stage = who + " run";
     s.eventMs = 1e3 * DeviceContext::run(loaded, run.args(isCandidate), who);
-    s.primaryMs = std::max(0.0, s.eventMs - run.hostOverheadMs) + std::max(0.0, s.primeMs - run.primeAllowanceMs);
+    s.primaryMs = std::max(0.0, s.eventMs - run.hostOverheadMs);
     s.observed = false;
     if (!isCandidate) scrubReference(run);
     return s;
@@ -735,18 +716,21 @@ void TimingContext::flushL2(TimingRun &run) {
           "flushing the L2 cache");
 }
 
-// What a host launcher's clock includes but the candidate does not owe. Before each call the
-// worker primes the launcher's process (an empty kernel of its own, its context synchronised):
-// the GPU's switch from the worker's context, which has just run the L2 flush, to the
-// launcher's takes ~150 us on an H200 (tests/bench/results/2026-12-02-h200-cd2e6aa-ipc-launch-latency.txt)
-// and varies from call to call; primed, the call itself pays only the pipes and the process's
-// wake-up. Measured here on a clean launcher process (no candidate code, one empty kernel), after
-// the same preparation as a sample: the call's median is subtracted from every call's time, and
-// the primes' 90th percentile is the allowance beyond which a candidate's prime counts in its
-// figure. Returns the call's median; 0 (and no allowance: every prime counts) when it cannot be
-// measured.
+// What a host launcher's clock includes but the candidate does not owe: the request and answer
+// through the pipes, the process's wake-ups and, most of it, the GPU's switch from the worker's
+// context (which has just run the L2 flush) to the launcher's: about 150 of 170 us on an H200
+// (tests/bench/results/2026-12-02-h200-cd2e6aa-ipc-launch-latency.txt). Measured as the median
+// round trip of a clean launcher process (no candidate code, one empty kernel) after the same
+// preparation as a sample, flush included, mapping the same tensors as the candidate's process
+// does (and, for the timer note, mapping none). 0 when it cannot be measured.
+//
+// Tried and dropped (2026-12-02, H200): priming the candidate's process before each call (an
+// empty kernel of its own, so that the switch happens before the clock starts). The switch to a
+// candidate's context took 0.03-0.13 ms longer than to the clean process's (softmax, sgemm), an
+// excess that cannot be told from work the candidate's threads do while the prime runs, and
+// threads on other cores are not seen in the prime's time at all: an untimed window in which
+// the candidate's process runs is a place to hide work.
 double TimingContext::launcherOverhead(TimingRun &run) {
-  run.primeAllowanceMs = run.cleanPrimeMs = 0;
   if (!cleanLauncher_ || !cleanLauncher_->alive()) {
     std::string name, problem;
     cleanLauncher_ = HostLauncherProcess::start("", device_, name, problem);
@@ -755,34 +739,21 @@ double TimingContext::launcherOverhead(TimingRun &run) {
       return 0;
     }
   }
-  std::vector<double> calls, primes;
-  for (int i = 0; i < 48; ++i) {
-    flushL2(run);
-    check(driver_.cuCtxSynchronize(), "preparing a sample");
-    const auto primed = cleanLauncher_->prime();
-    const auto r = primed.status == HostLaunchResult::Status::Done ? cleanLauncher_->launch(driver_, {}) : primed;
-    if (r.status != HostLaunchResult::Status::Done) return 0;
-    if (i < 8) continue;  // the first ones start the process's context up
-    primes.push_back(1e3 * primed.seconds);
-    calls.push_back(1e3 * r.seconds);
-  }
-  std::sort(primes.begin(), primes.end());
-  run.cleanPrimeMs = summarizeSamples(primes).median;
-  run.primeAllowanceMs = primes[primes.size() * 9 / 10];
-  return summarizeSamples(calls).median;
-}
-
-// Primes a host launcher's process before a call (launcherOverhead); the worker's clock around it, ms.
-double TimingContext::prime(TimingRun &run, const LoadedLaunch &loaded, const std::string &who) {
-  run.stage = who + " prime";
-  const auto r = loaded.host->prime();
-  if (r.status != HostLaunchResult::Status::Done) {
-    CudaFailure f;  // the worker's own context is untouched
-    f.name = r.name;
-    f.message = who + " host launcher's process, before its call: " + r.message;
-    throw f;
-  }
-  return 1e3 * r.seconds;
+  auto roundTrips = [&](const std::vector<HostArgument> &args) {
+    std::vector<double> ms;
+    for (int i = 0; i < 40; ++i) {
+      flushL2(run);
+      check(driver_.cuCtxSynchronize(), "preparing a sample");
+      const auto r = cleanLauncher_->launch(driver_, args);
+      if (r.status != HostLaunchResult::Status::Done) return 0.0;
+      if (i >= 8) ms.push_back(1e3 * r.seconds);  // the first ones start the process's context up
+    }
+    return summarizeSamples(ms).median;
+  };
+  run.hostOverheadUnmappedMs = roundTrips({});
+  const double mapped = roundTrips(run.args(true).host);
+  cleanLauncher_->release();  // before this request's buffers are freed
+  return mapped;
 }
 
 // The reference timed alone once the candidate's host launcher process has ended (ending it ends

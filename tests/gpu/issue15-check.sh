@@ -3,7 +3,8 @@
 # timed end to end beside the same kernel as device code, then (STAGES) the blur lineage (its
 # steps 03-08 are host launchers) and the profiler against ncu on the softmax starter. Other
 # stages: "focus" (the host-launcher and memoization tests of tst_gpu_eval and the host
-# launcher's initcheck test with its logs kept), "lineages" (LINEAGES, 150 s each at most).
+# launcher's initcheck test with its logs kept), "lineages" (LINEAGES, LINEAGE_LIMIT s each, 150 by default), "sanitize" (tst_gpu_sanitize, its
+# logs kept).
 #   bash tests/gpu/issue15-check.sh OUT [LIMIT_S]   (with .bundle/kwb.tar.gz from tests/gpu/pack-bundle.sh)
 # Each stage runs under its own time limit and the results are packed after each one, so a run
 # cut short still brings back what it did.
@@ -26,6 +27,13 @@ if [[ " $stages " == *" focus "* ]]; then
     hostWorkIsTimed sideStreamWorkIsCounted persistingL2DoesNotOutliveASample allowedLibraryStillWorks > $r/focus-eval.txt 2>&1
   echo "focus eval exit $?" | tee -a $r/summary.txt
   grep -h "^Totals\|^FAIL" $r/focus-*.txt | tee -a $r/summary.txt
+  pack
+fi
+if [[ " $stages " == *" sanitize "* ]]; then
+  mkdir -p $r/sanitizer-logs
+  KWB_SANITIZER_LOG_DIR=$r/sanitizer-logs timeout 240 $k/bin/tst_gpu_sanitize > $r/sanitize.txt 2>&1
+  echo "tst_gpu_sanitize exit $?" | tee -a $r/summary.txt
+  grep -h "^Totals\|^FAIL" $r/sanitize.txt | tee -a $r/summary.txt
   pack
 fi
 if [[ " $stages " == *" tests "* ]]; then
@@ -52,7 +60,7 @@ fi
 if [[ " $stages " == *" lineages "* ]]; then
   for t in ${LINEAGES:-histogram layernorm transpose gemm-bf16}; do
     [ $(left) -gt 40 ] || break
-    l=$(( $(left) - 20 )); [ $l -gt 150 ] && l=150
+    l=$(( $(left) - 20 )); [ $l -gt ${LINEAGE_LIMIT:-150} ] && l=${LINEAGE_LIMIT:-150}
     s=$(date +%s)
     timeout $l kwb lineage $k/kernels/$t --time --config h200 --json > $r/lineage-$t.json 2>$r/lineage-$t.err
     echo "lineage $t exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt

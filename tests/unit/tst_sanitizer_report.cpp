@@ -4,6 +4,7 @@
 // line the worker runs under.
 #include <QtTest>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -122,6 +123,23 @@ class TestSanitizerReport : public QObject {
     for (const auto &f : r.findings) QCOMPARE(f.origin, kwb::SanitizerOrigin::Candidate);
   }
 
+  // The same candidate before initcheck ran with --check-api-memory-access no: the launcher's
+  // process's copy of each mapped tensor onto itself read it "uninitialized", one error per word,
+  // and the hundred printed were all that copy. Each is a finding (an API error, merged into one),
+  // not a note, so the exit status's error is not left unnamed.
+  void initcheckHostApiAccessIsAFinding() {
+    auto r = kwb::parseSanitizerReport(kwb::SanitizerTool::Initcheck, fixture("uninit-launcher-initcheck-api.log"),
+                                       softmaxCandidate("uninit-launcher.cu", true));
+    QVERIFY(r.completed);
+    QCOMPARE(r.errors, 262208);
+    QCOMPARE(r.findings.size(), std::size_t{1});
+    QVERIFY(r.findings[0].apiError);
+    QCOMPARE(r.findings[0].occurrences, 100);
+    QVERIFY2(r.findings[0].what.rfind("Host API memory access error", 0) == 0, r.findings[0].what.c_str());
+    kwb::holdToExitStatus(r, kwb::kSanitizerErrorStatus);
+    QCOMPARE(r.findings.size(), std::size_t{1});  // named: no "its report names none" finding
+  }
+
   void cleanRunHasNoFindings() {
     const auto r = kwb::parseSanitizerReport(kwb::SanitizerTool::Racecheck, fixture("softmax-racecheck.log"),
                                              softmaxCandidate("softmax.cu"));
@@ -236,8 +254,14 @@ class TestSanitizerReport : public QObject {
     QVERIFY(has("--padding", "65536"));
     QVERIFY(has("--strip-paths", "no"));
     QVERIFY(has("--error-exitcode", std::to_string(kwb::kSanitizerErrorStatus)));
+    QVERIFY(has("--print-limit", "10000"));
     const auto race = kwb::sanitizerCommand("/x/compute-sanitizer", kwb::SanitizerTool::Racecheck);
     QVERIFY(std::find(race.begin(), race.end(), "--padding") == race.end());
+    QVERIFY(std::find(race.begin(), race.end(), "--check-api-memory-access") == race.end());
+    const auto init = kwb::sanitizerCommand("/x/compute-sanitizer", kwb::SanitizerTool::Initcheck);
+    QVERIFY(std::adjacent_find(init.begin(), init.end(), [](const std::string &a, const std::string &b) {
+              return a == "--check-api-memory-access" && b == "no";
+            }) != init.end());
   }
 };
 

@@ -10,14 +10,26 @@
 //   own      the same kernel on the child's own buffers
 //   empty    an empty kernel (the clean launcher's case)
 //   ipc-noflush  as ipc, without the parent's flush kernel before each request
+//   ipc-gated    as ipc, but the GPU is switched to the child's context before the clock starts
+//                without running the child: after each answer the child leaves a stream wait on
+//                a word of shared host memory (cuStreamWaitValue32) and a write of another word
+//                after it; the parent, after its flush, opens the gate with a store and spins
+//                until the child's context has written the acknowledgement, then times the
+//                request as for ipc. The child process is stopped (SIGSTOP) between requests
+//                here, as the worker stops a host launcher's process, so only the GPU works
+//                during the gate. Its "gate" column is the parent's spin, untimed in the figure.
 // Prints a table (medians over 200 samples, microseconds) and writes it as JSON to argv[1].
-//   nvcc -O2 -o ipc_launch_latency ipc_launch_latency.cu && ./ipc_launch_latency out.json
+//   nvcc -O2 -o ipc_launch_latency ipc_launch_latency.cu -lcuda && ./ipc_launch_latency out.json
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -70,7 +82,20 @@ bool writeAll(int fd, const void *p, size_t n) {
   return true;
 }
 
-struct Request { int variant; };                 // 0 ipc, 1 own, 2 empty; -1 quit
+struct Request { int variant; unsigned next; };  // 0 ipc, 1 own, 2 empty, 3 ipc then gate `next`; -1 quit
+// Host memory shared by both processes (mapped before the fork), registered in each: the gate the
+// parent opens and the acknowledgement the child's context writes.
+struct Gate { volatile unsigned open, ack; };
+Gate *gate = nullptr;
+
+void check(CUresult e, const char *what) {
+  if (e != CUDA_SUCCESS) {
+    const char *text = nullptr;
+    cuGetErrorString(e, &text);
+    std::fprintf(stderr, "%s: %s\n", what, text ? text : "?");
+    std::exit(1);
+  }
+}
 struct Answer { float eventMs; double hostMs; };  // the child's event time and own host time
 
 void child(int in, int out) {
@@ -84,6 +109,14 @@ void child(int in, int out) {
   check(cudaMalloc(&oy, kElements * sizeof(float)), "own y");
   cudaStream_t s;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+  check(cudaHostRegister((void *)gate, 4096, cudaHostRegisterMapped | cudaHostRegisterPortable), "child register gate");
+  CUdeviceptr openWord = 0, ackWord = 0;
+  {
+    void *d = nullptr;
+    check(cudaHostGetDevicePointer(&d, (void *)gate, 0), "child gate pointer");
+    openWord = reinterpret_cast<CUdeviceptr>(d) + offsetof(Gate, open);
+    ackWord = reinterpret_cast<CUdeviceptr>(d) + offsetof(Gate, ack);
+  }
   cudaEvent_t a, b;
   check(cudaEventCreate(&a), "event");
   check(cudaEventCreate(&b), "event");
@@ -93,7 +126,7 @@ void child(int in, int out) {
   while (readAll(in, &rq, sizeof rq) && rq.variant >= 0) {
     const auto t0 = std::chrono::steady_clock::now();
     cudaEventRecord(a, s);
-    if (rq.variant == 0) scale<<<264, 256, 0, s>>>(x, y, kElements);
+    if (rq.variant == 0 || rq.variant == 3) scale<<<264, 256, 0, s>>>(x, y, kElements);
     else if (rq.variant == 1) scale<<<264, 256, 0, s>>>(ox, oy, kElements);
     else empty<<<1, 32, 0, s>>>();
     cudaEventRecord(b, s);
@@ -101,6 +134,10 @@ void child(int in, int out) {
     Answer an{};
     cudaEventElapsedTime(&an.eventMs, a, b);
     an.hostMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (rq.variant == 3) {  // the next request's gate, left on the stream before answering
+      check(cuStreamWaitValue32(reinterpret_cast<CUstream>(s), openWord, rq.next, CU_STREAM_WAIT_VALUE_GEQ), "wait value");
+      check(cuStreamWriteValue32(reinterpret_cast<CUstream>(s), ackWord, rq.next, CU_STREAM_WRITE_VALUE_DEFAULT), "write value");
+    }
     writeAll(out, &an, sizeof an);
   }
   std::exit(0);
@@ -116,6 +153,9 @@ double median(std::vector<double> v) {
 int main(int argc, char **argv) {
   int toChild[2], toParent[2];
   if (pipe(toChild) || pipe(toParent)) return 1;
+  gate = static_cast<Gate *>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  if (gate == MAP_FAILED) return 1;
+  gate->open = gate->ack = 0;
   const pid_t pid = fork();  // before any CUDA call in this process
   if (pid == 0) {
     close(toChild[1]);
@@ -162,44 +202,75 @@ int main(int argc, char **argv) {
     if (i >= kWarmup) local.push_back(ms * 1e3);
   }
 
-  struct Row { const char *name; int variant; bool flushFirst; double roundTrip, event, host; };
-  std::vector<Row> rows = {{"ipc", 0, true}, {"own", 1, true}, {"empty", 2, true}, {"ipc-noflush", 0, false}};
+  check(cudaHostRegister((void *)gate, 4096, cudaHostRegisterMapped | cudaHostRegisterPortable), "register gate");
+  struct Row { const char *name; int variant; bool flushFirst; double roundTrip, event, host, gate; };
+  std::vector<Row> rows = {{"ipc", 0, true}, {"own", 1, true}, {"empty", 2, true}, {"ipc-noflush", 0, false},
+                           {"ipc-gated", 3, true}};
+  unsigned sequence = 0;
+  bool gated = false;  // the child has left a gate for `sequence` on its stream
   for (auto &row : rows) {
-    std::vector<double> trip, event, host;
+    std::vector<double> trip, event, host, gateUs;
     for (int i = 0; i < kWarmup + kSamples; ++i) {
       if (row.flushFirst) flushL2<<<4 * sms, 512>>>(flush, flushVectors, sink);
       cudaDeviceSynchronize();
+      double gateMs = 0;
+      if (gated) {  // open it; the child process is stopped meanwhile
+        const auto g0 = std::chrono::steady_clock::now();
+        __sync_synchronize();
+        gate->open = sequence;
+        __sync_synchronize();
+        while (gate->ack != sequence) {
+          if (std::chrono::steady_clock::now() - g0 > std::chrono::seconds(5)) {
+            std::fprintf(stderr, "the gate was not acknowledged within 5 s\n");
+            return 1;
+          }
+        }
+        gateMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count();
+      }
+      kill(pid, SIGCONT);
       const auto t0 = std::chrono::steady_clock::now();
-      Request rq{row.variant};
+      Request rq{row.variant, sequence + 1};
       Answer an{};
       if (!writeAll(toChild[1], &rq, sizeof rq) || !readAll(toParent[0], &an, sizeof an)) return 1;
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      kill(pid, SIGSTOP);
+      gated = row.variant == 3;
+      if (gated) ++sequence;
       if (i < kWarmup) continue;
       trip.push_back(ms * 1e3);
       event.push_back(an.eventMs * 1e3);
       host.push_back(an.hostMs * 1e3);
+      gateUs.push_back(gateMs * 1e3);
     }
     row.roundTrip = median(trip);
     row.event = median(event);
     row.host = median(host);
+    row.gate = median(gateUs);
   }
-  Request quit{-1};
+  if (gated) {  // let the child's stream past its last gate
+    gate->open = sequence;
+    __sync_synchronize();
+  }
+  kill(pid, SIGCONT);
+  Request quit{-1, 0};
   writeAll(toChild[1], &quit, sizeof quit);
   waitpid(pid, nullptr, 0);
 
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
   std::printf("%s, %zu floats, medians of %d samples (us)\n", prop.name, kElements, kSamples);
-  std::printf("%-12s %12s %12s %12s\n", "variant", "round trip", "child event", "child host");
-  std::printf("%-12s %12s %12.1f %12s\n", "in-process", "-", median(local), "-");
-  for (const auto &r : rows) std::printf("%-12s %12.1f %12.1f %12.1f\n", r.name, r.roundTrip, r.event, r.host);
+  std::printf("%-12s %12s %12s %12s %12s\n", "variant", "round trip", "child event", "child host", "gate");
+  std::printf("%-12s %12s %12.1f %12s %12s\n", "in-process", "-", median(local), "-", "-");
+  for (const auto &r : rows)
+    std::printf("%-12s %12.1f %12.1f %12.1f %12.1f\n", r.name, r.roundTrip, r.event, r.host, r.gate);
   if (argc > 1) {
     if (FILE *f = std::fopen(argv[1], "w")) {
       std::fprintf(f, "{\"gpu\": \"%s\", \"elements\": %zu, \"samples\": %d, \"in_process_event_us\": %.2f, \"rows\": [",
                    prop.name, kElements, kSamples, median(local));
       for (size_t i = 0; i < rows.size(); ++i)
-        std::fprintf(f, "%s{\"variant\": \"%s\", \"round_trip_us\": %.2f, \"child_event_us\": %.2f, \"child_host_us\": %.2f}",
-                     i ? ", " : "", rows[i].name, rows[i].roundTrip, rows[i].event, rows[i].host);
+        std::fprintf(f, "%s{\"variant\": \"%s\", \"round_trip_us\": %.2f, \"child_event_us\": %.2f, \"child_host_us\": %.2f, "
+                        "\"gate_us\": %.2f}",
+                     i ? ", " : "", rows[i].name, rows[i].roundTrip, rows[i].event, rows[i].host, rows[i].gate);
       std::fprintf(f, "]}\n");
       std::fclose(f);
     }

@@ -2,7 +2,7 @@
 # Issue 15 on the H200: every gpu test (the hostile candidates among them), then a host launcher
 # timed end to end beside the same kernel as device code, then (STAGES) the blur lineage (its
 # steps 03-08 are host launchers) and the profiler against ncu on the softmax starter. Other
-# stages: "focus" (the host-launcher and memoization tests of tst_gpu_eval and the host
+# stages: "gate" (bench/experiments/ipc_launch_latency.cu), "focus" (the host-launcher and memoization tests of tst_gpu_eval and the host
 # launcher's initcheck test with its logs kept), "lineages" (LINEAGES, LINEAGE_LIMIT s each, 150 by default), "sanitize" (tst_gpu_sanitize, its
 # logs kept).
 #   bash tests/gpu/issue15-check.sh OUT [LIMIT_S]   (with .bundle/kwb.tar.gz from tests/gpu/pack-bundle.sh)
@@ -66,6 +66,12 @@ if [[ " $stages " == *" lineages "* ]]; then
     echo "lineage $t exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt
     pack
   done
+fi
+if [[ " $stages " == *" gate "* ]]; then
+  timeout 120 $k/bench/ipc_launch_latency $r/ipc-launch-latency.json > $r/ipc-launch-latency.txt 2>&1
+  echo "ipc_launch_latency exit $?" | tee -a $r/summary.txt
+  cat $r/ipc-launch-latency.txt | tee -a $r/summary.txt
+  pack
 fi
 if [[ " $stages " == *" ncu "* ]]; then
   timeout $(( $(left) - 5 )) bash $k/bench/profile_agreement.sh $r/ncu --tasks softmax --config h200 --set default > $r/ncu.log 2>&1

@@ -29,6 +29,11 @@ cp "$root/bench/run-on-gpu.sh" "$root/bench/ncu_agreement.sh" "$root/bench/find_
   "$root/bench/suite.sh" "$root/bench/tune_bench.sh" "$root/bench/profile_agreement.sh" "$root/bench/suite_report.py" "$root/bench/torch_baselines.py" \
   "$root/bench/README.md" "$stage/kwb/bench/"
 cp -r "$root/bench/candidates" "$stage/kwb/bench/candidates"
+# The standalone experiments (bench/README.md), built with the toolkit's nvcc where there is one.
+if command -v nvcc > /dev/null; then
+  nvcc -O2 -arch=sm_90 -o "$stage/kwb/bench/ipc_launch_latency" "$root/bench/experiments/ipc_launch_latency.cu" -lcuda ||
+    echo "pack-bundle: ipc_launch_latency did not build" >&2
+fi
 git -C "$root" describe --always --dirty --abbrev=7 > "$stage/kwb/COMMIT" 2>/dev/null || echo unknown > "$stage/kwb/COMMIT"
 mkdir -p "$(dirname "$tarball")"
 tar -C "$stage" -czf "$tarball" kwb

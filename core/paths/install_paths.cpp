@@ -33,6 +33,26 @@ std::optional<fs::path> bundledKernelsDir() {
   return std::nullopt;
 }
 
+std::optional<fs::path> bundledPromptsDir() {
+  std::error_code ec;
+  auto isDir = [&](const fs::path &p) { return !p.empty() && fs::is_directory(p, ec); };
+  if (const char *env = std::getenv("KWB_PROMPTS_DIR"); env && *env && isDir(env)) return fs::path(env);
+  if (auto installed = executableDir().parent_path() / KWB_INSTALL_DATADIR / "kernel-workbench" / "prompts"; isDir(installed))
+    return installed;
+  if (auto beside = executableDir().parent_path() / "prompts"; isDir(beside)) return beside;
+  const std::string exe = executableDir().string(), buildTree = KWB_BUILD_TREE;
+  if (exe.compare(0, buildTree.size(), buildTree) == 0)
+    if (fs::path source = KWB_SOURCE_PROMPTS_DIR; isDir(source)) return source;
+  return std::nullopt;
+}
+
+fs::path userConfigDir() {
+  if (const char *xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg && fs::path(xdg).is_absolute())
+    return fs::path(xdg) / "kernel-workbench";
+  if (const char *home = std::getenv("HOME"); home && *home) return fs::path(home) / ".config" / "kernel-workbench";
+  return fs::temp_directory_path() / "kernel-workbench-config";
+}
+
 std::optional<fs::path> workerExecutable() {
   constexpr const char *kName = "kwb-worker";
   auto runnable = [](const fs::path &p) {

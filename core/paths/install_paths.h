@@ -7,6 +7,13 @@ namespace kwb {
 // (<prefix>/share/kernel-workbench/kernels) or a bundle (<dir>/kernels beside <dir>/bin), then,
 // for programs run from the build tree, the source tree they were built from.
 std::optional<std::filesystem::path> bundledKernelsDir();
+// Where the bundled prompt templates live (resources/prompts/ in the source tree): $KWB_PROMPTS_DIR,
+// then <prefix>/share/kernel-workbench/prompts, then <dir>/prompts beside <dir>/bin, then, for
+// programs run from the build tree, the source tree's.
+std::optional<std::filesystem::path> bundledPromptsDir();
+// $XDG_CONFIG_HOME/kernel-workbench (or ~/.config/kernel-workbench): the user's copies of what
+// the workbench ships (prompts/). Not created.
+std::filesystem::path userConfigDir();
 // The running executable's folder (from /proc/self/exe).
 std::filesystem::path executableDir();
 // $XDG_DATA_HOME/kernel-workbench (or ~/.local/share/kernel-workbench); created if missing.

@@ -4,7 +4,10 @@
 // first with FILE:LINE, trims what is long, lists the failing seeds and the timing.
 #include <QtTest>
 
+#include <fstream>
+
 #include "core/agent/prompt.h"
+#include "core/agent/prompt_templates.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/test_files.h"
 
@@ -50,6 +53,36 @@ class TestPrompt : public QObject {
       QFAIL("an unknown placeholder was accepted");
     } catch (const kwb::agent::PromptTemplateError &e) {
       QCOMPARE(std::string(e.what()), std::string("repair.md:2: unknown placeholder {{feedbak}}; known: feedback, task"));
+    }
+  }
+
+  // Every bundled template loads and names only placeholders a session fills.
+  void bundledTemplatesAreComplete() {
+    const std::map<std::string, std::string> all{{"task", "T"},          {"incumbent", "I"}, {"incumbent_feedback", "IF"},
+                                                 {"goal", "G"},          {"candidate", "C"}, {"feedback", "F"},
+                                                 {"answer_format", "A"}, {"kernel", "K"}};
+    const QTemporaryDir noUser;
+    for (const auto &name : kwb::agent::promptTemplateNames()) {
+      const auto t = kwb::agent::loadPromptTemplate(name, noUser.path().toStdString());
+      QVERIFY2(!t.userCopy && !t.text.empty(), name.c_str());
+      QVERIFY2(t.path.filename() == name + ".md", t.path.c_str());
+      renderTemplate(t.text, all, name + ".md");  // throws on a placeholder nobody fills
+    }
+  }
+
+  void aUserCopyWinsAndAMissingOneSaysWhere() {
+    const QTemporaryDir user, empty;
+    std::ofstream(user.filePath("repair.md").toStdString()) << "mine: {{feedback}}\n";
+    const auto t = kwb::agent::loadPromptTemplate("repair", user.path().toStdString());
+    QVERIFY(t.userCopy);
+    QCOMPARE(t.text, std::string("mine: {{feedback}}\n"));
+    try {
+      kwb::agent::loadPromptTemplate("nonexistent", user.path().toStdString(), empty.path().toStdString());
+      QFAIL("a missing template loaded");
+    } catch (const std::runtime_error &e) {
+      const std::string m = e.what();
+      QVERIFY2(has(m, user.filePath("nonexistent.md").toStdString()) && has(m, empty.filePath("nonexistent.md").toStdString()),
+               m.c_str());
     }
   }
 

@@ -752,8 +752,8 @@ double TimingContext::launcherOverhead(TimingRun &run) {
   };
   run.hostOverheadUnmappedMs = roundTrips({});
   const double mapped = roundTrips(run.args(true).host);
-  cleanLauncher_->release();  // before this request's buffers are freed
-  return mapped;
+  if (cleanLauncher_ && cleanLauncher_->alive()) cleanLauncher_->release();  // before this request's buffers are freed
+  return mapped > 0 ? mapped : run.hostOverheadUnmappedMs;  // mapping failed: the round trip without
 }
 
 // The reference timed alone once the candidate's host launcher process has ended (ending it ends

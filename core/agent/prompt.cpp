@@ -34,10 +34,11 @@ std::string joined(const std::vector<std::string> &items, const std::string &sep
   return out;
 }
 
-std::string shapeOf(const Tensor &t) {
-  std::vector<std::string> dims;
-  for (const auto &e : t.shape) dims.push_back(e.text());
-  return "[" + joined(dims) + "]";
+
+std::string dimsText(const std::vector<Expression> &dims) {
+  std::vector<std::string> parts;
+  for (const auto &e : dims) parts.push_back(e.text());
+  return "[" + joined(parts) + "]";
 }
 
 std::string generatorText(const Generator &g) {
@@ -58,11 +59,6 @@ std::string roleText(TensorRole role) {
   return "input";
 }
 
-std::string dimsText(const std::vector<Expression> &dims) {
-  std::vector<std::string> parts;
-  for (const auto &e : dims) parts.push_back(e.text());
-  return "[" + joined(parts) + "]";
-}
 
 const char *severityText(Diagnostic::Severity s) {
   switch (s) {
@@ -113,7 +109,7 @@ std::string taskSpec(const Task &task) {
   s << "Task `" << task.name << "`" << (task.description.empty() ? "" : ": " + task.description) << "\n\n";
   s << "Tensors:\n";
   for (const auto &t : task.tensors) {
-    s << "- `" << t.name << "`: " << dtypeName(t.dtype) << " " << shapeOf(t) << ", " << roleText(t.role);
+    s << "- `" << t.name << "`: " << dtypeName(t.dtype) << " " << dimsText(t.shape) << ", " << roleText(t.role);
     if (t.init) {
       std::vector<std::string> gens{generatorText(*t.init)};
       for (const auto &g : t.moreInits) gens.push_back(generatorText(g));

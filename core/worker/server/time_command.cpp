@@ -176,8 +176,6 @@ struct TimingRun {
   std::string recheckFailure, recheckDetail;
   std::vector<Sample> candSamples, refSamples;
   double hostOverheadMs = 0;  // a host launcher's round trip to a clean process (launcherOverhead)
-  // The clean process's round trip when it maps no tensor (launcherOverhead), for the note.
-  double hostOverheadUnmappedMs = 0;
   // The reference timed again once the candidate's process has ended (host launchers).
   std::vector<double> cleanReferenceMs;
 
@@ -189,8 +187,7 @@ struct TimingRun {
 std::string hostLauncherNote(const TimingRun &run) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "; the clean process's round trip, mapping the same tensors: %.4g ms median (%.4g ms mapping none)",
-                run.hostOverheadMs, run.hostOverheadUnmappedMs);
+                "; the clean process's round trip, mapping the same tensors: %.4g ms median", run.hostOverheadMs);
   std::string note = buf;
   if (!run.cleanReferenceMs.empty()) {
     std::snprintf(buf, sizeof buf, "; the reference timed again once the candidate's process had ended: %.4g ms median (%zu samples)",
@@ -722,7 +719,8 @@ void TimingContext::flushL2(TimingRun &run) {
 // (tests/bench/results/2026-12-02-h200-cd2e6aa-ipc-launch-latency.txt). Measured as the median
 // round trip of a clean launcher process (no candidate code, one empty kernel) after the same
 // preparation as a sample, flush included, mapping the same tensors as the candidate's process
-// does (and, for the timer note, mapping none). 0 when it cannot be measured.
+// does (on the H200 that added 0.002-0.02 ms to mapping none; without them when mapping fails).
+// 0 when it cannot be measured.
 //
 // Tried and dropped (2026-12-02, H200): priming the candidate's process before each call (an
 // empty kernel of its own, so that the switch happens before the clock starts). The switch to a
@@ -750,10 +748,9 @@ double TimingContext::launcherOverhead(TimingRun &run) {
     }
     return summarizeSamples(ms).median;
   };
-  run.hostOverheadUnmappedMs = roundTrips({});
   const double mapped = roundTrips(run.args(true).host);
   if (cleanLauncher_ && cleanLauncher_->alive()) cleanLauncher_->release();  // before this request's buffers are freed
-  return mapped > 0 ? mapped : run.hostOverheadUnmappedMs;  // mapping failed: the round trip without
+  return mapped > 0 ? mapped : roundTrips({});  // mapping failed: the round trip without
 }
 
 // The reference timed alone once the candidate's host launcher process has ended (ending it ends

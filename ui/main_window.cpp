@@ -60,6 +60,8 @@
 #include "ui/views/profiler_panel.h"
 #include "ui/views/source_view_panel.h"
 #include "ui/views/tuning_panel.h"
+#include "ui/views/session_panel.h"
+#include "ui/services/agent_service.h"
 #include "ui/services/tuning_service.h"
 #include "ui/services/workspace_service.h"
 #include "ui/workbench_context.h"
@@ -168,6 +170,9 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   tuning_ = new TuningService({}, this);
   tuningPanel_ = new TuningPanel(this);
   tuningPanel_->attach(tuning_);
+  agent_ = new AgentService(this);
+  sessionPanel_ = new SessionPanel(this);
+  sessionPanel_->attach(agent_);
   sourceView_ = new SourceViewPanel(this);
   profiler_ = new ProfilerPanel(this);
   profileService_ = new ProfileService({}, this);
@@ -270,6 +275,59 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     updateActions();
     checkSettled();
   });
+  connect(agent_, &AgentService::started, this,
+          [this](const QString &id, const QString &title, const kwb::agent::SessionSettings &settings) {
+    sessionPanel_->begin(id, title, settings);
+    log_->info(tr("Agent session %1: %2").arg(id, title));
+    updateActions();
+  });
+  connect(agent_, &AgentService::eventsArrived, this, [this](const QList<AgentEventRow> &rows) {
+    for (const auto &row : rows) {
+      const auto &e = row.event;
+      if (e.kind == kwb::agent::SessionEvent::Kind::Dcp || e.kind == kwb::agent::SessionEvent::Kind::GroupDone ||
+          e.kind == kwb::agent::SessionEvent::Kind::Baseline || e.kind == kwb::agent::SessionEvent::Kind::Best)
+        log_->info(tr("Session: %1").arg(QString::fromStdString(e.text)));
+    }
+  });
+  connect(agent_, &AgentService::error, this, [this](const QString &message) {
+    log_->error(tr("Agent session: %1").arg(message));
+    statusBar()->showMessage(message, kStatusMessageMs);
+  });
+  connect(agent_, &AgentService::finished, this, [this](const QString &id, const QString &state, const QString &reason) {
+    const QString line = tr("Agent session %1 %2%3").arg(id, state, reason.isEmpty() ? QString() : QStringLiteral(": %1").arg(reason));
+    if (state == QLatin1String("failed")) log_->error(line);
+    else log_->info(line);
+    statusBar()->showMessage(line, kStatusMessageMs);
+    if (workspaceSettled_ && !taskFolder_.isEmpty()) workspace_->listEvaluations(taskFolder_);
+    updateActions();
+    checkSettled();
+  });
+  connect(sessionPanel_, &SessionPanel::resumeRequested, this, [this](const QString &id) {
+    AgentRequest request;
+    request.workspaceFile = workspacePath_;
+    request.resumeId = id;
+    request.provider = lastAgentProvider_;
+    request.useDevice = !(gpuProbed_ && !gpuPresent_);
+    agent_->start(request);
+    updateActions();
+  });
+  connect(sessionPanel_, &SessionPanel::candidateActivated, this,
+          [this](const QString &source, const QString &name, qint64 evaluationId) {
+            if (evaluationId > 0) workspace_->fetchEvaluation(evaluationId);
+            if (source.isEmpty()) return;
+            // The candidate's code in a file of its own, opened in the editor (Run, Profile, diff).
+            const QDir dir(QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
+                           agent_->sessionId());
+            QDir().mkpath(dir.path());
+            QFile file(dir.filePath(name));
+            if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(source.toUtf8()) < 0) {
+              log_->error(tr("Cannot write %1: %2").arg(file.fileName(), file.errorString()));
+              return;
+            }
+            file.close();
+            QString error;
+            if (!tabs_->openFile(file.fileName(), &error)) log_->error(error);
+          });
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
     if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
         !results_->isFromHistory()) {
@@ -575,6 +633,11 @@ void MainWindow::createDocks() {
   tuningDock_->setWidget(tuningPanel_);
   addDockWidget(Qt::BottomDockWidgetArea, tuningDock_);
   tabifyDockWidget(gpusDock_, tuningDock_);
+  sessionDock_ = new QDockWidget(tr("Session"), this);
+  sessionDock_->setObjectName(QStringLiteral("sessionDock"));
+  sessionDock_->setWidget(sessionPanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, sessionDock_);
+  tabifyDockWidget(gpusDock_, sessionDock_);
   sourceViewDock_ = new QDockWidget(tr("Source/PTX/SASS"), this);
   sourceViewDock_->setObjectName(QStringLiteral("sourceViewDock"));
   sourceViewDock_->setWidget(sourceView_);
@@ -605,6 +668,9 @@ void MainWindow::createDocks() {
   QAction *toggleTuning = tuningDock_->toggleViewAction();
   toggleTuning->setObjectName(QStringLiteral("actionToggleTuning"));
   viewMenu_->addAction(toggleTuning);
+  QAction *toggleSession = sessionDock_->toggleViewAction();
+  toggleSession->setObjectName(QStringLiteral("actionToggleSession"));
+  viewMenu_->addAction(toggleSession);
   QAction *toggleSourceView = sourceViewDock_->toggleViewAction();
   toggleSourceView->setObjectName(QStringLiteral("actionToggleSourceView"));
   viewMenu_->addAction(toggleSourceView);
@@ -706,6 +772,7 @@ QStringList MainWindow::pendingWork() const {
   if (browser_->isScanning()) pending << tr("task scan");
   if (evaluation_->isRunning()) pending << tr("evaluation");
   if (tuning_->isRunning()) pending << tr("tuning");
+  if (agent_->isRunning()) pending << tr("agent session");
   if (profileService_->isRunning()) pending << tr("profiling");
   return pending;
 }
@@ -713,6 +780,7 @@ QStringList MainWindow::pendingWork() const {
 void MainWindow::cancelBackgroundWork() {
   gpuProbe_->cancel();
   tuning_->cancel();
+  agent_->pause();
   devices_->stop();
 }
 
@@ -1053,7 +1121,7 @@ void MainWindow::updateActions() {
   nextTab_->setEnabled(tabs_->count() > 1);
   previousTab_->setEnabled(tabs_->count() > 1);
   const bool running = evaluation_->isRunning();
-  const bool tuning = tuning_->isRunning();
+  const bool tuning = tuning_->isRunning() || agent_->isRunning();
   // One thing at a time on the GPUs: a run and a tuning would time each other.
   run_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
   tune_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
@@ -1128,18 +1196,49 @@ bool MainWindow::showListing() {
 }
 
 bool MainWindow::optimizeCurrent() {
-  // The LLM agent is not part of this build yet: Optimize is the autotuner either way, and says why.
-  bool haveLlm = false;
+  // With an LLM configured, Optimize runs an agent session with the first provider; else the
+  // built-in autotuner, and says why.
+  std::vector<kwb::llm::ProviderConfig> providers;
+  QString problem;
   try {
-    haveLlm = !kwb::llm::loadProviders().empty();
-  } catch (const std::exception &) {
+    providers = kwb::llm::loadProviders();
+  } catch (const std::exception &e) {
+    problem = QString::fromStdString(e.what());
   }
-  const QString why = haveLlm ? tr("The LLM agent is not in this build yet: Optimize runs the built-in autotuner.")
-                              : tr("No LLM configured: Optimize runs the built-in autotuner "
-                                   "(add a model in Settings ▸ LLM providers).");
+  if (!providers.empty()) return startAgentSession(QString::fromStdString(providers.front().name));
+  const QString why = problem.isEmpty() ? tr("No LLM configured: Optimize runs the built-in autotuner "
+                                             "(add a model in Settings ▸ LLM providers).")
+                                        : tr("The LLM providers cannot be read (%1): Optimize runs the built-in autotuner.").arg(problem);
   if (!tuneCurrent()) return false;
   log_->info(why);
   statusBar()->showMessage(why, 2 * kStatusMessageMs);
+  return true;
+}
+
+bool MainWindow::startAgentSession(const QString &provider, const QString &model) {
+  if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning() || agent_->isRunning()) return false;
+  CudaEditor *editor = editorToRun();
+  if (!editor) return false;
+  AgentRequest request;
+  request.workspaceFile = workspacePath_;
+  request.taskFolder = taskFolder_;
+  request.provider = provider;
+  request.model = model;
+  request.useDevice = !(gpuProbed_ && !gpuPresent_);
+  request.settings = agentSettings_;
+  request.starter = editor->text();
+  request.starterName = editor->fileName();
+  agentSettings_ = request.settings;
+  lastAgentProvider_ = provider;
+  if (!agent_->start(request)) return false;
+  sessionDock_->show();
+  sessionDock_->raise();
+  log_->info(tr("Optimizing %1 on task %2 with %3: G=%4, K=%5, %6 group(s)")
+                 .arg(editor->fileName(), taskName_, provider)
+                 .arg(request.settings.candidates)
+                 .arg(request.settings.dcp.maxTurns)
+                 .arg(request.settings.groups));
+  updateActions();
   return true;
 }
 

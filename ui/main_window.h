@@ -4,6 +4,8 @@
 // elsewhere and reports back through signals: the GPU probe in a kwb-worker child process, folder
 // scans on a thread pool, the workspace database and evaluations each on a thread of their own.
 #include <QMainWindow>
+
+#include "core/agent/session_store.h"
 #include <QPointer>
 #include <QString>
 #include <QStringList>
@@ -33,6 +35,8 @@ class TuningPanel;
 class SourceViewPanel;
 class ProfileService;
 class TuningService;
+class AgentService;
+class SessionPanel;
 class FindBar;
 class HistoryPanel;
 class ResultsPanel;
@@ -80,7 +84,13 @@ class MainWindow : public QMainWindow {
   EvaluationService *evaluation() const { return evaluation_; }
   TuningService *tuning() const { return tuning_; }
   TuningPanel *tuningPanel() const { return tuningPanel_; }
+  AgentService *agent() const { return agent_; }
+  SessionPanel *sessionPanel() const { return sessionPanel_; }
+  // Optimize with an LLM: an agent session on the editor's kernel with `provider` (a configured
+  // provider's name or a base URL); false when nothing can start.
+  bool startAgentSession(const QString &provider, const QString &model = {});
   QDockWidget *tuningDock() const { return tuningDock_; }
+  QDockWidget *sessionDock() const { return sessionDock_; }
   SourceViewPanel *sourceView() const { return sourceView_; }
   QDockWidget *sourceViewDock() const { return sourceViewDock_; }
   ProfilerPanel *profilerPanel() const { return profiler_; }
@@ -227,6 +237,11 @@ class MainWindow : public QMainWindow {
   TuningService *tuning_ = nullptr;
   TuningPanel *tuningPanel_ = nullptr;
   QDockWidget *tuningDock_ = nullptr;
+  AgentService *agent_ = nullptr;
+  SessionPanel *sessionPanel_ = nullptr;
+  QDockWidget *sessionDock_ = nullptr;
+  kwb::agent::SessionSettings agentSettings_;  // the last session started here
+  QString lastAgentProvider_;
   SourceViewPanel *sourceView_ = nullptr;
   QDockWidget *sourceViewDock_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;

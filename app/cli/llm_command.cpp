@@ -86,7 +86,8 @@ std::string keyFor(const llm::ProviderConfig &c, std::string &warning) {
   return key;
 }
 
-// The provider TARGET names and its key, or nullopt after printing why not.
+}  // namespace
+
 std::optional<std::pair<llm::ProviderConfig, std::string>> providerAndKey(const LlmArgs &args) {
   std::string problem;
   const auto config = resolve(args, problem);
@@ -99,6 +100,8 @@ std::optional<std::pair<llm::ProviderConfig, std::string>> providerAndKey(const 
   if (!warning.empty()) std::cerr << "kwb: " << warning << "\n";
   return std::make_pair(*config, std::move(key));
 }
+
+namespace {
 
 std::filesystem::path workspacePath(const LlmArgs &args) {
   return args.workspace.empty() ? kwb::userDataDir() / "workspace.kwb" : std::filesystem::path(args.workspace);

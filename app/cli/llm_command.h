@@ -2,6 +2,9 @@
 // kwb llm list | models | test | discover: the LLM providers from the command line.
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "core/llm/provider.h"
 
 struct LlmArgs {
   std::string target;           // a configured provider's name, or a base URL
@@ -21,3 +24,7 @@ int llmTestCommand(const LlmArgs &args, bool asJson);
 int llmDiscoverCommand(bool asJson);
 int llmTranscriptsCommand(const LlmArgs &args, bool asJson);
 int llmReplayCommand(const LlmArgs &args, bool asJson);
+
+// The provider args.target names (a configured one, or a base URL with args.format) and its key
+// from the environment; nullopt after printing why not.
+std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> providerAndKey(const LlmArgs &args);

@@ -18,6 +18,7 @@
 #include "app/cli/candidate_input.h"
 #include "app/cli/profile_command.h"
 #include "app/cli/llm_command.h"
+#include "app/cli/optimize_command.h"
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator.h"
@@ -507,6 +508,10 @@ int main(int argc, char **argv) {
   auto *llmDiscover = llm->add_subcommand("discover", "Find LLM servers on this machine's usual ports (Ollama, llama.cpp, vLLM, LM Studio, SGLang, and packaging/run-local-llm.sh's 8089)");
   llmDiscover->add_flag("--json", asJson, "Machine-readable output");
 
+  OptimizeArgs optimizeArgs;
+  SessionsArgs sessionsArgs;
+  const SessionCommands sessionCommands = addSessionCommands(app, optimizeArgs, sessionsArgs, asJson);
+
   // CLI11 reports a mistyped command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
@@ -538,5 +543,8 @@ int main(int argc, char **argv) {
   if (*llmDiscover) return llmDiscoverCommand(asJson);
   if (*llmTranscripts) return llmTranscriptsCommand(llmArgs, asJson);
   if (*llmReplay) return llmReplayCommand(llmArgs, asJson);
+  if (*sessionCommands.optimize) return optimizeCommand(optimizeArgs, asJson);
+  if (*sessionCommands.sessions) return sessionsCommand(sessionsArgs, asJson);
+  if (*sessionCommands.trajectoriesExport) return trajectoriesExportCommand(sessionsArgs);
   return 1;
 }

@@ -94,6 +94,74 @@ CREATE TABLE llm_transcripts(
 CREATE INDEX llm_transcripts_session ON llm_transcripts(session, id);
 )sql";
 
+// Agent sessions (issue 16): a session on one task with one provider and model; its groups (G
+// candidates for one goal, the DCP decision after their first turn); the attempts (one LLM answer
+// in one line of work at one turn: the messages sent, the text received, the parsed code, the
+// evaluation, success against the group's goal, the rank reward and the turn's credit). An
+// attempt row is written once its answer has arrived (state 'answered') and completed once
+// evaluated ('evaluated'), so a killed session resumes without asking again for what it has.
+constexpr const char *kVersion5 = R"sql(
+CREATE TABLE agent_sessions(
+  id TEXT PRIMARY KEY,
+  task_id INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+  task_name TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  model TEXT NOT NULL,
+  settings_json TEXT NOT NULL,
+  state TEXT NOT NULL,
+  stop_reason TEXT NOT NULL DEFAULT '',
+  baseline_json TEXT NOT NULL DEFAULT '',
+  elapsed_seconds REAL NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX agent_sessions_task ON agent_sessions(task_id, created_at);
+CREATE TABLE agent_groups(
+  id INTEGER PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES agent_sessions(id) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL,
+  goal TEXT NOT NULL,
+  incumbent_hash TEXT NOT NULL DEFAULT '',
+  incumbent_ms REAL,
+  state TEXT NOT NULL,
+  dcp_json TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL DEFAULT '',
+  UNIQUE(session_id, ordinal)
+);
+CREATE TABLE agent_attempts(
+  id INTEGER PRIMARY KEY,
+  group_id INTEGER NOT NULL REFERENCES agent_groups(id) ON DELETE CASCADE,
+  line INTEGER NOT NULL,
+  turn INTEGER NOT NULL,
+  parent_id INTEGER REFERENCES agent_attempts(id),
+  state TEXT NOT NULL,
+  messages_json TEXT NOT NULL,
+  response_text TEXT NOT NULL,
+  finish_reason TEXT NOT NULL DEFAULT '',
+  answer_outcome TEXT NOT NULL,
+  answer_note TEXT NOT NULL DEFAULT '',
+  source_hash TEXT REFERENCES sources(hash),
+  evaluation_id INTEGER REFERENCES evaluations(id),
+  outcome TEXT NOT NULL DEFAULT '',
+  message TEXT NOT NULL DEFAULT '',
+  feedback TEXT NOT NULL DEFAULT '',
+  success INTEGER NOT NULL DEFAULT 0,
+  objective_ms REAL,
+  speedup REAL,
+  reward REAL,
+  credit REAL,
+  input_tokens INTEGER NOT NULL DEFAULT 0,
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  cost REAL NOT NULL DEFAULT 0,
+  llm_seconds REAL NOT NULL DEFAULT 0,
+  eval_seconds REAL NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL,
+  evaluated_at TEXT NOT NULL DEFAULT '',
+  UNIQUE(group_id, line, turn)
+);
+)sql";
+
 bool hasTable(Database &db, std::string_view name) {
   Statement query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind(1, name);
@@ -115,6 +183,7 @@ const std::vector<Migration> &workspaceMigrations() {
       {2, "task manifest hash and last-opened time, candidate index, settings", kVersion2},
       {3, "evaluation run history", kVersion3},
       {4, "LLM request transcripts", kVersion4},
+      {5, "agent sessions, groups and attempts", kVersion5},
   };
   return migrations;
 }

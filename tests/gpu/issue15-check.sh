@@ -4,7 +4,7 @@
 # steps 03-08 are host launchers) and the profiler against ncu on the softmax starter. Other
 # stages: "gate" (bench/experiments/ipc_launch_latency.cu), "focus" (the host-launcher and memoization tests of tst_gpu_eval and the host
 # launcher's initcheck test with its logs kept), "lineages" (LINEAGES, LINEAGE_LIMIT s each, 150 by default), "sanitize" (tst_gpu_sanitize, its
-# logs kept).
+# logs kept), "agent" (issue 16: tst_gpu_agent unless the tests stage ran it, and kwb-bench-agent-overhead).
 #   bash tests/gpu/issue15-check.sh OUT [LIMIT_S]   (with .bundle/kwb.tar.gz from tests/gpu/pack-bundle.sh)
 # Each stage runs under its own time limit and the results are packed after each one, so a run
 # cut short still brings back what it did.
@@ -14,10 +14,10 @@ started=$(date +%s)
 left() { echo $(( limit - ($(date +%s) - started) )); }
 [ -d /tmp/run/kwb ] || tar -C /tmp/run -xzf .bundle/kwb.tar.gz
 k=/tmp/run/kwb; r=/tmp/res15; mkdir -p $r
-pack() { tar -C /tmp -czf $out/results15.tgz res15; }
+pack() { tar -C /tmp --exclude='*cache*' --exclude='*.cubin' -czf $out/results15.tgz res15; }
 stages=${STAGES:-tests launchers blur ncu}
 source $k/env.sh
-export KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home KWB_CLI=$k/bin/kwb KWB_WORKER=$k/bin/kwb-worker; mkdir -p $HOME
+export KWB_TEST_OUTPUT_DIR=$r/test-output KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home KWB_CLI=$k/bin/kwb KWB_WORKER=$k/bin/kwb-worker; mkdir -p $HOME
 if [[ " $stages " == *" focus "* ]]; then
   (command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer; /usr/local/cuda/bin/compute-sanitizer --help) > $r/compute-sanitizer-help.txt 2>&1
   mkdir -p $r/sanitizer-logs
@@ -71,6 +71,15 @@ if [[ " $stages " == *" gate "* ]]; then
   timeout 120 $k/bench/ipc_launch_latency $r/ipc-launch-latency.json > $r/ipc-launch-latency.txt 2>&1
   echo "ipc_launch_latency exit $?" | tee -a $r/summary.txt
   cat $r/ipc-launch-latency.txt | tee -a $r/summary.txt
+  pack
+fi
+if [[ " $stages " == *" agent "* ]]; then
+  # Issue 16: an agent session through the replay LLM server on the GPU, and its overhead.
+  [ -f $r/tst_gpu_agent.txt ] || { timeout 240 $k/bin/tst_gpu_agent -o $r/tst_gpu_agent.txt,txt -o -,txt > /dev/null 2>&1;
+    echo "tst_gpu_agent exit $?" | tee -a $r/summary.txt; grep -h "^Totals\|^FAIL\|^QDEBUG\|^QINFO" $r/tst_gpu_agent.txt | tee -a $r/summary.txt; }
+  timeout $(( $(left) - 10 )) $k/bin/kwb-bench-agent-overhead --json $r/agent-overhead.json > $r/agent-overhead.txt 2>&1
+  echo "kwb-bench-agent-overhead exit $?" | tee -a $r/summary.txt
+  cat $r/agent-overhead.txt | tail -8 | tee -a $r/summary.txt
   pack
 fi
 if [[ " $stages " == *" ncu "* ]]; then

@@ -437,9 +437,16 @@ void LoopbackHttpServer::acceptLoop() {
   }
 }
 
+void LoopbackHttpServer::handle(const std::string &method, const std::string &path, Handler handler) {
+  std::lock_guard lock(mutex_);
+  if (handler) handlers_[{method, path}] = std::move(handler);
+  else handlers_.erase({method, path});
+}
+
 ScriptedResponse LoopbackHttpServer::responseFor(const ReceivedRequest &request) {
   // Called with mutex_ held.
   const std::string path = request.path.substr(0, request.path.find('?'));
+  if (const auto h = handlers_.find({request.method, path}); h != handlers_.end()) return h->second(request);
   const auto it = routes_.find({request.method, path});
   if (it == routes_.end()) return notFound(request);
   Route &r = it->second;

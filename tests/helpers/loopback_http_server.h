@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -73,6 +74,12 @@ class LoopbackHttpServer {
   // body ({"error":{"message":...,"type":"not_found"}}).
   void route(const std::string &method, const std::string &path, std::vector<ScriptedResponse> responses);
 
+  // A response computed from the request (a scripted LLM server that answers what it is shown);
+  // takes precedence over route() for the same METHOD PATH. Called on the connection's thread
+  // with the server's lock held: it must not call the server. An empty handler removes it.
+  using Handler = std::function<ScriptedResponse(const ReceivedRequest &)>;
+  void handle(const std::string &method, const std::string &path, Handler handler);
+
   // Every request read whole so far, in arrival order (unrouted ones included).
   std::vector<ReceivedRequest> requests() const;
   bool waitForRequests(std::size_t count, std::chrono::milliseconds timeout) const;
@@ -113,6 +120,7 @@ class LoopbackHttpServer {
   mutable std::condition_variable changed_;
   bool stopping_ = false;
   std::map<std::pair<std::string, std::string>, Route> routes_;
+  std::map<std::pair<std::string, std::string>, Handler> handlers_;
   std::vector<ReceivedRequest> requests_;
   int open_ = 0;
   std::size_t accepted_ = 0;

@@ -1,0 +1,451 @@
+#include "app/cli/optimize_command.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/llm_command.h"
+#include "core/agent/session.h"
+#include "core/agent/trajectories.h"
+#include "core/paths/install_paths.h"
+#include "core/task/manifest_parser.h"
+
+namespace fs = std::filesystem;
+namespace agent = kwb::agent;
+using nlohmann::json;
+
+namespace {
+
+// kwb optimize's exit statuses (documented in its --help).
+constexpr int kExitFaster = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitNotRun = 3;
+constexpr int kExitCorrect = 4;
+constexpr int kExitPaused = 5;
+
+volatile std::sig_atomic_t gInterrupts = 0;
+extern "C" void onOptimizeInterrupt(int) { gInterrupts = gInterrupts + 1; }
+
+fs::path workspaceFile(const std::string &arg) {
+  return arg.empty() ? kwb::userDataDir() / "workspace.kwb" : fs::path(arg);
+}
+
+std::string msText(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ms >= 1 ? "%.3f ms" : "%.1f us", ms >= 1 ? ms : ms * 1000);
+  return buf;
+}
+
+std::string fixed(double v, const char *format = "%.2f") {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::shared_ptr<agent::SessionStore> openStore(const std::string &arg) {
+  try {
+    return std::make_shared<agent::SessionStore>(workspaceFile(arg));
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+// One line per event, as a log a person can follow.
+void printEvent(std::ostream &out, const agent::SessionEvent &e) {
+  using Kind = agent::SessionEvent::Kind;
+  const std::string where = "[g" + std::to_string(e.group) + " l" + std::to_string(e.line) + " t" + std::to_string(e.turn) + "] ";
+  switch (e.kind) {
+    case Kind::Text:
+    case Kind::Requesting:
+    case Kind::Rewarded:
+      return;
+    case Kind::State:
+      out << "session " << agent::toString(e.state) << (e.text.empty() ? "" : ": " + e.text) << std::endl;
+      return;
+    case Kind::Message:
+    case Kind::Baseline:
+      out << e.text << std::endl;
+      return;
+    case Kind::Answered:
+      if (e.attempt && e.attempt->answerOutcome != "code")
+        out << where << "answer: " << e.attempt->answerOutcome
+                  << (e.attempt->answerNote.empty() ? "" : " (" + e.attempt->answerNote + ")") << std::endl;
+      return;
+    case Kind::Evaluated: {
+      if (!e.attempt) return;
+      const auto &a = *e.attempt;
+      out << where << a.outcome;
+      if (a.ms) out << "  " << msText(*a.ms);
+      if (a.speedup) out << "  " << fixed(*a.speedup) << "x the reference";
+      out << (a.success ? "  goal met" : "");
+      if (!a.success && !a.message.empty() && a.outcome != "correct") out << "  " << a.message.substr(0, 160);
+      out << std::endl;
+      return;
+    }
+    case Kind::Dcp:
+      out << "[g" << e.group << "] DCP " << e.text << std::endl;
+      return;
+    case Kind::GroupDone:
+      out << "[g" << e.group << "] " << e.text << std::endl;
+      return;
+    case Kind::Best:
+      out << where << "best so far: " << e.text << std::endl;
+      return;
+  }
+}
+
+json sessionJson(agent::SessionStore &store, const agent::SessionRecord &s) {
+  const auto totals = store.totals(s.id);
+  const auto spend = store.spend(s.id);
+  json groups = json::array();
+  for (const auto &g : store.groups(s.id)) {
+    json jg = {{"ordinal", g.ordinal}, {"goal", agent::toString(g.goal)}, {"done", g.done},
+               {"incumbent_ms", g.incumbentMs ? json(*g.incumbentMs) : json(nullptr)}};
+    if (g.dcp) jg["dcp"] = *g.dcp;
+    groups.push_back(jg);
+  }
+  return {{"session", s.id},
+          {"task", s.taskName},
+          {"provider", s.provider},
+          {"model", s.model},
+          {"state", agent::toString(s.state)},
+          {"reason", s.stopReason},
+          {"created_at", s.createdAt},
+          {"elapsed_s", s.elapsedSeconds},
+          {"baseline", s.baseline ? json(*s.baseline) : json(nullptr)},
+          {"groups", groups},
+          {"attempts", totals.attempts},
+          {"successes", totals.successes},
+          {"requests", spend.requests},
+          {"tokens", spend.tokens},
+          {"cost", spend.cost},
+          {"best_ms", totals.bestMs ? json(*totals.bestMs) : json(nullptr)},
+          {"best_speedup", totals.bestSpeedup ? json(*totals.bestSpeedup) : json(nullptr)},
+          {"best_attempt", totals.bestAttemptId}};
+}
+
+}  // namespace
+
+SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs &s, bool &asJson) {
+  SessionCommands c;
+  c.optimize = app.add_subcommand(
+      "optimize",
+      "Run an agent session: an LLM improves TASK's kernel group by group (G candidates per group,\n"
+      "requested concurrently; each compiled, checked and timed over the GPUs; LEAP's Difficulty-\n"
+      "Conditioned Pruning decides after each group's first turn whether the failed ones get repair\n"
+      "turns with their feedback; rank-based rewards per attempt). Everything is kept in the workspace:\n"
+      "Ctrl+C pauses cleanly (a second Ctrl+C quits at once), --resume ID continues, even after kill -9.\n"
+      "Without a CUDA device every answer is compiled and its launch checked only.\n"
+      "Exit status: 0 a correct kernel faster than the starter; 4 correct, not faster; 1 nothing correct,\n"
+      "or the session failed; 2 usage error; 3 not run (no CUDA device); 5 paused (resumable).");
+  c.optimize->add_option("TASK", o.task, "Task folder or its task.toml (not needed with --resume)");
+  c.optimize->add_option("CANDIDATE", o.candidate, "The .cu file to start from (default: the task's starter)");
+  c.optimize->add_option("--provider", o.provider, "A configured provider's name, or a base URL such as http://127.0.0.1:8080/v1");
+  c.optimize->add_option("--format", o.format, "Wire format for a base URL: openai (default), anthropic or ollama");
+  c.optimize->add_option("--model", o.model, "Model (default: the provider's)");
+  c.optimize->add_option("--candidates,-G", o.candidates, "Candidates per group, G (default 4, at most 16)")->check(CLI::Range(1, 16));
+  c.optimize->add_option("--turns,-K", o.turns, "Turns per group in all, the first included, K (default 3)")->check(CLI::Range(1, 10));
+  c.optimize->add_option("--groups", o.groups, "Groups in the session (default 3)")->check(CLI::Range(1, 1000));
+  c.optimize->add_option("--easy-below", o.easyBelow, "DCP: fewer first-turn failures than this: easy, no repair (default ceil(G/2))");
+  c.optimize->add_option("--hopeless-above", o.hopelessAbove, "DCP: more first-turn failures than this: hopeless, no repair (default G: never)");
+  c.optimize->add_option("--discount", o.discount, "Discount of the reward passed back to earlier turns (default 0.5)")->check(CLI::Range(0.0, 1.0));
+  c.optimize->add_option("--budget-dollars", o.dollars, "Stop asking once this much was spent")->check(CLI::PositiveNumber);
+  c.optimize->add_option("--budget-tokens", o.tokens, "Stop asking once this many tokens (in + out) were used")->check(CLI::PositiveNumber);
+  c.optimize->add_option("--budget-time", o.wallSeconds, "Stop asking after this many seconds of running (over every resume)")->check(CLI::PositiveNumber);
+  c.optimize->add_option("--max-tokens", o.maxTokens, "Most tokens per answer (default 4096)")->check(CLI::PositiveNumber);
+  c.optimize->add_option("--temperature", o.temperature, "Sampling temperature (default 0.7)")->check(CLI::Range(0.0, 2.0));
+  c.optimize->add_option("--config", o.configs, "Size configuration to check and time (repeatable; default: all)");
+  c.optimize->add_option("--time-cap", o.timeCap, "Seconds of sampling per configuration (default 1)")->check(CLI::PositiveNumber);
+  c.optimize->add_option("--time-limit", o.timeLimit, "Seconds per configuration before a run is stopped (default 120)")->check(CLI::PositiveNumber);
+  c.optimize->add_option("--gpu", o.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  c.optimize->add_flag("--no-gpu", o.noGpu, "Compile every answer and check its launch only");
+  c.optimize->add_option("--resume", o.resume, "Continue session ID (kwb sessions lists them)");
+  c.optimize->add_option("--workspace", o.workspace, "Workspace file (default: the workbench's)");
+  c.optimize->add_option("--output,-o", o.output, "Write the best kernel here (default: TASK-SESSION-best.cu in the current folder)");
+  c.optimize->add_flag("--json", asJson, "Machine-readable summary at the end (the log goes to stderr)");
+
+  c.sessions = app.add_subcommand("sessions", "List the agent sessions in a workspace");
+  c.sessions->add_option("--workspace", s.workspace, "Workspace file (default: the workbench's)");
+  c.sessions->add_flag("--json", asJson, "Machine-readable output");
+
+  auto *trajectories = app.add_subcommand("trajectories", "Agent sessions' trajectories as training data");
+  trajectories->require_subcommand(1);
+  c.trajectoriesExport = trajectories->add_subcommand(
+      "export",
+      "Write every attempt of the sessions as one JSON Lines record: the chat messages (system, user,\n"
+      "assistant), the turn's reward (rank reward with credit passed back), the line's reward, and\n"
+      "metadata (group, goal, line, turn, outcome, time, speedup, DCP decision, tokens, cost).\n"
+      "Only finished groups carry rewards; --all adds the others with null rewards.");
+  c.trajectoriesExport->add_option("SESSION", s.sessions, "Session id (repeatable)")->required();
+  c.trajectoriesExport->add_option("--format", s.format, "jsonl (the only one)")->check(CLI::IsMember({"jsonl"}));
+  c.trajectoriesExport->add_option("--output,-o", s.output, "File to write (default: standard output)");
+  c.trajectoriesExport->add_flag("--all", s.all, "Also attempts of unfinished groups (rewards null)");
+  c.trajectoriesExport->add_option("--workspace", s.workspace, "Workspace file (default: the workbench's)");
+  return c;
+}
+
+int optimizeCommand(const OptimizeArgs &args, bool asJson) {
+  auto store = openStore(args.workspace);
+  if (!store) return kExitFailed;
+  std::ostream &log = asJson ? std::cerr : std::cout;
+
+  // The session: a new one, or the one to resume.
+  std::string sessionId = args.resume;
+  std::string providerTarget = args.provider;
+  if (!sessionId.empty()) {
+    const auto existing = store->session(sessionId);
+    if (!existing) {
+      std::cerr << "kwb: no session " << sessionId << " in " << store->workspace().path().string()
+                << " (kwb sessions --workspace FILE lists them)\n";
+      return kExitUsage;
+    }
+    if (providerTarget.empty()) providerTarget = existing->provider;
+    // Budgets and the group count given now replace the stored ones (to resume with more).
+    agent::SessionSettings s = existing->settings;
+    bool changed = false;
+    if (args.dollars) s.dollars = args.dollars, changed = true;
+    if (args.tokens) s.tokens = *args.tokens, changed = true;
+    if (args.wallSeconds) s.wallSeconds = args.wallSeconds, changed = true;
+    if (args.groups) s.groups = *args.groups, changed = true;
+    if (changed) store->setSettings(sessionId, s);
+  } else {
+    if (args.task.empty() || args.provider.empty()) {
+      std::cerr << "kwb: optimize needs TASK and --provider (or --resume SESSION)\n";
+      return kExitUsage;
+    }
+  }
+  LlmArgs llmArgs;
+  llmArgs.target = providerTarget;
+  llmArgs.format = args.format;
+  const auto provider = providerAndKey(llmArgs);
+  if (!provider) return kExitUsage;
+
+  if (sessionId.empty()) {
+    kwb::Task task;
+    try {
+      fs::path p = args.task;
+      task = kwb::loadTask(fs::is_directory(p) ? p : p.parent_path());
+    } catch (const std::exception &e) {
+      std::cerr << "kwb: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    agent::SessionSettings s;
+    s.candidates = args.candidates;
+    s.dcp.maxTurns = args.turns;
+    s.dcp.easyBelow = args.easyBelow;
+    s.dcp.hopelessAbove = args.hopelessAbove;
+    s.discount = args.discount;
+    s.groups = args.groups.value_or(3);
+    s.dollars = args.dollars;
+    if (args.tokens) s.tokens = *args.tokens;
+    s.wallSeconds = args.wallSeconds;
+    s.maxTokens = args.maxTokens;
+    if (args.temperature) s.temperature = args.temperature;
+    s.configs = args.configs;
+    s.timingCapSeconds = args.timeCap;
+    s.timeLimitSeconds = args.timeLimit;
+    s.useDevice = !args.noGpu;
+    std::string starter;
+    if (!args.candidate.empty()) {
+      std::ifstream in(args.candidate, std::ios::binary);
+      if (!in) {
+        std::cerr << "kwb: cannot read " << args.candidate << "\n";
+        return kExitUsage;
+      }
+      std::ostringstream text;
+      text << in.rdbuf();
+      starter = text.str();
+    }
+    try {
+      sessionId = agent::Session::create(*store, task, s, providerTarget,
+                                         args.model.empty() ? provider->first.model : args.model, starter,
+                                         fs::path(args.candidate).filename().string())
+                      .id;
+    } catch (const std::exception &e) {
+      std::cerr << "kwb: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
+  const auto record = store->session(sessionId);
+
+  // GPUs: every visible one (or those --gpu names); none: compile only.
+  agent::SessionServices services;
+  services.store = store;
+  services.provider = provider->first;
+  services.apiKey = provider->second;
+  std::string noDevice;
+  if (record->settings.useDevice) {
+    kwb::EvaluatorSettings es;
+    std::vector<int> chosen;
+    for (const auto &d : kwb::describeVisibleDevices(es, noDevice))
+      if (args.gpus.empty() || std::find(args.gpus.begin(), args.gpus.end(), d.ordinal) != args.gpus.end())
+        chosen.push_back(d.ordinal);
+    if (!chosen.empty()) {
+      kwb::EvaluatorPoolSettings ps;
+      ps.evaluator = es;
+      ps.devices = chosen;
+      services.pool = std::make_shared<kwb::EvaluatorPool>(ps);
+      services.evaluator = es;
+    } else if (noDevice.empty()) {
+      noDevice = "none of the chosen GPUs is visible";
+    }
+  } else {
+    noDevice = "--no-gpu";
+  }
+
+  log << (args.resume.empty() ? "session " : "resuming session ") << sessionId << " on " << record->taskName << " with "
+      << record->provider << (record->model.empty() ? "" : " (" + record->model + ")") << ": G=" << record->settings.candidates
+      << ", K=" << record->settings.dcp.maxTurns << ", " << record->settings.groups << " group(s)\n";
+  if (!services.pool)
+    log << "no CUDA device (" << noDevice << "): every answer is compiled and its launch checked; nothing is run\n";
+  log.flush();
+
+  std::mutex printMutex;
+  std::unique_ptr<agent::Session> session;
+  try {
+    session = std::make_unique<agent::Session>(services, sessionId, [&](const agent::SessionEvent &e) {
+      std::lock_guard lock(printMutex);
+      printEvent(log, e);
+    });
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return kExitFailed;
+  }
+
+  // Ctrl+C pauses: requests in flight are cancelled (asked again on resume), what was stored stays.
+  gInterrupts = 0;
+  std::signal(SIGINT, onOptimizeInterrupt);
+  std::signal(SIGTERM, onOptimizeInterrupt);
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    bool paused = false;
+    while (!finished) {
+      if (gInterrupts > 0 && !paused) {
+        session->pause("interrupted (Ctrl+C); resume with kwb optimize --resume " + sessionId);
+        paused = true;
+        std::signal(SIGINT, SIG_DFL);  // a second Ctrl+C quits at once
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  const agent::SessionState state = session->run();
+  finished = true;
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+
+  const auto after = store->session(sessionId);
+  const auto totals = store->totals(sessionId);
+  std::string bestFile;
+  if (totals.bestAttemptId) {
+    for (const auto &a : store->sessionAttempts(sessionId)) {
+      if (a.id != totals.bestAttemptId) continue;
+      bestFile = args.output.empty() ? after->taskName + "-" + sessionId + "-best.cu" : args.output;
+      std::ofstream out(bestFile, std::ios::binary);
+      out << store->source(a.sourceHash).value_or("");
+      if (!out) {
+        std::cerr << "kwb: cannot write " << bestFile << "\n";
+        bestFile.clear();
+      }
+    }
+  }
+  std::optional<double> baselineMs;
+  if (after->baseline) baselineMs = after->baseline->ms;
+  const bool faster = totals.bestMs && baselineMs && *totals.bestMs * (1.0 + after->settings.minGain) <= *baselineMs;
+  if (asJson) {
+    json j = sessionJson(*store, *after);
+    j["best_file"] = bestFile;
+    j["faster_than_starter"] = faster;
+    std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  } else {
+    const auto spend = store->spend(sessionId);
+    std::cout << "\nsession " << sessionId << ": " << agent::toString(state)
+              << (after->stopReason.empty() ? "" : " (" + after->stopReason + ")") << "\n"
+              << totals.attempts << " attempt(s), " << totals.successes << " met their goal; " << spend.requests
+              << " request(s), " << spend.tokens << " tokens, $" << fixed(spend.cost, "%.4f") << "; "
+              << fixed(after->elapsedSeconds, "%.0f") << " s\n";
+    if (totals.bestMs) {
+      std::cout << "best " << msText(*totals.bestMs);
+      if (totals.bestSpeedup) std::cout << " (" << fixed(*totals.bestSpeedup) << "x the reference)";
+      if (baselineMs) std::cout << ", starter " << msText(*baselineMs);
+      std::cout << (bestFile.empty() ? "" : " -> " + bestFile) << "\n";
+    }
+    if (state == agent::SessionState::Paused || state == agent::SessionState::Failed ||
+        state == agent::SessionState::Finished)
+      std::cout << "resume: kwb optimize --resume " << sessionId
+                << (args.workspace.empty() ? "" : " --workspace " + args.workspace) << "\n";
+    std::cout << "trajectories: kwb trajectories export " << sessionId
+              << (args.workspace.empty() ? "" : " --workspace " + args.workspace) << "\n";
+  }
+  if (state == agent::SessionState::Paused) return kExitPaused;
+  if (faster) return kExitFaster;
+  if (totals.bestMs) return kExitCorrect;
+  if (!services.pool && state != agent::SessionState::Failed) return kExitNotRun;
+  return kExitFailed;
+}
+
+int sessionsCommand(const SessionsArgs &args, bool asJson) {
+  auto store = openStore(args.workspace);
+  if (!store) return kExitFailed;
+  const auto sessions = store->sessions();
+  if (asJson) {
+    json out = json::array();
+    for (const auto &s : sessions) out.push_back(sessionJson(*store, s));
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  if (sessions.empty()) {
+    std::cout << "No sessions in " << store->workspace().path().string() << "\n";
+    return 0;
+  }
+  for (const auto &s : sessions) {
+    const auto totals = store->totals(s.id);
+    std::cout << s.id << "  " << s.taskName << "  " << s.provider << (s.model.empty() ? "" : "/" + s.model) << "  "
+              << agent::toString(s.state) << "  " << store->groups(s.id).size() << " group(s), " << totals.attempts
+              << " attempt(s)";
+    if (totals.bestMs) std::cout << ", best " << msText(*totals.bestMs);
+    if (!s.stopReason.empty()) std::cout << "  (" << s.stopReason << ")";
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int trajectoriesExportCommand(const SessionsArgs &args) {
+  auto store = openStore(args.workspace);
+  if (!store) return kExitFailed;
+  try {
+    agent::TrajectoryExportOptions options;
+    options.includeUnrewarded = args.all;
+    std::size_t n = 0;
+    if (args.output.empty()) {
+      n = agent::exportTrajectories(*store, args.sessions, std::cout, options);
+    } else {
+      std::ofstream out(args.output, std::ios::binary);
+      if (!out) {
+        std::cerr << "kwb: cannot write " << args.output << "\n";
+        return kExitFailed;
+      }
+      n = agent::exportTrajectories(*store, args.sessions, out, options);
+      if (!out.flush()) {
+        std::cerr << "kwb: writing " << args.output << " failed\n";
+        return kExitFailed;
+      }
+    }
+    std::cerr << n << " record(s)" << (args.output.empty() ? "" : " written to " + args.output) << "\n";
+  } catch (const std::invalid_argument &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return 0;
+}

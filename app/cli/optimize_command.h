@@ -1,0 +1,54 @@
+#pragma once
+// kwb optimize | sessions | trajectories export: agent sessions from the command line
+// (core/agent/session.h), their list, and their trajectories as JSON Lines.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+struct OptimizeArgs {
+  std::string task;
+  std::string candidate;             // the kernel to start from; empty: the task's starter
+  std::string provider;              // a configured provider's name, or a base URL
+  std::string format;                // for a base URL
+  std::string model;
+  std::size_t candidates = 4;
+  std::size_t turns = 3;
+  std::optional<std::size_t> groups;  // default 3
+  std::optional<std::size_t> easyBelow, hopelessAbove;
+  double discount = 0.5;
+  std::optional<double> dollars;
+  std::optional<long long> tokens;
+  std::optional<double> wallSeconds;
+  int maxTokens = 4096;
+  std::optional<double> temperature;
+  std::vector<std::string> configs;
+  double timeCap = 1.0;
+  double timeLimit = 120.0;
+  std::vector<int> gpus;
+  bool noGpu = false;
+  std::string resume;                // a session id
+  std::string workspace;             // default: the workbench's
+  std::string output;                // the best kernel's file
+};
+
+struct SessionsArgs {
+  std::string workspace;
+  std::vector<std::string> sessions;  // trajectories export
+  std::string format = "jsonl";
+  std::string output;                 // default: stdout
+  bool all = false;                   // unrewarded attempts too
+};
+
+// Adds `optimize`, `sessions` and `trajectories export` to the app; main() runs the one given.
+struct SessionCommands {
+  CLI::App *optimize = nullptr, *sessions = nullptr, *trajectoriesExport = nullptr;
+};
+SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &optimize, SessionsArgs &sessions, bool &asJson);
+
+int optimizeCommand(const OptimizeArgs &args, bool asJson);
+int sessionsCommand(const SessionsArgs &args, bool asJson);
+int trajectoriesExportCommand(const SessionsArgs &args);

@@ -1,0 +1,688 @@
+#include "core/agent/session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/agent/answer.h"
+#include "core/agent/prompt.h"
+#include "core/agent/prompt_templates.h"
+#include "core/store/database.h"
+#include "core/task/manifest_parser.h"
+#include "core/text/content_hash.h"
+
+namespace kwb::agent {
+
+namespace {
+
+std::string readFile(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string msText(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ms >= 1 ? "%.3f ms" : "%.1f us", ms >= 1 ? ms : ms * 1000);
+  return buf;
+}
+
+std::string ratioText(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", x);
+  return buf;
+}
+
+// The geometric mean over a correct result's configurations of `value`; nullopt when one lacks it.
+template <typename F>
+std::optional<double> geometricMean(const EvaluationResult &r, F value) {
+  if (r.outcome != Outcome::Correct || r.configs.empty()) return std::nullopt;
+  double logSum = 0;
+  for (const auto &c : r.configs) {
+    if (!c.timing || !c.timing->ok) return std::nullopt;
+    const double v = value(*c.timing);
+    if (!(v > 0) || !std::isfinite(v)) return std::nullopt;
+    logSum += std::log(v);
+  }
+  return std::exp(logSum / static_cast<double>(r.configs.size()));
+}
+
+SessionEvent event(SessionEvent::Kind kind, int group, int line, int turn, std::string text) {
+  SessionEvent e;
+  e.kind = kind;
+  e.group = group;
+  e.line = line;
+  e.turn = turn;
+  e.text = std::move(text);
+  return e;
+}
+
+}  // namespace
+
+std::optional<double> objectiveMs(const EvaluationResult &result) {
+  return geometricMean(result, [](const TimingOutcome &t) { return t.candidate.median; });
+}
+
+std::optional<double> objectiveSpeedup(const EvaluationResult &result) {
+  return geometricMean(result, [](const TimingOutcome &t) { return t.speedup; });
+}
+
+struct Session::Pending {
+  int line = 0, turn = 0;
+  std::optional<AttemptRecord> attempt;   // answered earlier, not evaluated yet
+  std::optional<AttemptRecord> previous;  // the line's previous turn (repairs)
+};
+
+SessionRecord Session::create(SessionStore &store, const Task &task, const SessionSettings &settings,
+                              const std::string &providerName, const std::string &model, const std::string &starter,
+                              const std::string &starterName) {
+  if (settings.candidates < 1 || settings.candidates > 16)
+    throw std::invalid_argument("candidates per group must be within 1..16 (got " + std::to_string(settings.candidates) + ")");
+  if (settings.dcp.maxTurns < 1) throw std::invalid_argument("a session needs at least one turn per group");
+  if (settings.groups < 1) throw std::invalid_argument("a session needs at least one group");
+  if (!(settings.discount >= 0 && settings.discount <= 1))
+    throw std::invalid_argument("the turn credit's discount must be within [0, 1]");
+  SessionSettings s = settings;
+  s.taskFolder = std::filesystem::absolute(task.folder).lexically_normal().string();
+  s.provider = providerName;
+  s.model = model;
+  if (!starter.empty()) {
+    s.starterHash = store.workspace().putSource(starter);
+    s.starterName = starterName.empty() ? std::string("starter.cu") : starterName;
+  }
+  std::string manifestHash;
+  try {
+    manifestHash = contentHash(readFile(task.manifestPath));
+  } catch (const std::exception &) {
+  }
+  return store.createSession(task.name, s.taskFolder, manifestHash, providerName, model, s);
+}
+
+Session::Session(SessionServices services, std::string sessionId, EventSink onEvent)
+    : services_(std::move(services)), id_(std::move(sessionId)), onEvent_(std::move(onEvent)) {
+  if (!services_.store) throw std::invalid_argument("a session needs a store");
+  auto record = services_.store->session(id_);
+  if (!record) throw std::invalid_argument("no session " + id_ + " in " + services_.store->workspace().path().string());
+  record_ = *record;
+  task_ = loadTask(record_.settings.taskFolder);
+  llm::ProviderConfig config = services_.provider;
+  if (!record_.model.empty()) config.model = record_.model;
+  auto store = services_.store;
+  const std::string id = id_;
+  provider_ = std::make_unique<llm::Provider>(config, services_.apiKey, std::make_shared<llm::Accounting>(),
+                                              [store, id](const llm::TranscriptEntry &e) {
+                                                try {
+                                                  store->addTranscript(e, id);
+                                                } catch (const std::exception &) {
+                                                }
+                                              });
+  const auto load = [&](const char *name) {
+    return loadPromptTemplate(name, services_.promptsUserDir, services_.promptsBundledDir).text;
+  };
+  templateSystem_ = load("system");
+  templateFirst_ = load("first_turn");
+  templateRepair_ = load("repair");
+  templateAnswer_ = load("answer_format");
+  taskSpec_ = taskSpec(task_);
+}
+
+Session::~Session() { stop(); }
+
+void Session::publish(SessionEvent event) {
+  if (onEvent_) onEvent_(event);
+}
+
+double Session::elapsedNow() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - runStarted_).count();
+}
+
+void Session::setState(SessionState state, const std::string &reason) {
+  record_.state = state;
+  record_.stopReason = reason;
+  services_.store->setState(id_, state, reason);
+  SessionEvent e;
+  e.kind = SessionEvent::Kind::State;
+  e.state = state;
+  e.text = reason;
+  publish(e);
+}
+
+void Session::pause(const std::string &reason) {
+  std::lock_guard lock(mutex_);
+  if (!requestedState_) {
+    requestedState_ = SessionState::Paused;
+    requestedReason_ = reason;
+  }
+  stopRequested_ = true;
+  for (auto &t : inFlight_) t->cancel();
+  if (services_.pool) services_.pool->cancelAll();
+}
+
+void Session::stop(const std::string &reason) {
+  std::lock_guard lock(mutex_);
+  requestedState_ = SessionState::Stopped;
+  requestedReason_ = reason;
+  stopRequested_ = true;
+  for (auto &t : inFlight_) t->cancel();
+  if (services_.pool) services_.pool->cancelAll();
+}
+
+std::string Session::budgetRefusal() {
+  const SessionSettings &s = record_.settings;
+  if (s.wallSeconds && record_.elapsedSeconds + elapsedNow() >= *s.wallSeconds) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "wall-time budget reached: %.0f s of %.0f s", record_.elapsedSeconds + elapsedNow(),
+                  *s.wallSeconds);
+    return buf;
+  }
+  if (s.dollars || s.tokens) {
+    const auto spent = services_.store->spend(id_);
+    if (s.dollars && spent.cost >= *s.dollars) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "dollar budget reached: $%.4f of $%.2f spent", spent.cost, *s.dollars);
+      return buf;
+    }
+    if (s.tokens && spent.tokens >= *s.tokens)
+      return "token budget reached: " + std::to_string(spent.tokens) + " of " + std::to_string(*s.tokens) + " tokens";
+  }
+  return {};
+}
+
+bool Session::evaluateOn(const std::string &source, const std::string &sourceName, EvaluationResult &result) {
+  EvaluationOptions o;
+  o.configs = record_.settings.configs;
+  o.sourceName = sourceName;
+  o.timingCap = std::chrono::milliseconds(static_cast<long long>(record_.settings.timingCapSeconds * 1000));
+  o.timeLimit = std::chrono::milliseconds(static_cast<long long>(record_.settings.timeLimitSeconds * 1000));
+  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
+  o.time = gpu;
+  try {
+    if (gpu) {
+      std::string arch;
+      {
+        std::lock_guard lock(mutex_);
+        arch = arch_;
+      }
+      if (!arch.empty()) {  // compile here, on this line's thread: the worker's compile is then a cache hit
+        try {
+          Compiler(services_.evaluator.compiler)
+              .compile(requestFor(task_, source, sourceName, arch, effectiveTunables(task_, {})));
+        } catch (const std::exception &) {
+          // The evaluation reports it.
+        }
+      }
+      result = services_.pool->submit(task_, source, o).get();
+      if (!result.arch.empty() && !result.device.empty()) {
+        std::lock_guard lock(mutex_);
+        arch_ = result.arch;
+      }
+    } else {
+      EvaluatorSettings es = services_.evaluator;
+      es.useDevice = false;
+      Evaluator evaluator(es);
+      result = evaluator.evaluate(task_, source, o);
+    }
+  } catch (const std::exception &e) {
+    result = EvaluationResult{};
+    result.outcome = Outcome::Error;
+    result.message = e.what();
+  }
+  return result.outcome != Outcome::Cancelled;
+}
+
+Goal Session::goalFor(const Incumbent &incumbent) const {
+  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
+  if (!gpu) return Goal::Compiles;
+  return incumbent.ms ? Goal::Faster : Goal::Correct;
+}
+
+bool Session::measureBaseline() {
+  if (record_.baseline) return true;
+  Incumbent b;
+  std::string source, name;
+  if (!record_.settings.starterHash.empty()) {
+    source = services_.store->source(record_.settings.starterHash).value_or("");
+    name = record_.settings.starterName;
+  } else {
+    try {
+      source = readFile(task_.starterSource());
+      name = task_.starterSource().filename().string();
+    } catch (const std::exception &e) {
+      publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("no starter kernel: ") + e.what()));
+    }
+  }
+  if (!source.empty()) {
+    publish(event(SessionEvent::Kind::Message, 0, 0, 0, "measuring the starter " + name));
+    EvaluationResult r;
+    if (!evaluateOn(source, name, r)) return false;
+    b.sourceHash = services_.store->workspace().putSource(source);
+    b.outcome = toString(r.outcome);
+    b.ms = objectiveMs(r);
+    b.speedup = objectiveSpeedup(r);
+    b.feedback = evaluationFeedback(r);
+  }
+  services_.store->setBaseline(id_, b);
+  record_.baseline = b;
+  std::string text = "starter: " + (b.outcome.empty() ? std::string("none") : b.outcome);
+  if (b.ms) text += ", " + msText(*b.ms);
+  if (b.speedup) text += " (" + ratioText(*b.speedup) + " the reference)";
+  if (b.ms) bestMs_ = b.ms;
+  publish(event(SessionEvent::Kind::Baseline, 0, 0, 0, text));
+  return true;
+}
+
+Incumbent Session::incumbentFor() {
+  Incumbent best = record_.baseline.value_or(Incumbent{});
+  for (const auto &a : services_.store->sessionAttempts(id_)) {
+    if (!a.evaluated || a.outcome != "correct" || !a.ms) continue;
+    if (!best.ms || *a.ms < *best.ms) {
+      best.sourceHash = a.sourceHash;
+      best.outcome = a.outcome;
+      best.ms = a.ms;
+      best.speedup = a.speedup;
+      best.attemptId = a.id;
+      best.feedback = a.feedback;
+    }
+  }
+  return best;
+}
+
+std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group) {
+  // The group's incumbent: the attempt (or the starter) whose source it names.
+  Incumbent inc = record_.baseline.value_or(Incumbent{});
+  if (!group.incumbentHash.empty() && group.incumbentHash != inc.sourceHash) {
+    for (const auto &a : services_.store->sessionAttempts(id_))
+      if (a.sourceHash == group.incumbentHash && a.evaluated) {
+        inc.sourceHash = a.sourceHash;
+        inc.ms = a.ms;
+        inc.speedup = a.speedup;
+        inc.feedback = a.feedback;
+        break;
+      }
+  }
+  const std::string incumbentText =
+      inc.sourceHash.empty() ? std::string("// (none yet: write the kernel from the specification)")
+                             : services_.store->source(inc.sourceHash).value_or("");
+  std::string goal;
+  switch (group.goal) {
+    case Goal::Correct:
+      goal = "Goal: a correct kernel: it must match the reference on every configuration and seed.";
+      break;
+    case Goal::Faster:
+      goal = "Goal: a correct kernel that is faster than the current one (" + msText(group.incumbentMs.value_or(0)) +
+             ", the geometric mean over the configurations); it counts when it is at least " +
+             std::to_string(static_cast<int>(record_.settings.minGain * 100 + 0.5)) + "% faster.";
+      break;
+    case Goal::Compiles:
+      goal = "Goal: a correct kernel that is faster than the current one. (This session has no GPU: your kernel is "
+             "compiled and its launch checked, nothing is run.)";
+      break;
+  }
+  const std::string kernel = task_.launch ? task_.launch->kernel : std::string("kwb_launch");
+  const std::string answerFormat = renderTemplate(templateAnswer_, {{"kernel", kernel}}, "answer_format.md");
+  const std::map<std::string, std::string> values = {{"task", taskSpec_},
+                                                     {"incumbent", incumbentText},
+                                                     {"incumbent_feedback", inc.feedback},
+                                                     {"goal", goal},
+                                                     {"answer_format", answerFormat}};
+  return {{"system", renderTemplate(templateSystem_, {}, "system.md"), {}, {}},
+          {"user", renderTemplate(templateFirst_, values, "first_turn.md"), {}, {}}};
+}
+
+std::vector<llm::Message> Session::repairMessages(const AttemptRecord &previous) {
+  const std::string kernel = task_.launch ? task_.launch->kernel : std::string("kwb_launch");
+  const std::string answerFormat = renderTemplate(templateAnswer_, {{"kernel", kernel}}, "answer_format.md");
+  std::string candidate = previous.sourceHash.empty() ? previous.responseText
+                                                       : services_.store->source(previous.sourceHash).value_or("");
+  const std::map<std::string, std::string> values = {
+      {"task", taskSpec_}, {"candidate", candidate}, {"feedback", previous.feedback}, {"answer_format", answerFormat}};
+  return {{"system", renderTemplate(templateSystem_, {}, "system.md"), {}, {}},
+          {"user", renderTemplate(templateRepair_, values, "repair.md"), {}, {}}};
+}
+
+void Session::evaluateAttempt(GroupRecord &group, AttemptRecord &attempt) {
+  std::optional<EvaluationRecord> run;
+  std::string source;
+  if (attempt.sourceHash.empty()) {
+    attempt.outcome = attempt.answerOutcome;
+    attempt.message = attempt.answerNote.empty() ? "the answer held no code to evaluate" : attempt.answerNote;
+    attempt.feedback = "Outcome: " + attempt.answerOutcome + " \u2014 " + attempt.message +
+                       "\nAnswer with the complete source file in one ```cuda code block.";
+    attempt.success = false;
+  } else {
+    source = services_.store->source(attempt.sourceHash).value_or("");
+    char name[64];
+    std::snprintf(name, sizeof name, "g%d-l%d-t%d.cu", group.ordinal, attempt.line, attempt.turn);
+    const auto started = utcTimestamp();
+    const auto t0 = std::chrono::steady_clock::now();
+    EvaluationResult r;
+    if (!evaluateOn(source, name, r)) return;  // cancelled: evaluated on resume
+    attempt.evalSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    attempt.outcome = toString(r.outcome);
+    attempt.message = r.message;
+    attempt.ms = objectiveMs(r);
+    attempt.speedup = objectiveSpeedup(r);
+    attempt.feedback = evaluationFeedback(r);
+    if (attempt.answerOutcome == "missing-kernel" && !attempt.answerNote.empty())
+      attempt.feedback = attempt.answerNote + "\n" + attempt.feedback;
+    switch (group.goal) {
+      case Goal::Compiles:
+        attempt.success = r.outcome == Outcome::NotRun || r.outcome == Outcome::Correct;
+        break;
+      case Goal::Correct:
+        attempt.success = r.outcome == Outcome::Correct;
+        break;
+      case Goal::Faster:
+        attempt.success = r.outcome == Outcome::Correct && attempt.ms && group.incumbentMs &&
+                          *attempt.ms * (1.0 + record_.settings.minGain) <= *group.incumbentMs;
+        if (r.outcome == Outcome::Correct && !attempt.success) {
+          attempt.feedback += "\nCorrect, but not faster than the current kernel: " +
+                              (attempt.ms ? msText(*attempt.ms) : std::string("not timed")) + " against " +
+                              msText(group.incumbentMs.value_or(0)) + ".";
+        }
+        break;
+    }
+    EvaluationRecord rec;
+    rec.taskId = record_.taskId;
+    rec.taskName = task_.name;
+    rec.sourceName = std::string("session ") + id_ + " " + name;
+    rec.startedAt = started;
+    rec.outcome = attempt.outcome;
+    rec.message = r.message;
+    rec.arch = r.arch;
+    rec.device = r.device;
+    rec.resultJson = evaluationResultText(r);
+    run = rec;
+  }
+  services_.store->setEvaluation(attempt, run, source);
+  SessionEvent e;
+  e.kind = SessionEvent::Kind::Evaluated;
+  e.group = group.ordinal;
+  e.line = attempt.line;
+  e.turn = attempt.turn;
+  e.text = attempt.outcome;
+  e.attempt = attempt;
+  e.source = source;
+  publish(e);
+  if (attempt.outcome == "correct" && attempt.ms) {
+    bool better = false;
+    {
+      std::lock_guard lock(mutex_);
+      better = !bestMs_ || *attempt.ms < *bestMs_;
+      if (better) bestMs_ = attempt.ms;
+    }
+    if (better) {
+      SessionEvent b = e;
+      b.kind = SessionEvent::Kind::Best;
+      b.text = msText(*attempt.ms) + (attempt.speedup ? " (" + ratioText(*attempt.speedup) + " the reference)" : "");
+      publish(b);
+    }
+  }
+}
+
+void Session::runOne(GroupRecord &group, Pending &pending) {
+  if (pending.attempt) {  // answered before a pause or a crash: only its evaluation is missing
+    if (!stopRequested_) evaluateAttempt(group, *pending.attempt);
+    return;
+  }
+  if (stopRequested_) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (!budgetHit_.empty()) return;
+    const std::string refusal = budgetRefusal();
+    if (!refusal.empty()) {
+      budgetHit_ = refusal;
+      return;
+    }
+  }
+  AttemptRecord a;
+  a.groupId = group.id;
+  a.line = pending.line;
+  a.turn = pending.turn;
+  a.parentId = pending.previous ? pending.previous->id : 0;
+  a.messages = pending.previous ? repairMessages(*pending.previous) : firstTurnMessages(group);
+  llm::ChatRequest request;
+  request.model = record_.model;
+  request.messages = a.messages;
+  request.maxTokens = record_.settings.maxTokens;
+  request.temperature = record_.settings.temperature;
+  request.stream = true;
+  auto cancel = std::make_shared<llm::CancelToken>();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopRequested_) return;
+    inFlight_.push_back(cancel);
+  }
+  publish(event(SessionEvent::Kind::Requesting, group.ordinal, a.line, a.turn, {}));
+  const llm::ChatResult result = provider_->chat(
+      request,
+      [&](const llm::StreamDelta &d) {
+        if (d.kind == llm::StreamDelta::Kind::Text && !d.text.empty())
+          publish(event(SessionEvent::Kind::Text, group.ordinal, a.line, a.turn, d.text));
+      },
+      cancel.get());
+  {
+    std::lock_guard lock(mutex_);
+    inFlight_.erase(std::remove(inFlight_.begin(), inFlight_.end(), cancel), inFlight_.end());
+  }
+  if (result.cancelled || cancel->cancelled()) return;  // asked again on resume
+  if (!result.ok()) {
+    std::lock_guard lock(mutex_);
+    if (llmFailure_.empty())
+      llmFailure_ = result.error.empty() ? std::string("the answer's stream broke off before its end") : result.error;
+    return;
+  }
+  a.responseText = result.response.text;
+  a.finishReason = result.response.finishReason;
+  a.inputTokens = result.response.usage.inputTokens;
+  a.outputTokens = result.response.usage.outputTokens;
+  a.cost = result.cost;
+  a.llmSeconds = result.seconds;
+  const ParsedAnswer parsed = parseAnswer(a.responseText, task_.launch ? task_.launch->kernel : std::string(),
+                                          a.finishReason);
+  a.answerOutcome = std::string(answerOutcomeName(parsed.outcome));
+  a.answerNote = parsed.note;
+  const bool evaluable = parsed.outcome == AnswerOutcome::Code || parsed.outcome == AnswerOutcome::MissingKernel;
+  a = services_.store->addAttempt(a, evaluable ? parsed.source : std::string());
+  SessionEvent e;
+  e.kind = SessionEvent::Kind::Answered;
+  e.group = group.ordinal;
+  e.line = a.line;
+  e.turn = a.turn;
+  e.text = a.answerOutcome;
+  e.attempt = a;
+  if (evaluable) e.source = parsed.source;
+  publish(e);
+  if (!stopRequested_) evaluateAttempt(group, a);
+}
+
+bool Session::runTurn(GroupRecord &group, int turn, const std::vector<int> &lines) {
+  const auto attempts = services_.store->attempts(group.id);
+  std::vector<Pending> pending;
+  for (int line : lines) {
+    Pending p;
+    p.line = line;
+    p.turn = turn;
+    bool done = false;
+    for (const auto &a : attempts) {
+      if (a.line != line) continue;
+      if (a.turn == turn) {
+        if (a.evaluated) done = true;
+        else p.attempt = a;
+      } else if (a.turn == turn - 1) {
+        p.previous = a;
+      }
+    }
+    if (!done) pending.push_back(std::move(p));
+  }
+  const std::size_t width = services_.parallelLines == 0 ? pending.size() : services_.parallelLines;
+  for (std::size_t first = 0; first < pending.size(); first += width) {
+    std::vector<std::thread> threads;
+    for (std::size_t i = first; i < std::min(pending.size(), first + width); ++i)
+      threads.emplace_back([this, &group, p = &pending[i]] { runOne(group, *p); });
+    for (auto &t : threads) t.join();
+  }
+  // Complete when every line has its evaluated attempt at this turn.
+  const auto after = services_.store->attempts(group.id);
+  for (int line : lines) {
+    const bool has = std::any_of(after.begin(), after.end(), [&](const AttemptRecord &a) {
+      return a.line == line && a.turn == turn && a.evaluated;
+    });
+    if (!has) return false;
+  }
+  return true;
+}
+
+void Session::giveRewards(GroupRecord &group) {
+  const auto attempts = services_.store->attempts(group.id);
+  const int G = static_cast<int>(record_.settings.candidates);
+  std::vector<Attempt> outcomes(static_cast<std::size_t>(G));
+  std::vector<std::vector<const AttemptRecord *>> lines(static_cast<std::size_t>(G));
+  for (const auto &a : attempts)
+    if (a.line >= 1 && a.line <= G) lines[static_cast<std::size_t>(a.line - 1)].push_back(&a);
+  for (int l = 0; l < G; ++l) {
+    for (const auto *a : lines[static_cast<std::size_t>(l)]) {
+      if (a->success) {
+        outcomes[static_cast<std::size_t>(l)] = Attempt{true, static_cast<std::size_t>(a->turn), a->ms};
+        break;
+      }
+    }
+  }
+  const auto rewards = rankRewards(outcomes, record_.settings.timeTolerance);
+  int successes = 0;
+  for (int l = 0; l < G; ++l) {
+    const auto &line = lines[static_cast<std::size_t>(l)];
+    if (outcomes[static_cast<std::size_t>(l)].success) ++successes;
+    const auto credits = turnCredits(rewards[static_cast<std::size_t>(l)], line.size(), record_.settings.discount);
+    for (std::size_t k = 0; k < line.size(); ++k) {
+      services_.store->setRewards(line[k]->id, rewards[static_cast<std::size_t>(l)], credits[k]);
+      SessionEvent e = event(SessionEvent::Kind::Rewarded, group.ordinal, line[k]->line, line[k]->turn, {});
+      e.attempt = *line[k];
+      e.attempt->reward = rewards[static_cast<std::size_t>(l)];
+      e.attempt->credit = credits[k];
+      publish(e);
+    }
+  }
+  services_.store->finishGroup(group.id);
+  group.done = true;
+  publish(event(SessionEvent::Kind::GroupDone, group.ordinal, 0, 0,
+        "group " + std::to_string(group.ordinal) + ": " + std::to_string(successes) + " of " + std::to_string(G) +
+            " lines met the goal (" + toString(group.goal) + ")"));
+}
+
+bool Session::processGroup(GroupRecord &group) {
+  const int G = static_cast<int>(record_.settings.candidates);
+  std::vector<int> all;
+  for (int l = 1; l <= G; ++l) all.push_back(l);
+  if (!runTurn(group, 1, all)) return false;
+  if (!group.dcp) {
+    const auto attempts = services_.store->attempts(group.id);
+    std::size_t failures = 0;
+    for (const auto &a : attempts)
+      if (a.turn == 1 && !a.success) ++failures;
+    const std::string success = group.goal == Goal::Faster     ? "correct and faster"
+                                : group.goal == Goal::Compiles ? "compiled"
+                                                               : "correct";
+    group.dcp = decideRepair(failures, static_cast<std::size_t>(G), record_.settings.dcp, success);
+    services_.store->setDcp(group.id, *group.dcp);
+    publish(event(SessionEvent::Kind::Dcp, group.ordinal, 0, 0, group.dcp->reason));
+  }
+  if (group.dcp->verdict == DcpVerdict::Repair) {
+    for (int turn = 2; turn <= 1 + static_cast<int>(group.dcp->repairTurns); ++turn) {
+      const auto attempts = services_.store->attempts(group.id);
+      std::vector<int> failed;
+      for (int l = 1; l <= G; ++l) {
+        bool succeeded = false, hadPrevious = false;
+        for (const auto &a : attempts) {
+          if (a.line != l) continue;
+          if (a.success && a.turn < turn) succeeded = true;
+          if (a.turn == turn - 1) hadPrevious = true;
+        }
+        if (!succeeded && hadPrevious) failed.push_back(l);
+      }
+      if (failed.empty()) break;
+      if (!runTurn(group, turn, failed)) return false;
+    }
+  }
+  giveRewards(group);
+  return true;
+}
+
+SessionState Session::run() {
+  {
+    std::lock_guard lock(mutex_);
+    stopRequested_ = false;
+    requestedState_.reset();
+    requestedReason_.clear();
+    llmFailure_.clear();
+    budgetHit_.clear();
+  }
+  record_ = *services_.store->session(id_);
+  runStarted_ = std::chrono::steady_clock::now();
+  if (record_.state == SessionState::Running && !record_.updatedAt.empty() && record_.createdAt != record_.updatedAt)
+    publish(event(SessionEvent::Kind::Message, 0, 0, 0, "resuming a session that was left running (its process ended)"));
+  setState(SessionState::Running, {});
+  const auto finishRun = [&](SessionState state, const std::string &reason) {
+    services_.store->addElapsed(id_, elapsedNow());
+    setState(state, reason);
+    return state;
+  };
+  const auto interrupted = [&]() -> std::optional<SessionState> {
+    std::lock_guard lock(mutex_);
+    if (requestedState_) return requestedState_;
+    return std::nullopt;
+  };
+  try {
+    if (!measureBaseline()) {
+      const auto s = interrupted();
+      return finishRun(s.value_or(SessionState::Paused), s ? requestedReason_ : "cancelled");
+    }
+    bestMs_ = incumbentFor().ms;
+    for (;;) {
+      if (const auto s = interrupted()) return finishRun(*s, requestedReason_);
+      auto groups = services_.store->groups(id_);
+      GroupRecord *current = nullptr;
+      for (auto &g : groups)
+        if (!g.done) {
+          current = &g;
+          break;
+        }
+      GroupRecord fresh;
+      if (!current) {
+        if (groups.size() >= record_.settings.groups)
+          return finishRun(SessionState::Finished,
+                           "done: " + std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s"));
+        const std::string refusal = budgetRefusal();
+        if (!refusal.empty()) return finishRun(SessionState::Finished, refusal);
+        const Incumbent inc = incumbentFor();
+        fresh = services_.store->addGroup(id_, static_cast<int>(groups.size()) + 1, goalFor(inc), inc);
+        publish(event(SessionEvent::Kind::Message, fresh.ordinal, 0, 0,
+              "group " + std::to_string(fresh.ordinal) + ": goal " + toString(fresh.goal) +
+                  (fresh.incumbentMs ? ", incumbent " + msText(*fresh.incumbentMs) : std::string())));
+        current = &fresh;
+      }
+      const bool complete = processGroup(*current);
+      if (complete) continue;
+      if (const auto s = interrupted()) return finishRun(*s, requestedReason_);
+      {
+        std::lock_guard lock(mutex_);
+        if (!llmFailure_.empty())
+          return finishRun(SessionState::Failed, "the provider did not answer: " + llmFailure_ +
+                                                     " (the session resumes where it was once it answers)");
+        if (!budgetHit_.empty()) return finishRun(SessionState::Finished, budgetHit_);
+      }
+      return finishRun(SessionState::Failed, "a turn did not complete (evaluations were cancelled)");
+    }
+  } catch (const std::exception &e) {
+    return finishRun(SessionState::Failed, e.what());
+  }
+}
+
+}  // namespace kwb::agent

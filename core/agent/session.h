@@ -1,0 +1,145 @@
+#pragma once
+// An agent session (issue 16): an LLM improves a task's kernel group by group. A group asks for
+// G candidates for one goal (correct first, then correct and faster than the incumbent),
+// concurrently within the provider's limit; each answer's code is evaluated, concurrently over
+// the GPU pool (compile only without a GPU). After the group's first turn LEAP's
+// Difficulty-Conditioned Pruning decides whether the failed candidates get repair turns with
+// their feedback (up to K turns in all); when the group is over its attempts get rank-based
+// rewards and per-turn credits, and the best success becomes the next group's incumbent.
+//
+// Everything is in the workspace as it happens (SessionStore): a session stopped, paused or
+// killed resumes where it was, asking again only for answers that had not arrived. Budgets
+// (dollars, tokens, wall time, groups) stop new requests; what runs finishes. No Qt; run() blocks
+// and reports through the event callback from its own and its worker threads.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/agent/session_store.h"
+#include "core/eval/evaluator.h"
+#include "core/eval/evaluator_pool.h"
+#include "core/llm/provider.h"
+#include "core/task/task.h"
+
+namespace kwb::agent {
+
+struct SessionEvent {
+  enum class Kind {
+    State,       // the session's state changed (state, text: the reason)
+    Message,     // a line for the log (text)
+    Baseline,    // the starter was measured (text: its summary)
+    Requesting,  // a request for (group, line, turn) went out
+    Text,        // text of that answer arrived (text: the new piece)
+    Answered,    // the answer was parsed and stored (attempt)
+    Evaluated,   // its evaluation is in (attempt)
+    Dcp,         // a group's DCP decision (text: the reason)
+    Rewarded,    // an attempt's reward and credit, when its group ended (attempt)
+    GroupDone,   // a group ended, rewards given (text: a summary)
+    Best,        // a new best kernel (attempt)
+  };
+  Kind kind = Kind::Message;
+  int group = 0, line = 0, turn = 0;
+  std::string text;
+  SessionState state = SessionState::Running;
+  std::optional<AttemptRecord> attempt;
+  std::string source;  // Answered, Evaluated: the code taken from the answer (empty: none)
+};
+
+struct SessionServices {
+  std::shared_ptr<SessionStore> store;
+  llm::ProviderConfig provider;        // model: the session's
+  std::string apiKey;
+  // GPUs to evaluate on; null (or without devices): compile only.
+  std::shared_ptr<EvaluatorPool> pool;
+  // The settings of the pool's evaluators: compile-only evaluations use them, and so does each
+  // line's thread compiling its candidate before it queues for a GPU (the compile cache on disk
+  // hands the result over), so compiles overlap other candidates' GPU time.
+  EvaluatorSettings evaluator;
+  std::filesystem::path promptsUserDir, promptsBundledDir;  // empty: the defaults (prompt_templates.h)
+  // Lines of a turn worked on at once (each: its request, then its evaluation); 0: all of them.
+  // 1 runs a turn's candidates one after another (the overhead benchmark's comparison).
+  std::size_t parallelLines = 0;
+};
+
+// The geometric mean of a correct evaluation's candidate medians and of its speedups; nullopt
+// unless every configuration was timed.
+std::optional<double> objectiveMs(const EvaluationResult &result);
+std::optional<double> objectiveSpeedup(const EvaluationResult &result);
+
+class Session {
+ public:
+  using EventSink = std::function<void(const SessionEvent &)>;
+
+  // A new session in the store for `task` (its folder, name and manifest recorded). Throws
+  // std::invalid_argument for settings out of range (G outside 1..16, no turn, no group).
+  // `starter` (with its file name): the kernel to start from instead of the task's starter (the
+  // editor's text, a file given to kwb optimize); empty: the task's.
+  static SessionRecord create(SessionStore &store, const Task &task, const SessionSettings &settings,
+                              const std::string &providerName, const std::string &model,
+                              const std::string &starter = {}, const std::string &starterName = {});
+
+  // Throws std::invalid_argument when the store has no such session.
+  Session(SessionServices services, std::string sessionId, EventSink onEvent = {});
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  // Runs until the session finishes (groups or a budget), is paused or stopped, or fails; returns
+  // the state it was left in. Safe to call again after a pause (that is a resume).
+  SessionState run();
+  // From any thread: requests in flight are cancelled and their lines asked again on resume;
+  // evaluations in flight are cancelled too. pause() leaves the session resumable ("paused"),
+  // stop() ends it ("stopped"; it can still be resumed explicitly).
+  void pause(const std::string &reason = "paused by the user");
+  void stop(const std::string &reason = "stopped by the user");
+
+  const std::string &id() const { return id_; }
+  const Task &task() const { return task_; }
+
+ private:
+  struct Pending;
+  bool processGroup(GroupRecord &group);
+  // Runs the given lines' attempts at `turn` (their requests and evaluations), concurrently.
+  // False when the session must stop before the turn is complete.
+  bool runTurn(GroupRecord &group, int turn, const std::vector<int> &lines);
+  void runOne(GroupRecord &group, Pending &pending);
+  void evaluateAttempt(GroupRecord &group, AttemptRecord &attempt);
+  void giveRewards(GroupRecord &group);
+  Incumbent incumbentFor();
+  bool measureBaseline();
+  Goal goalFor(const Incumbent &incumbent) const;
+  std::vector<llm::Message> firstTurnMessages(const GroupRecord &group);
+  std::vector<llm::Message> repairMessages(const AttemptRecord &previous);
+  // Empty when a new request may start, else the budget that was reached.
+  std::string budgetRefusal();
+  bool evaluateOn(const std::string &source, const std::string &sourceName, EvaluationResult &result);
+  void publish(SessionEvent event);
+  void setState(SessionState state, const std::string &reason);
+  double elapsedNow() const;
+
+  SessionServices services_;
+  std::string id_;
+  EventSink onEvent_;
+  SessionRecord record_;
+  Task task_;
+  std::unique_ptr<llm::Provider> provider_;
+  std::string templateSystem_, templateFirst_, templateRepair_, templateAnswer_, taskSpec_;
+  std::atomic<bool> stopRequested_{false};
+  std::mutex mutex_;
+  std::optional<SessionState> requestedState_;
+  std::string requestedReason_;
+  std::vector<std::shared_ptr<llm::CancelToken>> inFlight_;
+  std::string llmFailure_;  // a request the provider could not answer (not the model's fault)
+  std::string budgetHit_;
+  std::chrono::steady_clock::time_point runStarted_;
+  std::optional<double> bestMs_;
+  std::string arch_;  // the GPU's, from the first evaluation on it (compiling ahead waits for it)
+};
+
+}  // namespace kwb::agent

@@ -1,0 +1,124 @@
+// On a machine with a GPU: an agent session (core/agent/session.h) through the replay LLM server
+// (tests/helpers/replay_llm_server.h: the softmax lineage's steps, one further each time it is
+// shown the incumbent) with the real worker: every answer checked and timed against the
+// reference. The best time must fall group by group as the lineage's does, a wrong answer must
+// come back incorrect with the mismatch in its repair prompt, and the groups' numbers are
+// written to agent-replay.json in the test's output folder. Skips, saying why, without a GPU.
+#include <QtTest>
+#include <QTemporaryDir>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/agent/session.h"
+#include "core/gpu/device_info.h"
+#include "core/llm/provider_config.h"
+#include "core/task/manifest_parser.h"
+#include "helpers/replay_llm_server.h"
+#include "helpers/test_files.h"
+
+using namespace kwb;
+using namespace kwb::agent;
+using kwb::test::kernelsDir;
+using kwb::test::outputDir;
+using kwb::test::ReplayFault;
+using kwb::test::ReplayLlmServer;
+using nlohmann::json;
+
+class TestGpuAgent : public QObject {
+  Q_OBJECT
+  std::string worker_;
+
+ private slots:
+  void initTestCase() {
+    const auto inventory = probeGpus();
+    if (!inventory.hasDevices()) QSKIP(("no CUDA device: " + inventory.problem).c_str());
+    const char *worker = std::getenv("KWB_WORKER");
+    QVERIFY2(worker && *worker, "run through ctest: KWB_WORKER names kwb-worker");
+    worker_ = worker;
+  }
+
+  void lineageReplayGetsFasterGroupByGroup() {
+    QTemporaryDir dir;
+    ReplayLlmServer server(kernelsDir() / "softmax");
+    server.setLastStep(4);  // step 5 launches differently from the task's [launch]
+    // The first answer is wrong: 1 of 2 failed = ceil(G/2): repaired with the mismatch report.
+    server.script({ReplayFault::WrongAnswer});
+    auto store = std::make_shared<SessionStore>(std::filesystem::path(dir.filePath("ws.kwb").toStdString()));
+    const Task task = loadTask(kernelsDir() / "softmax");
+    SessionSettings s;
+    s.candidates = 2;
+    s.dcp.maxTurns = 2;
+    s.groups = 4;
+    s.configs = {"h200"};
+    s.timingCapSeconds = 0.5;
+    const auto created = Session::create(*store, task, s, server.baseUrl(), "replay");
+
+    SessionServices services;
+    services.store = store;
+    services.provider = llm::adHocProvider(server.baseUrl());
+    services.provider.maxConcurrent = 2;
+    EvaluatorPoolSettings ps;
+    ps.evaluator.workerPath = worker_;
+    ps.evaluator.compiler.cacheDirectory = outputDir() / "gpu-agent-compile-cache";
+    services.pool = std::make_shared<EvaluatorPool>(ps);
+    services.evaluator = ps.evaluator;
+    QVERIFY2(!services.pool->devices().empty(), services.pool->problem().c_str());
+
+    const auto t0 = std::chrono::steady_clock::now();
+    Session session(services, created.id);
+    const SessionState state = session.run();
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto record = store->session(created.id);
+    QVERIFY2(state == SessionState::Finished, record->stopReason.c_str());
+    QVERIFY(record->baseline && record->baseline->ms);
+    const double starterMs = *record->baseline->ms;
+
+    json out = {{"task", "softmax"}, {"config", "h200"}, {"G", 2}, {"K", 2}, {"starter_ms", starterMs},
+                {"wall_s", wall}, {"groups", json::array()}};
+    std::optional<double> best;
+    bool sawMismatchRepair = false;
+    double llmSeconds = 0, evalSeconds = 0;
+    for (const auto &g : store->groups(created.id)) {
+      std::optional<double> groupBest;
+      json steps = json::array();
+      for (const auto &a : store->attempts(g.id)) {
+        llmSeconds += a.llmSeconds;
+        evalSeconds += a.evalSeconds;
+        const std::size_t step = server.stepShown(a.responseText);
+        steps.push_back({{"line", a.line}, {"turn", a.turn}, {"step", step}, {"outcome", a.outcome},
+                         {"ms", a.ms ? json(*a.ms) : json(nullptr)}, {"success", a.success},
+                         {"reward", a.reward ? json(*a.reward) : json(nullptr)}});
+        if (a.turn == 2 && a.messages.size() == 2 && a.messages[1].content.find("mismatch") != std::string::npos)
+          sawMismatchRepair = true;
+        if (a.outcome == "correct" && a.ms && (!groupBest || *a.ms < *groupBest)) groupBest = a.ms;
+      }
+      const std::optional<double> previous = best;
+      if (groupBest && (!best || *groupBest < *best)) best = groupBest;
+      // Best so far never rises.
+      if (previous && best) QVERIFY(*best <= *previous);
+      out["groups"].push_back({{"ordinal", g.ordinal}, {"goal", toString(g.goal)},
+                               {"incumbent_ms", g.incumbentMs ? json(*g.incumbentMs) : json(nullptr)},
+                               {"best_ms_so_far", best ? json(*best) : json(nullptr)},
+                               {"dcp", g.dcp ? g.dcp->reason : std::string()}, {"attempts", steps}});
+      std::cout << "group " << g.ordinal << " goal " << toString(g.goal) << " incumbent "
+                << (g.incumbentMs ? std::to_string(*g.incumbentMs) : std::string("-")) << " ms, best so far "
+                << (best ? std::to_string(*best) : std::string("-")) << " ms; " << (g.dcp ? g.dcp->reason : "") << "\n";
+    }
+    out["llm_s"] = llmSeconds;
+    out["eval_s"] = evalSeconds;
+    std::filesystem::create_directories(outputDir());
+    std::ofstream(outputDir() / "agent-replay.json") << out.dump(2) << "\n";
+    QVERIFY2(sawMismatchRepair, out.dump(1).c_str());
+    // The lineage's later steps are faster than the starter: the session found them.
+    QVERIFY(best);
+    QVERIFY2(*best < starterMs * 0.9, out.dump(1).c_str());
+    QCOMPARE(store->groups(created.id)[1].goal, Goal::Faster);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGpuAgent)
+#include "tst_gpu_agent.moc"

@@ -1,0 +1,181 @@
+// The Session view (issue 16): the panel fed by a real AgentService thread running a real agent
+// session against the replay LLM server on loopback (the softmax lineage in OpenAI's streamed
+// wire format), compile-only. Eight candidates stream and compile while an event-loop latency
+// probe watches the GUI thread (target: no stall over 50 ms); the tree shows every candidate and
+// the DCP decision in words; the selected candidate's answer streams into the text view; Pause
+// cancels what is in flight and Resume finishes the session; and in the real window, Optimize
+// with an LLM configured runs a session instead of the tuner.
+#include "isolated_home.h"
+
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QtTest>
+
+#include "core/llm/provider_config.h"
+#include "helpers/replay_llm_server.h"
+#include "ui/main_window.h"
+#include "ui/services/agent_service.h"
+#include "ui/services/tuning_service.h"
+#include "ui/views/session_panel.h"
+
+using kwb::test::ReplayLlmServer;
+using kwb::ui::AgentRequest;
+using kwb::ui::AgentService;
+using kwb::ui::SessionPanel;
+
+namespace {
+
+const QString kSoftmax = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax");
+
+AgentRequest request(const QString &workspace, const ReplayLlmServer &server, std::size_t g, std::size_t k,
+                     std::size_t groups) {
+  AgentRequest r;
+  r.workspaceFile = workspace;
+  r.taskFolder = kSoftmax;
+  r.provider = QString::fromStdString(server.baseUrl());
+  r.useDevice = false;
+  r.settings.candidates = g;
+  r.settings.dcp.maxTurns = k;
+  r.settings.groups = groups;
+  r.settings.maxTokens = 8192;
+  return r;
+}
+
+}  // namespace
+
+class TestSessionView : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<IsolatedHome> home_;
+
+ private slots:
+  void initTestCase() {
+    home_ = std::make_unique<IsolatedHome>();
+    QVERIFY(home_->isValid());
+    qputenv("KWB_PROVIDERS_FILE", home_->path(QStringLiteral("providers.json")).toUtf8());
+  }
+
+  void eightCandidatesStreamWithoutStallingTheGuiThread() {
+    ReplayLlmServer server(std::filesystem::path(kSoftmax.toStdString()));
+    server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(5));
+    AgentService service;
+    SessionPanel panel;
+    panel.attach(&service);
+    connect(&service, &AgentService::started, &panel, &SessionPanel::begin);
+    panel.resize(1000, 500);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+
+    QElapsedTimer clock;
+    qint64 last = -1, worst = 0;
+    QTimer probe;
+    probe.setInterval(5);
+    connect(&probe, &QTimer::timeout, this, [&] {
+      const qint64 now = clock.elapsed();
+      if (last >= 0) worst = std::max(worst, now - last);
+      last = now;
+    });
+    int batches = 0, texts = 0;
+    connect(&service, &AgentService::eventsArrived, this, [&](const QList<kwb::ui::AgentEventRow> &rows) {
+      ++batches;
+      for (const auto &r : rows) texts += r.event.kind == kwb::agent::SessionEvent::Kind::Text;
+      // Follow line 1 of turn 1 as it streams.
+      if (!panel.tree()->currentItem() && panel.tree()->topLevelItemCount() > 0) {
+        auto *group = panel.tree()->topLevelItem(0);
+        if (group->childCount() > 0 && group->child(0)->childCount() > 0)
+          panel.tree()->setCurrentItem(group->child(0)->child(0));
+      }
+    });
+    QSignalSpy finished(&service, &AgentService::finished);
+    clock.start();
+    probe.start();
+    QVERIFY(service.start(request(home_->path(QStringLiteral("view.kwb")), server, 8, 1, 1)));
+    QVERIFY(!service.start(request(home_->path(QStringLiteral("view.kwb")), server, 8, 1, 1)));  // one at a time
+    QVERIFY(finished.wait(240000));
+    probe.stop();
+
+    QCOMPARE(finished.first().at(1).toString(), QStringLiteral("finished"));
+    QCOMPARE(panel.candidateRows(), 8);
+    QVERIFY2(panel.dcpText(1).startsWith(QStringLiteral("no repair: 8 of 8 compiled")), qPrintable(panel.dcpText(1)));
+    QCOMPARE(panel.groupsBar()->value(), 1);
+    QVERIFY(panel.answerView()->toPlainText().contains(QStringLiteral("__global__")));
+    QVERIFY(panel.resumeButton()->isEnabled());
+    QVERIFY(!panel.pauseButton()->isEnabled());
+    // Activating a candidate hands its code over.
+    QSignalSpy activated(&panel, &SessionPanel::candidateActivated);
+    emit panel.tree()->itemActivated(panel.tree()->currentItem(), 0);
+    QCOMPARE(activated.count(), 1);
+    QVERIFY(activated.first().at(0).toString().contains(QStringLiteral("softmax")));
+    QVERIFY(activated.first().at(2).toLongLong() > 0);  // its compile is in the run history
+    QVERIFY2(texts > 8, qPrintable(QStringLiteral("%1 text pieces").arg(texts)));  // the answers streamed in pieces
+    qInfo("GUI thread: longest gap %lld ms while 8 candidates streamed and compiled; %d deliveries for %d text pieces; "
+          "longest delivery %.1f ms",
+          static_cast<long long>(worst), batches, texts, service.longestDeliveryMs());
+    QVERIFY2(worst <= 50, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(worst)));
+  }
+
+  void pauseCancelsAndResumeFinishes() {
+    ReplayLlmServer server(std::filesystem::path(kSoftmax.toStdString()));
+    server.setDelays(std::chrono::milliseconds(30000), std::chrono::milliseconds(0));
+    AgentService service;
+    SessionPanel panel;
+    panel.attach(&service);
+    connect(&service, &AgentService::started, &panel, &SessionPanel::begin);
+    connect(&panel, &SessionPanel::resumeRequested, this, [&](const QString &id) {
+      auto r = request(home_->path(QStringLiteral("pause.kwb")), server, 2, 1, 1);
+      r.resumeId = id;
+      QVERIFY(service.start(r));
+    });
+    QSignalSpy finished(&service, &AgentService::finished);
+    QVERIFY(service.start(request(home_->path(QStringLiteral("pause.kwb")), server, 2, 1, 1)));
+    QTRY_COMPARE_WITH_TIMEOUT(panel.candidateRows(), 2, 60000);  // both asked
+    QVERIFY(server.http().waitForRequests(2, std::chrono::milliseconds(30000)));
+    QVERIFY(panel.pauseButton()->isEnabled());
+    panel.pauseButton()->click();
+    QVERIFY(finished.wait(20000));  // within a transport poll, not the server's 30 s
+    QCOMPARE(finished.last().at(1).toString(), QStringLiteral("paused"));
+    QVERIFY(panel.resumeButton()->isEnabled());
+    QVERIFY2(panel.statusText().contains(QStringLiteral("paused")), qPrintable(panel.statusText()));
+
+    server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+    panel.resumeButton()->click();
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.last().at(1).toString(), QStringLiteral("finished"));
+    QCOMPARE(server.http().requests().size(), std::size_t(4));  // the two cancelled, asked again
+  }
+
+  void optimizeWithAnLlmRunsASession() {
+    ReplayLlmServer server(std::filesystem::path(kSoftmax.toStdString()));
+    kwb::llm::ProviderConfig replay = kwb::llm::adHocProvider(server.baseUrl());
+    replay.name = "replay";
+    replay.model = "replay-lineage";
+    kwb::llm::saveProviders({replay}, home_->path(QStringLiteral("providers.json")).toStdString());
+
+    kwb::ui::MainWindow window(home_->path(QStringLiteral("workspace/agent.kwb")));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openTask(kSoftmax));
+    QVERIFY(window.optimizeAction()->isEnabled());
+    QSignalSpy finished(window.agent(), &AgentService::finished);
+    window.optimizeAction()->trigger();
+    QVERIFY(window.agent()->isRunning());
+    QVERIFY(!window.tuning()->isRunning());
+    QVERIFY(!window.runAction()->isEnabled());  // no run while the session has the GPUs
+    QVERIFY(window.sessionDock()->isVisible());
+    QVERIFY(finished.wait(300000));
+    QVERIFY2(finished.first().at(1).toString() == QStringLiteral("finished"), qPrintable(finished.first().at(2).toString()));
+    // The defaults: 3 groups of 4, every answer compiles (no GPU here): no repairs.
+    QCOMPARE(window.sessionPanel()->candidateRows(), 12);
+    QVERIFY(window.runAction()->isEnabled());
+    QVERIFY2(window.sessionPanel()->statusText().contains(QStringLiteral("replay")), qPrintable(window.sessionPanel()->statusText()));
+  }
+};
+
+QTEST_MAIN(TestSessionView)
+#include "tst_session_view.moc"

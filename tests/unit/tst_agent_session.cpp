@@ -1,0 +1,416 @@
+// Agent sessions (issue 16) end to end without a GPU: a real workspace file, a real HTTP server on
+// loopback answering in OpenAI's streamed wire format with the softmax lineage's kernels (and
+// scripted compile errors, wrong, truncated and code-less answers), the real compiler. Every
+// answer is compiled and its launch checked (the goal "compiles"); the same loop runs on the GPU
+// in tests/gpu/tst_gpu_agent.cpp. The kwb optimize tests run the real program and kill it.
+#include <QtTest>
+#include <QTemporaryDir>
+
+#include <csignal>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/agent/session.h"
+#include "core/agent/trajectories.h"
+#include "core/llm/provider_config.h"
+#include "core/task/manifest_parser.h"
+#include "helpers/replay_llm_server.h"
+
+using namespace kwb;
+using namespace kwb::agent;
+using kwb::test::ReplayFault;
+using kwb::test::ReplayLlmServer;
+using nlohmann::json;
+
+namespace {
+
+const std::filesystem::path kSoftmax = std::filesystem::path(KWB_SOURCE_DIR) / "kernels" / "softmax";
+
+SessionSettings compileOnlySettings(std::size_t g, std::size_t k, std::size_t groups) {
+  SessionSettings s;
+  s.candidates = g;
+  s.dcp.maxTurns = k;
+  s.groups = groups;
+  s.useDevice = false;
+  s.maxTokens = 8192;
+  return s;
+}
+
+// Waits (on a condition, no sleeping) until `count` events of `kind` were seen.
+struct EventLog {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<SessionEvent> events;
+  void add(const SessionEvent &e) {
+    std::lock_guard lock(mutex);
+    if (e.kind != SessionEvent::Kind::Text) events.push_back(e);
+    changed.notify_all();
+  }
+  bool waitFor(SessionEvent::Kind kind, std::size_t count, std::chrono::seconds timeout) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, timeout, [&] {
+      return static_cast<std::size_t>(std::count_if(events.begin(), events.end(), [&](const SessionEvent &e) {
+               return e.kind == kind;
+             })) >= count;
+    });
+  }
+  std::size_t count(SessionEvent::Kind kind) {
+    std::lock_guard lock(mutex);
+    return static_cast<std::size_t>(
+        std::count_if(events.begin(), events.end(), [&](const SessionEvent &e) { return e.kind == kind; }));
+  }
+};
+
+struct Fixture {
+  QTemporaryDir dir;
+  std::shared_ptr<SessionStore> store;
+  ReplayLlmServer server{kSoftmax};
+  Task task = loadTask(kSoftmax);
+  Fixture() { store = std::make_shared<SessionStore>(std::filesystem::path(dir.filePath("ws.kwb").toStdString())); }
+  SessionServices services() {
+    SessionServices s;
+    s.store = store;
+    s.provider = llm::adHocProvider(server.baseUrl());
+    s.provider.maxConcurrent = 4;
+    s.provider.retry.maxAttempts = 1;
+    return s;
+  }
+};
+
+std::vector<AttemptRecord> ofTurn(const std::vector<AttemptRecord> &all, int turn) {
+  std::vector<AttemptRecord> out;
+  for (const auto &a : all)
+    if (a.turn == turn) out.push_back(a);
+  return out;
+}
+
+}  // namespace
+
+class TestAgentSession : public QObject {
+  Q_OBJECT
+ private slots:
+  void replayLoopWithRepairsAndRewards();
+  void truncatedAndCodelessAnswersAreNamedOutcomes();
+  void tokenBudgetStopsNewRequests();
+  void pauseCancelsRequestsAndResumeFinishes();
+  void settingsOutOfRangeAreRefused();
+  void optimizeKilledWithSigkillResumes();
+  void optimizeCtrlCPausesAndExportsTrajectories();
+};
+
+void TestAgentSession::replayLoopWithRepairsAndRewards() {
+  Fixture f;
+  QVERIFY(f.dir.isValid());
+  // Group 1: two of four answers do not compile -> N_fail = 2 = ceil(G/2): repair.
+  f.server.script({ReplayFault::CompileError, ReplayFault::CompileError});
+  const SessionRecord created = Session::create(*f.store, f.task, compileOnlySettings(4, 3, 2), f.server.baseUrl(), "replay");
+  EventLog log;
+  Session session(f.services(), created.id, [&](const SessionEvent &e) { log.add(e); });
+  const SessionState state = session.run();
+  const auto record = f.store->session(created.id);
+  QVERIFY2(state == SessionState::Finished, record->stopReason.c_str());
+  QCOMPARE(record->stopReason, std::string("done: 2 groups"));
+
+  const auto groups = f.store->groups(created.id);
+  QCOMPARE(groups.size(), std::size_t(2));
+  QCOMPARE(groups[0].goal, Goal::Compiles);
+  QVERIFY(groups[0].done && groups[1].done);
+  QVERIFY(groups[0].dcp.has_value());
+  QCOMPARE(groups[0].dcp->verdict, DcpVerdict::Repair);
+  QCOMPARE(groups[0].dcp->failures, std::size_t(2));
+  QVERIFY2(groups[0].dcp->reason.find("repair: 2 of 4 failed") == 0, groups[0].dcp->reason.c_str());
+
+  const auto first = f.store->attempts(groups[0].id);
+  QCOMPARE(ofTurn(first, 1).size(), std::size_t(4));
+  const auto repairs = ofTurn(first, 2);
+  QCOMPARE(repairs.size(), std::size_t(2));
+  QVERIFY(ofTurn(first, 3).empty());  // both repairs compiled: no third turn
+  std::set<int> brokenLines;
+  for (const auto &a : ofTurn(first, 1)) {
+    QVERIFY(a.evaluated);
+    QVERIFY(a.evaluationId > 0);
+    if (a.outcome == "compile-error") {
+      brokenLines.insert(a.line);
+      QVERIFY(!a.success);
+      // The feedback names the error with FILE:LINE (the attempt's file name).
+      QVERIFY2(a.feedback.find("g1-l" + std::to_string(a.line) + "-t1.cu:") != std::string::npos, a.feedback.c_str());
+    } else {
+      QCOMPARE(a.outcome, std::string("not-run"));
+      QVERIFY(a.success);
+    }
+  }
+  QCOMPARE(brokenLines.size(), std::size_t(2));
+  for (const auto &r : repairs) {
+    QVERIFY(brokenLines.count(r.line));
+    QVERIFY(r.success);
+    QVERIFY(r.parentId > 0);
+    // The repair prompt showed the broken candidate and its compile error.
+    QCOMPARE(r.messages.size(), std::size_t(2));
+    QVERIFY(r.messages[1].content.find("kwb_replay_broken") != std::string::npos);
+    QVERIFY(r.messages[1].content.find("error") != std::string::npos);
+  }
+  // Rank rewards: a turn-1 success beats the two turn-2 successes and ties the other turn-1 one:
+  // (2 - 0) / 3; a turn-2 success is beaten by two: (0 - 2) / 3, every turn of its line alike.
+  for (const auto &a : first) {
+    QVERIFY(a.reward && a.credit);
+    if (brokenLines.count(a.line)) {
+      QVERIFY(qFuzzyCompare(*a.reward, -2.0 / 3.0));
+      QVERIFY(qFuzzyCompare(*a.credit, -2.0 / 3.0));
+    } else {
+      QVERIFY(qFuzzyCompare(*a.reward, 2.0 / 3.0));
+      QVERIFY(qFuzzyCompare(*a.credit, 2.0 / 3.0));
+    }
+  }
+  // Group 2: all four compile -> easy, no repair, every reward 0.
+  QCOMPARE(groups[1].dcp->verdict, DcpVerdict::Easy);
+  const auto second = f.store->attempts(groups[1].id);
+  QCOMPARE(second.size(), std::size_t(4));
+  for (const auto &a : second) QCOMPARE(*a.reward, 0.0);
+
+  // Every request is in the transcripts under the session; the prompts showed the task.
+  const auto spend = f.store->spend(created.id);
+  QCOMPARE(spend.requests, std::int64_t{10});
+  QVERIFY(spend.tokens > 0);
+  QCOMPARE(f.server.http().requests().size(), std::size_t(10));
+  QVERIFY(first.front().messages[1].content.find("Row-wise softmax") != std::string::npos);
+  QCOMPARE(log.count(SessionEvent::Kind::Dcp), std::size_t(2));
+  QCOMPARE(log.count(SessionEvent::Kind::GroupDone), std::size_t(2));
+  QCOMPARE(log.count(SessionEvent::Kind::Evaluated), std::size_t(10));
+
+  // Trajectories: one chat record per attempt, rewards attached.
+  std::ostringstream out;
+  QCOMPARE(exportTrajectories(*f.store, {created.id}, out), std::size_t(10));
+  std::istringstream lines(out.str());
+  std::size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    const json r = json::parse(line);
+    QCOMPARE(r["messages"].size(), std::size_t(3));
+    QCOMPARE(r["messages"][2]["role"].get<std::string>(), std::string("assistant"));
+    QVERIFY(r["reward"].is_number());
+    QCOMPARE(r["metadata"]["session"].get<std::string>(), created.id);
+    QVERIFY(r["metadata"]["dcp"]["reason"].is_string());
+  }
+  QCOMPARE(n, std::size_t(10));
+}
+
+void TestAgentSession::truncatedAndCodelessAnswersAreNamedOutcomes() {
+  Fixture f;
+  f.server.script({ReplayFault::Truncated, ReplayFault::NoCode});
+  const auto created = Session::create(*f.store, f.task, compileOnlySettings(4, 2, 1), f.server.baseUrl(), "replay");
+  Session session(f.services(), created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto groups = f.store->groups(created.id);
+  const auto attempts = f.store->attempts(groups[0].id);
+  std::multiset<std::string> outcomes;
+  for (const auto &a : ofTurn(attempts, 1)) outcomes.insert(a.outcome);
+  QCOMPARE(outcomes, (std::multiset<std::string>{"no-code", "not-run", "not-run", "truncated"}));
+  for (const auto &a : ofTurn(attempts, 1)) {
+    if (a.outcome == "truncated" || a.outcome == "no-code") {
+      QCOMPARE(a.evaluationId, std::int64_t{0});  // nothing to compile
+      QVERIFY(!a.success);
+      QVERIFY2(a.feedback.find("Outcome: " + a.outcome) == 0, a.feedback.c_str());
+    }
+    if (a.outcome == "truncated") QCOMPARE(a.finishReason, std::string("length"));
+  }
+  // 2 of 4 failed: repaired at turn 2 (the last), where the answers compile.
+  QCOMPARE(ofTurn(attempts, 2).size(), std::size_t(2));
+  for (const auto &a : ofTurn(attempts, 2)) QVERIFY(a.success);
+}
+
+void TestAgentSession::tokenBudgetStopsNewRequests() {
+  Fixture f;
+  // Both first requests are checked against the budget before either answer (and its
+  // transcript) can arrive: the answers wait half a second.
+  f.server.setDelays(std::chrono::milliseconds(500), std::chrono::milliseconds(0));
+  auto settings = compileOnlySettings(2, 3, 5);
+  settings.tokens = 1;
+  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+  Session session(f.services(), created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto record = f.store->session(created.id);
+  QVERIFY2(record->stopReason.find("token budget reached") == 0, record->stopReason.c_str());
+  // The first group's two requests went out before anything was spent; none after.
+  QCOMPARE(f.server.http().requests().size(), std::size_t(2));
+  QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
+}
+
+void TestAgentSession::pauseCancelsRequestsAndResumeFinishes() {
+  Fixture f;
+  f.server.setDelays(std::chrono::milliseconds(30000), std::chrono::milliseconds(0));
+  const auto created = Session::create(*f.store, f.task, compileOnlySettings(3, 2, 1), f.server.baseUrl(), "replay");
+  EventLog log;
+  SessionState state = SessionState::Running;
+  {
+    Session session(f.services(), created.id, [&](const SessionEvent &e) { log.add(e); });
+    std::thread runner([&] { state = session.run(); });
+    QVERIFY(log.waitFor(SessionEvent::Kind::Requesting, 3, std::chrono::seconds(60)));
+    QVERIFY(f.server.http().waitForRequests(3, std::chrono::milliseconds(30000)));
+    const auto t0 = std::chrono::steady_clock::now();
+    session.pause();
+    runner.join();
+    // Cancelled within a transport poll, not after the server's 30 s delay.
+    QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  }
+  QCOMPARE(state, SessionState::Paused);
+  QCOMPARE(f.store->session(created.id)->state, SessionState::Paused);
+  QVERIFY(f.store->sessionAttempts(created.id).empty());  // nothing answered: nothing stored
+
+  f.server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+  Session resumed(f.services(), created.id);
+  QCOMPARE(resumed.run(), SessionState::Finished);
+  QCOMPARE(f.store->sessionAttempts(created.id).size(), std::size_t(3));
+  QCOMPARE(f.server.http().requests().size(), std::size_t(6));  // the 3 cancelled, asked again
+  QVERIFY(f.store->session(created.id)->elapsedSeconds > 0);
+}
+
+void TestAgentSession::settingsOutOfRangeAreRefused() {
+  QTemporaryDir dir;
+  SessionStore store(std::filesystem::path(dir.filePath("ws.kwb").toStdString()));
+  const Task task = loadTask(kSoftmax);
+  auto s = compileOnlySettings(17, 3, 1);
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Session::create(store, task, s, "http://127.0.0.1:1/v1", ""));
+  s = compileOnlySettings(4, 0, 1);
+  QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Session::create(store, task, s, "http://127.0.0.1:1/v1", ""));
+  QVERIFY(store.sessions().empty());
+}
+
+namespace {
+
+QString kwbProgram() { return qEnvironmentVariable("KWB_CLI"); }
+
+// Reads the process's output until `needle` appears (waiting on its readyRead, no sleeping).
+bool waitForOutput(QProcess &p, QByteArray &seen, const QByteArray &needle, int timeoutMs) {
+  QElapsedTimer t;
+  t.start();
+  while (!seen.contains(needle)) {
+    if (t.elapsed() > timeoutMs || p.state() == QProcess::NotRunning) return seen.contains(needle);
+    p.waitForReadyRead(200);
+    seen += p.readAllStandardOutput();
+  }
+  return true;
+}
+
+std::string sessionIdIn(const QByteArray &out) {
+  const QRegularExpression re(QStringLiteral("session (\\d{8}-\\d{6}-[0-9a-f]{4})"));
+  const auto m = re.match(QString::fromUtf8(out));
+  return m.hasMatch() ? m.captured(1).toStdString() : std::string();
+}
+
+}  // namespace
+
+void TestAgentSession::optimizeKilledWithSigkillResumes() {
+  QVERIFY2(!kwbProgram().isEmpty(), "run through ctest: KWB_CLI names kwb");
+  QTemporaryDir dir;
+  ReplayLlmServer server(kSoftmax);
+  // Slow answers: the kill lands while some are stored and others are in flight.
+  server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(40));
+  const QString ws = dir.filePath("ws.kwb");
+  QProcess p;
+  p.setWorkingDirectory(dir.path());
+  p.start(kwbProgram(), {"optimize", QString::fromStdString(kSoftmax.string()), "--provider",
+                         QString::fromStdString(server.baseUrl()), "--no-gpu", "-G", "4", "-K", "2", "--groups", "2",
+                         "--workspace", ws});
+  QVERIFY(p.waitForStarted());
+  QByteArray out;
+  QVERIFY2(waitForOutput(p, out, "] not-run", 120000), out.constData());
+  ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+  QVERIFY(p.waitForFinished(10000));
+  QCOMPARE(p.exitStatus(), QProcess::CrashExit);
+  const std::string id = sessionIdIn(out);
+  QVERIFY2(!id.empty(), out.constData());
+
+  // What was committed before the kill: answered attempts, kept as they are.
+  std::vector<AttemptRecord> before;
+  {
+    SessionStore store(std::filesystem::path(ws.toStdString()));
+    QCOMPARE(store.session(id)->state, SessionState::Running);  // it never got to say otherwise
+    before = store.sessionAttempts(id);
+  }
+  QVERIFY(!before.empty());
+  QVERIFY(before.size() < 8);
+  const std::size_t requestsBefore = server.http().requests().size();
+
+  server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(0));
+  QProcess resume;
+  resume.setWorkingDirectory(dir.path());
+  resume.start(kwbProgram(), {"optimize", "--resume", QString::fromStdString(id), "--provider",
+                              QString::fromStdString(server.baseUrl()), "--workspace", ws});
+  QVERIFY(resume.waitForFinished(180000));
+  const QByteArray resumeOut = resume.readAllStandardOutput();
+  QCOMPARE(resume.exitCode(), 3);  // no GPU: compiled only
+  QVERIFY2(resumeOut.contains("resuming session " + QByteArray::fromStdString(id)), resumeOut.constData());
+
+  SessionStore store(std::filesystem::path(ws.toStdString()));
+  QCOMPARE(store.session(id)->state, SessionState::Finished);
+  const auto after = store.sessionAttempts(id);
+  QCOMPARE(after.size(), std::size_t(8));  // 2 groups of 4, every answer compiles: no repairs
+  for (const auto &b : before) {
+    const auto same = std::find_if(after.begin(), after.end(), [&](const AttemptRecord &a) { return a.id == b.id; });
+    QVERIFY(same != after.end());
+    QCOMPARE(same->createdAt, b.createdAt);
+    QCOMPARE(same->responseText, b.responseText);
+  }
+  // Answers that had arrived were not asked for again.
+  QCOMPARE(server.http().requests().size() - requestsBefore, std::size_t(8) - before.size());
+}
+
+void TestAgentSession::optimizeCtrlCPausesAndExportsTrajectories() {
+  QVERIFY2(!kwbProgram().isEmpty(), "run through ctest: KWB_CLI names kwb");
+  QTemporaryDir dir;
+  ReplayLlmServer server(kSoftmax);
+  server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(40));
+  const QString ws = dir.filePath("ws.kwb");
+  QProcess p;
+  p.setWorkingDirectory(dir.path());
+  p.start(kwbProgram(), {"optimize", QString::fromStdString(kSoftmax.string()), "--provider",
+                         QString::fromStdString(server.baseUrl()), "--no-gpu", "-G", "2", "-K", "2", "--groups", "2",
+                         "--workspace", ws});
+  QVERIFY(p.waitForStarted());
+  QByteArray out;
+  QVERIFY2(waitForOutput(p, out, "] not-run", 120000), out.constData());
+  ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+  QVERIFY(p.waitForFinished(60000));
+  out += p.readAllStandardOutput();
+  QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+  QCOMPARE(p.exitCode(), 5);  // paused
+  QVERIFY2(out.contains("session paused: interrupted (Ctrl+C)"), out.constData());
+  const std::string id = sessionIdIn(out);
+
+  QProcess resume;
+  resume.setWorkingDirectory(dir.path());
+  resume.start(kwbProgram(), {"optimize", "--resume", QString::fromStdString(id), "--workspace", ws});
+  QVERIFY(resume.waitForFinished(180000));
+  QCOMPARE(resume.exitCode(), 3);
+
+  const QString file = dir.filePath("t.jsonl");
+  QProcess exporter;
+  exporter.start(kwbProgram(), {"trajectories", "export", QString::fromStdString(id), "--format", "jsonl", "--output", file,
+                                "--workspace", ws});
+  QVERIFY(exporter.waitForFinished(60000));
+  QCOMPARE(exporter.exitCode(), 0);
+  std::ifstream in(file.toStdString());
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line); ++n) {
+    const json r = json::parse(line);
+    QCOMPARE(r["metadata"]["goal"].get<std::string>(), std::string("compiles"));
+    QVERIFY(r["reward"].is_number());
+  }
+  QCOMPARE(n, std::size_t(4));
+
+  QProcess list;
+  list.start(kwbProgram(), {"sessions", "--workspace", ws, "--json"});
+  QVERIFY(list.waitForFinished(60000));
+  const json sessions = json::parse(list.readAllStandardOutput().toStdString());
+  QCOMPARE(sessions.size(), std::size_t(1));
+  QCOMPARE(sessions[0]["state"].get<std::string>(), std::string("finished"));
+  QCOMPARE(sessions[0]["attempts"].get<int>(), 4);
+}
+
+QTEST_GUILESS_MAIN(TestAgentSession)
+#include "tst_agent_session.moc"

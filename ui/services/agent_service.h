@@ -1,0 +1,84 @@
+#pragma once
+// Agent sessions off the GUI thread (issue 16): a kwb::agent::Session runs on the service's
+// BackgroundJobs thread with a GPU pool of its own (as the tuner's), keeping its state in the
+// workspace file through its own connection. Its events (answers streaming in, evaluations,
+// DCP decisions, rewards) are queued and handed to the GUI thread in batches: one delivery
+// posted however many queue up, so eight candidates streaming at once cost one update per batch.
+// pause() and stop() work at any moment; a paused or crashed session resumes from the workspace.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include "core/agent/session.h"
+#include "ui/services/background_jobs.h"
+
+namespace kwb::ui {
+
+struct AgentRequest {
+  QString workspaceFile;             // the workbench's workspace
+  QString taskFolder;                // a new session's task
+  QString provider;                  // a configured provider's name (or a base URL)
+  QString model;                     // empty: the provider's
+  QString apiKey;                    // empty: from the provider's environment variable
+  QString starter, starterName;      // the kernel to start from (the editor's); empty: the task's starter
+  kwb::agent::SessionSettings settings;
+  QString resumeId;                  // non-empty: resume this session instead
+  bool useDevice = true;             // false: compile only
+};
+
+// One event as the session view takes it: the core event and when it happened.
+struct AgentEventRow {
+  kwb::agent::SessionEvent event;
+  double seconds = 0;                // since the service's run started
+};
+
+class AgentService : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit AgentService(QObject *parent = nullptr);
+  // Pauses a session in progress and waits for it to end.
+  ~AgentService() override;
+
+  // Starts (or resumes) a session; false, with error() emitted, while one runs or when the
+  // provider is unknown.
+  bool start(const AgentRequest &request);
+  void pause();
+  void stop();
+  bool isRunning() const { return running_; }
+  QString sessionId() const { return sessionId_; }
+
+  // For tests and the overhead measure: the longest time the GUI thread spent in one delivery.
+  double longestDeliveryMs() const { return longestDeliveryMs_; }
+
+ signals:
+  void started(const QString &sessionId, const QString &title, const kwb::agent::SessionSettings &settings);
+  void eventsArrived(const QList<kwb::ui::AgentEventRow> &events);
+  void finished(const QString &sessionId, const QString &state, const QString &reason);
+  void error(const QString &message);
+
+ private:
+  struct Shared {
+    std::mutex mutex;
+    QList<AgentEventRow> queued;
+    bool posted = false;
+    kwb::agent::Session *session = nullptr;  // under mutex while one runs
+    bool pauseRequested = false, stopRequested = false;
+  };
+  void deliver();
+
+  BackgroundJobs *jobs_ = nullptr;
+  std::shared_ptr<Shared> shared_;
+  bool running_ = false;
+  QString sessionId_;
+  double longestDeliveryMs_ = 0;
+};
+
+}  // namespace kwb::ui
+
+Q_DECLARE_METATYPE(kwb::ui::AgentEventRow)

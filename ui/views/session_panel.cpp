@@ -1,0 +1,310 @@
+#include "ui/views/session_panel.h"
+
+#include <algorithm>
+
+#include <QChart>
+#include <QChartView>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineSeries>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTreeWidget>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include "ui/models/outcome_style.h"
+
+namespace kwb::ui {
+
+namespace {
+
+using Kind = kwb::agent::SessionEvent::Kind;
+
+QString msText(double ms) {
+  return ms >= 1 ? QStringLiteral("%1 ms").arg(ms, 0, 'f', 3) : QStringLiteral("%1 us").arg(ms * 1000, 0, 'f', 1);
+}
+
+enum Column { kName, kOutcome, kTime, kSpeedup, kReward, kColumns };
+
+}  // namespace
+
+SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
+  status_ = new QLabel(tr("No agent session yet. Optimize runs one when an LLM is configured (Settings ▸ LLM providers)."), this);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  pause_ = new QPushButton(tr("Pause"), this);
+  stop_ = new QPushButton(tr("Stop"), this);
+  resume_ = new QPushButton(tr("Resume"), this);
+  pause_->setToolTip(tr("Cancel the requests in flight and keep everything else; Resume asks them again"));
+  stop_->setToolTip(tr("End the session (it can still be resumed later)"));
+  for (auto *b : {pause_, stop_, resume_}) b->setEnabled(false);
+  connect(pause_, &QPushButton::clicked, this, [this] {
+    pause_->setEnabled(false);
+    emit pauseRequested();
+  });
+  connect(stop_, &QPushButton::clicked, this, [this] {
+    pause_->setEnabled(false);
+    stop_->setEnabled(false);
+    emit stopRequested();
+  });
+  connect(resume_, &QPushButton::clicked, this, [this] {
+    resume_->setEnabled(false);
+    emit resumeRequested(sessionId_);
+  });
+
+  groups_ = new QProgressBar(this);
+  groups_->setFormat(tr("groups %v of %m"));
+  groups_->setRange(0, 1);
+  groups_->setValue(0);
+  tokens_ = new QProgressBar(this);
+  tokens_->setFormat(tr("tokens %v"));
+  tokens_->setRange(0, 1);
+  tokens_->setValue(0);
+  spend_ = new QLabel(this);
+
+  tree_ = new QTreeWidget(this);
+  tree_->setColumnCount(kColumns);
+  tree_->setHeaderLabels({tr("Candidate"), tr("Outcome"), tr("Time"), tr("Speedup"), tr("Reward")});
+  tree_->header()->setStretchLastSection(false);
+  tree_->header()->setSectionResizeMode(kName, QHeaderView::Stretch);
+  tree_->setUniformRowHeights(true);
+  connect(tree_, &QTreeWidget::currentItemChanged, this, [this] { showSelected(); });
+  connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) {
+    for (const auto &[key, c] : candidates_) {
+      if (c.item != item) continue;
+      const auto &[g, l, t] = key;
+      const QString name = QStringLiteral("g%1-l%2-t%3.cu").arg(g).arg(l).arg(t);
+      emit candidateActivated(c.source, name, c.attempt ? c.attempt->evaluationId : 0);
+    }
+  });
+  answer_ = new QPlainTextEdit(this);
+  answer_->setReadOnly(true);
+  answer_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  answer_->setPlaceholderText(tr("The selected candidate's answer, as it arrives"));
+
+  chart_ = new QChart;
+  chart_->legend()->hide();
+  chart_->setTitle(tr("Best speedup over the reference"));
+  best_ = new QLineSeries;
+  chart_->addSeries(best_);
+  xAxis_ = new QValueAxis;
+  xAxis_->setTitleText(tr("seconds"));
+  yAxis_ = new QValueAxis;
+  yAxis_->setTitleText(tr("speedup"));
+  chart_->addAxis(xAxis_, Qt::AlignBottom);
+  chart_->addAxis(yAxis_, Qt::AlignLeft);
+  best_->attachAxis(xAxis_);
+  best_->attachAxis(yAxis_);
+  xAxis_->setRange(0, 10);
+  yAxis_->setRange(0, 2);
+  chartView_ = new QChartView(chart_, this);
+  chartView_->setMinimumHeight(120);
+
+  auto *top = new QHBoxLayout;
+  top->addWidget(status_, 1);
+  top->addWidget(pause_);
+  top->addWidget(stop_);
+  top->addWidget(resume_);
+  auto *meters = new QHBoxLayout;
+  meters->addWidget(groups_);
+  meters->addWidget(tokens_);
+  meters->addWidget(spend_);
+  auto *split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(tree_);
+  split->addWidget(answer_);
+  auto *vertical = new QSplitter(Qt::Vertical, this);
+  vertical->addWidget(split);
+  vertical->addWidget(chartView_);
+  auto *layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addLayout(meters);
+  layout->addWidget(vertical, 1);
+}
+
+void SessionPanel::attach(AgentService *service) {
+  connect(this, &SessionPanel::pauseRequested, service, &AgentService::pause);
+  connect(this, &SessionPanel::stopRequested, service, &AgentService::stop);
+  connect(service, &AgentService::eventsArrived, this, &SessionPanel::addEvents);
+  connect(service, &AgentService::finished, this,
+          [this](const QString &, const QString &state, const QString &reason) { end(state, reason); });
+}
+
+void SessionPanel::begin(const QString &sessionId, const QString &title, const kwb::agent::SessionSettings &settings) {
+  const bool same = sessionId == sessionId_;
+  sessionId_ = sessionId;
+  title_ = title;
+  settings_ = settings;
+  state_ = QStringLiteral("running");
+  if (!same) {
+    tree_->clear();
+    groupItems_.clear();
+    turnItems_.clear();
+    candidates_.clear();
+    dcp_.clear();
+    best_->clear();
+    bestSpeedup_ = 0;
+    tokensUsed_ = 0;
+    cost_ = 0;
+    groupsDone_ = 0;
+    answer_->clear();
+  }
+  groups_->setRange(0, static_cast<int>(settings.groups));
+  groups_->setValue(groupsDone_);
+  tokens_->setRange(0, settings.tokens ? static_cast<int>(std::min<std::int64_t>(*settings.tokens, 1 << 30)) : 0);
+  tokens_->setFormat(settings.tokens ? tr("tokens %v of %m") : tr("tokens: no budget"));
+  pause_->setEnabled(true);
+  stop_->setEnabled(true);
+  resume_->setEnabled(false);
+  status_->setText(tr("Session %1: %2 — G=%3, K=%4, %5 group(s)")
+                       .arg(sessionId, title)
+                       .arg(settings.candidates)
+                       .arg(settings.dcp.maxTurns)
+                       .arg(settings.groups));
+}
+
+QTreeWidgetItem *SessionPanel::groupItem(int group) {
+  auto &item = groupItems_[group];
+  if (!item) {
+    item = new QTreeWidgetItem(tree_, {tr("Group %1").arg(group)});
+    item->setExpanded(true);
+  }
+  return item;
+}
+
+QTreeWidgetItem *SessionPanel::turnItem(int group, int turn) {
+  auto &item = turnItems_[{group, turn}];
+  if (!item) {
+    item = new QTreeWidgetItem(groupItem(group), {tr("Turn %1").arg(turn)});
+    item->setExpanded(true);
+  }
+  return item;
+}
+
+SessionPanel::Candidate &SessionPanel::candidate(int group, int line, int turn) {
+  auto &c = candidates_[{group, line, turn}];
+  if (!c.item) {
+    c.item = new QTreeWidgetItem(turnItem(group, turn), {tr("Line %1").arg(line), tr("asking…")});
+    c.item->setForeground(kOutcome, toneColour(OutcomeTone::Quiet));
+  }
+  return c;
+}
+
+void SessionPanel::refreshCandidate(const Candidate &c, int line) {
+  if (!c.attempt) return;
+  const auto &a = *c.attempt;
+  c.item->setText(kName, tr("Line %1").arg(line));
+  if (!a.evaluated) {
+    c.item->setText(kOutcome, a.answerOutcome == "code" ? tr("evaluating…") : QString::fromStdString(a.answerOutcome));
+    return;
+  }
+  const auto outcome = kwb::parseOutcome(a.outcome);
+  c.item->setText(kOutcome, (outcome ? outcomeText(*outcome) : QString::fromStdString(a.outcome)) +
+                                (a.success ? QStringLiteral(" ✓") : QString()));
+  c.item->setForeground(kOutcome, toneColour(outcome ? toneOf(*outcome) : OutcomeTone::Bad));
+  c.item->setText(kTime, a.ms ? msText(*a.ms) : QString());
+  c.item->setText(kSpeedup, a.speedup ? QStringLiteral("%1x").arg(*a.speedup, 0, 'f', 2) : QString());
+  c.item->setText(kReward, a.reward ? QStringLiteral("%1").arg(*a.reward, 0, 'f', 2) : QString());
+  c.item->setToolTip(kOutcome, QString::fromStdString(a.message));
+}
+
+void SessionPanel::addEvents(const QList<AgentEventRow> &rows) {
+  QTreeWidgetItem *current = tree_->currentItem();
+  bool currentChanged = false;
+  for (const auto &row : rows) {
+    const auto &e = row.event;
+    switch (e.kind) {
+      case Kind::Requesting:
+        candidate(e.group, e.line, e.turn);
+        break;
+      case Kind::Text: {
+        auto &c = candidate(e.group, e.line, e.turn);
+        c.text += QString::fromStdString(e.text);
+        if (c.item == current) currentChanged = true;
+        break;
+      }
+      case Kind::Answered:
+      case Kind::Evaluated:
+      case Kind::Rewarded: {
+        auto &c = candidate(e.group, e.line, e.turn);
+        c.attempt = e.attempt;
+        if (!e.source.empty()) c.source = QString::fromStdString(e.source);
+        if (c.attempt) {
+          if (c.text.isEmpty()) c.text = QString::fromStdString(c.attempt->responseText);
+          if (e.kind == Kind::Answered) {
+            tokensUsed_ += c.attempt->inputTokens + c.attempt->outputTokens;
+            cost_ += c.attempt->cost;
+          }
+        }
+        refreshCandidate(c, e.line);
+        if (c.item == current) currentChanged = true;
+        break;
+      }
+      case Kind::Dcp: {
+        dcp_[e.group] = QString::fromStdString(e.text);
+        auto *g = groupItem(e.group);
+        g->setText(kOutcome, QString::fromStdString(e.text));
+        g->setToolTip(kOutcome, QString::fromStdString(e.text));
+        break;
+      }
+      case Kind::GroupDone: {
+        ++groupsDone_;
+        groups_->setValue(std::min(groupsDone_, groups_->maximum()));
+        groupItem(e.group)->setText(kName, tr("Group %1 — done").arg(e.group));
+        break;
+      }
+      case Kind::Message:
+        if (e.group > 0 && e.line == 0) groupItem(e.group)->setText(kName, tr("Group %1 — %2").arg(e.group).arg(QString::fromStdString(e.text).section(QLatin1Char(':'), 1).trimmed()));
+        break;
+      case Kind::Best:
+        if (e.attempt && e.attempt->speedup && *e.attempt->speedup > bestSpeedup_) {
+          bestSpeedup_ = *e.attempt->speedup;
+          best_->append(row.seconds, bestSpeedup_);
+          xAxis_->setRange(0, std::max(10.0, row.seconds * 1.1));
+          yAxis_->setRange(0, std::max(2.0, bestSpeedup_ * 1.2));
+        }
+        break;
+      case Kind::State:
+      case Kind::Baseline:
+        break;
+    }
+  }
+  tokens_->setValue(static_cast<int>(std::min<std::int64_t>(tokensUsed_, tokens_->maximum() > 0 ? tokens_->maximum() : tokensUsed_)));
+  if (tokens_->maximum() == 0) tokens_->setFormat(tr("tokens %1 (no budget)").arg(tokensUsed_));
+  spend_->setText(tr("$%1").arg(cost_, 0, 'f', 4));
+  if (currentChanged) showSelected();
+}
+
+void SessionPanel::showSelected() {
+  QTreeWidgetItem *current = tree_->currentItem();
+  for (const auto &[key, c] : candidates_) {
+    if (c.item != current) continue;
+    if (answer_->toPlainText() != c.text) {
+      answer_->setPlainText(c.text);
+      answer_->moveCursor(QTextCursor::End);
+    }
+    return;
+  }
+}
+
+void SessionPanel::end(const QString &state, const QString &reason) {
+  state_ = state;
+  pause_->setEnabled(false);
+  stop_->setEnabled(false);
+  resume_->setEnabled(!sessionId_.isEmpty() && state != QLatin1String("running"));
+  status_->setText(tr("Session %1: %2 — %3%4").arg(sessionId_, title_, state,
+                                                   reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(reason)));
+}
+
+QString SessionPanel::statusText() const { return status_->text(); }
+int SessionPanel::bestPoints() const { return static_cast<int>(best_->count()); }
+QString SessionPanel::dcpText(int group) const {
+  const auto it = dcp_.find(group);
+  return it == dcp_.end() ? QString() : it->second;
+}
+int SessionPanel::candidateRows() const { return static_cast<int>(candidates_.size()); }
+
+}  // namespace kwb::ui

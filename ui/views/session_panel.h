@@ -1,0 +1,99 @@
+#pragma once
+// The Session panel (issue 16): an agent session as it goes. A line with the task, the model and
+// the state; Pause, Stop and Resume; meters for the groups done and the budgets; the tree of
+// groups, turns and candidates (an icon per outcome, time, speedup, reward) with each group's
+// DCP decision in words; the selected candidate's answer, streaming in while it arrives; and the
+// best speedup over time. Activating a candidate asks the window to open its code in the editor
+// and its evaluation in Results. Events come in batches (AgentService::eventsArrived).
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include <QWidget>
+
+#include "ui/services/agent_service.h"
+
+class QChart;
+class QChartView;
+class QLabel;
+class QLineSeries;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTreeWidget;
+class QTreeWidgetItem;
+class QValueAxis;
+
+namespace kwb::ui {
+
+class SessionPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit SessionPanel(QWidget *parent = nullptr);
+
+  // Connects to a service's signals; Pause, Stop and Resume call it.
+  void attach(AgentService *service);
+
+  void begin(const QString &sessionId, const QString &title, const kwb::agent::SessionSettings &settings);
+  void addEvents(const QList<AgentEventRow> &rows);
+  void end(const QString &state, const QString &reason);
+
+  QString statusText() const;
+  QTreeWidget *tree() const { return tree_; }
+  QPlainTextEdit *answerView() const { return answer_; }
+  QPushButton *pauseButton() const { return pause_; }
+  QPushButton *stopButton() const { return stop_; }
+  QPushButton *resumeButton() const { return resume_; }
+  QProgressBar *groupsBar() const { return groups_; }
+  int bestPoints() const;                       // points on the best-speedup curve
+  QString dcpText(int group) const;             // the group's decision as shown
+  int candidateRows() const;                    // candidate rows in the tree
+
+ signals:
+  void pauseRequested();
+  void stopRequested();
+  void resumeRequested(const QString &sessionId);
+  // A candidate was activated: its code (empty when the answer held none), a name for it, and
+  // its evaluation's id in the run history (0: none).
+  void candidateActivated(const QString &source, const QString &name, qint64 evaluationId);
+
+ private:
+  struct Candidate {
+    QTreeWidgetItem *item = nullptr;
+    QString text;                               // the answer as it streamed in
+    QString source;                             // the code taken from it
+    std::optional<kwb::agent::AttemptRecord> attempt;
+  };
+  using Key = std::tuple<int, int, int>;        // group, line, turn
+  QTreeWidgetItem *groupItem(int group);
+  QTreeWidgetItem *turnItem(int group, int turn);
+  Candidate &candidate(int group, int line, int turn);
+  void refreshCandidate(const Candidate &c, int line);
+  void showSelected();
+
+  QLabel *status_ = nullptr;
+  QPushButton *pause_ = nullptr, *stop_ = nullptr, *resume_ = nullptr;
+  QProgressBar *groups_ = nullptr, *tokens_ = nullptr;
+  QLabel *spend_ = nullptr;
+  QTreeWidget *tree_ = nullptr;
+  QPlainTextEdit *answer_ = nullptr;
+  QChart *chart_ = nullptr;
+  QChartView *chartView_ = nullptr;
+  QLineSeries *best_ = nullptr;
+  QValueAxis *xAxis_ = nullptr, *yAxis_ = nullptr;
+
+  QString sessionId_, title_, state_;
+  kwb::agent::SessionSettings settings_;
+  std::map<int, QTreeWidgetItem *> groupItems_;
+  std::map<std::pair<int, int>, QTreeWidgetItem *> turnItems_;
+  std::map<Key, Candidate> candidates_;
+  std::map<int, QString> dcp_;
+  std::optional<double> baselineMs_;
+  double bestSpeedup_ = 0;
+  std::int64_t tokensUsed_ = 0;
+  double cost_ = 0;
+  int groupsDone_ = 0;
+};
+
+}  // namespace kwb::ui

@@ -4,15 +4,16 @@
 # steps 03-08 are host launchers) and the profiler against ncu on the softmax starter. Other
 # stages: "gate" (bench/experiments/ipc_launch_latency.cu), "focus" (the host-launcher and memoization tests of tst_gpu_eval and the host
 # launcher's initcheck test with its logs kept), "lineages" (LINEAGES, LINEAGE_LIMIT s each, 150 by default), "sanitize" (tst_gpu_sanitize, its
-# logs kept), "agent" (issue 16: tst_gpu_agent unless the tests stage ran it, and kwb-bench-agent-overhead).
-#   bash tests/gpu/issue15-check.sh OUT [LIMIT_S]   (with .bundle/kwb.tar.gz from tests/gpu/pack-bundle.sh)
+# logs kept), "agent" (issue 16: tst_gpu_agent unless the tests stage ran it, and kwb-bench-agent-overhead),
+# "gemm" (gemm-bf16's lineage a step at a time, GEMM_STEPS).
+#   bash tests/gpu/issue15-check.sh OUT [LIMIT_S]   (with .bundle/kwb.tar.xz from tests/gpu/pack-bundle.sh)
 # Each stage runs under its own time limit and the results are packed after each one, so a run
 # cut short still brings back what it did.
 set -uo pipefail
 out=$1; limit=${2:-560}; mkdir -p /tmp/run "$out"
 started=$(date +%s)
 left() { echo $(( limit - ($(date +%s) - started) )); }
-[ -d /tmp/run/kwb ] || tar -C /tmp/run -xzf .bundle/kwb.tar.gz
+[ -d /tmp/run/kwb ] || tar -C /tmp/run -xf "$(ls .bundle/kwb.tar.* | head -1)"
 k=/tmp/run/kwb; r=/tmp/res15; mkdir -p $r
 pack() { tar -C /tmp --exclude='*cache*' --exclude='*.cubin' -czf $out/results15.tgz res15; }
 stages=${STAGES:-tests launchers blur ncu}
@@ -74,13 +75,28 @@ if [[ " $stages " == *" gate "* ]]; then
   pack
 fi
 if [[ " $stages " == *" agent "* ]]; then
-  # Issue 16: an agent session through the replay LLM server on the GPU, and its overhead.
-  [ -f $r/tst_gpu_agent.txt ] || { timeout 240 $k/bin/tst_gpu_agent -o $r/tst_gpu_agent.txt,txt -o -,txt > /dev/null 2>&1;
+  # Issue 16: the starter the agent test measures first, timed as the session times it; an agent
+  # session through the replay LLM server on the GPU; and its overhead (G = 8, small config).
+  timeout 120 $k/bin/kwb eval $k/kernels/softmax --config h200 --time --time-cap 0.5 > $r/agent-starter-eval.txt 2>&1
+  echo "kwb eval softmax h200 exit $?" | tee -a $r/summary.txt; tail -4 $r/agent-starter-eval.txt | tee -a $r/summary.txt
+  [ -f $r/tst_gpu_agent.txt ] || { timeout 300 $k/bin/tst_gpu_agent -o $r/tst_gpu_agent.txt,txt -o -,txt > $r/tst_gpu_agent.log 2>&1;
     echo "tst_gpu_agent exit $?" | tee -a $r/summary.txt; grep -h "^Totals\|^FAIL\|^QDEBUG\|^QINFO" $r/tst_gpu_agent.txt | tee -a $r/summary.txt; }
-  timeout $(( $(left) - 10 )) $k/bin/kwb-bench-agent-overhead --json $r/agent-overhead.json > $r/agent-overhead.txt 2>&1
+  timeout $(( $(left) - 10 )) $k/bin/kwb-bench-agent-overhead -G 8 --groups ${AGENT_GROUPS:-2} --config ${AGENT_CONFIG:-small} \
+    --json $r/agent-overhead.json > $r/agent-overhead.txt 2>&1
   echo "kwb-bench-agent-overhead exit $?" | tee -a $r/summary.txt
   cat $r/agent-overhead.txt | tail -8 | tee -a $r/summary.txt
   pack
+fi
+if [[ " $stages " == *" gemm "* ]]; then
+  # gemm-bf16's lineage at 8192^3 a step at a time (all ten did not finish in 220 s): what finished comes back.
+  for n in ${GEMM_STEPS:-1 2 3 4 5 6 7 8 9 10}; do
+    [ $(left) -gt 30 ] || break
+    l=$(( $(left) - 15 )); [ $l -gt 150 ] && l=150
+    s=$(date +%s)
+    timeout $l kwb lineage $k/kernels/gemm-bf16 --step $n --time --config h200 --json > $r/lineage-gemm-bf16-step$n.json 2>$r/lineage-gemm-bf16-step$n.err
+    echo "lineage gemm-bf16 step $n exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt
+    pack
+  done
 fi
 if [[ " $stages " == *" ncu "* ]]; then
   timeout $(( $(left) - 5 )) bash $k/bench/profile_agreement.sh $r/ncu --tasks softmax --config h200 --set default > $r/ncu.log 2>&1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs the programs and GPU tests of a build, with their libraries and the bundled kernels,
 # into one tarball that runs on the GPU machine (see run-on-gpu.sh).
-#   tests/gpu/pack-bundle.sh BUILD_DIR OUT.tar.gz
+#   tests/gpu/pack-bundle.sh BUILD_DIR OUT.tar.xz
 set -euo pipefail
 build=$1; tarball=$2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -37,6 +37,7 @@ if command -v nvcc > /dev/null; then
 fi
 git -C "$root" describe --always --dirty --abbrev=7 > "$stage/kwb/COMMIT" 2>/dev/null || echo unknown > "$stage/kwb/COMMIT"
 mkdir -p "$(dirname "$tarball")"
-tar -C "$stage" -czf "$tarball" kwb
+# The suffix picks the compression: .tar.xz keeps the bundle under what a device call carries (64 MiB).
+XZ_OPT=${XZ_OPT:--T2 -6} tar -C "$stage" -caf "$tarball" kwb
 rm -rf "$stage"
 ls -lh "$tarball"

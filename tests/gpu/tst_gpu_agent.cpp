@@ -69,12 +69,17 @@ class TestGpuAgent : public QObject {
     QVERIFY2(!services.pool->devices().empty(), services.pool->problem().c_str());
 
     const auto t0 = std::chrono::steady_clock::now();
-    Session session(services, created.id);
+    // Every event on stdout: a failure on the GPU machine says where the session went.
+    Session session(services, created.id, [](const SessionEvent &e) {
+      std::cout << "event g" << e.group << " l" << e.line << " t" << e.turn << ": " << e.text.substr(0, 300) << "\n";
+    });
     const SessionState state = session.run();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto record = store->session(created.id);
     QVERIFY2(state == SessionState::Finished, record->stopReason.c_str());
-    QVERIFY(record->baseline && record->baseline->ms);
+    QVERIFY(record->baseline);
+    QVERIFY2(record->baseline->ms, ("the starter has no time: " + record->baseline->outcome + "\n" +
+                                    record->baseline->feedback).c_str());
     const double starterMs = *record->baseline->ms;
 
     json out = {{"task", "softmax"}, {"config", "h200"}, {"G", 2}, {"K", 2}, {"starter_ms", starterMs},

@@ -102,7 +102,7 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   xAxis_->setRange(0, 10);
   yAxis_->setRange(0, 2);
   chartView_ = new QChartView(chart_, this);
-  chartView_->setMinimumHeight(120);
+  chartView_->setMinimumWidth(160);
 
   auto *top = new QHBoxLayout;
   top->addWidget(status_, 1);
@@ -113,16 +113,18 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   meters->addWidget(groups_);
   meters->addWidget(tokens_);
   meters->addWidget(spend_);
+  // Side by side, so that the dock adds no more to the window's least height than its neighbours.
   auto *split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(tree_);
   split->addWidget(answer_);
-  auto *vertical = new QSplitter(Qt::Vertical, this);
-  vertical->addWidget(split);
-  vertical->addWidget(chartView_);
+  split->addWidget(chartView_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setStretchFactor(2, 2);
   auto *layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(meters);
-  layout->addWidget(vertical, 1);
+  layout->addWidget(split, 1);
 }
 
 void SessionPanel::attach(AgentService *service) {

@@ -252,7 +252,7 @@ bool Session::measureBaseline() {
     name = record_.settings.starterName;
   } else {
     try {
-      source = readFile(task_.starterSource());
+      source = readFile(task_.folder / task_.starterSource());
       name = task_.starterSource().filename().string();
     } catch (const std::exception &e) {
       publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("no starter kernel: ") + e.what()));

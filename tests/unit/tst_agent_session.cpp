@@ -116,6 +116,10 @@ void TestAgentSession::replayLoopWithRepairsAndRewards() {
   const auto record = f.store->session(created.id);
   QVERIFY2(state == SessionState::Finished, record->stopReason.c_str());
   QCOMPARE(record->stopReason, std::string("done: 2 groups"));
+  // No starter given: the task's own ([editor] starter, beside task.toml) was measured first.
+  QVERIFY(record->baseline);
+  QVERIFY2(!record->baseline->sourceHash.empty(), record->baseline->feedback.c_str());
+  QCOMPARE(record->baseline->outcome, std::string("not-run"));
 
   const auto groups = f.store->groups(created.id);
   QCOMPARE(groups.size(), std::size_t(2));

@@ -18,6 +18,7 @@ k=/tmp/run/kwb; r=/tmp/res15; mkdir -p $r
 pack() { tar -C /tmp --exclude='*cache*' --exclude='*.cubin' -czf $out/results15.tgz res15; }
 stages=${STAGES:-tests launchers blur ncu}
 source $k/env.sh
+export KWB_BENCH_COMMIT=$(cat $k/COMMIT)  # the figures name the commit they were measured on
 export KWB_TEST_OUTPUT_DIR=$r/test-output KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home KWB_CLI=$k/bin/kwb KWB_WORKER=$k/bin/kwb-worker; mkdir -p $HOME
 if [[ " $stages " == *" focus "* ]]; then
   (command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer; /usr/local/cuda/bin/compute-sanitizer --help) > $r/compute-sanitizer-help.txt 2>&1

@@ -45,6 +45,7 @@ json runSession(const Task &task, const std::filesystem::path &dir, std::size_t 
   s.groups = groups;
   s.configs = {config};
   s.timingCapSeconds = 0.3;
+  s.profile = false;  // profiling is GPU work of its own, not orchestration: tst_gpu_agent reports its time
   const auto created = Session::create(*store, task, s, server.baseUrl(), "replay");
   SessionServices services;
   services.store = store;

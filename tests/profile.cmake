@@ -1,5 +1,6 @@
 # Profiler (core/profile) tests. Included from tests/CMakeLists.txt.
 kwb_add_test(tst_profile_catalog unit SOURCES unit/tst_profile_catalog.cpp LIBS kwbprofile)
+kwb_add_test(tst_bottleneck unit SOURCES unit/tst_bottleneck.cpp LIBS kwbprofile)
 kwb_add_test(tst_profile_worker unit SOURCES unit/tst_profile_worker.cpp LIBS kwbprofile
   ENV "KWB_WORKER=$<TARGET_FILE:kwb-worker>")
 add_dependencies(tst_profile_worker kwb-worker)

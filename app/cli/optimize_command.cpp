@@ -170,6 +170,8 @@ SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs 
   c.optimize->add_option("--time-limit", o.timeLimit, "Seconds per configuration before a run is stopped (default 120)")->check(CLI::PositiveNumber);
   c.optimize->add_option("--gpu", o.gpus, "CUDA device to use (repeatable; default: every visible one)");
   c.optimize->add_flag("--no-gpu", o.noGpu, "Compile every answer and check its launch only");
+  c.optimize->add_flag("--no-profile", o.noProfile,
+                       "Leave out the profiler's bottleneck summary of the incumbent and of correct candidates under repair");
   c.optimize->add_option("--resume", o.resume, "Continue session ID (kwb sessions lists them)");
   c.optimize->add_option("--workspace", o.workspace, "Workspace file (default: the workbench's)");
   c.optimize->add_option("--output,-o", o.output, "Write the best kernel here (default: TASK-SESSION-best.cu in the current folder)");
@@ -256,6 +258,7 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     s.timingCapSeconds = args.timeCap;
     s.timeLimitSeconds = args.timeLimit;
     s.useDevice = !args.noGpu;
+    s.profile = !args.noProfile;
     std::string starter;
     if (!args.candidate.empty()) {
       std::ifstream in(args.candidate, std::ios::binary);

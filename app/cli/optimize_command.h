@@ -30,6 +30,7 @@ struct OptimizeArgs {
   double timeLimit = 120.0;
   std::vector<int> gpus;
   bool noGpu = false;
+  bool noProfile = false;
   std::string resume;                // a session id
   std::string workspace;             // default: the workbench's
   std::string output;                // the best kernel's file

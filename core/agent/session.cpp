@@ -12,6 +12,8 @@
 #include "core/agent/answer.h"
 #include "core/agent/prompt.h"
 #include "core/agent/prompt_templates.h"
+#include "core/profile/bottleneck.h"
+#include "core/profile/profiler.h"
 #include "core/store/database.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/content_hash.h"
@@ -237,6 +239,52 @@ bool Session::evaluateOn(const std::string &source, const std::string &sourceNam
   return result.outcome != Outcome::Cancelled;
 }
 
+std::string Session::profileNote(const std::string &sourceHash, const std::string &name, int group) {
+  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
+  if (!gpu || !record_.settings.profile || sourceHash.empty()) return {};
+  {
+    std::unique_lock lock(profileMutex_);
+    profileDone_.wait(lock, [&] { return !profiling_.count(sourceHash); });
+    if (auto known = services_.store->profile(id_, sourceHash)) return *known;
+    if (stopRequested_) return {};
+    profiling_.insert(sourceHash);
+  }
+  const std::string source = services_.store->source(sourceHash).value_or("");
+  profile::ProfileOptions o;
+  if (!record_.settings.configs.empty()) o.config = record_.settings.configs.front();
+  o.set = "detailed";
+  o.sourceName = name;
+  o.timeLimit = std::chrono::milliseconds(static_cast<long long>(record_.settings.timeLimitSeconds * 1000));
+  profile::ProfileResult result;
+  result.outcome = Outcome::Cancelled;
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ran = services_.pool
+                       ->submitWork([&](Evaluator &evaluator) {
+                         try {
+                           result = profile::profileCandidate(task_, source, o, evaluator);
+                         } catch (const std::exception &e) {
+                           result.outcome = Outcome::Error;
+                           result.message = e.what();
+                         }
+                       })
+                       .get();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string note;
+  if (ran && result.outcome != Outcome::Cancelled && !stopRequested_) {
+    note = profile::bottleneckSummary(result);
+    services_.store->setProfile(id_, sourceHash, note);
+    char text[96];
+    std::snprintf(text, sizeof text, "profiled %s in %.1f s: ", name.c_str(), seconds);
+    publish(event(SessionEvent::Kind::Message, group, 0, 0, text + note.substr(0, note.find('\n'))));
+  }
+  {
+    std::lock_guard lock(profileMutex_);
+    profiling_.erase(sourceHash);
+  }
+  profileDone_.notify_all();
+  return note;
+}
+
 Goal Session::goalFor(const Incumbent &incumbent) const {
   const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
   if (!gpu) return Goal::Compiles;
@@ -307,6 +355,10 @@ std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group) {
         break;
       }
   }
+  if (group.goal == Goal::Faster && !inc.sourceHash.empty()) {
+    const std::string note = profileNote(inc.sourceHash, "incumbent.cu", group.ordinal);
+    if (!note.empty()) inc.feedback += (inc.feedback.empty() || inc.feedback.back() == '\n' ? "" : "\n") + note;
+  }
   const std::string incumbentText =
       inc.sourceHash.empty() ? std::string("// (none yet: write the kernel from the specification)")
                              : services_.store->source(inc.sourceHash).value_or("");
@@ -336,13 +388,21 @@ std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group) {
           {"user", renderTemplate(templateFirst_, values, "first_turn.md"), {}, {}}};
 }
 
-std::vector<llm::Message> Session::repairMessages(const AttemptRecord &previous) {
+std::vector<llm::Message> Session::repairMessages(const GroupRecord &group, const AttemptRecord &previous) {
   const std::string kernel = task_.launch ? task_.launch->kernel : std::string("kwb_launch");
   const std::string answerFormat = renderTemplate(templateAnswer_, {{"kernel", kernel}}, "answer_format.md");
   std::string candidate = previous.sourceHash.empty() ? previous.responseText
                                                        : services_.store->source(previous.sourceHash).value_or("");
+  std::string feedback = previous.feedback;
+  // Correct but not faster: where its time goes.
+  if (previous.outcome == "correct" && !previous.sourceHash.empty()) {
+    char name[64];
+    std::snprintf(name, sizeof name, "g%d-l%d-t%d.cu", group.ordinal, previous.line, previous.turn);
+    const std::string note = profileNote(previous.sourceHash, name, group.ordinal);
+    if (!note.empty()) feedback += (feedback.empty() || feedback.back() == '\n' ? "" : "\n") + note;
+  }
   const std::map<std::string, std::string> values = {
-      {"task", taskSpec_}, {"candidate", candidate}, {"feedback", previous.feedback}, {"answer_format", answerFormat}};
+      {"task", taskSpec_}, {"candidate", candidate}, {"feedback", feedback}, {"answer_format", answerFormat}};
   return {{"system", renderTemplate(templateSystem_, {}, "system.md"), {}, {}},
           {"user", renderTemplate(templateRepair_, values, "repair.md"), {}, {}}};
 }
@@ -447,7 +507,7 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
   a.line = pending.line;
   a.turn = pending.turn;
   a.parentId = pending.previous ? pending.previous->id : 0;
-  a.messages = pending.previous ? repairMessages(*pending.previous) : firstTurnMessages(group);
+  a.messages = pending.previous ? repairMessages(group, *pending.previous) : firstTurnMessages(group);
   llm::ChatRequest request;
   request.model = record_.model;
   request.messages = a.messages;

@@ -13,11 +13,13 @@
 // and reports through the event callback from its own and its worker threads.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,7 +117,12 @@ class Session {
   bool measureBaseline();
   Goal goalFor(const Incumbent &incumbent) const;
   std::vector<llm::Message> firstTurnMessages(const GroupRecord &group);
-  std::vector<llm::Message> repairMessages(const AttemptRecord &previous);
+  std::vector<llm::Message> repairMessages(const GroupRecord &group, const AttemptRecord &previous);
+  // The profiler's bottleneck summary of a source shown to the model (core/profile/bottleneck.h):
+  // from the store when this session measured it before, else profiled now on the pool (once
+  // per source: lines asking for the same one wait for the first). Empty without a GPU, with
+  // SessionSettings::profile off, or when cancelled.
+  std::string profileNote(const std::string &sourceHash, const std::string &name, int group);
   // Empty when a new request may start, else the budget that was reached.
   std::string budgetRefusal();
   bool evaluateOn(const std::string &source, const std::string &sourceName, EvaluationResult &result);
@@ -137,6 +144,9 @@ class Session {
   std::vector<std::shared_ptr<llm::CancelToken>> inFlight_;
   std::string llmFailure_;  // a request the provider could not answer (not the model's fault)
   std::string budgetHit_;
+  std::mutex profileMutex_;
+  std::condition_variable profileDone_;
+  std::set<std::string> profiling_;  // sources being profiled now
   std::chrono::steady_clock::time_point runStarted_;
   std::optional<double> bestMs_;
   std::string arch_;  // the GPU's, from the first evaluation on it (compiling ahead waits for it)

@@ -177,6 +177,7 @@ void to_json(json &j, const SessionSettings &s) {
            {"timing_cap_s", s.timingCapSeconds},
            {"time_limit_s", s.timeLimitSeconds},
            {"use_device", s.useDevice},
+           {"profile", s.profile},
            {"starter_hash", s.starterHash},
            {"starter_name", s.starterName}};
   putOptional(j, "easy_below", s.dcp.easyBelow);
@@ -209,6 +210,7 @@ void from_json(const json &j, SessionSettings &s) {
   s.timingCapSeconds = j.value("timing_cap_s", s.timingCapSeconds);
   s.timeLimitSeconds = j.value("time_limit_s", s.timeLimitSeconds);
   s.useDevice = j.value("use_device", s.useDevice);
+  s.profile = j.value("profile", s.profile);
   s.starterHash = j.value("starter_hash", std::string());
   s.starterName = j.value("starter_name", std::string());
 }
@@ -502,6 +504,24 @@ std::vector<AttemptRecord> SessionStore::sessionAttempts(const std::string &sess
 std::optional<std::string> SessionStore::source(const std::string &hash) {
   std::lock_guard lock(mutex_);
   return workspace_->source(hash);
+}
+
+void SessionStore::setProfile(const std::string &sessionId, const std::string &sourceHash, const std::string &summary) {
+  std::lock_guard lock(mutex_);
+  Database &db = workspace_->database();
+  Statement u = db.prepare(
+      "INSERT OR REPLACE INTO agent_profiles(session_id, source_hash, summary, created_at) VALUES(?1, ?2, ?3, ?4)");
+  u.bind(1, sessionId).bind(2, sourceHash).bind(3, summary).bind(4, utcTimestamp());
+  u.run();
+}
+
+std::optional<std::string> SessionStore::profile(const std::string &sessionId, const std::string &sourceHash) {
+  std::lock_guard lock(mutex_);
+  Statement q = workspace_->database().prepare(
+      "SELECT summary FROM agent_profiles WHERE session_id = ?1 AND source_hash = ?2");
+  q.bind(1, sessionId).bind(2, sourceHash);
+  if (!q.step()) return std::nullopt;
+  return q.columnText(0);
 }
 
 SessionTotals SessionStore::totals(const std::string &sessionId) {

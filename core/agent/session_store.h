@@ -58,6 +58,8 @@ struct SessionSettings {
   double timingCapSeconds = 1.0;       // per configuration
   double timeLimitSeconds = 120.0;     // per worker request
   bool useDevice = true;               // false: compile only, even with a GPU
+  bool profile = true;                 // with a GPU: the profiler's bottleneck summary of the incumbent and of
+                                       // correct candidates under repair goes into the prompts
   std::string starterHash;             // the kernel to start from (in the store's sources); empty: the task's starter
   std::string starterName;             // its file name, for the log
 };
@@ -174,6 +176,9 @@ class SessionStore {
   std::vector<AttemptRecord> attempts(std::int64_t groupId);                 // by line, then turn
   std::vector<AttemptRecord> sessionAttempts(const std::string &sessionId);  // by group, line, turn
   std::optional<std::string> source(const std::string &hash);
+  // The profiler's bottleneck summary of a source, once per session (agent_profiles).
+  void setProfile(const std::string &sessionId, const std::string &sourceHash, const std::string &summary);
+  std::optional<std::string> profile(const std::string &sessionId, const std::string &sourceHash);
   SessionTotals totals(const std::string &sessionId);
 
   void addTranscript(const llm::TranscriptEntry &entry, const std::string &sessionId);

@@ -160,6 +160,15 @@ CREATE TABLE agent_attempts(
   evaluated_at TEXT NOT NULL DEFAULT '',
   UNIQUE(group_id, line, turn)
 );
+-- The profiler's bottleneck summary of a kernel the session showed the model (an incumbent, a
+-- correct candidate under repair): measured once per session and source, kept for resume.
+CREATE TABLE agent_profiles(
+  session_id TEXT NOT NULL REFERENCES agent_sessions(id) ON DELETE CASCADE,
+  source_hash TEXT NOT NULL REFERENCES sources(hash),
+  summary TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY(session_id, source_hash)
+);
 )sql";
 
 bool hasTable(Database &db, std::string_view name) {

@@ -71,6 +71,7 @@ class TestGpuAgent : public QObject {
     const auto t0 = std::chrono::steady_clock::now();
     // Every event on stdout: a failure on the GPU machine says where the session went.
     Session session(services, created.id, [](const SessionEvent &e) {
+      if (e.kind == SessionEvent::Kind::Text) return;  // the answers themselves are in the store
       std::cout << "event g" << e.group << " l" << e.line << " t" << e.turn << ": " << e.text.substr(0, 300) << "\n";
     });
     const SessionState state = session.run();
@@ -85,7 +86,7 @@ class TestGpuAgent : public QObject {
     json out = {{"task", "softmax"}, {"config", "h200"}, {"G", 2}, {"K", 2}, {"starter_ms", starterMs},
                 {"wall_s", wall}, {"groups", json::array()}};
     std::optional<double> best;
-    bool sawMismatchRepair = false;
+    bool sawMismatchRepair = false, sawProfile = false;
     double llmSeconds = 0, evalSeconds = 0;
     for (const auto &g : store->groups(created.id)) {
       std::optional<double> groupBest;
@@ -99,6 +100,11 @@ class TestGpuAgent : public QObject {
                          {"reward", a.reward ? json(*a.reward) : json(nullptr)}});
         if (a.turn == 2 && a.messages.size() == 2 && a.messages[1].content.find("mismatch") != std::string::npos)
           sawMismatchRepair = true;
+        // An optimization turn shows the incumbent's profile (the detailed set on the session's config).
+        if (g.goal == Goal::Faster && a.turn == 1 && a.messages.size() == 2 &&
+            a.messages[1].content.find("Profile (h200, ") != std::string::npos &&
+            a.messages[1].content.find("memory-bound") != std::string::npos)
+          sawProfile = true;
         if (a.outcome == "correct" && a.ms && (!groupBest || *a.ms < *groupBest)) groupBest = a.ms;
       }
       const std::optional<double> previous = best;
@@ -118,6 +124,7 @@ class TestGpuAgent : public QObject {
     std::filesystem::create_directories(outputDir());
     std::ofstream(outputDir() / "agent-replay.json") << out.dump(2) << "\n";
     QVERIFY2(sawMismatchRepair, out.dump(1).c_str());
+    QVERIFY2(sawProfile, "no optimization prompt carried the incumbent's profile");
     // The lineage's later steps are faster than the starter: the session found them.
     QVERIFY(best);
     QVERIFY2(*best < starterMs * 0.9, out.dump(1).c_str());

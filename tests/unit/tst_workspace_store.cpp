@@ -208,6 +208,7 @@ void TestWorkspaceStore::create() {
   QVERIFY(hasObject(db, "table", "agent_sessions"));
   QVERIFY(hasObject(db, "table", "agent_groups"));
   QVERIFY(hasObject(db, "table", "agent_attempts"));
+  QVERIFY(hasObject(db, "table", "agent_profiles"));
   QCOMPARE(rowCount(db, "schema_version"), std::int64_t{5});
   {
     Statement versions = db.prepare("SELECT version, applied_at FROM schema_version ORDER BY rowid");

@@ -60,6 +60,7 @@
 #include "ui/views/profiler_panel.h"
 #include "ui/views/source_view_panel.h"
 #include "ui/views/tuning_panel.h"
+#include "ui/views/diff_dialog.h"
 #include "ui/views/session_panel.h"
 #include "ui/services/agent_service.h"
 #include "ui/services/tuning_service.h"
@@ -314,20 +315,25 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(sessionPanel_, &SessionPanel::candidateActivated, this,
           [this](const QString &source, const QString &name, qint64 evaluationId) {
             if (evaluationId > 0) workspace_->fetchEvaluation(evaluationId);
-            if (source.isEmpty()) return;
-            // The candidate's code in a file of its own, opened in the editor (Run, Profile, diff).
-            const QDir dir(QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
-                           agent_->sessionId());
-            QDir().mkpath(dir.path());
-            QFile file(dir.filePath(name));
-            if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(source.toUtf8()) < 0) {
-              log_->error(tr("Cannot write %1: %2").arg(file.fileName(), file.errorString()));
-              return;
-            }
-            file.close();
-            QString error;
-            if (!tabs_->openFile(file.fileName(), &error)) log_->error(error);
+            openSessionCandidate(source, name);
           });
+  connect(sessionPanel_, &SessionPanel::evaluationRequested, this,
+          [this](qint64 evaluationId) { workspace_->fetchEvaluation(evaluationId); });
+  connect(sessionPanel_, &SessionPanel::diffRequested, this,
+          [this](const QString &parent, const QString &parentName, const QString &source, const QString &name) {
+            auto *dialog = new DiffDialog(parent, parentName, source, name, this);
+            dialog->setAttribute(Qt::WA_DeleteOnClose);
+            dialog->show();
+          });
+  connect(sessionPanel_, &SessionPanel::profileRequested, this, [this](const QString &source, const QString &name) {
+    if (agent_->isRunning()) {
+      log_->warning(tr("Profile %1 once the session is paused or finished: a profile now would disturb its timing")
+                        .arg(name));
+      return;
+    }
+    if (openSessionCandidate(source, name) && !profileCurrent())
+      log_->warning(tr("Cannot profile %1 now: a run, a tuning or a profile is in progress").arg(name));
+  });
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
     if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
         !results_->isFromHistory()) {
@@ -1163,8 +1169,35 @@ bool MainWindow::tuneCurrent() {
   return true;
 }
 
+bool MainWindow::openSessionCandidate(const QString &source, const QString &name) {
+  if (source.isEmpty()) return false;
+  // The candidate's code in a file of its own, opened in the editor (Run, Profile, diff).
+  const QDir dir(QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
+                 agent_->sessionId());
+  QDir().mkpath(dir.path());
+  QFile file(dir.filePath(name));
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(source.toUtf8()) < 0) {
+    log_->error(tr("Cannot write %1: %2").arg(file.fileName(), file.errorString()));
+    return false;
+  }
+  file.close();
+  QString error;
+  CudaEditor *editor = tabs_->openFile(file.fileName(), &error);
+  // Open already (the same name in another session): shown with the code just written unless
+  // the user has edited it there.
+  if (editor && editor->text() != source && !editor->isModified() && !editor->loadFile(file.fileName(), &error))
+    editor = nullptr;
+  if (!editor) {
+    log_->error(error);
+    return false;
+  }
+  tabs_->setCurrentWidget(editor);
+  return true;
+}
+
 bool MainWindow::profileCurrent() {
-  if (taskFolder_.isEmpty() || profileService_->isRunning() || evaluation_->isRunning() || tuning_->isRunning())
+  if (taskFolder_.isEmpty() || profileService_->isRunning() || evaluation_->isRunning() || tuning_->isRunning() ||
+      agent_->isRunning())
     return false;
   CudaEditor *editor = editorToRun();
   if (!editor) return false;

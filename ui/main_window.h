@@ -99,6 +99,9 @@ class MainWindow : public QMainWindow {
   QAction *profileAction() const { return profileAction_; }
   // Profiles the kernel in the editor (or the starter) on the task's first configuration.
   bool profileCurrent();
+  // A session candidate's code written to the session's folder (userDataDir()/sessions/ID/NAME)
+  // and opened in the editor; false (and why, in the log) when it cannot be.
+  bool openSessionCandidate(const QString &source, const QString &name);
   // Shows the kernel in the editor (or the task's starter) beside its SASS/PTX; false without a task.
   bool showListing();
   ResultsPanel *resultsPanel() const { return results_; }

@@ -723,10 +723,16 @@ SessionState Session::run() {
         if (!refusal.empty()) return finishRun(SessionState::Finished, refusal);
         const Incumbent inc = incumbentFor();
         fresh = services_.store->addGroup(id_, static_cast<int>(groups.size()) + 1, goalFor(inc), inc);
-        publish(event(SessionEvent::Kind::Message, fresh.ordinal, 0, 0,
-              "group " + std::to_string(fresh.ordinal) + ": goal " + toString(fresh.goal) +
-                  (fresh.incumbentMs ? ", incumbent " + msText(*fresh.incumbentMs) : std::string())));
         current = &fresh;
+      }
+      {
+        // The group's start, with its incumbent's code (a viewer diffs first turns against it).
+        SessionEvent e = event(SessionEvent::Kind::Message, current->ordinal, 0, 0,
+                               "group " + std::to_string(current->ordinal) + (current == &fresh ? "" : " (resumed)") +
+                                   ": goal " + toString(current->goal) +
+                                   (current->incumbentMs ? ", incumbent " + msText(*current->incumbentMs) : std::string()));
+        if (!current->incumbentHash.empty()) e.source = services_.store->source(current->incumbentHash).value_or("");
+        publish(e);
       }
       const bool complete = processGroup(*current);
       if (complete) continue;

@@ -50,7 +50,8 @@ struct SessionEvent {
   std::string text;
   SessionState state = SessionState::Running;
   std::optional<AttemptRecord> attempt;
-  std::string source;  // Answered, Evaluated: the code taken from the answer (empty: none)
+  std::string source;  // Answered, Evaluated: the code taken from the answer (empty: none);
+                       // a group's first Message: its incumbent's code (empty: none)
 };
 
 struct SessionServices {

@@ -9,19 +9,25 @@
 
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTimer>
 #include <QTreeWidget>
+#include <memory>
 #include <QtTest>
 
 #include "core/llm/provider_config.h"
 #include "helpers/replay_llm_server.h"
 #include "ui/main_window.h"
 #include "ui/services/agent_service.h"
+#include "ui/services/profile_service.h"
 #include "ui/services/tuning_service.h"
+#include "ui/services/workspace_service.h"
+#include "ui/views/cuda_editor.h"
+#include "ui/views/diff_dialog.h"
 #include "ui/views/session_panel.h"
 
 using kwb::test::ReplayLlmServer;
@@ -174,6 +180,41 @@ class TestSessionView : public QObject {
     QCOMPARE(window.sessionPanel()->candidateRows(), 12);
     QVERIFY(window.runAction()->isEnabled());
     QVERIFY2(window.sessionPanel()->statusText().contains(QStringLiteral("replay")), qPrintable(window.sessionPanel()->statusText()));
+
+    // A first-turn candidate's menu: diffed against the code its group started from (the
+    // task's starter), shown in Results, profiled (opened in the editor first).
+    QTreeWidgetItem *group = window.sessionPanel()->tree()->topLevelItem(0);
+    QVERIFY(group && group->childCount() > 0 && group->child(0)->childCount() > 0);
+    QTreeWidgetItem *candidate = group->child(0)->child(0);
+    QVERIFY(!window.sessionPanel()->candidateMenu(group));  // not a candidate's row
+    const std::unique_ptr<QMenu> menu(window.sessionPanel()->candidateMenu(candidate));
+    QVERIFY(menu);
+    auto *diff = menu->findChild<QAction *>(QStringLiteral("diffCandidate"));
+    QVERIFY(diff && diff->isEnabled());
+    diff->trigger();
+    auto *dialog = window.findChild<kwb::ui::DiffDialog *>(QStringLiteral("diffDialog"));
+    QVERIFY(dialog);
+    QVERIFY2(dialog->diffText().startsWith(QStringLiteral("--- incumbent of group 1\n+++ g1-l1-t1.cu\n@@ ")),
+             qPrintable(dialog->diffText().left(200)));
+    QVERIFY2(dialog->summary().contains(QStringLiteral("removed")), qPrintable(dialog->summary()));
+    // The starter's own lines are among those removed.
+    QVERIFY(dialog->diffText().contains(QStringLiteral("\n-// Starting point for optimization")));
+    dialog->close();
+
+    QSignalSpy fetched(window.workspace(), &kwb::ui::WorkspaceService::evaluationFetched);
+    auto *results = menu->findChild<QAction *>(QStringLiteral("showCandidateEvaluation"));
+    QVERIFY(results && results->isEnabled());
+    results->trigger();
+    QVERIFY(fetched.wait(30000));
+
+    QSignalSpy profiled(window.profileService(), &kwb::ui::ProfileService::finished);
+    auto *profile = menu->findChild<QAction *>(QStringLiteral("profileCandidate"));
+    QVERIFY(profile && profile->isEnabled());
+    profile->trigger();
+    QVERIFY(window.currentEditor());
+    QVERIFY2(window.currentEditor()->filePath().endsWith(QStringLiteral("/g1-l1-t1.cu")),
+             qPrintable(window.currentEditor()->filePath()));
+    QVERIFY(profiled.wait(120000));  // no GPU here: "not run", but profiled through the service
   }
 };
 

@@ -1,6 +1,7 @@
 #include "ui/views/session_panel.h"
 
 #include <algorithm>
+#include <memory>
 
 #include <QChart>
 #include <QChartView>
@@ -8,6 +9,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineSeries>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -74,12 +76,14 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   tree_->setUniformRowHeights(true);
   connect(tree_, &QTreeWidget::currentItemChanged, this, [this] { showSelected(); });
   connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) {
-    for (const auto &[key, c] : candidates_) {
-      if (c.item != item) continue;
-      const auto &[g, l, t] = key;
-      const QString name = QStringLiteral("g%1-l%2-t%3.cu").arg(g).arg(l).arg(t);
-      emit candidateActivated(c.source, name, c.attempt ? c.attempt->evaluationId : 0);
-    }
+    Key key;
+    if (const Candidate *c = candidateOf(item, &key))
+      emit candidateActivated(c->source, fileName(key), c->attempt ? c->attempt->evaluationId : 0);
+  });
+  tree_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(tree_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
+    const std::unique_ptr<QMenu> menu(candidateMenu(tree_->itemAt(pos)));
+    if (menu) menu->exec(tree_->viewport()->mapToGlobal(pos));
   });
   answer_ = new QPlainTextEdit(this);
   answer_->setReadOnly(true);
@@ -259,7 +263,11 @@ void SessionPanel::addEvents(const QList<AgentEventRow> &rows) {
         break;
       }
       case Kind::Message:
-        if (e.group > 0 && e.line == 0) groupItem(e.group)->setText(kName, tr("Group %1 — %2").arg(e.group).arg(QString::fromStdString(e.text).section(QLatin1Char(':'), 1).trimmed()));
+        // The group's own lines ("group 2: goal faster, ..."), not the log's other messages.
+        if (e.group > 0 && e.line == 0 && e.text.rfind("group ", 0) == 0) {
+          groupItem(e.group)->setText(kName, tr("Group %1 — %2").arg(e.group).arg(QString::fromStdString(e.text).section(QLatin1Char(':'), 1).trimmed()));
+          if (!e.source.empty()) groupIncumbent_[e.group] = QString::fromStdString(e.source);
+        }
         break;
       case Kind::Best:
         if (e.attempt && e.attempt->speedup && *e.attempt->speedup > bestSpeedup_) {
@@ -278,6 +286,63 @@ void SessionPanel::addEvents(const QList<AgentEventRow> &rows) {
   if (tokens_->maximum() == 0) tokens_->setFormat(tr("tokens %1 (no budget)").arg(tokensUsed_));
   spend_->setText(tr("$%1").arg(cost_, 0, 'f', 4));
   if (currentChanged) showSelected();
+}
+
+const SessionPanel::Candidate *SessionPanel::candidateOf(QTreeWidgetItem *item, Key *key) const {
+  if (!item) return nullptr;
+  for (const auto &[k, c] : candidates_)
+    if (c.item == item) {
+      if (key) *key = k;
+      return &c;
+    }
+  return nullptr;
+}
+
+QString SessionPanel::fileName(const Key &key) {
+  const auto &[g, l, t] = key;
+  return QStringLiteral("g%1-l%2-t%3.cu").arg(g).arg(l).arg(t);
+}
+
+QMenu *SessionPanel::candidateMenu(QTreeWidgetItem *item) {
+  Key key;
+  const Candidate *c = candidateOf(item, &key);
+  if (!c) return nullptr;
+  const auto &[g, l, t] = key;
+  const QString name = fileName(key);
+  const QString source = c->source;
+  const qint64 evaluationId = c->attempt ? c->attempt->evaluationId : 0;
+  // Its parent: the line's previous turn, or for a first turn the code the group started from.
+  QString parent, parentName;
+  if (t > 1) {
+    const auto previous = candidates_.find(Key{g, l, t - 1});
+    if (previous != candidates_.end()) {
+      parent = previous->second.source;
+      parentName = fileName(previous->first);
+    }
+  } else if (const auto inc = groupIncumbent_.find(g); inc != groupIncumbent_.end()) {
+    parent = inc->second;
+    parentName = tr("incumbent of group %1").arg(g);
+  }
+  auto *menu = new QMenu(this);
+  QAction *open = menu->addAction(tr("Open in Editor"), this, [this, source, name, evaluationId] {
+    emit candidateActivated(source, name, evaluationId);
+  });
+  open->setObjectName(QStringLiteral("openCandidate"));
+  open->setEnabled(!source.isEmpty());
+  QAction *diff = menu->addAction(tr("Diff Against Parent"), this, [this, parent, parentName, source, name] {
+    emit diffRequested(parent, parentName, source, name);
+  });
+  diff->setObjectName(QStringLiteral("diffCandidate"));
+  diff->setEnabled(!source.isEmpty() && !parent.isEmpty());
+  if (parent.isEmpty()) diff->setToolTip(tr("No parent: the group started from no kernel"));
+  QAction *profile = menu->addAction(tr("Profile"), this, [this, source, name] { emit profileRequested(source, name); });
+  profile->setObjectName(QStringLiteral("profileCandidate"));
+  profile->setEnabled(!source.isEmpty());
+  QAction *results = menu->addAction(tr("Show Evaluation in Results"), this,
+                                     [this, evaluationId] { emit evaluationRequested(evaluationId); });
+  results->setObjectName(QStringLiteral("showCandidateEvaluation"));
+  results->setEnabled(evaluationId > 0);
+  return menu;
 }
 
 void SessionPanel::showSelected() {

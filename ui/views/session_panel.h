@@ -4,7 +4,9 @@
 // groups, turns and candidates (an icon per outcome, time, speedup, reward) with each group's
 // DCP decision in words; the selected candidate's answer, streaming in while it arrives; and the
 // best speedup over time. Activating a candidate asks the window to open its code in the editor
-// and its evaluation in Results. Events come in batches (AgentService::eventsArrived).
+// and its evaluation in Results; its context menu also diffs it against its parent (the line's
+// previous turn, or the group's incumbent for a first turn) and profiles it. Events come in
+// batches (AgentService::eventsArrived).
 #include <map>
 #include <optional>
 #include <tuple>
@@ -17,6 +19,7 @@ class QChart;
 class QChartView;
 class QLabel;
 class QLineSeries;
+class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -49,6 +52,9 @@ class SessionPanel : public QWidget {
   int bestPoints() const;                       // points on the best-speedup curve
   QString dcpText(int group) const;             // the group's decision as shown
   int candidateRows() const;                    // candidate rows in the tree
+  // The context menu of a candidate's row (Open, Diff Against Parent, Profile, Show Evaluation),
+  // for the caller to exec() and delete; nullptr for other rows.
+  QMenu *candidateMenu(QTreeWidgetItem *item);
 
  signals:
   void pauseRequested();
@@ -57,6 +63,10 @@ class SessionPanel : public QWidget {
   // A candidate was activated: its code (empty when the answer held none), a name for it, and
   // its evaluation's id in the run history (0: none).
   void candidateActivated(const QString &source, const QString &name, qint64 evaluationId);
+  void diffRequested(const QString &parentSource, const QString &parentName, const QString &source,
+                     const QString &name);
+  void profileRequested(const QString &source, const QString &name);
+  void evaluationRequested(qint64 evaluationId);
 
  private:
   struct Candidate {
@@ -71,6 +81,8 @@ class SessionPanel : public QWidget {
   Candidate &candidate(int group, int line, int turn);
   void refreshCandidate(const Candidate &c, int line);
   void showSelected();
+  const Candidate *candidateOf(QTreeWidgetItem *item, Key *key = nullptr) const;
+  static QString fileName(const Key &key);
 
   QLabel *status_ = nullptr;
   QPushButton *pause_ = nullptr, *stop_ = nullptr, *resume_ = nullptr;
@@ -89,6 +101,7 @@ class SessionPanel : public QWidget {
   std::map<std::pair<int, int>, QTreeWidgetItem *> turnItems_;
   std::map<Key, Candidate> candidates_;
   std::map<int, QString> dcp_;
+  std::map<int, QString> groupIncumbent_;       // a group's incumbent code, from its first message
   std::optional<double> baselineMs_;
   double bestSpeedup_ = 0;
   std::int64_t tokensUsed_ = 0;

@@ -46,6 +46,7 @@ json runSession(const Task &task, const std::filesystem::path &dir, std::size_t 
   s.configs = {config};
   s.timingCapSeconds = 0.3;
   s.profile = false;  // profiling is GPU work of its own, not orchestration: tst_gpu_agent reports its time
+  s.sanitizeBest = false;  // the same for compute-sanitizer before a new best
   const auto created = Session::create(*store, task, s, server.baseUrl(), "replay");
   SessionServices services;
   services.store = store;

@@ -172,6 +172,8 @@ SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs 
   c.optimize->add_flag("--no-gpu", o.noGpu, "Compile every answer and check its launch only");
   c.optimize->add_flag("--no-profile", o.noProfile,
                        "Leave out the profiler's bottleneck summary of the incumbent and of correct candidates under repair");
+  c.optimize->add_flag("--no-sanitize", o.noSanitize,
+                       "Do not run compute-sanitizer on a kernel before it becomes the session's best");
   c.optimize->add_option("--resume", o.resume, "Continue session ID (kwb sessions lists them)");
   c.optimize->add_option("--workspace", o.workspace, "Workspace file (default: the workbench's)");
   c.optimize->add_option("--output,-o", o.output, "Write the best kernel here (default: TASK-SESSION-best.cu in the current folder)");
@@ -259,6 +261,7 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     s.timeLimitSeconds = args.timeLimit;
     s.useDevice = !args.noGpu;
     s.profile = !args.noProfile;
+    s.sanitizeBest = !args.noSanitize;
     std::string starter;
     if (!args.candidate.empty()) {
       std::ifstream in(args.candidate, std::ios::binary);

@@ -31,6 +31,7 @@ struct OptimizeArgs {
   std::vector<int> gpus;
   bool noGpu = false;
   bool noProfile = false;
+  bool noSanitize = false;
   std::string resume;                // a session id
   std::string workspace;             // default: the workbench's
   std::string output;                // the best kernel's file

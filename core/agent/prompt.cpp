@@ -160,6 +160,21 @@ std::string taskSpec(const Task &task) {
   return s.str();
 }
 
+std::string sanitizerFeedback(const SanitizeResult &sanitize, const FeedbackLimits &limits) {
+  std::ostringstream s;
+  s << "Sanitizer: " << cut(sanitize.summary(), limits.messageChars) << "\n";
+  std::size_t shown = 0;
+  for (const auto &r : sanitize.reports)
+    for (const auto &f : r.findings) {
+      if (f.origin != SanitizerOrigin::Candidate || shown >= limits.diagnostics) continue;
+      ++shown;
+      const std::string where = f.where();
+      s << "  " << (where.empty() ? "" : where + ": ") << sanitizerToolName(f.tool) << ": " << cut(f.what, limits.messageChars)
+        << "\n";
+    }
+  return s.str();
+}
+
 std::string evaluationFeedback(const EvaluationResult &result, const FeedbackLimits &limits,
                                const std::string &roofline) {
   std::ostringstream s;
@@ -208,18 +223,7 @@ std::string evaluationFeedback(const EvaluationResult &result, const FeedbackLim
       s << "  not timed: " << cut(c.timing->error, limits.messageChars) << "\n";
     }
   }
-  if (result.sanitize) {
-    s << "Sanitizer: " << cut(result.sanitize->summary(), limits.messageChars) << "\n";
-    std::size_t shown = 0;
-    for (const auto &r : result.sanitize->reports)
-      for (const auto &f : r.findings) {
-        if (f.origin != SanitizerOrigin::Candidate || shown >= limits.diagnostics) continue;
-        ++shown;
-        const std::string where = f.where();
-        s << "  " << (where.empty() ? "" : where + ": ") << sanitizerToolName(f.tool) << ": " << cut(f.what, limits.messageChars)
-          << "\n";
-      }
-  }
+  if (result.sanitize) s << sanitizerFeedback(*result.sanitize, limits);
   return s.str();
 }
 

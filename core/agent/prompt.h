@@ -47,5 +47,7 @@ struct FeedbackLimits {
 // the sanitizer's findings when it ran.
 std::string evaluationFeedback(const EvaluationResult &result, const FeedbackLimits &limits = {},
                                const std::string &roofline = {});
+// compute-sanitizer's part of it: the summary and the findings in the candidate's code.
+std::string sanitizerFeedback(const SanitizeResult &sanitize, const FeedbackLimits &limits = {});
 
 }  // namespace kwb::agent

@@ -239,6 +239,45 @@ bool Session::evaluateOn(const std::string &source, const std::string &sourceNam
   return result.outcome != Outcome::Cancelled;
 }
 
+bool Session::sanitizeBefore(AttemptRecord &attempt, EvaluationResult &result, const std::string &source,
+                             const std::string &name, int group) {
+  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
+  if (!gpu || !record_.settings.sanitizeBest) return true;
+  SanitizeOptions o;
+  o.sourceName = name;
+  SanitizeResult sanitized;
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ran = services_.pool
+                       ->submitWork([&](Evaluator &evaluator) {
+                         try {
+                           sanitized = evaluator.sanitize(task_, source, o);
+                         } catch (const std::exception &e) {
+                           sanitized.problem = e.what();
+                         }
+                       })
+                       .get();
+  if (!ran || stopRequested_) return false;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  attempt.evalSeconds += seconds;
+  result.sanitize = sanitized;
+  const bool errors = sanitized.candidateErrors() > 0;
+  if (errors) {
+    attempt.outcome = toString(Outcome::Incorrect);
+    attempt.message = "compute-sanitizer: " + sanitized.summary();
+    attempt.success = false;
+  }
+  if (!attempt.feedback.empty() && attempt.feedback.back() != '\n') attempt.feedback += "\n";
+  if (sanitized.problem.empty()) attempt.feedback += sanitizerFeedback(sanitized);
+  if (errors) attempt.feedback += "Correct on the checks, but compute-sanitizer found errors in its code: fix them.\n";
+  if (!sanitized.complete())
+    attempt.feedback += "Not sanitized: " + (sanitized.problem.empty() ? sanitized.summary() : sanitized.problem) + "\n";
+  char text[96];
+  std::snprintf(text, sizeof text, "sanitized %s in %.1f s: ", name.c_str(), seconds);
+  publish(event(SessionEvent::Kind::Message, group, attempt.line, attempt.turn,
+                text + (sanitized.problem.empty() ? sanitized.summary() : "not sanitized: " + sanitized.problem)));
+  return true;
+}
+
 std::string Session::profileNote(const std::string &sourceHash, const std::string &name, int group) {
   const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
   if (!gpu || !record_.settings.profile || sourceHash.empty()) return {};
@@ -448,6 +487,14 @@ void Session::evaluateAttempt(GroupRecord &group, AttemptRecord &attempt) {
                               msText(group.incumbentMs.value_or(0)) + ".";
         }
         break;
+    }
+    if (r.outcome == Outcome::Correct && attempt.ms) {
+      bool wouldBeBest = false;
+      {
+        std::lock_guard lock(mutex_);
+        wouldBeBest = !bestMs_ || *attempt.ms < *bestMs_;
+      }
+      if (wouldBeBest && !sanitizeBefore(attempt, r, source, name, group.ordinal)) return;
     }
     EvaluationRecord rec;
     rec.taskId = record_.taskId;

@@ -119,6 +119,11 @@ class Session {
   Goal goalFor(const Incumbent &incumbent) const;
   std::vector<llm::Message> firstTurnMessages(const GroupRecord &group);
   std::vector<llm::Message> repairMessages(const GroupRecord &group, const AttemptRecord &previous);
+  // compute-sanitizer on a kernel about to become the session's best (issue 15: never call a
+  // racy kernel the best): errors in its code make the attempt incorrect, with the findings in
+  // its feedback. False when cancelled (the attempt is evaluated again on resume).
+  bool sanitizeBefore(AttemptRecord &attempt, EvaluationResult &result, const std::string &source,
+                      const std::string &name, int group);
   // The profiler's bottleneck summary of a source shown to the model (core/profile/bottleneck.h):
   // from the store when this session measured it before, else profiled now on the pool (once
   // per source: lines asking for the same one wait for the first). Empty without a GPU, with

@@ -178,6 +178,7 @@ void to_json(json &j, const SessionSettings &s) {
            {"time_limit_s", s.timeLimitSeconds},
            {"use_device", s.useDevice},
            {"profile", s.profile},
+           {"sanitize_best", s.sanitizeBest},
            {"starter_hash", s.starterHash},
            {"starter_name", s.starterName}};
   putOptional(j, "easy_below", s.dcp.easyBelow);
@@ -211,6 +212,7 @@ void from_json(const json &j, SessionSettings &s) {
   s.timeLimitSeconds = j.value("time_limit_s", s.timeLimitSeconds);
   s.useDevice = j.value("use_device", s.useDevice);
   s.profile = j.value("profile", s.profile);
+  s.sanitizeBest = j.value("sanitize_best", s.sanitizeBest);
   s.starterHash = j.value("starter_hash", std::string());
   s.starterName = j.value("starter_name", std::string());
 }

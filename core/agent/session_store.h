@@ -60,6 +60,8 @@ struct SessionSettings {
   bool useDevice = true;               // false: compile only, even with a GPU
   bool profile = true;                 // with a GPU: the profiler's bottleneck summary of the incumbent and of
                                        // correct candidates under repair goes into the prompts
+  bool sanitizeBest = true;            // with a GPU: compute-sanitizer (all four tools, smallest config) on a
+                                       // kernel before it becomes the session's best; its errors make it incorrect
   std::string starterHash;             // the kernel to start from (in the store's sources); empty: the task's starter
   std::string starterName;             // its file name, for the log
 };

@@ -7,9 +7,12 @@
 #include <QtTest>
 #include <QTemporaryDir>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <mutex>
 
 #include <nlohmann/json.hpp>
 
@@ -70,9 +73,17 @@ class TestGpuAgent : public QObject {
 
     const auto t0 = std::chrono::steady_clock::now();
     // Every event on stdout: a failure on the GPU machine says where the session went.
-    Session session(services, created.id, [](const SessionEvent &e) {
+    // compute-sanitizer's word on each kernel before it became the best, by g-l-t; the bests.
+    std::mutex eventsMutex;
+    std::map<std::string, std::string> sanitized;
+    std::vector<std::string> bests;
+    Session session(services, created.id, [&](const SessionEvent &e) {
       if (e.kind == SessionEvent::Kind::Text) return;  // the answers themselves are in the store
       std::cout << "event g" << e.group << " l" << e.line << " t" << e.turn << ": " << e.text.substr(0, 300) << "\n";
+      const std::string key = std::to_string(e.group) + "-" + std::to_string(e.line) + "-" + std::to_string(e.turn);
+      std::lock_guard lock(eventsMutex);
+      if (e.kind == SessionEvent::Kind::Message && e.text.rfind("sanitized ", 0) == 0) sanitized[key] = e.text;
+      if (e.kind == SessionEvent::Kind::Best) bests.push_back(key);
     });
     const SessionState state = session.run();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -125,6 +136,12 @@ class TestGpuAgent : public QObject {
     std::ofstream(outputDir() / "agent-replay.json") << out.dump(2) << "\n";
     QVERIFY2(sawMismatchRepair, out.dump(1).c_str());
     QVERIFY2(sawProfile, "no optimization prompt carried the incumbent's profile");
+    // Every best was sanitized first, and the lineage's kernels are clean.
+    QVERIFY(!bests.empty());
+    for (const auto &key : bests) {
+      QVERIFY2(sanitized.count(key), ("best " + key + " was not sanitized first").c_str());
+      QVERIFY2(sanitized[key].find(": clean (") != std::string::npos, sanitized[key].c_str());
+    }
     // The lineage's later steps are faster than the starter: the session found them.
     QVERIFY(best);
     QVERIFY2(*best < starterMs * 0.9, out.dump(1).c_str());

@@ -100,6 +100,7 @@ class TestAgentSession : public QObject {
   void tokenBudgetStopsNewRequests();
   void pauseCancelsRequestsAndResumeFinishes();
   void settingsOutOfRangeAreRefused();
+  void settingsRoundTripThroughTheStore();
   void optimizeKilledWithSigkillResumes();
   void optimizeCtrlCPausesAndExportsTrajectories();
 };
@@ -282,6 +283,48 @@ void TestAgentSession::settingsOutOfRangeAreRefused() {
   s = compileOnlySettings(4, 0, 1);
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Session::create(store, task, s, "http://127.0.0.1:1/v1", ""));
   QVERIFY(store.sessions().empty());
+}
+
+// Every choice of the CLI's options and the window's dialog is stored with the session and read
+// back as it was (a resume runs with them).
+void TestAgentSession::settingsRoundTripThroughTheStore() {
+  QTemporaryDir dir;
+  SessionStore store(std::filesystem::path(dir.filePath("ws.kwb").toStdString()));
+  const Task task = loadTask(kSoftmax);
+  auto s = compileOnlySettings(6, 4, 5);
+  s.dcp.easyBelow = 2;
+  s.dcp.hopelessAbove = 5;
+  s.discount = 0.25;
+  s.minGain = 0.05;
+  s.dollars = 1.5;
+  s.tokens = 123456;
+  s.wallSeconds = 900;
+  s.timingCapSeconds = 0.3;
+  s.profile = false;
+  s.sanitizeBest = false;
+  const auto created = Session::create(store, task, s, "http://127.0.0.1:1/v1", "m");
+  const auto record = store.session(created.id);
+  QVERIFY(record);
+  const SessionSettings &r = record->settings;
+  QCOMPARE(r.candidates, std::size_t(6));
+  QCOMPARE(r.dcp.maxTurns, std::size_t(4));
+  QCOMPARE(r.groups, std::size_t(5));
+  QCOMPARE(r.dcp.easyBelow.value_or(0), std::size_t(2));
+  QCOMPARE(r.dcp.hopelessAbove.value_or(0), std::size_t(5));
+  QCOMPARE(r.discount, 0.25);
+  QCOMPARE(r.minGain, 0.05);
+  QCOMPARE(r.dollars.value_or(0), 1.5);
+  QCOMPARE(r.tokens.value_or(0), std::int64_t(123456));
+  QCOMPARE(r.wallSeconds.value_or(0), 900.0);
+  QCOMPARE(r.timingCapSeconds, 0.3);
+  QVERIFY(!r.profile);
+  QVERIFY(!r.sanitizeBest);
+  QVERIFY(!r.useDevice);
+  // And the defaults: both GPU steps on.
+  const auto plain = Session::create(store, task, compileOnlySettings(4, 3, 1), "http://127.0.0.1:1/v1", "m");
+  QVERIFY(store.session(plain.id)->settings.profile);
+  QVERIFY(store.session(plain.id)->settings.sanitizeBest);
+  QVERIFY(!store.session(plain.id)->settings.dcp.easyBelow);
 }
 
 namespace {

@@ -128,7 +128,9 @@ std::string sgemmLauncher(const std::string &prelude, const std::string &after) 
 // After its honest launch, ~15 ms of spinning on a CUDA context of its own (made through the
 // driver API), which the launcher process's synchronisation of its primary context does not wait
 // for: the GPU is still busy with it when the worker goes on to the reference's sample.
-std::string workLeftRunningLauncher() {
+// keepRunning: a spin of ~0.5 s on all SMs whenever the last one has ended, so that one runs
+// through every sample until the process ends; else 30M cycles (~15 ms) after each call.
+std::string workLeftRunningLauncher(bool keepRunning = false) {
   const std::string prelude =
       "#include <dlfcn.h>\n"
       "__global__ void kwb_spin(long long cycles) {\n"
@@ -151,8 +153,9 @@ std::string workLeftRunningLauncher() {
       "    void *made;\n"
       "    kwb_pop(&made);  // cuCtxCreate made it current\n"
       "  }\n"
-      "  kwb_push(kwb_ctx2);\n"
-      "  kwb_spin<<<1, 32>>>(30000000LL);\n"
+      "  kwb_push(kwb_ctx2);\n" +
+      std::string(keepRunning ? "  if (cudaStreamQuery(0) == cudaSuccess) kwb_spin<<<264, 32>>>(1000000000LL);\n"
+                              : "  kwb_spin<<<1, 32>>>(30000000LL);\n") +
       "  void *was;\n"
       "  kwb_pop(&was);";
   return sgemmLauncher(prelude, after);
@@ -736,6 +739,21 @@ class TestGpuEval : public QObject {
     QVERIFY2(hostile.outcome == kwb::Outcome::Correct, describe(hostile).c_str());
     const auto &t = *hostile.configs.at(0).timing;
     QVERIFY2(t.speedup <= 1.1 * h.speedup, describe(hostile).c_str());
+  }
+
+  // The same, with work on every SM running through all the samples (relaunched whenever it
+  // ends, until the launcher's process is ended): the reference's samples beside it are slowed
+  // by the GPU's time-slicing, the reference timed again alone is not, and the verdict fails
+  // with reference-disturbed whatever the speedup.
+  void workRunningThroughTheSamplesDisturbsTheReference() {
+    const auto hostile = timedRun(sgemm_, workLeftRunningLauncher(true), "h200");
+    if (hostile.configs.at(0).timing) {
+      const auto &t = *hostile.configs[0].timing;
+      std::cerr << "work running throughout: " << t.candidate.median << " ms, reference " << t.reference.median
+                << " ms, speedup " << t.speedup << "\n  " << t.timerNote << "\n";
+    }
+    QVERIFY2(hostile.outcome == kwb::Outcome::Incorrect, describe(hostile).c_str());
+    QCOMPARE(hostile.configs.at(0).reason, std::string("reference-disturbed"));
   }
 
   // A launch that fails (1024+ threads) with the error ignored: the output keeps old memory.

@@ -62,6 +62,7 @@
 #include "ui/views/tuning_panel.h"
 #include "ui/views/diff_dialog.h"
 #include "ui/views/session_panel.h"
+#include "ui/views/session_settings_dialog.h"
 #include "ui/services/agent_service.h"
 #include "ui/services/tuning_service.h"
 #include "ui/services/workspace_service.h"
@@ -121,6 +122,13 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   // takes its icon from here.
   initResources();
   setObjectName(QStringLiteral("mainWindow"));
+  // The Optimize dialog's last choices; before any, the LLM settings' dollar budget.
+  if (const auto saved = settings::agentSessionSettings()) {
+    agentSettings_ = *saved;
+    lastAgentModel_ = settings::agentModel();
+  } else {
+    agentSettings_.dollars = settings::llmBudgetDollars();
+  }
   setWindowIcon(QIcon(QStringLiteral(":/icons/kernel-workbench.svg")));
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
 
@@ -1238,7 +1246,28 @@ bool MainWindow::optimizeCurrent() {
   } catch (const std::exception &e) {
     problem = QString::fromStdString(e.what());
   }
-  if (!providers.empty()) return startAgentSession(QString::fromStdString(providers.front().name));
+  if (!providers.empty()) {
+    if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning() || agent_->isRunning() ||
+        !editorToRun())
+      return false;
+    // The session's settings first (G, K, DCP, budgets...), prefilled with the last ones.
+    QStringList names;
+    for (const auto &p : providers) names << QString::fromStdString(p.name);
+    const QString preferred = lastAgentProvider_.isEmpty() ? settings::agentProvider() : lastAgentProvider_;
+    auto *dialog = new SessionSettingsDialog(names, preferred, lastAgentModel_, agentSettings_, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+      agentSettings_ = dialog->settings();
+      lastAgentModel_ = dialog->model();
+      if (settingsMode_ == SettingsMode::ReadWrite) {
+        settings::setAgentSessionSettings(agentSettings_);
+        settings::setAgentProvider(dialog->provider(), dialog->model());
+      }
+      startAgentSession(dialog->provider(), dialog->model());
+    });
+    dialog->open();
+    return true;
+  }
   const QString why = problem.isEmpty() ? tr("No LLM configured: Optimize runs the built-in autotuner "
                                              "(add a model in Settings ▸ LLM providers).")
                                         : tr("The LLM providers cannot be read (%1): Optimize runs the built-in autotuner.").arg(problem);

@@ -157,6 +157,8 @@ class MainWindow : public QMainWindow {
   // when nothing can be tuned now (no task, or a run or tuning in progress). Optimize calls it
   // too when no LLM is configured, and says so.
   bool tuneCurrent();
+  // With an LLM configured: the session settings dialog (objectName "sessionSettingsDialog",
+  // window-modal), whose Start runs startAgentSession(); else the tuner. False when neither can start.
   bool optimizeCurrent();
 
   // Stores geometry and dock layout in QSettings (also done on close); not in ReadOnly mode.
@@ -245,6 +247,7 @@ class MainWindow : public QMainWindow {
   QDockWidget *sessionDock_ = nullptr;
   kwb::agent::SessionSettings agentSettings_;  // the last session started here
   QString lastAgentProvider_;
+  QString lastAgentModel_;  // the model asked for with it (empty: the provider's default)
   SourceViewPanel *sourceView_ = nullptr;
   QDockWidget *sourceViewDock_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;

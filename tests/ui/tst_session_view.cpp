@@ -7,12 +7,14 @@
 // with an LLM configured runs a session instead of the tuner.
 #include "isolated_home.h"
 
+#include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QTimer>
 #include <QTreeWidget>
@@ -28,6 +30,8 @@
 #include "ui/services/workspace_service.h"
 #include "ui/views/cuda_editor.h"
 #include "ui/views/diff_dialog.h"
+#include "ui/views/session_settings_dialog.h"
+#include "ui/settings/app_settings.h"
 #include "ui/views/session_panel.h"
 
 using kwb::test::ReplayLlmServer;
@@ -170,14 +174,48 @@ class TestSessionView : public QObject {
     QVERIFY(window.optimizeAction()->isEnabled());
     QSignalSpy finished(window.agent(), &AgentService::finished);
     window.optimizeAction()->trigger();
+    // The session's settings are asked first: nothing runs until Start.
+    auto *settingsDialog = window.findChild<kwb::ui::SessionSettingsDialog *>(QStringLiteral("sessionSettingsDialog"));
+    QVERIFY(settingsDialog && settingsDialog->isVisible());
+    QVERIFY(!window.agent()->isRunning());
+    QCOMPARE(settingsDialog->provider(), QStringLiteral("replay"));
+    auto *candidates = settingsDialog->findChild<QSpinBox *>(QStringLiteral("candidates"));
+    auto *groups = settingsDialog->findChild<QSpinBox *>(QStringLiteral("groups"));
+    auto *easyBelow = settingsDialog->findChild<QSpinBox *>(QStringLiteral("easyBelow"));
+    auto *hopelessAbove = settingsDialog->findChild<QSpinBox *>(QStringLiteral("hopelessAbove"));
+    auto *start = settingsDialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok);
+    QVERIFY(candidates && groups && easyBelow && hopelessAbove && start);
+    QCOMPARE(candidates->value(), 4);  // the defaults: G = 4, 3 groups, DCP's thresholds automatic
+    QCOMPARE(groups->value(), 3);
+    QCOMPARE(easyBelow->value(), -1);
+    QCOMPARE(easyBelow->text(), QStringLiteral("automatic (half of G)"));
+    // Thresholds that leave no group to repair are refused, with the fix.
+    easyBelow->setValue(3);
+    hopelessAbove->setValue(1);
+    QVERIFY(!start->isEnabled());
+    QVERIFY2(settingsDialog->problem().contains(QStringLiteral("Raise it or set it to never")), qPrintable(settingsDialog->problem()));
+    hopelessAbove->setValue(-1);
+    QVERIFY(start->isEnabled());
+    easyBelow->setValue(-1);
+    candidates->setValue(3);
+    groups->setValue(2);
+    QCOMPARE(settingsDialog->settings().candidates, std::size_t(3));
+    QTest::mouseClick(start, Qt::LeftButton);
     QVERIFY(window.agent()->isRunning());
     QVERIFY(!window.tuning()->isRunning());
     QVERIFY(!window.runAction()->isEnabled());  // no run while the session has the GPUs
     QVERIFY(window.sessionDock()->isVisible());
     QVERIFY(finished.wait(300000));
     QVERIFY2(finished.first().at(1).toString() == QStringLiteral("finished"), qPrintable(finished.first().at(2).toString()));
-    // The defaults: 3 groups of 4, every answer compiles (no GPU here): no repairs.
-    QCOMPARE(window.sessionPanel()->candidateRows(), 12);
+    // 2 groups of 3, as chosen; every answer compiles (no GPU here): no repairs.
+    QCOMPARE(window.sessionPanel()->candidateRows(), 6);
+    // The choices are remembered for the next Optimize.
+    const auto remembered = kwb::ui::settings::agentSessionSettings();
+    QVERIFY(remembered);
+    QCOMPARE(remembered->candidates, std::size_t(3));
+    QCOMPARE(remembered->groups, std::size_t(2));
+    QVERIFY(remembered->taskFolder.empty());
+    QCOMPARE(kwb::ui::settings::agentProvider(), QStringLiteral("replay"));
     QVERIFY(window.runAction()->isEnabled());
     QVERIFY2(window.sessionPanel()->statusText().contains(QStringLiteral("replay")), qPrintable(window.sessionPanel()->statusText()));
 

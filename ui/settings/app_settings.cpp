@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QRegularExpression>
@@ -31,6 +33,9 @@ const QString kGpuDevices = QStringLiteral("gpu/devices");
 const QString kRunTiming = QStringLiteral("run/time");
 const QString kRunSanitizer = QStringLiteral("run/sanitize");
 const QString kLlmBudget = QStringLiteral("llm/budgetDollars");
+const QString kAgentSession = QStringLiteral("agent/sessionSettings");
+const QString kAgentProvider = QStringLiteral("agent/provider");
+const QString kAgentModel = QStringLiteral("agent/model");
 const QString kRecent = QStringLiteral("tasks/recent");
 const QString kOpenedFolders = QStringLiteral("tasks/openedFolders");
 const QString kGeometry = QStringLiteral("window/geometry");
@@ -184,6 +189,46 @@ void setLlmBudgetDollars(std::optional<double> dollars) {
     store.setValue(kLlmBudget, *dollars);
   else
     store.remove(kLlmBudget);
+}
+
+std::optional<kwb::agent::SessionSettings> agentSessionSettings() {
+  Store store;
+  const QByteArray text = store.value(kAgentSession).toByteArray();
+  if (text.isEmpty()) return std::nullopt;
+  try {
+    return nlohmann::json::parse(text.toStdString()).get<kwb::agent::SessionSettings>();
+  } catch (const std::exception &) {
+    return std::nullopt;  // written by another version: the defaults
+  }
+}
+
+void setAgentSessionSettings(const kwb::agent::SessionSettings &settings) {
+  kwb::agent::SessionSettings s = settings;
+  s.taskFolder.clear();
+  s.starterHash.clear();
+  s.starterName.clear();
+  s.provider.clear();
+  s.model.clear();
+  s.configs.clear();
+  s.useDevice = true;
+  Store store;
+  store.setValue(kAgentSession, QByteArray::fromStdString(nlohmann::json(s).dump()));
+}
+
+QString agentProvider() {
+  Store store;
+  return store.value(kAgentProvider).toString();
+}
+
+QString agentModel() {
+  Store store;
+  return store.value(kAgentModel).toString();
+}
+
+void setAgentProvider(const QString &provider, const QString &model) {
+  Store store;
+  store.setValue(kAgentProvider, provider);
+  store.setValue(kAgentModel, model);
 }
 
 QStringList compileOnlyArchChoices() {

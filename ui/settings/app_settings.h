@@ -8,6 +8,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "core/agent/session_store.h"
+
 namespace kwb::ui::settings {
 
 inline constexpr int kMaxRecentTasks = 10;
@@ -61,6 +63,14 @@ void setRunSanitizer(bool sanitize);
 // positive amounts are stored; anything else removes the limit.
 std::optional<double> llmBudgetDollars();
 void setLlmBudgetDollars(std::optional<double> dollars);
+
+// What the Optimize dialog was last accepted with: the session's choices (task, starter and
+// device left out; nullopt when never accepted or unreadable), the provider and the model.
+std::optional<kwb::agent::SessionSettings> agentSessionSettings();
+void setAgentSessionSettings(const kwb::agent::SessionSettings &settings);
+QString agentProvider();
+QString agentModel();
+void setAgentProvider(const QString &provider, const QString &model);
 
 // Most recent first, at most kMaxRecentTasks, absolute folders.
 QStringList recentTasks();

@@ -193,7 +193,13 @@ QTreeWidgetItem *SessionPanel::turnItem(int group, int turn) {
 SessionPanel::Candidate &SessionPanel::candidate(int group, int line, int turn) {
   auto &c = candidates_[{group, line, turn}];
   if (!c.item) {
-    c.item = new QTreeWidgetItem(turnItem(group, turn), {tr("Line %1").arg(line), tr("asking…")});
+    // In line order, whichever answer starts first.
+    QTreeWidgetItem *parent = turnItem(group, turn);
+    int at = 0;
+    while (at < parent->childCount() && parent->child(at)->data(kName, Qt::UserRole).toInt() < line) ++at;
+    c.item = new QTreeWidgetItem(QStringList{tr("Line %1").arg(line), tr("asking…")});
+    c.item->setData(kName, Qt::UserRole, line);
+    parent->insertChild(at, c.item);
     c.item->setForeground(kOutcome, toneColour(OutcomeTone::Quiet));
   }
   return c;

@@ -9,7 +9,9 @@
 // first-turn candidates (default 8, LEAP's); a repaired candidate takes turns until it succeeds
 // or has used K turns in all (default 3). Every attempt is one LLM call and one GPU evaluation.
 // A turn of a group costs `llm_s + eval_s` of wall time (the candidates of a turn run
-// concurrently); a group ends after its last turn. A task is solved when any attempt succeeds;
+// concurrently); a group ends after its last turn. "Repair calls" counts repair requests, "repair
+// turns" a group's turns after its first (each one round of concurrent requests, the unit of
+// LEAP's "debugging activated" and of wall time). A task is solved when any attempt succeeds;
 // "attempts solved" is the fraction of first-turn lines that end in success (LEAP's accuracy).
 //
 // Policies: unpruned (every group with a failure is repaired: easyBelow = 1), DCP with the
@@ -58,6 +60,7 @@ struct Totals {
   std::string policy;
   std::size_t easyBelow = 0, hopelessAbove = 0;
   std::size_t attempts = 0, repairAttempts = 0, repairedGroups = 0, solvedTasks = 0, solvedLines = 0;
+  std::size_t repairTurns = 0;  // group turns after the first (a turn's candidates run together)
   double wallSeconds = 0;
 };
 
@@ -108,6 +111,7 @@ Totals simulate(const Model &m, const std::vector<TaskDraw> &tasks, const std::s
       }
     }
     t.solvedLines += solvedLines;
+    t.repairTurns += groupTurns - 1;
     t.solvedTasks += solvedLines > 0;
     t.wallSeconds += static_cast<double>(groupTurns) * (m.llmSeconds + m.evalSeconds);
   }
@@ -165,19 +169,23 @@ int main(int argc, char **argv) {
   for (const auto &p : policies) results.push_back(simulate(m, tasks, p.name, p.settings));
   const Totals &base = results.front();
 
-  kb::Table table({"policy", "easy<", "hopeless>", "groups repaired", "LLM calls", "repair calls saved", "wall saved",
+  kb::Table table({"policy", "easy<", "hopeless>", "groups repaired", "LLM calls", "repair calls saved",
+                   "repair turns saved", "wall saved",
                    "tasks solved", "vs unpruned", "attempts solved"});
   json rows = json::array();
   for (const auto &r : results) {
     const double saved = pct(static_cast<double>(base.repairAttempts) - static_cast<double>(r.repairAttempts),
                              static_cast<double>(base.repairAttempts));
     const double wallSaved = pct(base.wallSeconds - r.wallSeconds, base.wallSeconds);
+    const double turnsSaved = pct(static_cast<double>(base.repairTurns) - static_cast<double>(r.repairTurns),
+                                  static_cast<double>(base.repairTurns));
     const double solved = pct(static_cast<double>(r.solvedTasks), static_cast<double>(m.tasks));
     const double baseSolved = pct(static_cast<double>(base.solvedTasks), static_cast<double>(m.tasks));
     const double lines = pct(static_cast<double>(r.solvedLines), static_cast<double>(m.tasks * m.group));
     table.add({r.policy, std::to_string(r.easyBelow), std::to_string(r.hopelessAbove),
                kb::formatNumber(pct(static_cast<double>(r.repairedGroups), static_cast<double>(m.tasks)), 1) + "%",
-               std::to_string(r.attempts), kb::formatNumber(saved, 1) + "%", kb::formatNumber(wallSaved, 1) + "%",
+               std::to_string(r.attempts), kb::formatNumber(saved, 1) + "%", kb::formatNumber(turnsSaved, 1) + "%",
+               kb::formatNumber(wallSaved, 1) + "%",
                kb::formatNumber(solved, 2) + "%", kb::formatNumber(solved - baseSolved, 2) + " pt",
                kb::formatNumber(lines, 2) + "%"});
     rows.push_back({{"policy", r.policy},
@@ -188,6 +196,8 @@ int main(int argc, char **argv) {
                     {"gpu_evaluations", r.attempts},
                     {"repair_calls", r.repairAttempts},
                     {"repair_calls_saved_pct", saved},
+                    {"repair_turns", r.repairTurns},
+                    {"repair_turns_saved_pct", turnsSaved},
                     {"wall_seconds", r.wallSeconds},
                     {"wall_saved_pct", wallSaved},
                     {"tasks_solved_pct", solved},

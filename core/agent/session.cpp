@@ -509,12 +509,7 @@ void Session::evaluateAttempt(GroupRecord &group, AttemptRecord &attempt) {
     run = rec;
   }
   services_.store->setEvaluation(attempt, run, source);
-  SessionEvent e;
-  e.kind = SessionEvent::Kind::Evaluated;
-  e.group = group.ordinal;
-  e.line = attempt.line;
-  e.turn = attempt.turn;
-  e.text = attempt.outcome;
+  SessionEvent e = event(SessionEvent::Kind::Evaluated, group.ordinal, attempt.line, attempt.turn, attempt.outcome);
   e.attempt = attempt;
   e.source = source;
   publish(e);
@@ -598,12 +593,7 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
   a.answerNote = parsed.note;
   const bool evaluable = parsed.outcome == AnswerOutcome::Code || parsed.outcome == AnswerOutcome::MissingKernel;
   a = services_.store->addAttempt(a, evaluable ? parsed.source : std::string());
-  SessionEvent e;
-  e.kind = SessionEvent::Kind::Answered;
-  e.group = group.ordinal;
-  e.line = a.line;
-  e.turn = a.turn;
-  e.text = a.answerOutcome;
+  SessionEvent e = event(SessionEvent::Kind::Answered, group.ordinal, a.line, a.turn, a.answerOutcome);
   e.attempt = a;
   if (evaluable) e.source = parsed.source;
   publish(e);

@@ -343,6 +343,18 @@ bool waitForOutput(QProcess &p, QByteArray &seen, const QByteArray &needle, int 
   return true;
 }
 
+// `kwb optimize` on softmax, compile-only, G candidates, K = 2, 2 groups, in dir's ws.kwb, with
+// answers streamed slowly (40 ms a chunk); returns once the first evaluation was printed.
+void startSlowOptimize(QProcess &p, const QTemporaryDir &dir, ReplayLlmServer &server, int g, QByteArray &out) {
+  server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(40));
+  p.setWorkingDirectory(dir.path());
+  p.start(kwbProgram(), {"optimize", QString::fromStdString(kSoftmax.string()), "--provider",
+                         QString::fromStdString(server.baseUrl()), "--no-gpu", "-G", QString::number(g), "-K", "2",
+                         "--groups", "2", "--workspace", dir.filePath("ws.kwb")});
+  QVERIFY(p.waitForStarted());
+  QVERIFY2(waitForOutput(p, out, "] not-run", 120000), out.constData());
+}
+
 std::string sessionIdIn(const QByteArray &out) {
   const QRegularExpression re(QStringLiteral("session (\\d{8}-\\d{6}-[0-9a-f]{4})"));
   const auto m = re.match(QString::fromUtf8(out));
@@ -356,16 +368,11 @@ void TestAgentSession::optimizeKilledWithSigkillResumes() {
   QTemporaryDir dir;
   ReplayLlmServer server(kSoftmax);
   // Slow answers: the kill lands while some are stored and others are in flight.
-  server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(40));
   const QString ws = dir.filePath("ws.kwb");
   QProcess p;
-  p.setWorkingDirectory(dir.path());
-  p.start(kwbProgram(), {"optimize", QString::fromStdString(kSoftmax.string()), "--provider",
-                         QString::fromStdString(server.baseUrl()), "--no-gpu", "-G", "4", "-K", "2", "--groups", "2",
-                         "--workspace", ws});
-  QVERIFY(p.waitForStarted());
   QByteArray out;
-  QVERIFY2(waitForOutput(p, out, "] not-run", 120000), out.constData());
+  startSlowOptimize(p, dir, server, 4, out);
+  if (QTest::currentTestFailed()) return;
   ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
   QVERIFY(p.waitForFinished(10000));
   QCOMPARE(p.exitStatus(), QProcess::CrashExit);
@@ -411,16 +418,11 @@ void TestAgentSession::optimizeCtrlCPausesAndExportsTrajectories() {
   QVERIFY2(!kwbProgram().isEmpty(), "run through ctest: KWB_CLI names kwb");
   QTemporaryDir dir;
   ReplayLlmServer server(kSoftmax);
-  server.setDelays(std::chrono::milliseconds(0), std::chrono::milliseconds(40));
   const QString ws = dir.filePath("ws.kwb");
   QProcess p;
-  p.setWorkingDirectory(dir.path());
-  p.start(kwbProgram(), {"optimize", QString::fromStdString(kSoftmax.string()), "--provider",
-                         QString::fromStdString(server.baseUrl()), "--no-gpu", "-G", "2", "-K", "2", "--groups", "2",
-                         "--workspace", ws});
-  QVERIFY(p.waitForStarted());
   QByteArray out;
-  QVERIFY2(waitForOutput(p, out, "] not-run", 120000), out.constData());
+  startSlowOptimize(p, dir, server, 2, out);
+  if (QTest::currentTestFailed()) return;
   ::kill(static_cast<pid_t>(p.processId()), SIGINT);
   QVERIFY(p.waitForFinished(60000));
   out += p.readAllStandardOutput();

@@ -364,7 +364,8 @@ std::uint64_t WorkerClient::send(const std::string &cmd, Json params, RequestHan
                  deferred_);
     } else if (state_ == State::Stopped || state_ == State::Dead) {
       std::string why = "the worker is not running";
-      if (lastExit_) why += " (it " + lastExit_->description + ")";
+      if (current_ && current_->killed) why += " (it was killed after " + current_->killCause + ")";
+      else if (lastExit_) why += " (it " + lastExit_->description + ")";
       why += "; restart it to send '" + cmd + "'";
       pending_[id] = std::move(request);
       failLocked(id, {error_kind::kNotRunning, why, {}}, deferred_);
@@ -692,6 +693,15 @@ void WorkerClient::killLocked(Process &p, const std::string &cause) {
   if (p.killed || p.pid <= 0) return;
   p.killed = true;
   p.killCause = cause;
+  // A running worker that is killed is dead from now on, not when it is reaped: a process can
+  // take long to exit after SIGKILL (on the H200, one whose kernel never returned stayed while
+  // the driver tore its context down), and a request sent meanwhile was held for a worker that
+  // was never started, its time limit not yet running: the caller waited for ever. Now such a
+  // request fails at once, and the caller restarts the worker (Evaluator::ensureWorker does).
+  if (&p == current_.get() && p.ready && state_ == State::Ready) {
+    state_ = State::Dead;
+    readyChanged_.notify_all();
+  }
   // The pid is not reaped yet (only the reaper waits for it), so neither it nor its group id
   // can have been reused. Inside bwrap/unshare the sandbox dies with its outer process.
   ::kill(-p.pid, SIGKILL);

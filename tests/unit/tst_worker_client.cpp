@@ -3,6 +3,8 @@
 // with requests in flight, and the worker's answers to broken input.
 #include <QtTest>
 
+#include <atomic>
+
 #include <signal.h>
 #include <sys/types.h>
 
@@ -192,6 +194,35 @@ class TestWorkerClient : public QObject {
     QCOMPARE(other.error.kind, std::string("worker-died"));
     QVERIFY2(other.error.message.find("time limit of 1.0 s") != std::string::npos, other.error.message.c_str());
 
+    client.restart();
+    QVERIFY(client.waitUntilReady(10s));
+    const auto again = client.call("ping");
+    QVERIFY2(again.ok, text(again).c_str());
+  }
+
+  // Between a timed-out worker's kill and its reaping (long on the H200 for a process whose
+  // kernel never returned), a request must not be held for a worker nobody starts: the timeout's
+  // reply callback runs in that window (before the I/O thread looks for the exit), so a request
+  // sent from it lands there every time. It fails at once as not-running, and a restart serves.
+  void requestBetweenTheKillAndTheReapIsRefused() {
+    Replies second;
+    WorkerClient client(options());
+    client.start();
+    QVERIFY(client.waitUntilReady(10s));
+    QCOMPARE(::kill(client.workerProcessId(), SIGSTOP), 0);  // a hang
+    std::atomic<int> stateInWindow{-1};
+    RequestHandlers first;
+    first.onReply = [&](const Reply &) {
+      stateInWindow = static_cast<int>(client.state());
+      client.send("ping", Json::object(), second.handlers(), 5s);
+    };
+    client.send("ping", Json::object(), first, 300ms);
+    // Generous: it comes at once; before the fix it never came.
+    QVERIFY2(second.waitFor(1, 20s), "the request sent after the kill was never answered");
+    QCOMPARE(stateInWindow.load(), static_cast<int>(WorkerClient::State::Dead));
+    const Reply r = second.inOrder.at(0);
+    QCOMPARE(r.error.kind, std::string("not-running"));
+    QVERIFY2(r.error.message.find("was killed after request") != std::string::npos, r.error.message.c_str());
     client.restart();
     QVERIFY(client.waitUntilReady(10s));
     const auto again = client.call("ping");

@@ -1,4 +1,5 @@
 #include "core/task/manifest_parser.h"
+#include "core/task/toml_shape.h"
 #include "core/lineage/lineage.h"
 
 #include <algorithm>
@@ -405,6 +406,7 @@ class ManifestReader {
 
 Task ManifestReader::read(const std::string &text) {
   toml::table root;
+  if (const auto shape = checkTomlShape(text)) fail(shape->line, "", shape->message);
   try {
     root = toml::parse(text, std::string_view(path_));
   } catch (const toml::parse_error &e) {
@@ -1004,6 +1006,7 @@ void ManifestReader::readEditor(const toml::table &root, Task &task) const {
 
 Lineage ManifestReader::readLineage(const std::string &text, const Task &task) {
   toml::table root;
+  if (const auto shape = checkTomlShape(text)) fail(shape->line, "", shape->message);
   try {
     root = toml::parse(text, std::string_view(path_));
   } catch (const toml::parse_error &e) {
@@ -1100,6 +1103,9 @@ Task loadTask(const std::filesystem::path &path) {
   }
   const std::string display = manifest.string();
   if (!fs::is_regular_file(manifest, ec)) throw ManifestError(display, 0, "", "not a regular file; expected a task manifest");
+  if (const auto bytes = fs::file_size(manifest, ec); !ec && bytes > TomlShapeLimits{}.maxBytes)
+    throw ManifestError(display, 0, "", "the file is " + std::to_string(bytes) + " bytes; a manifest may have at most " +
+                                            std::to_string(TomlShapeLimits{}.maxBytes));
 
   std::ifstream in(manifest, std::ios::binary);
   if (!in) throw ManifestError(display, 0, "", std::string("cannot be read: ") + std::strerror(errno));

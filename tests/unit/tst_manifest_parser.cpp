@@ -5,9 +5,11 @@
 
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "core/eval/input_generator.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/toml_shape.h"
 #include "core/task/task_json.h"
 
 using namespace kwb;
@@ -89,6 +91,7 @@ class TestManifestParser : public QObject {
   void errorParts();
   void largeTunableSpaceChecksFirstPoint();
   void json();
+  void shapeLimitsBeforeParsing();
 };
 
 void TestManifestParser::baseManifestParses() {
@@ -956,5 +959,47 @@ void TestManifestParser::json() {
            nlohmann::json({{"kind", "constant"}, {"value", 0.5}, {"seed_offset", 0}}));
 }
 
+// Issue 17, 3: a key of 50,000 dotted parts (as a key or a table header) crashed toml++'s
+// recursion, in every reader of the file. Refused before parsing, with the line; a huge key part
+// gives a short message; what real manifests hold still parses.
+void TestManifestParser::shapeLimitsBeforeParsing() {
+  std::string parts = "a";
+  for (int i = 0; i < 50000; ++i) parts += ".a";
+  for (const std::string &deep : {manifest().toStdString() + parts + " = 1\n",
+                                  manifest().toStdString() + "[" + parts + "]\n",
+                                  manifest().toStdString() + "x = { " + parts + " = 1 }\n"}) {
+    const QString e = errorOf(QString::fromStdString(deep));
+    QVERIFY2(e.contains(QStringLiteral("more than 32 dotted parts")), qPrintable(e.left(300)));
+    QVERIFY2(e.startsWith(QStringLiteral("task.toml:%1:").arg(manifest().count('\n') + 1)), qPrintable(e.left(300)));
+  }
+  // 32 parts are read as TOML (and refused as an unknown key, not as a shape).
+  std::string fine = "a";
+  for (int i = 1; i < 32; ++i) fine += ".a";
+  QVERIFY(errorOf(manifest() + QString::fromStdString(fine) + QStringLiteral(" = 1")).contains(QStringLiteral("unknown key")));
+  // A 10 MB key: a short message naming its size.
+  const std::string huge(10 << 20, 'k');
+  const QString e = errorOf(QString::fromStdString(huge + " = 1\n"));
+  QVERIFY2(e.size() < 300, qPrintable(e.left(300)));
+  QVERIFY2(e.contains(QStringLiteral("bytes")), qPrintable(e));
+  const std::string quoted = "\"" + std::string(1000, 'q') + "\" = 1\n";
+  QVERIFY2(errorOf(QString::fromStdString(quoted)).contains(QStringLiteral("a key part of 1000 bytes")),
+           qPrintable(errorOf(QString::fromStdString(quoted)).left(300)));
+  // Dots inside strings, comments and values are not key parts; long strings as values are fine.
+  const std::string dotted(200, '.');
+  PARSE(t, manifest({{2, QString::fromStdString("description = \"" + dotted + std::string(2000, 'd') + "\" # " + dotted)}}));
+  QCOMPARE(t.description.size(), std::size_t(2200));
+  // Every bundled manifest and lineage is within the limits.
+  for (const auto &entry : std::filesystem::recursive_directory_iterator(sourceDir() / "kernels")) {
+    const auto name = entry.path().filename();
+    if (name != "task.toml" && name != "lineage.toml") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const auto problem = kwb::checkTomlShape(text.str());
+    QVERIFY2(!problem, (entry.path().string() + ": " + (problem ? problem->message : "")).c_str());
+  }
+}
+
 QTEST_APPLESS_MAIN(TestManifestParser)
 #include "tst_manifest_parser.moc"
+

@@ -1,0 +1,88 @@
+#include "core/task/toml_shape.h"
+
+namespace kwb {
+
+namespace {
+
+bool bareKeyChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+}  // namespace
+
+std::optional<TomlShapeProblem> checkTomlShape(std::string_view text, const TomlShapeLimits &limits) {
+  if (text.size() > limits.maxBytes)
+    return TomlShapeProblem{0, "the file is " + std::to_string(text.size()) + " bytes; a manifest may have at most " +
+                                   std::to_string(limits.maxBytes)};
+  int line = 1;
+  std::size_t parts = 1;  // of the key being read, counted at its dots
+  const std::size_t n = text.size();
+  // The next character that is not a space or a tab, from i.
+  auto nextSolid = [&](std::size_t i) {
+    while (i < n && (text[i] == ' ' || text[i] == '\t')) ++i;
+    return i < n ? text[i] : '\n';
+  };
+  auto tooLong = [&](std::size_t bytes, std::size_t end) -> std::optional<TomlShapeProblem> {
+    const char next = nextSolid(end);
+    if (bytes > limits.maxKeyBytes && (next == '.' || next == '=' || next == ']'))
+      return TomlShapeProblem{line, "a key part of " + std::to_string(bytes) + " bytes; at most " +
+                                        std::to_string(limits.maxKeyBytes) + " are allowed"};
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < n;) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      parts = 1;
+      ++i;
+    } else if (c == '#') {
+      while (i < n && text[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const bool basic = c == '"';
+      const bool multi = i + 2 < n && text[i + 1] == c && text[i + 2] == c;
+      const int startLine = line;
+      std::size_t j = i + (multi ? 3 : 1);
+      bool closed = false;
+      while (j < n) {
+        if (basic && text[j] == '\\' && j + 1 < n) {
+          if (text[j + 1] == '\n') ++line;
+          j += 2;
+          continue;
+        }
+        if (text[j] == '\n') {
+          if (!multi) break;  // unterminated: toml++ says where
+          ++line;
+        }
+        if (text[j] == c && (!multi || (j + 2 < n && text[j + 1] == c && text[j + 2] == c))) {
+          closed = true;
+          break;
+        }
+        ++j;
+      }
+      const std::size_t end = closed ? j + (multi ? 3 : 1) : j;
+      if (!multi) {
+        const int here = line;
+        line = startLine;
+        if (auto p = tooLong(end - i - 2, end)) return p;
+        line = here;
+      }
+      i = end;
+    } else if (c == '.') {
+      if (++parts > limits.maxKeyParts)
+        return TomlShapeProblem{line, "a key of more than " + std::to_string(limits.maxKeyParts) +
+                                          " dotted parts; each part nests a table"};
+      ++i;
+    } else if (bareKeyChar(c)) {
+      std::size_t j = i;
+      while (j < n && bareKeyChar(text[j])) ++j;
+      if (auto p = tooLong(j - i, j)) return p;
+      i = j;
+    } else {
+      if (c != ' ' && c != '\t' && c != '\r') parts = 1;  // '=', brackets, braces, commas: a new key
+      ++i;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace kwb

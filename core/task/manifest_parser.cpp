@@ -72,6 +72,14 @@ std::string joinOr(const std::vector<std::string_view> &items) {
 std::string inQuotes(const std::string &s) { return "'" + s + "'"; }
 
 // An expression in quotes, shortened when long (they may run to kMaxExpressionLength characters and beyond).
+// Whether `path` is `root` or below it (both canonical).
+bool isInside(const std::filesystem::path &path, const std::filesystem::path &root) {
+  auto p = path.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++p)
+    if (p == path.end() || *p != *r) return false;
+  return true;
+}
+
 std::string quotedExpression(const std::string &text) {
   constexpr std::size_t kShown = 60;
   if (text.size() <= kShown) return inQuotes(text);
@@ -285,6 +293,8 @@ class ManifestReader {
   fs::path sourceFile(const toml::node &n, const std::string &field, const std::string &what) const {
     const std::string s = asString(n, field, what + " (a path relative to the task folder)");
     if (s.empty()) fail(lineOf(n), field, "empty; expected " + what + " (a path relative to the task folder)");
+    if (s.find('\0') != std::string::npos)
+      fail(lineOf(n), field, "holds a NUL character; expected " + what + " (a path relative to the task folder)");
     const fs::path p(s);
     if (p.is_absolute() || p.has_root_path())
       fail(lineOf(n), field, inQuotes(s) + " is an absolute path; expected a path relative to the task folder");
@@ -301,6 +311,20 @@ class ManifestReader {
         fail(lineOf(n), field, inQuotes(s) + " does not exist in the task folder; expected " + what);
       if (!fs::is_regular_file(full, ec))
         fail(lineOf(n), field, inQuotes(s) + " is not a file; expected " + what);
+      // With every symbolic link followed it must still be inside the folder (issue 17, 2: a
+      // link to /proc/self/environ was compiled, and its secrets came back in the diagnostics).
+      std::error_code realError, rootError;
+      const fs::path real = fs::canonical(full, realError), root = fs::canonical(folder_, rootError);
+      if (realError || rootError)
+        fail(lineOf(n), field, inQuotes(s) + " cannot be resolved: " + (realError ? realError : rootError).message());
+      if (!isInside(real, root))
+        fail(lineOf(n), field,
+             inQuotes(s) + " is a symbolic link (or passes through one) to " + real.string() +
+                 ", outside the task folder; expected a file inside it (copy the file into the folder)");
+      if (const auto bytes = fs::file_size(real, ec); !ec && bytes > kMaxSourceBytes)
+        fail(lineOf(n), field,
+             inQuotes(s) + " is " + std::to_string(bytes) + " bytes; a source may have at most " +
+                 std::to_string(kMaxSourceBytes));
     }
     return p;
   }

@@ -92,6 +92,7 @@ class TestManifestParser : public QObject {
   void largeTunableSpaceChecksFirstPoint();
   void json();
   void shapeLimitsBeforeParsing();
+  void sourcesStayInsideTheFolder();
 };
 
 void TestManifestParser::baseManifestParses() {
@@ -998,6 +999,45 @@ void TestManifestParser::shapeLimitsBeforeParsing() {
     const auto problem = kwb::checkTomlShape(text.str());
     QVERIFY2(!problem, (entry.path().string() + ": " + (problem ? problem->message : "")).c_str());
   }
+}
+
+// Issue 17, 2: a source that is a symbolic link (or sits behind one) is resolved and must end
+// inside the task folder; a NUL in the name and an oversized file are refused, each with its line.
+void TestManifestParser::sourcesStayInsideTheFolder() {
+  QTemporaryDir outer;
+  QVERIFY(outer.isValid());
+  const QString task = outer.filePath(QStringLiteral("task"));
+  QVERIFY(QDir().mkpath(task + QStringLiteral("/sub")));
+  writeFile(outer.filePath(QStringLiteral("outside.cu")), "// outside\n");
+  writeFile(task + QStringLiteral("/sub/real.cu"), "// inside\n");
+  const std::filesystem::path folder = task.toStdString();
+  auto link = [&](const char *name, const std::string &target) {
+    std::filesystem::remove(folder / name);
+    std::filesystem::create_symlink(target, folder / name);
+  };
+  auto withSource = [&](const QString &source) { return errorOf(manifest({{19, "source = \"" + source + "\""}}), folder); };
+
+  link("ref.cu", "/etc/passwd");
+  QVERIFY2(withSource(QStringLiteral("ref.cu"))
+               .startsWith(QStringLiteral("task.toml:19: reference.source: 'ref.cu' is a symbolic link (or passes through "
+                                          "one) to /etc/passwd, outside the task folder")),
+           qPrintable(withSource(QStringLiteral("ref.cu"))));
+  link("ref.cu", "../outside.cu");
+  QVERIFY2(withSource(QStringLiteral("ref.cu")).contains(QStringLiteral("outside the task folder")),
+           qPrintable(withSource(QStringLiteral("ref.cu"))));
+  link("etc", "/etc");  // a folder link on the way
+  QVERIFY2(withSource(QStringLiteral("etc/passwd")).contains(QStringLiteral("to /etc/passwd, outside the task folder")),
+           qPrintable(withSource(QStringLiteral("etc/passwd"))));
+  link("ref.cu", "sub/real.cu");  // a link that stays inside is fine
+  QCOMPARE(withSource(QStringLiteral("ref.cu")), QStringLiteral("(parsed without error)"));
+  // A NUL in the name (TOML's \u0000) cut it short before.
+  QCOMPARE(withSource(QStringLiteral("sub/real.cu\\u0000.txt")),
+           QStringLiteral("task.toml:19: reference.source: holds a NUL character; expected the reference source file "
+                          "(a path relative to the task folder)"));
+  // Larger than kMaxSourceBytes.
+  std::filesystem::resize_file(folder / "sub" / "real.cu", kwb::kMaxSourceBytes + 1);
+  QVERIFY2(withSource(QStringLiteral("sub/real.cu")).contains(QStringLiteral("a source may have at most 4194304")),
+           qPrintable(withSource(QStringLiteral("sub/real.cu"))));
 }
 
 QTEST_APPLESS_MAIN(TestManifestParser)

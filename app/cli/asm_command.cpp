@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/task/source_file.h"
 #include "core/compile/listing_request.h"
 #include "core/task/manifest_parser.h"
 
@@ -21,12 +22,15 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
 bool readText(const fs::path &p, std::string &text) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  text = s.str();
-  return true;
+  try {
+    kwb::SourceReadOptions o;
+    o.what = "file";
+    text = kwb::readSourceFile(p, o);
+    return true;
+  } catch (const kwb::SourceFileError &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return false;
+  }
 }
 
 }  // namespace

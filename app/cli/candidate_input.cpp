@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/task/source_file.h"
 #include "core/lineage/step_resolution.h"
 #include "core/task/manifest_parser.h"
 
@@ -20,14 +21,18 @@ std::optional<CandidateInput> loadCandidate(const std::string &taskArg, const st
     return std::nullopt;
   }
   in.path = candidateArg.empty() ? in.task.folder / in.task.starterSource() : std::filesystem::path(candidateArg);
-  std::ifstream file(in.path, std::ios::binary);
-  if (!file) {
-    std::cerr << command << ": cannot read the candidate " << in.path.string() << "\n";
+  try {
+    if (candidateArg.empty()) {
+      in.text = kwb::readTaskFile(in.task, in.task.starterSource());
+    } else {
+      kwb::SourceReadOptions o;
+      o.what = "candidate";
+      in.text = kwb::readSourceFile(in.path, o);
+    }
+  } catch (const kwb::SourceFileError &e) {
+    std::cerr << command << ": " << e.what() << "\n";
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << file.rdbuf();
-  in.text = text.str();
   if (kwb::runAsReference(in.task, in.path))
     std::cerr << command << ": " << in.path.filename().string()
               << " is the task's reference source (the task has no [editor] starter): it runs with the "

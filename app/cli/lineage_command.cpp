@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/task/source_file.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/lineage/lineage.h"
@@ -19,10 +20,9 @@ using nlohmann::json;
 namespace {
 
 std::string readFile(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  kwb::SourceReadOptions o;
+  o.what = "lineage step";
+  return kwb::readSourceFile(p, o);
 }
 
 std::string fixed(double v, int digits) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/llm_command.h"
+#include "core/task/source_file.h"
 #include "core/agent/session.h"
 #include "core/agent/trajectories.h"
 #include "core/paths/install_paths.h"
@@ -264,14 +265,14 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     s.sanitizeBest = !args.noSanitize;
     std::string starter;
     if (!args.candidate.empty()) {
-      std::ifstream in(args.candidate, std::ios::binary);
-      if (!in) {
-        std::cerr << "kwb: cannot read " << args.candidate << "\n";
+      try {
+        kwb::SourceReadOptions o;
+        o.what = "candidate";
+        starter = kwb::readSourceFile(args.candidate, o);
+      } catch (const kwb::SourceFileError &e) {
+        std::cerr << "kwb: " << e.what() << "\n";
         return kExitUsage;
       }
-      std::ostringstream text;
-      text << in.rdbuf();
-      starter = text.str();
     }
     try {
       sessionId = agent::Session::create(*store, task, s, providerTarget,

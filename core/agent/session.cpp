@@ -1,3 +1,5 @@
+#include "core/task/source_file.h"
+#include "core/task/toml_shape.h"
 #include "core/agent/session.h"
 
 #include <algorithm>
@@ -23,11 +25,10 @@ namespace kwb::agent {
 namespace {
 
 std::string readFile(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  SourceReadOptions o;
+  o.maxBytes = TomlShapeLimits{}.maxBytes;
+  o.what = "manifest";
+  return readSourceFile(path, o);
 }
 
 std::string msText(double ms) {
@@ -339,7 +340,7 @@ bool Session::measureBaseline() {
     name = record_.settings.starterName;
   } else {
     try {
-      source = readFile(task_.folder / task_.starterSource());
+      source = readTaskFile(task_, task_.starterSource());
       name = task_.starterSource().filename().string();
     } catch (const std::exception &e) {
       publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("no starter kernel: ") + e.what()));

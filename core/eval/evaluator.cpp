@@ -1,3 +1,5 @@
+#include "core/task/source_file.h"
+#include "core/task/toml_shape.h"
 #include "core/eval/evaluator.h"
 
 #include <algorithm>
@@ -39,18 +41,17 @@ struct RunningFlag {
 namespace {
 
 std::string readFile(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  SourceReadOptions o;
+  o.maxBytes = TomlShapeLimits{}.maxBytes;
+  o.what = "manifest";
+  return readSourceFile(path, o);
 }
 
 // The task's reference as a compile request, named `sourceName` in diagnostics and line
 // information. Throws std::runtime_error when its file cannot be read.
 CompileRequest referenceRequest(const Task &task, const std::string &arch, const std::string &sourceName) {
   CompileRequest r;
-  r.source = readFile(task.folder / task.reference.source);
+  r.source = readTaskFile(task, task.reference.source);
   r.sourceName = sourceName;
   r.arch = arch;
   r.expectedKernels = {task.reference.launch.kernel};

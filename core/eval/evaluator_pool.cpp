@@ -1,3 +1,4 @@
+#include "core/task/source_file.h"
 #include "core/eval/evaluator_pool.h"
 
 #include <exception>
@@ -171,17 +172,19 @@ std::string EvaluatorPool::probe(Device &device, const Task &task) {
   Task reference = task;
   reference.launch = task.reference.launch;
   reference.tunables.clear();
-  std::ifstream in(task.folder / task.reference.source, std::ios::binary);
-  std::ostringstream source;
-  source << in.rdbuf();
-  if (!in) return {};  // nothing to probe with: the candidate's result stands on its own
+  std::string referenceSource;
+  try {
+    referenceSource = readTaskFile(task, task.reference.source);
+  } catch (const SourceFileError &) {
+    return {};  // nothing to probe with: the candidate's result stands on its own
+  }
   EvaluationOptions o;
   o.configs = {task.configs.front().name};
   o.seeds = {task.seeds.front()};  // explicit: no fresh seed
   o.sourceName = task.reference.source.string();
   EvaluationResult r;
   try {
-    r = device.evaluator->evaluate(reference, source.str(), o);
+    r = device.evaluator->evaluate(reference, referenceSource, o);
   } catch (const std::exception &e) {
     return e.what();
   }

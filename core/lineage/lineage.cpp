@@ -1,3 +1,4 @@
+#include "core/task/source_file.h"
 #include "core/lineage/lineage.h"
 
 #include <fstream>
@@ -13,11 +14,13 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string readText(const fs::path &path, const std::string &shown) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ManifestError(shown, 0, "", "cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    SourceReadOptions o;
+    o.what = "file";
+    return readSourceFile(path, o);
+  } catch (const SourceFileError &e) {
+    throw ManifestError(shown, 0, "", e.what());
+  }
 }
 
 std::string trimmed(std::string s) {

@@ -1,3 +1,5 @@
+#include "core/task/source_file.h"
+#include "core/task/toml_shape.h"
 #include "core/profile/profiler.h"
 
 #include <algorithm>
@@ -18,11 +20,14 @@ namespace {
 using json = nlohmann::json;
 
 std::string readWhole(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  try {
+    SourceReadOptions o;
+    o.maxBytes = TomlShapeLimits{}.maxBytes;
+    o.what = "manifest";
+    return readSourceFile(path, o);
+  } catch (const SourceFileError &) {
+    return {};
+  }
 }
 
 using json_fields::field;

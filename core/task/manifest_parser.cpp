@@ -1,4 +1,5 @@
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 #include "core/task/toml_shape.h"
 #include "core/lineage/lineage.h"
 
@@ -72,14 +73,6 @@ std::string joinOr(const std::vector<std::string_view> &items) {
 std::string inQuotes(const std::string &s) { return "'" + s + "'"; }
 
 // An expression in quotes, shortened when long (they may run to kMaxExpressionLength characters and beyond).
-// Whether `path` is `root` or below it (both canonical).
-bool isInside(const std::filesystem::path &path, const std::filesystem::path &root) {
-  auto p = path.begin();
-  for (auto r = root.begin(); r != root.end(); ++r, ++p)
-    if (p == path.end() || *p != *r) return false;
-  return true;
-}
-
 std::string quotedExpression(const std::string &text) {
   constexpr std::size_t kShown = 60;
   if (text.size() <= kShown) return inQuotes(text);
@@ -317,7 +310,7 @@ class ManifestReader {
       const fs::path real = fs::canonical(full, realError), root = fs::canonical(folder_, rootError);
       if (realError || rootError)
         fail(lineOf(n), field, inQuotes(s) + " cannot be resolved: " + (realError ? realError : rootError).message());
-      if (!isInside(real, root))
+      if (!isInsideFolder(real, root))
         fail(lineOf(n), field,
              inQuotes(s) + " is a symbolic link (or passes through one) to " + real.string() +
                  ", outside the task folder; expected a file inside it (copy the file into the folder)");

@@ -1,3 +1,5 @@
+#include "core/task/source_file.h"
+#include "core/task/toml_shape.h"
 #include "core/tune/tuner.h"
 
 #include <algorithm>
@@ -31,10 +33,10 @@ bool cacheable(Outcome outcome) {
 }
 
 std::string readText(const std::filesystem::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  SourceReadOptions o;
+  o.maxBytes = TomlShapeLimits{}.maxBytes;
+  o.what = "manifest";
+  return readSourceFile(p, o);
 }
 
 // Compiles points ahead of the evaluations on a few CPU threads; the compile cache on disk is

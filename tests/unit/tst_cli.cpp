@@ -1,5 +1,7 @@
 // kwb and kwb-worker as a user or script runs them: real processes, real files.
 #include <QtTest>
+
+#include <sys/stat.h>
 #include <QTemporaryDir>
 
 #include <filesystem>
@@ -136,6 +138,29 @@ class TestCli : public QObject {
     r = run(kwb_, {"task", "validate", dir.filePath("no-such-folder")});
     QCOMPARE(r.exitCode, 2);
     QVERIFY(!r.err.isEmpty());
+  }
+
+  // Issue 17, 5: a candidate that is a FIFO hung kwb eval and /dev/zero aborted it (bad_alloc):
+  // both are refused at once, with exit status 2 and what the file is; a deep manifest (3)
+  // is a usage error with its line, not a crash.
+  void candidatesThatAreNotFilesAreRefused() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString fifo = dir.filePath(QStringLiteral("fifo.cu"));
+    QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
+    auto r = run(kwb_, {"eval", kernels + "/softmax", fifo, "--no-gpu"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("is a FIFO; expected a regular file")), qPrintable(r.err));
+    r = run(kwb_, {"eval", kernels + "/softmax", "/dev/zero", "--no-gpu"});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("/dev/zero is a character device")), qPrintable(r.err));
+    QFile deep(dir.filePath(QStringLiteral("task.toml")));
+    QVERIFY(deep.open(QIODevice::WriteOnly));
+    deep.write("a" + QByteArray(".a").repeated(50000) + " = 1\n");
+    deep.close();
+    r = run(kwb_, {"task", "validate", dir.path()});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("task.toml:1: a key of more than 32 dotted parts")), qPrintable(r.err));
   }
 
   void devicesWithoutDriverExitZero() {

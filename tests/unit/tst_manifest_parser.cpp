@@ -4,11 +4,13 @@
 #include <QtTest>
 
 #include <cstring>
+#include <sys/stat.h>
 #include <fstream>
 #include <sstream>
 
 #include "core/eval/input_generator.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 #include "core/task/toml_shape.h"
 #include "core/task/task_json.h"
 
@@ -93,6 +95,7 @@ class TestManifestParser : public QObject {
   void json();
   void shapeLimitsBeforeParsing();
   void sourcesStayInsideTheFolder();
+  void sourceFilesAreRegularAndBounded();
 };
 
 void TestManifestParser::baseManifestParses() {
@@ -1038,6 +1041,55 @@ void TestManifestParser::sourcesStayInsideTheFolder() {
   std::filesystem::resize_file(folder / "sub" / "real.cu", kwb::kMaxSourceBytes + 1);
   QVERIFY2(withSource(QStringLiteral("sub/real.cu")).contains(QStringLiteral("a source may have at most 4194304")),
            qPrintable(withSource(QStringLiteral("sub/real.cu"))));
+}
+
+// Issue 17, 5: reading a candidate or a task's file: a FIFO (it hung kwb eval), a device
+// (/dev/zero aborted with bad_alloc), a folder or an oversized file is refused at once, naming
+// what it is; a task's file is read through its resolved path, never through a link out.
+void TestManifestParser::sourceFilesAreRegularAndBounded() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const std::filesystem::path root = dir.path().toStdString();
+  auto refusal = [](const std::filesystem::path &p, kwb::SourceReadOptions o = {}) -> std::string {
+    try {
+      kwb::readSourceFile(p, o);
+    } catch (const kwb::SourceFileError &e) {
+      return e.what();
+    }
+    return "(read)";
+  };
+  QVERIFY(::mkfifo((root / "fifo.cu").c_str(), 0600) == 0);
+  QCOMPARE(refusal(root / "fifo.cu"), "the source " + (root / "fifo.cu").string() + " is a FIFO; expected a regular file");
+  QVERIFY2(refusal("/dev/zero").find("is a character device") != std::string::npos, refusal("/dev/zero").c_str());
+  QVERIFY2(refusal(root).find("is a folder") != std::string::npos, refusal(root).c_str());
+  writeFile(dir.filePath(QStringLiteral("big.cu")), QString(100, QLatin1Char('x')));
+  kwb::SourceReadOptions small;
+  small.maxBytes = 64;
+  small.what = "candidate";
+  QVERIFY2(refusal(root / "big.cu", small).find("the candidate " + (root / "big.cu").string() + " is 100 bytes or more; at most 64") !=
+               std::string::npos,
+           refusal(root / "big.cu", small).c_str());
+  QCOMPARE(kwb::readSourceFile(root / "big.cu").size(), std::size_t(100));
+  std::filesystem::create_symlink(root / "big.cu", root / "link.cu");
+  kwb::SourceReadOptions noFollow;
+  noFollow.followFinalLink = false;
+  QVERIFY2(refusal(root / "link.cu", noFollow).find("is a symbolic link") != std::string::npos,
+           refusal(root / "link.cu", noFollow).c_str());
+  QCOMPARE(refusal(root / "missing.cu"), "cannot read the source " + (root / "missing.cu").string() + ": No such file or directory");
+  // A task's file: through a link that stays inside it is read; one that leads out is not.
+  Task task;
+  task.folder = root / "task";
+  std::filesystem::create_directories(task.folder);
+  std::filesystem::create_symlink("../big.cu", task.folder / "out.cu");
+  std::filesystem::copy_file(root / "big.cu", task.folder / "in.cu");
+  std::filesystem::create_symlink("in.cu", task.folder / "alias.cu");
+  QCOMPARE(kwb::readTaskFile(task, "alias.cu").size(), std::size_t(100));
+  try {
+    kwb::readTaskFile(task, "out.cu");
+    QFAIL("a link out of the task folder was read");
+  } catch (const kwb::SourceFileError &e) {
+    QVERIFY2(std::string(e.what()).find("outside the task folder") != std::string::npos, e.what());
+  }
 }
 
 QTEST_APPLESS_MAIN(TestManifestParser)

@@ -1,5 +1,4 @@
 #include "core/task/source_file.h"
-#include "core/task/toml_shape.h"
 #include "core/agent/session.h"
 
 #include <algorithm>
@@ -25,10 +24,7 @@ namespace kwb::agent {
 namespace {
 
 std::string readFile(const std::filesystem::path &path) {
-  SourceReadOptions o;
-  o.maxBytes = TomlShapeLimits{}.maxBytes;
-  o.what = "manifest";
-  return readSourceFile(path, o);
+  return readManifestText(path);
 }
 
 std::string msText(double ms) {

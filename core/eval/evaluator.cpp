@@ -1,5 +1,4 @@
 #include "core/task/source_file.h"
-#include "core/task/toml_shape.h"
 #include "core/eval/evaluator.h"
 
 #include <algorithm>
@@ -41,10 +40,7 @@ struct RunningFlag {
 namespace {
 
 std::string readFile(const fs::path &path) {
-  SourceReadOptions o;
-  o.maxBytes = TomlShapeLimits{}.maxBytes;
-  o.what = "manifest";
-  return readSourceFile(path, o);
+  return readManifestText(path);
 }
 
 // The task's reference as a compile request, named `sourceName` in diagnostics and line

@@ -1,5 +1,4 @@
 #include "core/task/source_file.h"
-#include "core/task/toml_shape.h"
 #include "core/profile/profiler.h"
 
 #include <algorithm>
@@ -21,10 +20,7 @@ using json = nlohmann::json;
 
 std::string readWhole(const std::filesystem::path &path) {
   try {
-    SourceReadOptions o;
-    o.maxBytes = TomlShapeLimits{}.maxBytes;
-    o.what = "manifest";
-    return readSourceFile(path, o);
+    return readManifestText(path);
   } catch (const SourceFileError &) {
     return {};
   }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/task/task.h"
+#include "core/task/toml_shape.h"
 
 namespace kwb {
 
@@ -70,6 +71,13 @@ std::string readSourceFile(const std::filesystem::path &path, const SourceReadOp
     if (text.size() > options.maxBytes) throw tooLarge(text.size());  // it grew while read
   }
   return text;
+}
+
+std::string readManifestText(const std::filesystem::path &path) {
+  SourceReadOptions o;
+  o.maxBytes = TomlShapeLimits{}.maxBytes;
+  o.what = "manifest";
+  return readSourceFile(path, o);
 }
 
 bool isInsideFolder(const std::filesystem::path &path, const std::filesystem::path &root) {

@@ -35,6 +35,9 @@ std::string readSourceFile(const std::filesystem::path &path, const SourceReadOp
 // O_NOFOLLOW (a link put in its place after the check is not followed).
 std::string readTaskFile(const Task &task, const std::filesystem::path &relative);
 
+// A task.toml or lineage.toml: as readSourceFile, capped at TomlShapeLimits::maxBytes.
+std::string readManifestText(const std::filesystem::path &path);
+
 // Whether `path` is `root` or below it, component by component (both canonical).
 bool isInsideFolder(const std::filesystem::path &path, const std::filesystem::path &root);
 

@@ -1,5 +1,4 @@
 #include "core/task/source_file.h"
-#include "core/task/toml_shape.h"
 #include "core/tune/tuner.h"
 
 #include <algorithm>
@@ -33,10 +32,7 @@ bool cacheable(Outcome outcome) {
 }
 
 std::string readText(const std::filesystem::path &p) {
-  SourceReadOptions o;
-  o.maxBytes = TomlShapeLimits{}.maxBytes;
-  o.what = "manifest";
-  return readSourceFile(p, o);
+  return readManifestText(p);
 }
 
 // Compiles points ahead of the evaluations on a few CPU threads; the compile cache on disk is

@@ -1,6 +1,7 @@
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
 #include "core/task/toml_shape.h"
+#include "core/text/printable.h"
 #include "core/lineage/lineage.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <unistd.h>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -32,12 +34,13 @@ std::string formatError(const std::string &file, int line, const std::string &fi
 
 }  // namespace
 
+// Field and message may quote the manifest's own text (a key, a name): escaped and capped.
 ManifestError::ManifestError(std::string file, int line, std::string field, std::string message)
-    : std::runtime_error(formatError(file, line, field, message)),
+    : std::runtime_error(formatError(file, line, printable(field, 256), printable(message))),
       file_(std::move(file)),
       line_(line),
-      field_(std::move(field)),
-      detail_(std::move(message)) {}
+      field_(printable(field, 256)),
+      detail_(printable(message)) {}
 
 namespace {
 
@@ -945,7 +948,8 @@ void ManifestReader::checkLaunchPoint(const LaunchSource &l, const Values &value
     fail(l.blockLine, l.prefix + ".block",
          product + " = " + std::to_string(threads) + " threads per block " + context + "; expected at most 1024");
   const std::int64_t shared = evaluate(l.shared, l.prefix + ".shared_bytes", values, context);
-  requireRange(shared, l.shared, l.prefix + ".shared_bytes", context, 0, std::numeric_limits<std::int64_t>::max(),
+  // The launch API takes an unsigned int (issue 17, 6: 2^63 - 1 validated and printed negative).
+  requireRange(shared, l.shared, l.prefix + ".shared_bytes", context, 0, std::numeric_limits<std::uint32_t>::max(),
                "a byte count");
 }
 
@@ -1105,14 +1109,25 @@ Task loadTask(const std::filesystem::path &path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const std::string shown = path.string();
-  if (!fs::exists(path, ec)) throw ManifestError(shown, 0, "", "no such file or folder");
+  // exists() is false for a path it may not look into too: say which (issue 17, 6).
+  const auto cannotLook = [&](const fs::path &p) {
+    return ManifestError(p.string(), 0, "", "cannot be read: " + ec.message());
+  };
+  if (!fs::exists(path, ec)) {
+    if (ec && ec != std::errc::no_such_file_or_directory) throw cannotLook(path);
+    throw ManifestError(shown, 0, "", "no such file or folder");
+  }
   fs::path folder;
   fs::path manifest;
   if (fs::is_directory(path, ec)) {
     folder = path;
     manifest = path / kManifestFileName;
-    if (!fs::exists(manifest, ec))
+    if (!fs::exists(manifest, ec)) {
+      if (ec && ec != std::errc::no_such_file_or_directory) throw cannotLook(manifest);
+      if (::access(path.c_str(), R_OK | X_OK) != 0)
+        throw ManifestError(shown, 0, "", std::string("cannot be read: ") + std::strerror(errno));
       throw ManifestError(shown, 0, "", std::string("no ") + kManifestFileName + " in this folder");
+    }
   } else {
     manifest = path;
     folder = path.parent_path();

@@ -1,7 +1,9 @@
 // kwb and kwb-worker as a user or script runs them: real processes, real files.
+#include <QDir>
 #include <QtTest>
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <QTemporaryDir>
 
 #include <filesystem>
@@ -161,6 +163,30 @@ class TestCli : public QObject {
     r = run(kwb_, {"task", "validate", dir.path()});
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.contains(QStringLiteral("task.toml:1: a key of more than 32 dotted parts")), qPrintable(r.err));
+  }
+
+  // Issue 17, 6: a folder that cannot be read said "no task.toml in this folder". As root every
+  // folder can be read, so there the command runs as nobody (setpriv).
+  void unreadableFolderSaysSo() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QVERIFY(::chmod(dir.path().toLocal8Bit().constData(), 0755) == 0);
+    const QString locked = dir.filePath(QStringLiteral("locked"));
+    QVERIFY(QDir().mkpath(locked));
+    QVERIFY(QFile::copy(kernels + "/softmax/task.toml", locked + "/task.toml"));
+    QVERIFY(::chmod(locked.toLocal8Bit().constData(), 0) == 0);
+    QString program = kwb_;
+    QStringList args{"task", "validate", locked};
+    if (::geteuid() == 0) {
+      program = QStringLiteral("setpriv");
+      args = QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", kwb_} + args;
+    }
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("HOME"), dir.path());
+    const auto r = run(program, args, env);
+    QVERIFY(::chmod(locked.toLocal8Bit().constData(), 0755) == 0);  // so the folder can be removed
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("cannot be read: Permission denied")), qPrintable(r.err));
   }
 
   void devicesWithoutDriverExitZero() {

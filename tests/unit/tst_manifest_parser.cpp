@@ -12,6 +12,7 @@
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
 #include "core/task/toml_shape.h"
+#include "core/text/printable.h"
 #include "core/task/task_json.h"
 
 using namespace kwb;
@@ -96,6 +97,7 @@ class TestManifestParser : public QObject {
   void shapeLimitsBeforeParsing();
   void sourcesStayInsideTheFolder();
   void sourceFilesAreRegularAndBounded();
+  void messagesEscapeControlCharacters();
 };
 
 void TestManifestParser::baseManifestParses() {
@@ -724,6 +726,9 @@ void TestManifestParser::malformed_data() {
       << manifest({{22, "block = [32]\nshared_bytes = \"-rows\""}})
       << "task.toml:23: reference.shared_bytes: '-rows' evaluates to -4 for configuration 'c'; expected a byte count "
          ">= 0";
+  QTest::newRow("shared memory beyond the launch API")
+      << manifest({{22, "block = [32]\nshared_bytes = 9223372036854775807"}})
+      << "task.toml:23: reference.shared_bytes: found 9223372036854775807; expected a byte count <= 4294967295";
   QTest::newRow("reference uses a tunable")
       << manifest({{21, "grid = [\"BLOCK\"]"}}, "[tunables]\nBLOCK = [128]")
       << "task.toml:21: reference.grid: tunable 'BLOCK' cannot be used here; expected sizes only: rows, cols";
@@ -1090,6 +1095,19 @@ void TestManifestParser::sourceFilesAreRegularAndBounded() {
   } catch (const kwb::SourceFileError &e) {
     QVERIFY2(std::string(e.what()).find("outside the task folder") != std::string::npos, e.what());
   }
+}
+
+// Issue 17, 6: a key with a newline forged a line reading "/etc/passwd:1: valid", and escape
+// sequences reached the terminal raw. Messages escape control characters (C0, DEL, C1) and cap
+// their length, cutting at a character boundary.
+void TestManifestParser::messagesEscapeControlCharacters() {
+  const QString e = errorOf(manifest() + QStringLiteral("\"evil\\u001b[2J\\n/etc/passwd:1: valid\\u009b\" = 1"));
+  QVERIFY2(e.contains(QStringLiteral("evil\\x1b[2J\\n/etc/passwd:1: valid\\u009b")), qPrintable(e));
+  QVERIFY2(!e.contains(QLatin1Char('\n')) && !e.contains(QChar(0x1b)) && !e.contains(QChar(0x9b)), qPrintable(e));
+  QCOMPARE(kwb::printable("a\tb\rc\x7f"), std::string("a\\tb\\rc\\x7f"));
+  const std::string longText = std::string(10, 'x') + "\xc3\xa9" + std::string(10, 'y');  // an é across the cut
+  QCOMPARE(kwb::printable(longText, 11), std::string(10, 'x') + "\u2026 (22 bytes)");
+  QCOMPARE(kwb::printable(longText, 100), longText);
 }
 
 QTEST_APPLESS_MAIN(TestManifestParser)

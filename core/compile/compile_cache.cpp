@@ -134,7 +134,10 @@ std::optional<CompileResult> CompileCache::load(const std::string &key) const {
 
 bool CompileCache::store(const std::string &key, const CompileResult &result) const {
   std::error_code ec;
-  fs::create_directories(directory_, ec);
+  if (fs::create_directories(directory_, ec)) {
+    std::error_code modeEc;
+    fs::permissions(directory_, fs::perms::owner_all, modeEc);  // 0700: a new cache is the user's alone
+  }
   if (ec) return false;
   json diagnostics = json::array();
   for (const auto &d : result.diagnostics)

@@ -1,8 +1,11 @@
 #include "core/store/database.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <ctime>
 #include <exception>
@@ -200,6 +203,20 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path) {
     }
   }
 
+  {
+    // Only a regular file is a workspace: `--workspace /dev/null` as root left /dev/null-journal
+    // beside the device (issue 17, 6).
+    std::error_code ec;
+    const auto status = std::filesystem::status(path_, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+      throw StoreError(file + ": cannot open workspace database: not a regular file");
+  }
+  if (mode == Mode::OpenOrCreate) {
+    // A new workspace is the user's alone (0600; SQLite gives its journal the same mode): it
+    // holds LLM transcripts and sources. Created here so that the umask's 0644 never applies.
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) ::close(fd);
+  }
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
   if (mode == Mode::OpenOrCreate) flags |= SQLITE_OPEN_CREATE;
   const int rc = sqlite3_open_v2(file.c_str(), &db_, flags, nullptr);

@@ -617,6 +617,11 @@ Compilation terminated.
     QCOMPARE(miss.cacheKey.size(), std::size_t(32));
     QVERIFY(fs::exists(compiler.cache().imagePath(miss.cacheKey)));
     QVERIFY(fs::exists(compiler.cache().metadataPath(miss.cacheKey)));
+    // The user's alone (issue 17, 6: they were 0644): entries 0600, a new cache folder 0700.
+    const auto rw = fs::perms::owner_read | fs::perms::owner_write;
+    QVERIFY(fs::status(compiler.cache().imagePath(miss.cacheKey)).permissions() == rw);
+    QVERIFY(fs::status(compiler.cache().metadataPath(miss.cacheKey)).permissions() == rw);
+    QVERIFY(fs::status(compiler.cache().directory()).permissions() == fs::perms::owner_all);
     const auto hit = compiler.compile(request);
     QVERIFY(hit.cacheHit);
     QVERIFY2(difference(miss, hit).empty(), difference(miss, hit).c_str());

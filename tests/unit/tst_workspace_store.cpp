@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+
 #include <thread>
 
 #include <filesystem>
@@ -158,6 +160,7 @@ class TestWorkspaceStore : public QObject {
   void openExistingNeedsTheFile();
   void refuseNonDatabase();
   void refuseForeignDatabase();
+  void privateFilesOnly();
   void migrateFromVersion1();
   void migrateFromVersion2();
   void evaluationHistory();
@@ -365,6 +368,23 @@ void TestWorkspaceStore::refuseForeignDatabase() {
   QVERIFY2(message.contains(QStringLiteral("not a Kernel Workbench workspace")), qPrintable(message));
   Database db(file, Database::Mode::OpenExisting);
   QVERIFY(!hasObject(db, "table", "tasks"));
+}
+
+// Issue 17, 6: a new workspace (and its journal) was created 0644 under the usual umask, and a
+// device as the workspace left a journal beside it (/dev/null-journal as root).
+void TestWorkspaceStore::privateFilesOnly() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const mode_t was = ::umask(022);
+  const auto file = pathIn(dir, "new.kwb");
+  { auto ws = Workspace::open(file); }
+  ::umask(was);
+  struct stat st {};
+  QCOMPARE(::stat(file.c_str(), &st), 0);
+  QCOMPARE(st.st_mode & 0777, mode_t(0600));
+  const QString message = storeErrorOf([&] { Database db("/dev/null"); });
+  QVERIFY2(message.contains(QStringLiteral("/dev/null: cannot open workspace database: not a regular file")), qPrintable(message));
+  QVERIFY(!std::filesystem::exists("/dev/null-journal"));
 }
 
 void TestWorkspaceStore::migrateFromVersion1() {

@@ -150,7 +150,7 @@ int llmListCommand(bool asJson) {
     return 0;
   }
   for (const auto &p : providers)
-    std::cout << p.name << "  " << llm::toString(p.format) << "  " << p.baseUrl << "  model " << (p.model.empty() ? "(none)" : p.model)
+    std::cout << p.name << "  " << llm::toString(p.format) << "  " << llm::redactedUrl(p.baseUrl) << "  model " << (p.model.empty() ? "(none)" : p.model)
               << "  key " << keySource(p) << "\n";
   return 0;
 }
@@ -163,7 +163,7 @@ int llmModelsCommand(const LlmArgs &args, bool asJson) {
   llm::Provider provider(*config, resolved->second);
   const auto r = provider.models(&interrupt.token);
   if (asJson) {
-    json out = {{"provider", config->name}, {"base_url", config->baseUrl}, {"format", llm::toString(config->format)},
+    json out = {{"provider", config->name}, {"base_url", llm::redactedUrl(config->baseUrl)}, {"format", llm::toString(config->format)},
                 {"models", r.models}, {"seconds", r.seconds}};
     if (!r.error.empty()) out["error"] = r.error;
     std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
@@ -199,7 +199,7 @@ int llmTestCommand(const LlmArgs &args, bool asJson) {
       return kExitFailed;
     }
     if (models.models.empty()) {
-      std::cerr << "kwb: no --model given and " << config->baseUrl << " lists no models\n";
+      std::cerr << "kwb: no --model given and " << llm::redactedUrl(config->baseUrl) << " lists no models\n";
       return kExitFailed;
     }
     request.model = models.models.front();
@@ -209,14 +209,14 @@ int llmTestCommand(const LlmArgs &args, bool asJson) {
   request.temperature = 0.0;
   request.stream = !args.noStream;
   const bool live = !asJson;
-  if (live) std::cerr << "kwb: " << config->name << " (" << config->baseUrl << "), model " << request.model << ":\n";
+  if (live) std::cerr << "kwb: " << config->name << " (" << llm::redactedUrl(config->baseUrl) << "), model " << request.model << ":\n";
   const auto r = provider.chat(request, [&](const llm::StreamDelta &d) {
     if (live && d.kind == llm::StreamDelta::Kind::Text) std::cout << d.text << std::flush;
   }, &interrupt.token);
   if (asJson) {
     json out = {{"ok", r.ok()},
                 {"provider", config->name},
-                {"base_url", config->baseUrl},
+                {"base_url", llm::redactedUrl(config->baseUrl)},
                 {"model", r.response.model.empty() ? request.model : r.response.model},
                 {"stream", request.stream},
                 {"status", r.status},
@@ -256,7 +256,7 @@ int llmDiscoverCommand(bool asJson) {
   if (asJson) {
     json out = json::array();
     for (const auto &s : servers)
-      out.push_back({{"name", s.kind.name}, {"base_url", s.provider.baseUrl}, {"format", llm::toString(s.kind.format)},
+      out.push_back({{"name", s.kind.name}, {"base_url", llm::redactedUrl(s.provider.baseUrl)}, {"format", llm::toString(s.kind.format)},
                      {"models", s.models}, {"seconds", s.seconds}});
     std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
@@ -272,7 +272,7 @@ int llmDiscoverCommand(bool asJson) {
     return 0;
   }
   for (const auto &s : servers) {
-    std::cout << s.kind.name << "  " << s.provider.baseUrl << "  " << s.models.size() << " model(s)";
+    std::cout << s.kind.name << "  " << llm::redactedUrl(s.provider.baseUrl) << "  " << s.models.size() << " model(s)";
     for (const auto &m : s.models) std::cout << "  " << m;
     std::cout << "\n";
   }

@@ -28,6 +28,8 @@ struct Transfer {
   Clock::time_point lastActivity;
   bool stoppedByCallback = false;
   std::string callbackError;  // an exception thrown by onBody, stopped at the C boundary
+  std::int64_t maxBodyBytes = 0;
+  bool tooLarge = false;
 };
 
 bool successStatus(int status) { return status >= 200 && status < 300; }
@@ -65,6 +67,10 @@ size_t onWrite(char *data, size_t size, size_t count, void *user) {
     if (t.errorBody && t.errorBody->size() < kMaxErrorBody)
       t.errorBody->append(data, std::min(n, kMaxErrorBody - t.errorBody->size()));
     return n;
+  }
+  if (t.maxBodyBytes > 0 && t.result->bodyBytes > t.maxBodyBytes) {
+    t.tooLarge = true;
+    return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
   }
   if (t.result->secondsToFirstByte < 0)
     t.result->secondsToFirstByte = std::chrono::duration<double>(now - t.start).count();
@@ -116,6 +122,7 @@ HttpResult perform(const HttpRequest &request, const TransportOptions &options,
   t.errorBody = errorBody;
   t.result = &result;
   t.start = t.lastActivity = Clock::now();
+  t.maxBodyBytes = options.maxBodyBytes;
 
   CURL *easy = curl_easy_init();
   CURLM *multi = curl_multi_init();
@@ -185,7 +192,11 @@ HttpResult perform(const HttpRequest &request, const TransportOptions &options,
     int left = 0;
     while (CURLMsg *msg = curl_multi_info_read(multi, &left))
       if (msg->msg == CURLMSG_DONE) code = msg->data.result;
-    if (!t.callbackError.empty()) {
+    if (t.tooLarge) {
+      result.failure = HttpResult::Failure::Other;
+      result.error = "the response was longer than " + std::to_string(t.maxBodyBytes) +
+                     " bytes (TransportOptions::maxBodyBytes); it was not read further";
+    } else if (!t.callbackError.empty()) {
       result.failure = HttpResult::Failure::Other;
       result.error = "reading the response failed: " + t.callbackError;
     } else if (t.stoppedByCallback) {

@@ -30,6 +30,10 @@ struct TransportOptions {
   std::chrono::milliseconds connectTimeout{10000};
   std::chrono::milliseconds stallTimeout{60000};  // no body bytes (nor headers) for this long
   std::chrono::milliseconds totalTimeout{0};      // 0: none
+  // The most body bytes read from a successful response (issue 17, 6: a 100 MB answer was stored
+  // whole); more ends the transfer as a failure saying so. An answer of 4096 tokens streamed as
+  // server-sent events is well under 1 MB.
+  std::int64_t maxBodyBytes = 32 << 20;
 };
 
 struct HttpResult {

@@ -1,5 +1,7 @@
 #include "core/llm/provider.h"
 
+#include "core/text/printable.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -43,8 +45,8 @@ bool waitCancellable(std::chrono::milliseconds delay, const CancelToken *cancel)
 
 // What a refused request means, with the fix.
 std::string statusMessage(const ProviderConfig &c, int status, const std::string &body) {
-  const std::string said = errorMessageFromBody(body);
-  const std::string where = c.name.empty() ? c.baseUrl : c.name + " (" + c.baseUrl + ")";
+  const std::string said = printable(errorMessageFromBody(body), 2048);  // the server's words, escaped (issue 17, 6)
+  const std::string where = c.name.empty() ? redactedUrl(c.baseUrl) : c.name + " (" + redactedUrl(c.baseUrl) + ")";
   const std::string keyHint = c.apiKeyEnv.empty() ? (c.keyInKeychain ? "the key stored in the keychain for " + c.name : "the provider's API key")
                                                   : "$" + c.apiKeyEnv;
   switch (status) {
@@ -311,7 +313,7 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
     TranscriptEntry e;
     e.provider = config_.name;
     e.model = request.model;
-    e.url = http.url;
+    e.url = redactedUrl(http.url);
     nlohmann::json headers = nlohmann::json::object();
     for (const auto &[k, v] : redactedHeaders(http)) headers[k] = v;
     e.requestHeaders = headers.dump();
@@ -349,7 +351,7 @@ ModelsResult Provider::models(const CancelToken *cancel) {
       try {
         out.models = parseModels(config_.format, body);
       } catch (const std::exception &e) {
-        out.error = "the model list from " + http.url + " could not be read: " + e.what();
+        out.error = "the model list from " + redactedUrl(http.url) + " could not be read: " + e.what();
       }
       return out;
     }

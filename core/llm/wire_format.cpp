@@ -1010,6 +1010,44 @@ std::unique_ptr<ResponseDecoder> makeDecoder(WireFormat format, bool stream, Res
   return std::make_unique<OpenAIBodyDecoder>(std::move(onDelta));
 }
 
+std::string redactedUrl(std::string_view url) {
+  std::string out(url);
+  const auto scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const std::size_t start = scheme + 3;
+    const std::size_t end = std::min(out.find_first_of("/?#", start), out.size());
+    const auto at = out.rfind('@', end - 1);
+    if (at != std::string::npos && at >= start && at < end) {
+      const auto colon = out.find(':', start);
+      if (colon != std::string::npos && colon < at)
+        out.replace(colon + 1, at - colon - 1, "***");
+      else
+        out.replace(start, at - start, "***");
+    }
+  }
+  const auto query = out.find('?');
+  if (query == std::string::npos) return out;
+  const std::size_t fragment = std::min(out.find('#', query), out.size());
+  static const char *const kSecretNames[] = {"key", "api_key", "api-key", "apikey", "token", "access_token"};
+  std::string rebuilt = out.substr(0, query + 1);
+  std::size_t pos = query + 1;
+  while (pos <= fragment) {
+    const std::size_t end = std::min(out.find('&', pos), fragment);
+    std::string part = out.substr(pos, end - pos);
+    if (const auto eq = part.find('='); eq != std::string::npos) {
+      std::string name = part.substr(0, eq);
+      for (auto &c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (const char *secret : kSecretNames)
+        if (name == secret) part = part.substr(0, eq + 1) + "***";
+    }
+    rebuilt += part;
+    if (end >= fragment) break;
+    rebuilt += '&';
+    pos = end + 1;
+  }
+  return rebuilt + out.substr(fragment);
+}
+
 std::vector<std::pair<std::string, std::string>> redactedHeaders(const HttpRequest &request) {
   auto headers = request.headers;
   for (auto &[name, value] : headers) {

@@ -79,6 +79,10 @@ struct HttpRequest {
   std::string body;
 };
 std::vector<std::pair<std::string, std::string>> redactedHeaders(const HttpRequest &request);
+// A URL as it may be shown and stored (issue 17, 6): a password or token in its user part
+// ("http://user:KEY@host", "https://KEY@host") and the values of key-like query parameters
+// (key, api_key, api-key, apikey, token, access_token) replaced by "***".
+std::string redactedUrl(std::string_view url);
 
 // baseUrl: "https://api.openai.com/v1", "http://127.0.0.1:11434" (Ollama native), "https://api.anthropic.com/v1".
 // OpenAI streams ask for the usage chunk (stream_options.include_usage).

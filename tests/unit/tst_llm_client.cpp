@@ -315,7 +315,8 @@ class TestLlmClient : public QObject {
     ScriptedResponse refused;
     refused.status = status;
     refused.headers = {{"Content-Type", "application/json"}};
-    refused.chunks = {R"({"error":{"message":"refused by the test server","type":"invalid_request_error"}})"};
+    // With a terminal escape sequence and a forged line in it: shown escaped (issue 17, 6).
+    refused.chunks = {"{\"error\":{\"message\":\"refused by the test server\\u001b[2J\\nkwb: ok\",\"type\":\"invalid_request_error\"}}"};
     server.route("POST", "/v1/chat/completions", {refused});
     auto config = configFor(server, llm::WireFormat::OpenAIChat);
     config.retry.maxAttempts = 4;
@@ -325,6 +326,8 @@ class TestLlmClient : public QObject {
     QCOMPARE(r.status, status);
     QCOMPARE(server.requests().size(), std::size_t(1));
     QVERIFY2(r.error.find(std::to_string(status)) != std::string::npos, r.error.c_str());
+    QVERIFY2(r.error.find("refused by the test server\\x1b[2J\\nkwb: ok") != std::string::npos, r.error.c_str());
+    QVERIFY(r.error.find('\x1b') == std::string::npos && r.error.find('\n') == std::string::npos);
   }
 
   // A server that keeps failing: the client gives up after maxAttempts and says so.
@@ -390,6 +393,29 @@ class TestLlmClient : public QObject {
     QVERIFY(r.response.text.rfind("la la ", 0) == 0 || r.response.text == "la ");
     QVERIFY(server.waitForNoOpenConnections(5s));
     QVERIFY(server.lastClientGone().has_value());
+  }
+
+  // Issue 17, 6: a 100 MB answer was read and stored whole. A response body over the transport's
+  // cap ends the transfer as a failure that says so, having read little more than the cap.
+  void responseBodyIsCapped() {
+    LoopbackHttpServer server;
+    ScriptedResponse endless = streamOf("text/event-stream", {"data: " + std::string(1000, 'x') + "\n\n"});
+    endless.endless = true;
+    server.route("POST", "/v1/chat/completions", {endless});
+    llm::HttpRequest request;
+    request.url = server.baseUrl() + "/v1/chat/completions";
+    request.body = "{}";
+    llm::TransportOptions options;
+    options.maxBodyBytes = 64 * 1024;
+    std::int64_t delivered = 0;
+    const auto r = llm::perform(request, options, [&](std::string_view b) {
+      delivered += static_cast<std::int64_t>(b.size());
+      return true;
+    });
+    QCOMPARE(std::string(llm::toString(r.failure)), std::string("other"));
+    QVERIFY2(r.error.find("longer than 65536 bytes") != std::string::npos, r.error.c_str());
+    QVERIFY2(delivered <= 64 * 1024, std::to_string(delivered).c_str());
+    QVERIFY(server.waitForNoOpenConnections(5s));
   }
 
   // maxConcurrent 2: four requests at once never have more than two in flight at the server.

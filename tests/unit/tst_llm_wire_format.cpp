@@ -271,6 +271,7 @@ class TestLlmWireFormat : public QObject {
   void usageEstimated();
   void finishTwiceAndFeedAfterFinish();
   void openAIRequest();
+  void urlsAreRedacted();
   void anthropicRequest();
   void ollamaRequest();
   void redaction();
@@ -888,6 +889,16 @@ void TestLlmWireFormat::formatNames() {
   QVERIFY(!wireFormatFromName("gemini").has_value());
 }
 #endif  // Q_MOC_RUN
+
+// Issue 17, 6: a key given inside a base URL was printed and stored as it was.
+void TestLlmWireFormat::urlsAreRedacted() {
+  QCOMPARE(redactedUrl("http://user:sk-secret@host:8080/v1"), std::string("http://user:***@host:8080/v1"));
+  QCOMPARE(redactedUrl("https://sk-secret@api.example.com/v1/chat"), std::string("https://***@api.example.com/v1/chat"));
+  QCOMPARE(redactedUrl("https://h/v1/models?key=AIza123&alt=json#x"), std::string("https://h/v1/models?key=***&alt=json#x"));
+  QCOMPARE(redactedUrl("https://h/v1?API_KEY=a&token=b&x=1"), std::string("https://h/v1?API_KEY=***&token=***&x=1"));
+  QCOMPARE(redactedUrl("http://127.0.0.1:8080/v1"), std::string("http://127.0.0.1:8080/v1"));
+  QCOMPARE(redactedUrl("http://h/a@b"), std::string("http://h/a@b"));  // an @ in the path is not a user part
+}
 
 QTEST_GUILESS_MAIN(TestLlmWireFormat)
 #include "tst_llm_wire_format.moc"

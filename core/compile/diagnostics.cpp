@@ -121,6 +121,20 @@ std::optional<Parsed> parseFrontEndHeader(std::string_view line) {
   return std::nullopt;
 }
 
+// At end of source: error: expected a "}"     (the front end, with no file or line: the error is
+// at the end of the compiled source; issue 17, 6: it was dropped, leaving only its notes)
+constexpr std::string_view kEndOfSource = "At end of source: ";
+std::optional<Parsed> parseEndOfSource(std::string_view line) {
+  if (!startsWith(line, kEndOfSource)) return std::nullopt;
+  // The same kinds and codes as a located record: read as one with a placeholder location.
+  auto p = parseFrontEndHeader("end(1): " + std::string(line.substr(kEndOfSource.size())));
+  if (!p) return std::nullopt;
+  p->file.clear();
+  p->line = 0;
+  p->message += " (at the end of the source)";
+  return p;
+}
+
 // ptxas error   : msg     ptxas /tmp/x.ptx, line 27; error   : msg     nvlink error   : msg
 // nvcc fatal   : msg      nvrtc: error: msg
 std::optional<Parsed> parseToolLine(std::string_view line) {
@@ -250,7 +264,8 @@ bool isSummaryLine(std::string_view line) {
 
 // A line that starts a new record (so it ends the block of the one before).
 bool startsRecord(std::string_view line) {
-  return parseFrontEndHeader(line) || parseToolLine(line) || parseHostCompilerLine(line) || isSummaryLine(line);
+  return parseFrontEndHeader(line) || startsWith(line, kEndOfSource) || parseToolLine(line) ||
+         parseHostCompilerLine(line) || isSummaryLine(line);
 }
 
 class Parser {
@@ -269,7 +284,10 @@ class Parser {
         i = end;
         continue;
       }
-      if (auto tool = parseToolLine(lines[i])) {
+      if (auto end = parseEndOfSource(lines[i])) {
+        end->line = static_cast<int>(sourceLines_.size());  // its last line
+        add(std::move(*end), true);
+      } else if (auto tool = parseToolLine(lines[i])) {
         add(std::move(*tool), true);
       } else if (auto host = parseHostCompilerLine(lines[i])) {
         add(std::move(*host), false);

@@ -293,6 +293,23 @@ class TestCompile : public QObject {
     QVERIFY(r.log.find("undefined_thing") != std::string::npos);
   }
 
+  // Issue 17, 6: NVRTC's 'At end of source: error: expected a "}"' has no file or line; it was
+  // dropped and only its notes were shown. It is an error on the source's last line.
+  void errorAtTheEndOfTheSource() {
+    if (!nvrtc_) QSKIP(qPrintable("NVRTC is not available: " + nvrtcProblem_));
+    auto request = deviceRequest("extern \"C\" __global__ void k(float *x) {\n  if (x) {\n    x[0] = 1;\n", {"k"});
+    request.sourceName = "open.cu";
+    const auto r = uncached().compile(request);
+    QVERIFY(!r.ok);
+    std::vector<const Diagnostic *> errors;
+    for (const auto &d : r.diagnostics)
+      if (d.severity == Diagnostic::Severity::Error && d.message.find("expected a") != std::string::npos) errors.push_back(&d);
+    QVERIFY2(errors.size() == 2, describe(r.diagnostics).c_str());
+    QCOMPARE(errors[0]->file, std::string("open.cu"));
+    QCOMPARE(errors[0]->line, 3);
+    QCOMPARE(errors[0]->message, std::string("expected a \"}\" (at the end of the source)"));
+  }
+
   void warningsAndNotesAreParsed() {
     if (!nvrtc_) QSKIP(qPrintable("NVRTC is not available: " + nvrtcProblem_));
     const std::string source = "template <typename T> __device__ T twice(T v) { return v.nope(); }\n"  // 1: col 57

@@ -1247,9 +1247,7 @@ bool MainWindow::optimizeCurrent() {
     problem = QString::fromStdString(e.what());
   }
   if (!providers.empty()) {
-    if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning() || agent_->isRunning() ||
-        !editorToRun())
-      return false;
+    if (!agentCanStart()) return false;
     // The session's settings first (G, K, DCP, budgets...), prefilled with the last ones.
     QStringList names;
     for (const auto &p : providers) names << QString::fromStdString(p.name);
@@ -1277,10 +1275,14 @@ bool MainWindow::optimizeCurrent() {
   return true;
 }
 
+bool MainWindow::agentCanStart() {
+  return !taskFolder_.isEmpty() && !evaluation_->isRunning() && !tuning_->isRunning() && !agent_->isRunning() &&
+         editorToRun();
+}
+
 bool MainWindow::startAgentSession(const QString &provider, const QString &model) {
-  if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning() || agent_->isRunning()) return false;
+  if (!agentCanStart()) return false;
   CudaEditor *editor = editorToRun();
-  if (!editor) return false;
   AgentRequest request;
   request.workspaceFile = workspacePath_;
   request.taskFolder = taskFolder_;

@@ -212,6 +212,8 @@ class MainWindow : public QMainWindow {
   void onFileSaved(const QString &path);
   void checkSettled();
   CudaEditor *editorToRun();
+  // A task is open with an editor to start from, and nothing runs that an agent session would disturb.
+  bool agentCanStart();
   void onRunProgress(const EvaluationStep &step);
   void onRunFinished(const EvaluationRun &run, const QString &source);
   void showDiagnostics(const EvaluationRun &run, const QString &source);

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/task/source_file.h"
 #include "core/compile/listing_request.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/task/source_file.h"
 #include "core/lineage/step_resolution.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 
 std::optional<CandidateInput> loadCandidate(const std::string &taskArg, const std::string &candidateArg,
                                             const std::string &command) {

@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/task/source_file.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/lineage/lineage.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/llm_command.h"
-#include "core/task/source_file.h"
 #include "core/agent/session.h"
 #include "core/agent/trajectories.h"
 #include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 
 namespace fs = std::filesystem;
 namespace agent = kwb::agent;

@@ -1,4 +1,3 @@
-#include "core/task/source_file.h"
 #include "core/agent/session.h"
 
 #include <algorithm>
@@ -17,15 +16,12 @@
 #include "core/profile/profiler.h"
 #include "core/store/database.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 #include "core/text/content_hash.h"
 
 namespace kwb::agent {
 
 namespace {
-
-std::string readFile(const std::filesystem::path &path) {
-  return readManifestText(path);
-}
 
 std::string msText(double ms) {
   char buf[32];
@@ -98,7 +94,7 @@ SessionRecord Session::create(SessionStore &store, const Task &task, const Sessi
   }
   std::string manifestHash;
   try {
-    manifestHash = contentHash(readFile(task.manifestPath));
+    manifestHash = contentHash(readManifestText(task.manifestPath));
   } catch (const std::exception &) {
   }
   return store.createSession(task.name, s.taskFolder, manifestHash, providerName, model, s);
@@ -200,7 +196,7 @@ bool Session::evaluateOn(const std::string &source, const std::string &sourceNam
   o.sourceName = sourceName;
   o.timingCap = std::chrono::milliseconds(static_cast<long long>(record_.settings.timingCapSeconds * 1000));
   o.timeLimit = std::chrono::milliseconds(static_cast<long long>(record_.settings.timeLimitSeconds * 1000));
-  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
+  const bool gpu = onGpu();
   o.time = gpu;
   try {
     if (gpu) {
@@ -236,10 +232,13 @@ bool Session::evaluateOn(const std::string &source, const std::string &sourceNam
   return result.outcome != Outcome::Cancelled;
 }
 
+bool Session::onGpu() const {
+  return services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
+}
+
 bool Session::sanitizeBefore(AttemptRecord &attempt, EvaluationResult &result, const std::string &source,
                              const std::string &name, int group) {
-  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
-  if (!gpu || !record_.settings.sanitizeBest) return true;
+  if (!onGpu() || !record_.settings.sanitizeBest) return true;
   SanitizeOptions o;
   o.sourceName = name;
   SanitizeResult sanitized;
@@ -271,13 +270,12 @@ bool Session::sanitizeBefore(AttemptRecord &attempt, EvaluationResult &result, c
   char text[96];
   std::snprintf(text, sizeof text, "sanitized %s in %.1f s: ", name.c_str(), seconds);
   publish(event(SessionEvent::Kind::Message, group, attempt.line, attempt.turn,
-                text + (sanitized.problem.empty() ? sanitized.summary() : "not sanitized: " + sanitized.problem)));
+                text + sanitized.summary()));
   return true;
 }
 
 std::string Session::profileNote(const std::string &sourceHash, const std::string &name, int group) {
-  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
-  if (!gpu || !record_.settings.profile || sourceHash.empty()) return {};
+  if (!onGpu() || !record_.settings.profile || sourceHash.empty()) return {};
   {
     std::unique_lock lock(profileMutex_);
     profileDone_.wait(lock, [&] { return !profiling_.count(sourceHash); });
@@ -322,8 +320,7 @@ std::string Session::profileNote(const std::string &sourceHash, const std::strin
 }
 
 Goal Session::goalFor(const Incumbent &incumbent) const {
-  const bool gpu = services_.pool && record_.settings.useDevice && !services_.pool->devices().empty();
-  if (!gpu) return Goal::Compiles;
+  if (!onGpu()) return Goal::Compiles;
   return incumbent.ms ? Goal::Faster : Goal::Correct;
 }
 

@@ -119,6 +119,8 @@ class Session {
   Goal goalFor(const Incumbent &incumbent) const;
   std::vector<llm::Message> firstTurnMessages(const GroupRecord &group);
   std::vector<llm::Message> repairMessages(const GroupRecord &group, const AttemptRecord &previous);
+  // Candidates run on the pool's GPUs: there is a pool with a device, and the settings use it.
+  bool onGpu() const;
   // compute-sanitizer on a kernel about to become the session's best (issue 15: never call a
   // racy kernel the best): errors in its code make the attempt incorrect, with the findings in
   // its feedback. False when cancelled (the attempt is evaluated again on resume).

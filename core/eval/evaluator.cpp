@@ -1,4 +1,3 @@
-#include "core/task/source_file.h"
 #include "core/eval/evaluator.h"
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "core/eval/roofline.h"
 #include "core/eval/sanitizer_status.h"
 #include "core/paths/install_paths.h"
+#include "core/task/source_file.h"
 #include "core/text/base64.h"
 #include "core/worker/worker_client.h"
 
@@ -38,10 +38,6 @@ struct RunningFlag {
 }  // namespace
 
 namespace {
-
-std::string readFile(const fs::path &path) {
-  return readManifestText(path);
-}
 
 // The task's reference as a compile request, named `sourceName` in diagnostics and line
 // information. Throws std::runtime_error when its file cannot be read.
@@ -312,7 +308,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
 
   std::string manifest;
   try {
-    manifest = readFile(task.manifestPath);
+    manifest = readManifestText(task.manifestPath);
   } catch (const std::exception &) {
     // The worker reads the folder itself.
   }
@@ -574,7 +570,7 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
   worker::EvaluateRequest evaluate;
   evaluate.task = task.folder.string();
   try {
-    evaluate.manifest = readFile(task.manifestPath);
+    evaluate.manifest = readManifestText(task.manifestPath);
   } catch (const std::exception &) {
     // The worker reads the folder itself.
   }

@@ -1,4 +1,3 @@
-#include "core/task/source_file.h"
 #include "core/eval/evaluator_pool.h"
 
 #include <exception>
@@ -8,6 +7,7 @@
 #include <sstream>
 
 #include "core/paths/install_paths.h"
+#include "core/task/source_file.h"
 #include "core/worker/worker_client.h"
 
 namespace kwb {

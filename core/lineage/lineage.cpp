@@ -1,4 +1,3 @@
-#include "core/task/source_file.h"
 #include "core/lineage/lineage.h"
 
 #include <fstream>
@@ -6,6 +5,7 @@
 
 #include "core/compile/compile_types.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 
 namespace kwb {
 

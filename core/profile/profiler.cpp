@@ -1,4 +1,3 @@
-#include "core/task/source_file.h"
 #include "core/profile/profiler.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/compile/compiler.h"
+#include "core/task/source_file.h"
 #include "core/text/base64.h"
 #include "core/text/json_fields.h"
 #include "core/worker/worker_client.h"

@@ -1,8 +1,8 @@
 #include "core/task/manifest_parser.h"
+#include "core/lineage/lineage.h"
 #include "core/task/source_file.h"
 #include "core/task/toml_shape.h"
 #include "core/text/printable.h"
-#include "core/lineage/lineage.h"
 
 #include <algorithm>
 #include <array>
@@ -10,13 +10,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <unistd.h>
 #include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
 #include <system_error>
 #include <toml++/toml.h>
+#include <unistd.h>
 
 namespace kwb {
 
@@ -1135,15 +1135,12 @@ Task loadTask(const std::filesystem::path &path) {
   }
   const std::string display = manifest.string();
   if (!fs::is_regular_file(manifest, ec)) throw ManifestError(display, 0, "", "not a regular file; expected a task manifest");
-  if (const auto bytes = fs::file_size(manifest, ec); !ec && bytes > TomlShapeLimits{}.maxBytes)
-    throw ManifestError(display, 0, "", "the file is " + std::to_string(bytes) + " bytes; a manifest may have at most " +
-                                            std::to_string(TomlShapeLimits{}.maxBytes));
-
-  std::ifstream in(manifest, std::ios::binary);
-  if (!in) throw ManifestError(display, 0, "", std::string("cannot be read: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ManifestError(display, 0, "", "cannot be read: read error");
+  std::string text;
+  try {
+    text = readManifestText(manifest);  // regular, at most TomlShapeLimits::maxBytes
+  } catch (const SourceFileError &e) {
+    throw ManifestError(display, 0, "", e.what());
+  }
 
   fs::path absolute = fs::absolute(folder, ec);
   if (ec) absolute = folder;
@@ -1151,7 +1148,7 @@ Task loadTask(const std::filesystem::path &path) {
   if (!absolute.has_filename() && absolute.has_parent_path() && absolute != absolute.root_path())
     absolute = absolute.parent_path();
 
-  Task task = parseManifest(text.str(), display, absolute);
+  Task task = parseManifest(text, display, absolute);
   task.manifestPath = absolute / manifest.filename();  // the file read, whatever its name
   return task;
 }

@@ -2,7 +2,6 @@
 // Reads a task folder's manifest (task.toml) into a Task, checking everything a later stage
 // relies on. Errors carry the file, line and field, and say what was expected:
 //   kernels/softmax/task.toml:12: tensors.y.shape: unknown size 'cols2'; known sizes: rows, cols
-#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -29,9 +28,6 @@ class ManifestError : public std::runtime_error {
 };
 
 inline constexpr const char *kManifestFileName = "task.toml";
-// The largest source file (reference, starter, lineage step) a manifest may name: CUDA sources
-// are kilobytes; a larger one is refused with its size rather than read whole.
-inline constexpr std::uintmax_t kMaxSourceBytes = 4u << 20;
 
 // Parses manifest text. displayPath is used in messages; folder is where sources are checked
 // for existence (skipped when folder is empty). Task::manifestPath is folder / "task.toml", or

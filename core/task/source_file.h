@@ -9,11 +9,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/task/manifest_parser.h"  // kMaxSourceBytes
-
 namespace kwb {
 
 struct Task;
+
+// The largest source file (reference, starter, lineage step, candidate) that is read: CUDA
+// sources are kilobytes; a larger one is refused with its size rather than read whole.
+inline constexpr std::uintmax_t kMaxSourceBytes = 4u << 20;
 
 class SourceFileError : public std::runtime_error {
  public:

@@ -22,10 +22,10 @@ std::optional<TomlShapeProblem> checkTomlShape(std::string_view text, const Toml
     while (i < n && (text[i] == ' ' || text[i] == '\t')) ++i;
     return i < n ? text[i] : '\n';
   };
-  auto tooLong = [&](std::size_t bytes, std::size_t end) -> std::optional<TomlShapeProblem> {
+  auto tooLong = [&](std::size_t bytes, std::size_t end, int at) -> std::optional<TomlShapeProblem> {
     const char next = nextSolid(end);
     if (bytes > limits.maxKeyBytes && (next == '.' || next == '=' || next == ']'))
-      return TomlShapeProblem{line, "a key part of " + std::to_string(bytes) + " bytes; at most " +
+      return TomlShapeProblem{at, "a key part of " + std::to_string(bytes) + " bytes; at most " +
                                         std::to_string(limits.maxKeyBytes) + " are allowed"};
     return std::nullopt;
   };
@@ -60,12 +60,8 @@ std::optional<TomlShapeProblem> checkTomlShape(std::string_view text, const Toml
         ++j;
       }
       const std::size_t end = closed ? j + (multi ? 3 : 1) : j;
-      if (!multi) {
-        const int here = line;
-        line = startLine;
-        if (auto p = tooLong(end - i - 2, end)) return p;
-        line = here;
-      }
+      if (!multi)
+        if (auto p = tooLong(end - i - 2, end, startLine)) return p;
       i = end;
     } else if (c == '.') {
       if (++parts > limits.maxKeyParts)
@@ -75,7 +71,7 @@ std::optional<TomlShapeProblem> checkTomlShape(std::string_view text, const Toml
     } else if (bareKeyChar(c)) {
       std::size_t j = i;
       while (j < n && bareKeyChar(text[j])) ++j;
-      if (auto p = tooLong(j - i, j)) return p;
+      if (auto p = tooLong(j - i, j, line)) return p;
       i = j;
     } else {
       if (c != ' ' && c != '\t' && c != '\r') parts = 1;  // '=', brackets, braces, commas: a new key

@@ -1,4 +1,3 @@
-#include "core/task/source_file.h"
 #include "core/tune/tuner.h"
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "core/compile/compiler.h"
 #include "core/eval/evaluator_pool.h"
+#include "core/task/source_file.h"
 #include "core/text/content_hash.h"
 #include "core/text/json_fields.h"
 #include "core/tune/tune_cache.h"
@@ -29,10 +29,6 @@ namespace {
 // cancelled, timeouts and errors (a worker that did not start, a lost GPU) are measured again.
 bool cacheable(Outcome outcome) {
   return outcome == Outcome::Correct || outcome == Outcome::Incorrect || outcome == Outcome::CompileError;
-}
-
-std::string readText(const std::filesystem::path &p) {
-  return readManifestText(p);
 }
 
 // Compiles points ahead of the evaluations on a few CPU threads; the compile cache on disk is
@@ -190,7 +186,7 @@ std::string tuneContext(const Task &task, const std::string &source, const TuneS
                         const std::string &arch, const std::vector<std::string> &deviceNames) {
   std::string manifest;
   try {
-    manifest = readText(task.manifestPath);
+    manifest = readManifestText(task.manifestPath);
   } catch (const std::exception &) {
   }
   std::vector<std::string> configs = settings.configs;

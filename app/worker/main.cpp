@@ -20,6 +20,7 @@
 #include "core/gpu/device_stats.h"
 #include "core/worker/server/profile_command.h"
 #include "core/worker/server/ceilings_command.h"
+#include "core/worker/server/compile_server.h"
 #include "core/worker/server/evaluate_command.h"
 #include "core/worker/server/host_launcher.h"
 #include "core/worker/server/time_command.h"
@@ -36,6 +37,8 @@ void usage(std::ostream &out) {
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--sandbox-note TEXT] [--no-seccomp] [--sandbox-finished]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
+         "       kwb-worker --compile-service [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
+         "                  [--memory-limit-mb N] [--cpu-limit-s N] [--output-limit-mb N]\n"
          "       kwb-worker --host-launcher LIBRARY --device N --allow-libraries A,B|none   (started by the worker itself)\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
          "run by hand it lists the devices it can see.\n"
@@ -55,6 +58,9 @@ void usage(std::ostream &out) {
          "  --sandbox-exec   inside namespaces made by unshare: finish the sandbox as --sandbox\n"
          "                   unshare does, check it, then run PROGRAM there (used for nvcc); exits\n"
          "                   with status 125 and says why when the sandbox is not in effect\n"
+         "  --compile-service  compile device-only sources with NVRTC for kwb and kernel-workbench\n"
+         "                   (JSON lines on stdin/stdout, core/compile/compile_wire.h), within the\n"
+         "                   limits given (address space, CPU time per compile, output size)\n"
          "  --host-launcher  run a candidate's host launcher in a process of its own, for the worker\n"
          "                   that started it (requests on fd 3, answers on fd 4)\n";
 }
@@ -112,9 +118,21 @@ int sandboxExec(const std::string &privateDir, const std::vector<std::string> &c
   return 127;
 }
 
-int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std::string &privateDir,
-          const std::string &note, bool noSeccomp, bool sandboxFinished) {
+// What a serving process (the worker, the compile service) knows of its sandbox once it is made.
+struct Isolation {
+  kwb::worker::ProtocolFds fds;
+  kwb::worker::SeccompReport seccomp;
+  kwb::worker::SandboxSelfCheck self;
+  std::string sandbox;  // "bwrap", "unshare" or "none" (requested but not in effect: "none")
+  std::string reason;   // why "none"
+};
+
+// Finishes the sandbox (unshare), makes the process undumpable, installs the seccomp filter and
+// takes over stdin/stdout for the protocol; then checks the isolation from inside.
+Isolation isolate(kwb::worker::SandboxKind sandbox, const std::string &privateDir, const std::string &note,
+                  bool noSeccomp, bool sandboxFinished) {
   namespace w = kwb::worker;
+  Isolation out;
   std::vector<std::string> problems;
   // Finished by `kwb-worker --sandbox-exec` (a tool such as compute-sanitizer runs between it and
   // this process): the isolation is checked below all the same.
@@ -126,37 +144,57 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
   // Not dumpable: a process of the same user (a host launcher's process, which runs candidate
   // code) cannot open /proc/<worker>/fd/1 (the reply channel) or /proc/<worker>/mem.
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  // The seccomp filter goes on before anything else is loaded (the CUDA driver, a candidate)
-  // and before the first thread starts; only inside a sandbox, so "none" stays a plain process.
-  w::SeccompReport seccomp;
+  // The seccomp filter goes on before anything else is loaded (the CUDA driver, a candidate,
+  // NVRTC) and before the first thread starts; only inside a sandbox, so "none" stays a plain
+  // process.
   if (sandbox == w::SandboxKind::None) {
-    seccomp.reason = "not installed: the worker runs without a sandbox";
+    out.seccomp.reason = "not installed: the process runs without a sandbox";
   } else if (std::string why; !seccompWanted(noSeccomp, why)) {
-    seccomp.reason = why;
+    out.seccomp.reason = why;
   } else {
-    seccomp = w::installSeccompFilter();
+    out.seccomp = w::installSeccompFilter();
   }
-  const auto fds = w::takeOverStdio();
-  w::exitWhenClientVanishes(fds.in);
+  out.fds = w::takeOverStdio();
+  w::exitWhenClientVanishes(out.fds.in);
+  out.self = w::checkSandboxFromInside(privateDir);
+  if (sandbox == w::SandboxKind::None) {
+    out.sandbox = "none";
+    out.reason = note.empty() ? "started without a sandbox (no --sandbox)" : note;
+  } else {
+    const auto more = isolationProblems(out.self);
+    problems.insert(problems.end(), more.begin(), more.end());
+    out.sandbox = problems.empty() ? w::sandboxKindName(sandbox) : "none";
+    if (!problems.empty())
+      out.reason = std::string(w::sandboxKindName(sandbox)) + " sandbox not in effect: " + join(problems, "; ");
+  }
+  return out;
+}
 
+int compileService(kwb::worker::SandboxKind sandbox, const std::string &privateDir, const std::string &note,
+                   bool noSeccomp, const kwb::worker::CompileServerConfig &limits) {
+  const auto isolation = isolate(sandbox, privateDir, note, noSeccomp, false);
+  auto config = limits;
+  config.sandbox = isolation.sandbox;
+  config.sandboxReason = isolation.reason;
+  config.privateDir = privateDir;
+  return kwb::worker::runCompileServer(isolation.fds.in, isolation.fds.out, config);
+}
+
+int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std::string &privateDir,
+          const std::string &note, bool noSeccomp, bool sandboxFinished) {
+  namespace w = kwb::worker;
+  const auto isolation = isolate(sandbox, privateDir, note, noSeccomp, sandboxFinished);
+  const auto &fds = isolation.fds;
+  const auto &seccomp = isolation.seccomp;
   w::WorkerServerConfig config;
   config.device = device;
   config.privateDir = privateDir;
-  const auto self = w::checkSandboxFromInside(privateDir);
-  config.sandboxChecks = w::toJson(self);
+  config.sandboxChecks = w::toJson(isolation.self);
   config.seccomp = seccomp.active;
   config.seccompReason = seccomp.reason;
   config.seccompDenied = seccomp.denied;
-  if (sandbox == w::SandboxKind::None) {
-    config.sandbox = "none";
-    config.sandboxReason = note.empty() ? "started without a sandbox (no --sandbox)" : note;
-  } else {
-    const auto more = isolationProblems(self);
-    problems.insert(problems.end(), more.begin(), more.end());
-    config.sandbox = problems.empty() ? w::sandboxKindName(sandbox) : "none";
-    if (!problems.empty())
-      config.sandboxReason = std::string(w::sandboxKindName(sandbox)) + " sandbox not in effect: " + join(problems, "; ");
-  }
+  config.sandbox = isolation.sandbox;
+  config.sandboxReason = isolation.reason;
 
   // The devices, looked at from inside the sandbox: what CUDA can really reach from here.
   const auto inventory = kwb::probeGpus();
@@ -193,7 +231,8 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 
 int main(int argc, char **argv) {
   bool json = false, devices = false, stats = false, serveMode = false, noSeccomp = false, sandboxExecMode = false,
-       sandboxFinished = false;
+       sandboxFinished = false, compileMode = false;
+  kwb::worker::CompileServerConfig compileLimits;
   std::string hostLauncher;
   std::vector<std::string> allowedLibraries;
   std::vector<std::string> execCommand;
@@ -250,6 +289,21 @@ int main(int argc, char **argv) {
       std::istringstream list(value(i, "--allow-libraries"));
       for (std::string name; std::getline(list, name, ',');)
         if (!name.empty() && name != "none") allowedLibraries.push_back(name);
+    } else if (!std::strcmp(argv[i], "--compile-service")) {
+      compileMode = true;
+    } else if (!std::strcmp(argv[i], "--memory-limit-mb") || !std::strcmp(argv[i], "--cpu-limit-s") ||
+               !std::strcmp(argv[i], "--output-limit-mb")) {
+      const std::string name = argv[i];
+      const char *v = value(i, name.c_str());
+      char *end = nullptr;
+      const unsigned long long n = std::strtoull(v, &end, 10);
+      if (!*v || *end || *v == '-' || n > (1ull << 40)) {
+        std::cerr << "kwb-worker: " << name << " expects a whole number, not '" << v << "'\n";
+        return 2;
+      }
+      if (name == "--memory-limit-mb") compileLimits.memoryBytes = n << 20;
+      else if (name == "--output-limit-mb") compileLimits.outputBytes = n << 20;
+      else compileLimits.cpuSeconds = n;
     } else if (!std::strcmp(argv[i], "--sandbox-exec")) {
       sandboxExecMode = true;
     } else if (!std::strcmp(argv[i], "--") && sandboxExecMode) {
@@ -267,6 +321,7 @@ int main(int argc, char **argv) {
   if (!hostLauncher.empty())
     return kwb::worker::runHostLauncherChild(hostLauncher, device.value_or(0), allowedLibraries);
   if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
+  if (compileMode) return compileService(sandbox, privateDir, note, noSeccomp, compileLimits);
   if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp, sandboxFinished);
   if (stats) {
     // Trusted code only (the driver and NVML): no sandbox. JSON is the only form.

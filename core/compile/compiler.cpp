@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "core/compile/compile_service.h"
 #include "core/task/task.h"
 
 namespace kwb {
@@ -53,7 +54,9 @@ CompileResult Compiler::compile(const CompileRequest &request) const {
       hit->seconds = secondsSince(start);
       return std::move(*hit);
     }
-  return finish(host ? nvcc_.compile(request, options_.timeLimit) : nvrtc.compile(request, options_.timeLimit), key);
+  // Untrusted text is never compiled in this process: NVRTC runs in the sandboxed compile service.
+  return finish(host ? nvcc_.compile(request, options_.timeLimit) : CompileService::shared().compile(request, options_.timeLimit),
+                key);
 }
 
 CompileRequest requestFor(const Task &task, const std::string &source, const std::string &sourceName,

@@ -1,6 +1,7 @@
 #pragma once
-// The front door of compiling: picks the path by the request's source form (NVRTC in process for
-// device-only sources, nvcc as a child process for host launchers), serves and fills the disk
+// The front door of compiling: picks the path by the request's source form (NVRTC in the sandboxed
+// compile service for device-only sources, core/compile/compile_service.h; nvcc as a sandboxed child
+// process for host launchers), serves and fills the disk
 // cache, and times the whole. Usable from several threads at once; never call it on a GUI thread.
 #include <chrono>
 #include <cstdint>

@@ -1,11 +1,12 @@
 #include "core/compile/disassembly.h"
 
-#include "core/process/child_process.h"
+#include "core/compile/compile_service.h"
 #include "core/compile/elf_symbols.h"
 #include "core/compile/nvcc_compiler.h"
 #include "core/compile/nvrtc_compiler.h"
 #include "core/compile/temporary_directory.h"
 #include "core/compile/toolkit_programs.h"
+#include "core/process/child_process.h"
 
 namespace kwb {
 
@@ -73,7 +74,7 @@ TextOutput ptxText(const CompileRequest &request, std::chrono::milliseconds time
     static const NvccCompiler nvcc;
     return nvcc.ptx(request, timeLimit);
   }
-  return NvrtcCompiler::shared().ptx(request, timeLimit);
+  return CompileService::shared().ptx(request, timeLimit);
 }
 
 }  // namespace kwb

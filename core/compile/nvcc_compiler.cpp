@@ -68,6 +68,7 @@ struct NvccCompiler::Run {
   bool sandboxed = false;
   std::string sandbox = "none";  // "bwrap", "unshare" or "none"
   std::string sandboxReason;     // why "none"
+  std::string limitsNote;        // why no limits applied
 };
 
 NvccCompiler::NvccCompiler(fs::path nvcc) {
@@ -146,6 +147,15 @@ NvccCompiler::Run NvccCompiler::run(const CompileRequest &request, const std::ve
   for (const auto &[name, value] : request.defines) argv.push_back("-D" + name + (value.empty() ? "" : "=" + value));
   argv.insert(argv.end(), request.extraOptions.begin(), request.extraOptions.end());
   argv.insert(argv.end(), {"-o", output.string(), source.string()});
+  // The limits go on before nvcc starts, so cicc, ptxas and the host compiler inherit them.
+  static const auto prlimit = findOnPath("prlimit");
+  if (prlimit) {
+    argv.insert(argv.begin(), {prlimit->string(), "--as=" + std::to_string(limits_.memoryBytes),
+                               "--cpu=" + std::to_string(limits_.cpuSeconds),
+                               "--fsize=" + std::to_string(limits_.outputBytes), "--core=0", "--"});
+  } else {
+    out.limitsNote = "nvcc ran without memory, CPU time and file size limits: util-linux's prlimit was not found";
+  }
 
   // nvcc's own intermediate files go to the private folder too, so a killed run leaves nothing.
   ChildProcessRequest child{.argv = argv,
@@ -206,15 +216,18 @@ NvccCompiler::Run NvccCompiler::run(const CompileRequest &request, const std::ve
   } else if (out.process.timedOut) {
     out.problem = "nvcc timed out after " + formatLimit(timeLimit);
   } else if (out.process.signal != 0) {
-    out.problem = "nvcc was killed by signal " + std::to_string(out.process.signal) +
-                  (out.process.signal == SIGKILL ? " (out of memory?)" : "");
+    out.problem = "nvcc was killed by signal " + std::to_string(out.process.signal) + "; it runs with " +
+                  describeCompileLimits(limits_);
   } else if (out.process.exitCode != 0) {
     if (!hasErrors(out.diagnostics)) {
+      // No error in the source: a program nvcc started failed, often at a limit (cicc out of
+      // memory, "Signal 24" for CPU time, "File size limit exceeded").
       const std::string last = lastLine(out.process.output);
       out.diagnostics.push_back(Diagnostic{.file = request.sourceName,
                                            .severity = Diagnostic::Severity::Error,
                                            .message = "nvcc failed with exit status " + std::to_string(out.process.exitCode) +
-                                                      (last.empty() ? "" : ": " + last)});
+                                                      (last.empty() ? "" : ": " + last) + " (it runs with " +
+                                                      describeCompileLimits(limits_) + ")"});
     }
   } else if (!readWholeFile(output, out.output)) {
     out.diagnostics.push_back(Diagnostic{.file = request.sourceName,
@@ -240,6 +253,7 @@ CompileOutcome NvccCompiler::compile(const CompileRequest &request, std::chrono:
   r.toolkitVersion = version();
   r.log = std::move(run.process.output);
   if (run.process.outputTruncated) r.log += "\n[output truncated]\n";
+  if (!run.limitsNote.empty()) r.log = "[" + run.limitsNote + "]\n" + r.log;
   r.diagnostics = std::move(run.diagnostics);
   r.kernels = parseResourceReport(r.log, request.arch);
   r.sandboxed = run.sandboxed;

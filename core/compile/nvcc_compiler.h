@@ -8,12 +8,14 @@
 // /home, $HOME, ... behind empty tmpfs, the file system read-only, only its private work
 // directory writable; the toolkit's folder is shown again if it lies under a cover. With
 // unshare, `kwb-worker --sandbox-exec` finishes the sandbox and then runs nvcc. Where no sandbox
-// can be made, nvcc runs as a plain child process and CompileResult::sandboxed says so.
+// can be made, nvcc runs as a plain child process and CompileResult::sandboxed says so. Either
+// way nvcc runs under the compile limits (memory, CPU time, file size: compile_limits.h).
 #include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <string>
 
+#include "core/compile/compile_limits.h"
 #include "core/compile/compile_outcome.h"
 #include "core/sandbox/sandbox.h"
 
@@ -34,6 +36,11 @@ class NvccCompiler {
   // The kwb-worker program used with unshare (`--sandbox-exec`); found by workerExecutable()
   // (core/paths/install_paths.h) when empty.
   void setSandboxHelper(std::filesystem::path helper) { sandboxHelper_ = std::move(helper); }
+  // The limits nvcc and every program it starts run under (util-linux's prlimit sets them before
+  // nvcc starts; where prlimit is missing the log says nvcc ran without them). From the
+  // environment by default. Not thread-safe against compile().
+  void setLimits(CompileLimits limits) { limits_ = limits; }
+  const CompileLimits &limits() const { return limits_; }
 
   // From `nvcc --version`, run once on first use (thread-safe): "13.0", and the full build
   // identification with nvcc's path, for cache keys. Empty when nvcc could not be run
@@ -58,6 +65,7 @@ class NvccCompiler {
   std::string problem_;
   SandboxPreference sandbox_ = SandboxPreference::Auto;
   std::filesystem::path sandboxHelper_;
+  CompileLimits limits_ = compileLimitsFromEnvironment();
   mutable std::once_flag versionOnce_;
   mutable std::string version_;
   mutable std::string identity_;

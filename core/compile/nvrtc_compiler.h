@@ -27,6 +27,7 @@ class NvrtcCompiler {
   const std::string &version() const { return version_; }    // "13.0"
   const std::string &identity() const { return identity_; }  // version and library file, for cache keys
   const std::string &libraryPath() const { return libraryPath_; }
+  const std::string &includeDirectory() const { return includeDirectory_; }  // empty where not found
   std::vector<std::string> supportedArchitectures() const;   // "sm_75", "sm_80", ...
 
   // A CUBIN for request.arch (sm_XY), or the failure with its diagnostics. timeLimit cancels a

@@ -1,0 +1,253 @@
+#include "core/worker/server/compile_server.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compile/compile_wire.h"
+#include "core/compile/nvrtc_compiler.h"
+#include "core/sandbox/library_fence.h"
+#include "kwb/version.h"
+
+namespace kwb::worker {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace wire = kwb::compile_wire;
+
+// The line a signal handler writes for the request in progress: prepared before each compile,
+// because a handler may only write and exit.
+char gCpuReply[1024];
+char gCrashReply[1024];
+int gOut = -1;
+
+void writeAll(int fd, const char *data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+extern "C" void onCpuLimit(int) {
+  writeAll(gOut, gCpuReply, std::strlen(gCpuReply));
+  ::_exit(3);
+}
+
+extern "C" void onCrash(int) {
+  writeAll(gOut, gCrashReply, std::strlen(gCrashReply));
+  ::_exit(4);
+}
+
+// Deep recursion in the compiler overflows the stack: the crash handler runs on a stack of its own.
+alignas(16) char gHandlerStack[64 * 1024];
+
+void installHandlers() {
+  stack_t stack{};
+  stack.ss_sp = gHandlerStack;
+  stack.ss_size = sizeof gHandlerStack;
+  ::sigaltstack(&stack, nullptr);
+  struct sigaction action{};
+  sigemptyset(&action.sa_mask);
+  action.sa_handler = onCpuLimit;
+  ::sigaction(SIGXCPU, &action, nullptr);
+  action.sa_handler = onCrash;
+  action.sa_flags = SA_RESETHAND | SA_ONSTACK;
+  for (int s : {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE}) ::sigaction(s, &action, nullptr);
+}
+
+std::string mebibytes(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, bytes % (1u << 20) == 0 ? "%.0f MiB" : "%.1f MiB", bytes / 1048576.0);
+  return text;
+}
+
+std::string memoryNote(const CompileServerConfig &c) {
+  return c.memoryBytes ? "memory is limited to " + mebibytes(c.memoryBytes) +
+                             " per compile (KWB_COMPILE_MEMORY_MB), which a source that needs more reaches first"
+                       : "no memory limit was set";
+}
+
+void prepareFatalReplies(std::uint64_t id, const CompileServerConfig &c) {
+  const json cpu{{"id", id},
+                 {"fatal", "the compile used more than " + std::to_string(c.cpuSeconds) +
+                               " s of CPU time (the limit per compile, KWB_COMPILE_CPU_S) and was stopped"},
+                 {"limit", "cpu"}};
+  const json crash{{"id", id},
+                   {"fatal", "the compiler stopped abnormally (a fatal signal) while compiling this source; " + memoryNote(c)},
+                   {"limit", "memory"}};
+  std::snprintf(gCpuReply, sizeof gCpuReply, "%s\n", cpu.dump().c_str());
+  std::snprintf(gCrashReply, sizeof gCrashReply, "%s\n", crash.dump().c_str());
+}
+
+void setLimit(int resource, rlim_t soft, rlim_t hard) {
+  struct rlimit limit{soft, hard};
+  ::setrlimit(resource, &limit);
+}
+
+double cpuSecondsUsed() {
+  struct rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// The CPU time this compile may use from now: the soft limit (SIGXCPU, answered above) moved to
+// what the process has used plus the allowance; the hard one (SIGKILL) a little past it.
+void allowCpuFor(std::uint64_t seconds) {
+  if (seconds == 0) return;
+  const auto soft = static_cast<rlim_t>(std::ceil(cpuSecondsUsed())) + seconds;
+  setLimit(RLIMIT_CPU, soft, soft + 5);
+}
+
+bool readLine(int fd, std::string &buffer, std::string &line, std::size_t maxBytes) {
+  for (;;) {
+    if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
+      line = buffer.substr(0, nl);
+      buffer.erase(0, nl + 1);
+      return true;
+    }
+    if (buffer.size() > maxBytes) return false;
+    char chunk[65536];
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    buffer.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+void send(int out, const json &reply) {
+  const std::string text = reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  writeAll(out, text.data(), text.size());
+}
+
+// A failure of the compile itself that names the limit it ran into, where NVRTC said so.
+void nameMemoryLimit(std::vector<Diagnostic> &diagnostics, const CompileServerConfig &c) {
+  for (auto &d : diagnostics)
+    if (d.message.find("OUT_OF_MEMORY") != std::string::npos || d.message.find("out of memory") != std::string::npos)
+      d.message += " (" + memoryNote(c) + ")";
+}
+
+json answer(const wire::Request &request, const CompileServerConfig &c) {
+  const auto &nvrtc = NvrtcCompiler::shared();
+  json reply{{"id", request.id}};
+  if (request.target == wire::Target::Ptx) {
+    auto text = nvrtc.ptx(request.request, request.timeLimit);
+    nameMemoryLimit(text.diagnostics, c);
+    reply["text"] = wire::toJson(text);
+  } else {
+    auto outcome = nvrtc.compile(request.request, request.timeLimit);
+    nameMemoryLimit(outcome.result.diagnostics, c);
+    reply["outcome"] = wire::toJson(outcome);
+  }
+  return reply;
+}
+
+// Loads NVRTC's builtins with a first compile, so that the fence needs to leave no library open.
+void warmUp() {
+  const auto &nvrtc = NvrtcCompiler::shared();
+  if (!nvrtc.available()) return;
+  const auto archs = nvrtc.supportedArchitectures();
+  if (archs.empty()) return;
+  CompileRequest warm;
+  warm.source = "extern \"C\" __global__ void kwb_warm_up(float *x) { x[threadIdx.x] *= 2.0f; }\n";
+  warm.sourceName = "warm-up.cu";
+  warm.arch = archs.back();
+  nvrtc.compile(warm, std::chrono::seconds(60));
+}
+
+}  // namespace
+
+int runCompileServer(int in, int out, const CompileServerConfig &config) {
+  gOut = out;
+  setLimit(RLIMIT_CORE, 0, 0);
+  if (config.memoryBytes) setLimit(RLIMIT_AS, config.memoryBytes, config.memoryBytes);
+  if (config.outputBytes) setLimit(RLIMIT_FSIZE, config.outputBytes, config.outputBytes);
+  ::signal(SIGPIPE, SIG_IGN);
+  installHandlers();
+
+  const auto &nvrtc = NvrtcCompiler::shared();
+  warmUp();
+  // Only the toolkit's headers and the private folder stay readable: a source that includes
+  // /etc/shadow, a file of $HOME or /proc/self/environ gets "cannot open source file".
+  std::vector<fs::path> open;
+  if (!nvrtc.includeDirectory().empty()) open.emplace_back(nvrtc.includeDirectory());
+  if (!config.privateDir.empty()) open.emplace_back(config.privateDir);
+  const auto fence = raiseLibraryFence({}, {}, open);
+  std::string fenceText = fence.active ? "Landlock (ABI " + std::to_string(fence.abi) + "): only " : "";
+  if (fence.active)
+    for (std::size_t i = 0; i < open.size(); ++i) fenceText += (i ? ", " : "") + open[i].string();
+  if (fence.active) fenceText += " readable";
+  else fenceText = "none: " + fence.problem;
+
+  send(out, json{{"hello", wire::kHello},
+                 {"version", kVersion},
+                 {"available", nvrtc.available()},
+                 {"problem", nvrtc.problem()},
+                 {"nvrtc", nvrtc.identity()},
+                 {"sandbox", config.sandbox},
+                 {"sandbox_reason", config.sandboxReason},
+                 {"fence", fenceText},
+                 {"fence_active", fence.active},
+                 {"limits",
+                  {{"memory_bytes", config.memoryBytes},
+                   {"cpu_seconds", config.cpuSeconds},
+                   {"output_bytes", config.outputBytes}}}});
+
+  std::string buffer, line;
+  // A request carries a source of at most 4 MiB, base64: 5.4 MiB; the rest is small.
+  constexpr std::size_t kMaxRequestBytes = 8u << 20;
+  while (readLine(in, buffer, line, kMaxRequestBytes)) {
+    wire::Request request;
+    try {
+      request = wire::requestFromJson(json::parse(line));
+    } catch (const std::exception &e) {
+      send(out, json{{"id", 0}, {"fatal", std::string("a request the compile service cannot read: ") + e.what()}});
+      return 2;
+    }
+    prepareFatalReplies(request.id, config);
+    allowCpuFor(config.cpuSeconds);
+    json reply;
+    try {
+      reply = answer(request, config);
+      if (config.outputBytes) {
+        const auto size = reply.dump(-1, ' ', false, json::error_handler_t::replace).size();
+        if (size > config.outputBytes) {
+          const std::string message = "the compile's output (" + mebibytes(size) + ") is over the limit of " +
+                                      mebibytes(config.outputBytes) + " per compile";
+          reply = json{{"id", request.id}};
+          if (request.target == wire::Target::Ptx) {
+            TextOutput t;
+            t.error = message;
+            reply["text"] = wire::toJson(t);
+          } else {
+            reply["outcome"] = wire::toJson(compileFailure(request.request, message, true));
+          }
+        }
+      }
+    } catch (const std::bad_alloc &) {
+      reply = json{{"id", request.id}, {"fatal", "the compile ran out of memory; " + memoryNote(config)}, {"limit", "memory"}};
+      send(out, reply);
+      return 4;
+    }
+    send(out, reply);
+  }
+  return 0;
+}
+
+}  // namespace kwb::worker

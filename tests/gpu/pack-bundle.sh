@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs the programs and GPU tests of a build, with their libraries and the bundled kernels,
-# into one tarball that runs on the GPU machine (see run-on-gpu.sh).
+# into one tarball that runs on the GPU machine (see run-on-gpu.sh); tst_compile_service too, to see
+# the compile service work in that machine's sandbox and kernel.
 #   tests/gpu/pack-bundle.sh BUILD_DIR OUT.tar.xz
 set -euo pipefail
 build=$1; tarball=$2
@@ -9,6 +10,7 @@ bundler=${GPU_BUNDLE:-$root/../shared/tools/gpu-bundle.sh}
 stage=$(mktemp -d)
 "$bundler" "$stage/kwb" "$build/app/cli/kwb" "$build/app/worker/kwb-worker" \
   "$build/app/gui/kernel-workbench" $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x) \
+  "$build/tests/tst_compile_service" \
   $(find "$build/bench" -maxdepth 1 -type f -name 'kwb-bench-*' -perm -u+x 2>/dev/null)
 # What the shared bundler leaves out but the GUI wants for a faithful screenshot: the SVG icon
 # and image plugins (the toolbar and tree icons are SVG) and the bold and mono DejaVu faces.

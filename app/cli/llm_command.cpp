@@ -107,9 +107,15 @@ std::filesystem::path workspacePath(const LlmArgs &args) {
   return args.workspace.empty() ? kwb::userDataDir() / "workspace.kwb" : std::filesystem::path(args.workspace);
 }
 
-std::shared_ptr<kwb::Workspace> openWorkspace(const LlmArgs &args) {
+// Reading (transcripts, replay): the workspace must exist, and may be read-only. Writing (test
+// --workspace): a new one is made, and said so, so a mistyped path does not pass unnoticed.
+std::shared_ptr<kwb::Workspace> openWorkspace(const LlmArgs &args, bool forReading) {
   try {
-    return std::shared_ptr<kwb::Workspace>(kwb::Workspace::open(workspacePath(args)));
+    const auto path = workspacePath(args);
+    if (forReading) return std::shared_ptr<kwb::Workspace>(kwb::Workspace::openExisting(path));
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) std::cerr << "kwb: no workspace at " << path.string() << ": a new one is made\n";
+    return std::shared_ptr<kwb::Workspace>(kwb::Workspace::open(path));
   } catch (const std::exception &e) {
     std::cerr << "kwb: " << e.what() << "\n";
     return nullptr;
@@ -183,10 +189,14 @@ int llmTestCommand(const LlmArgs &args, bool asJson) {
   const auto config = &resolved->first;
   InterruptCancels interrupt;
   llm::Provider::TranscriptSink sink;
+  // A transcript that could not be stored (a full disk) fails the command: the user asked for it.
+  auto storeFailure = std::make_shared<std::string>();
   if (!args.workspace.empty()) {
-    auto ws = openWorkspace(args);
+    auto ws = openWorkspace(args, false);
     if (!ws) return kExitUsage;
-    sink = llm::workspaceTranscriptSink(ws, args.session, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
+    sink = llm::workspaceTranscriptSink(ws, args.session, [storeFailure](const std::string &m) {
+      if (storeFailure->empty()) *storeFailure = m;
+    });
   }
   llm::Provider provider(*config, resolved->second, nullptr, sink);
   llm::ChatRequest request;
@@ -248,6 +258,10 @@ int llmTestCommand(const LlmArgs &args, bool asJson) {
     std::cerr << "kwb: " << r.error << "\n";
     return kExitFailed;
   }
+  if (!storeFailure->empty()) {
+    std::cerr << "kwb: the exchange was not stored in " << workspacePath(args).string() << ": " << *storeFailure << "\n";
+    return kExitFailed;
+  }
   return 0;
 }
 
@@ -280,7 +294,7 @@ int llmDiscoverCommand(bool asJson) {
 }
 
 int llmTranscriptsCommand(const LlmArgs &args, bool asJson) {
-  auto ws = openWorkspace(args);
+  auto ws = openWorkspace(args, true);
   if (!ws) return kExitUsage;
   const auto rows = ws->llmTranscripts(args.session);
   if (asJson) {
@@ -314,7 +328,7 @@ int llmTranscriptsCommand(const LlmArgs &args, bool asJson) {
 
 // Reads a stored answer again through today's decoder: the raw bytes as received, in one piece.
 int llmReplayCommand(const LlmArgs &args, bool asJson) {
-  auto ws = openWorkspace(args);
+  auto ws = openWorkspace(args, true);
   if (!ws) return kExitUsage;
   std::optional<kwb::LlmTranscriptRecord> found;
   for (const auto &r : ws->llmTranscripts(args.session))

@@ -53,9 +53,16 @@ std::string fixed(double v, const char *format = "%.2f") {
   return buf;
 }
 
-std::shared_ptr<agent::SessionStore> openStore(const std::string &arg) {
+// Reading (sessions, trajectories export): the workspace must exist and may be read-only.
+// Writing (optimize): a new one is made, and said so, so a mistyped path does not pass unnoticed.
+std::shared_ptr<agent::SessionStore> openStore(const std::string &arg, bool forReading) {
   try {
-    return std::make_shared<agent::SessionStore>(workspaceFile(arg));
+    const auto path = workspaceFile(arg);
+    if (forReading)
+      return std::make_shared<agent::SessionStore>(std::shared_ptr<kwb::Workspace>(kwb::Workspace::openExisting(path)));
+    std::error_code ec;
+    if (!fs::exists(path, ec)) std::cerr << "kwb: no workspace at " << path.string() << ": a new one is made\n";
+    return std::make_shared<agent::SessionStore>(path);
   } catch (const std::exception &e) {
     std::cerr << "kwb: " << e.what() << "\n";
     return nullptr;
@@ -201,7 +208,7 @@ SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs 
 }
 
 int optimizeCommand(const OptimizeArgs &args, bool asJson) {
-  auto store = openStore(args.workspace);
+  auto store = openStore(args.workspace, false);
   if (!store) return kExitFailed;
   std::ostream &log = asJson ? std::cerr : std::cout;
 
@@ -403,7 +410,7 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
 }
 
 int sessionsCommand(const SessionsArgs &args, bool asJson) {
-  auto store = openStore(args.workspace);
+  auto store = openStore(args.workspace, true);
   if (!store) return kExitFailed;
   const auto sessions = store->sessions();
   if (asJson) {
@@ -429,7 +436,7 @@ int sessionsCommand(const SessionsArgs &args, bool asJson) {
 }
 
 int trajectoriesExportCommand(const SessionsArgs &args) {
-  auto store = openStore(args.workspace);
+  auto store = openStore(args.workspace, true);
   if (!store) return kExitFailed;
   try {
     agent::TrajectoryExportOptions options;

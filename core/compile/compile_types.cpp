@@ -1,5 +1,7 @@
 #include "core/compile/compile_types.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <string_view>
 
@@ -83,6 +85,27 @@ SourceForm detectSourceForm(const std::string &source) {
     if (after < code.size() && code[after] == '(') return SourceForm::HostLauncher;
   }
   return SourceForm::DeviceOnly;
+}
+
+std::vector<Diagnostic> byteProblems(const std::string &source, const std::string &sourceName) {
+  std::vector<Diagnostic> out;
+  for (const char byte : {'\0', '\xff'}) {
+    const auto at = source.find(byte);
+    if (at == std::string::npos) continue;
+    const auto lineStart = source.rfind('\n', at == 0 ? 0 : at - 1);
+    const int line = 1 + static_cast<int>(std::count(source.begin(), source.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    const int column = static_cast<int>(at - (lineStart == std::string::npos || at == 0 ? 0 : lineStart + 1)) + 1;
+    out.push_back(Diagnostic{
+        .file = sourceName,
+        .line = line,
+        .column = column,
+        .severity = Diagnostic::Severity::Error,
+        .message = byte == '\0' ? "a NUL byte: NVRTC would drop everything after it; save the source as UTF-8 text"
+                                 : "a 0xFF byte, which is not UTF-8: NVRTC reads it as the end of the source and would "
+                                   "drop everything after it; save the source as UTF-8 text"});
+  }
+  std::sort(out.begin(), out.end(), [](const Diagnostic &a, const Diagnostic &b) { return a.line < b.line; });
+  return out;
 }
 
 std::vector<Diagnostic> includeProblems(const std::string &source, const std::string &sourceName) {

@@ -22,10 +22,16 @@ enum class SourceForm { DeviceOnly, HostLauncher };
 SourceForm detectSourceForm(const std::string &source);
 
 struct Diagnostic;
-// A device-only source compiles in process (NVRTC), outside the sandbox: it may include only
-// the toolkit's headers by name. Errors for quoted includes, computed includes and names that
-// are absolute or contain '..' (which would read files of the machine into the diagnostics).
+// A device-only source may include only the toolkit's headers by name. Errors for quoted
+// includes, computed includes and names that are absolute or contain '..'. A first message, not
+// the defence: the compile service's sandbox and fence keep every other file unreadable
+// (core/compile/compile_service.h), spellings this check does not know included.
 std::vector<Diagnostic> includeProblems(const std::string &source, const std::string &sourceName);
+
+// Bytes NVRTC cannot take: NUL (the source travels as a C string: the rest would be dropped)
+// and 0xFF (read as the end of the file, so a kernel after it "does not exist"). An error at
+// the first of each, with its line and column and the fix.
+std::vector<Diagnostic> byteProblems(const std::string &source, const std::string &sourceName);
 
 struct CompileRequest {
   std::string source;

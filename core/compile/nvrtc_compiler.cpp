@@ -225,10 +225,20 @@ NvrtcCompiler::RunOutput NvrtcCompiler::run(const CompileRequest &request, Targe
   return out;
 }
 
+namespace {
+
+// What stops a source before NVRTC sees it: bytes it cannot take, then includes it must not follow.
+std::vector<Diagnostic> sourceProblems(const CompileRequest &request) {
+  auto problems = byteProblems(request.source, request.sourceName);
+  return problems.empty() ? includeProblems(request.source, request.sourceName) : problems;
+}
+
+}  // namespace
+
 CompileOutcome NvrtcCompiler::compile(const CompileRequest &request, std::chrono::milliseconds timeLimit) const {
   if (!available_) return compileFailure(request, problem_);
   if (auto problem = checkArchitecture(request.arch); !problem.empty()) return compileFailure(request, problem);
-  if (auto problems = includeProblems(request.source, request.sourceName); !problems.empty()) {
+  if (auto problems = sourceProblems(request); !problems.empty()) {
     CompileOutcome out;
     out.result.form = SourceForm::DeviceOnly;
     out.result.arch = request.arch;
@@ -279,7 +289,7 @@ TextOutput NvrtcCompiler::ptx(const CompileRequest &request, std::chrono::millis
     out.error = problem;
     return out;
   }
-  if (auto problems = includeProblems(request.source, request.sourceName); !problems.empty()) {
+  if (auto problems = sourceProblems(request); !problems.empty()) {
     out.diagnostics = std::move(problems);
     out.error = describeFailure("the source does not compile to PTX", out.diagnostics);
     return out;

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
@@ -14,6 +15,22 @@
 namespace kwb {
 
 namespace {
+
+// A path as the path of a file: URI (RFC 3986 unreserved characters and '/' kept, the rest %XX).
+std::string uriPath(const std::string &path) {
+  static const char *hex = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
 
 constexpr int kBusyTimeoutMs = 5000;
 
@@ -194,9 +211,9 @@ bool Statement::columnIsNull(int index) const {
 // ---------------------------------------------------------------------------------------------
 // Database
 
-Database::Database(const std::filesystem::path &path, Mode mode) : path_(path) {
+Database::Database(const std::filesystem::path &path, Mode mode) : path_(path), readOnly_(mode == Mode::ReadOnly) {
   const std::string file = path_.string();
-  if (mode == Mode::OpenExisting) {
+  if (mode != Mode::OpenOrCreate) {
     std::error_code ec;
     if (!std::filesystem::exists(path_, ec)) {
       throw StoreError(file + ": cannot open workspace database: the file does not exist");
@@ -217,9 +234,13 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path) {
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0) ::close(fd);
   }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  int flags = (readOnly_ ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
   if (mode == Mode::OpenOrCreate) flags |= SQLITE_OPEN_CREATE;
-  const int rc = sqlite3_open_v2(file.c_str(), &db_, flags, nullptr);
+  // Read-only: a WAL database is readable without its -shm file (which cannot be made here)
+  // only as "immutable": no locks, no log. What a writer elsewhere has not checkpointed yet is
+  // not seen; nothing can be damaged.
+  const std::string name = readOnly_ ? "file:" + uriPath(file) + "?immutable=1" : file;
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
@@ -245,7 +266,8 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path) {
     }
 
     // Write-ahead log: readers never block the writer, and a commit is one append to the log.
-    const std::string journal = pragma("journal_mode=WAL");
+    // A read-only reader takes the file as it is.
+    const std::string journal = readOnly_ ? std::string("wal") : pragma("journal_mode=WAL");
     if (journal != "wal") {
       fail(file, "cannot switch the database to write-ahead logging",
            "journal_mode is \"" + journal + "\" (is the file on a network or read-only filesystem?)");
@@ -256,7 +278,7 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path) {
     // cache), but a power cut or kernel crash could lose the last commits. The design promises
     // that nothing is lost on a crash, and workspace writes are few and small (a task opened, a
     // candidate saved), so the extra fsync per commit is worth it.
-    exec("PRAGMA synchronous=FULL");
+    if (!readOnly_) exec("PRAGMA synchronous=FULL");
 
     exec("PRAGMA foreign_keys=ON");
     if (pragma("foreign_keys") != "1") {

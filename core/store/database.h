@@ -56,14 +56,17 @@ class Statement {
 
 class Database {
  public:
-  // Opens (creating when allowed) with WAL, foreign keys on and a busy timeout.
-  enum class Mode { OpenOrCreate, OpenExisting };
+  // Opens (creating when allowed) with WAL, foreign keys on and a busy timeout. ReadOnly opens
+  // an existing file for reading only (a workspace on a read-only disk, or another user's file):
+  // no journal switch, every write fails.
+  enum class Mode { OpenOrCreate, OpenExisting, ReadOnly };
   explicit Database(const std::filesystem::path &path, Mode mode = Mode::OpenOrCreate);
   ~Database();
   Database(const Database &) = delete;
   Database &operator=(const Database &) = delete;
 
   const std::filesystem::path &path() const { return path_; }
+  bool readOnly() const { return readOnly_; }
   void exec(std::string_view sql);
   Statement prepare(std::string_view sql);
   // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back and rethrows on an exception.
@@ -76,6 +79,7 @@ class Database {
  private:
   std::filesystem::path path_;
   sqlite3 *db_ = nullptr;
+  bool readOnly_ = false;
 };
 
 }  // namespace kwb

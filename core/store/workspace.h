@@ -71,6 +71,12 @@ class Workspace {
 
   // Creates the file when missing, migrates it when older. Throws StoreError.
   static std::unique_ptr<Workspace> open(const std::filesystem::path &path);
+  // For reading what a workspace holds (kwb sessions, llm transcripts, trajectories export): a
+  // missing file is an error naming the path (a mistyped --workspace creates nothing), and a file
+  // this process may not write (or in a folder it may not write) is opened read-only, as long as
+  // it needs no migration. Throws StoreError.
+  static std::unique_ptr<Workspace> openExisting(const std::filesystem::path &path);
+  bool readOnly() const { return db_.readOnly(); }
 
   int schemaVersion();
   const std::filesystem::path &path() const { return db_.path(); }
@@ -105,7 +111,7 @@ class Workspace {
   std::vector<LlmTranscriptRecord> llmTranscripts(const std::string &session, std::size_t limit = 0);
 
  private:
-  explicit Workspace(const std::filesystem::path &path);
+  Workspace(const std::filesystem::path &path, Database::Mode mode);
   std::mutex transcriptMutex_;
   Database db_;
 };

@@ -310,6 +310,8 @@ class TestCli : public QObject {
     const QString ws = home.filePath("w.kwb");
     r = run(kwb_, {"llm", "test", base, "--model", "m-1", "--workspace", ws, "--session", "s1"}, env);
     QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    // Issue 17, 6: a workspace made by a command that writes is announced (a mistyped path shows).
+    QVERIFY2(r.err.contains("no workspace at " + ws + ": a new one is made"), qPrintable(r.err));
     r = run(kwb_, {"llm", "transcripts", "--workspace", ws, "--session", "s1", "--json"}, env);
     QCOMPARE(r.exitCode, 0);
     const auto rows = nlohmann::json::parse(r.out.toStdString());
@@ -351,6 +353,61 @@ class TestCli : public QObject {
     r = run(kwb_, {"llm", "test", "loop", "--json"}, env);
     QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("401") && r.err.contains("$KWB_TEST_PROVIDER_KEY"), qPrintable(r.err));
+
+    // Issue 17, 6: commands that read a workspace refuse a path where none is (they made an
+    // empty one); a workspace this user may not write is still listed (read-only); a transcript
+    // that cannot be stored fails the command (it exited 0).
+    const QString typo = home.filePath("w-typo.kwb");
+    for (const QStringList &reading : {QStringList{"llm", "transcripts", "--workspace", typo, "--session", "s1"},
+                                       QStringList{"sessions", "--workspace", typo}}) {
+      r = run(kwb_, reading, env);
+      QVERIFY2(r.exitCode != 0, qPrintable(reading.join(' ')));
+      QVERIFY2(r.err.contains("no workspace at " + typo), qPrintable(r.err));
+      QVERIFY(!QFile::exists(typo));
+    }
+    {
+      // As root every file may be written: there the readers run as nobody (setpriv), with the
+      // workspace and its folder readable to all but writable by root only.
+      QVERIFY(::chmod(home.path().toLocal8Bit().constData(), 0755) == 0);
+      QVERIFY(::chmod(ws.toLocal8Bit().constData(), 0644) == 0);
+      const bool root = ::geteuid() == 0;
+      if (!root) QVERIFY(::chmod(home.path().toLocal8Bit().constData(), 0555) == 0);
+      auto asReader = [&](QStringList args) {
+        return root ? run(QStringLiteral("setpriv"), QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", kwb_} + args, env)
+                    : run(kwb_, args, env);
+      };
+      const auto listed = asReader({"llm", "transcripts", "--workspace", ws, "--session", "s1", "--json"});
+      const auto sessions = asReader({"sessions", "--workspace", ws});
+      QVERIFY(::chmod(home.path().toLocal8Bit().constData(), 0700) == 0);
+      QVERIFY(::chmod(ws.toLocal8Bit().constData(), 0600) == 0);
+      QVERIFY2(listed.exitCode == 0, qPrintable(listed.err));
+      QCOMPARE(nlohmann::json::parse(listed.out.toStdString()).size(), std::size_t(1));
+      QVERIFY2(sessions.exitCode == 0 && sessions.out.contains("No sessions"), qPrintable(sessions.err + sessions.out));
+    }
+    {
+      // A full disk, as a file size limit the workspace's log cannot grow past (SIGXFSZ ignored,
+      // so the write fails with an error instead of ending the process); the answer is large
+      // enough that its transcript needs more than the limit.
+      ScriptedResponse big;
+      big.headers = {{"Content-Type", "application/json"}};
+      std::string text;
+      for (int i = 0; i < 20000; ++i) text += "hello ";
+      big.chunks = {nlohmann::json{{"id", "x"}, {"object", "chat.completion"}, {"model", "m-1"},
+                                   {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}},
+                                                 {"finish_reason", "stop"}}}},
+                                   {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 1}, {"total_tokens", 4}}}}
+                        .dump()};
+      server.route("POST", "/v1/chat/completions", {big});
+      const QString limit = QStringLiteral(
+          "import os, resource, signal, sys\n"
+          "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+          "resource.setrlimit(resource.RLIMIT_FSIZE, (40000, 40000))\n"
+          "os.execv(sys.argv[1], sys.argv[1:])\n");
+      r = run(QStringLiteral("python3"), QStringList{"-c", limit, kwb_, "llm", "test", base, "--model", "m-1", "--no-stream",
+                                                    "--workspace", ws, "--session", "s1"}, env);
+      QCOMPARE(r.exitCode, 1);
+      QVERIFY2(r.err.contains("the exchange was not stored in " + ws), qPrintable(r.err));
+    }
 
     // The key is in no file the session wrote.
     for (const auto &entry : std::filesystem::recursive_directory_iterator(home.path().toStdString())) {

@@ -210,6 +210,19 @@ class TestCompileService : public QObject {
     QVERIFY(service.runningProcesses() <= service.options().maxProcesses);
   }
 
+  // Issue 17, 6: a 0xFF byte before the kernel gave "the source defines no kernel" (NVRTC reads it
+  // as the end of the file); a NUL cut the source short silently.
+  void unreadableBytesAreNamed() {
+    const auto ff = CompileService::shared().compile(deviceRequest("\xff" + kGood), std::chrono::seconds(60));
+    QVERIFY(!ff.result.ok);
+    QVERIFY2(errors(ff.result).find("candidate.cu:1:1: error: a 0xFF byte") == 0, errors(ff.result).c_str());
+    QVERIFY2(errors(ff.result).find("defines no kernel") == std::string::npos, errors(ff.result).c_str());
+    std::string withNul = "// first line\n// x" + std::string(1, '\0') + "y\n" + kGood;
+    const auto nul = CompileService::shared().compile(deviceRequest(withNul), std::chrono::seconds(60));
+    QVERIFY(!nul.result.ok);
+    QVERIFY2(errors(nul.result).find("candidate.cu:2:5: error: a NUL byte") == 0, errors(nul.result).c_str());
+  }
+
   // The PTX view (kwb asm --ptx, the GUI's listing) compiles in the service as well.
   void ptxComesFromTheService() {
     const auto text = CompileService::shared().ptx(deviceRequest(kGood), std::chrono::seconds(60));

@@ -24,6 +24,20 @@ const QStringList &profilerTabs() {
   return tabs;
 }
 
+// The window as it is now, to `target` (PNG); says where, or why not.
+bool grabWindow(MainWindow &window, const QString &target) {
+  // Labels that changed text in the same turn have pending relayouts; apply them first.
+  QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+  const QPixmap picture = window.grab();
+  if (!picture.save(target, "PNG")) {
+    std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(target));
+    return false;
+  }
+  std::printf("screenshot: %s\n", qPrintable(target));
+  std::fflush(stdout);
+  return true;
+}
+
 }  // namespace
 
 QStringList parseScreenshotActions(const QString &value, QString *problem) {
@@ -72,23 +86,15 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
     return 1;
   }
   if (!window.openTask(task)) {
-    std::fprintf(stderr, "kernel-workbench: the task in %s did not load:\n%s\n", qPrintable(task),
+    // The window shows why (the manifest at the faulty line, the log): that is the picture, and
+    // the exit status still says the task did not load.
+    std::fprintf(stderr, "kernel-workbench: the task in %s did not load (the picture shows why):\n%s\n", qPrintable(task),
                  qPrintable(window.log()->text()));
+    QCoreApplication::processEvents();
+    grabWindow(window, target);
     return 1;
   }
-  auto shoot = [&window, &app, target] {
-    // Labels that changed text in the same turn have pending relayouts; apply them first.
-    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-    const QPixmap picture = window.grab();
-    if (!picture.save(target, "PNG")) {
-      std::fprintf(stderr, "kernel-workbench: cannot write %s\n", qPrintable(target));
-      app.exit(1);
-      return;
-    }
-    std::printf("screenshot: %s\n", qPrintable(target));
-    std::fflush(stdout);
-    app.exit(0);
-  };
+  auto shoot = [&window, &app, target] { app.exit(grabWindow(window, target) ? 0 : 1); };
   // Each time the window settles: the next action, or the picture once none is left.
   if (!actions.isEmpty()) window.resize(1600, 1000);  // room for the dock the actions fill
   bool shot = false;

@@ -1489,7 +1489,11 @@ void TestMainWindow::screenshotOfBrokenTask() {
   QCOMPARE(run.exitCode, 1);
   QVERIFY2(run.err.contains(QLatin1String("did not load")) && run.err.contains(QLatin1String("cols2")),
            qPrintable(run.err));
-  QVERIFY(!QFileInfo::exists(png));
+  // Issue 17, 6: the picture shows the error (it exited 1 with none).
+  QVERIFY2(run.out.contains(QStringLiteral("screenshot: ") + png), qPrintable(run.out));
+  const QImage picture(png);
+  QVERIFY(!picture.isNull());
+  QVERIFY(picture.width() >= 1000);
 }
 
 // --then: actions in turn, each once the last has finished, then the picture. Without a GPU the

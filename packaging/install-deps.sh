@@ -17,6 +17,7 @@ packages=(
   xvfb xauth libgl-dev fonts-dejavu-core
   bubblewrap libseccomp-dev
   python3-pip python3-venv
+  clang-14 libclang-rt-14-dev util-linux
 )
 
 SUDO=""

@@ -45,7 +45,23 @@ std::optional<TomlShapeProblem> checkTomlShape(std::string_view text, const Toml
       bool closed = false;
       while (j < n) {
         if (basic && text[j] == '\\' && j + 1 < n) {
-          if (text[j + 1] == '\n') ++line;
+          const char after = text[j + 1];
+          if (multi && (after == ' ' || after == '\t' || after == '\r' || after == '\n')) {
+            // A line-ending backslash: toml++ 3.3 tests what follows the skipped blanks for
+            // Unicode whitespace, which is undefined behaviour for most characters that are not
+            // ASCII (it reaches __builtin_unreachable; found by tests/fuzz/fuzz_manifest.cpp).
+            std::size_t k = j + 1;
+            while (k < n && (text[k] == ' ' || text[k] == '\t' || text[k] == '\r' || text[k] == '\n')) {
+              if (text[k] == '\n') ++line;
+              ++k;
+            }
+            if (k < n && static_cast<unsigned char>(text[k]) >= 0x80)
+              return TomlShapeProblem{line, "a character that is not ASCII first after a line-ending backslash; write it "
+                                            "as \\uXXXX or put it after an ASCII character"};
+            j = k;
+            continue;
+          }
+          if (after == '\n') ++line;
           j += 2;
           continue;
         }
@@ -73,6 +89,11 @@ std::optional<TomlShapeProblem> checkTomlShape(std::string_view text, const Toml
       while (j < n && bareKeyChar(text[j])) ++j;
       if (auto p = tooLong(j - i, j, line)) return p;
       i = j;
+    } else if (static_cast<unsigned char>(c) >= 0x80) {
+      // TOML allows them only in strings and comments; toml++ 3.3 tests them for Unicode
+      // whitespace, undefined behaviour for most (see above): refused here with the rule.
+      return TomlShapeProblem{line, "a character that is not ASCII outside a string or a comment (TOML allows them "
+                                    "only there)"};
     } else {
       if (c != ' ' && c != '\t' && c != '\r') parts = 1;  // '=', brackets, braces, commas: a new key
       ++i;

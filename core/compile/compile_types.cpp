@@ -197,7 +197,8 @@ constexpr auto kCompileFields = std::tuple{
     field("ok", &CompileResult::ok),           field("form", &CompileResult::form),
     field("diagnostics", &CompileResult::diagnostics), field("kernels", &CompileResult::kernels),
     field("cache_hit", &CompileResult::cacheHit), field("seconds", &CompileResult::seconds),
-    field("toolkit", &CompileResult::toolkitVersion)};
+    field("toolkit", &CompileResult::toolkitVersion), field("sandbox", &CompileResult::sandbox),
+    field("sandbox_reason", &CompileResult::sandboxReason)};
 
 }  // namespace
 

@@ -82,11 +82,12 @@ struct CompileResult {
   std::string cacheKey;
   bool cacheHit = false;
   double seconds = 0.0;                 // wall time of the compile (or cache lookup)
-  // Host launcher: whether nvcc ran inside a sandbox (no network, $HOME, /tmp, /run hidden,
-  // only its work directory writable; see nvcc_compiler.h) for this compile. False when it ran
-  // without one (sandboxReason says why), for cache hits (nvcc did not run) and for NVRTC.
+  // Whether the compiler ran inside a sandbox (no network, $HOME, /tmp, /run hidden, only its
+  // work directory writable; NVRTC in the compile service, nvcc as a child: compile_service.h,
+  // nvcc_compiler.h) for this compile. False when it ran without one (sandboxReason says why) and
+  // for cache hits (no compiler ran: sandbox empty). In --json as "sandbox" and "sandbox_reason".
   bool sandboxed = false;
-  std::string sandbox;                  // "bwrap", "unshare" or "none" (nvcc); empty otherwise
+  std::string sandbox;                  // "bwrap", "unshare" or "none"; empty for a cache hit
   std::string sandboxReason;            // why "none"
 };
 

@@ -1,5 +1,6 @@
 #include "core/worker/server/compile_server.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -180,6 +181,13 @@ int runCompileServer(int in, int out, const CompileServerConfig &config) {
   if (config.outputBytes) setLimit(RLIMIT_FSIZE, config.outputBytes, config.outputBytes);
   ::signal(SIGPIPE, SIG_IGN);
   installHandlers();
+
+  // Keep what a compile frees for the next one. A compile's memory is its own here, so glibc would
+  // hand the whole heap back after each (trimmed, and large blocks are mapped apart) and the
+  // next compile would fault it in again, page by page.
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  ::mallopt(M_TOP_PAD, 64 << 20);
 
   const auto &nvrtc = NvrtcCompiler::shared();
   warmUp();

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +21,7 @@
 #include "core/compile/nvrtc_compiler.h"
 #include "core/compile/temporary_directory.h"
 #include "core/paths/install_paths.h"
-#include "core/process/exec_arguments.h"
+#include "core/process/protocol_child.h"
 #include "core/sandbox/worker_sandbox.h"
 
 namespace kwb {
@@ -271,57 +270,26 @@ std::unique_ptr<CompileService::Process> CompileService::start(std::string &prob
     auto argv = sandboxCommand(support, inner, p->dir->path(), SandboxCommandOptions{.gpuDevices = false, .extraKeeps = keeps});
     auto env = worker::workerEnvironment(p->dir->path(), extra);
 
-    int input[2], output[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, input) != 0) {
-      problem = std::string("socketpair: ") + std::strerror(errno);
-      return nullptr;
-    }
-    if (::pipe2(output, O_CLOEXEC) != 0) {
-      ::close(input[0]), ::close(input[1]);
-      problem = std::string("pipe: ") + std::strerror(errno);
-      return nullptr;
-    }
-    const int log = ::open(p->logPath().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attributes);
-    posix_spawn_file_actions_adddup2(&actions, input[1], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
-    if (log >= 0) posix_spawn_file_actions_adddup2(&actions, log, STDERR_FILENO);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-    sigset_t defaults, noMask;
-    sigemptyset(&defaults);
-    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU})
-      sigaddset(&defaults, s);
-    sigemptyset(&noMask);
-    // A session of its own: no controlling terminal, and a process group killed as a whole.
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setsigmask(&attributes, &noMask);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    auto argvPointers = execArguments(argv);
-    auto envPointers = execArguments(env);
-    pid_t pid = -1;
+    // Its words go to a file in its folder (read when it fails); nowhere, if that cannot be made.
+    int log = ::open(p->logPath().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log < 0) log = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     // Spawned from a thread that lives as long as this service: bwrap's --die-with-parent (and
     // unshare's --kill-child) signal the process when the *thread* that started it ends, and
     // compiles come from pool threads that do.
-    const int error = spawner_->run([&] {
-      return ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, argvPointers.data(), envPointers.data());
+    ProtocolChild child;
+    spawner_->run([&] {
+      child = spawnProtocolChild(argv, env, p->dir->path(), log);
+      return 0;
     });
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    ::close(input[1]);
-    ::close(output[1]);
     if (log >= 0) ::close(log);
-    if (error != 0) {
-      ::close(input[0]), ::close(output[0]);
-      problem = "cannot run " + argv[0] + ": " + std::strerror(error);
+    closeFd(child.err);  // a pipe only where no file could be given
+    if (child.pid < 0) {
+      problem = child.error;
       return nullptr;
     }
-    p->pid = pid;
-    p->in = input[0];
-    p->out = output[0];
+    p->pid = child.pid;
+    p->in = child.in;
+    p->out = child.out;
     p->buffer.clear();
 
     std::string line;

@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -22,7 +21,7 @@
 #include <sstream>
 
 #include "core/compile/temporary_directory.h"
-#include "core/process/exec_arguments.h"
+#include "core/process/protocol_child.h"
 
 namespace kwb::worker {
 
@@ -632,58 +631,16 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   }
   p->wrapped = support.kind != SandboxKind::None;
 
-  int input[2], output[2], errors[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, input) != 0) return fail(std::string("socketpair: ") + std::strerror(errno));
-  if (::pipe2(output, O_CLOEXEC) != 0) {
-    ::close(input[0]), ::close(input[1]);
-    return fail(std::string("pipe: ") + std::strerror(errno));
-  }
-  if (::pipe2(errors, O_CLOEXEC) != 0) {
-    ::close(input[0]), ::close(input[1]), ::close(output[0]), ::close(output[1]);
-    return fail(std::string("pipe: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attributes;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attributes);
-  posix_spawn_file_actions_adddup2(&actions, input[1], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, output[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, errors[1], STDERR_FILENO);
-  // Nothing else of ours (databases, sockets, other workers' pipes) reaches the worker.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  posix_spawn_file_actions_addchdir_np(&actions, p->privateDir.c_str());
-  sigset_t defaults, noMask;
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM})
-    sigaddset(&defaults, s);
-  sigemptyset(&noMask);
-  // A session of its own (POSIX_SPAWN_SETSID): no controlling terminal, so nothing inside can
-  // push input into the user's terminal (TIOCSTI); setsid() also makes it the leader of a new
-  // process group (pgid = pid), killed as a whole by killLocked/reapLocked.
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setsigmask(&attributes, &noMask);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  auto argvPointers = execArguments(argv);
-  auto envPointers = execArguments(env);
-  pid_t pid = -1;
-  const int error = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, argvPointers.data(), envPointers.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  ::close(input[1]);
-  ::close(output[1]);
-  ::close(errors[1]);
-  if (error != 0) {
-    ::close(input[0]), ::close(output[0]), ::close(errors[0]);
-    return fail("cannot run " + argv[0] + ": " + std::strerror(error));
-  }
-  p->pid = pid;
-  p->inFd = input[0];
-  p->outFd = output[0];
-  p->errFd = errors[0];
+  auto child = spawnProtocolChild(argv, env, p->privateDir);
+  if (child.pid < 0) return fail(child.error);
+  p->pid = child.pid;
+  p->inFd = child.in;
+  p->outFd = child.out;
+  p->errFd = child.err;
   setNonBlocking(p->inFd);
   setNonBlocking(p->outFd);
   setNonBlocking(p->errFd);
-  p->pidFd = openPidFd(pid);
+  p->pidFd = openPidFd(child.pid);
   p->startDeadline = Clock::now() + options_.startTimeout;
   state_ = State::Starting;
   current_ = std::move(p);

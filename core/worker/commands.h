@@ -141,7 +141,7 @@ struct TimeReply : ReplyVerdict {
   std::string timerNote;  // why not CUPTI
   std::string l2Flush;    // how the L2 was flushed
   std::string l2Reset;    // what was reset in the L2 before every sample
-  double launcherOverheadMs = 0;  // a host launcher: the clean process's round trip, subtracted
+  double launcherOverheadMs = 0;  // a host launcher: the clean process's least round trip, subtracted
   WarmupSides warmup;
   std::string stopReason;
   std::uint64_t l2CacheBytes = 0, l2FlushBytes = 0;

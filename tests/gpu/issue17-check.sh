@@ -2,7 +2,9 @@
 # Issue 17 on the H200: every gpu test (their device code now compiled by the sandboxed compile
 # service), tst_compile_service in that machine's sandbox and kernel, kwb-bench-compile-latency
 # (the service against NVRTC in process) and kwb-bench-eval-latency (the warm figures must stay
-# within 10% of tests/bench/results/2026-12-02-h200-f9de0f8-eval-latency.txt).
+# within 10% of tests/bench/results/2026-12-02-h200-f9de0f8-eval-latency.txt). Stage "bisect":
+# the compile service's cost on the H200 (0.081 s a compile against 0.012 s in process at 410e286)
+# with each of its limits lifted in turn, to find which one costs it.
 #   STAGES="tests service compile latency" bash tests/gpu/issue17-check.sh OUT [LIMIT_S]
 #   (with .bundle/kwb.tar.xz from tests/gpu/pack-bundle.sh)
 # Results are packed after each stage, so a run cut short still brings back what it did.
@@ -32,6 +34,13 @@ if [[ " $stages " == *" tests "* ]]; then
   timeout $(( $(left) - 20 )) bash $k/run-on-gpu.sh $r > $r/run-on-gpu.log 2>&1; echo "run-on-gpu exit $?" | tee -a $r/summary.txt
   for t in $r/tst_gpu_*.txt; do printf "%-22s %s\n" "$(basename $t .txt)" "$(grep -h '^Totals' $t)"; done | tee -a $r/summary.txt
   grep -h "^FAIL\|^SKIP" $r/tst_gpu_*.txt | tee -a $r/summary.txt
+  pack
+fi
+if [[ " $stages " == *" bisect "* ]]; then
+  for v in default KWB_COMPILE_MEMORY_MB=1000000 KWB_COMPILE_CPU_S=1000000 KWB_SANDBOX=none; do
+    e=(); [ "$v" = default ] || e=("$v")
+    echo "== $v: $(env "${e[@]}" timeout 120 $k/bin/kwb-bench-compile-latency --runs 5 2>&1 | tail -1)" | tee -a $r/summary.txt
+  done
   pack
 fi
 if [[ " $stages " == *" latency "* ]]; then

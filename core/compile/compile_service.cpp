@@ -359,7 +359,18 @@ void CompileService::release(std::unique_ptr<Process> process) {
   freed_.notify_one();
 }
 
-CompileService::Reply CompileService::call(const std::string &line, std::uint64_t id, std::chrono::milliseconds timeLimit) {
+struct CompileService::Reply {
+  std::string failure;  // the call failed (the process died, timed out, hit a limit): why
+  json body;            // the reply, read once
+  std::string sandbox, sandboxReason;  // of the process that answered
+};
+
+CompileService::Reply CompileService::call(wire::Request &request) {
+  {
+    std::lock_guard lock(mutex_);
+    request.id = nextId_++;
+  }
+  const auto timeLimit = request.timeLimit;
   Reply reply;
   auto p = acquire(reply.failure);
   if (!p) return reply;
@@ -367,26 +378,22 @@ CompileService::Reply CompileService::call(const std::string &line, std::uint64_
   reply.sandboxReason = p->sandboxReason;
   bool timedOut = false;
   std::string answer;
-  if (!p->writeAll(line + "\n") || !p->readLine(answer, Clock::now() + timeLimit + kAnswerGrace, timedOut)) {
+  const std::string line = wire::toJson(request).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (!p->writeAll(line) || !p->readLine(answer, Clock::now() + timeLimit + kAnswerGrace, timedOut)) {
     p->healthy = false;
-    if (timedOut) {
-      p->end();
-      reply.failure = "the compile did not finish within " + formatLimit(timeLimit) +
-                      " (the time limit) and its compile service process was ended";
-    } else {
-      p->end();
-      reply.failure = "the compile service's process ended while compiling (" + describeStatus(p->status) + ")" + p->log();
-    }
+    p->end();
+    reply.failure = timedOut ? "the compile did not finish within " + formatLimit(timeLimit) +
+                                   " (the time limit) and its compile service process was ended"
+                             : "the compile service's process ended while compiling (" + describeStatus(p->status) + ")" +
+                                   p->log();
   } else {
-    const json j = json::parse(answer, nullptr, false);
-    if (!j.is_object() || j.value("id", std::uint64_t{0}) != id) {
+    reply.body = json::parse(answer, nullptr, false);
+    if (!reply.body.is_object() || reply.body.value("id", std::uint64_t{0}) != request.id) {
       p->healthy = false;
       reply.failure = "the compile service answered something else than the request's reply";
-    } else if (j.contains("fatal")) {
+    } else if (reply.body.contains("fatal")) {
       p->healthy = false;
-      reply.failure = j.value("fatal", std::string("the compile service stopped"));
-    } else {
-      reply.body = answer;
+      reply.failure = reply.body.value("fatal", std::string("the compile service stopped"));
     }
   }
   release(std::move(p));
@@ -395,17 +402,13 @@ CompileService::Reply CompileService::call(const std::string &line, std::uint64_
 
 CompileOutcome CompileService::compile(const CompileRequest &request, std::chrono::milliseconds timeLimit) {
   wire::Request r{.target = wire::Target::Cubin, .timeLimit = timeLimit, .request = request};
-  {
-    std::lock_guard lock(mutex_);
-    r.id = nextId_++;
-  }
-  const Reply reply = call(wire::toJson(r).dump(-1, ' ', false, json::error_handler_t::replace), r.id, timeLimit);
+  const Reply reply = call(r);
   CompileOutcome out;
   if (!reply.failure.empty()) {
     out = compileFailure(request, reply.failure);
   } else {
     try {
-      out = wire::outcomeFromJson(json::parse(reply.body).at("outcome"));
+      out = wire::outcomeFromJson(reply.body.at("outcome"));
     } catch (const std::exception &e) {
       out = compileFailure(request, std::string("the compile service's reply cannot be read: ") + e.what());
     }
@@ -418,18 +421,14 @@ CompileOutcome CompileService::compile(const CompileRequest &request, std::chron
 
 TextOutput CompileService::ptx(const CompileRequest &request, std::chrono::milliseconds timeLimit) {
   wire::Request r{.target = wire::Target::Ptx, .timeLimit = timeLimit, .request = request};
-  {
-    std::lock_guard lock(mutex_);
-    r.id = nextId_++;
-  }
-  const Reply reply = call(wire::toJson(r).dump(-1, ' ', false, json::error_handler_t::replace), r.id, timeLimit);
+  const Reply reply = call(r);
   TextOutput out;
   if (!reply.failure.empty()) {
     out.error = reply.failure;
     return out;
   }
   try {
-    return wire::textFromJson(json::parse(reply.body).at("text"));
+    return wire::textFromJson(reply.body.at("text"));
   } catch (const std::exception &e) {
     out.error = std::string("the compile service's reply cannot be read: ") + e.what();
   }

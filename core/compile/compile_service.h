@@ -23,6 +23,10 @@
 
 namespace kwb {
 
+namespace compile_wire {
+struct Request;
+}
+
 
 struct CompileServiceOptions {
   std::filesystem::path worker;  // empty: workerExecutable()
@@ -63,15 +67,11 @@ class CompileService {
  private:
   struct Process;
   class Spawner;
-  struct Reply {
-    std::string failure;  // the call failed (the process died, timed out, hit a limit): why
-    std::string body;     // the reply line
-    std::string sandbox, sandboxReason;  // of the process that answered
-  };
+  struct Reply;  // compile_service.cpp
   std::unique_ptr<Process> acquire(std::string &problem);
   void release(std::unique_ptr<Process> process);
   std::unique_ptr<Process> start(std::string &problem);
-  Reply call(const std::string &line, std::uint64_t id, std::chrono::milliseconds timeLimit);
+  Reply call(compile_wire::Request &request);  // numbers it, sends it, waits for its reply
 
   CompileServiceOptions options_;
   std::unique_ptr<Spawner> spawner_;

@@ -20,6 +20,7 @@
 #include "core/compile/compile_wire.h"
 #include "core/compile/nvrtc_compiler.h"
 #include "core/sandbox/library_fence.h"
+#include "core/worker/server/line_io.h"
 #include "kwb/version.h"
 
 namespace kwb::worker {
@@ -36,15 +37,6 @@ char gCpuReply[1024];
 char gCrashReply[1024];
 int gOut = -1;
 
-void writeAll(int fd, const char *data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
 
 extern "C" void onCpuLimit(int) {
   writeAll(gOut, gCpuReply, std::strlen(gCpuReply));
@@ -116,26 +108,10 @@ void allowCpuFor(std::uint64_t seconds) {
   setLimit(RLIMIT_CPU, soft, soft + 5);
 }
 
-bool readLine(int fd, std::string &buffer, std::string &line, std::size_t maxBytes) {
-  for (;;) {
-    if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
-      line = buffer.substr(0, nl);
-      buffer.erase(0, nl + 1);
-      return true;
-    }
-    if (buffer.size() > maxBytes) return false;
-    char chunk[65536];
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    buffer.append(chunk, static_cast<std::size_t>(n));
-  }
-}
 
-void send(int out, const json &reply) {
-  const std::string text = reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  writeAll(out, text.data(), text.size());
-}
+std::string lineOf(const json &reply) { return reply.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+void send(int out, const json &reply) { writeAll(out, lineOf(reply)); }
 
 // A failure of the compile itself that names the limit it ran into, where NVRTC said so.
 void nameMemoryLimit(std::vector<Diagnostic> &diagnostics, const CompileServerConfig &c) {
@@ -220,7 +196,7 @@ int runCompileServer(int in, int out, const CompileServerConfig &config) {
   std::string buffer, line;
   // A request carries a source of at most 4 MiB, base64: 5.4 MiB; the rest is small.
   constexpr std::size_t kMaxRequestBytes = 8u << 20;
-  while (readLine(in, buffer, line, kMaxRequestBytes)) {
+  while (readLineFrom(in, buffer, line, kMaxRequestBytes)) {
     wire::Request request;
     try {
       request = wire::requestFromJson(json::parse(line));
@@ -230,30 +206,27 @@ int runCompileServer(int in, int out, const CompileServerConfig &config) {
     }
     prepareFatalReplies(request.id, config);
     allowCpuFor(config.cpuSeconds);
-    json reply;
+    std::string text;  // the reply, dumped once: it carries the whole image
     try {
-      reply = answer(request, config);
-      if (config.outputBytes) {
-        const auto size = reply.dump(-1, ' ', false, json::error_handler_t::replace).size();
-        if (size > config.outputBytes) {
-          const std::string message = "the compile's output (" + mebibytes(size) + ") is over the limit of " +
-                                      mebibytes(config.outputBytes) + " per compile";
-          reply = json{{"id", request.id}};
-          if (request.target == wire::Target::Ptx) {
-            TextOutput t;
-            t.error = message;
-            reply["text"] = wire::toJson(t);
-          } else {
-            reply["outcome"] = wire::toJson(compileFailure(request.request, message, true));
-          }
+      text = lineOf(answer(request, config));
+      if (config.outputBytes && text.size() > config.outputBytes) {
+        const std::string message = "the compile's output (" + mebibytes(text.size()) + ") is over the limit of " +
+                                    mebibytes(config.outputBytes) + " per compile";
+        json reply{{"id", request.id}};
+        if (request.target == wire::Target::Ptx) {
+          TextOutput t;
+          t.error = message;
+          reply["text"] = wire::toJson(t);
+        } else {
+          reply["outcome"] = wire::toJson(compileFailure(request.request, message, true));
         }
+        text = lineOf(reply);
       }
     } catch (const std::bad_alloc &) {
-      reply = json{{"id", request.id}, {"fatal", "the compile ran out of memory; " + memoryNote(config)}, {"limit", "memory"}};
-      send(out, reply);
+      send(out, json{{"id", request.id}, {"fatal", "the compile ran out of memory; " + memoryNote(config)}, {"limit", "memory"}});
       return 4;
     }
-    send(out, reply);
+    writeAll(out, text);
   }
   return 0;
 }

@@ -25,6 +25,7 @@
 
 #include "core/sandbox/library_fence.h"
 #include "core/worker/server/device_context.h"  // kExactAllocationsVariable
+#include "core/worker/server/line_io.h"
 
 namespace kwb::worker {
 
@@ -32,37 +33,6 @@ namespace {
 
 constexpr int kRequestFd = 3, kAnswerFd = 4;
 constexpr std::size_t kMaxLine = 4096;  // what the worker reads of one line from the child
-
-bool writeAll(int fd, const std::string &text) {
-  const char *p = text.data();
-  std::size_t left = text.size();
-  while (left) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// One line from `fd` through `buffer` (without the newline); false at EOF, on an error, or
-// past `limit` characters.
-bool readLineFrom(int fd, std::string &buffer, std::string &line, std::size_t limit) {
-  for (;;) {
-    if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
-      line = buffer.substr(0, nl);
-      buffer.erase(0, nl + 1);
-      return line.size() <= limit;
-    }
-    if (buffer.size() > limit) return false;
-    char chunk[1024];
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    buffer.append(chunk, static_cast<std::size_t>(n));
-  }
-}
 
 std::string hex(const unsigned char *data, std::size_t n) {
   static const char *digits = "0123456789abcdef";

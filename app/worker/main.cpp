@@ -38,7 +38,7 @@ void usage(std::ostream &out) {
          "                  [--sandbox-note TEXT] [--no-seccomp] [--sandbox-finished]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
          "       kwb-worker --compile-service [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
-         "                  [--memory-limit-mb N] [--cpu-limit-s N] [--output-limit-mb N]\n"
+         "                  [--memory-limit-mb N] [--cpu-limit-s N] [--output-limit-mb N] [--no-fence]\n"
          "       kwb-worker --host-launcher LIBRARY --device N --allow-libraries A,B|none   (started by the worker itself)\n"
          "The GPU worker of Kernel Workbench. It is started by kwb and kernel-workbench;\n"
          "run by hand it lists the devices it can see.\n"
@@ -60,7 +60,9 @@ void usage(std::ostream &out) {
          "                   with status 125 and says why when the sandbox is not in effect\n"
          "  --compile-service  compile device-only sources with NVRTC for kwb and kernel-workbench\n"
          "                   (JSON lines on stdin/stdout, core/compile/compile_wire.h), within the\n"
-         "                   limits given (address space, CPU time per compile, output size)\n"
+         "                   limits given (address space, CPU time per compile, output size; 0: none)\n"
+         "  --no-fence       with --compile-service: raise no Landlock fence after NVRTC is loaded (for\n"
+         "                   debugging, measuring its cost); hello's fence says so\n"
          "  --host-launcher  run a candidate's host launcher in a process of its own, for the worker\n"
          "                   that started it (requests on fd 3, answers on fd 4)\n";
 }
@@ -291,6 +293,8 @@ int main(int argc, char **argv) {
         if (!name.empty() && name != "none") allowedLibraries.push_back(name);
     } else if (!std::strcmp(argv[i], "--compile-service")) {
       compileMode = true;
+    } else if (!std::strcmp(argv[i], "--no-fence")) {
+      compileLimits.noFence = true;
     } else if (!std::strcmp(argv[i], "--memory-limit-mb") || !std::strcmp(argv[i], "--cpu-limit-s") ||
                !std::strcmp(argv[i], "--output-limit-mb")) {
       const std::string name = argv[i];

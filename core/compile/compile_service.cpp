@@ -215,6 +215,11 @@ CompileServiceState CompileService::state() const {
   return state_;
 }
 
+CompileServiceWork CompileService::work() const {
+  std::lock_guard lock(mutex_);
+  return work_;
+}
+
 int CompileService::runningProcesses() const {
   std::lock_guard lock(mutex_);
   return running_;
@@ -394,6 +399,15 @@ CompileService::Reply CompileService::call(wire::Request &request) {
     } else if (reply.body.contains("fatal")) {
       p->healthy = false;
       reply.failure = reply.body.value("fatal", std::string("the compile service stopped"));
+    } else if (const auto w = reply.body.find("work"); w != reply.body.end() && w->is_object()) {
+      std::lock_guard lock(mutex_);
+      ++work_.compiles;
+      work_.wallSeconds += w->value("wall_s", 0.0);
+      work_.cpuSeconds += w->value("cpu_s", 0.0);
+      work_.minorFaults += w->value("minor_faults", std::uint64_t{0});
+      work_.majorFaults += w->value("major_faults", std::uint64_t{0});
+      work_.voluntarySwitches += w->value("voluntary_switches", std::uint64_t{0});
+      work_.involuntarySwitches += w->value("involuntary_switches", std::uint64_t{0});
     }
   }
   release(std::move(p));

@@ -45,6 +45,17 @@ struct CompileServiceState {
   std::string problem;        // why no process could be started (then every compile fails saying it)
 };
 
+// What the service processes did for the compiles answered so far, as they measured it
+// themselves (getrusage around each compile): with the round trips the caller sees, this tells
+// the cost of the process boundary apart from the cost of compiling in a limited process.
+struct CompileServiceWork {
+  std::uint64_t compiles = 0;   // replies that carried figures
+  double wallSeconds = 0;       // inside the service, from reading a request to its reply
+  double cpuSeconds = 0;        // user + system, every thread of the process
+  std::uint64_t minorFaults = 0, majorFaults = 0;
+  std::uint64_t voluntarySwitches = 0, involuntarySwitches = 0;
+};
+
 class CompileService {
  public:
   explicit CompileService(CompileServiceOptions options = {});
@@ -61,6 +72,7 @@ class CompileService {
   TextOutput ptx(const CompileRequest &request, std::chrono::milliseconds timeLimit);
 
   CompileServiceState state() const;
+  CompileServiceWork work() const;  // summed over every reply so far
   const CompileServiceOptions &options() const { return options_; }
   int runningProcesses() const;  // started and not ended (idle or busy)
 
@@ -81,6 +93,7 @@ class CompileService {
   int running_ = 0;
   std::uint64_t nextId_ = 1;
   CompileServiceState state_;
+  CompileServiceWork work_;
 };
 
 }  // namespace kwb

@@ -4,7 +4,9 @@
 # (the service against NVRTC in process) and kwb-bench-eval-latency (the warm figures must stay
 # within 10% of tests/bench/results/2026-12-02-h200-f9de0f8-eval-latency.txt). Stage "bisect":
 # the compile service's cost on the H200 (0.081 s a compile against 0.012 s in process at 410e286)
-# with each of its limits lifted in turn, to find which one costs it.
+# with each of its limits lifted in turn, to find which one costs it; stage "probe": the service
+# started directly (no namespaces) with its fence, seccomp and limits lifted one at a time, and
+# its own figures (wall, CPU, faults inside it) for each (bench/compile_service_probe.py).
 #   STAGES="tests service compile latency" bash tests/gpu/issue17-check.sh OUT [LIMIT_S]
 #   (with .bundle/kwb.tar.xz from tests/gpu/pack-bundle.sh)
 # Results are packed after each stage, so a run cut short still brings back what it did.
@@ -36,10 +38,16 @@ if [[ " $stages " == *" tests "* ]]; then
   grep -h "^FAIL\|^SKIP" $r/tst_gpu_*.txt | tee -a $r/summary.txt
   pack
 fi
+if [[ " $stages " == *" probe "* ]]; then
+  timeout 120 python3 $k/bench/compile_service_probe.py $k/bin/kwb-worker $k/kernels/softmax/softmax.cu softmax \
+    --runs 8 --json $r/compile-service-probe.json 2>&1 | tee -a $r/summary.txt
+  pack
+fi
 if [[ " $stages " == *" bisect "* ]]; then
-  for v in default KWB_COMPILE_MEMORY_MB=1000000 KWB_COMPILE_CPU_S=1000000 KWB_SANDBOX=none; do
+  for v in default KWB_COMPILE_MEMORY_MB=1000000 KWB_COMPILE_CPU_S=1000000 KWB_SECCOMP=off KWB_SANDBOX=none; do
     e=(); [ "$v" = default ] || e=("$v")
-    echo "== $v: $(env "${e[@]}" timeout 120 $k/bin/kwb-bench-compile-latency --runs 5 2>&1 | tail -1)" | tee -a $r/summary.txt
+    echo "== $v" | tee -a $r/summary.txt
+    env "${e[@]}" timeout 120 $k/bin/kwb-bench-compile-latency --runs 5 2>&1 | tail -12 | tee -a $r/summary.txt
   done
   pack
 fi

@@ -29,7 +29,7 @@ cp "$root/tests/gpu/run-on-gpu.sh" "$stage/kwb/"
 # commit they were built from (bench/run-on-gpu.sh names its result files with it).
 mkdir -p "$stage/kwb/bench"
 cp "$root/bench/run-on-gpu.sh" "$root/bench/ncu_agreement.sh" "$root/bench/find_programs.sh" "$root/bench/load_inline_latency.py" \
-  "$root/bench/suite.sh" "$root/bench/tune_bench.sh" "$root/bench/profile_agreement.sh" "$root/bench/suite_report.py" "$root/bench/torch_baselines.py" \
+  "$root/bench/suite.sh" "$root/bench/tune_bench.sh" "$root/bench/profile_agreement.sh" "$root/bench/suite_report.py" "$root/bench/torch_baselines.py" "$root/bench/compile_service_probe.py" \
   "$root/bench/README.md" "$stage/kwb/bench/"
 cp -r "$root/bench/candidates" "$stage/kwb/bench/candidates"
 # The standalone experiments (bench/README.md), built with the toolkit's nvcc where there is one.

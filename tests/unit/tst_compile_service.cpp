@@ -208,6 +208,12 @@ class TestCompileService : public QObject {
     for (const auto &r : results) QVERIFY2(r.result.ok, everything(r.result).c_str());
     QVERIFY(service.runningProcesses() >= 1);
     QVERIFY(service.runningProcesses() <= service.options().maxProcesses);
+    // Each reply carried what the compile cost inside the service, and they were summed.
+    const auto work = service.work();
+    QCOMPARE(work.compiles, std::uint64_t{kThreads});
+    QVERIFY2(work.cpuSeconds > 0 && work.wallSeconds > 0,
+             ("cpu " + std::to_string(work.cpuSeconds) + " s, wall " + std::to_string(work.wallSeconds) + " s").c_str());
+    QVERIFY(work.minorFaults + work.voluntarySwitches + work.involuntarySwitches < (1u << 30));
   }
 
   // Issue 17, 6: a 0xFF byte before the kernel gave "the source defines no kernel" (NVRTC reads it

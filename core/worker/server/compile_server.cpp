@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -94,10 +95,27 @@ void setLimit(int resource, rlim_t soft, rlim_t hard) {
   ::setrlimit(resource, &limit);
 }
 
-double cpuSecondsUsed() {
+double cpuSeconds(const struct rusage &usage) {
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+struct rusage usageNow() {
   struct rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  return usage;
+}
+
+double cpuSecondsUsed() { return cpuSeconds(usageNow()); }
+
+// What one request cost this process, for the client's CompileServiceWork.
+json workSince(const struct rusage &before, std::chrono::steady_clock::time_point start) {
+  const auto after = usageNow();
+  return json{{"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
+              {"cpu_s", cpuSeconds(after) - cpuSeconds(before)},
+              {"minor_faults", after.ru_minflt - before.ru_minflt},
+              {"major_faults", after.ru_majflt - before.ru_majflt},
+              {"voluntary_switches", after.ru_nvcsw - before.ru_nvcsw},
+              {"involuntary_switches", after.ru_nivcsw - before.ru_nivcsw}};
 }
 
 // The CPU time this compile may use from now: the soft limit (SIGXCPU, answered above) moved to
@@ -121,6 +139,8 @@ void nameMemoryLimit(std::vector<Diagnostic> &diagnostics, const CompileServerCo
 }
 
 json answer(const wire::Request &request, const CompileServerConfig &c) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto before = usageNow();
   const auto &nvrtc = NvrtcCompiler::shared();
   json reply{{"id", request.id}};
   if (request.target == wire::Target::Ptx) {
@@ -132,6 +152,7 @@ json answer(const wire::Request &request, const CompileServerConfig &c) {
     nameMemoryLimit(outcome.result.diagnostics, c);
     reply["outcome"] = wire::toJson(outcome);
   }
+  reply["work"] = workSince(before, start);
   return reply;
 }
 
@@ -172,7 +193,9 @@ int runCompileServer(int in, int out, const CompileServerConfig &config) {
   std::vector<fs::path> open;
   if (!nvrtc.includeDirectory().empty()) open.emplace_back(nvrtc.includeDirectory());
   if (!config.privateDir.empty()) open.emplace_back(config.privateDir);
-  const auto fence = raiseLibraryFence({}, {}, open);
+  LibraryFence fence;
+  if (config.noFence) fence.problem = "turned off by --no-fence";
+  else fence = raiseLibraryFence({}, {}, open);
   std::string fenceText = fence.active ? "Landlock (ABI " + std::to_string(fence.abi) + "): only " : "";
   if (fence.active)
     for (std::size_t i = 0; i < open.size(); ++i) fenceText += (i ? ", " : "") + open[i].string();

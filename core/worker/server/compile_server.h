@@ -17,6 +17,7 @@ struct CompileServerConfig {
   std::uint64_t memoryBytes = 0;  // RLIMIT_AS; 0: none
   std::uint64_t cpuSeconds = 0;   // CPU time per compile (RLIMIT_CPU, moved on before each); 0: none
   std::uint64_t outputBytes = 0;  // the largest reply and file; 0: none
+  bool noFence = false;           // raise no Landlock fence (--no-fence, for debugging)
 };
 
 // Serves until `in` ends; returns the process's exit status.

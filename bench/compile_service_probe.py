@@ -2,8 +2,8 @@
 """What each of the compile service's restrictions costs a compile (issue 17).
 
 Starts `kwb-worker --compile-service` directly (no namespaces: --sandbox none), once per
-configuration -- every limit and the fence; then without the fence, without seccomp, without the
-address-space limit, without any -- and sends each the same distinct-variant compiles of one
+configuration -- as shipped; without its memory limit; with an address-space limit (RLIMIT_AS,
+through util-linux's prlimit) instead; without the fence, seccomp, the CPU limit, any -- and sends each the same distinct-variant compiles of one
 source. Prints, per configuration, the median round trip and the service's own figures from its
 replies ("work": wall and CPU time inside it, page faults, context switches), as a table, and
 writes JSON. No GPU needed; NVRTC must be loadable (the bundle's env.sh).
@@ -11,20 +11,28 @@ writes JSON. No GPU needed; NVRTC must be loadable (the bundle's env.sh).
 """
 import argparse, base64, json, os, statistics, subprocess, sys, tempfile, time
 
+GIB = 1 << 30
+# (name, the service's own arguments, an address-space limit it inherits through prlimit or None)
 CONFIGS = [
-    ("all limits, fence", []),
-    ("no fence", ["--no-fence"]),
-    ("no seccomp", ["--no-seccomp"]),
-    ("no memory limit", ["--memory-limit-mb", "0"]),
-    ("none of them", ["--no-fence", "--no-seccomp", "--memory-limit-mb", "0", "--cpu-limit-s", "0"]),
+    ("as shipped", [], None),
+    ("no memory limit", ["--memory-limit-mb", "0"], None),
+    ("address space 4 GiB", ["--memory-limit-mb", "0"], 4 * GIB),
+    ("address space 16 GiB", ["--memory-limit-mb", "0"], 16 * GIB),
+    ("address space 64 GiB", ["--memory-limit-mb", "0"], 64 * GIB),
+    ("no fence", ["--no-fence"], None),
+    ("no seccomp", ["--no-seccomp"], None),
+    ("no cpu limit", ["--cpu-limit-s", "0"], None),
+    ("none of them", ["--no-fence", "--no-seccomp", "--memory-limit-mb", "0", "--cpu-limit-s", "0"], None),
 ]
 
 
-def probe(worker, source, kernel, arch, runs, extra):
+def probe(worker, source, kernel, arch, runs, extra, address_space):
     with tempfile.TemporaryDirectory(prefix="kwb-probe-") as private:
         args = [worker, "--compile-service", "--sandbox", "none", "--sandbox-note", "probe",
                 "--private-dir", private, "--memory-limit-mb", "4096", "--cpu-limit-s", "120",
                 "--output-limit-mb", "256"] + extra
+        if address_space:
+            args = ["prlimit", f"--as={address_space}", "--"] + args
         started = time.monotonic()
         p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
         hello = json.loads(p.stdout.readline())
@@ -59,13 +67,13 @@ def main():
     source = open(a.source).read()
     med = lambda rows, k: statistics.median(r.get(k, float("nan")) for r in rows) if rows else float("nan")
     out = []
-    print(f"{'configuration':<20} {'start s':>8} {'trip s':>8} {'inside s':>9} {'cpu s':>7} {'faults':>8} {'vol sw':>7} {'invol sw':>8}  fence")
-    for name, extra in CONFIGS:
-        hello, startup, rows = probe(a.worker, source, a.kernel, a.arch, a.runs, extra)
-        m = {k: med(rows, k) for k in ("round_trip_s", "wall_s", "cpu_s", "minor_faults", "voluntary_switches", "involuntary_switches")}
-        print(f"{name:<20} {startup:8.3f} {m['round_trip_s']:8.3f} {m['wall_s']:9.3f} {m['cpu_s']:7.3f} "
+    print(f"{'configuration':<22} {'start s':>8} {'trip s':>8} {'inside s':>9} {'cpu s':>7} {'sys s':>7} {'faults':>8} {'vol sw':>7} {'invol sw':>8}  fence")
+    for name, extra, address_space in CONFIGS:
+        hello, startup, rows = probe(a.worker, source, a.kernel, a.arch, a.runs, extra, address_space)
+        m = {k: med(rows, k) for k in ("round_trip_s", "wall_s", "cpu_s", "sys_s", "minor_faults", "voluntary_switches", "involuntary_switches")}
+        print(f"{name:<22} {startup:8.3f} {m['round_trip_s']:8.3f} {m['wall_s']:9.3f} {m['cpu_s']:7.3f} {m['sys_s']:7.3f} "
               f"{m['minor_faults']:8.0f} {m['voluntary_switches']:7.0f} {m['involuntary_switches']:8.0f}  {hello.get('fence', '')[:60]}")
-        out.append({"configuration": name, "args": extra, "startup_s": startup, "compiles": len(rows),
+        out.append({"configuration": name, "args": extra, "address_space_limit": address_space, "startup_s": startup, "compiles": len(rows),
                     "medians": m, "fence": hello.get("fence"), "sandbox": hello.get("sandbox"), "runs": rows})
     if a.json:
         with open(a.json, "w") as f:

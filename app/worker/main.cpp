@@ -60,7 +60,7 @@ void usage(std::ostream &out) {
          "                   with status 125 and says why when the sandbox is not in effect\n"
          "  --compile-service  compile device-only sources with NVRTC for kwb and kernel-workbench\n"
          "                   (JSON lines on stdin/stdout, core/compile/compile_wire.h), within the\n"
-         "                   limits given (address space, CPU time per compile, output size; 0: none)\n"
+         "                   limits given (private memory, CPU time per compile, output size; 0: none)\n"
          "  --no-fence       with --compile-service: raise no Landlock fence after NVRTC is loaded (for\n"
          "                   debugging, measuring its cost); hello's fence says so\n"
          "  --host-launcher  run a candidate's host launcher in a process of its own, for the worker\n"

@@ -1,7 +1,7 @@
 #pragma once
 // The client of the compile service: device-only sources (candidates, references, starters, the
 // editor's text) are compiled by NVRTC in long-lived kwb-worker --compile-service processes,
-// each inside the sandbox (core/sandbox/sandbox.h), with its address space, CPU time per compile
+// each inside the sandbox (core/sandbox/sandbox.h), with its memory, CPU time per compile
 // and output limited, and, once NVRTC is loaded, nothing but the toolkit's headers readable
 // (Landlock). A process is started on first use and kept, so NVRTC is loaded once per process;
 // compiles on several threads use several processes (up to maxProcesses). A process that hits a

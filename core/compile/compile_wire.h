@@ -8,7 +8,7 @@
 //   reply     {"id","outcome":{"cacheable", "result":{...CompileResult, "log","image_base64"}}}
 //             {"id","text":{"ok","text","error","log","diagnostics"}}          (target ptx)
 //             {"id","fatal":"why the service stopped during this request"}     (then it exits)
-//             each reply but a fatal one also has "work":{"wall_s","cpu_s","minor_faults","major_faults",
+//             each reply but a fatal one also has "work":{"wall_s","cpu_s","sys_s","minor_faults","major_faults",
 //             "voluntary_switches","involuntary_switches"}: what the request cost the service (getrusage)
 // Every field is written by this file; readers tolerate missing ones.
 #include <chrono>

@@ -150,7 +150,7 @@ NvccCompiler::Run NvccCompiler::run(const CompileRequest &request, const std::ve
   // The limits go on before nvcc starts, so cicc, ptxas and the host compiler inherit them.
   static const auto prlimit = findOnPath("prlimit");
   if (prlimit) {
-    argv.insert(argv.begin(), {prlimit->string(), "--as=" + std::to_string(limits_.memoryBytes),
+    argv.insert(argv.begin(), {prlimit->string(), "--data=" + std::to_string(limits_.memoryBytes),
                                "--cpu=" + std::to_string(limits_.cpuSeconds),
                                "--fsize=" + std::to_string(limits_.outputBytes), "--core=0", "--"});
   } else {

@@ -53,7 +53,7 @@ CompileRequest deviceRequest(const std::string &source, const std::string &kerne
 
 const std::string kGood = "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] += 1.0f; }\n";
 
-// Needs about 1 GiB to compile (NVRTC holds the initializer): over a 512 MiB address space.
+// Needs about 1 GiB to compile (NVRTC holds the initializer): over a 512 MiB memory limit.
 const std::string kHuge =
     "__device__ char kwb_big[1u << 30] = {1};\n"
     "extern \"C\" __global__ void k(float *x) { x[threadIdx.x] = kwb_big[threadIdx.x]; }\n";

@@ -112,6 +112,7 @@ json workSince(const struct rusage &before, std::chrono::steady_clock::time_poin
   const auto after = usageNow();
   return json{{"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()},
               {"cpu_s", cpuSeconds(after) - cpuSeconds(before)},
+              {"sys_s", (after.ru_stime.tv_sec - before.ru_stime.tv_sec) + (after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6},
               {"minor_faults", after.ru_minflt - before.ru_minflt},
               {"major_faults", after.ru_majflt - before.ru_majflt},
               {"voluntary_switches", after.ru_nvcsw - before.ru_nvcsw},
@@ -174,7 +175,7 @@ void warmUp() {
 int runCompileServer(int in, int out, const CompileServerConfig &config) {
   gOut = out;
   setLimit(RLIMIT_CORE, 0, 0);
-  if (config.memoryBytes) setLimit(RLIMIT_AS, config.memoryBytes, config.memoryBytes);
+  if (config.memoryBytes) setLimit(RLIMIT_DATA, config.memoryBytes, config.memoryBytes);  // compile_limits.h: why not RLIMIT_AS
   if (config.outputBytes) setLimit(RLIMIT_FSIZE, config.outputBytes, config.outputBytes);
   ::signal(SIGPIPE, SIG_IGN);
   installHandlers();

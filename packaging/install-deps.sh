@@ -12,7 +12,7 @@ packages=(
   libsqlite3-dev sqlite3
   libcurl4-openssl-dev
   libgraphviz-dev graphviz
-  nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libxxhash-dev
+  nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libxxhash-dev libyaml-dev
   qtkeychain-qt6-dev
   xvfb xauth libgl-dev fonts-dejavu-core
   bubblewrap libseccomp-dev

@@ -1,0 +1,231 @@
+// SKILL.md (core/lineage/skill_markdown.h): cards shaped like the published KLineage ones read
+// with every field and section; a card written and read back is the same card, and its text is
+// stable; malformed files name their line and the problem.
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/lineage/skill_card.h"
+#include "core/lineage/skill_markdown.h"
+
+namespace fs = std::filesystem;
+using namespace kwb;
+
+namespace {
+
+std::string readAll(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path fixtures() { return fs::path(KWB_SOURCE_DIR) / "tests/fixtures/skills/published-like"; }
+
+std::string problemsOf(const SkillFileRead &r) {
+  std::string out;
+  for (const auto &p : r.problems) out += p.text() + "\n";
+  return out;
+}
+
+std::vector<std::string> headings(const SkillCard &c) {
+  std::vector<std::string> out;
+  for (const auto &s : c.body)
+    if (s.level > 0) out.push_back(std::string(static_cast<std::size_t>(s.level), '#') + " " + s.heading);
+  return out;
+}
+
+// A card as this workbench makes them: every field used, and text that YAML would misread.
+SkillCard madeCard() {
+  SkillCard c;
+  c.id = "cp-async-double-buffer";
+  c.intent = "Overlap the next tile's global loads with this tile's math: 'double' buffering";
+  c.anchor = "gemm_bf16_mma: the K loop (lines 41-77 of 05-cp-async-double-buffer.cu)";
+  c.preconditions = {"Data types: bf16 A and B, f32 C", "Layout: K % 8 == 0\nand 16-byte aligned rows",
+                     "Storage: 2 x 16 KiB of shared memory", "Pipeline: true", "Hardware: sm_80 or later (cp.async)"};
+  c.scope = CardScope{{"gemm", "*"}, {"cuda"}, {"sm_80", "sm_90"}};
+  c.requiredFeatures = {"shared-memory-tiles"};
+  c.providedFeatures = {"cp-async", "double-buffer"};
+  c.conflictingFeatures = {"123"};
+  c.status = CardStatus::Admitted;
+  CardEvidence e;
+  e.kind = "lineage-step";
+  e.lineage = "gemm-bf16";
+  e.step = 5;
+  e.task = "gemm-bf16";
+  e.config = "large";
+  e.device = "NVIDIA H200";
+  e.arch = "sm_90";
+  e.beforeMs = 1.2345678901234567;
+  e.afterMs = 0.1;
+  e.speedup = 12.345678901234567;
+  e.at = "2026-12-03T14:00:00.000Z";
+  c.evidence = {e};
+  e.kind = "application";
+  e.success = false;
+  e.note = "null";
+  c.evidence.push_back(e);
+  c.verification = {"2026-12-03T14:00:00.000Z: lifted from gemm-bf16 step 5", "true"};
+  c.setSection("After", fencedCode("cp_async(smem[next], gmem + k * BK);\n// ``` inside code\n"));
+  c.setSection("Overview", "Loads of tile k+1 are in flight while tile k is multiplied.\n\n");
+  c.setSection("Before", fencedCode("load(smem, gmem + k * BK);\n__syncthreads();\n") + "\n");
+  c.setSection("Risk", "Without a second buffer the loads race with the reads: wrong results.\n");
+  c.extra["origin"] = nlohmann::json{{"tool", "kernel-workbench"}, {"count", 3}, {"ratio", 0.5}, {"ok", true}};
+  return c;
+}
+
+}  // namespace
+
+class TestSkillMarkdown : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void publishedLikeCardReadsEveryField() {
+    const auto path = fixtures() / "tma-multicast-loads-20260412T101500Z-3fa2c1/SKILL.md";
+    const auto r = readSkillMarkdown(readAll(path), path.string());
+    QVERIFY2(r.card, problemsOf(r).c_str());
+    const auto &c = *r.card;
+    QCOMPARE(c.id, std::string("tma-multicast-loads"));
+    // The intent wrapped onto a second line reads as one line.
+    QCOMPARE(c.intent, std::string("Load each shared operand tile once per cluster with a TMA multicast instead of "
+                                   "once per CTA"));
+    QCOMPARE(c.preconditions.size(), std::size_t{5});
+    QVERIFY2(c.missingCategories().empty(), c.preconditions.front().c_str());
+    // '' inside a single-quoted item is one quote.
+    QVERIFY2(c.preconditions[2].find("needs 'BM x BK + BN x BK' elements") != std::string::npos, c.preconditions[2].c_str());
+    QVERIFY(c.preconditions[1].find("tile's inner box") != std::string::npos);
+    QCOMPARE(c.scope.cases, (std::vector<std::string>{"gemm", "*attention*"}));
+    QCOMPARE(c.scope.platforms, (std::vector<std::string>{"sm_90a"}));
+    QVERIFY(c.status == CardStatus::Proposed);
+    QCOMPARE(headings(c), (std::vector<std::string>{"# Overview", "## Example configuration", "# Precondition",
+                                                     "## Ownership", "# Scope", "# Code Change Snippet", "## Before",
+                                                     "## After", "## Replay notes"}));
+    QVERIFY(c.section("Example configuration").find("| 8192 | 8192 | 8192 |") != std::string::npos);
+    QVERIFY(c.beforeCode().rfind("if (threadIdx.x == 0) {\n", 0) == 0);
+    QVERIFY(c.afterCode().find("tma_load_2d_multicast") != std::string::npos);
+    // Several code blocks in one section, and a very long line, kept as they were.
+    QVERIFY(c.section("After").find("must survive unchanged\n```\n") != std::string::npos);
+    QVERIFY(c.section("Ownership").find("cluster_ctarank == 0") != std::string::npos);
+  }
+
+  void cardsRoundTrip_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("published tma") << "tma-multicast-loads-20260412T101500Z-3fa2c1";
+    QTest::newRow("published producer") << "warp-specialized-producer-20260413T080000Z-b71e09";
+    QTest::newRow("made here") << "";
+  }
+
+  void cardsRoundTrip() {
+    QFETCH(QString, name);
+    SkillCard card;
+    if (name.isEmpty()) {
+      card = madeCard();
+    } else {
+      const auto path = fixtures() / name.toStdString() / "SKILL.md";
+      const auto r = readSkillMarkdown(readAll(path), path.string());
+      QVERIFY2(r.card, problemsOf(r).c_str());
+      card = *r.card;
+    }
+    const std::string text = writeSkillMarkdown(card);
+    const auto again = readSkillMarkdown(text, "written.md");
+    QVERIFY2(again.card, (problemsOf(again) + text).c_str());
+    QVERIFY2(*again.card == card, text.c_str());
+    QCOMPARE(writeSkillMarkdown(*again.card), text);  // stable
+    if (name.isEmpty()) {
+      // Text that looks like a number or a boolean stays text; numbers stay exact.
+      QCOMPARE(again.card->conflictingFeatures, (std::vector<std::string>{"123"}));
+      QCOMPARE(again.card->evidence[0].beforeMs, 1.2345678901234567);
+      QCOMPARE(again.card->extra["origin"]["count"].get<int>(), 3);
+      QVERIFY(again.card->afterCode().find("// ``` inside code") != std::string::npos);
+    } else {
+      // A published card keeps its body byte for byte.
+      const auto original = readAll(fixtures() / name.toStdString() / "SKILL.md");
+      const auto bodyAt = original.find("\n---\n") + 5;
+      QVERIFY(text.size() > original.size() - bodyAt);
+      QCOMPARE(text.substr(text.find("\n---\n") + 5), original.substr(bodyAt));
+    }
+  }
+
+  void headingsInsideCodeAreCode() {
+    const std::string text =
+        "---\nskill_id: a\nintent: b\npreconditions: []\nscope: {cases: ['*'], languages: [cuda], platforms: ['*']}\n---\n"
+        "# Code Change Snippet\n\n## Before\n\n```cuda\n# define X 1\n#pragma unroll\n```\n\n## After\n\n~~~\n# not a heading\n~~~\n";
+    const auto r = readSkillMarkdown(text, "x.md");
+    QVERIFY2(r.card, problemsOf(r).c_str());
+    QCOMPARE(headings(*r.card), (std::vector<std::string>{"# Code Change Snippet", "## Before", "## After"}));
+    QCOMPARE(r.card->beforeCode(), std::string("# define X 1\n#pragma unroll\n"));
+    QCOMPARE(r.card->afterCode(), std::string("# not a heading\n"));
+  }
+
+  void malformedFilesNameLineAndProblem_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("line");
+    QTest::addColumn<QString>("message");
+    const QString scope = "scope:\n  cases: [gemm]\n  languages: [cuda]\n  platforms: [sm_90]\n";
+    const QString head = "---\nskill_id: good-id\nintent: x\npreconditions: ['Data types: f32']\n";
+    QTest::newRow("no front matter") << "# Overview\n" << 1 << "starts with a '---' line";
+    QTest::newRow("never closed") << "---\nskill_id: a\n" << 1 << "never closed";
+    QTest::newRow("yaml syntax") << head + "scope: [unclosed\n---\n" << 5 << "YAML";
+    QTest::newRow("no skill_id") << "---\nintent: x\npreconditions: []\n" + scope + "---\n" << 2 << "no skill_id";
+    QTest::newRow("bad skill_id") << "---\nskill_id: Not Good\nintent: x\npreconditions: []\n" + scope + "---\n" << 2
+                                  << "skill_id 'Not Good' is not usable";
+    QTest::newRow("preconditions mapping") << "---\nskill_id: a\nintent: x\npreconditions:\n  a: b\n" + scope + "---\n" << 5
+                                           << "preconditions must be a list of text";
+    QTest::newRow("case not text") << head + "scope:\n  cases:\n  - [gemm]\n  languages: [cuda]\n  platforms: ['*']\n---\n"
+                                   << 7 << "each item of scope.cases must be text";
+    QTest::newRow("unknown scope key") << head + "scope:\n  cases: [a]\n  ops: [b]\n---\n" << 7 << "scope has 'ops'";
+    QTest::newRow("bad status") << head + scope + "status: maybe\n---\n" << 9 << "status 'maybe' is not one of";
+    QTest::newRow("duplicate key") << head + scope + "intent: again\n---\n" << 9 << "'intent' appears twice";
+    QTest::newRow("evidence type") << head + scope + "evidence:\n- kind: lineage-step\n  speedup: fast\n---\n" << 10
+                                   << "an evidence item cannot be read";
+    QTest::newRow("nul byte") << head + scope + "---\n# Overview\nab" + QChar(0) + "\n" << 11 << "a NUL byte";
+    // Aliases that would expand to 10^9 values.
+    QString laughs = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n";
+    for (char c = 'b'; c <= 'j'; ++c)
+      laughs += QString("%1: &%1 [*%2, *%2, *%2, *%2, *%2, *%2, *%2, *%2, *%2, *%2]\n").arg(c).arg(QChar(c - 1));
+    QTest::newRow("billion laughs") << laughs + "---\n" << 2 << "expands to more than";
+  }
+
+  void malformedFilesNameLineAndProblem() {
+    QFETCH(QString, text);
+    QFETCH(int, line);
+    QFETCH(QString, message);
+    const std::string bytes(text.toUtf8().constData(), static_cast<std::size_t>(text.toUtf8().size()));
+    const auto r = readSkillMarkdown(bytes, "cards/x/SKILL.md");
+    QVERIFY(!r.card);
+    QVERIFY(!r.problems.empty());
+    bool found = false;
+    for (const auto &p : r.problems) found = found || (p.line == line && p.message.find(message.toStdString()) != std::string::npos);
+    QVERIFY2(found, problemsOf(r).c_str());
+    QVERIFY2(r.problems.front().text().rfind("cards/x/SKILL.md:", 0) == 0, problemsOf(r).c_str());
+  }
+
+  void setSectionKeepsThePublishedOrder() {
+    SkillCard c;
+    c.setSection("After", "a\n");
+    c.setSection("Overview", "o\n");
+    c.setSection("Scope", "s\n");
+    c.setSection("Before", "b\n");
+    c.body.push_back(CardSection{2, "Notes", "n\n"});
+    c.setSection("Risk", "r\n");
+    c.setSection("Overview", "o2\n");
+    QCOMPARE(headings(c), (std::vector<std::string>{"# Overview", "# Scope", "## Before", "## After", "## Notes", "# Risk"}));
+    QCOMPARE(c.section("Overview"), std::string("o2\n"));
+  }
+
+  void skillIds() {
+    QCOMPARE(skillIdFrom("cp.async double-buffer (2 stages)"), std::string("cp-async-double-buffer-2-stages"));
+    QCOMPARE(skillIdFrom("!!!"), std::string("skill"));
+    std::string why;
+    QVERIFY(validSkillId("tma-multicast-loads"));
+    QVERIFY(!validSkillId("-x", &why));
+    QVERIFY(!validSkillId("../etc", &why));
+    QVERIFY(!validSkillId("a/b", &why));
+    QVERIFY2(why.find("'/'") != std::string::npos, why.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSkillMarkdown)
+#include "tst_skill_markdown.moc"

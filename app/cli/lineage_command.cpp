@@ -1,6 +1,8 @@
 #include "app/cli/lineage_command.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -11,6 +13,8 @@
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/lineage/lineage.h"
+#include "core/lineage/lineage_builder.h"
+#include "core/lineage/skill_library.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
 
@@ -58,6 +62,49 @@ json configJson(const kwb::Task &task, const kwb::ConfigOutcome &c, const json *
   return out;
 }
 
+// Every step goes to the pool at once (spread over the GPUs); without a GPU each is compiled
+// (and its launch checked) only.
+std::vector<kwb::EvaluationResult> evaluateSteps(const kwb::Task &task, const std::vector<const kwb::LineageStep *> &steps,
+                                                 const kwb::EvaluationOptions &options, bool noGpu,
+                                                 const std::vector<int> &gpus, bool quiet) {
+  std::unique_ptr<kwb::EvaluatorPool> pool;
+  if (!noGpu) {
+    kwb::EvaluatorPoolSettings ps;
+    ps.devices = gpus;
+    pool = std::make_unique<kwb::EvaluatorPool>(ps, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
+    if (pool->devices().empty()) {
+      if (!quiet) std::cerr << "kwb: no GPU (" << pool->problem() << "): compiling each step only\n";
+      pool.reset();
+    }
+  }
+  std::vector<std::future<kwb::EvaluationResult>> futures;
+  for (const auto *s : steps) {
+    kwb::EvaluationOptions o = options;
+    o.tunables = s->tunables;
+    o.sourceName = s->file.string();
+    const kwb::Task stepTask = kwb::taskForStep(task, *s);
+    if (pool) {
+      futures.push_back(pool->submit(stepTask, readFile(s->file), o));
+    } else {
+      kwb::EvaluatorSettings settings;
+      settings.useDevice = false;
+      std::promise<kwb::EvaluationResult> p;
+      try {
+        p.set_value(kwb::evaluate(stepTask, readFile(s->file), o, settings));
+      } catch (const std::exception &e) {
+        kwb::EvaluationResult r;
+        r.outcome = kwb::Outcome::Error;
+        r.message = e.what();
+        p.set_value(r);
+      }
+      futures.push_back(p.get_future());
+    }
+  }
+  std::vector<kwb::EvaluationResult> results;
+  for (auto &f : futures) results.push_back(f.get());
+  return results;
+}
+
 }  // namespace
 
 int lineageCommand(const LineageArgs &args, bool asJson) {
@@ -90,40 +137,7 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
   options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
 
-  // Every step goes to the pool at once; without a GPU each is compiled (and its launch checked) only.
-  std::unique_ptr<kwb::EvaluatorPool> pool;
-  if (!args.noGpu) {
-    kwb::EvaluatorPoolSettings ps;
-    ps.devices = args.gpus;
-    pool = std::make_unique<kwb::EvaluatorPool>(ps, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
-    if (pool->devices().empty()) {
-      if (!asJson) std::cerr << "kwb: no GPU (" << pool->problem() << "): compiling each step only\n";
-      pool.reset();
-    }
-  }
-  std::vector<std::future<kwb::EvaluationResult>> futures;
-  for (const auto *s : steps) {
-    kwb::EvaluationOptions o = options;
-    o.tunables = s->tunables;
-    o.sourceName = s->file.string();
-    const kwb::Task stepTask = kwb::taskForStep(task, *s);
-    if (pool) {
-      futures.push_back(pool->submit(stepTask, readFile(s->file), o));
-    } else {
-      kwb::EvaluatorSettings settings;
-      settings.useDevice = false;
-      std::promise<kwb::EvaluationResult> p;
-      try {
-        p.set_value(kwb::evaluate(stepTask, readFile(s->file), o, settings));
-      } catch (const std::exception &e) {
-        kwb::EvaluationResult r;
-        r.outcome = kwb::Outcome::Error;
-        r.message = e.what();
-        p.set_value(r);
-      }
-      futures.push_back(p.get_future());
-    }
-  }
+  const auto results = evaluateSteps(task, steps, options, args.noGpu, args.gpus, asJson);
 
   json out = {{"task", task.name}, {"description", task.description}, {"steps", json::array()}};
   bool allCorrect = true, anyRun = false;
@@ -135,7 +149,7 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
   std::map<std::string, json> previous;  // per configuration: the last step's figures
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto &s = *steps[i];
-    const auto r = futures[i].get();
+    const auto &r = results[i];
     if (out.value("device", std::string()).empty() && !r.device.empty()) out["device"] = r.device;
     json step = {{"index", s.index},
                  {"file", fs::relative(s.file, task.folder).string()},
@@ -184,4 +198,85 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
   if (asJson) std::cout << out.dump(2) << "\n";
   if (!anyRun) return 3;
   return allCorrect ? 0 : 1;
+}
+
+int lineageBuildCommand(const LineageBuildArgs &args, bool asJson) {
+  kwb::Task task;
+  std::vector<kwb::LineageStep> steps;
+  const bool fromVersions = !args.fromVersions.empty();
+  try {
+    task = kwb::loadTask(args.task);
+    steps = fromVersions ? kwb::versionsOf(task, args.fromVersions) : kwb::loadLineage(task).steps;
+  } catch (const kwb::ManifestError &e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
+    return 2;
+  }
+  const std::string name = !args.name.empty() ? args.name
+                           : fromVersions     ? task.name + "@" + fs::absolute(args.fromVersions).filename().string()
+                                              : task.name;
+  std::vector<std::string> sources;
+  std::vector<const kwb::LineageStep *> pointers;
+  for (const auto &s : steps) {
+    sources.push_back(readFile(s.file));
+    pointers.push_back(&s);
+  }
+  kwb::EvaluationOptions options;
+  options.configs = args.configs;
+  options.arch = args.arch;
+  options.time = true;
+  options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
+  if (!asJson)
+    std::cerr << "kwb: gating " << steps.size() << " steps of " << name << " (compile, check every configuration and seed, time)\n";
+  const auto results = evaluateSteps(task, pointers, options, false, args.gpus, asJson);
+  if (std::none_of(results.begin(), results.end(), [](const auto &r) { return !r.device.empty(); })) {
+    std::cerr << "kwb: no GPU ran the steps: a stored lineage has every step gated and timed on a GPU; nothing stored\n";
+    return 3;
+  }
+  auto record = kwb::recordLineage(task, steps, sources, results, name, fromVersions ? "versions" : "bundled");
+  std::unique_ptr<kwb::SkillLibrary> library;
+  std::vector<kwb::SkillCard> cards;
+  try {
+    library = kwb::SkillLibrary::open(args.library.empty() ? kwb::SkillLibrary::defaultPath() : fs::path(args.library));
+    record.id = library->putLineage(record);
+    cards = kwb::liftCards(record, task);
+    for (const auto &card : cards)
+      library->proposeCard(card, "kwb lineage build", "from lineage " + name + " (" + std::to_string(card.evidence.size()) +
+                                                         " measurements)");
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: the skill library: " << e.what() << "\n";
+    return 1;
+  }
+  if (asJson) {
+    json out = record;
+    for (auto &s : out["steps"]) s.erase("source");
+    out["library"] = library->path().string();
+    out["cards"] = json::array();
+    for (const auto &c : cards) {
+      const auto stored = library->card(c.id);
+      out["cards"].push_back({{"skill_id", c.id},
+                              {"status", kwb::toString(stored ? stored->status : c.status)},
+                              {"provides", c.providedFeatures},
+                              {"measured_speedup", c.measuredSpeedup()}});
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "lineage " << name << " on " << record.device << " (" << record.arch << "): " << record.acceptedSteps() << " of "
+              << record.steps.size() << " steps passed the gate; stored in " << library->path().string() << "\n";
+    for (const auto &s : record.steps) {
+      std::cout << "  " << s.position << "  " << (s.accepted ? "accepted" : "REJECTED") << "  " << s.title;
+      for (const auto &f : s.figures)
+        if (f.medianMs > 0)
+          std::cout << "  " << f.config << " " << fixed(f.medianMs * 1000, 1) << " us"
+                    << (f.speedupVsPrevious > 0 ? " (" + fixed(f.speedupVsPrevious, 2) + "x)" : "");
+      std::cout << "\n";
+      if (!s.accepted) std::cout << "     " << s.reason << "\n";
+    }
+    std::cout << cards.size() << " skill card" << (cards.size() == 1 ? "" : "s") << " proposed or merged:\n";
+    for (const auto &c : cards)
+      std::cout << "  " << c.id << "  " << fixed(c.measuredSpeedup(), 2) << "x  " << c.intent.substr(0, 80) << "\n";
+  }
+  return record.acceptedSteps() == static_cast<int>(record.steps.size()) ? 0 : 1;
 }

@@ -19,3 +19,19 @@ struct LineageArgs {
 };
 
 int lineageCommand(const LineageArgs &args, bool asJson);
+
+// kwb lineage build TASK [--from-versions DIR]: the versions gated on the GPUs (compiled, correct
+// on every configuration and seed, timed), stored as a lineage in the skill library, and each
+// accepted transition lifted into a skill card (proposed, or merged into the card of its kind).
+struct LineageBuildArgs {
+  std::string task;
+  std::string fromVersions;  // a folder of versions; empty: the task's bundled lineage
+  std::string name;          // empty: the task's name (bundled) or TASK@FOLDER
+  std::string library;       // empty: SkillLibrary::defaultPath()
+  std::vector<std::string> configs;
+  std::string arch;
+  double timeCap = 1.0;
+  std::vector<int> gpus;
+};
+
+int lineageBuildCommand(const LineageBuildArgs &args, bool asJson);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/lineage_command.h"
+#include "app/cli/skills_command.h"
 #include "app/cli/tune_command.h"
 #include "app/cli/asm_command.h"
 #include "app/cli/candidate_input.h"
@@ -414,7 +415,7 @@ int main(int argc, char **argv) {
       "each adding one optimization (TASK/lineage/lineage.toml). Steps are spread over the GPUs; each\n"
       "timed step shows its speedup over the step before. Without a CUDA device each step is compiled only.\n"
       "Exit status: 0 every step correct; 1 a step failed; 2 usage error or a malformed lineage; 3 not run.");
-  lineage->add_option("TASK", lineageArgs.task, "Task folder or its task.toml")->required();
+  lineage->add_option("TASK", lineageArgs.task, "Task folder or its task.toml (required unless a subcommand is given)");
   lineage->add_option("--step", lineageArgs.steps, "Step number (repeatable; default: all)");
   lineage->add_option("--config", lineageArgs.configs, "Size configuration (repeatable; default: all)");
   lineage->add_option("--seed", lineageArgs.seeds, "Seed (repeatable; default: the task's seeds)");
@@ -427,6 +428,55 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber);
   lineage->add_flag("--no-gpu", lineageArgs.noGpu, "Compile and report only, as on a machine without a GPU");
   lineage->add_flag("--json", asJson, "Machine-readable output");
+  LineageBuildArgs buildArgs;
+  auto *lineageBuild = lineage->add_subcommand(
+      "build",
+      "Build a stored lineage: every version gated on the GPUs (compiled, correct on every configuration\n"
+      "and seed, timed), kept in the skill library with its speedups and kernel figures, and each\n"
+      "accepted step read forward lifted into a skill card (proposed, or merged into the card of its kind).\n"
+      "Exit status: 0 every step accepted; 1 a step rejected (the rest stored); 2 usage error or a\n"
+      "malformed lineage; 3 no GPU (nothing stored).");
+  lineageBuild->add_option("TASK", buildArgs.task, "Task folder or its task.toml")->required();
+  lineageBuild->add_option("--from-versions", buildArgs.fromVersions,
+                           "A folder of versions: its lineage.toml, or every *.cu in name order with the task's launch "
+                           "(default: the task's bundled lineage)");
+  lineageBuild->add_option("--name", buildArgs.name, "The lineage's name in the library (default: the task's, or TASK@FOLDER)");
+  lineageBuild->add_option("--library", buildArgs.library,
+                           "The skill library (default: $KWB_LIBRARY, else ~/.local/share/kernel-workbench/library.sqlite)");
+  lineageBuild->add_option("--config", buildArgs.configs, "Size configuration (repeatable; default: all)");
+  lineageBuild->add_option("--arch", buildArgs.arch, "Compile for sm_XY (default: the device's)");
+  lineageBuild->add_option("--gpu", buildArgs.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  lineageBuild->add_option("--time-cap", buildArgs.timeCap, "Seconds of sampling per configuration (default 1)")
+      ->check(CLI::PositiveNumber);
+  lineageBuild->add_flag("--json", asJson, "Machine-readable output");
+
+  SkillsArgs skillsArgs;
+  auto *skills = app.add_subcommand("skills", "The skill cards of the library: list, show, review, import and export SKILL.md");
+  skills->require_subcommand(1);
+  const std::string libraryHelp = "The skill library (default: $KWB_LIBRARY, else ~/.local/share/kernel-workbench/library.sqlite)";
+  auto *skillsList = skills->add_subcommand("list", "List the cards, with status, measured gain and evidence");
+  auto *skillsShow = skills->add_subcommand("show", "Show a card as SKILL.md, with its audit trail");
+  auto *skillsImport = skills->add_subcommand(
+      "import", "Import SKILL.md cards: a file, FOLDER/SKILL.md or FOLDER/*/SKILL.md; all are checked first, and\n"
+                "a folder with any malformed file imports nothing (exit 2, each problem as FILE:LINE: what)");
+  auto *skillsExport = skills->add_subcommand("export", "Write each card to FOLDER/<skill_id>/SKILL.md");
+  auto *skillsApprove = skills->add_subcommand("approve", "Admit a card (recorded with who and when)");
+  auto *skillsReject = skills->add_subcommand("reject", "Reject a card, with the reason (recorded with who and when)");
+  for (auto *sub : {skillsList, skillsShow, skillsImport, skillsExport, skillsApprove, skillsReject}) {
+    sub->add_option("--library", skillsArgs.library, libraryHelp);
+    sub->add_flag("--json", asJson, "Machine-readable output");
+  }
+  for (auto *sub : {skillsShow, skillsApprove, skillsReject}) sub->add_option("ID", skillsArgs.id, "The card's skill_id")->required();
+  for (auto *sub : {skillsImport, skillsExport}) sub->add_option("FOLDER", skillsArgs.folder, "Folder of cards")->required();
+  for (auto *sub : {skillsList, skillsExport}) {
+    sub->add_option("--status", skillsArgs.status, "Only cards in this status: proposed, admitted, rejected");
+    sub->add_option("--case", skillsArgs.scopeCase, "Only cards whose scope covers this operator class (gemm, softmax, ...)");
+    sub->add_option("--text", skillsArgs.text, "Only cards with this text in their id, intent or anchor");
+  }
+  for (auto *sub : {skillsApprove, skillsReject}) {
+    sub->add_option("--by", skillsArgs.by, "Who reviews (default: $USER)");
+    sub->add_option("--why", skillsArgs.why, "Why (required to reject)");
+  }
 
   TuneArgs tuneArgs;
   auto *tune = app.add_subcommand(
@@ -533,7 +583,20 @@ int main(int argc, char **argv) {
   if (*taskShow) return taskCommand(showPath, asJson, false);
   if (*taskValidate) return taskCommand(validatePath, asJson, true);
   if (*eval) return evalCommand(evalArgs, asJson);
-  if (*lineage) return lineageCommand(lineageArgs, asJson);
+  if (*lineageBuild) return lineageBuildCommand(buildArgs, asJson);
+  if (*lineage) {
+    if (lineageArgs.task.empty()) {
+      std::cerr << "kwb lineage: TASK is required (or: kwb lineage build TASK)\n";
+      return kExitInvalid;
+    }
+    return lineageCommand(lineageArgs, asJson);
+  }
+  if (*skillsList) return skillsListCommand(skillsArgs, asJson);
+  if (*skillsShow) return skillsShowCommand(skillsArgs, asJson);
+  if (*skillsImport) return skillsImportCommand(skillsArgs, asJson);
+  if (*skillsExport) return skillsExportCommand(skillsArgs, asJson);
+  if (*skillsApprove) return skillsReviewCommand(skillsArgs, true, asJson);
+  if (*skillsReject) return skillsReviewCommand(skillsArgs, false, asJson);
   if (*tune) return tuneCommand(tuneArgs, asJson);
   if (*asmCmd) return asmCommand(asmArgs, asJson);
   if (*profile) return profileCommand(profileArgs, asJson);

@@ -32,7 +32,7 @@ std::string trimmed(std::string s) {
 // The "Adds:" and "Relies on:" texts of the comment that opens a step's file. "Adds:" runs on
 // over the comment lines after it up to "Relies on:" (or a blank comment line); "Relies on:"
 // continues only over indented lines ("//   more text"), so notes after it stay apart.
-void readHeader(const std::string &source, LineageStep &step, const std::string &shown) {
+void readHeader(const std::string &source, LineageStep &step, const std::string &shown, bool required = true) {
   std::istringstream in(source);
   std::string line;
   std::string *current = nullptr;
@@ -60,6 +60,7 @@ void readHeader(const std::string &source, LineageStep &step, const std::string 
       current = nullptr;
     }
   }
+  if (!required) return;
   const char *expected = "; expected the file to open with a comment holding \"// Adds: <the one optimization "
                          "this step adds>\" and \"// Relies on: <earlier steps, or nothing>\"";
   if (step.adds.empty()) throw ManifestError(shown, 1, "header", std::string("no \"Adds:\" line") + expected);
@@ -74,8 +75,13 @@ bool hasLineage(const Task &task) {
   return fs::is_regular_file(task.folder / kLineageFolderName / kLineageFileName, ec);
 }
 
-Lineage loadLineage(const Task &task) {
-  const fs::path folder = task.folder / kLineageFolderName;
+Lineage loadLineage(const Task &task) { return loadLineageFrom(task, task.folder / kLineageFolderName); }
+
+void readStepHeader(const std::string &source, LineageStep &step, bool required) {
+  readHeader(source, step, step.file.string(), required);
+}
+
+Lineage loadLineageFrom(const Task &task, const fs::path &folder) {
   const fs::path manifest = folder / kLineageFileName;
   const std::string shown = manifest.string();
   std::error_code ec;

@@ -60,6 +60,14 @@ bool hasLineage(const Task &task);
 // a value it does not list, a source without its "Adds:" or "Relies on:" line.
 Lineage loadLineage(const Task &task);
 
+// The same for a lineage.toml in another folder (a folder of versions, kwb lineage build
+// --from-versions): its steps' files are in that folder.
+Lineage loadLineageFrom(const Task &task, const std::filesystem::path &folder);
+
+// Reads a step file's "Adds:" and "Relies on:" header into `step`; when `required`, throws
+// ManifestError for a missing one.
+void readStepHeader(const std::string &source, LineageStep &step, bool required);
+
 // Parses lineage.toml's text against the task; `folder` is the lineage folder (step files are
 // checked to exist there). Headers are not read: loadLineage() does that.
 Lineage parseLineageManifest(const std::string &text, const std::string &displayPath,

@@ -1,0 +1,321 @@
+// KLineage without an LLM (core/lineage): kernel features read from the bundled lineages, the
+// carrier of a step, a lineage recorded from its steps' evaluations and the cards lifted from it,
+// and the skill library in a real SQLite file: lineages replaced with their evidence, cards
+// proposed and merged, reviewed with an audit trail, filtered by scope wildcards.
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/lineage/kernel_features.h"
+#include "core/lineage/lineage.h"
+#include "core/lineage/lineage_builder.h"
+#include "core/lineage/skill_library.h"
+#include "core/lineage/skill_markdown.h"
+#include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
+
+namespace fs = std::filesystem;
+using namespace kwb;
+
+namespace {
+
+fs::path kernelsDir() { return fs::path(KWB_SOURCE_DIR) / "kernels"; }
+
+std::string readStep(const LineageStep &s) {
+  SourceReadOptions o;
+  return readSourceFile(s.file, o);
+}
+
+std::string joined(const std::set<std::string> &s) {
+  std::string out;
+  for (const auto &x : s) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+// What an evaluation on a GPU gives for a step: correct everywhere, timed, its kernel's figures.
+// (The figures are the test's; recordLineage and liftCards are what is tested.)
+EvaluationResult measured(const Task &task, const std::string &kernel, double baseMs, double factor, int registers,
+                          bool correct = true) {
+  EvaluationResult r;
+  r.outcome = correct ? Outcome::Correct : Outcome::Incorrect;
+  r.message = correct ? "" : "mismatch at C[3, 7]";
+  r.device = "NVIDIA H200";
+  r.arch = "sm_90";
+  KernelResources k;
+  k.name = kernel;
+  k.registers = registers;
+  k.sharedStaticBytes = registers * 64;
+  r.candidate.kernels.push_back(k);
+  for (const auto &config : task.configs) {
+    ConfigOutcome c;
+    c.config = config.name;
+    c.outcome = r.outcome;
+    if (correct) {
+      TimingOutcome t;
+      t.ok = true;
+      t.candidate.median = baseMs / factor;
+      t.candidate.count = 20;
+      t.reference.median = baseMs;
+      t.speedup = factor;
+      c.timing = t;
+    } else {
+      c.reason = "mismatch";
+    }
+    r.configs.push_back(c);
+  }
+  return r;
+}
+
+struct Built {
+  Task task;
+  std::vector<LineageStep> steps;
+  std::vector<std::string> sources;
+  LineageRecord record;
+};
+
+// The bundled lineage of `name`, each step twice as fast as the one before, step `rejected`
+// (1-based; 0 none) incorrect.
+Built build(const std::string &name, int rejected = 0) {
+  Built b;
+  b.task = loadTask((kernelsDir() / name).string());
+  b.steps = loadLineage(b.task).steps;
+  std::vector<EvaluationResult> results;
+  double factor = 1;
+  for (const auto &s : b.steps) {
+    b.sources.push_back(readStep(s));
+    const auto t = taskForStep(b.task, s);
+    results.push_back(measured(b.task, t.launch ? t.launch->kernel : "k", 8.0, factor, 32 + s.index, s.index != rejected));
+    factor *= 2;
+  }
+  b.record = recordLineage(b.task, b.steps, b.sources, results, name, "bundled");
+  return b;
+}
+
+}  // namespace
+
+class TestSkillLibrary : public QObject {
+  Q_OBJECT
+
+  fs::path dir_;
+
+ private slots:
+  void init() {
+    dir_ = fs::path(KWB_TEST_OUTPUT_DIR) / "skill-library" / QTest::currentTestFunction();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+
+  // Each bundled step's features, and what each step adds, from the code alone.
+  void featuresOfTheBundledLineages_data() {
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<int>("step");
+    QTest::addColumn<QString>("adds");  // features the step has and its parent lacks, comma-separated
+    QTest::newRow("sgemm smem") << "sgemm" << 3 << "shared-memory-tiles";
+    QTest::newRow("sgemm vectorized") << "sgemm" << 6 << "vectorized-access";
+    QTest::newRow("gemm wmma") << "gemm-bf16" << 2 << "wmma";
+    QTest::newRow("gemm cp.async") << "gemm-bf16" << 5 << "cp-async";
+  }
+
+  void featuresOfTheBundledLineages() {
+    QFETCH(QString, task);
+    QFETCH(int, step);
+    QFETCH(QString, adds);
+    const auto t = loadTask((kernelsDir() / task.toStdString()).string());
+    const auto steps = loadLineage(t).steps;
+    QVERIFY(step >= 2 && step <= static_cast<int>(steps.size()));
+    const auto before = detectFeatures(readStep(steps[step - 2])), after = detectFeatures(readStep(steps[step - 1]));
+    std::set<std::string> added;
+    for (const auto &f : after)
+      if (!before.count(f)) added.insert(f);
+    for (const auto &want : adds.split(','))
+      QVERIFY2(added.count(want.toStdString()), ("step " + std::to_string(step) + " adds {" + joined(added) + "}, has {" +
+                                                 joined(after) + "}")
+                                                    .c_str());
+  }
+
+  void featuresIgnoreComments() {
+    const std::string text =
+        "// no __shared__ here, nor cp.async\n/* float4 */\n"
+        "__global__ void k(float *x) { const char *s = \"__shfl_xor_sync\"; x[0] = 1; }\n";
+    QVERIFY2(detectFeatures(text).empty(), joined(detectFeatures(text)).c_str());
+    const std::string ptx = "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(d), \"l\"(s));\n";
+    QVERIFY(detectFeatures(ptx).count("cp-async"));
+    QCOMPARE(minimumArchitecture({"cp-async", "wmma"}), std::string("sm_80"));
+    QCOMPARE(minimumArchitecture({"wgmma", "cp-async"}), std::string("sm_90a"));
+    QCOMPARE(featuresNamedIn("Relies on: the shared-memory tiles of step 3", {"shared-memory-tiles", "atomics"}),
+             (std::set<std::string>{"shared-memory-tiles"}));
+  }
+
+  void carrierShowsTheChangeWithContext() {
+    const std::string before = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
+    const std::string after = "a\nb\nc\nD\ne\nf\ng\nh\ni\nJ\nk\n";
+    const auto c = carrierOf(before, after, 1);
+    QCOMPARE(c.before, std::string("c\nd\ne\n// ...\ni\nj\n"));
+    QCOMPARE(c.after, std::string("c\nD\ne\n// ...\ni\nJ\nk\n"));
+    QCOMPARE(c.firstChangedLine, 4);
+    QCOMPARE(c.lastChangedLine, 11);
+    const auto capped = carrierOf("", std::string(200, '\n'), 0, 10);
+    QVERIFY(capped.after.find("(190 more lines)") != std::string::npos);
+  }
+
+  void recordedLineageHasSpeedupsAndDeltas() {
+    const auto b = build("sgemm", 5);
+    const auto &steps = b.record.steps;
+    QCOMPARE(steps.size(), b.steps.size());
+    QCOMPARE(b.record.acceptedSteps(), static_cast<int>(steps.size()) - 1);
+    QVERIFY(!steps[4].accepted);
+    QVERIFY2(steps[4].reason.find("incorrect") != std::string::npos, steps[4].reason.c_str());
+    // Step 2 is twice as fast as step 1; step 6 four times step 4 (step 5 was rejected).
+    QCOMPARE(steps[1].figures.front().speedupVsPrevious, 2.0);
+    QCOMPARE(steps[5].figures.front().speedupVsPrevious, 4.0);
+    QCOMPARE(steps[0].figures.front().speedupVsPrevious, 0.0);
+    bool registers = false;
+    for (const auto &d : steps[5].deltas) registers = registers || (d.metric == "registers" && d.before == 36 && d.after == 38);
+    QVERIFY(registers);
+    QVERIFY(steps[2].figures.front().gflops > 0);
+  }
+
+  void cardsLiftedFromALineage() {
+    const auto b = build("gemm-bf16", 7);
+    const auto cards = liftCards(b.record, b.task);
+    QVERIFY(cards.size() >= 5);
+    const auto it = std::find_if(cards.begin(), cards.end(), [](const SkillCard &c) { return c.id == "cp-async"; });
+    QVERIFY2(it != cards.end(), cards.front().id.c_str());
+    const auto &c = *it;
+    QVERIFY(c.missingCategories().empty());
+    QCOMPARE(c.scope.cases, (std::vector<std::string>{"gemm"}));
+    QCOMPARE(c.scope.platforms, (std::vector<std::string>{"sm_90"}));
+    QVERIFY(std::find(c.providedFeatures.begin(), c.providedFeatures.end(), "cp-async") != c.providedFeatures.end());
+    QVERIFY2(c.preconditions[4].find("sm_80") != std::string::npos, c.preconditions[4].c_str());
+    QVERIFY2(c.preconditions[0].find("bf16") != std::string::npos, c.preconditions[0].c_str());
+    QVERIFY(c.afterCode().find("cp.async") != std::string::npos || c.afterCode().find("cp_async") != std::string::npos);
+    QVERIFY(!c.beforeCode().empty());
+    QVERIFY2(c.anchor.find("05-cp-async-double-buffer.cu") != std::string::npos, c.anchor.c_str());
+    // One measurement per configuration, step 4 -> 5: twice as fast.
+    QCOMPARE(c.evidence.size(), b.task.configs.size());
+    QCOMPARE(c.measuredSpeedup(), 2.0);
+    // The card after which step 7 was rejected carries it as risk.
+    const auto withRisk = std::find_if(cards.begin(), cards.end(), [](const SkillCard &k) {
+      return std::any_of(k.evidence.begin(), k.evidence.end(), [](const CardEvidence &e) { return e.kind == "rejected-step"; });
+    });
+    QVERIFY(withRisk != cards.end());
+    QVERIFY2(withRisk->section("Risk").find("was rejected: incorrect") != std::string::npos, withRisk->section("Risk").c_str());
+    // A lifted card is a valid SKILL.md and comes back the same.
+    for (const auto &card : cards) {
+      const auto again = readSkillMarkdown(writeSkillMarkdown(card), card.id);
+      QVERIFY2(again.card && *again.card == card, card.id.c_str());
+    }
+  }
+
+  // The cards every bundled lineage gives (printed for the reader; each is a valid card).
+  void cardsOfEveryBundledLineage() {
+    for (const auto &entry : fs::directory_iterator(kernelsDir())) {
+      if (!fs::exists(entry.path() / "lineage" / "lineage.toml")) continue;
+      const auto b = build(entry.path().filename().string());
+      const auto cards = liftCards(b.record, b.task);
+      QVERIFY2(!cards.empty(), entry.path().c_str());
+      std::string ids;
+      for (const auto &c : cards) {
+        ids += " " + c.id;
+        QVERIFY2(validSkillId(c.id), c.id.c_str());
+        QVERIFY2(c.missingCategories().empty(), c.id.c_str());
+        // For the reader: the cards as SKILL.md under the test output folder.
+        fs::create_directories(dir_ / b.task.name / c.id);
+        std::ofstream(dir_ / b.task.name / c.id / "SKILL.md") << writeSkillMarkdown(c);
+      }
+      qInfo("%s:%s", entry.path().filename().c_str(), ids.c_str());
+    }
+  }
+
+  void libraryStoresLineagesAndCards() {
+    auto lib = SkillLibrary::open(dir_ / "library.sqlite");
+    auto b = build("gemm-bf16");
+    b.record.id = lib->putLineage(b.record);
+    for (const auto &c : liftCards(b.record, b.task)) lib->proposeCard(c, "test", "gemm-bf16");
+    const auto stored = lib->lineage("gemm-bf16", true);
+    QVERIFY(stored);
+    QCOMPARE(stored->steps.size(), b.record.steps.size());
+    QCOMPARE(stored->steps[3].source, b.sources[3]);
+    QCOMPARE(stored->steps[3].figures, b.record.steps[3].figures);
+    QCOMPARE(lib->lineages().size(), std::size_t{1});
+    QCOMPARE(lib->lineages().front().acceptedSteps(), b.record.acceptedSteps());
+    const auto card = lib->card("cp-async");
+    QVERIFY(card);
+    QVERIFY(card->status == CardStatus::Proposed);
+    const auto evidenceBefore = card->evidence.size();
+
+    // The same lineage built again replaces its evidence instead of adding to it.
+    b.record.builtAt = "2026-12-04T00:00:00.000Z";
+    lib->putLineage(b.record);
+    for (const auto &c : liftCards(b.record, b.task)) lib->proposeCard(c, "test", "again");
+    QCOMPARE(lib->card("cp-async")->evidence.size(), evidenceBefore);
+    QCOMPARE(lib->lineages().size(), std::size_t{1});
+
+    // Another lineage with the same transition merges into the card: evidence from both.
+    auto other = b.record;
+    other.name = "gemm-bf16@copy";
+    lib->putLineage(other);
+    for (const auto &c : liftCards(other, b.task)) lib->proposeCard(c, "test", "copy");
+    QCOMPARE(lib->card("cp-async")->evidence.size(), 2 * evidenceBefore);
+    const auto audit = lib->audit("cp-async");
+    QCOMPARE(audit.size(), std::size_t{3});
+    QCOMPARE(audit[0].action, std::string("proposed"));
+    QCOMPARE(audit[2].action, std::string("merged"));
+
+    // Review: who, what, when.
+    lib->setStatus("cp-async", CardStatus::Admitted, "reviewer:ada", "checked the carrier");
+    lib->setStatus("wmma", CardStatus::Rejected, "gate", "did not reproduce");
+    QVERIFY(lib->card("cp-async")->status == CardStatus::Admitted);
+    QCOMPARE(lib->audit("cp-async").back().who, std::string("reviewer:ada"));
+    QCOMPARE(lib->audit("cp-async").back().detail, std::string("proposed -> admitted: checked the carrier"));
+    QVERIFY(lib->card("cp-async")->verification.back().find("admitted by reviewer:ada") != std::string::npos);
+    QVERIFY_THROWS_EXCEPTION(StoreError, lib->setStatus("no-such-card", CardStatus::Admitted, "x", ""));
+
+    // Filters.
+    QCOMPARE(lib->cards(CardFilter{CardStatus::Admitted, "", ""}).size(), std::size_t{1});
+    QCOMPARE(lib->cards(CardFilter{std::nullopt, "softmax", ""}).size(), std::size_t{0});
+    QVERIFY(lib->cards(CardFilter{std::nullopt, "gemm", ""}).size() >= 5);
+    QCOMPARE(lib->cards(CardFilter{std::nullopt, "", "4-STAGE"}).size(), std::size_t{1});
+
+    // A gated application adds evidence, success or failure.
+    CardEvidence applied;
+    applied.kind = "application";
+    applied.task = "sgemm";
+    applied.success = false;
+    applied.note = "incorrect";
+    lib->addEvidence("cp-async", applied, "gate");
+    QCOMPARE(lib->card("cp-async")->evidence.back(), applied);
+    QCOMPARE(lib->audit("cp-async").back().action, std::string("evidence"));
+
+    // Reopened from another connection: everything is on disk.
+    lib.reset();
+    auto again = SkillLibrary::open(dir_ / "library.sqlite");
+    QVERIFY(again->card("cp-async")->status == CardStatus::Admitted);
+    QCOMPARE(again->lineage("gemm-bf16@copy")->steps.size(), b.record.steps.size());
+  }
+
+  void importIsAllOrNothing() {
+    auto lib = SkillLibrary::open(dir_ / "library.sqlite");
+    SkillCard good;
+    good.id = "good";
+    SkillCard bad;
+    bad.id = "Bad Id";
+    QVERIFY_THROWS_EXCEPTION(StoreError, lib->putCards({good, bad}, "test", "imported", ""));
+    QVERIFY(!lib->card("good"));
+  }
+
+  void wildcards() {
+    QVERIFY(wildcardMatch("*", "gemm"));
+    QVERIFY(wildcardMatch("*attention*", "flash-attention-fwd"));
+    QVERIFY(wildcardMatch("GEMM", "gemm"));
+    QVERIFY(wildcardMatch("g*m", "gemm"));
+    QVERIFY(!wildcardMatch("g*x", "gemm"));
+    QVERIFY(!wildcardMatch("gemm", "gemm2"));
+    QVERIFY(anyWildcardMatches({}, "x"));
+    QVERIFY(!anyWildcardMatches({"softmax"}, "gemm"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSkillLibrary)
+#include "tst_skill_library.moc"

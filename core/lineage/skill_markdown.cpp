@@ -384,9 +384,7 @@ class Emitter {
       scalar(v.dump(), true, false, YAML_PLAIN_SCALAR_STYLE);
       return;
     }
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
-    std::string s = buf;
+    std::string s = v.dump();  // the shortest text that reads back as the same double
     if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // stays a number with a fraction
     scalar(s, true, false, YAML_PLAIN_SCALAR_STYLE);
   }

@@ -105,21 +105,28 @@ std::vector<kwb::EvaluationResult> evaluateSteps(const kwb::Task &task, const st
   return results;
 }
 
+// The task and its steps (the bundled lineage, or a folder of versions); false, with the problem
+// said (file, line and field for a malformed manifest), when they cannot be read.
+bool loadSteps(const std::string &taskPath, const std::string &versions, kwb::Task &task,
+               std::vector<kwb::LineageStep> &steps) {
+  try {
+    task = kwb::loadTask(taskPath);
+    steps = versions.empty() ? kwb::loadLineage(task).steps : kwb::versionsOf(task, versions);
+    return true;
+  } catch (const kwb::ManifestError &e) {
+    std::cerr << e.what() << "\n";
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << taskPath << ": " << e.what() << "\n";
+  }
+  return false;
+}
+
 }  // namespace
 
 int lineageCommand(const LineageArgs &args, bool asJson) {
   kwb::Task task;
   kwb::Lineage lineage;
-  try {
-    task = kwb::loadTask(args.task);
-    lineage = kwb::loadLineage(task);
-  } catch (const kwb::ManifestError &e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception &e) {
-    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
-    return 2;
-  }
+  if (!loadSteps(args.task, "", task, lineage.steps)) return 2;
   std::vector<const kwb::LineageStep *> steps;
   for (const auto &s : lineage.steps)
     if (args.steps.empty() || std::find(args.steps.begin(), args.steps.end(), s.index) != args.steps.end())
@@ -204,16 +211,7 @@ int lineageBuildCommand(const LineageBuildArgs &args, bool asJson) {
   kwb::Task task;
   std::vector<kwb::LineageStep> steps;
   const bool fromVersions = !args.fromVersions.empty();
-  try {
-    task = kwb::loadTask(args.task);
-    steps = fromVersions ? kwb::versionsOf(task, args.fromVersions) : kwb::loadLineage(task).steps;
-  } catch (const kwb::ManifestError &e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception &e) {
-    std::cerr << "kwb: " << args.task << ": " << e.what() << "\n";
-    return 2;
-  }
+  if (!loadSteps(args.task, args.fromVersions, task, steps)) return 2;
   const std::string name = !args.name.empty() ? args.name
                            : fromVersions     ? task.name + "@" + fs::absolute(args.fromVersions).filename().string()
                                               : task.name;

@@ -88,29 +88,29 @@ bool writeAtomically(const fs::path &path, const std::string &text, std::string 
   return true;
 }
 
-std::optional<kwb::CardStatus> statusFilter(const SkillsArgs &args, bool &bad) {
-  bad = false;
-  if (args.status.empty()) return std::nullopt;
-  auto s = kwb::cardStatusFromString(args.status);
-  if (!s) {
-    std::cerr << "kwb: --status " << kwb::printable(args.status) << " is not one of proposed, admitted, rejected\n";
-    bad = true;
+// The cards --status, --case and --text ask for; nothing (and a message) for a status unknown.
+std::optional<kwb::CardFilter> filterOf(const SkillsArgs &args) {
+  kwb::CardFilter filter;
+  if (!args.status.empty()) {
+    filter.status = kwb::cardStatusFromString(args.status);
+    if (!filter.status) {
+      std::cerr << "kwb: --status " << kwb::printable(args.status) << " is not one of proposed, admitted, rejected\n";
+      return std::nullopt;
+    }
   }
-  return s;
+  filter.scopeCase = args.scopeCase;
+  filter.text = args.text;
+  return filter;
 }
 
 }  // namespace
 
 int skillsListCommand(const SkillsArgs &args, bool asJson) {
-  bool bad = false;
-  kwb::CardFilter filter;
-  filter.status = statusFilter(args, bad);
-  if (bad) return kExitInvalid;
-  filter.scopeCase = args.scopeCase;
-  filter.text = args.text;
+  const auto filter = filterOf(args);
+  if (!filter) return kExitInvalid;
   try {
     auto library = openLibrary(args);
-    const auto cards = library->cards(filter);
+    const auto cards = library->cards(*filter);
     if (asJson) {
       json out = json::array();
       for (const auto &c : cards)
@@ -220,15 +220,11 @@ int skillsImportCommand(const SkillsArgs &args, bool asJson) {
 }
 
 int skillsExportCommand(const SkillsArgs &args, bool asJson) {
-  bool bad = false;
-  kwb::CardFilter filter;
-  filter.status = statusFilter(args, bad);
-  if (bad) return kExitInvalid;
-  filter.scopeCase = args.scopeCase;
-  filter.text = args.text;
+  const auto filter = filterOf(args);
+  if (!filter) return kExitInvalid;
   try {
     auto library = openLibrary(args);
-    const auto cards = library->cards(filter);
+    const auto cards = library->cards(*filter);
     std::error_code ec;
     fs::create_directories(args.folder, ec);
     if (ec) {

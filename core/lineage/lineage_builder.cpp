@@ -332,6 +332,18 @@ std::string exampleTable(const LineageStepRecord &before, const LineageStepRecor
   return t + "\n";
 }
 
+CardEvidence evidenceOf(const char *kind, const LineageRecord &lineage, const LineageStepRecord &step) {
+  CardEvidence e;
+  e.kind = kind;
+  e.lineage = lineage.name;
+  e.step = step.position;
+  e.task = lineage.task;
+  e.device = lineage.device;
+  e.arch = lineage.arch;
+  e.at = lineage.builtAt;
+  return e;
+}
+
 }  // namespace
 
 std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task) {
@@ -371,18 +383,11 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
     for (const auto &f : step.figures)
       for (const auto &p : before.figures)
         if (p.config == f.config && p.medianMs > 0 && f.medianMs > 0) {
-          CardEvidence e;
-          e.kind = "lineage-step";
-          e.lineage = lineage.name;
-          e.step = step.position;
-          e.task = lineage.task;
+          CardEvidence e = evidenceOf("lineage-step", lineage, step);
           e.config = f.config;
-          e.device = lineage.device;
-          e.arch = lineage.arch;
           e.beforeMs = p.medianMs;
           e.afterMs = f.medianMs;
           e.speedup = p.medianMs / f.medianMs;
-          e.at = lineage.builtAt;
           card.evidence.push_back(e);
         }
     // Steps after this one that failed the gate, up to the next accepted one: what broke.
@@ -390,16 +395,9 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
     for (std::size_t k = i + 1; k < lineage.steps.size() && !lineage.steps[k].accepted; ++k) {
       const auto &rejected = lineage.steps[k];
       risks.push_back("- " + rejected.title + " (" + rejected.sourceName + ") was rejected: " + rejected.reason);
-      CardEvidence e;
-      e.kind = "rejected-step";
-      e.lineage = lineage.name;
-      e.step = rejected.position;
-      e.task = lineage.task;
-      e.device = lineage.device;
-      e.arch = lineage.arch;
+      CardEvidence e = evidenceOf("rejected-step", lineage, rejected);
       e.success = false;
       e.note = rejected.reason;
-      e.at = lineage.builtAt;
       card.evidence.push_back(e);
     }
     card.verification.push_back(lineage.builtAt + ": lifted from step " + std::to_string(step.position) + " of lineage " +

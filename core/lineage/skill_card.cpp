@@ -110,40 +110,40 @@ std::string fencedCode(const std::string &code, const std::string &language) {
   return out + fence + "\n";
 }
 
+std::optional<CodeFence> codeFenceOf(const std::string &line) {
+  std::size_t indent = 0;
+  while (indent < line.size() && indent < 3 && line[indent] == ' ') ++indent;
+  const char mark = indent < line.size() ? line[indent] : '\0';
+  if (mark != '`' && mark != '~') return std::nullopt;
+  std::size_t n = indent;
+  while (n < line.size() && line[n] == mark) ++n;
+  if (n - indent < 3) return std::nullopt;
+  return CodeFence{mark, n - indent, n};
+}
+
+bool closesFence(const std::string &line, const CodeFence &open) {
+  const auto f = codeFenceOf(line);
+  return f && f->mark == open.mark && f->length >= open.length &&
+         line.find_first_not_of(" \t\r", f->end) == std::string::npos;
+}
+
 std::string firstFencedCode(const std::string &markdown) {
+  std::optional<CodeFence> open;
+  std::string code;
   std::size_t pos = 0;
   while (pos < markdown.size()) {
     std::size_t end = markdown.find('\n', pos);
     if (end == std::string::npos) end = markdown.size();
     const std::string line = markdown.substr(pos, end - pos);
-    std::size_t indent = 0;
-    while (indent < line.size() && indent < 3 && line[indent] == ' ') ++indent;
-    const char mark = indent < line.size() ? line[indent] : '\0';
-    if (mark == '`' || mark == '~') {
-      std::size_t n = indent;
-      while (n < line.size() && line[n] == mark) ++n;
-      const std::size_t fenceLength = n - indent;
-      if (fenceLength >= 3) {
-        std::string code;
-        std::size_t p = end + 1;
-        while (p < markdown.size()) {
-          std::size_t e = markdown.find('\n', p);
-          if (e == std::string::npos) e = markdown.size();
-          const std::string l = markdown.substr(p, e - p);
-          std::size_t i = 0;
-          while (i < l.size() && i < 3 && l[i] == ' ') ++i;
-          std::size_t m = i;
-          while (m < l.size() && l[m] == mark) ++m;
-          if (m - i >= fenceLength && l.find_first_not_of(" \t", m) == std::string::npos) return code;
-          code += l + "\n";
-          p = e + 1;
-        }
-        return code;  // an unclosed fence runs to the end
-      }
-    }
     pos = end + 1;
+    if (!open) {
+      open = codeFenceOf(line);
+      continue;
+    }
+    if (closesFence(line, *open)) return code;
+    code += line + "\n";
   }
-  return {};
+  return code;  // an unclosed fence runs to the end
 }
 
 bool validSkillId(const std::string &id, std::string *problem) {

@@ -99,6 +99,16 @@ inline constexpr std::array<KnownSection, 8> kKnownSections = {{{"Overview", 1},
                                                                 {"After", 2},
                                                                 {"Risk", 1}}};
 
+// A Markdown code fence at the start of a line (up to three spaces in): its mark ('`' or '~'),
+// its length (3 or more) and where its info string starts; nothing for any other line.
+struct CodeFence {
+  char mark = '`';
+  std::size_t length = 0, end = 0;
+};
+std::optional<CodeFence> codeFenceOf(const std::string &line);
+// Whether `line` closes a block that `open` opened.
+bool closesFence(const std::string &line, const CodeFence &open);
+
 // The text of a Markdown fenced block: "```cuda\n" + code + "\n```\n".
 std::string fencedCode(const std::string &code, const std::string &language = "cuda");
 // The first fenced code block's content in `markdown`, empty when there is none.

@@ -120,6 +120,21 @@ bool wildcardFrom(const std::string &p, std::size_t pi, const std::string &t, st
   return pi == p.size();
 }
 
+constexpr const char *kLineageColumns = "l.id, l.name, l.task, l.task_folder, l.origin, l.device, l.arch, l.built_at";
+
+LineageRecord readLineageRow(const Statement &q) {
+  LineageRecord l;
+  l.id = q.columnInt(0);
+  l.name = q.columnText(1);
+  l.task = q.columnText(2);
+  l.taskFolder = q.columnText(3);
+  l.origin = q.columnText(4);
+  l.device = q.columnText(5);
+  l.arch = q.columnText(6);
+  l.builtAt = q.columnText(7);
+  return l;
+}
+
 }  // namespace
 
 void to_json(json &j, const StepFigures &v) { json_fields::writeFields(j, v, kFigureFields); }
@@ -211,20 +226,12 @@ std::int64_t SkillLibrary::putLineage(const LineageRecord &lineage) {
 
 std::vector<LineageRecord> SkillLibrary::lineages() {
   std::vector<LineageRecord> out;
-  auto q = db_.prepare(
-      "SELECT l.id, l.name, l.task, l.task_folder, l.origin, l.device, l.arch, l.built_at, "
-      "(SELECT count(*) FROM lineage_steps s WHERE s.lineage_id = l.id), "
-      "(SELECT count(*) FROM lineage_steps s WHERE s.lineage_id = l.id AND s.accepted) FROM lineages l ORDER BY l.name");
+  auto q = db_.prepare(std::string("SELECT ") + kLineageColumns +
+                       ", (SELECT count(*) FROM lineage_steps s WHERE s.lineage_id = l.id), "
+                       "(SELECT count(*) FROM lineage_steps s WHERE s.lineage_id = l.id AND s.accepted) "
+                       "FROM lineages l ORDER BY l.name");
   while (q.step()) {
-    LineageRecord l;
-    l.id = q.columnInt(0);
-    l.name = q.columnText(1);
-    l.task = q.columnText(2);
-    l.taskFolder = q.columnText(3);
-    l.origin = q.columnText(4);
-    l.device = q.columnText(5);
-    l.arch = q.columnText(6);
-    l.builtAt = q.columnText(7);
+    LineageRecord l = readLineageRow(q);
     // Steps without their figures: only whether each was accepted, for counts.
     const auto total = q.columnInt(8), accepted = q.columnInt(9);
     for (std::int64_t i = 0; i < total; ++i) {
@@ -239,18 +246,10 @@ std::vector<LineageRecord> SkillLibrary::lineages() {
 }
 
 std::optional<LineageRecord> SkillLibrary::lineage(const std::string &name, bool withSources) {
-  auto q = db_.prepare("SELECT id, name, task, task_folder, origin, device, arch, built_at FROM lineages WHERE name = ?");
+  auto q = db_.prepare(std::string("SELECT ") + kLineageColumns + " FROM lineages l WHERE l.name = ?");
   q.bind(1, name);
   if (!q.step()) return std::nullopt;
-  LineageRecord l;
-  l.id = q.columnInt(0);
-  l.name = q.columnText(1);
-  l.task = q.columnText(2);
-  l.taskFolder = q.columnText(3);
-  l.origin = q.columnText(4);
-  l.device = q.columnText(5);
-  l.arch = q.columnText(6);
-  l.builtAt = q.columnText(7);
+  LineageRecord l = readLineageRow(q);
   auto steps = db_.prepare(
       "SELECT s.step_json, src.text FROM lineage_steps s JOIN sources src ON src.hash = s.source_hash "
       "WHERE s.lineage_id = ? ORDER BY s.position");

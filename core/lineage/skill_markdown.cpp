@@ -244,8 +244,7 @@ bool headingOf(const std::string &line, int &level, std::string &text) {
 std::vector<CardSection> parseBody(const std::string &body) {
   std::vector<CardSection> sections;
   CardSection current{0, "", ""};
-  char fenceMark = 0;
-  std::size_t fenceLength = 0;
+  std::optional<CodeFence> fence;
   std::size_t pos = 0;
   while (pos < body.size()) {
     std::size_t end = body.find('\n', pos);
@@ -253,24 +252,11 @@ std::vector<CardSection> parseBody(const std::string &body) {
     if (lastLine) end = body.size();
     const std::string line = body.substr(pos, end - pos);
     pos = end + 1;
-    std::size_t indent = 0;
-    while (indent < line.size() && indent < 3 && line[indent] == ' ') ++indent;
-    const char c = indent < line.size() ? line[indent] : '\0';
-    if (c == '`' || c == '~') {
-      std::size_t m = indent;
-      while (m < line.size() && line[m] == c) ++m;
-      if (m - indent >= 3) {
-        if (!fenceMark) {
-          fenceMark = c;
-          fenceLength = m - indent;
-        } else if (c == fenceMark && m - indent >= fenceLength && line.find_first_not_of(" \t\r", m) == std::string::npos) {
-          fenceMark = 0;
-        }
-      }
-    }
+    if (!fence) fence = codeFenceOf(line);
+    else if (closesFence(line, *fence)) fence.reset();
     int level = 0;
     std::string heading;
-    if (!fenceMark && indent == 0 && headingOf(line, level, heading)) {
+    if (!fence && headingOf(line, level, heading)) {
       if (current.level > 0 || !current.text.empty()) sections.push_back(std::move(current));
       current = CardSection{level, heading, ""};
       continue;

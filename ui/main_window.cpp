@@ -62,6 +62,9 @@
 #include "ui/views/tuning_panel.h"
 #include "ui/views/diff_dialog.h"
 #include "ui/views/session_panel.h"
+#include "ui/views/lineage_panel.h"
+#include "ui/views/skills_panel.h"
+#include "ui/services/skill_library_service.h"
 #include "ui/views/session_settings_dialog.h"
 #include "ui/services/agent_service.h"
 #include "ui/services/tuning_service.h"
@@ -187,6 +190,19 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   profileService_ = new ProfileService({}, this);
   profileService_->useEvaluation(evaluation_);  // one worker per GPU: profiles go to the pool
   devices_ = new DevicesPanel(this);
+  skills_ = new SkillLibraryService(QString(), this);
+  lineagePanel_ = new LineagePanel(this);
+  lineagePanel_->attach(skills_);
+  skillsPanel_ = new SkillsPanel(this);
+  skillsPanel_->attach(skills_);
+  connect(skillsPanel_, &SkillsPanel::lineageStepRequested, this, [this](const QString &lineage, int step) {
+    lineageDock_->show();
+    lineageDock_->raise();
+    if (!lineagePanel_->showLineage(lineage, step))
+      log_->warning(tr("The library has no lineage %1 (it was rebuilt under another name, or removed)").arg(lineage));
+  });
+  connect(skills_, &SkillLibraryService::failed, this,
+          [this](const QString &message) { log_->error(tr("Skill library: %1").arg(message)); });
   // The views that follow the open task and the selected candidate.
   context_ = new WorkbenchContext(this);
   context_->addView(results_);
@@ -250,6 +266,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(workspace_, &WorkspaceService::error, this,
           [this](const QString &message) { log_->error(message); });
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
+  connect(skills_, &SkillLibraryService::idle, this, &MainWindow::checkSettled);
 
   connect(evaluation_, &EvaluationService::progress, this, &MainWindow::onRunProgress);
   // The Profiler follows the services itself: live samples, profiles and ceilings.
@@ -662,6 +679,21 @@ void MainWindow::createDocks() {
   profilerDock_->setWidget(profiler_);
   addDockWidget(Qt::BottomDockWidgetArea, profilerDock_);
   tabifyDockWidget(sourceViewDock_, profilerDock_);
+  lineageDock_ = new QDockWidget(tr("Lineage"), this);
+  lineageDock_->setObjectName(QStringLiteral("lineageDock"));
+  lineageDock_->setWidget(lineagePanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, lineageDock_);
+  tabifyDockWidget(sessionDock_, lineageDock_);
+  skillsDock_ = new QDockWidget(tr("Skills"), this);
+  skillsDock_->setObjectName(QStringLiteral("skillsDock"));
+  skillsDock_->setWidget(skillsPanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, skillsDock_);
+  tabifyDockWidget(lineageDock_, skillsDock_);
+  // The library is shared with kwb and other windows: read again whenever either view is shown.
+  for (QDockWidget *dock : {lineageDock_, skillsDock_})
+    connect(dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+      if (visible) skills_->refresh();
+    });
   logDock_->raise();
 
   QAction *toggleTasks = tasksDock_->toggleViewAction();
@@ -691,6 +723,12 @@ void MainWindow::createDocks() {
   QAction *toggleProfiler = profilerDock_->toggleViewAction();
   toggleProfiler->setObjectName(QStringLiteral("actionToggleProfiler"));
   viewMenu_->addAction(toggleProfiler);
+  QAction *toggleLineage = lineageDock_->toggleViewAction();
+  toggleLineage->setObjectName(QStringLiteral("actionToggleLineage"));
+  viewMenu_->addAction(toggleLineage);
+  QAction *toggleSkills = skillsDock_->toggleViewAction();
+  toggleSkills->setObjectName(QStringLiteral("actionToggleSkills"));
+  viewMenu_->addAction(toggleSkills);
   viewMenu_->addAction(showListing_);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
@@ -788,6 +826,7 @@ QStringList MainWindow::pendingWork() const {
   if (tuning_->isRunning()) pending << tr("tuning");
   if (agent_->isRunning()) pending << tr("agent session");
   if (profileService_->isRunning()) pending << tr("profiling");
+  if (skills_->isBusy()) pending << tr("skill library");
   return pending;
 }
 

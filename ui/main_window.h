@@ -29,6 +29,9 @@ namespace kwb::ui {
 
 class CudaEditor;
 class DevicesPanel;
+class LineagePanel;
+class SkillLibraryService;
+class SkillsPanel;
 class EditorTabs;
 class EvaluationService;
 class TuningPanel;
@@ -91,6 +94,11 @@ class MainWindow : public QMainWindow {
   bool startAgentSession(const QString &provider, const QString &model = {});
   QDockWidget *tuningDock() const { return tuningDock_; }
   QDockWidget *sessionDock() const { return sessionDock_; }
+  QDockWidget *lineageDock() const { return lineageDock_; }
+  QDockWidget *skillsDock() const { return skillsDock_; }
+  LineagePanel *lineagePanel() const { return lineagePanel_; }
+  SkillsPanel *skillsPanel() const { return skillsPanel_; }
+  SkillLibraryService *skillLibrary() const { return skills_; }
   SourceViewPanel *sourceView() const { return sourceView_; }
   QDockWidget *sourceViewDock() const { return sourceViewDock_; }
   ProfilerPanel *profilerPanel() const { return profiler_; }
@@ -247,6 +255,11 @@ class MainWindow : public QMainWindow {
   AgentService *agent_ = nullptr;
   SessionPanel *sessionPanel_ = nullptr;
   QDockWidget *sessionDock_ = nullptr;
+  SkillLibraryService *skills_ = nullptr;
+  LineagePanel *lineagePanel_ = nullptr;
+  SkillsPanel *skillsPanel_ = nullptr;
+  QDockWidget *lineageDock_ = nullptr;
+  QDockWidget *skillsDock_ = nullptr;
   kwb::agent::SessionSettings agentSettings_;  // the last session started here
   QString lastAgentProvider_;
   QString lastAgentModel_;  // the model asked for with it (empty: the provider's default)

@@ -12,6 +12,9 @@
 #include <QTimer>
 
 #include "ui/main_window.h"
+#include "ui/services/skill_library_service.h"
+#include "ui/views/lineage_panel.h"
+#include "ui/views/skills_panel.h"
 #include "ui/views/log_panel.h"
 #include "ui/views/profiler_panel.h"
 
@@ -42,7 +45,8 @@ bool grabWindow(MainWindow &window, const QString &target) {
 
 QStringList parseScreenshotActions(const QString &value, QString *problem) {
   static const QStringList known{QStringLiteral("run"),     QStringLiteral("time"),    QStringLiteral("tune"),
-                                 QStringLiteral("profile"), QStringLiteral("listing"), QStringLiteral("show")};
+                                 QStringLiteral("profile"), QStringLiteral("listing"), QStringLiteral("show"),
+                                 QStringLiteral("lineage"), QStringLiteral("skills")};
   QStringList actions = value.split(QLatin1Char(','), Qt::SkipEmptyParts);
   for (auto &a : actions) a = a.trimmed();
   for (const auto &a : actions) {
@@ -50,8 +54,10 @@ QStringList parseScreenshotActions(const QString &value, QString *problem) {
     const bool ok = known.contains(parts[0]) &&
                     (parts[0] == QLatin1String("profile")
                          ? parts.size() <= 3
-                         : parts[0] == QLatin1String("show") ? parts.size() == 2 && profilerTabs().contains(parts[1])
-                                                             : parts.size() == 1);
+                         : parts[0] == QLatin1String("show")    ? parts.size() == 2 && profilerTabs().contains(parts[1])
+                         : parts[0] == QLatin1String("lineage") ? parts.size() <= 3
+                         : parts[0] == QLatin1String("skills")  ? parts.size() <= 2
+                                                                : parts.size() == 1);
     if (!ok) {
       if (problem) *problem = QStringLiteral("cannot read '%1'; actions: %2").arg(a, QLatin1String(kScreenshotActionsHelp));
       return {};
@@ -122,6 +128,18 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
       started = window.tuneCurrent();
     } else if (parts[0] == QLatin1String("listing")) {
       started = window.showListing();
+    } else if (parts[0] == QLatin1String("lineage") || parts[0] == QLatin1String("skills")) {
+      // The dock in front (its library read again), then the lineage and step, or the card, shown
+      // once that read is in.
+      QDockWidget *dock = parts[0] == QLatin1String("lineage") ? window.lineageDock() : window.skillsDock();
+      dock->show();
+      dock->raise();
+      window.resizeDocks({dock}, {560}, Qt::Vertical);
+      window.skillLibrary()->refresh();
+      if (parts[0] == QLatin1String("lineage") && parts.size() >= 2)
+        window.lineagePanel()->showLineage(parts[1], parts.size() >= 3 ? parts[2].toInt() : 0);
+      if (parts[0] == QLatin1String("skills") && parts.size() >= 2) window.skillsPanel()->selectCard(parts[1]);
+      started = true;
     } else if (parts[0] == QLatin1String("show")) {
       window.profilerDock()->show();
       window.profilerDock()->raise();

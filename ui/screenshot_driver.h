@@ -11,9 +11,10 @@ namespace kwb::ui {
 class MainWindow;
 
 // The actions --then accepts: run, time (a run with timing), tune, listing,
-// profile[:CONFIG[:SET]], show:live|metrics|roofline.
+// profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]] (the Lineage view of the
+// skill library), skills[:ID] (the Skills view, a card selected).
 inline constexpr const char *kScreenshotActionsHelp =
-    "run, time, tune, listing, profile[:CONFIG[:SET]], show:live|metrics|roofline";
+    "run, time, tune, listing, profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]], skills[:ID]";
 
 // The comma-separated --then value as a list of actions; an action it cannot read is named in
 // *problem (the list is then empty).

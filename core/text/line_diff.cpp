@@ -64,6 +64,52 @@ std::vector<LineEdit> lineDiff(const std::string &a, const std::string &b) {
   return out;
 }
 
+std::vector<SideBySideRow> sideBySide(const std::string &a, const std::string &b) {
+  const auto edits = lineDiff(a, b);
+  std::vector<SideBySideRow> rows;
+  std::size_t k = 0;
+  while (k < edits.size()) {
+    if (edits[k].kind == LineEdit::Kind::Same) {
+      SideBySideRow r;
+      r.oldLine = edits[k].oldLine;
+      r.newLine = edits[k].newLine;
+      r.oldText = r.newText = edits[k].text;
+      rows.push_back(std::move(r));
+      ++k;
+      continue;
+    }
+    // A run of changes: its removed lines, then its added ones, whichever order they came in.
+    std::vector<const LineEdit *> removed, added;
+    while (k < edits.size() && edits[k].kind != LineEdit::Kind::Same) {
+      (edits[k].kind == LineEdit::Kind::Removed ? removed : added).push_back(&edits[k]);
+      ++k;
+    }
+    const std::size_t n = std::max(removed.size(), added.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      SideBySideRow r;
+      if (i < removed.size()) r.oldLine = removed[i]->oldLine, r.oldText = removed[i]->text;
+      if (i < added.size()) r.newLine = added[i]->newLine, r.newText = added[i]->text;
+      if (i < removed.size() && i < added.size()) {
+        r.kind = SideBySideRow::Kind::Changed;
+        const std::string &x = r.oldText, &y = r.newText;
+        std::size_t prefix = 0;
+        while (prefix < x.size() && prefix < y.size() && x[prefix] == y[prefix]) ++prefix;
+        std::size_t suffix = 0;
+        while (suffix < x.size() - prefix && suffix < y.size() - prefix &&
+               x[x.size() - 1 - suffix] == y[y.size() - 1 - suffix])
+          ++suffix;
+        r.oldFrom = r.newFrom = prefix;
+        r.oldTo = x.size() - suffix;
+        r.newTo = y.size() - suffix;
+      } else {
+        r.kind = i < removed.size() ? SideBySideRow::Kind::Removed : SideBySideRow::Kind::Added;
+      }
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
 std::string unifiedDiff(const std::string &a, const std::string &b, const std::string &oldName,
                         const std::string &newName, std::size_t context) {
   const auto edits = lineDiff(a, b);

@@ -20,6 +20,20 @@ inline constexpr std::size_t kMaxDiffCells = 16'000'000;
 
 std::vector<LineEdit> lineDiff(const std::string &a, const std::string &b);
 
+// The diff as two columns, row by row: unchanged lines side by side; a run of removed lines
+// followed by added ones paired row by row as changed lines (the rest of the longer run alone),
+// each pair with the part that differs marked, between the two lines' common prefix and suffix.
+struct SideBySideRow {
+  enum class Kind { Same, Changed, Removed, Added };
+  Kind kind = Kind::Same;
+  std::size_t oldLine = 0, newLine = 0;  // 1-based; 0 where the row has no line on that side
+  std::string oldText, newText;
+  // In a Changed row, the bytes that differ: [oldFrom, oldTo) of oldText, [newFrom, newTo) of newText.
+  std::size_t oldFrom = 0, oldTo = 0, newFrom = 0, newTo = 0;
+};
+
+std::vector<SideBySideRow> sideBySide(const std::string &a, const std::string &b);
+
 // "--- OLD\n+++ NEW\n@@ -l,n +l,n @@\n..." with `context` unchanged lines around each change;
 // empty when the texts' lines are the same.
 std::string unifiedDiff(const std::string &a, const std::string &b, const std::string &oldName,

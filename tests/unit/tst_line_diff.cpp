@@ -5,6 +5,7 @@
 #include <QtTest>
 #include <QProcess>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -88,6 +89,44 @@ class TestLineDiff : public QObject {
       }
     }
     QVERIFY(pairs >= 20);
+  }
+
+  // Side by side: changed lines paired, with the part that differs; the columns rebuild both texts.
+  void sideBySideRows() {
+    const auto rows = sideBySide("a\nfloat x = 1;\nc\nd\n", "a\nfloat4 x = 2;\nnew\nc\n");
+    QCOMPARE(rows.size(), std::size_t{5});
+    QVERIFY(rows[0].kind == SideBySideRow::Kind::Same);
+    QVERIFY(rows[1].kind == SideBySideRow::Kind::Changed);
+    QCOMPARE(rows[1].oldText.substr(rows[1].oldFrom, rows[1].oldTo - rows[1].oldFrom), std::string(" x = 1"));
+    QCOMPARE(rows[1].newText.substr(rows[1].newFrom, rows[1].newTo - rows[1].newFrom), std::string("4 x = 2"));
+    QVERIFY(rows[2].kind == SideBySideRow::Kind::Added);
+    QCOMPARE(rows[2].oldLine, std::size_t{0});
+    QCOMPARE(rows[2].newLine, std::size_t{3});
+    QVERIFY(rows[3].kind == SideBySideRow::Kind::Same);
+    QVERIFY(rows[4].kind == SideBySideRow::Kind::Removed);
+    QCOMPARE(rows[4].oldText, std::string("d"));
+    // A line that only grew: the marked part is what was added.
+    const auto grew = sideBySide("abc\n", "abXc\n");
+    QCOMPARE(grew[0].oldFrom, grew[0].oldTo);
+    QCOMPARE(grew[0].newText.substr(grew[0].newFrom, grew[0].newTo - grew[0].newFrom), std::string("X"));
+    // Every lineage step against its parent: the columns are the two files, line for line.
+    for (const auto &task : std::filesystem::directory_iterator(std::filesystem::path(KWB_SOURCE_DIR) / "kernels")) {
+      std::vector<std::filesystem::path> files;
+      if (!std::filesystem::is_directory(task.path() / "lineage")) continue;
+      for (const auto &f : std::filesystem::directory_iterator(task.path() / "lineage"))
+        if (f.path().extension() == ".cu") files.push_back(f.path());
+      std::sort(files.begin(), files.end());
+      for (std::size_t i = 1; i < files.size(); ++i) {
+        const auto a = readAll(files[i - 1]), b = readAll(files[i]);
+        std::string left, right;
+        for (const auto &r : sideBySide(a, b)) {
+          if (r.oldLine) left += r.oldText + "\n";
+          if (r.newLine) right += r.newText + "\n";
+        }
+        QCOMPARE(left, a);
+        QCOMPARE(right, b);
+      }
+    }
   }
 };
 

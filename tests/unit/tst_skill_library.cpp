@@ -14,6 +14,7 @@
 #include "core/lineage/skill_markdown.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
+#include "helpers/measured_lineage.h"
 
 namespace fs = std::filesystem;
 using namespace kwb;
@@ -33,64 +34,9 @@ std::string joined(const std::set<std::string> &s) {
   return out;
 }
 
-// What an evaluation on a GPU gives for a step: correct everywhere, timed, its kernel's figures.
-// (The figures are the test's; recordLineage and liftCards are what is tested.)
-EvaluationResult measured(const Task &task, const std::string &kernel, double baseMs, double factor, int registers,
-                          bool correct = true) {
-  EvaluationResult r;
-  r.outcome = correct ? Outcome::Correct : Outcome::Incorrect;
-  r.message = correct ? "" : "mismatch at C[3, 7]";
-  r.device = "NVIDIA H200";
-  r.arch = "sm_90";
-  KernelResources k;
-  k.name = kernel;
-  k.registers = registers;
-  k.sharedStaticBytes = registers * 64;
-  r.candidate.kernels.push_back(k);
-  for (const auto &config : task.configs) {
-    ConfigOutcome c;
-    c.config = config.name;
-    c.outcome = r.outcome;
-    if (correct) {
-      TimingOutcome t;
-      t.ok = true;
-      t.candidate.median = baseMs / factor;
-      t.candidate.count = 20;
-      t.reference.median = baseMs;
-      t.speedup = factor;
-      c.timing = t;
-    } else {
-      c.reason = "mismatch";
-    }
-    r.configs.push_back(c);
-  }
-  return r;
-}
+using test::MeasuredLineage;
 
-struct Built {
-  Task task;
-  std::vector<LineageStep> steps;
-  std::vector<std::string> sources;
-  LineageRecord record;
-};
-
-// The bundled lineage of `name`, each step twice as fast as the one before, step `rejected`
-// (1-based; 0 none) incorrect.
-Built build(const std::string &name, int rejected = 0) {
-  Built b;
-  b.task = loadTask((kernelsDir() / name).string());
-  b.steps = loadLineage(b.task).steps;
-  std::vector<EvaluationResult> results;
-  double factor = 1;
-  for (const auto &s : b.steps) {
-    b.sources.push_back(readStep(s));
-    const auto t = taskForStep(b.task, s);
-    results.push_back(measured(b.task, t.launch ? t.launch->kernel : "k", 8.0, factor, 32 + s.index, s.index != rejected));
-    factor *= 2;
-  }
-  b.record = recordLineage(b.task, b.steps, b.sources, results, name, "bundled");
-  return b;
-}
+MeasuredLineage build(const std::string &name, int rejected = 0) { return test::measuredLineage(name, rejected); }
 
 }  // namespace
 

@@ -1,0 +1,191 @@
+// The Lineage and Skills views (issue 18) over a real library file: the lineage path, a step
+// side by side with its parent, its figures; cards filtered, rendered, reviewed and edited, each
+// change in the audit trail; an evidence link that opens its lineage step. Offscreen, with
+// pictures of both views in the test output folder.
+#include <QtTest>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTextBrowser>
+#include <QTreeWidget>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/lineage/lineage_builder.h"
+#include "core/lineage/skill_library.h"
+#include "core/lineage/skill_markdown.h"
+#include "helpers/measured_lineage.h"
+#include "ui/services/skill_library_service.h"
+#include "ui/views/lineage_panel.h"
+#include "ui/views/side_by_side_diff.h"
+#include "ui/views/skills_panel.h"
+
+namespace fs = std::filesystem;
+using namespace kwb;
+using namespace kwb::ui;
+
+namespace {
+
+std::string readAll(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const kwb::SkillCard *cardOf(const SkillLibraryService &service, const std::string &id) {
+  for (const auto &c : service.snapshot().cards)
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+class TestSkillsViews : public QObject {
+  Q_OBJECT
+
+  fs::path dir_;
+  QString library_;
+
+ private slots:
+  void initTestCase() {
+    dir_ = fs::path(KWB_TEST_OUTPUT_DIR) / "skills-views";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    library_ = QString::fromStdString((dir_ / "library.sqlite").string());
+    // gemm-bf16 with step 7 rejected, sgemm whole; their cards; and the published-shaped cards.
+    auto lib = SkillLibrary::open(library_.toStdString());
+    for (const auto &[name, rejected] : {std::pair<std::string, int>{"gemm-bf16", 7}, {"sgemm", 0}}) {
+      const auto m = test::measuredLineage(name, rejected);
+      lib->putLineage(m.record);
+      for (const auto &c : liftCards(m.record, m.task)) lib->proposeCard(c, "test", name);
+    }
+    const fs::path published = fs::path(KWB_SOURCE_DIR) / "tests/fixtures/skills/published-like";
+    for (const auto &entry : fs::directory_iterator(published)) {
+      const auto read = readSkillMarkdown(readAll(entry.path() / "SKILL.md"), entry.path().string());
+      QVERIFY(read.card);
+      lib->putCard(*read.card, "test", "imported", "fixture");
+    }
+  }
+
+  void lineagePathAndStep() {
+    SkillLibraryService service(library_);
+    LineagePanel panel;
+    panel.attach(&service);
+    panel.resize(1400, 700);
+    panel.show();
+    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
+    service.refresh();
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(panel.lineageBox()->count(), 2);
+    QVERIFY(panel.showLineage(QStringLiteral("gemm-bf16"), 5));
+    QCOMPARE(panel.currentLineage(), QStringLiteral("gemm-bf16"));
+    QCOMPARE(panel.currentStep(), 5);
+    QVERIFY2(panel.summary().contains(QStringLiteral("9 of 10 steps passed the gate")), qPrintable(panel.summary()));
+    // Step 5 against step 4: changed lines, with the part of each that changed marked.
+    auto *diff = panel.diff();
+    QVERIFY(diff->changedRows() > 0);
+    QVERIFY(diff->addedRows() > 0);
+    QVERIFY(diff->markedOnTheRight().join(QStringLiteral("\n")).contains(QStringLiteral("cpasync")));
+    QVERIFY(diff->left()->toPlainText().contains(QStringLiteral("gemm_bf16_mma(")));
+    QVERIFY(diff->right()->toPlainText().contains(QStringLiteral("gemm_bf16_cpasync(")));
+    QCOMPARE(diff->left()->document()->blockCount(), diff->right()->document()->blockCount());
+    // Its figures: medians before and after, the speedup, the kernel's deltas.
+    QStringList rows;
+    for (int r = 0; r < panel.figures()->rowCount(); ++r)
+      rows << panel.figures()->item(r, 0)->text() + QLatin1Char('=') + panel.figures()->item(r, 2)->text();
+    QVERIFY2(rows.join(QLatin1Char(' ')).contains(QStringLiteral("speedup=\u00d72.00")), qPrintable(rows.join(QLatin1Char(' '))));
+    QVERIFY2(rows.join(QLatin1Char(' ')).contains(QStringLiteral("registers=37")), qPrintable(rows.join(QLatin1Char(' '))));
+    // A click on the third node selects step 3.
+    QTest::mouseClick(panel.path(), Qt::LeftButton, {}, panel.path()->nodeRect(2).center());
+    QCOMPARE(panel.currentStep(), 3);
+    // The rejected step is shown with its reason; its parent is the last accepted step.
+    QVERIFY(panel.showLineage(QStringLiteral("gemm-bf16"), 8));
+    QVERIFY(panel.showLineage(QStringLiteral("gemm-bf16"), 7));
+    QVERIFY(panel.findChild<QLabel *>(QStringLiteral("lineageStepTitle"))->text().contains(QStringLiteral("rejected")));
+    QVERIFY(panel.showLineage(QStringLiteral("gemm-bf16"), 5));
+    QVERIFY(panel.grab().save(QString::fromStdString((dir_ / "lineage-panel.png").string())));
+  }
+
+  void cardReviewAndEdit() {
+    SkillLibraryService service(library_);
+    SkillsPanel panel;
+    panel.attach(&service);
+    panel.resize(1400, 800);
+    panel.show();
+    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
+    service.refresh();
+    QVERIFY(loaded.wait(10000));
+    const int all = panel.visibleCards();
+    QVERIFY(all >= 10);
+    // Filters: status, operator class (the published '*' card covers softmax), text.
+    panel.setFilters(QString(), QStringLiteral("softmax"), QString());
+    QCOMPARE(panel.visibleCards(), 1);
+    panel.setFilters(QString(), QStringLiteral("flash-attention"), QString());
+    QCOMPARE(panel.visibleCards(), 2);
+    panel.setFilters(QStringLiteral("admitted"), QString(), QString());
+    QCOMPARE(panel.visibleCards(), 0);
+    panel.setFilters(QString(), QString(), QStringLiteral("CP-ASYNC"));
+    QVERIFY(panel.visibleCards() >= 1);
+    panel.setFilters(QString(), QString(), QString());
+    QCOMPARE(panel.visibleCards(), all);
+
+    // The card with every field, its evidence linked to its lineage step.
+    QVERIFY(panel.selectCard(QStringLiteral("cp-async")));
+    const QString text = panel.cardText();
+    for (const char *want : {"Preconditions", "Data types:", "Hardware:", "Evidence", "Verification log", "Before", "After",
+                             "provides", "cp-async"})
+      QVERIFY2(text.contains(QLatin1String(want)), want);
+    QVERIFY(panel.cardHtml().contains(QStringLiteral("kwb-lineage:gemm-bf16/5")));
+    QSignalSpy step(&panel, &SkillsPanel::lineageStepRequested);
+    emit panel.view()->anchorClicked(QUrl(QStringLiteral("kwb-lineage:gemm-bf16/5")));
+    QCOMPARE(step.count(), 1);
+    QCOMPARE(step.at(0).at(0).toString(), QStringLiteral("gemm-bf16"));
+    QCOMPARE(step.at(0).at(1).toInt(), 5);
+    QVERIFY(panel.grab().save(QString::fromStdString((dir_ / "skills-panel.png").string())));
+
+    // Approve: stored, with who; the button follows the status.
+    QSignalSpy reviewed(&service, &SkillLibraryService::reviewed);
+    panel.approve(QStringLiteral("reviewer:ada"));
+    QVERIFY(reviewed.wait(10000));
+    QVERIFY(loaded.count() >= 2 || loaded.wait(10000));
+    QTRY_VERIFY(cardOf(service, "cp-async") && cardOf(service, "cp-async")->status == CardStatus::Admitted);
+    QTRY_VERIFY(panel.auditText().contains(QStringLiteral("reviewer:ada")));
+    QVERIFY(!panel.approveButton()->isEnabled());
+    QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("cp-async").back().action, std::string("approved"));
+
+    // Reject with a reason.
+    panel.reject(QStringLiteral("reviewer:ada"), QStringLiteral("the carrier misses the wait"));
+    QVERIFY(reviewed.wait(10000));
+    QTRY_VERIFY(cardOf(service, "cp-async")->status == CardStatus::Rejected);
+    QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("cp-async").back().detail,
+             std::string("admitted -> rejected: the carrier misses the wait"));
+
+    // An edit that does not read back is refused with its line, and changes nothing.
+    QSignalSpy refused(&service, &SkillLibraryService::editRefused);
+    const std::string before = writeSkillMarkdown(*cardOf(service, "cp-async"));
+    panel.editAs(QStringLiteral("reviewer:ada"), QStringLiteral("---\nskill_id: cp-async\nintent: [broken\n---\n"));
+    QVERIFY(refused.wait(10000));
+    QVERIFY2(refused.at(0).at(1).toStringList().join(QLatin1Char('\n')).contains(QStringLiteral("cp-async/SKILL.md:3: YAML")),
+             qPrintable(refused.at(0).at(1).toStringList().join(QLatin1Char('\n'))));
+    QCOMPARE(writeSkillMarkdown(*SkillLibrary::open(library_.toStdString())->card("cp-async")), before);
+    // An edit with another id is refused too; a good one is stored.
+    panel.editAs(QStringLiteral("reviewer:ada"), QString::fromStdString(before).replace(QStringLiteral("skill_id: cp-async"),
+                                                                                       QStringLiteral("skill_id: other")));
+    QVERIFY(refused.wait(10000));
+    QSignalSpy edited(&service, &SkillLibraryService::edited);
+    panel.editAs(QStringLiteral("reviewer:ada"), QString::fromStdString(before + "\nThe reviewer's note.\n"));
+    QVERIFY(edited.wait(10000));
+    QTRY_VERIFY(cardOf(service, "cp-async")->section("Risk").find("The reviewer's note.") != std::string::npos);
+    QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("cp-async").back().action, std::string("edited"));
+  }
+};
+
+QTEST_MAIN(TestSkillsViews)
+#include "tst_skills_views.moc"

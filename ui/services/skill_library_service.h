@@ -1,0 +1,68 @@
+#pragma once
+// The skill library (core/lineage/skill_library.h) behind a queue: its lineages and cards read,
+// and reviews written, on a thread of its own; the answers come back as signals on the GUI
+// thread. The views never touch SQLite.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <QObject>
+#include <QString>
+
+#include "core/lineage/skill_library.h"
+#include "ui/services/background_jobs.h"
+
+namespace kwb::ui {
+
+// Everything the Lineage and Skills views show, read in one go.
+struct SkillLibrarySnapshot {
+  QString path;
+  std::vector<kwb::LineageRecord> lineages;  // with their steps and sources
+  std::vector<kwb::SkillCard> cards;         // by id
+  std::map<std::string, std::vector<kwb::CardAuditEntry>> audits;
+};
+
+class SkillLibraryService : public QObject {
+  Q_OBJECT
+
+ public:
+  // path empty: SkillLibrary::defaultPath() ($KWB_LIBRARY, else the user's data folder).
+  explicit SkillLibraryService(const QString &path = {}, QObject *parent = nullptr);
+  ~SkillLibraryService() override;
+
+  QString path() const { return path_; }
+  void setPath(const QString &path);  // then refresh()
+
+  // Reads the library; answers with loaded() or failed().
+  void refresh();
+  // A review: the card's new status, who and why. Answers with reviewed() (and a refresh) or failed().
+  void review(const QString &id, kwb::CardStatus status, const QString &who, const QString &why);
+  // An edit: the card's SKILL.md text as the reviewer left it, stored when it reads back as a
+  // card with the same id. Answers with edited() (and a refresh), editRefused(problems) or failed().
+  void edit(const QString &id, const QString &skillMarkdown, const QString &who);
+
+  bool isBusy() const { return pending_ > 0 || reading_; }
+  const SkillLibrarySnapshot &snapshot() const { return snapshot_; }
+
+ signals:
+  void loaded();
+  void reviewed(const QString &id, const QString &status);
+  void edited(const QString &id);
+  void editRefused(const QString &id, const QStringList &problems);
+  void failed(const QString &message);
+  void idle();
+
+ private:
+  template <typename Work, typename Done>
+  void post(const QString &kind, Work work, Done done);
+  void finish();
+
+  QString path_;
+  BackgroundJobs *jobs_ = nullptr;
+  SkillLibrarySnapshot snapshot_;
+  int pending_ = 0;     // writes queued or running
+  bool reading_ = false;  // a read queued or running
+};
+
+}  // namespace kwb::ui

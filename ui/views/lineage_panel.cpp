@@ -1,0 +1,296 @@
+#include "ui/views/lineage_panel.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "ui/services/skill_library_service.h"
+#include "ui/views/side_by_side_diff.h"
+
+namespace kwb::ui {
+
+namespace {
+
+constexpr int kStepWidth = 112, kBarArea = 70, kNode = 18, kMargin = 12;
+
+const kwb::StepFigures *figuresFor(const kwb::LineageStepRecord &step, const QString &config) {
+  for (const auto &f : step.figures)
+    if (QString::fromStdString(f.config) == config) return &f;
+  return nullptr;
+}
+
+QString number(double v, int digits) { return QString::number(v, 'f', digits); }
+
+}  // namespace
+
+LineagePath::LineagePath(QWidget *parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("lineagePath"));
+  setMouseTracking(false);
+}
+
+void LineagePath::setLineage(const kwb::LineageRecord *lineage, const QString &config) {
+  lineage_ = lineage;
+  config_ = config;
+  if (!lineage_ || selected_ >= static_cast<int>(lineage_->steps.size())) selected_ = -1;
+  updateGeometry();
+  resize(sizeHint());  // in a scroll area that does not resize it
+  update();
+}
+
+void LineagePath::select(int index) {
+  if (!lineage_ || index < 0 || index >= static_cast<int>(lineage_->steps.size())) return;
+  selected_ = index;
+  update();
+  emit stepSelected(index);
+}
+
+QRect LineagePath::nodeRect(int index) const {
+  const int x = kMargin + index * kStepWidth + kStepWidth / 2 - kNode / 2;
+  return {x, kMargin + kBarArea + 8, kNode, kNode};
+}
+
+QSize LineagePath::sizeHint() const {
+  const int steps = lineage_ ? static_cast<int>(lineage_->steps.size()) : 0;
+  return {2 * kMargin + std::max(1, steps) * kStepWidth, kMargin + kBarArea + 8 + kNode + 44};
+}
+
+QSize LineagePath::minimumSizeHint() const { return sizeHint(); }
+
+void LineagePath::mousePressEvent(QMouseEvent *e) {
+  if (!lineage_) return;
+  for (int i = 0; i < static_cast<int>(lineage_->steps.size()); ++i) {
+    const QRect column(kMargin + i * kStepWidth, 0, kStepWidth, height());
+    if (column.contains(e->position().toPoint())) {
+      select(i);
+      return;
+    }
+  }
+}
+
+void LineagePath::paintEvent(QPaintEvent *) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.fillRect(rect(), palette().base());
+  if (!lineage_ || lineage_->steps.empty()) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter, tr("No lineage: build one with kwb lineage build TASK"));
+    return;
+  }
+  const auto &steps = lineage_->steps;
+  // Bars: log2 of the speedup over the previous accepted step, for the configuration shown.
+  double most = 1;
+  for (const auto &s : steps)
+    if (const auto *f = figuresFor(s, config_); f && f->speedupVsPrevious > 0)
+      most = std::max(most, std::abs(std::log2(f->speedupVsPrevious)));
+  const int baseline = kMargin + kBarArea;
+  const int nodeY = nodeRect(0).center().y();
+  p.setPen(QPen(palette().color(QPalette::Mid), 2));
+  p.drawLine(nodeRect(0).center(), QPoint(nodeRect(static_cast<int>(steps.size()) - 1).center().x(), nodeY));
+  for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
+    const auto &s = steps[static_cast<std::size_t>(i)];
+    const QRect node = nodeRect(i);
+    const int cx = node.center().x();
+    if (const auto *f = figuresFor(s, config_); f && f->speedupVsPrevious > 0) {
+      const double l = std::log2(f->speedupVsPrevious);
+      const int h = std::max(2, static_cast<int>(std::abs(l) / most * (kBarArea - 16)));
+      const QRect bar(cx - 14, baseline - h, 28, h);
+      p.fillRect(bar, l >= 0 ? QColor(0x22, 0xc5, 0x5e) : QColor(0xf9, 0x73, 0x16));
+      p.setPen(palette().color(QPalette::Text));
+      p.drawText(QRect(cx - kStepWidth / 2, baseline - h - 16, kStepWidth, 14), Qt::AlignCenter,
+                 QStringLiteral("\u00d7%1").arg(number(f->speedupVsPrevious, 2)));
+    }
+    if (i == selected_) {
+      p.setPen(QPen(palette().color(QPalette::Highlight), 3));
+      p.setBrush(Qt::NoBrush);
+      p.drawRoundedRect(QRect(cx - kStepWidth / 2 + 4, kMargin - 4, kStepWidth - 8, height() - kMargin), 6, 6);
+    }
+    p.setPen(Qt::NoPen);
+    p.setBrush(s.accepted ? QColor(0x16, 0xa3, 0x4a) : QColor(0xdc, 0x26, 0x26));
+    p.drawEllipse(node);
+    p.setPen(palette().color(QPalette::Text));
+    const QString title = QStringLiteral("%1. %2").arg(s.position).arg(QString::fromStdString(s.title));
+    p.drawText(QRect(cx - kStepWidth / 2 + 4, node.bottom() + 4, kStepWidth - 8, 40), Qt::AlignHCenter | Qt::TextWordWrap,
+               fontMetrics().elidedText(title, Qt::ElideRight, 2 * (kStepWidth - 8)));
+  }
+}
+
+LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("lineagePanel"));
+  // A short bottom dock squeezes the panel rather than growing the window (tabbed with the others).
+  setMinimumSize(200, 80);
+  lineages_ = new QComboBox(this);
+  lineages_->setObjectName(QStringLiteral("lineageBox"));
+  configs_ = new QComboBox(this);
+  configs_->setObjectName(QStringLiteral("lineageConfigBox"));
+  summary_ = new QLabel(this);
+  summary_->setObjectName(QStringLiteral("lineageSummary"));
+  path_ = new LineagePath(this);
+  auto *scroll = new QScrollArea(this);
+  scroll->setWidget(path_);
+  scroll->setWidgetResizable(false);
+  // As tall as the path, when the dock has the room; a short dock scrolls it.
+  scroll->setMinimumHeight(60);
+  scroll->setMaximumHeight(path_->sizeHint().height() + 20);
+  stepTitle_ = new QLabel(this);
+  stepTitle_->setObjectName(QStringLiteral("lineageStepTitle"));
+  stepTitle_->setWordWrap(true);
+  diff_ = new SideBySideDiff(this);
+  figures_ = new QTableWidget(0, 3, this);
+  figures_->setObjectName(QStringLiteral("lineageFigures"));
+  figures_->setHorizontalHeaderLabels({tr("Figure"), tr("Before"), tr("After")});
+  figures_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  figures_->verticalHeader()->hide();
+  figures_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+  auto *top = new QHBoxLayout;
+  top->addWidget(new QLabel(tr("Lineage:"), this));
+  top->addWidget(lineages_, 1);
+  top->addWidget(new QLabel(tr("Configuration:"), this));
+  top->addWidget(configs_);
+  auto *split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(diff_);
+  split->addWidget(figures_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  split->setSizes({900, 380});
+  auto *layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(summary_);
+  layout->addWidget(scroll);
+  layout->addWidget(stepTitle_);
+  layout->addWidget(split, 1);
+
+  connect(lineages_, &QComboBox::currentIndexChanged, this, [this] {
+    configs_->blockSignals(true);
+    configs_->clear();
+    if (const auto *l = lineage(); l && !l->steps.empty())
+      for (const auto &f : l->steps.front().figures) configs_->addItem(QString::fromStdString(f.config));
+    // The largest configuration is the one a lineage is about: the last listed.
+    configs_->setCurrentIndex(configs_->count() - 1);
+    configs_->blockSignals(false);
+    path_->setLineage(lineage(), configs_->currentText());
+    const auto *l = lineage();
+    summary_->setText(l ? tr("%1 on %2 (%3): %4 of %5 steps passed the gate; built %6")
+                              .arg(QString::fromStdString(l->name), QString::fromStdString(l->device),
+                                   QString::fromStdString(l->arch))
+                              .arg(l->acceptedSteps())
+                              .arg(l->steps.size())
+                              .arg(QString::fromStdString(l->builtAt))
+                        : tr("No lineage in the library yet: kwb lineage build TASK builds one on a GPU."));
+    if (l && !l->steps.empty()) path_->select(static_cast<int>(l->steps.size()) - 1);
+    else showStep(-1);
+  });
+  connect(configs_, &QComboBox::currentIndexChanged, this, [this] {
+    path_->setLineage(lineage(), configs_->currentText());
+    showStep(path_->selected());
+  });
+  connect(path_, &LineagePath::stepSelected, this, &LineagePanel::showStep);
+}
+
+void LineagePanel::attach(SkillLibraryService *service) {
+  service_ = service;
+  connect(service_, &SkillLibraryService::loaded, this, &LineagePanel::reload);
+  reload();
+}
+
+const kwb::LineageRecord *LineagePanel::lineage() const {
+  if (!service_) return nullptr;
+  const auto &all = service_->snapshot().lineages;
+  const int i = lineages_->currentIndex();
+  return i >= 0 && i < static_cast<int>(all.size()) ? &all[static_cast<std::size_t>(i)] : nullptr;
+}
+
+void LineagePanel::reload() {
+  const QString keep = currentLineage();
+  const int keepStep = currentStep();
+  lineages_->blockSignals(true);
+  lineages_->clear();
+  if (service_)
+    for (const auto &l : service_->snapshot().lineages)
+      lineages_->addItem(QStringLiteral("%1  (%2/%3 steps)").arg(QString::fromStdString(l.name)).arg(l.acceptedSteps()).arg(l.steps.size()),
+                         QString::fromStdString(l.name));
+  lineages_->setCurrentIndex(-1);
+  lineages_->blockSignals(false);
+  const int found = lineages_->findData(keep);
+  lineages_->setCurrentIndex(found >= 0 ? found : (lineages_->count() ? 0 : -1));
+  if (lineages_->count() == 0) emit lineages_->currentIndexChanged(-1);
+  if (found >= 0 && keepStep > 0) showLineage(keep, keepStep);
+  if (!pendingName_.isEmpty() && lineages_->findData(pendingName_) >= 0) showLineage(pendingName_, pendingStep_);
+}
+
+bool LineagePanel::showLineage(const QString &name, int step) {
+  const int i = lineages_->findData(name);
+  if (i < 0) {
+    // Not read yet (or not there): shown when the library's next read has it.
+    pendingName_ = name;
+    pendingStep_ = step;
+    return false;
+  }
+  pendingName_.clear();
+  lineages_->setCurrentIndex(i);
+  if (const auto *l = lineage(); l && step > 0)
+    for (int k = 0; k < static_cast<int>(l->steps.size()); ++k)
+      if (l->steps[static_cast<std::size_t>(k)].position == step) path_->select(k);
+  return true;
+}
+
+QString LineagePanel::currentLineage() const { return lineages_->currentData().toString(); }
+
+int LineagePanel::currentStep() const {
+  const auto *l = lineage();
+  const int i = path_->selected();
+  return l && i >= 0 && i < static_cast<int>(l->steps.size()) ? l->steps[static_cast<std::size_t>(i)].position : 0;
+}
+
+QString LineagePanel::summary() const { return summary_->text(); }
+
+void LineagePanel::showStep(int index) {
+  const auto *l = lineage();
+  figures_->setRowCount(0);
+  if (!l || index < 0 || index >= static_cast<int>(l->steps.size())) {
+    diff_->clear();
+    stepTitle_->clear();
+    return;
+  }
+  const auto &step = l->steps[static_cast<std::size_t>(index)];
+  // Its parent: the accepted step before it (the first step has none).
+  const kwb::LineageStepRecord *parent = nullptr;
+  for (int k = index - 1; k >= 0 && !parent; --k)
+    if (l->steps[static_cast<std::size_t>(k)].accepted) parent = &l->steps[static_cast<std::size_t>(k)];
+  stepTitle_->setText(QStringLiteral("<b>%1. %2</b> %3<br>%4")
+                          .arg(step.position)
+                          .arg(QString::fromStdString(step.title).toHtmlEscaped(),
+                               step.accepted ? QString() : tr("(rejected: %1)").arg(QString::fromStdString(step.reason).toHtmlEscaped()),
+                               QString::fromStdString(step.adds).toHtmlEscaped()));
+  diff_->setTexts(parent ? QString::fromStdString(parent->source) : QString(),
+                  parent ? QString::fromStdString(parent->sourceName) : tr("(nothing before the first step)"),
+                  QString::fromStdString(step.source), QString::fromStdString(step.sourceName));
+  auto addRow = [this](const QString &name, const QString &before, const QString &after) {
+    const int r = figures_->rowCount();
+    figures_->insertRow(r);
+    figures_->setItem(r, 0, new QTableWidgetItem(name));
+    figures_->setItem(r, 1, new QTableWidgetItem(before));
+    figures_->setItem(r, 2, new QTableWidgetItem(after));
+  };
+  for (const auto &f : step.figures) {
+    const auto *p = parent ? figuresFor(*parent, QString::fromStdString(f.config)) : nullptr;
+    addRow(tr("%1 median (us)").arg(QString::fromStdString(f.config)), p ? number(p->medianMs * 1000, 1) : QString(),
+           number(f.medianMs * 1000, 1));
+    if (f.speedupVsPrevious > 0) addRow(tr("%1 speedup").arg(QString::fromStdString(f.config)), QString(), QStringLiteral("\u00d7%1").arg(number(f.speedupVsPrevious, 2)));
+  }
+  for (const auto &d : step.deltas)
+    addRow(QString::fromStdString(d.metric), number(d.before, d.before == std::floor(d.before) ? 0 : 1),
+           number(d.after, d.after == std::floor(d.after) ? 0 : 1));
+}
+
+}  // namespace kwb::ui

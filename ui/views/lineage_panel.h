@@ -1,0 +1,82 @@
+#pragma once
+// The Lineage panel (issue 18): a stored lineage (kwb lineage build) as a horizontal path from
+// naive to expert, one node per step (green: passed the gate, red: rejected) under a bar for its
+// speedup over the step before, for the chosen configuration; selecting a step shows it side by
+// side with its parent (changed lines and the changed part of each line marked) and its figures:
+// medians, speedups, and the deltas of its kernel's registers, shared memory, spills and GFLOP/s.
+#include <vector>
+
+#include <QWidget>
+
+#include "core/lineage/skill_library.h"
+
+class QComboBox;
+class QLabel;
+class QTableWidget;
+
+namespace kwb::ui {
+
+class SideBySideDiff;
+class SkillLibraryService;
+
+// The path itself: nodes and bars, painted; a click selects a step.
+class LineagePath : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LineagePath(QWidget *parent = nullptr);
+  void setLineage(const kwb::LineageRecord *lineage, const QString &config);
+  int selected() const { return selected_; }  // index into the steps; -1 none
+  void select(int index);
+  QRect nodeRect(int index) const;  // where step `index` is drawn
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ signals:
+  void stepSelected(int index);
+
+ protected:
+  void paintEvent(QPaintEvent *) override;
+  void mousePressEvent(QMouseEvent *) override;
+
+ private:
+  const kwb::LineageRecord *lineage_ = nullptr;
+  QString config_;
+  int selected_ = -1;
+};
+
+class LineagePanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LineagePanel(QWidget *parent = nullptr);
+  void attach(SkillLibraryService *service);
+
+  // Shows the lineage named `name` and, with step > 0, that step; false when the library read so
+  // far lacks it (it is then shown once a read has it).
+  bool showLineage(const QString &name, int step = 0);
+  QString currentLineage() const;
+  int currentStep() const;  // the selected step's position (1-based); 0 none
+
+  LineagePath *path() const { return path_; }
+  SideBySideDiff *diff() const { return diff_; }
+  QTableWidget *figures() const { return figures_; }
+  QComboBox *lineageBox() const { return lineages_; }
+  QString summary() const;
+
+ private:
+  void reload();
+  void showStep(int index);
+  const kwb::LineageRecord *lineage() const;
+
+  SkillLibraryService *service_ = nullptr;
+  QComboBox *lineages_ = nullptr, *configs_ = nullptr;
+  QLabel *summary_ = nullptr, *stepTitle_ = nullptr;
+  LineagePath *path_ = nullptr;
+  SideBySideDiff *diff_ = nullptr;
+  QTableWidget *figures_ = nullptr;
+  QString pendingName_;  // asked for before the library's read had it
+  int pendingStep_ = 0;
+};
+
+}  // namespace kwb::ui

@@ -1,0 +1,297 @@
+#include "ui/views/skills_panel.h"
+
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QTreeWidget>
+#include <QUrl>
+#include <QVBoxLayout>
+
+#include "core/lineage/skill_markdown.h"
+#include "ui/services/skill_library_service.h"
+
+namespace kwb::ui {
+
+namespace {
+
+QString q(const std::string &s) { return QString::fromStdString(s); }
+
+QString listOf(const std::vector<std::string> &items) {
+  QStringList out;
+  for (const auto &i : items) out << QStringLiteral("`%1`").arg(q(i));
+  return out.isEmpty() ? QStringLiteral("none") : out.join(QStringLiteral(", "));
+}
+
+// A card as Markdown for QTextBrowser: its fields, then its body as written.
+QString markdownOf(const kwb::SkillCard &c) {
+  QString md;
+  md += QStringLiteral("# %1\n\n**%2** · status **%3** · measured gain **\u00d7%4**\n\n")
+            .arg(q(c.id), q(c.intent), q(kwb::toString(c.status)), QString::number(c.measuredSpeedup(), 'f', 2));
+  if (!c.anchor.empty()) md += QStringLiteral("Anchor: `%1`\n\n").arg(q(c.anchor));
+  md += QStringLiteral("## Preconditions\n\n");
+  for (const auto &p : c.preconditions) md += QStringLiteral("- %1\n").arg(q(p));
+  for (const auto &m : c.missingCategories()) md += QStringLiteral("- **%1: missing**\n").arg(q(m));
+  md += QStringLiteral("\n## Scope\n\ncases %1 · languages %2 · platforms %3\n\n")
+            .arg(listOf(c.scope.cases), listOf(c.scope.languages), listOf(c.scope.platforms));
+  md += QStringLiteral("Requires %1 · provides %2 · conflicts %3\n\n")
+            .arg(listOf(c.requiredFeatures), listOf(c.providedFeatures), listOf(c.conflictingFeatures));
+  md += QStringLiteral("## Evidence\n\n");
+  if (c.evidence.empty()) md += QStringLiteral("None yet.\n\n");
+  else md += QStringLiteral("| kind | lineage step | task | configuration | before ms | after ms | speedup | |\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto &e : c.evidence) {
+    const QString step = e.lineage.empty() ? QString()
+                                           : QStringLiteral("[%1 step %2](kwb-lineage:%1/%2)").arg(q(e.lineage)).arg(e.step);
+    md += QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6 | %7 | %8 |\n")
+              .arg(q(e.kind), step, q(e.task), q(e.config),
+                   e.beforeMs > 0 ? QString::number(e.beforeMs, 'f', 4) : QString(),
+                   e.afterMs > 0 ? QString::number(e.afterMs, 'f', 4) : QString(),
+                   e.speedup > 0 ? QStringLiteral("\u00d7%1").arg(QString::number(e.speedup, 'f', 2)) : QString(),
+                   e.success ? QString() : QStringLiteral("failed: %1").arg(q(e.note)));
+  }
+  md += QStringLiteral("\n## Verification log\n\n");
+  for (const auto &v : c.verification) md += QStringLiteral("- %1\n").arg(q(v));
+  md += QStringLiteral("\n---\n\n");
+  for (const auto &s : c.body) {
+    if (s.level > 0) md += QString(s.level + 1, QLatin1Char('#')) + QLatin1Char(' ') + q(s.heading) + QLatin1Char('\n');
+    md += q(s.text) + QLatin1Char('\n');
+  }
+  return md;
+}
+
+}  // namespace
+
+SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("skillsPanel"));
+  // A short bottom dock squeezes the panel rather than growing the window (tabbed with the others).
+  setMinimumSize(200, 80);
+  status_ = new QComboBox(this);
+  status_->setObjectName(QStringLiteral("skillsStatus"));
+  status_->addItem(tr("Any status"), QString());
+  for (const char *s : {"proposed", "admitted", "rejected"}) status_->addItem(QString::fromLatin1(s), QString::fromLatin1(s));
+  scope_ = new QLineEdit(this);
+  scope_->setObjectName(QStringLiteral("skillsScope"));
+  scope_->setPlaceholderText(tr("Operator (gemm, softmax, …)"));
+  text_ = new QLineEdit(this);
+  text_->setObjectName(QStringLiteral("skillsText"));
+  text_->setPlaceholderText(tr("Text in id, intent or anchor"));
+  list_ = new QTreeWidget(this);
+  list_->setObjectName(QStringLiteral("skillsList"));
+  list_->setHeaderLabels({tr("Card"), tr("Status"), tr("Gain"), tr("Evidence"), tr("Scope")});
+  list_->setRootIsDecorated(false);
+  list_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  view_ = new QTextBrowser(this);
+  view_->setObjectName(QStringLiteral("skillCardView"));
+  view_->setOpenLinks(false);
+  message_ = new QLabel(this);
+  message_->setObjectName(QStringLiteral("skillMessage"));
+  message_->setWordWrap(true);
+  approve_ = new QPushButton(tr("Approve"), this);
+  approve_->setObjectName(QStringLiteral("skillApprove"));
+  reject_ = new QPushButton(tr("Reject…"), this);
+  reject_->setObjectName(QStringLiteral("skillReject"));
+  edit_ = new QPushButton(tr("Edit…"), this);
+  edit_->setObjectName(QStringLiteral("skillEdit"));
+
+  auto *filters = new QHBoxLayout;
+  filters->addWidget(status_);
+  filters->addWidget(scope_);
+  filters->addWidget(text_, 1);
+  auto *left = new QWidget(this);
+  auto *leftLayout = new QVBoxLayout(left);
+  leftLayout->setContentsMargins(0, 0, 0, 0);
+  leftLayout->addLayout(filters);
+  leftLayout->addWidget(list_, 1);
+  auto *buttons = new QHBoxLayout;
+  buttons->addWidget(approve_);
+  buttons->addWidget(reject_);
+  buttons->addWidget(edit_);
+  buttons->addStretch(1);
+  auto *right = new QWidget(this);
+  auto *rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addLayout(buttons);
+  rightLayout->addWidget(message_);
+  rightLayout->addWidget(view_, 1);
+  auto *split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(right);
+  split->setStretchFactor(1, 2);
+  auto *layout = new QVBoxLayout(this);
+  layout->addWidget(split);
+
+  connect(status_, &QComboBox::currentIndexChanged, this, &SkillsPanel::reload);
+  connect(scope_, &QLineEdit::textChanged, this, &SkillsPanel::reload);
+  connect(text_, &QLineEdit::textChanged, this, &SkillsPanel::reload);
+  connect(list_, &QTreeWidget::currentItemChanged, this, &SkillsPanel::showCard);
+  connect(view_, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
+    if (url.scheme() != QStringLiteral("kwb-lineage")) return;
+    const QString path = url.path();
+    const int slash = path.lastIndexOf(QLatin1Char('/'));
+    if (slash > 0) emit lineageStepRequested(path.left(slash), path.mid(slash + 1).toInt());
+  });
+  connect(approve_, &QPushButton::clicked, this, [this] { approve(reviewer()); });
+  connect(reject_, &QPushButton::clicked, this, [this] {
+    bool ok = false;
+    const QString why = QInputDialog::getText(this, tr("Reject %1").arg(currentCard()),
+                                              tr("Why is this card rejected? (kept in its audit trail)"), QLineEdit::Normal,
+                                              QString(), &ok);
+    if (ok && !why.trimmed().isEmpty()) reject(reviewer(), why.trimmed());
+  });
+  connect(edit_, &QPushButton::clicked, this, [this] {
+    if (!service_ || currentCard().isEmpty()) return;
+    const auto &cards = service_->snapshot().cards;
+    const auto it = std::find_if(cards.begin(), cards.end(), [&](const auto &c) { return q(c.id) == currentCard(); });
+    if (it == cards.end()) return;
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Edit %1 (SKILL.md)").arg(currentCard()));
+    auto *editor = new QPlainTextEdit(&dialog);
+    editor->setObjectName(QStringLiteral("skillEditor"));
+    editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    editor->setPlainText(q(kwb::writeSkillMarkdown(*it)));
+    auto *box = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, &dialog);
+    connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto *l = new QVBoxLayout(&dialog);
+    l->addWidget(editor, 1);
+    l->addWidget(box);
+    dialog.resize(820, 640);
+    if (dialog.exec() == QDialog::Accepted) editAs(reviewer(), editor->toPlainText());
+  });
+  showCard();
+}
+
+void SkillsPanel::attach(SkillLibraryService *service) {
+  service_ = service;
+  connect(service_, &SkillLibraryService::loaded, this, &SkillsPanel::reload);
+  connect(service_, &SkillLibraryService::reviewed, this, [this](const QString &id, const QString &status) {
+    message_->setStyleSheet(QString());
+    message_->setText(tr("%1 is now %2.").arg(id, status));
+  });
+  connect(service_, &SkillLibraryService::edited, this, [this](const QString &id) {
+    message_->setStyleSheet(QString());
+    message_->setText(tr("%1 saved.").arg(id));
+  });
+  connect(service_, &SkillLibraryService::editRefused, this, [this](const QString &id, const QStringList &problems) {
+    message_->setStyleSheet(QStringLiteral("color: #b91c1c;"));
+    message_->setText(tr("%1 was not changed:\n%2").arg(id, problems.join(QLatin1Char('\n'))));
+  });
+  connect(service_, &SkillLibraryService::failed, this, [this](const QString &m) {
+    message_->setStyleSheet(QStringLiteral("color: #b91c1c;"));
+    message_->setText(tr("The skill library: %1").arg(m));
+  });
+  reload();
+}
+
+QString SkillsPanel::reviewer() const {
+  const QString user = qEnvironmentVariable("USER");
+  return QStringLiteral("reviewer:") + (user.isEmpty() ? QStringLiteral("unknown") : user);
+}
+
+void SkillsPanel::setFilters(const QString &status, const QString &scopeCase, const QString &text) {
+  status_->setCurrentIndex(std::max(0, status_->findData(status)));
+  scope_->setText(scopeCase);
+  text_->setText(text);
+  reload();
+}
+
+void SkillsPanel::reload() {
+  const QString keep = currentCard();
+  list_->blockSignals(true);
+  list_->clear();
+  if (service_) {
+    const QString status = status_->currentData().toString();
+    const std::string scope = scope_->text().trimmed().toStdString();
+    const QString text = text_->text().trimmed();
+    for (const auto &c : service_->snapshot().cards) {
+      if (!status.isEmpty() && q(kwb::toString(c.status)) != status) continue;
+      if (!scope.empty() && !kwb::anyWildcardMatches(c.scope.cases, scope)) continue;
+      if (!text.isEmpty() && !QString(q(c.id) + QLatin1Char('\n') + q(c.intent) + QLatin1Char('\n') + q(c.anchor)).contains(text, Qt::CaseInsensitive))
+        continue;
+      QStringList cases;
+      for (const auto &s : c.scope.cases) cases << q(s);
+      auto *item = new QTreeWidgetItem(list_, {q(c.id), q(kwb::toString(c.status)),
+                                               c.measuredSpeedup() > 0 ? QStringLiteral("\u00d7%1").arg(c.measuredSpeedup(), 0, 'f', 2) : QString(),
+                                               QString::number(c.evidence.size()), cases.join(QStringLiteral(", "))});
+      item->setData(0, Qt::UserRole, q(c.id));
+      item->setToolTip(0, q(c.intent));
+    }
+  }
+  list_->blockSignals(false);
+  const QString wanted = pending_.isEmpty() ? keep : pending_;
+  if (!selectCard(wanted) && list_->topLevelItemCount() > 0) list_->setCurrentItem(list_->topLevelItem(0));
+  showCard();
+}
+
+bool SkillsPanel::selectCard(const QString &id) {
+  for (int i = 0; i < list_->topLevelItemCount(); ++i)
+    if (list_->topLevelItem(i)->data(0, Qt::UserRole).toString() == id) {
+      list_->setCurrentItem(list_->topLevelItem(i));
+      pending_.clear();
+      return true;
+    }
+  if (!id.isEmpty()) pending_ = id;  // selected once a read (or other filters) shows it
+  return false;
+}
+
+QString SkillsPanel::currentCard() const {
+  return list_->currentItem() ? list_->currentItem()->data(0, Qt::UserRole).toString() : QString();
+}
+
+int SkillsPanel::visibleCards() const { return list_->topLevelItemCount(); }
+QString SkillsPanel::cardText() const { return view_->toPlainText(); }
+QString SkillsPanel::cardHtml() const { return view_->toHtml(); }
+QString SkillsPanel::auditText() const { return auditMarkdown_; }
+
+void SkillsPanel::showCard() {
+  const QString id = currentCard();
+  const kwb::SkillCard *card = nullptr;
+  if (service_)
+    for (const auto &c : service_->snapshot().cards)
+      if (q(c.id) == id) card = &c;
+  approve_->setEnabled(card && card->status != kwb::CardStatus::Admitted);
+  reject_->setEnabled(card && card->status != kwb::CardStatus::Rejected);
+  edit_->setEnabled(card != nullptr);
+  if (!card) {
+    view_->setMarkdown(service_ && service_->snapshot().cards.empty()
+                           ? tr("No skill cards yet. `kwb lineage build TASK` lifts them from a lineage on a GPU; "
+                                "`kwb skills import FOLDER` reads SKILL.md files.")
+                           : QString());
+    auditMarkdown_.clear();
+    return;
+  }
+  // The audit trail first: what a reviewer checks before deciding.
+  QStringList lines;
+  const auto it = service_->snapshot().audits.find(card->id);
+  if (it != service_->snapshot().audits.end())
+    for (const auto &a : it->second)
+      lines << QStringLiteral("- %1 · **%2** · %3 · %4").arg(q(a.at), q(a.action), q(a.who), q(a.detail));
+  auditMarkdown_ = tr("## Audit trail\n\n%1\n\n").arg(lines.join(QLatin1Char('\n')));
+  QString md = markdownOf(*card);
+  const int evidence = md.indexOf(QStringLiteral("## Preconditions"));
+  md.insert(evidence < 0 ? 0 : evidence, auditMarkdown_);
+  view_->setMarkdown(md);
+}
+
+void SkillsPanel::approve(const QString &who) {
+  if (service_ && !currentCard().isEmpty()) service_->review(currentCard(), kwb::CardStatus::Admitted, who, QString());
+}
+
+void SkillsPanel::reject(const QString &who, const QString &why) {
+  if (service_ && !currentCard().isEmpty()) service_->review(currentCard(), kwb::CardStatus::Rejected, who, why);
+}
+
+void SkillsPanel::editAs(const QString &who, const QString &skillMarkdown) {
+  if (service_ && !currentCard().isEmpty()) service_->edit(currentCard(), skillMarkdown, who);
+}
+
+}  // namespace kwb::ui

@@ -1,0 +1,68 @@
+#pragma once
+// The Skills panel (issue 18): the cards of the skill library for review. A list filtered by
+// status, operator class (the cards' scope, wildcards on the card's side) and text; the selected
+// card rendered with every field (intent, anchor, preconditions, scope, features, the measured
+// gain, each piece of evidence linked to its lineage step, risk, the verification log, the
+// carrier and the rest of its body) and its audit trail; Approve, Reject (with a reason) and
+// Edit (its SKILL.md, checked before it is stored) recorded with who and when.
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTextBrowser;
+class QTreeWidget;
+
+namespace kwb::ui {
+
+class SkillLibraryService;
+
+class SkillsPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit SkillsPanel(QWidget *parent = nullptr);
+  void attach(SkillLibraryService *service);
+
+  bool selectCard(const QString &id);
+  QString currentCard() const;
+  // Filters: status ("" for all, "proposed", "admitted", "rejected"), operator class, text.
+  void setFilters(const QString &status, const QString &scopeCase, const QString &text);
+  int visibleCards() const;
+  QString cardText() const;   // the rendered card, as plain text
+  QString cardHtml() const;
+  QString auditText() const;  // the shown card's audit trail (Markdown)
+
+  // The review actions, as the buttons do them (the reason and the who given, no dialog).
+  void approve(const QString &who);
+  void reject(const QString &who, const QString &why);
+  void editAs(const QString &who, const QString &skillMarkdown);
+
+  QTreeWidget *list() const { return list_; }
+  QTextBrowser *view() const { return view_; }
+  QPushButton *approveButton() const { return approve_; }
+  QPushButton *rejectButton() const { return reject_; }
+  QPushButton *editButton() const { return edit_; }
+
+ signals:
+  // An evidence link was followed: show this step of this lineage.
+  void lineageStepRequested(const QString &lineage, int step);
+
+ private:
+  void reload();
+  void showCard();
+  QString reviewer() const;
+
+  SkillLibraryService *service_ = nullptr;
+  QComboBox *status_ = nullptr;
+  QLineEdit *scope_ = nullptr, *text_ = nullptr;
+  QTreeWidget *list_ = nullptr;
+  QTextBrowser *view_ = nullptr;
+  QLabel *message_ = nullptr;
+  QString auditMarkdown_;  // the shown card's audit trail
+  QPushButton *approve_ = nullptr, *reject_ = nullptr, *edit_ = nullptr;
+  QString pending_;  // a card asked for that the list did not show yet
+};
+
+}  // namespace kwb::ui

@@ -14,6 +14,7 @@
 
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/task/source_file.h"
 #include "core/text/printable.h"
 
 namespace fs = std::filesystem;
@@ -49,24 +50,6 @@ std::vector<fs::path> skillFiles(const fs::path &folder) {
     if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / "SKILL.md", ec)) files.push_back(entry.path() / "SKILL.md");
   std::sort(files.begin(), files.end());
   return files;
-}
-
-std::string readAll(const fs::path &p, std::string &error) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
-    error = "cannot be read";
-    return {};
-  }
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kwb::kMaxSkillFileBytes) {
-      error = "is larger than " + std::to_string(kwb::kMaxSkillFileBytes >> 20) + " MiB";
-      return {};
-    }
-  }
-  return text;
 }
 
 bool writeAtomically(const fs::path &path, const std::string &text, std::string &error) {
@@ -179,10 +162,14 @@ int skillsImportCommand(const SkillsArgs &args, bool asJson) {
   std::vector<std::string> problems;
   std::map<std::string, fs::path> seen;
   for (const auto &f : files) {
-    std::string error;
-    const std::string text = readAll(f, error);
-    if (!error.empty()) {
-      problems.push_back(f.string() + ": " + error);
+    std::string text;
+    try {
+      kwb::SourceReadOptions o;
+      o.maxBytes = kwb::kMaxSkillFileBytes;
+      o.what = "SKILL.md";
+      text = kwb::readSourceFile(f, o);
+    } catch (const std::exception &e) {
+      problems.push_back(e.what());
       continue;
     }
     auto read = kwb::readSkillMarkdown(text, f.string());

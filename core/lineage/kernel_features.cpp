@@ -13,6 +13,14 @@ struct Pattern {
   const char *prose;  // ECMAScript regex over prose, case-insensitive
 };
 
+// A pattern's regexes, compiled once; whether it is looked for in inline PTX (string literals)
+// too, or only outside shared-array declarations.
+struct Compiled {
+  std::string feature;
+  std::regex code, prose;
+  bool inPtx = false, outsideShared = false;
+};
+
 // Order: as a reader meets them, roughly from naive to expert.
 const std::vector<Pattern> &patterns() {
   static const std::vector<Pattern> p = {
@@ -44,6 +52,19 @@ const std::vector<Pattern> &patterns() {
       {"warp-specialization", R"(setmaxnreg|producer|consumer)", R"(warp[- ]speciali|producer)"},
   };
   return p;
+}
+
+const std::vector<Compiled> &compiled() {
+  static const std::vector<Compiled> c = [] {
+    static const std::set<std::string> kPtx = {"mma-sync", "ldmatrix", "cp-async", "tma", "wgmma", "mbarrier",
+                                               "thread-block-clusters"};
+    std::vector<Compiled> out;
+    for (const auto &p : patterns())
+      out.push_back(Compiled{p.feature, std::regex(p.code), std::regex(p.prose, std::regex::ECMAScript | std::regex::icase),
+                             kPtx.count(p.feature) > 0, std::string(p.feature) == "register-tiles"});
+    return out;
+  }();
+  return c;
 }
 
 const std::vector<KernelFeature> &features() {
@@ -154,17 +175,10 @@ std::set<std::string> detectFeatures(const std::string &source) {
       pos = end + 1;
     }
   }
-  for (const auto &p : patterns()) {
-    const std::regex re(p.code);
-    if (std::string(p.feature) == "register-tiles") {
-      if (std::regex_search(withoutShared, re)) found.insert(p.feature);
-      continue;
-    }
-    const bool inPtx = std::string(p.feature) == "mma-sync" || std::string(p.feature) == "ldmatrix" ||
-                       std::string(p.feature) == "cp-async" || std::string(p.feature) == "tma" ||
-                       std::string(p.feature) == "wgmma" || std::string(p.feature) == "mbarrier" ||
-                       std::string(p.feature) == "thread-block-clusters";
-    if (std::regex_search(code, re) || (inPtx && std::regex_search(withStrings, re))) found.insert(p.feature);
+  for (const auto &p : compiled()) {
+    if (p.outsideShared ? std::regex_search(withoutShared, p.code)
+                        : std::regex_search(code, p.code) || (p.inPtx && std::regex_search(withStrings, p.code)))
+      found.insert(p.feature);
   }
   // Staged tiles imply the simpler forms: a padded or double-buffered array is a shared tile.
   if (found.count("shared-memory-padding") || found.count("double-buffer")) found.insert("shared-memory-tiles");
@@ -173,11 +187,8 @@ std::set<std::string> detectFeatures(const std::string &source) {
 
 std::set<std::string> featuresNamedIn(const std::string &prose, const std::set<std::string> &among) {
   std::set<std::string> out;
-  for (const auto &p : patterns()) {
-    if (!among.count(p.feature)) continue;
-    const std::regex re(p.prose, std::regex::ECMAScript | std::regex::icase);
-    if (std::regex_search(prose, re)) out.insert(p.feature);
-  }
+  for (const auto &p : compiled())
+    if (among.count(p.feature) && std::regex_search(prose, p.prose)) out.insert(p.feature);
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
 #include "helpers/measured_lineage.h"
+#include "helpers/test_files.h"
 #include "ui/services/skill_library_service.h"
 #include "ui/views/lineage_panel.h"
 #include "ui/views/side_by_side_diff.h"
@@ -32,12 +33,6 @@ using namespace kwb::ui;
 
 namespace {
 
-std::string readAll(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 const kwb::SkillCard *cardOf(const SkillLibraryService &service, const std::string &id) {
   for (const auto &c : service.snapshot().cards)
@@ -68,7 +63,7 @@ class TestSkillsViews : public QObject {
     }
     const fs::path published = fs::path(KWB_SOURCE_DIR) / "tests/fixtures/skills/published-like";
     for (const auto &entry : fs::directory_iterator(published)) {
-      const auto read = readSkillMarkdown(readAll(entry.path() / "SKILL.md"), entry.path().string());
+      const auto read = readSkillMarkdown(test::readFile(entry.path() / "SKILL.md"), entry.path().string());
       QVERIFY(read.card);
       lib->putCard(*read.card, "test", "imported", "fixture");
     }

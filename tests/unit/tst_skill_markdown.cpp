@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/lineage/skill_card.h"
+#include "helpers/test_files.h"
 #include "core/lineage/skill_markdown.h"
 
 namespace fs = std::filesystem;
@@ -15,12 +16,6 @@ using namespace kwb;
 
 namespace {
 
-std::string readAll(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 fs::path fixtures() { return fs::path(KWB_SOURCE_DIR) / "tests/fixtures/skills/published-like"; }
 
@@ -84,7 +79,7 @@ class TestSkillMarkdown : public QObject {
  private slots:
   void publishedLikeCardReadsEveryField() {
     const auto path = fixtures() / "tma-multicast-loads-20260412T101500Z-3fa2c1/SKILL.md";
-    const auto r = readSkillMarkdown(readAll(path), path.string());
+    const auto r = readSkillMarkdown(test::readFile(path), path.string());
     QVERIFY2(r.card, problemsOf(r).c_str());
     const auto &c = *r.card;
     QCOMPARE(c.id, std::string("tma-multicast-loads"));
@@ -124,7 +119,7 @@ class TestSkillMarkdown : public QObject {
       card = madeCard();
     } else {
       const auto path = fixtures() / name.toStdString() / "SKILL.md";
-      const auto r = readSkillMarkdown(readAll(path), path.string());
+      const auto r = readSkillMarkdown(test::readFile(path), path.string());
       QVERIFY2(r.card, problemsOf(r).c_str());
       card = *r.card;
     }
@@ -141,7 +136,7 @@ class TestSkillMarkdown : public QObject {
       QVERIFY(again.card->afterCode().find("// ``` inside code") != std::string::npos);
     } else {
       // A published card keeps its body byte for byte.
-      const auto original = readAll(fixtures() / name.toStdString() / "SKILL.md");
+      const auto original = test::readFile(fixtures() / name.toStdString() / "SKILL.md");
       const auto bodyAt = original.find("\n---\n") + 5;
       QVERIFY(text.size() > original.size() - bodyAt);
       QCOMPARE(text.substr(text.find("\n---\n") + 5), original.substr(bodyAt));

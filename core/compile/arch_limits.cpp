@@ -113,4 +113,22 @@ ArchLimitsLookup archLimits(std::string_view arch) {
   return archLimits(toInt(s.substr(0, s.size() - 1)), toInt(s.substr(s.size() - 1)));
 }
 
+namespace {
+std::string_view withoutSuffix(std::string_view arch) {
+  if (!arch.empty() && (arch.back() == 'a' || arch.back() == 'f')) arch.remove_suffix(1);
+  return arch;
+}
+}  // namespace
+
+std::string archSpecificTarget(std::string_view arch) {
+  static constexpr std::string_view kSpecific[] = {"90", "100", "103", "110", "120", "121"};
+  for (std::string_view prefix : {"sm_", "compute_"})
+    if (arch.substr(0, prefix.size()) == prefix)
+      for (auto number : kSpecific)
+        if (arch.substr(prefix.size()) == number) return std::string(arch) + "a";
+  return std::string(arch);
+}
+
+bool sameArchitecture(std::string_view a, std::string_view b) { return withoutSuffix(a) == withoutSuffix(b); }
+
 }  // namespace kwb

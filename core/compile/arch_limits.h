@@ -61,4 +61,14 @@ struct ArchLimitsLookup {
 ArchLimitsLookup archLimits(std::string_view arch);
 ArchLimitsLookup archLimits(int ccMajor, int ccMinor);
 
+// What the compilers are asked for when told "sm_XY": the architecture-specific target sm_XYa where
+// the toolkit has one (9.0, 10.0, 10.3, 11.0, 12.0, 12.1; compute_XY likewise), else the name as
+// given. Code for sm_90a runs only on compute capability 9.0, which is the GPU the workbench
+// compiles for, and may use what only that architecture has (wgmma, setmaxnreg); sm_90 code is a
+// subset. Names that carry a suffix already (sm_90a, sm_100f) and older architectures are kept.
+std::string archSpecificTarget(std::string_view arch);
+
+// Whether two architecture names are the same architecture, suffixes aside (sm_90 and sm_90a).
+bool sameArchitecture(std::string_view a, std::string_view b);
+
 }  // namespace kwb

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <string_view>
 
+#include "core/compile/arch_limits.h"
 #include "core/process/child_process.h"
 #include "core/compile/diagnostics.h"
 #include "core/compile/elf_symbols.h"
@@ -244,7 +245,12 @@ CompileOutcome NvccCompiler::compile(const CompileRequest &request, std::chrono:
   if (!available()) return compileFailure(request, problem_);
   if (version().empty()) return compileFailure(request, versionProblem());
 
-  Run run = this->run(request, {"-shared", "-Xcompiler", "-fPIC", "-arch=" + request.arch, "-Xptxas", "-v"},
+  // -arch=sm_90a would also make compute_90 PTX, where wgmma does not assemble: name the pair.
+  const std::string target = archSpecificTarget(request.arch);
+  const bool suffixed = target.rfind("sm_", 0) == 0 && !std::isdigit(static_cast<unsigned char>(target.back()));
+  const std::string archFlag =
+      suffixed ? "-gencode=arch=compute_" + target.substr(3) + ",code=" + target : "-arch=" + target;
+  Run run = this->run(request, {"-shared", "-Xcompiler", "-fPIC", archFlag, "-Xptxas", "-v"},
                       "candidate.so", timeLimit);
   CompileOutcome out;
   CompileResult &r = out.result;
@@ -291,7 +297,7 @@ TextOutput NvccCompiler::ptx(const CompileRequest &request, std::chrono::millise
     out.error = problem_;
     return out;
   }
-  std::string arch = request.arch;
+  std::string arch = archSpecificTarget(request.arch);
   if (arch.rfind("sm_", 0) == 0) arch = "compute_" + arch.substr(3);
   Run run = this->run(request, {"-ptx", "-arch=" + arch}, "candidate.ptx", timeLimit);
   out.log = std::move(run.process.output);

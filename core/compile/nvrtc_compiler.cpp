@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/compile/arch_limits.h"
 #include "core/compile/diagnostics.h"
 #include "core/compile/elf_symbols.h"
 #include "core/compile/resource_report.h"
@@ -159,7 +160,7 @@ std::string NvrtcCompiler::checkArchitecture(const std::string &arch) const {
 }
 
 std::vector<std::string> NvrtcCompiler::options(const CompileRequest &request, Target target) const {
-  std::string arch = request.arch;
+  std::string arch = archSpecificTarget(request.arch);
   if (target == Target::Ptx && arch.rfind("sm_", 0) == 0) arch = "compute_" + arch.substr(3);
   std::vector<std::string> out{"--gpu-architecture=" + arch, "-std=c++17"};
   if (request.lineInfo) out.push_back("-lineinfo");

@@ -1,5 +1,7 @@
 #include "core/compile/resource_report.h"
 
+#include "core/compile/arch_limits.h"
+
 #include <charconv>
 #include <optional>
 
@@ -77,7 +79,7 @@ std::vector<KernelResources> parseResourceReport(std::string_view log, std::stri
         const auto name = quoted(rest);
         const auto forArch = rest.find(" for ");
         const std::string_view target = forArch == std::string_view::npos ? std::string_view{} : quoted(rest.substr(forArch));
-        skipping = !arch.empty() && !target.empty() && target != arch;
+        skipping = !arch.empty() && !target.empty() && !sameArchitecture(target, arch);
         entry = nullptr;
         if (skipping) continue;
         kernels.push_back(KernelResources{.name = std::string(name)});

@@ -838,6 +838,36 @@ Compilation terminated.
     timings.nvccHit = hit.seconds;
   }
 
+  // "sm_90" compiles for sm_90a, so code may use what only Hopper has (wgmma, setmaxnreg): both the
+  // NVRTC path (device code) and the nvcc path (a host launcher), and ptxas's report is still read.
+  void hopperOnlyInstructionsCompileForSm90() {
+    if (!nvrtc_ || !nvcc_) QSKIP("NVRTC and nvcc are both needed here");
+    const std::string body =
+        "extern \"C\" __global__ void __launch_bounds__(384, 1) hopper(float *x) {\n"
+        "  if (threadIdx.x < 128) asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\");\n"
+        "  else asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\");\n"
+        "  asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+        "  x[threadIdx.x] = 1.f;\n"
+        "}\n";
+    auto compiler = uncached();
+    auto device = deviceRequest(body, {"hopper"});
+    const auto r = compiler.compile(device);
+    QVERIFY2(r.ok, (describe(r.diagnostics) + r.log).c_str());
+    QVERIFY2(kernel(r, "hopper"), r.log.c_str());
+    CompileRequest launcher;
+    launcher.source = body + "extern \"C\" cudaError_t kwb_launch(void *const *args, cudaStream_t stream) {\n"
+                             "  hopper<<<1, 384, 0, stream>>>(*static_cast<float *const *>(args[0]));\n"
+                             "  return cudaGetLastError();\n"
+                             "}\n";
+    launcher.sourceName = "hopper_launcher.cu";
+    launcher.form = kwb::detectSourceForm(launcher.source);
+    QCOMPARE(launcher.form, SourceForm::HostLauncher);
+    const auto h = compiler.compile(launcher);
+    QVERIFY2(h.ok, (describe(h.diagnostics) + h.log).c_str());
+    QVERIFY2(kernel(h, "hopper"), h.log.c_str());
+    QCOMPARE(h.arch, std::string("sm_90"));
+  }
+
   void hostLauncherWithoutEntryPoint() {
     if (!nvcc_) QSKIP(qPrintable("nvcc is not available: " + nvccProblem_));
     auto compiler = uncached();

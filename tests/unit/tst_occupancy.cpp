@@ -237,6 +237,36 @@ class TestOccupancy : public QObject {
     }
   }
 
+  void architectureSpecificTargets_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("target");
+    QTest::newRow("sm_90") << "sm_90" << "sm_90a";
+    QTest::newRow("compute_90") << "compute_90" << "compute_90a";
+    QTest::newRow("sm_100") << "sm_100" << "sm_100a";
+    QTest::newRow("sm_103") << "sm_103" << "sm_103a";
+    QTest::newRow("sm_120") << "sm_120" << "sm_120a";
+    QTest::newRow("sm_90a kept") << "sm_90a" << "sm_90a";
+    QTest::newRow("sm_100f kept") << "sm_100f" << "sm_100f";
+    QTest::newRow("sm_89 has none") << "sm_89" << "sm_89";
+    QTest::newRow("sm_80 has none") << "sm_80" << "sm_80";
+    QTest::newRow("sm_9 is not sm_90") << "sm_9" << "sm_9";
+    QTest::newRow("sm_900 is not sm_90") << "sm_900" << "sm_900";
+  }
+
+  void architectureSpecificTargets() {
+    QFETCH(QString, name);
+    QFETCH(QString, target);
+    QCOMPARE(QString::fromStdString(kwb::archSpecificTarget(name.toStdString())), target);
+    QVERIFY(kwb::sameArchitecture(name.toStdString(), target.toStdString()));
+  }
+
+  void sameArchitectureIgnoresOnlyTheSuffix() {
+    QVERIFY(kwb::sameArchitecture("sm_90", "sm_90a"));
+    QVERIFY(kwb::sameArchitecture("sm_100f", "sm_100a"));
+    QVERIFY(!kwb::sameArchitecture("sm_90", "sm_89"));
+    QVERIFY(!kwb::sameArchitecture("sm_90", "sm_100"));
+  }
+
   void unknownArchitectureListsTheKnownOnes() {
     const auto found = kwb::archLimits(6, 1);
     QVERIFY(!found);

@@ -82,7 +82,7 @@ class TestSkillsViews : public QObject {
     QVERIFY(panel.showLineage(QStringLiteral("gemm-bf16"), 5));
     QCOMPARE(panel.currentLineage(), QStringLiteral("gemm-bf16"));
     QCOMPARE(panel.currentStep(), 5);
-    QVERIFY2(panel.summary().contains(QStringLiteral("9 of 10 steps passed the gate")), qPrintable(panel.summary()));
+    QVERIFY2(panel.summary().contains(QStringLiteral("11 of 12 steps passed the gate")), qPrintable(panel.summary()));
     // Step 5 against step 4: changed lines, with the part of each that changed marked.
     auto *diff = panel.diff();
     QVERIFY(diff->changedRows() > 0);

@@ -1,4 +1,4 @@
-// Step 1 of 10 — naive
+// Step 1 of 12 — naive
 // Adds: nothing yet: one thread per element of C on the CUDA cores, an f32 dot product of bf16
 // values over K read straight from global memory (A row broadcast within a warp, B rows strided).
 // Relies on: nothing

@@ -1,4 +1,4 @@
-// Step 2 of 10 — WMMA tensor cores from global memory
+// Step 2 of 12 — WMMA tensor cores from global memory
 // Adds: tensor cores through WMMA 16x16x16 (bf16 in, f32 accumulate): each warp computes a 32x32
 // tile of C as 2x2 fragments loaded straight from global memory; one mma_sync does 8192 FLOP.
 // Relies on: step 1 (same mapping of C, now one warp per 32x32 tile instead of one thread per element)

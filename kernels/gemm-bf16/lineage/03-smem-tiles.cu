@@ -1,4 +1,4 @@
-// Step 3 of 10 — shared-memory block tiles
+// Step 3 of 12 — shared-memory block tiles
 // Adds: a block of 256 threads (8 warps) stages 128x32 slices of A and B in shared memory with
 // 16-byte vector loads, and every warp computes a 64x32 tile of the block's 128x128 C tile with WMMA
 // from there: each element of A and B is read from global memory once per block instead of once per warp.

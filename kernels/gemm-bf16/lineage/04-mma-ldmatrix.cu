@@ -1,4 +1,4 @@
-// Step 4 of 10 — mma.sync m16n8k16 with ldmatrix from a swizzled shared layout
+// Step 4 of 12 — mma.sync m16n8k16 with ldmatrix from a swizzled shared layout
 // Adds: the WMMA calls give way to inline PTX: ldmatrix.x4 loads four 8x8 bf16 matrices per
 // instruction from shared memory laid out with an XOR swizzle (bank-conflict free for both the
 // 16-byte stores and ldmatrix), mma.sync.m16n8k16 accumulates in registers whose layout is known,

@@ -1,4 +1,4 @@
-// Step 5 of 10 — cp.async double buffering
+// Step 5 of 12 — cp.async double buffering
 // Adds: global->shared copies with cp.async (16 bytes, L2 only, no register staging) into two
 // shared buffers: the copy of K-tile k+1 is in flight while the warps compute on K-tile k, so
 // memory latency hides behind the tensor-core work and one barrier per K-tile is enough.

@@ -1,4 +1,4 @@
-// Step 6 of 10 — multi-stage cp.async pipeline
+// Step 6 of 12 — multi-stage cp.async pipeline
 // Adds: four shared buffers instead of two (64 KB of dynamic shared memory): three K-tiles are in
 // flight while one is computed, and cp.async.wait_group STAGES-2 waits only for the oldest, so the
 // ~1 us of DRAM/L2 latency is covered by three tiles of tensor-core work instead of one.

@@ -1,4 +1,4 @@
-// Step 7 of 10 — 128x256 block tiles, 64x64 warp tiles
+// Step 7 of 12 — 128x256 block tiles, 64x64 warp tiles
 // Adds: each block computes a 128x256 tile of C and each of its 8 warps a 64x64 tile (4 x 8 mma
 // tiles, 128 f32 accumulators per thread): per k16-step a warp issues 8 ldmatrix.x4 for 32 mma.sync
 // (step 6: 6 for 16), a third less shared-memory read traffic per mma, and a block copies 384 rows

@@ -1,4 +1,4 @@
-// Step 8 of 10 — grouped block order for L2 reuse
+// Step 8 of 12 — grouped block order for L2 reuse
 // Adds: blocks are renumbered so that consecutive blocks walk down a group of GROUP_M block rows
 // before moving to the next block column: the ~132 blocks resident at once cover about an 8 x 17
 // patch of C instead of 4 full block rows, so they share ~1000 rows of A and ~4300 rows of B per

@@ -1,4 +1,4 @@
-// Step 9 of 10 — 64-wide K-tiles
+// Step 9 of 12 — 64-wide K-tiles
 // Adds: K-tiles of 64 instead of 32 (128-byte shared rows, swizzle chunk c of row r to c ^ (r % 8)):
 // each barrier and each round of cp.async bookkeeping now covers 4 k16-steps (128 mma.sync per
 // warp) instead of 2, halving the number of __syncthreads and pipeline turns per FLOP; with one

@@ -1,4 +1,4 @@
-// Step 10 of 10 — register double-buffered fragments
+// Step 10 of 12 — register double-buffered fragments
 // Adds: the ldmatrix loads for k16-step s+1 are issued before the 32 mma.sync of step s, from a
 // second set of fragment registers, and the wait/barrier for the next K-tile moves into the last
 // k16-step, so the fragments of the next tile's first step load while the last step's mma run:

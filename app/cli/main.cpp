@@ -462,7 +462,16 @@ int main(int argc, char **argv) {
   auto *skillsExport = skills->add_subcommand("export", "Write each card to FOLDER/<skill_id>/SKILL.md");
   auto *skillsApprove = skills->add_subcommand("approve", "Admit a card (recorded with who and when)");
   auto *skillsReject = skills->add_subcommand("reject", "Reject a card, with the reason (recorded with who and when)");
-  for (auto *sub : {skillsList, skillsShow, skillsImport, skillsExport, skillsApprove, skillsReject}) {
+  auto *skillsApply = skills->add_subcommand(
+      "apply", "Have a model apply a card to a kernel, and gate the result (admits or rejects a proposed card)");
+  skillsApply->add_option("ID", skillsArgs.id, "The card's skill_id")->required();
+  skillsApply->add_option("TASK", skillsArgs.task, "Task folder (or its task.toml)")->required();
+  skillsApply->add_option("KERNEL", skillsArgs.kernel, "The kernel to apply it to (default: the task's starter)");
+  skillsApply->add_option("--provider", skillsArgs.provider, "A configured provider's name, or a base URL")->required();
+  skillsApply->add_option("--format", skillsArgs.format, "Wire format for a base URL: openai, anthropic, ollama");
+  skillsApply->add_option("--model", skillsArgs.model, "Model (default: the provider's)");
+  skillsApply->add_option("--time-cap", skillsArgs.timeCap, "Seconds of timing per configuration, each side (default 0.5)");
+  for (auto *sub : {skillsList, skillsShow, skillsImport, skillsExport, skillsApprove, skillsReject, skillsApply}) {
     sub->add_option("--library", skillsArgs.library, libraryHelp);
     sub->add_flag("--json", asJson, "Machine-readable output");
   }
@@ -597,6 +606,7 @@ int main(int argc, char **argv) {
   if (*skillsExport) return skillsExportCommand(skillsArgs, asJson);
   if (*skillsApprove) return skillsReviewCommand(skillsArgs, true, asJson);
   if (*skillsReject) return skillsReviewCommand(skillsArgs, false, asJson);
+  if (*skillsApply) return skillsApplyCommand(skillsArgs, asJson);
   if (*tune) return tuneCommand(tuneArgs, asJson);
   if (*asmCmd) return asmCommand(asmArgs, asJson);
   if (*profile) return profileCommand(profileArgs, asJson);

@@ -12,6 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/candidate_input.h"
+#include "app/cli/llm_command.h"
+#include "core/agent/card_application.h"
+#include "core/eval/evaluator.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
 #include "core/task/source_file.h"
@@ -259,4 +263,82 @@ int skillsReviewCommand(const SkillsArgs &args, bool approve, bool asJson) {
     return 1;
   }
   return 0;
+}
+
+int skillsApplyCommand(const SkillsArgs &args, bool asJson) {
+  std::unique_ptr<kwb::SkillLibrary> library;
+  std::optional<kwb::SkillCard> card;
+  try {
+    library = openLibrary(args);
+    card = library->card(args.id);
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: the skill library: " << e.what() << "\n";
+    return 1;
+  }
+  if (!card) {
+    std::cerr << "kwb: no skill card '" << kwb::printable(args.id) << "' in " << library->path().string()
+              << " (kwb skills list shows them)\n";
+    return kExitInvalid;
+  }
+  if (!(args.timeCap > 0 && args.timeCap <= 60)) {
+    std::cerr << "kwb: --time-cap wants seconds from 0 to 60, got " << args.timeCap << "\n";
+    return kExitInvalid;
+  }
+  const auto input = loadCandidate(args.task, args.kernel, "kwb skills apply");
+  if (!input) return kExitInvalid;
+  LlmArgs llm;
+  llm.target = args.provider;
+  llm.format = args.format;
+  llm.model = args.model;
+  const auto provider = providerAndKey(llm);
+  if (!provider) return kExitInvalid;
+  auto config = provider->first;
+  if (!args.model.empty()) config.model = args.model;
+  kwb::llm::Provider chat(config, provider->second);
+  kwb::Evaluator evaluator;
+  kwb::agent::CardApplicationServices services;
+  services.provider = &chat;
+  services.evaluator = &evaluator;
+  if (!asJson) services.onProgress = [](const std::string &line) { std::cerr << "kwb: " << line << "\n"; };
+  kwb::agent::CardApplicationSettings settings;
+  settings.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
+  settings.tunables = input->tunables;
+  kwb::agent::CardApplication result;
+  std::string recorded;
+  try {
+    result = kwb::agent::applyCard(*card, input->task, input->text, input->path.filename().string(), services, settings);
+    recorded = kwb::agent::recordApplication(*library, result);
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return 1;
+  }
+  const auto stored = library->card(args.id);
+  const std::string status = stored ? kwb::toString(stored->status) : "unknown";
+  if (asJson) {
+    json j = {{"skill_id", result.cardId},
+              {"task", result.task},
+              {"kernel", result.kernelName},
+              {"verdict", kwb::agent::toString(result.verdict)},
+              {"message", result.message},
+              {"answer", result.answerOutcome},
+              {"declared_speedup", result.declaredSpeedup},
+              {"required_speedup", result.requiredSpeedup},
+              {"device", result.device},
+              {"recorded", recorded},
+              {"status", status}};
+    if (result.beforeMs) j["before_ms"] = *result.beforeMs;
+    if (result.afterMs) j["after_ms"] = *result.afterMs;
+    if (result.speedup) j["speedup"] = *result.speedup;
+    if (!result.source.empty()) j["source"] = result.source;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << result.cardId << " on " << result.kernelName << " (" << result.task << "): "
+              << kwb::agent::toString(result.verdict) << ": " << result.message << "\n"
+              << "  " << recorded << "\n";
+  }
+  switch (result.verdict) {
+    case kwb::agent::ApplicationVerdict::Success: return 0;
+    case kwb::agent::ApplicationVerdict::NotGated: return 3;
+    default: return 1;
+  }
 }

@@ -1,5 +1,5 @@
 #pragma once
-// kwb skills list|show|import|export|approve|reject: the skill cards of the user's library
+// kwb skills list|show|import|export|approve|reject|apply: the skill cards of the user's library
 // (core/lineage/skill_library.h), and their SKILL.md interchange (core/lineage/skill_markdown.h).
 #include <string>
 
@@ -12,6 +12,10 @@ struct SkillsArgs {
   std::string text;
   std::string by;   // approve, reject: who (default: $USER)
   std::string why;  // approve, reject
+  // apply: the task, the kernel (default: the task's starter; a lineage step runs as that step)
+  // and the provider that applies the card.
+  std::string task, kernel, provider, format, model;
+  double timeCap = 0.5;
 };
 
 int skillsListCommand(const SkillsArgs &args, bool asJson);
@@ -19,3 +23,7 @@ int skillsShowCommand(const SkillsArgs &args, bool asJson);
 int skillsImportCommand(const SkillsArgs &args, bool asJson);
 int skillsExportCommand(const SkillsArgs &args, bool asJson);
 int skillsReviewCommand(const SkillsArgs &args, bool approve, bool asJson);
+// kwb skills apply ID TASK [KERNEL.cu] --provider P: a gated application (admission): the model
+// applies the card to the kernel, the result is checked and timed against it, and the card's
+// evidence and, while it is proposed, its status record the outcome.
+int skillsApplyCommand(const SkillsArgs &args, bool asJson);

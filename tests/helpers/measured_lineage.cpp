@@ -1,4 +1,5 @@
 #include "helpers/measured_lineage.h"
+#include "helpers/test_files.h"
 
 #include <filesystem>
 
@@ -42,7 +43,7 @@ EvaluationResult measuredStep(const Task &task, const std::string &kernel, doubl
 
 MeasuredLineage measuredLineage(const std::string &name, int rejected) {
   MeasuredLineage b;
-  b.task = loadTask((std::filesystem::path(KWB_SOURCE_DIR) / "kernels" / name).string());
+  b.task = loadTask((kernelsDir() / name).string());
   b.steps = loadLineage(b.task).steps;
   std::vector<EvaluationResult> results;
   double factor = 1;

@@ -1,0 +1,236 @@
+// A gated application of a skill card (issue 18, admission) without a GPU: a card lifted from the
+// layernorm lineage (warp-shuffle reductions) applied to the softmax lineage's naive kernel by a
+// real HTTP server on loopback speaking OpenAI's streamed format (ReplayLlmServer: shown softmax
+// step 1, it answers with step 2, the warp-shuffle version: a real kernel edit), compiled by the
+// real compiler; the card in a real library file. A compile error is the gate's verdict here too;
+// whether the applied kernel is correct and fast needs the GPU (tests/gpu/tst_gpu_card_application.cpp).
+#include <QtTest>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/agent/card_application.h"
+#include "core/agent/prompt.h"
+#include "core/lineage/lineage.h"
+#include "core/lineage/lineage_builder.h"
+#include "core/lineage/skill_library.h"
+#include "core/llm/provider_config.h"
+#include "core/task/manifest_parser.h"
+#include "helpers/measured_lineage.h"
+#include "helpers/replay_llm_server.h"
+
+using namespace kwb;
+using namespace kwb::agent;
+using kwb::test::ReplayFault;
+using kwb::test::ReplayLlmServer;
+
+namespace {
+
+const std::filesystem::path kKernels = std::filesystem::path(KWB_SOURCE_DIR) / "kernels";
+
+// The layernorm lineage's warp-shuffle card (lifted as kwb lineage build does, figures chosen by
+// the helper: each step twice as fast as the one before).
+SkillCard warpShuffleCard() {
+  const auto measured = test::measuredLineage("layernorm");
+  for (const auto &card : liftCards(measured.record, measured.task))
+    if (card.id == "warp-shuffle") return card;
+  throw std::runtime_error("the layernorm lineage gave no warp-shuffle card");
+}
+
+struct Fixture {
+  QTemporaryDir dir;
+  ReplayLlmServer server{kKernels / "softmax"};
+  Task task = loadTask(kKernels / "softmax");
+  Lineage lineage = loadLineage(task);
+  std::unique_ptr<SkillLibrary> library;
+  SkillCard card = warpShuffleCard();
+  Evaluator evaluator{[] {
+    EvaluatorSettings s;
+    s.useDevice = false;  // compile only, as on a machine without a GPU
+    return s;
+  }()};
+  llm::ProviderConfig config;
+
+  Fixture() {
+    library = SkillLibrary::open(dir.filePath("library.sqlite").toStdString());
+    library->proposeCard(card, "test", "from the layernorm lineage");
+    config = llm::adHocProvider(server.baseUrl());
+    config.retry.maxAttempts = 1;
+  }
+  std::string stepSource(int step) const { return server.stepSource(static_cast<std::size_t>(step)); }
+  CardApplication apply(int step) {
+    llm::Provider provider(config, "");
+    CardApplicationServices services;
+    services.provider = &provider;
+    services.evaluator = &evaluator;
+    return applyCard(card, taskForStep(task, lineage.steps.at(static_cast<std::size_t>(step - 1))), stepSource(step),
+                     lineage.steps.at(static_cast<std::size_t>(step - 1)).file.filename().string(), services);
+  }
+  std::size_t applications(const std::string &id) {
+    const auto stored = library->card(id);
+    return static_cast<std::size_t>(std::count_if(stored->evidence.begin(), stored->evidence.end(),
+                                                  [](const CardEvidence &e) { return e.kind == "application"; }));
+  }
+};
+
+}  // namespace
+
+class TestCardApplication : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void requiredSpeedupIsAShareOfTheDeclaredGain_data() {
+    QTest::addColumn<double>("declared");
+    QTest::addColumn<double>("share");
+    QTest::addColumn<double>("required");
+    QTest::newRow("x1.40, half") << 1.40 << 0.5 << 1.20;
+    QTest::newRow("x2, half") << 2.0 << 0.5 << 1.5;
+    QTest::newRow("x2, all") << 2.0 << 1.0 << 2.0;
+    QTest::newRow("x1.02: no gain declared") << 1.02 << 0.5 << 0.95;
+    QTest::newRow("x0.8: a slower card") << 0.8 << 0.5 << 0.95;
+    QTest::newRow("unmeasured") << 0.0 << 0.5 << 0.95;
+  }
+  void requiredSpeedupIsAShareOfTheDeclaredGain() {
+    QFETCH(double, declared);
+    QFETCH(double, share);
+    QFETCH(double, required);
+    QVERIFY2(std::abs(requiredSpeedup(declared, share) - required) < 1e-9, std::to_string(requiredSpeedup(declared, share)).c_str());
+  }
+
+  void theModelSeesTheCardAndTheKernelOnly() {
+    Fixture f;
+    const auto messages = cardApplicationMessages(f.card, f.task, f.stepSource(1), "01-naive.cu");
+    QCOMPARE(messages.size(), std::size_t(2));
+    QCOMPARE(messages[0].role, std::string("system"));
+    const std::string &user = messages[1].content;
+    for (const char *placeholder : {"{{card}}", "{{task}}", "{{kernel}}", "{{kernel_name}}", "{{answer_format}}"})
+      QVERIFY2(user.find(placeholder) == std::string::npos, placeholder);
+    QVERIFY(user.find("Skill `warp-shuffle`") != std::string::npos);
+    QVERIFY(user.find(f.card.intent) != std::string::npos);
+    for (const auto &p : f.card.preconditions) QVERIFY2(user.find(p) != std::string::npos, p.c_str());
+    QVERIFY(!f.card.afterCode().empty());
+    QVERIFY2(user.find(f.card.afterCode()) != std::string::npos, "the carrier's After code is the hint");
+    QVERIFY(user.find(f.stepSource(1)) != std::string::npos);
+    QVERIFY(user.find("01-naive.cu") != std::string::npos);
+    // The task's specification (its launch), not the card's own lineage's code.
+    QVERIFY(user.find(taskSpec(f.task)) != std::string::npos);
+  }
+
+  void withoutAGpuTheEditArrivesCompiledButIsNotGated() {
+    Fixture f;
+    const auto a = f.apply(1);
+    QCOMPARE(toString(a.verdict), std::string("not-gated"));
+    QVERIFY2(a.message.find("no GPU") != std::string::npos, a.message.c_str());
+    QCOMPARE(a.answerOutcome, std::string("code"));
+    QCOMPARE(a.source, f.stepSource(2));  // the warp-shuffle kernel: the card's edit, for real
+    QCOMPARE(f.server.answeredSteps(), std::vector<std::size_t>{2});
+    QVERIFY(a.after.outcome == Outcome::NotRun);
+    QVERIFY(a.after.candidate.ok);
+    QVERIFY(!a.gated());
+    QCOMPARE(recordApplication(*f.library, a), std::string("not recorded (not-gated)"));
+    QCOMPARE(kwb::toString(f.library->card("warp-shuffle")->status), std::string("proposed"));
+    QCOMPARE(f.applications("warp-shuffle"), std::size_t(0));
+  }
+
+  void aCompileErrorRejectsAProposedCardByTheGate() {
+    Fixture f;
+    f.server.script({ReplayFault::CompileError});
+    const auto a = f.apply(1);
+    QCOMPARE(toString(a.verdict), std::string("compile-error"));
+    QVERIFY(a.gated());
+    QVERIFY2(a.message.find("does not compile") != std::string::npos, a.message.c_str());
+    QCOMPARE(recordApplication(*f.library, a), std::string("evidence added; the card is now rejected"));
+    const auto stored = f.library->card("warp-shuffle");
+    QCOMPARE(kwb::toString(stored->status), std::string("rejected"));
+    QCOMPARE(f.applications("warp-shuffle"), std::size_t(1));
+    const auto &e = stored->evidence.back();
+    QCOMPARE(e.kind, std::string("application"));
+    QVERIFY(!e.success);
+    QCOMPARE(e.task, std::string("softmax"));
+    QVERIFY2(e.note.find("01-naive.cu") != std::string::npos, e.note.c_str());
+    const auto audit = f.library->audit("warp-shuffle");
+    QVERIFY(!audit.empty());
+    QCOMPARE(audit.back().who, std::string("gate"));
+  }
+
+  void anAdmittedCardStaysAdmittedAndItsEvidenceGrows() {
+    Fixture f;
+    f.library->setStatus("warp-shuffle", CardStatus::Admitted, "reviewer:test", "read it");
+    f.server.script({ReplayFault::CompileError, ReplayFault::CompileError});
+    for (int i = 0; i < 2; ++i) {
+      const auto a = f.apply(1);
+      QCOMPARE(toString(a.verdict), std::string("compile-error"));
+      QCOMPARE(recordApplication(*f.library, a), std::string("evidence added; the card stays admitted"));
+    }
+    QCOMPARE(kwb::toString(f.library->card("warp-shuffle")->status), std::string("admitted"));
+    QCOMPARE(f.applications("warp-shuffle"), std::size_t(2));
+  }
+
+  void anAnswerWithoutCodeLeavesTheCardAlone_data() {
+    QTest::addColumn<int>("fault");
+    QTest::addColumn<QString>("outcome");
+    QTest::newRow("prose only") << int(ReplayFault::NoCode) << "no-code";
+    QTest::newRow("cut off in its code") << int(ReplayFault::Truncated) << "truncated";
+  }
+  void anAnswerWithoutCodeLeavesTheCardAlone() {
+    QFETCH(int, fault);
+    QFETCH(QString, outcome);
+    Fixture f;
+    f.server.script({static_cast<ReplayFault>(fault)});
+    const auto a = f.apply(1);
+    QCOMPARE(toString(a.verdict), std::string("no-answer"));
+    QCOMPARE(QString::fromStdString(a.answerOutcome), outcome);
+    QVERIFY(a.source.empty());
+    QCOMPARE(recordApplication(*f.library, a), std::string("not recorded (no-answer)"));
+    QCOMPARE(kwb::toString(f.library->card("warp-shuffle")->status), std::string("proposed"));
+    QCOMPARE(f.applications("warp-shuffle"), std::size_t(0));
+  }
+
+  // kwb skills apply, the real program: the same application from the command line, its JSON, its
+  // exit status (3: not gated; 1: the gate said no) and the library it wrote.
+  void kwbSkillsApplyRecordsTheGatesVerdict() {
+    const char *cli = std::getenv("KWB_CLI");
+    QVERIFY2(cli && *cli, "run through ctest: KWB_CLI names kwb");
+    Fixture f;
+    const QString library = f.dir.filePath("library.sqlite");
+    const QString step1 = QString::fromStdString(f.lineage.steps.front().file.string());
+    auto run = [&](int expectedExit) {
+      QProcess p;
+      p.start(cli, {"skills", "apply", "warp-shuffle", QString::fromStdString((kKernels / "softmax").string()), step1,
+                    "--provider", QString::fromStdString(f.server.baseUrl()), "--library", library, "--json"});
+      if (!p.waitForFinished(120000)) return nlohmann::json();
+      const auto out = p.readAllStandardOutput().toStdString();
+      if (p.exitCode() != expectedExit) qWarning("exit %d: %s %s", p.exitCode(), out.c_str(), p.readAllStandardError().constData());
+      return p.exitCode() == expectedExit ? nlohmann::json::parse(out) : nlohmann::json();
+    };
+    auto j = run(3);  // no GPU here: the edit arrives and compiles, nothing is gated
+    QVERIFY(!j.is_null());
+    QCOMPARE(j["verdict"].get<std::string>(), std::string("not-gated"));
+    QCOMPARE(j["source"].get<std::string>(), f.stepSource(2));
+    QCOMPARE(j["status"].get<std::string>(), std::string("proposed"));
+    f.server.script({ReplayFault::CompileError});
+    j = run(1);
+    QVERIFY(!j.is_null());
+    QCOMPARE(j["verdict"].get<std::string>(), std::string("compile-error"));
+    QCOMPARE(j["status"].get<std::string>(), std::string("rejected"));
+    QCOMPARE(j["recorded"].get<std::string>(), std::string("evidence added; the card is now rejected"));
+    auto reopened = SkillLibrary::open(library.toStdString());
+    QCOMPARE(kwb::toString(reopened->card("warp-shuffle")->status), std::string("rejected"));
+  }
+
+  void aServerThatIsNotThereIsNoAnswer() {
+    Fixture f;
+    f.config.baseUrl = "http://127.0.0.1:9/v1";  // discard port: nothing listens
+    const auto a = f.apply(1);
+    QCOMPARE(toString(a.verdict), std::string("no-answer"));
+    QVERIFY2(a.message.find("did not arrive") != std::string::npos, a.message.c_str());
+    QVERIFY(!a.gated());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCardApplication)
+#include "tst_card_application.moc"

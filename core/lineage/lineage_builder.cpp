@@ -358,11 +358,14 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
     }
     const auto &before = *previous;
     const auto beforeFeatures = detectFeatures(before.source), afterFeatures = detectFeatures(step.source);
-    std::set<std::string> provides, conflicts;
+    // What the step adds is what the card provides. What it takes away (wgmma replacing mma.sync)
+    // is not a conflict: the card is how a kernel with it moves on. It is kept as `replaces`; the
+    // card's conflicts are left to a reviewer, as nothing measured says two features clash.
+    std::set<std::string> provides, replaces;
     std::set_difference(afterFeatures.begin(), afterFeatures.end(), beforeFeatures.begin(), beforeFeatures.end(),
                         std::inserter(provides, provides.end()));
     std::set_difference(beforeFeatures.begin(), beforeFeatures.end(), afterFeatures.begin(), afterFeatures.end(),
-                        std::inserter(conflicts, conflicts.end()));
+                        std::inserter(replaces, replaces.end()));
     const auto requires_ = featuresNamedIn(step.reliesOn, beforeFeatures);
 
     SkillCard card;
@@ -379,7 +382,7 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
     card.scope.platforms = {lineage.arch.empty() ? std::string("*") : lineage.arch};
     card.requiredFeatures.assign(requires_.begin(), requires_.end());
     card.providedFeatures.assign(provides.begin(), provides.end());
-    card.conflictingFeatures.assign(conflicts.begin(), conflicts.end());
+    if (!replaces.empty()) card.extra["replaces"] = std::vector<std::string>(replaces.begin(), replaces.end());
     for (const auto &f : step.figures)
       for (const auto &p : before.figures)
         if (p.config == f.config && p.medianMs > 0 && f.medianMs > 0) {

@@ -414,9 +414,9 @@ class TestSkillRetrieval : public QObject {
     // 4 1d-register-blocking (requires shared-memory-tiles, provides nothing), 5 register-tiles,
     // 6 vectorized-access (requires register-tiles; also gemm-bf16 step 3, merged), 7 warp-tiling
     // (requires vectorized-access), 8 double-buffer (also gemm-bf16 step 10); gemm-bf16 2 wmma,
-    // 4 mma-sync (conflicts wmma), 5 cp-async (requires ldmatrix, mma-sync, swizzle),
+    // 4 mma-sync (replaces wmma: not a conflict), 5 cp-async (requires ldmatrix, mma-sync, swizzle),
     // 6 4-stage-cp-async-pipeline (requires cp-async), 7..9 (nothing new in the code), 11 wgmma
-    // (conflicts with what step 10 had), 12 producer-consumer-warp-specialization.
+    // (replaces what step 10 had), 12 producer-consumer-warp-specialization (requires wgmma...).
     //
     // The naive kernel: the sgemm path opens with coalescing and shared-memory tiles, and stops at
     // 1d-register-blocking, which needs the tiles.
@@ -440,21 +440,20 @@ class TestSkillRetrieval : public QObject {
                                 "vectorized-access:already has vectorized-access;"
                                 "warp-tiling:passed: the kernel is at step 8 of lineage sgemm;"
                                 "global-memory-coalescing:passed: the kernel is at step 8 of lineage sgemm";
-    // WMMA from shared memory: mma.sync's card conflicts with wmma (the step replaced it), so the
-    // gemm-bf16 walk stops there; the sgemm path still offers register tiles.
-    QTest::newRow("gemm-bf16 3") << "gemm-bf16" << "03-smem-tiles.cu" << "register-tiles"
+    // WMMA from shared memory: mma.sync's card replaces wmma, which is how this kernel moves on;
+    // the walk stops at cp-async, which needs what mma.sync brings.
+    QTest::newRow("gemm-bf16 3") << "gemm-bf16" << "03-smem-tiles.cu" << "mma-sync"
                                  << "wmma:already has launch-bounds, loop-unrolling, shared-memory-tiles, wmma;"
-                                    "mma-sync:conflicts with wmma the kernel has;"
-                                    "cp-async:beyond mma-sync (step 4 of lineage gemm-bf16), where the walk stops";
+                                    "cp-async:requires ldmatrix, mma-sync, swizzle the kernel lacks";
     QTest::newRow("gemm-bf16 4") << "gemm-bf16" << "04-mma-ldmatrix.cu" << "cp-async"
                                  << "mma-sync:already has ldmatrix, mma-sync, register-tiles, swizzle;"
                                     "4-stage-cp-async-pipeline:requires cp-async the kernel lacks;"
                                     "64-wide-k-tiles:beyond 4-stage-cp-async-pipeline (step 6 of lineage gemm-bf16)";
-    QTest::newRow("gemm-bf16 10") << "gemm-bf16" << "10-fragment-double-buffer.cu" << ""
+    // The mma.sync expert: the Hopper step that replaces its pipeline is next.
+    QTest::newRow("gemm-bf16 10") << "gemm-bf16" << "10-fragment-double-buffer.cu" << "wgmma"
                                   << "cp-async:already has cp-async, multi-stage-pipeline;"
                                      "4-stage-cp-async-pipeline:passed: the kernel is at step 10 of lineage gemm-bf16;"
-                                     "wgmma:conflicts with cp-async, double-buffer;"
-                                     "producer-consumer-warp-specialization:beyond wgmma (step 11 of lineage gemm-bf16)";
+                                     "producer-consumer-warp-specialization:requires";
     QTest::newRow("gemm-bf16 12") << "gemm-bf16" << "12-warp-specialized.cu" << ""
                                   << "wgmma:already has mbarrier, tma, wgmma;"
                                      "64-wide-k-tiles:passed: the kernel is at step 11 of lineage gemm-bf16;"

@@ -203,6 +203,11 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   });
   connect(skills_, &SkillLibraryService::failed, this,
           [this](const QString &message) { log_->error(tr("Skill library: %1").arg(message)); });
+  connect(skillsPanel_, &SkillsPanel::tryRequested, this, [this](const QString &id) { tryCardOnCurrentKernel(id); });
+  connect(skills_, &SkillLibraryService::tried, this,
+          [this](const QString &id, const QString &verdict, const QString &message, const QString &recorded) {
+            log_->info(tr("Skill card %1 tried: %2: %3 (%4)").arg(id, verdict, message, recorded));
+          });
   // The views that follow the open task and the selected candidate.
   context_ = new WorkbenchContext(this);
   context_->addView(results_);
@@ -1311,6 +1316,32 @@ bool MainWindow::optimizeCurrent() {
   if (!tuneCurrent()) return false;
   log_->info(why);
   statusBar()->showMessage(why, 2 * kStatusMessageMs);
+  return true;
+}
+
+bool MainWindow::tryCardOnCurrentKernel(const QString &id) {
+  CudaEditor *editor = editorToRun();
+  if (taskFolder_.isEmpty() || !editor) {
+    skillsPanel_->showMessage(tr("Open a task first: the card is tried on the kernel in the editor."), true);
+    return false;
+  }
+  const QString provider = lastAgentProvider_.isEmpty() ? settings::agentProvider() : lastAgentProvider_;
+  if (provider.isEmpty()) {
+    skillsPanel_->showMessage(tr("No model chosen: run Optimize once with an LLM provider (Settings ▸ LLM providers); "
+                                 "the card is tried with the same one."),
+                              true);
+    return false;
+  }
+  CardTryRequest request;
+  request.id = id;
+  request.taskFolder = taskFolder_;
+  request.kernel = editor->text();
+  request.kernelName = editor->fileName();
+  request.provider = provider;
+  request.model = lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_;
+  request.useDevice = !(gpuProbed_ && !gpuPresent_);
+  if (!skills_->tryCard(request)) return false;
+  skillsPanel_->showMessage(tr("Trying %1 on %2 with %3…").arg(id, editor->fileName(), provider));
   return true;
 }
 

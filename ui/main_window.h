@@ -221,6 +221,10 @@ class MainWindow : public QMainWindow {
   void checkSettled();
   CudaEditor *editorToRun();
   // A task is open with an editor to start from, and nothing runs that an agent session would disturb.
+  // "Try on current kernel" in the Skills view: the card applied to the editor's kernel by the
+  // Optimize action's model (SkillLibraryService::tryCard). False, saying why in the view, when
+  // there is no task, kernel or model.
+  bool tryCardOnCurrentKernel(const QString &id);
   bool agentCanStart();
   void onRunProgress(const EvaluationStep &step);
   void onRunFinished(const EvaluationRun &run, const QString &source);

@@ -15,6 +15,7 @@
 
 #include "app/cli/llm_command.h"
 #include "core/agent/session.h"
+#include "core/lineage/skill_library.h"
 #include "core/agent/trajectories.h"
 #include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
@@ -180,6 +181,8 @@ SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs 
   c.optimize->add_flag("--no-gpu", o.noGpu, "Compile every answer and check its launch only");
   c.optimize->add_flag("--no-profile", o.noProfile,
                        "Leave out the profiler's bottleneck summary of the incumbent and of correct candidates under repair");
+  c.optimize->add_flag("--no-skills", o.noSkills,
+                       "Leave the skill library's cards out of the prompts (default: up to 3 cards chosen for the kernel)");
   c.optimize->add_flag("--no-sanitize", o.noSanitize,
                        "Do not run compute-sanitizer on a kernel before it becomes the session's best");
   c.optimize->add_option("--resume", o.resume, "Continue session ID (kwb sessions lists them)");
@@ -270,6 +273,7 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     s.useDevice = !args.noGpu;
     s.profile = !args.noProfile;
     s.sanitizeBest = !args.noSanitize;
+    s.skills = !args.noSkills;
     std::string starter;
     if (!args.candidate.empty()) {
       try {
@@ -298,6 +302,9 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
   services.store = store;
   services.provider = provider->first;
   services.apiKey = provider->second;
+  std::string skillsProblem;
+  services.skills = kwb::SkillLibrary::openIfPresent(&skillsProblem);
+  if (!skillsProblem.empty()) log << "skill cards left out: " << skillsProblem << "\n";
   std::string noDevice;
   if (record->settings.useDevice) {
     kwb::EvaluatorSettings es;

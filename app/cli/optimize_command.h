@@ -32,6 +32,7 @@ struct OptimizeArgs {
   bool noGpu = false;
   bool noProfile = false;
   bool noSanitize = false;
+  bool noSkills = false;
   std::string resume;                // a session id
   std::string workspace;             // default: the workbench's
   std::string output;                // the best kernel's file

@@ -12,6 +12,9 @@
 #include "core/agent/answer.h"
 #include "core/agent/prompt.h"
 #include "core/agent/prompt_templates.h"
+#include "core/lineage/lineage_builder.h"
+#include "core/lineage/skill_library.h"
+#include "core/lineage/skill_retrieval.h"
 #include "core/profile/bottleneck.h"
 #include "core/profile/profiler.h"
 #include "core/store/database.h"
@@ -22,6 +25,9 @@
 namespace kwb::agent {
 
 namespace {
+
+// The most characters of skill cards a first turn carries (about 2000 tokens).
+constexpr std::size_t kSkillSectionChars = 8000;
 
 std::string msText(double ms) {
   char buf[32];
@@ -375,7 +381,7 @@ Incumbent Session::incumbentFor() {
   return best;
 }
 
-std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group) {
+std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group, std::vector<std::string> &cards) {
   // The group's incumbent: the attempt (or the starter) whose source it names.
   Incumbent inc = record_.baseline.value_or(Incumbent{});
   if (!group.incumbentHash.empty() && group.incumbentHash != inc.sourceHash) {
@@ -417,8 +423,68 @@ std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group) {
                                                      {"incumbent_feedback", inc.feedback},
                                                      {"goal", goal},
                                                      {"answer_format", answerFormat}};
-  return {{"system", renderTemplate(templateSystem_, {}, "system.md"), {}, {}},
-          {"user", renderTemplate(templateFirst_, values, "first_turn.md"), {}, {}}};
+  std::string user = renderTemplate(templateFirst_, values, "first_turn.md");
+  if (const std::string section = skillSection(inc.sourceHash.empty() ? std::string() : incumbentText, cards);
+      !section.empty())
+    user += (user.empty() || user.back() == '\n' ? "\n" : "\n\n") + section;
+  return {{"system", renderTemplate(templateSystem_, {}, "system.md"), {}, {}}, {"user", user, {}, {}}};
+}
+
+std::string Session::skillSection(const std::string &kernel, std::vector<std::string> &cards) {
+  cards.clear();
+  if (!services_.skills || !record_.settings.skills || record_.settings.skillCards <= 0) return {};
+  RetrievalQuery q;
+  q.operatorClass = operatorClassOf(task_);
+  q.problemText = task_.name + " " + task_.description;
+  if (!task_.configs.empty()) q.shape = task_.configs.back().values;  // the largest, by the tasks' habit
+  q.kernelSource = kernel;
+  q.configShapes = configShapesOf({task_});
+  q.limit = record_.settings.skillCards;
+  try {
+    std::lock_guard lock(skillsMutex_);
+    const Retrieval r = retrieveCards(services_.skills->cards(), q);
+    return formatCardsForPrompt(r.chosen, kSkillSectionChars, &cards);
+  } catch (const std::exception &e) {
+    publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("skill cards left out: ") + e.what()));
+    cards.clear();
+    return {};
+  }
+}
+
+void Session::recordCardEvidence(const GroupRecord &group, const AttemptRecord &attempt, const EvaluationResult &r) {
+  if (attempt.cards.empty() || !services_.skills) return;
+  const bool timed = r.outcome == Outcome::Correct && attempt.ms;
+  const bool failed = r.outcome == Outcome::CompileError || r.outcome == Outcome::Incorrect ||
+                      r.outcome == Outcome::RuntimeError || r.outcome == Outcome::Timeout || r.outcome == Outcome::LoadError;
+  if (!timed && !failed) return;  // not run (no GPU), cancelled, or the workbench's own trouble
+  CardEvidence e;
+  e.kind = "session";
+  e.task = task_.name;
+  e.config = "all";
+  if (!record_.settings.configs.empty()) {
+    e.config.clear();
+    for (const auto &c : record_.settings.configs) e.config += (e.config.empty() ? "" : ",") + c;
+  }
+  e.device = r.device;
+  e.arch = r.arch;
+  if (timed && group.incumbentMs) {
+    e.beforeMs = *group.incumbentMs;
+    e.afterMs = *attempt.ms;
+    e.speedup = e.beforeMs / e.afterMs;
+  }
+  e.success = timed && attempt.success;
+  e.note = "session " + id_ + ", group " + std::to_string(group.ordinal) + ", line " + std::to_string(attempt.line) +
+           ", turn " + std::to_string(attempt.turn) + ": " + attempt.outcome + (timed && !attempt.success ? ", goal not met" : "");
+  e.at = utcTimestamp();
+  std::lock_guard lock(skillsMutex_);
+  for (const auto &id : attempt.cards) {
+    try {
+      services_.skills->addEvidence(id, e, "session " + id_);
+    } catch (const std::exception &ex) {
+      publish(event(SessionEvent::Kind::Message, group.ordinal, attempt.line, attempt.turn,
+                    "card " + id + ": its evidence was not recorded: " + ex.what()));
+    }
+  }
 }
 
 std::vector<llm::Message> Session::repairMessages(const GroupRecord &group, const AttemptRecord &previous) {
@@ -501,6 +567,7 @@ void Session::evaluateAttempt(GroupRecord &group, AttemptRecord &attempt) {
     rec.device = r.device;
     rec.resultJson = evaluationResultText(r);
     run = rec;
+    recordCardEvidence(group, attempt, r);
   }
   services_.store->setEvaluation(attempt, run, source);
   SessionEvent e = event(SessionEvent::Kind::Evaluated, group.ordinal, attempt.line, attempt.turn, attempt.outcome);
@@ -543,7 +610,12 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
   a.line = pending.line;
   a.turn = pending.turn;
   a.parentId = pending.previous ? pending.previous->id : 0;
-  a.messages = pending.previous ? repairMessages(group, *pending.previous) : firstTurnMessages(group);
+  if (pending.previous) {
+    a.messages = repairMessages(group, *pending.previous);
+    a.cards = pending.previous->cards;
+  } else {
+    a.messages = firstTurnMessages(group, a.cards);
+  }
   llm::ChatRequest request;
   request.model = record_.model;
   request.messages = a.messages;

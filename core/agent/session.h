@@ -29,6 +29,10 @@
 #include "core/llm/provider.h"
 #include "core/task/task.h"
 
+namespace kwb {
+class SkillLibrary;
+}
+
 namespace kwb::agent {
 
 struct SessionEvent {
@@ -65,6 +69,10 @@ struct SessionServices {
   // hands the result over), so compiles overlap other candidates' GPU time.
   EvaluatorSettings evaluator;
   std::filesystem::path promptsUserDir, promptsBundledDir;  // empty: the defaults (prompt_templates.h)
+  // The user's skill library (core/lineage): cards chosen for the group's kernel go into first
+  // turns (SessionSettings::skills), and each gated evaluation of an attempt that carried cards
+  // adds to their evidence. Null: no cards.
+  std::shared_ptr<SkillLibrary> skills;
   // Lines of a turn worked on at once (each: its request, then its evaluation); 0: all of them.
   // 1 runs a turn's candidates one after another (the overhead benchmark's comparison).
   std::size_t parallelLines = 0;
@@ -117,7 +125,14 @@ class Session {
   Incumbent incumbentFor();
   bool measureBaseline();
   Goal goalFor(const Incumbent &incumbent) const;
-  std::vector<llm::Message> firstTurnMessages(const GroupRecord &group);
+  // `cards`: the skill ids the prompt carries.
+  std::vector<llm::Message> firstTurnMessages(const GroupRecord &group, std::vector<std::string> &cards);
+  // The prompt section of the cards retrieved for `kernel` (core/lineage/skill_retrieval.h), and
+  // their ids; empty without a library or with SessionSettings::skills off.
+  std::string skillSection(const std::string &kernel, std::vector<std::string> &cards);
+  // An attempt that carried cards was evaluated: its measurement joins each card's evidence
+  // (kind "session"), when the gate ruled (compile error, incorrect, or correct and timed).
+  void recordCardEvidence(const GroupRecord &group, const AttemptRecord &attempt, const EvaluationResult &result);
   std::vector<llm::Message> repairMessages(const GroupRecord &group, const AttemptRecord &previous);
   // Candidates run on the pool's GPUs: there is a pool with a device, and the settings use it.
   bool onGpu() const;
@@ -146,6 +161,7 @@ class Session {
   std::unique_ptr<llm::Provider> provider_;
   std::string templateSystem_, templateFirst_, templateRepair_, templateAnswer_, taskSpec_;
   std::atomic<bool> stopRequested_{false};
+  std::mutex skillsMutex_;  // the skill library is used by one line at a time
   std::mutex mutex_;
   std::optional<SessionState> requestedState_;
   std::string requestedReason_;

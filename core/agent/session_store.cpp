@@ -92,7 +92,7 @@ constexpr const char *kAttemptColumns =
     "a.id, a.group_id, a.line, a.turn, a.parent_id, a.state, a.messages_json, a.response_text, a.finish_reason, "
     "a.answer_outcome, a.answer_note, a.source_hash, a.evaluation_id, a.outcome, a.message, a.feedback, a.success, "
     "a.objective_ms, a.speedup, a.reward, a.credit, a.input_tokens, a.output_tokens, a.cost, a.llm_seconds, "
-    "a.eval_seconds, a.created_at, a.evaluated_at";
+    "a.eval_seconds, a.created_at, a.evaluated_at, a.cards_json";
 
 AttemptRecord readAttempt(const Statement &row) {
   AttemptRecord a;
@@ -124,6 +124,7 @@ AttemptRecord readAttempt(const Statement &row) {
   a.evalSeconds = row.columnDouble(25);
   a.createdAt = row.columnText(26);
   a.evaluatedAt = row.columnText(27);
+  a.cards = json::parse(row.columnText(28)).get<std::vector<std::string>>();
   return a;
 }
 
@@ -179,6 +180,8 @@ void to_json(json &j, const SessionSettings &s) {
            {"use_device", s.useDevice},
            {"profile", s.profile},
            {"sanitize_best", s.sanitizeBest},
+           {"skills", s.skills},
+           {"skill_cards", s.skillCards},
            {"starter_hash", s.starterHash},
            {"starter_name", s.starterName}};
   putOptional(j, "easy_below", s.dcp.easyBelow);
@@ -213,6 +216,8 @@ void from_json(const json &j, SessionSettings &s) {
   s.useDevice = j.value("use_device", s.useDevice);
   s.profile = j.value("profile", s.profile);
   s.sanitizeBest = j.value("sanitize_best", s.sanitizeBest);
+  s.skills = j.value("skills", s.skills);
+  s.skillCards = j.value("skill_cards", s.skillCards);
   s.starterHash = j.value("starter_hash", std::string());
   s.starterName = j.value("starter_name", std::string());
 }
@@ -431,8 +436,8 @@ AttemptRecord SessionStore::addAttempt(const AttemptRecord &attempt, const std::
     Statement insert = db.prepare(
         "INSERT INTO agent_attempts(group_id, line, turn, parent_id, state, messages_json, response_text, "
         "finish_reason, answer_outcome, answer_note, source_hash, outcome, message, input_tokens, output_tokens, cost, "
-        "llm_seconds, created_at) VALUES(?1, ?2, ?3, ?4, 'answered', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-        "?16, ?17)");
+        "llm_seconds, created_at, cards_json) VALUES(?1, ?2, ?3, ?4, 'answered', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+        "?14, ?15, ?16, ?17, ?18)");
     insert.bind(1, a.groupId).bind(2, static_cast<std::int64_t>(a.line)).bind(3, static_cast<std::int64_t>(a.turn));
     if (a.parentId) insert.bind(4, a.parentId);
     else insert.bindNull(4);
@@ -441,7 +446,7 @@ AttemptRecord SessionStore::addAttempt(const AttemptRecord &attempt, const std::
     if (a.sourceHash.empty()) insert.bindNull(10);
     else insert.bind(10, a.sourceHash);
     insert.bind(11, a.outcome).bind(12, a.message).bind(13, a.inputTokens).bind(14, a.outputTokens);
-    insert.bind(15, a.cost).bind(16, a.llmSeconds).bind(17, a.createdAt);
+    insert.bind(15, a.cost).bind(16, a.llmSeconds).bind(17, a.createdAt).bind(18, json(a.cards).dump());
     insert.run();
     a.id = db.lastInsertId();
   });

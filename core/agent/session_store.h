@@ -62,6 +62,8 @@ struct SessionSettings {
                                        // correct candidates under repair goes into the prompts
   bool sanitizeBest = true;            // with a GPU: compute-sanitizer (all four tools, smallest config) on a
                                        // kernel before it becomes the session's best; its errors make it incorrect
+  bool skills = true;                  // with a skill library: cards chosen for the kernel go into first turns
+  int skillCards = 3;                  // the most cards a prompt carries
   std::string starterHash;             // the kernel to start from (in the store's sources); empty: the task's starter
   std::string starterName;             // its file name, for the log
 };
@@ -125,6 +127,7 @@ struct AttemptRecord {
   std::int64_t inputTokens = 0, outputTokens = 0;
   double cost = 0, llmSeconds = 0, evalSeconds = 0;
   std::string createdAt, evaluatedAt;
+  std::vector<std::string> cards;      // skill ids the prompt carried (a repair: its line's first turn's)
 };
 
 void to_json(nlohmann::json &j, const DcpDecision &d);

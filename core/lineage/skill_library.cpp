@@ -172,6 +172,18 @@ std::filesystem::path SkillLibrary::defaultPath() {
   return userDataDir() / "library.sqlite";
 }
 
+std::shared_ptr<SkillLibrary> SkillLibrary::openIfPresent(std::string *problem) {
+  const auto path = defaultPath();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+  try {
+    return std::shared_ptr<SkillLibrary>(open(path));
+  } catch (const std::exception &e) {
+    if (problem) *problem = path.string() + ": " + e.what();
+    return nullptr;
+  }
+}
+
 std::unique_ptr<SkillLibrary> SkillLibrary::open(const std::filesystem::path &path) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);

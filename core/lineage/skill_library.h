@@ -94,6 +94,9 @@ class SkillLibrary {
   // or $KWB_LIBRARY when set. Created, or migrated forward, on open. Throws StoreError.
   static std::filesystem::path defaultPath();
   static std::unique_ptr<SkillLibrary> open(const std::filesystem::path &path = defaultPath());
+  // The user's library when its file exists (an agent session uses the cards there, and does not
+  // make an empty library); null otherwise, or when it cannot be opened (`problem` says why).
+  static std::shared_ptr<SkillLibrary> openIfPresent(std::string *problem = nullptr);
 
   const std::filesystem::path &path() const { return db_.path(); }
   Database &database() { return db_; }

@@ -171,6 +171,12 @@ CREATE TABLE agent_profiles(
 );
 )sql";
 
+// The skill cards (core/lineage) an attempt's prompt carried, as a JSON array of skill ids; a
+// repair turn carries its line's first turn's cards.
+constexpr const char *kVersion6 = R"sql(
+ALTER TABLE agent_attempts ADD COLUMN cards_json TEXT NOT NULL DEFAULT '[]';
+)sql";
+
 bool hasTable(Database &db, std::string_view name) {
   Statement query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind(1, name);
@@ -193,6 +199,7 @@ const std::vector<Migration> &workspaceMigrations() {
       {3, "evaluation run history", kVersion3},
       {4, "LLM request transcripts", kVersion4},
       {5, "agent sessions, groups and attempts", kVersion5},
+      {6, "the skill cards an attempt's prompt carried", kVersion6},
   };
   return migrations;
 }

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -20,7 +21,10 @@
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/lineage/lineage.h"
+#include "core/task/manifest_parser.h"
 #include "helpers/measured_lineage.h"
+#include "helpers/replay_llm_server.h"
 #include "helpers/test_files.h"
 #include "ui/services/skill_library_service.h"
 #include "ui/views/lineage_panel.h"
@@ -179,6 +183,75 @@ class TestSkillsViews : public QObject {
     QVERIFY(edited.wait(10000));
     QTRY_VERIFY(cardOf(service, "cp-async")->section("Risk").find("The reviewer's note.") != std::string::npos);
     QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("cp-async").back().action, std::string("edited"));
+  }
+
+  // "Try on current kernel": the card applied to a kernel by the replay LLM server (softmax step 1
+  // shown, step 2 answered), compile only here. A compile error rejects the proposed card, shown
+  // in the list after the refresh; a slow answer is cancelled from the panel's Cancel button.
+  void tryOnCurrentKernel() {
+    const QString library = QString::fromStdString((dir_ / "try.sqlite").string());
+    {
+      auto lib = SkillLibrary::open(library.toStdString());
+      const auto m = test::measuredLineage("layernorm");
+      for (const auto &c : liftCards(m.record, m.task)) lib->proposeCard(c, "test", "layernorm");
+    }
+    kwb::test::ReplayLlmServer server(test::kernelsDir() / "softmax");
+    server.script({kwb::test::ReplayFault::CompileError});
+    SkillLibraryService service(library);
+    SkillsPanel panel;
+    panel.attach(&service);
+    panel.show();
+    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
+    service.refresh();
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(panel.selectCard(QStringLiteral("warp-shuffle")));
+    QVERIFY(panel.tryButton()->isEnabled());
+    QVERIFY(panel.cancelTryButton()->isHidden());
+    const Task task = loadTask(test::kernelsDir() / "softmax");
+    CardTryRequest request;
+    request.id = QStringLiteral("warp-shuffle");
+    request.taskFolder = QString::fromStdString(task.folder.string());
+    request.kernel = QString::fromStdString(server.stepSource(1));
+    request.kernelName = QStringLiteral("01-naive.cu");
+    request.provider = QString::fromStdString(server.baseUrl());
+    request.useDevice = false;
+    // The panel asks; the window (here: the test) answers with the kernel and the model.
+    connect(&panel, &SkillsPanel::tryRequested, &service, [&](const QString &) { QVERIFY(service.tryCard(request)); });
+    QSignalSpy tried(&service, &SkillLibraryService::tried);
+    QSignalSpy progress(&service, &SkillLibraryService::tryProgress);
+    panel.tryButton()->click();
+    QVERIFY(service.isTrying());
+    QVERIFY(!panel.tryButton()->isEnabled());
+    QVERIFY(!panel.cancelTryButton()->isHidden());
+    QVERIFY(!service.tryCard(request));  // one at a time
+    QVERIFY(tried.wait(120000));
+    QCOMPARE(tried.at(0).at(1).toString(), QStringLiteral("compile-error"));
+    QCOMPARE(tried.at(0).at(3).toString(), QStringLiteral("evidence added; the card is now rejected"));
+    QVERIFY(progress.count() >= 2);  // measuring the kernel, asking the model, ...
+    QVERIFY2(panel.message().contains(QStringLiteral("compile-error")), qPrintable(panel.message()));
+    if (cardOf(service, "warp-shuffle")->status != CardStatus::Rejected) QVERIFY(loaded.wait(10000));
+    QVERIFY(cardOf(service, "warp-shuffle")->status == CardStatus::Rejected);
+    QVERIFY(panel.cancelTryButton()->isHidden());
+    QVERIFY(panel.tryButton()->isEnabled());
+
+    // A model that takes its time: Cancel ends the try at once, nothing recorded.
+    server.setDelays(std::chrono::milliseconds(8000), std::chrono::milliseconds(0));
+    QVERIFY(panel.selectCard(QStringLiteral("vectorized-access")));
+    tried.clear();
+    QSignalSpy asking(&service, &SkillLibraryService::tryProgress);
+    panel.tryButton()->click();
+    QVERIFY(service.isTrying());
+    while (std::none_of(asking.begin(), asking.end(),
+                        [](const QList<QVariant> &a) { return a.at(0).toString().startsWith(QStringLiteral("asking")); }))
+      QVERIFY(asking.wait(60000));
+    QElapsedTimer clock;
+    clock.start();
+    panel.cancelTryButton()->click();
+    QVERIFY(tried.wait(20000));
+    QVERIFY2(clock.elapsed() < 4000, qPrintable(QString::number(clock.elapsed())));
+    QCOMPARE(tried.at(0).at(1).toString(), QStringLiteral("not-gated"));
+    QCOMPARE(tried.at(0).at(2).toString(), QStringLiteral("cancelled"));
+    QCOMPARE(tried.at(0).at(3).toString(), QStringLiteral("not recorded (not-gated)"));
   }
 };
 

@@ -20,6 +20,9 @@
 #include "core/agent/trajectories.h"
 #include "core/llm/provider_config.h"
 #include "core/task/manifest_parser.h"
+#include "core/lineage/lineage_builder.h"
+#include "core/lineage/skill_library.h"
+#include "helpers/measured_lineage.h"
 #include "helpers/replay_llm_server.h"
 
 using namespace kwb;
@@ -101,6 +104,8 @@ class TestAgentSession : public QObject {
   void pauseCancelsRequestsAndResumeFinishes();
   void settingsOutOfRangeAreRefused();
   void settingsRoundTripThroughTheStore();
+  void skillCardsGoIntoFirstTurnsAndGainEvidence();
+  void skillCardsOffLeavesThemOut();
   void optimizeKilledWithSigkillResumes();
   void optimizeCtrlCPausesAndExportsTrajectories();
 };
@@ -287,6 +292,97 @@ void TestAgentSession::settingsOutOfRangeAreRefused() {
 
 // Every choice of the CLI's options and the window's dialog is stored with the session and read
 // back as it was (a resume runs with them).
+namespace {
+
+// A library in `dir` holding the cards lifted from the softmax lineage (figures by the helper).
+std::shared_ptr<SkillLibrary> softmaxCards(const QTemporaryDir &dir, std::vector<std::string> &ids) {
+  std::shared_ptr<SkillLibrary> library = SkillLibrary::open(dir.filePath("library.sqlite").toStdString());
+  const auto measured = test::measuredLineage("softmax");
+  for (const auto &card : liftCards(measured.record, measured.task)) {
+    library->proposeCard(card, "test", "softmax lineage");
+    ids.push_back(card.id);
+  }
+  return library;
+}
+
+std::size_t sessionEvidence(SkillLibrary &library, const std::string &id) {
+  const auto card = library.card(id);
+  return card ? static_cast<std::size_t>(std::count_if(card->evidence.begin(), card->evidence.end(),
+                                                       [](const CardEvidence &e) { return e.kind == "session"; }))
+              : 0;
+}
+
+}  // namespace
+
+// Issue 18, 6: the cards retrieved for the incumbent go into every first turn (with their carrier
+// code), each attempt records which, repairs carry their line's, and a gated evaluation (here a
+// compile error; a compiled-only answer is not gated) adds to each carried card's evidence.
+void TestAgentSession::skillCardsGoIntoFirstTurnsAndGainEvidence() {
+  Fixture f;
+  std::vector<std::string> ids;
+  auto library = softmaxCards(f.dir, ids);
+  QVERIFY(!ids.empty());
+  f.server.script({ReplayFault::CompileError});  // line 1's first answer: repaired in turn 2
+  const auto created = Session::create(*f.store, f.task, compileOnlySettings(2, 2, 1), f.server.baseUrl(), "replay");
+  auto services = f.services();
+  services.skills = library;
+  Session session(services, created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto attempts = f.store->attempts(f.store->groups(created.id).at(0).id);
+  QVERIFY(attempts.size() >= 3);
+  std::vector<std::string> carried;
+  for (const auto &a : attempts) {
+    QVERIFY2(!a.cards.empty(), ("attempt line " + std::to_string(a.line) + " turn " + std::to_string(a.turn)).c_str());
+    QVERIFY(a.cards.size() <= 3);
+    if (a.turn == 1) {
+      const std::string &user = a.messages.at(1).content;
+      QVERIFY2(user.find("## Skill cards") != std::string::npos, user.c_str());
+      for (const auto &id : a.cards) {
+        QVERIFY2(user.find(id) != std::string::npos, id.c_str());
+        QVERIFY(std::find(ids.begin(), ids.end(), id) != ids.end());
+        const auto card = library->card(id);
+        QVERIFY2(user.find(card->afterCode()) != std::string::npos, "the carrier is the code hint");
+      }
+      carried = a.cards;
+    } else {
+      QCOMPARE(a.cards, attempts.front().cards);  // a repair carries its line's cards
+    }
+  }
+  // The compile error is the one gated evaluation: one failed "session" measurement per card.
+  std::size_t failures = 0;
+  for (const auto &a : attempts) failures += a.outcome == "compile-error";
+  QCOMPARE(failures, std::size_t(1));
+  for (const auto &id : carried) {
+    QCOMPARE(sessionEvidence(*library, id), std::size_t(1));
+    const auto stored = library->card(id);
+    const auto &e = stored->evidence.back();
+    QVERIFY(!e.success);
+    QCOMPARE(e.task, std::string("softmax"));
+    QVERIFY2(e.note.find("session " + created.id) != std::string::npos, e.note.c_str());
+    QVERIFY2(e.note.find("compile-error") != std::string::npos, e.note.c_str());
+  }
+  // Reopened, the attempts still name their cards.
+  SessionStore again(std::filesystem::path(f.dir.filePath("ws.kwb").toStdString()));
+  QCOMPARE(again.attempts(f.store->groups(created.id).at(0).id).front().cards, attempts.front().cards);
+}
+
+void TestAgentSession::skillCardsOffLeavesThemOut() {
+  Fixture f;
+  std::vector<std::string> ids;
+  auto library = softmaxCards(f.dir, ids);
+  auto settings = compileOnlySettings(1, 1, 1);
+  settings.skills = false;
+  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+  auto services = f.services();
+  services.skills = library;
+  Session session(services, created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto attempts = f.store->attempts(f.store->groups(created.id).at(0).id);
+  QCOMPARE(attempts.size(), std::size_t(1));
+  QVERIFY(attempts[0].cards.empty());
+  QVERIFY(attempts[0].messages.at(1).content.find("## Skill cards") == std::string::npos);
+}
+
 void TestAgentSession::settingsRoundTripThroughTheStore() {
   QTemporaryDir dir;
   SessionStore store(std::filesystem::path(dir.filePath("ws.kwb").toStdString()));
@@ -320,6 +416,8 @@ void TestAgentSession::settingsRoundTripThroughTheStore() {
   QVERIFY(!r.profile);
   QVERIFY(!r.sanitizeBest);
   QVERIFY(!r.useDevice);
+  QVERIFY(r.skills);
+  QCOMPARE(r.skillCards, 3);
   // And the defaults: both GPU steps on.
   const auto plain = Session::create(store, task, compileOnlySettings(4, 3, 1), "http://127.0.0.1:1/v1", "m");
   QVERIFY(store.session(plain.id)->settings.profile);

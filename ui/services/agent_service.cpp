@@ -4,19 +4,18 @@
 #include <QMetaObject>
 #include <QPointer>
 
+#include "core/lineage/skill_library.h"
 #include "core/llm/provider_config.h"
 #include "core/task/manifest_parser.h"
 
 namespace kwb::ui {
 
-namespace {
-
-// The provider a request names, with its key; nullopt with `problem`.
-std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> resolveProvider(const AgentRequest &request,
-                                                                               QString &problem) {
-  const std::string target = request.provider.toStdString();
+std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> resolveAgentProvider(const QString &provider,
+                                                                                    const QString &apiKey,
+                                                                                    QString &problem) {
+  const std::string target = provider.toStdString();
   kwb::llm::ProviderConfig config;
-  if (request.provider.startsWith(QLatin1String("http://")) || request.provider.startsWith(QLatin1String("https://"))) {
+  if (provider.startsWith(QLatin1String("http://")) || provider.startsWith(QLatin1String("https://"))) {
     config = kwb::llm::adHocProvider(target);
   } else {
     std::vector<kwb::llm::ProviderConfig> providers;
@@ -28,16 +27,15 @@ std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> resolveProvider(
     }
     const auto it = std::find_if(providers.begin(), providers.end(), [&](const auto &p) { return p.name == target; });
     if (it == providers.end()) {
-      problem = QObject::tr("no LLM provider named '%1' (Settings ▸ LLM providers)").arg(request.provider);
+      problem = QObject::tr("no LLM provider named '%1' (Settings ▸ LLM providers)").arg(provider);
       return std::nullopt;
     }
     config = *it;
   }
-  std::string key = request.apiKey.isEmpty() ? kwb::llm::keyFromEnvironment(config) : request.apiKey.toStdString();
+  std::string key = apiKey.isEmpty() ? kwb::llm::keyFromEnvironment(config) : apiKey.toStdString();
   return std::make_pair(config, key);
 }
 
-}  // namespace
 
 AgentService::AgentService(QObject *parent)
     : QObject(parent), jobs_(new BackgroundJobs(QStringLiteral("agent"), this)), shared_(std::make_shared<Shared>()) {
@@ -81,7 +79,7 @@ bool AgentService::start(const AgentRequest &request) {
     return false;
   }
   QString problem;
-  const auto provider = resolveProvider(request, problem);
+  const auto provider = resolveAgentProvider(request.provider, request.apiKey, problem);
   if (!provider) {
     emit error(problem);
     return false;
@@ -122,6 +120,7 @@ bool AgentService::start(const AgentRequest &request) {
           services.store = store;
           services.provider = provider.first;
           services.apiKey = provider.second;
+          services.skills = kwb::SkillLibrary::openIfPresent();
           if (request.useDevice && record->settings.useDevice) {
             std::string noDevice;
             const auto visible = kwb::describeVisibleDevices(services.evaluator, noDevice);

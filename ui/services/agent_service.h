@@ -31,6 +31,12 @@ struct AgentRequest {
   bool useDevice = true;             // false: compile only
 };
 
+// The provider a request names (a configured provider's name, or a base URL) and its key
+// (`apiKey`, else the provider's environment variable); nullopt with `problem` when unknown.
+std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> resolveAgentProvider(const QString &provider,
+                                                                                    const QString &apiKey,
+                                                                                    QString &problem);
+
 // One event as the session view takes it: the core event and when it happened.
 struct AgentEventRow {
   kwb::agent::SessionEvent event;

@@ -1,8 +1,16 @@
 #include "ui/services/skill_library_service.h"
 
+#include <QMetaObject>
+#include <QPointer>
 #include <QStringList>
 
+#include <mutex>
+
+#include "core/agent/card_application.h"
+#include "core/eval/evaluator.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/task/manifest_parser.h"
+#include "ui/services/agent_service.h"
 
 namespace kwb::ui {
 
@@ -45,10 +53,99 @@ Answer changeAndRead(const QString &path, Change change) {
 
 }  // namespace
 
-SkillLibraryService::SkillLibraryService(const QString &path, QObject *parent)
-    : QObject(parent), path_(path), jobs_(new BackgroundJobs(QStringLiteral("kwb-skills"), this)) {}
+// What cancelTry() reaches from the GUI thread: the request's token and the evaluator in use.
+struct SkillLibraryService::TryControl {
+  std::mutex mutex;
+  kwb::llm::CancelToken cancel;
+  kwb::Evaluator *evaluator = nullptr;
+};
 
-SkillLibraryService::~SkillLibraryService() = default;
+SkillLibraryService::SkillLibraryService(const QString &path, QObject *parent)
+    : QObject(parent),
+      path_(path),
+      jobs_(new BackgroundJobs(QStringLiteral("kwb-skills"), this)),
+      tryJobs_(new BackgroundJobs(QStringLiteral("kwb-skill-try"), this)),
+      try_(std::make_shared<TryControl>()) {}
+
+SkillLibraryService::~SkillLibraryService() { cancelTry(); }
+
+bool SkillLibraryService::tryCard(const CardTryRequest &request) {
+  if (trying_) return false;
+  QString problem;
+  const auto provider = resolveAgentProvider(request.provider, request.apiKey, problem);
+  if (!provider) {
+    emit failed(problem);
+    return false;
+  }
+  trying_ = true;
+  try_->cancel.reset();
+  struct Outcome {
+    QString verdict, message, recorded, error;
+  };
+  QPointer<SkillLibraryService> self(this);
+  tryJobs_->run(
+      this, QString(),
+      [self, control = try_, path = path_, request, provider = *provider](const JobTicket &) {
+        Outcome out;
+        try {
+          const kwb::Task task = kwb::loadTask(request.taskFolder.toStdString());
+          auto library = kwb::SkillLibrary::open(libraryPath(path));
+          const auto card = library->card(request.id.toStdString());
+          if (!card) throw std::runtime_error("no card " + request.id.toStdString() + " in " + library->path().string());
+          auto config = provider.first;
+          if (!request.model.isEmpty()) config.model = request.model.toStdString();
+          kwb::llm::Provider chat(config, provider.second);
+          kwb::EvaluatorSettings es;
+          es.useDevice = request.useDevice;
+          kwb::Evaluator evaluator(es);
+          // cancelTry() reaches the evaluator while it lives, and never after.
+          struct Registration {
+            TryControl &control;
+            Registration(TryControl &c, kwb::Evaluator *e) : control(c) {
+              std::lock_guard lock(control.mutex);
+              control.evaluator = e;
+            }
+            ~Registration() {
+              std::lock_guard lock(control.mutex);
+              control.evaluator = nullptr;
+            }
+          } registration(*control, &evaluator);
+          kwb::agent::CardApplicationServices services;
+          services.provider = &chat;
+          services.evaluator = &evaluator;
+          services.cancel = &control->cancel;
+          services.onProgress = [self](const std::string &line) {
+            QMetaObject::invokeMethod(self, [self, line = QString::fromStdString(line)] {
+              if (self) emit self->tryProgress(line);
+            }, Qt::QueuedConnection);
+          };
+          kwb::agent::CardApplicationSettings settings;
+          settings.timingCap = std::chrono::milliseconds(static_cast<long long>(request.timingCapSeconds * 1000));
+          const auto a = kwb::agent::applyCard(*card, task, request.kernel.toStdString(),
+                                               request.kernelName.toStdString(), services, settings);
+          out.verdict = QString::fromStdString(kwb::agent::toString(a.verdict));
+          out.message = QString::fromStdString(a.message);
+          out.recorded = QString::fromStdString(kwb::agent::recordApplication(*library, a));
+        } catch (const std::exception &e) {
+          out.error = QString::fromStdString(e.what());
+        }
+        return out;
+      },
+      [this, id = request.id](const Outcome &out) {
+        trying_ = false;
+        if (!out.error.isEmpty()) emit failed(tr("Trying %1: %2").arg(id, out.error));
+        else emit tried(id, out.verdict, out.message, out.recorded);
+        refresh();
+      });
+  return true;
+}
+
+void SkillLibraryService::cancelTry() {
+  if (!try_) return;
+  std::lock_guard lock(try_->mutex);
+  try_->cancel.cancel();
+  if (try_->evaluator) try_->evaluator->cancel();
+}
 
 void SkillLibraryService::setPath(const QString &path) {
   path_ = path;

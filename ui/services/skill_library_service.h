@@ -23,6 +23,17 @@ struct SkillLibrarySnapshot {
   std::map<std::string, std::vector<kwb::CardAuditEntry>> audits;
 };
 
+// "Try on current kernel": a gated application of a card (core/agent/card_application.h) to the
+// editor's kernel, by the provider the Optimize action uses.
+struct CardTryRequest {
+  QString id;                       // the card
+  QString taskFolder;
+  QString kernel, kernelName;       // the editor's text and file name
+  QString provider, model, apiKey;  // as AgentRequest's
+  bool useDevice = true;            // false: compile only (nothing is admitted)
+  double timingCapSeconds = 0.5;
+};
+
 class SkillLibraryService : public QObject {
   Q_OBJECT
 
@@ -42,7 +53,14 @@ class SkillLibraryService : public QObject {
   // card with the same id. Answers with edited() (and a refresh), editRefused(problems) or failed().
   void edit(const QString &id, const QString &skillMarkdown, const QString &who);
 
-  bool isBusy() const { return pending_ > 0 || reading_; }
+  // A gated application, on a thread of its own (reads and reviews go on meanwhile). Answers with
+  // tryProgress() lines, then tried() (and a refresh) or failed(). One at a time: false while one runs.
+  bool tryCard(const CardTryRequest &request);
+  // Stops the try in progress: its request and evaluation are cancelled; tried() says "not-gated".
+  void cancelTry();
+  bool isTrying() const { return trying_; }
+
+  bool isBusy() const { return pending_ > 0 || reading_ || trying_; }
   const SkillLibrarySnapshot &snapshot() const { return snapshot_; }
 
  signals:
@@ -51,6 +69,10 @@ class SkillLibraryService : public QObject {
   void edited(const QString &id);
   void editRefused(const QString &id, const QStringList &problems);
   void failed(const QString &message);
+  void tryProgress(const QString &line);
+  // verdict: core/agent/card_application.h's word ("success", "no-effect", "compile-error", ...);
+  // recorded: what the library now holds ("evidence added; the card is now admitted").
+  void tried(const QString &id, const QString &verdict, const QString &message, const QString &recorded);
   void idle();
 
  private:
@@ -58,8 +80,12 @@ class SkillLibraryService : public QObject {
   void post(const QString &kind, Work work, Done done);
   void finish();
 
+  struct TryControl;
   QString path_;
   BackgroundJobs *jobs_ = nullptr;
+  BackgroundJobs *tryJobs_ = nullptr;
+  std::shared_ptr<TryControl> try_;
+  bool trying_ = false;
   SkillLibrarySnapshot snapshot_;
   int pending_ = 0;     // writes queued or running
   bool reading_ = false;  // a read queued or running

@@ -101,6 +101,13 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   reject_->setObjectName(QStringLiteral("skillReject"));
   edit_ = new QPushButton(tr("Edit…"), this);
   edit_->setObjectName(QStringLiteral("skillEdit"));
+  try_ = new QPushButton(tr("Try on current kernel"), this);
+  try_->setObjectName(QStringLiteral("skillTry"));
+  try_->setToolTip(tr("Ask the Optimize action's model to apply this card to the kernel in the editor, then check "
+                      "and time the result against it: a proposed card is admitted or rejected by the gate"));
+  cancelTry_ = new QPushButton(tr("Cancel"), this);
+  cancelTry_->setObjectName(QStringLiteral("skillTryCancel"));
+  cancelTry_->hide();
 
   auto *filters = new QHBoxLayout;
   filters->addWidget(status_);
@@ -115,6 +122,8 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   buttons->addWidget(approve_);
   buttons->addWidget(reject_);
   buttons->addWidget(edit_);
+  buttons->addWidget(try_);
+  buttons->addWidget(cancelTry_);
   buttons->addStretch(1);
   auto *right = new QWidget(this);
   auto *rightLayout = new QVBoxLayout(right);
@@ -186,10 +195,32 @@ void SkillsPanel::attach(SkillLibraryService *service) {
     message_->setText(tr("%1 was not changed:\n%2").arg(id, problems.join(QLatin1Char('\n'))));
   });
   connect(service_, &SkillLibraryService::failed, this, [this](const QString &m) {
-    message_->setStyleSheet(QStringLiteral("color: #b91c1c;"));
-    message_->setText(tr("The skill library: %1").arg(m));
+    showMessage(tr("The skill library: %1").arg(m), true);
+    showCard();
+  });
+  connect(service_, &SkillLibraryService::tryProgress, this, [this](const QString &line) { showMessage(line); });
+  connect(service_, &SkillLibraryService::tried, this,
+          [this](const QString &id, const QString &verdict, const QString &text, const QString &recorded) {
+            showMessage(tr("%1: %2: %3\n%4").arg(id, verdict, text, recorded),
+                        verdict != QLatin1String("success") && verdict != QLatin1String("not-gated"));
+            showCard();
+          });
+  connect(try_, &QPushButton::clicked, this, [this] {
+    if (!currentCard().isEmpty()) emit tryRequested(currentCard());
+    showCard();
+  });
+  connect(cancelTry_, &QPushButton::clicked, this, [this] {
+    if (service_) service_->cancelTry();
+    showMessage(tr("Cancelling…"));
   });
   reload();
+}
+
+QString SkillsPanel::message() const { return message_->text(); }
+
+void SkillsPanel::showMessage(const QString &text, bool problem) {
+  message_->setStyleSheet(problem ? QStringLiteral("color: #b91c1c;") : QString());
+  message_->setText(text);
 }
 
 QString SkillsPanel::reviewer() const {
@@ -261,6 +292,9 @@ void SkillsPanel::showCard() {
   approve_->setEnabled(card && card->status != kwb::CardStatus::Admitted);
   reject_->setEnabled(card && card->status != kwb::CardStatus::Rejected);
   edit_->setEnabled(card != nullptr);
+  const bool trying = service_ && service_->isTrying();
+  try_->setEnabled(card != nullptr && !trying);
+  cancelTry_->setVisible(trying);
   if (!card) {
     view_->setMarkdown(service_ && service_->snapshot().cards.empty()
                            ? tr("No skill cards yet. `kwb lineage build TASK` lifts them from a lineage on a GPU; "

@@ -4,7 +4,9 @@
 // card rendered with every field (intent, anchor, preconditions, scope, features, the measured
 // gain, each piece of evidence linked to its lineage step, risk, the verification log, the
 // carrier and the rest of its body) and its audit trail; Approve, Reject (with a reason) and
-// Edit (its SKILL.md, checked before it is stored) recorded with who and when.
+// Edit (its SKILL.md, checked before it is stored) recorded with who and when; Try on current
+// kernel (a gated application of the card to the editor's kernel: SkillLibraryService::tryCard),
+// with its progress and a Cancel.
 #include <QWidget>
 
 class QComboBox;
@@ -44,10 +46,17 @@ class SkillsPanel : public QWidget {
   QPushButton *approveButton() const { return approve_; }
   QPushButton *rejectButton() const { return reject_; }
   QPushButton *editButton() const { return edit_; }
+  QPushButton *tryButton() const { return try_; }
+  QPushButton *cancelTryButton() const { return cancelTry_; }
+  QString message() const;  // the line under the buttons
+  // A line under the buttons, in red when `problem`.
+  void showMessage(const QString &text, bool problem = false);
 
  signals:
   // An evidence link was followed: show this step of this lineage.
   void lineageStepRequested(const QString &lineage, int step);
+  // "Try on current kernel" was pressed for this card: the window knows the kernel and the model.
+  void tryRequested(const QString &id);
 
  private:
   void reload();
@@ -61,7 +70,7 @@ class SkillsPanel : public QWidget {
   QTextBrowser *view_ = nullptr;
   QLabel *message_ = nullptr;
   QString auditMarkdown_;  // the shown card's audit trail
-  QPushButton *approve_ = nullptr, *reject_ = nullptr, *edit_ = nullptr;
+  QPushButton *approve_ = nullptr, *reject_ = nullptr, *edit_ = nullptr, *try_ = nullptr, *cancelTry_ = nullptr;
   QString pending_;  // a card asked for that the list did not show yet
 };
 

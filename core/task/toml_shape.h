@@ -5,6 +5,7 @@
 // are skipped; a value's own dots (1.5, a date's fraction) are single and never reach the limit.
 // Characters that are not ASCII are refused outside strings and comments, and first after a
 // line-ending backslash: toml++ 3.3 meets undefined behaviour on them there (fuzz_manifest).
+// Control characters other than tab, CR and LF are refused anywhere, as TOML does.
 #include <cstddef>
 #include <optional>
 #include <string>

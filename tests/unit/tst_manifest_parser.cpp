@@ -1024,6 +1024,17 @@ void TestManifestParser::nonAsciiOnlyInStringsAndComments() {
   QCOMPARE(QString::fromStdString(t.description), QStringLiteral("\u00a1caf\u00e9 \u2014 \u00b5s"));
   PARSE(m, manifest({{2, QStringLiteral("description = \"\"\"a \\\n   b\u00a1\"\"\"")}}));
   QCOMPARE(QString::fromStdString(m.description), QStringLiteral("a b\u00a1"));
+  // Control characters (TOML allows none but tab), refused with their line before toml++ reads
+  // them: a NUL after a value, then a string holding U+0392, was again undefined behaviour in
+  // toml++ 3.3 (the fuzzer's input, cut down).
+  const std::string nul = std::string("[[step]]\nfile = 3") + std::string(4, '\0') + "\"02-warp\xce\x92huffle.cu\"\n";
+  const auto problem = kwb::checkTomlShape(nul);
+  QVERIFY(problem);
+  QCOMPARE(problem->line, 2);
+  QVERIFY2(problem->message.find("control character (U+0000)") != std::string::npos, problem->message.c_str());
+  const auto bell = kwb::checkTomlShape("a = 1\nb = \"x\x07\"\n");
+  QVERIFY(bell && bell->line == 2);
+  QVERIFY(!kwb::checkTomlShape("a = \"tab\there\"\r\nb = 2\n"));  // tab and CRLF are fine
 }
 
 // Issue 17, 2: a source that is a symbolic link (or sits behind one) is resolved and must end

@@ -5,11 +5,15 @@
 #include <memory>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <iostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/candidate_input.h"
+#include "app/cli/llm_command.h"
+#include "core/agent/deoptimize.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/lineage/lineage.h"
@@ -207,7 +211,81 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
   return allCorrect ? 0 : 1;
 }
 
-int lineageBuildCommand(const LineageBuildArgs &args, bool asJson) {
+namespace {
+
+// --deoptimize: the model's versions, gated one by one, written forward to a folder; the build
+// then goes on from that folder (on a GPU). Returns the exit status when the build must not go on.
+std::optional<int> deoptimizeInto(LineageBuildArgs &args, bool asJson) {
+  if (!args.fromVersions.empty()) {
+    std::cerr << "kwb: --deoptimize and --from-versions are two sources of versions: give one\n";
+    return 2;
+  }
+  if (args.provider.empty()) {
+    std::cerr << "kwb: --deoptimize needs --provider (a configured provider's name, or a base URL)\n";
+    return 2;
+  }
+  const auto expert = loadCandidate(args.task, args.deoptimize, "kwb lineage build");
+  if (!expert) return 2;
+  LlmArgs llm;
+  llm.target = args.provider;
+  llm.format = args.format;
+  llm.model = args.model;
+  const auto provider = providerAndKey(llm);
+  if (!provider) return 2;
+  auto config = provider->first;
+  if (!args.model.empty()) config.model = args.model;
+  kwb::llm::Provider chat(config, provider->second);
+  kwb::EvaluatorSettings es;
+  if (!args.gpus.empty()) es.device = args.gpus.front();
+  kwb::Evaluator evaluator(es);
+  kwb::agent::DeoptimizeServices services;
+  services.provider = &chat;
+  services.evaluator = &evaluator;
+  if (!asJson) services.onProgress = [](const std::string &line) { std::cerr << "kwb: " << line << "\n"; };
+  kwb::agent::DeoptimizeSettings settings;
+  settings.maxSteps = args.maxSteps;
+  settings.arch = args.arch;
+  settings.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
+  settings.tunables = expert->tunables;
+  const std::string expertName = expert->path.filename().string();
+  const fs::path out = !args.out.empty() ? fs::path(args.out) : fs::path(expert->path.stem().string() + "-deoptimized");
+  // The folder is rewritten after every answer: Ctrl+C or a crash keeps the versions so far.
+  services.onStep = [&](const kwb::agent::Deoptimization &so_far) {
+    kwb::agent::writeForwardVersions(so_far, out, expertName, expert->tunables);
+  };
+  try {
+    const auto d = kwb::agent::deoptimize(expert->task, expert->text, services, settings);
+    const auto files = kwb::agent::writeForwardVersions(d, out, expertName, expert->tunables);
+    std::size_t accepted = 0;
+    for (const auto &s : d.steps) accepted += s.accepted;
+    std::cerr << "kwb: de-optimization of " << expertName << " stopped: " << d.stopReason << "; " << accepted << " of "
+              << d.steps.size() << " answers accepted" << (d.onGpu ? "" : " (compiled only: no GPU)") << "; "
+              << files.size() << " versions written forward to " << out.string() << " (deoptimize.json: every answer)\n";
+    if (d.cancelled) return 1;
+    if (files.size() < 2) {
+      std::cerr << "kwb: fewer than two versions: no lineage to build\n";
+      return 1;
+    }
+    if (!d.onGpu) {
+      std::cerr << "kwb: no GPU: nothing stored; on a GPU, kwb lineage build " << args.task << " --from-versions "
+                << out.string() << " gates each forward step and lifts the cards\n";
+      return 3;
+    }
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return 1;
+  }
+  args.fromVersions = out.string();
+  if (args.name.empty()) args.name = expert->task.name + "@deopt-" + expert->path.stem().string();
+  return std::nullopt;
+}
+
+}  // namespace
+
+int lineageBuildCommand(const LineageBuildArgs &givenArgs, bool asJson) {
+  LineageBuildArgs args = givenArgs;
+  if (!args.deoptimize.empty())
+    if (const auto status = deoptimizeInto(args, asJson)) return *status;
   kwb::Task task;
   std::vector<kwb::LineageStep> steps;
   const bool fromVersions = !args.fromVersions.empty();

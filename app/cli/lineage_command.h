@@ -32,6 +32,10 @@ struct LineageBuildArgs {
   std::string arch;
   double timeCap = 1.0;
   std::vector<int> gpus;
+  // --deoptimize EXPERT.cu: the versions come from a model taking one technique out at a time
+  // (core/agent/deoptimize.h), written forward to `out`, then built as --from-versions out.
+  std::string deoptimize, provider, format, model, out;
+  int maxSteps = 15;
 };
 
 int lineageBuildCommand(const LineageBuildArgs &args, bool asJson);

@@ -435,11 +435,20 @@ int main(int argc, char **argv) {
       "and seed, timed), kept in the skill library with its speedups and kernel figures, and each\n"
       "accepted step read forward lifted into a skill card (proposed, or merged into the card of its kind).\n"
       "Exit status: 0 every step accepted; 1 a step rejected (the rest stored); 2 usage error or a\n"
-      "malformed lineage; 3 no GPU (nothing stored).");
+      "malformed lineage; 3 no GPU (nothing stored; with --deoptimize the versions are still written).");
   lineageBuild->add_option("TASK", buildArgs.task, "Task folder or its task.toml")->required();
   lineageBuild->add_option("--from-versions", buildArgs.fromVersions,
                            "A folder of versions: its lineage.toml, or every *.cu in name order with the task's launch "
                            "(default: the task's bundled lineage)");
+  lineageBuild->add_option("--deoptimize", buildArgs.deoptimize,
+                           "An expert kernel: a model takes out one technique at a time (each answer gated), the versions "
+                           "are written forward to --out and built from there");
+  lineageBuild->add_option("--provider", buildArgs.provider, "With --deoptimize: a configured provider's name, or a base URL");
+  lineageBuild->add_option("--format", buildArgs.format, "With --deoptimize: the wire format of a base URL (openai, anthropic, ollama)");
+  lineageBuild->add_option("--model", buildArgs.model, "With --deoptimize: the model (default: the provider's)");
+  lineageBuild->add_option("--out", buildArgs.out, "With --deoptimize: where the versions go (default: ./EXPERT-deoptimized)");
+  lineageBuild->add_option("--max-steps", buildArgs.maxSteps, "With --deoptimize: requests at most (default 15)")
+      ->check(CLI::PositiveNumber);
   lineageBuild->add_option("--name", buildArgs.name, "The lineage's name in the library (default: the task's, or TASK@FOLDER)");
   lineageBuild->add_option("--library", buildArgs.library,
                            "The skill library (default: $KWB_LIBRARY, else ~/.local/share/kernel-workbench/library.sqlite)");

@@ -49,11 +49,16 @@ std::vector<std::string> openAiStream(const std::string &text, const std::string
 ReplayLlmServer::ReplayLlmServer(const std::filesystem::path &taskFolder) {
   const auto lineageFile = taskFolder / "lineage" / "lineage.toml";
   const std::string toml = readAll(lineageFile);
-  const std::regex fileLine(R"re(^file\s*=\s*"([^"]+)")re");
+  const std::regex fileLine(R"re(^file\s*=\s*"([^"]+)")re"), titleLine(R"re(^title\s*=\s*"([^"]+)")re");
   std::istringstream lines(toml);
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, fileLine)) sources_.push_back(readAll(taskFolder / "lineage" / m[1].str()));
+    if (std::regex_search(line, m, fileLine)) {
+      sources_.push_back(readAll(taskFolder / "lineage" / m[1].str()));
+      titles_.push_back(m[1].str());
+    } else if (std::regex_search(line, m, titleLine) && !titles_.empty()) {
+      titles_.back() = m[1].str();
+    }
   }
   if (sources_.empty()) throw std::runtime_error(lineageFile.string() + " lists no steps");
   lastStep_ = sources_.size();
@@ -71,6 +76,11 @@ void ReplayLlmServer::setDelays(std::chrono::milliseconds beforeHeaders, std::ch
   std::lock_guard lock(mutex_);
   beforeHeaders_ = beforeHeaders;
   betweenChunks_ = betweenChunks;
+}
+
+void ReplayLlmServer::setBackward(bool backward) {
+  std::lock_guard lock(mutex_);
+  backward_ = backward;
 }
 
 void ReplayLlmServer::setLastStep(std::size_t step) {
@@ -113,14 +123,23 @@ ScriptedResponse ReplayLlmServer::answer(const ReceivedRequest &request) {
   // Shown step k: step k+1. Shown none (the task's starter, still the incumbent because the
   // steps answered so far were not faster): the step after the latest one answered.
   std::size_t shown = stepShown(prompt);
-  if (shown == 0)
+  if (shown == 0 && !backward_)
     for (std::size_t s : answered_) shown = std::max(shown, s);
-  const std::size_t next = std::min(std::min(shown + 1, sources_.size()), lastStep_);
+  if (backward_ && shown <= 1 && fault == ReplayFault::None) {
+    answered_.push_back(0);
+    ScriptedResponse r;
+    r.headers = {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
+    r.chunks = openAiStream("NOTHING LEFT", "stop");
+    return r;
+  }
+  const std::size_t next =
+      backward_ ? std::max<std::size_t>(shown, 2) - 1 : std::min(std::min(shown + 1, sources_.size()), lastStep_);
   std::string code = sources_[next - 1];
   std::string text, finish = "stop";
   switch (fault) {
     case ReplayFault::None:
-      text = "Here is the next version.\n\n```cuda\n" + code + "```\n\nIt applies one more optimization.";
+      text = backward_ ? "Removed: " + titles_[next] + "\n\n```cuda\n" + code + "```\n"
+                       : "Here is the next version.\n\n```cuda\n" + code + "```\n\nIt applies one more optimization.";
       break;
     case ReplayFault::CompileError: {
       // A statement without its semicolon at the kernel's first line of body.

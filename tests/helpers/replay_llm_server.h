@@ -33,6 +33,10 @@ class ReplayLlmServer {
   void setDelays(std::chrono::milliseconds beforeHeaders, std::chrono::milliseconds betweenChunks);
   // Only the steps up to this one (1-based) are answered; beyond it the last allowed one is repeated.
   void setLastStep(std::size_t step);
+  // De-optimization (issue 18, 2): shown step k, answer step k-1, its first line
+  // "Removed: <step k's title>"; shown step 1, answer "NOTHING LEFT" without code.
+  void setBackward(bool backward);
+  const std::string &stepTitle(std::size_t step) const { return titles_.at(step - 1); }
 
   std::size_t steps() const { return sources_.size(); }
   const std::string &stepSource(std::size_t step) const { return sources_.at(step - 1); }
@@ -46,7 +50,8 @@ class ReplayLlmServer {
   ScriptedResponse answer(const ReceivedRequest &request);
 
   LoopbackHttpServer http_;
-  std::vector<std::string> sources_;
+  std::vector<std::string> sources_, titles_;
+  bool backward_ = false;
   mutable std::mutex mutex_;
   std::deque<ReplayFault> faults_;
   std::vector<std::size_t> answered_;

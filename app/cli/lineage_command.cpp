@@ -226,20 +226,13 @@ std::optional<int> deoptimizeInto(LineageBuildArgs &args, bool asJson) {
   }
   const auto expert = loadCandidate(args.task, args.deoptimize, "kwb lineage build");
   if (!expert) return 2;
-  LlmArgs llm;
-  llm.target = args.provider;
-  llm.format = args.format;
-  llm.model = args.model;
-  const auto provider = providerAndKey(llm);
-  if (!provider) return 2;
-  auto config = provider->first;
-  if (!args.model.empty()) config.model = args.model;
-  kwb::llm::Provider chat(config, provider->second);
+  const auto chat = chatProvider(args.provider, args.format, args.model);
+  if (!chat) return 2;
   kwb::EvaluatorSettings es;
   if (!args.gpus.empty()) es.device = args.gpus.front();
   kwb::Evaluator evaluator(es);
   kwb::agent::DeoptimizeServices services;
-  services.provider = &chat;
+  services.provider = chat.get();
   services.evaluator = &evaluator;
   if (!asJson) services.onProgress = [](const std::string &line) { std::cerr << "kwb: " << line << "\n"; };
   kwb::agent::DeoptimizeSettings settings;

@@ -131,6 +131,19 @@ llm::WireFormat formatOfUrl(const std::string &url) {
 
 }  // namespace
 
+std::unique_ptr<kwb::llm::Provider> chatProvider(const std::string &target, const std::string &format,
+                                                 const std::string &model) {
+  LlmArgs args;
+  args.target = target;
+  args.format = format;
+  args.model = model;
+  const auto provider = providerAndKey(args);
+  if (!provider) return nullptr;
+  auto config = provider->first;
+  if (!model.empty()) config.model = model;
+  return std::make_unique<kwb::llm::Provider>(config, provider->second);
+}
+
 int llmListCommand(bool asJson) {
   std::vector<llm::ProviderConfig> providers;
   try {

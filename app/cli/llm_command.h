@@ -1,5 +1,6 @@
 #pragma once
 // kwb llm list | models | test | discover: the LLM providers from the command line.
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,3 +29,8 @@ int llmReplayCommand(const LlmArgs &args, bool asJson);
 // The provider args.target names (a configured one, or a base URL with args.format) and its key
 // from the environment; nullopt after printing why not.
 std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> providerAndKey(const LlmArgs &args);
+
+// The provider `target` names (a configured one, or a base URL spoken in `format`), `model` over
+// its default, ready to chat; null after printing why not.
+std::unique_ptr<kwb::llm::Provider> chatProvider(const std::string &target, const std::string &format,
+                                                 const std::string &model);

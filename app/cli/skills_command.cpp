@@ -286,18 +286,11 @@ int skillsApplyCommand(const SkillsArgs &args, bool asJson) {
   }
   const auto input = loadCandidate(args.task, args.kernel, "kwb skills apply");
   if (!input) return kExitInvalid;
-  LlmArgs llm;
-  llm.target = args.provider;
-  llm.format = args.format;
-  llm.model = args.model;
-  const auto provider = providerAndKey(llm);
-  if (!provider) return kExitInvalid;
-  auto config = provider->first;
-  if (!args.model.empty()) config.model = args.model;
-  kwb::llm::Provider chat(config, provider->second);
+  const auto chat = chatProvider(args.provider, args.format, args.model);
+  if (!chat) return kExitInvalid;
   kwb::Evaluator evaluator;
   kwb::agent::CardApplicationServices services;
-  services.provider = &chat;
+  services.provider = chat.get();
   services.evaluator = &evaluator;
   if (!asJson) services.onProgress = [](const std::string &line) { std::cerr << "kwb: " << line << "\n"; };
   kwb::agent::CardApplicationSettings settings;

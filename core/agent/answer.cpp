@@ -200,4 +200,6 @@ ParsedAnswer parseAnswer(std::string_view text, std::string_view kernel, std::st
   return a;
 }
 
+std::string expectedKernel(const Task &task) { return task.launch ? task.launch->kernel : std::string(); }
+
 }  // namespace kwb::agent

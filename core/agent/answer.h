@@ -23,6 +23,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/task/task.h"
+
 namespace kwb::agent {
 
 enum class AnswerOutcome { Code, MissingKernel, NoCode, Truncated, Empty };
@@ -37,6 +39,10 @@ struct ParsedAnswer {
   bool unfenced = false;     // the code was taken from an answer without fences
   std::string note;          // what was chosen and why, in words, when it was not plain
 };
+
+// The kernel an answer for `task` must define, for parseAnswer: its [launch] kernel's name; empty
+// when it has no [launch] (any __global__ or kwb_launch will do).
+std::string expectedKernel(const Task &task);
 
 // `kernel`: the task's [launch] kernel name (empty: any __global__ or kwb_launch will do).
 ParsedAnswer parseAnswer(std::string_view text, std::string_view kernel, std::string_view finishReason = {});

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 
 #include "core/agent/answer.h"
 #include "core/agent/prompt.h"
@@ -10,6 +9,7 @@
 #include "core/agent/session.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_retrieval.h"
+#include "core/store/database.h"
 
 namespace kwb::agent {
 namespace {
@@ -17,15 +17,6 @@ namespace {
 std::string times(double x) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "x%.2f", x);
-  return buffer;
-}
-
-std::string utcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buffer;
 }
 
@@ -86,7 +77,7 @@ std::vector<llm::Message> cardApplicationMessages(const SkillCard &card, const T
       {"task", taskSpec(task)},
       {"kernel", kernel},
       {"kernel_name", kernelName},
-      {"answer_format", renderTemplate(format.text, {{"kernel", task.launch ? task.launch->kernel : task.reference.launch.kernel}},
+      {"answer_format", renderTemplate(format.text, {{"kernel", task.launch ? task.launch->kernel : std::string("kwb_launch")}},
                                        "answer_format.md")}};
   return {llm::Message{.role = "system", .content = system.text},
           llm::Message{.role = "user", .content = renderTemplate(apply.text, values, "apply_card.md")}};
@@ -133,8 +124,7 @@ CardApplication applyCard(const SkillCard &card, const Task &task, const std::st
   request.maxTokens = settings.maxTokens;
   const auto reply = services.provider->chat(std::move(request), {}, services.cancel);
   if (reply.cancelled || cancelled()) return notGated("cancelled");
-  const std::string launchKernel = task.launch ? task.launch->kernel : task.reference.launch.kernel;
-  const auto parsed = parseAnswer(reply.response.text, launchKernel, reply.response.finishReason);
+  const auto parsed = parseAnswer(reply.response.text, expectedKernel(task), reply.response.finishReason);
   a.answerOutcome = std::string(answerOutcomeName(parsed.outcome));
   if (!reply.ok() && parsed.outcome != AnswerOutcome::Code) {
     a.verdict = ApplicationVerdict::NoAnswer;
@@ -196,7 +186,7 @@ std::string recordApplication(SkillLibrary &library, const CardApplication &a) {
   e.success = a.verdict == ApplicationVerdict::Success;
   e.note = "applied to " + a.kernelName + ": " + toString(a.verdict) + ": " + a.message;
   if (e.note.size() > 600) e.note = e.note.substr(0, 597) + "...";
-  e.at = utcNow();
+  e.at = utcTimestamp();
   library.addEvidence(a.cardId, e, "gate");
   const auto card = library.card(a.cardId);
   if (!card || card->status != CardStatus::Proposed) {

@@ -102,7 +102,6 @@ Deoptimization deoptimize(const Task &task, const std::string &expert, const Deo
   d.versions.push_back(expert);
   d.ms.push_back(objectiveMs(first));
 
-  const std::string launchKernel = task.launch ? task.launch->kernel : task.reference.launch.kernel;
   std::vector<DeoptimizeStep> rejectedHere;
   for (int request = 1;; ++request) {
     if (request > settings.maxSteps) {
@@ -134,7 +133,7 @@ Deoptimization deoptimize(const Task &task, const std::string &expert, const Deo
     step.request = request;
     const std::string &text = reply.response.text;
     step.technique = removedLine(text);
-    const auto parsed = parseAnswer(text, launchKernel, reply.response.finishReason);
+    const auto parsed = parseAnswer(text, expectedKernel(task), reply.response.finishReason);
     if (parsed.outcome != AnswerOutcome::Code && parsed.outcome != AnswerOutcome::MissingKernel && saysNothingLeft(text)) {
       d.stopReason = "nothing left";
       break;

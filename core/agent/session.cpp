@@ -442,8 +442,15 @@ std::string Session::skillSection(const std::string &kernel, std::vector<std::st
   q.limit = record_.settings.skillCards;
   try {
     std::lock_guard lock(skillsMutex_);
+    // A group's lines share its kernel: the library is read and ranked once for it.
+    if (const auto it = skillSections_.find(kernel); it != skillSections_.end()) {
+      cards = it->second.second;
+      return it->second.first;
+    }
     const Retrieval r = retrieveCards(services_.skills->cards(), q);
-    return formatCardsForPrompt(r.chosen, kSkillSectionChars, &cards);
+    std::string section = formatCardsForPrompt(r.chosen, kSkillSectionChars, &cards);
+    skillSections_[kernel] = {section, cards};
+    return section;
   } catch (const std::exception &e) {
     publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("skill cards left out: ") + e.what()));
     cards.clear();
@@ -653,7 +660,7 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
   a.outputTokens = result.response.usage.outputTokens;
   a.cost = result.cost;
   a.llmSeconds = result.seconds;
-  const ParsedAnswer parsed = parseAnswer(a.responseText, task_.launch ? task_.launch->kernel : std::string(),
+  const ParsedAnswer parsed = parseAnswer(a.responseText, expectedKernel(task_),
                                           a.finishReason);
   a.answerOutcome = std::string(answerOutcomeName(parsed.outcome));
   a.answerNote = parsed.note;

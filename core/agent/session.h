@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -162,6 +163,8 @@ class Session {
   std::string templateSystem_, templateFirst_, templateRepair_, templateAnswer_, taskSpec_;
   std::atomic<bool> stopRequested_{false};
   std::mutex skillsMutex_;  // the skill library is used by one line at a time
+  // skillSection()'s answers by kernel (under skillsMutex_): the section and its cards' ids.
+  std::map<std::string, std::pair<std::string, std::vector<std::string>>> skillSections_;
   std::mutex mutex_;
   std::optional<SessionState> requestedState_;
   std::string requestedReason_;

@@ -60,12 +60,7 @@ class TestGpuCardApplication : public QObject {
     return a;
   }
 
-  static SkillCard warpShuffleCard() {
-    const auto measured = test::measuredLineage("layernorm");
-    for (const auto &card : liftCards(measured.record, measured.task))
-      if (card.id == "warp-shuffle") return card;
-    throw std::runtime_error("the layernorm lineage gave no warp-shuffle card");
-  }
+  static SkillCard warpShuffleCard() { return test::liftedCard("layernorm", "warp-shuffle"); }
 
  private slots:
   void initTestCase() {

@@ -2,6 +2,7 @@
 #include "helpers/test_files.h"
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "core/lineage/lineage_builder.h"
 #include "core/task/manifest_parser.h"
@@ -56,6 +57,13 @@ MeasuredLineage measuredLineage(const std::string &name, int rejected) {
   }
   b.record = recordLineage(b.task, b.steps, b.sources, results, name, "bundled");
   return b;
+}
+
+SkillCard liftedCard(const std::string &name, const std::string &id) {
+  const auto measured = measuredLineage(name);
+  for (auto &card : liftCards(measured.record, measured.task))
+    if (card.id == id) return card;
+  throw std::runtime_error("the " + name + " lineage gave no " + id + " card");
 }
 
 }  // namespace kwb::test

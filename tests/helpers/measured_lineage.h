@@ -28,4 +28,7 @@ EvaluationResult measuredStep(const Task &task, const std::string &kernel, doubl
 // The lineage of bundled task `name`, step `rejected` (1-based; 0 none) incorrect.
 MeasuredLineage measuredLineage(const std::string &name, int rejected = 0);
 
+// The card `id` lifted (liftCards) from measuredLineage(name). Throws std::runtime_error without one.
+SkillCard liftedCard(const std::string &name, const std::string &id);
+
 }  // namespace kwb::test

@@ -34,12 +34,7 @@ const std::filesystem::path kKernels = std::filesystem::path(KWB_SOURCE_DIR) / "
 
 // The layernorm lineage's warp-shuffle card (lifted as kwb lineage build does, figures chosen by
 // the helper: each step twice as fast as the one before).
-SkillCard warpShuffleCard() {
-  const auto measured = test::measuredLineage("layernorm");
-  for (const auto &card : liftCards(measured.record, measured.task))
-    if (card.id == "warp-shuffle") return card;
-  throw std::runtime_error("the layernorm lineage gave no warp-shuffle card");
-}
+SkillCard warpShuffleCard() { return test::liftedCard("layernorm", "warp-shuffle"); }
 
 struct Fixture {
   QTemporaryDir dir;

@@ -17,6 +17,7 @@
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/lineage/lineage.h"
+#include "core/lineage/lineage_build.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "core/task/manifest_parser.h"
@@ -287,33 +288,52 @@ int lineageBuildCommand(const LineageBuildArgs &givenArgs, bool asJson) {
                            : fromVersions     ? task.name + "@" + fs::absolute(args.fromVersions).filename().string()
                                               : task.name;
   std::vector<std::string> sources;
-  std::vector<const kwb::LineageStep *> pointers;
-  for (const auto &s : steps) {
-    sources.push_back(readFile(s.file));
-    pointers.push_back(&s);
+  for (const auto &s : steps) sources.push_back(readFile(s.file));
+  kwb::LineageBuildOptions options;
+  options.name = name;
+  options.origin = !args.deoptimize.empty() ? "deoptimization" : fromVersions ? "versions" : "bundled";
+  options.evaluation.configs = args.configs;
+  options.evaluation.arch = args.arch;
+  options.evaluation.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
+  options.profile = !args.noProfile;
+  options.profileConfig = args.profileConfig;
+  if (!options.profileConfig.empty() && !task.config(options.profileConfig)) {
+    std::cerr << "kwb: --profile-config " << options.profileConfig << ": " << task.name << " has no such configuration\n";
+    return 2;
   }
-  kwb::EvaluationOptions options;
-  options.configs = args.configs;
-  options.arch = args.arch;
-  options.time = true;
-  options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
-  if (!asJson)
-    std::cerr << "kwb: gating " << steps.size() << " steps of " << name << " (compile, check every configuration and seed, time)\n";
-  const auto results = evaluateSteps(task, pointers, options, false, args.gpus, asJson);
-  if (std::none_of(results.begin(), results.end(), [](const auto &r) { return !r.device.empty(); })) {
+  kwb::EvaluatorPoolSettings ps;
+  ps.devices = args.gpus;
+  kwb::EvaluatorPool pool(ps, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
+  if (pool.devices().empty()) {
+    std::cerr << "kwb: no GPU (" << pool.problem()
+              << "): a stored lineage has every step gated and timed on a GPU; nothing stored\n";
+    return 3;
+  }
+  kwb::LineageBuildProgress progress;
+  if (!asJson) {
+    progress.onMessage = [](const std::string &line) { std::cerr << "kwb: " << line << "\n"; };
+    progress.onGated = [&](std::size_t i, std::size_t n, const kwb::EvaluationResult &r) {
+      std::cerr << "kwb: gated " << (i + 1) << "/" << n << " " << steps[i].title << ": " << kwb::toString(r.outcome) << "\n";
+    };
+    progress.onProfiled = [&](std::size_t i, std::size_t n, const kwb::profile::ProfileResult &p) {
+      std::cerr << "kwb: profiled " << (i + 1) << "/" << n << " " << steps[i].title << ": " << kwb::toString(p.outcome)
+                << (p.outcome == kwb::Outcome::Profiled ? " (" + std::to_string(p.metrics.size()) + " metrics, " +
+                                                              std::to_string(p.passes) + " passes)"
+                                                        : ": " + p.message)
+                << "\n";
+    };
+  }
+  auto built = kwb::buildLineage(task, steps, sources, pool, options, progress);
+  if (!built.onGpu) {
     std::cerr << "kwb: no GPU ran the steps: a stored lineage has every step gated and timed on a GPU; nothing stored\n";
     return 3;
   }
-  auto record = kwb::recordLineage(task, steps, sources, results, name, fromVersions ? "versions" : "bundled");
+  auto &record = built.record;
   std::unique_ptr<kwb::SkillLibrary> library;
   std::vector<kwb::SkillCard> cards;
   try {
     library = kwb::SkillLibrary::open(args.library.empty() ? kwb::SkillLibrary::defaultPath() : fs::path(args.library));
-    record.id = library->putLineage(record);
-    cards = kwb::liftCards(record, task);
-    for (const auto &card : cards)
-      library->proposeCard(card, "kwb lineage build", "from lineage " + name + " (" + std::to_string(card.evidence.size()) +
-                                                         " measurements)");
+    cards = kwb::storeLineage(*library, record, task, "kwb lineage build");
   } catch (const std::exception &e) {
     std::cerr << "kwb: the skill library: " << e.what() << "\n";
     return 1;
@@ -342,6 +362,10 @@ int lineageBuildCommand(const LineageBuildArgs &givenArgs, bool asJson) {
                     << (f.speedupVsPrevious > 0 ? " (" + fixed(f.speedupVsPrevious, 2) + "x)" : "");
       std::cout << "\n";
       if (!s.accepted) std::cout << "     " << s.reason << "\n";
+      if (!s.profileNote.empty() && s.accepted) std::cout << "     not profiled: " << s.profileNote << "\n";
+      for (const auto &d : s.deltas)
+        if (d.metric.rfind("profile ", 0) == 0)
+          std::cout << "     " << d.metric << ": " << fixed(d.before, 1) << " -> " << fixed(d.after, 1) << "\n";
     }
     std::cout << cards.size() << " skill card" << (cards.size() == 1 ? "" : "s") << " proposed or merged:\n";
     for (const auto &c : cards)

@@ -36,6 +36,8 @@ struct LineageBuildArgs {
   // (core/agent/deoptimize.h), written forward to `out`, then built as --from-versions out.
   std::string deoptimize, provider, format, model, out;
   int maxSteps = 15;
+  bool noProfile = false;     // every accepted step is profiled unless set
+  std::string profileConfig;  // empty: the task's first configuration
 };
 
 int lineageBuildCommand(const LineageBuildArgs &args, bool asJson);

@@ -434,6 +434,8 @@ int main(int argc, char **argv) {
       "Build a stored lineage: every version gated on the GPUs (compiled, correct on every configuration\n"
       "and seed, timed), kept in the skill library with its speedups and kernel figures, and each\n"
       "accepted step read forward lifted into a skill card (proposed, or merged into the card of its kind).\n"
+      "Every accepted step is profiled (CUPTI, the default metric set) at one configuration; the metrics\n"
+      "and their changes from the previous step are stored with it.\n"
       "Exit status: 0 every step accepted; 1 a step rejected (the rest stored); 2 usage error or a\n"
       "malformed lineage; 3 no GPU (nothing stored; with --deoptimize the versions are still written).");
   lineageBuild->add_option("TASK", buildArgs.task, "Task folder or its task.toml")->required();
@@ -457,6 +459,9 @@ int main(int argc, char **argv) {
   lineageBuild->add_option("--gpu", buildArgs.gpus, "CUDA device to use (repeatable; default: every visible one)");
   lineageBuild->add_option("--time-cap", buildArgs.timeCap, "Seconds of sampling per configuration (default 1)")
       ->check(CLI::PositiveNumber);
+  lineageBuild->add_option("--profile-config", buildArgs.profileConfig,
+                           "The configuration each accepted step is profiled at (default: the task's first)");
+  lineageBuild->add_flag("--no-profile", buildArgs.noProfile, "Do not profile the steps (only their timings and kernel figures)");
   lineageBuild->add_flag("--json", asJson, "Machine-readable output");
 
   SkillsArgs skillsArgs;

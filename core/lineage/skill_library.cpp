@@ -92,6 +92,9 @@ constexpr auto kStepFields = std::tuple{
     field("accepted", &LineageStepRecord::accepted),   field("outcome", &LineageStepRecord::outcome),
     field("reason", &LineageStepRecord::reason),       field("figures", &LineageStepRecord::figures),
     field("deltas", &LineageStepRecord::deltas),       field("kernels", &LineageStepRecord::kernels),
+    omitEmpty("profile_config", &LineageStepRecord::profileConfig),
+    omitEmpty("profile", &LineageStepRecord::profile),
+    omitEmpty("profile_note", &LineageStepRecord::profileNote),
     omitEmpty("source", &LineageStepRecord::source)};
 
 std::string lower(std::string s) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/lineage/skill_card.h"
+#include "core/profile/profile_request.h"
 #include "core/store/database.h"
 
 namespace kwb {
@@ -49,6 +50,10 @@ struct LineageStepRecord {
   std::string reason;               // why it was not accepted
   std::vector<StepFigures> figures;
   std::vector<MetricDelta> deltas;  // against the previous accepted step
+  // The profiler's metrics at one configuration (lineage_build.h), or why there are none.
+  std::string profileConfig;
+  std::vector<profile::MetricValue> profile;
+  std::string profileNote;
   nlohmann::json kernels = nlohmann::json::array();  // the compiled kernels' resources
   friend bool operator==(const LineageStepRecord &, const LineageStepRecord &) = default;
 };

@@ -18,6 +18,7 @@ struct MetricValue {
   std::string label;  // DRAM throughput
   std::string unit;   // %
   double value = 0;
+  friend bool operator==(const MetricValue &, const MetricValue &) = default;
 };
 
 struct ProfileRequest : worker::TaskRequest {

@@ -9,6 +9,7 @@
 
 #include "core/lineage/kernel_features.h"
 #include "core/lineage/lineage.h"
+#include "core/lineage/lineage_build.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
@@ -120,6 +121,71 @@ class TestSkillLibrary : public QObject {
     for (const auto &d : steps[5].deltas) registers = registers || (d.metric == "registers" && d.before == 36 && d.after == 38);
     QVERIFY(registers);
     QVERIFY(steps[2].figures.front().gflops > 0);
+  }
+
+  // The profiler's metrics go with each step; their deltas are against the previous accepted
+  // step at the same configuration (a rejected step between is passed over, a step profiled
+  // elsewhere or not at all gives none), and the library keeps them.
+  void profiledStepsHaveMetricDeltas() {
+    auto b = build("softmax", 3);
+    QVERIFY(b.record.steps.size() >= 4);
+    auto metric = [](const std::string &name, const std::string &label, double value) {
+      profile::MetricValue m;
+      m.name = name;
+      m.label = label;
+      m.unit = "%";
+      m.value = value;
+      return m;
+    };
+    std::vector<profile::ProfileResult> profiles(b.record.steps.size());
+    const double dram[] = {20, 40, 99, 80};
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+      profiles[i].config = "small";
+      profiles[i].outcome = Outcome::Profiled;
+      profiles[i].metrics = {metric("dram__throughput", "DRAM throughput", i < 4 ? dram[i] : 90),
+                             metric("sm__throughput", "SM throughput", 10.0 * static_cast<double>(i + 1))};
+    }
+    profiles[2].outcome = Outcome::NotRun;  // the rejected step was not profiled
+    profiles[2].message = "not accepted by the gate";
+    if (profiles.size() > 4) {
+      profiles[4].outcome = Outcome::NotProfiled;
+      profiles[4].reason = "insufficient-privileges";
+      profiles[4].message = "run with profiling allowed";
+    }
+    recordProfiles(b.record, profiles);
+    auto delta = [](const LineageStepRecord &s, const std::string &metricName) -> const MetricDelta * {
+      for (const auto &d : s.deltas)
+        if (d.metric == metricName) return &d;
+      return nullptr;
+    };
+    const auto &steps = b.record.steps;
+    QVERIFY(!delta(steps[0], "profile small: DRAM throughput (%)"));  // nothing before the first
+    const auto *second = delta(steps[1], "profile small: DRAM throughput (%)");
+    QVERIFY(second);
+    QCOMPARE(second->before, 20.0);
+    QCOMPARE(second->after, 40.0);
+    QVERIFY(!steps[2].accepted);
+    QVERIFY(steps[2].profile.empty());
+    QVERIFY2(steps[2].profileNote.find("not accepted") != std::string::npos, steps[2].profileNote.c_str());
+    const auto *fourth = delta(steps[3], "profile small: SM throughput (%)");
+    QVERIFY(fourth);
+    QCOMPARE(fourth->before, 20.0);  // step 2's, as step 3 was rejected
+    QCOMPARE(fourth->after, 40.0);
+    if (steps.size() > 4) {
+      QVERIFY(steps[4].profile.empty());
+      QVERIFY2(steps[4].profileNote.find("insufficient-privileges") != std::string::npos, steps[4].profileNote.c_str());
+      QVERIFY(!delta(steps[4], "profile small: SM throughput (%)"));
+    }
+    // Stored and read back whole.
+    auto library = SkillLibrary::open(dir_ / "library.sqlite");
+    library->putLineage(b.record);
+    const auto back = library->lineage(b.record.name);
+    QVERIFY(back);
+    QCOMPARE(back->steps[1].profile.size(), std::size_t{2});
+    QCOMPARE(back->steps[1].profile[0].value, 40.0);
+    QCOMPARE(back->steps[1].profileConfig, std::string("small"));
+    QCOMPARE(back->steps[2].profileNote, steps[2].profileNote);
+    QVERIFY(delta(back->steps[3], "profile small: SM throughput (%)"));
   }
 
   void cardsLiftedFromALineage() {

@@ -1,0 +1,128 @@
+// On a machine with a GPU: a stored lineage built as `kwb lineage build` and the Lineage panel
+// build it (core/lineage/lineage_build.h). The softmax lineage is gated on the pool, every
+// accepted step profiled with CUPTI at its first configuration, stored in a real library file
+// and read back: every step accepted and timed, the profiler's metrics with every step and their
+// deltas against the previous one, cards lifted. A cancel set before the build stops it with
+// nothing profiled. The figures go to lineage-build.json in the test's output folder. Skips,
+// saying why, without a GPU.
+#include <QtTest>
+#include <QTemporaryDir>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/gpu/device_info.h"
+#include "core/lineage/lineage.h"
+#include "core/lineage/lineage_build.h"
+#include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
+#include "helpers/test_files.h"
+
+using namespace kwb;
+using kwb::test::kernelsDir;
+using kwb::test::outputDir;
+
+class TestGpuLineageBuild : public QObject {
+  Q_OBJECT
+  std::string worker_;
+
+  struct Loaded {
+    Task task;
+    std::vector<LineageStep> steps;
+    std::vector<std::string> sources;
+  };
+  static Loaded softmax() {
+    Loaded l;
+    l.task = loadTask(kernelsDir() / "softmax");
+    l.steps = loadLineage(l.task).steps;
+    for (const auto &s : l.steps) {
+      SourceReadOptions o;
+      l.sources.push_back(readSourceFile(s.file, o));
+    }
+    return l;
+  }
+  EvaluatorPoolSettings poolSettings() const {
+    EvaluatorPoolSettings ps;
+    ps.evaluator.workerPath = worker_;
+    ps.devices = {0};
+    return ps;
+  }
+
+ private slots:
+  void initTestCase() {
+    const auto inventory = probeGpus();
+    if (!inventory.hasDevices()) QSKIP(("no CUDA device: " + inventory.problem).c_str());
+    const char *worker = std::getenv("KWB_WORKER");
+    QVERIFY2(worker && *worker, "run through ctest: KWB_WORKER names kwb-worker");
+    worker_ = worker;
+  }
+
+  void everyStepGatedProfiledAndStored() {
+    const auto l = softmax();
+    EvaluatorPool pool(poolSettings());
+    LineageBuildOptions options;
+    options.name = "softmax";
+    options.evaluation.timingCap = std::chrono::milliseconds(300);
+    std::vector<std::string> lines;
+    LineageBuildProgress progress;
+    std::size_t gated = 0, profiled = 0;
+    progress.onGated = [&](std::size_t, std::size_t, const EvaluationResult &) { ++gated; };
+    progress.onProfiled = [&](std::size_t, std::size_t, const profile::ProfileResult &) { ++profiled; };
+    progress.onMessage = [&](const std::string &line) { lines.push_back(line); };
+    auto built = buildLineage(l.task, l.steps, l.sources, pool, options, progress);
+    QVERIFY(built.onGpu);
+    QVERIFY(!built.cancelled);
+    QCOMPARE(gated, l.steps.size());
+    QCOMPARE(profiled, l.steps.size());
+    QCOMPARE(built.record.acceptedSteps(), static_cast<int>(l.steps.size()));
+    nlohmann::json report = {{"device", built.record.device}, {"steps", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < built.record.steps.size(); ++i) {
+      const auto &s = built.record.steps[i];
+      const auto &p = built.profiles[i];
+      QVERIFY2(p.outcome == Outcome::Profiled, (s.title + ": " + toString(p.outcome) + " " + p.reason + " " + p.message).c_str());
+      QCOMPARE(s.profileConfig, l.task.configs.front().name);
+      QVERIFY(s.profile.size() >= 3);
+      std::size_t profileDeltas = 0;
+      for (const auto &d : s.deltas) profileDeltas += d.metric.rfind("profile ", 0) == 0;
+      if (i == 0) QCOMPARE(profileDeltas, std::size_t{0});
+      else QCOMPARE(profileDeltas, s.profile.size());  // the same metric set at every step
+      nlohmann::json step = {{"title", s.title}, {"passes", p.passes}, {"seconds", p.seconds}, {"metrics", s.profile.size()}};
+      for (const auto &m : s.profile) step["values"][m.label.empty() ? m.name : m.label] = m.value;
+      for (const auto &f : s.figures) step["median_ms"][f.config] = f.medianMs;
+      report["steps"].push_back(step);
+    }
+    QTemporaryDir dir;
+    auto library = SkillLibrary::open(std::filesystem::path(dir.path().toStdString()) / "library.sqlite");
+    auto record = built.record;
+    const auto cards = storeLineage(*library, record, l.task, "tst_gpu_lineage_build");
+    QVERIFY(!cards.empty());
+    const auto back = library->lineage("softmax", true);
+    QVERIFY(back);
+    QCOMPARE(back->steps.size(), l.steps.size());
+    QCOMPARE(back->steps.back().profile, record.steps.back().profile);
+    QCOMPARE(back->steps.back().deltas.size(), record.steps.back().deltas.size());
+    report["cards"] = cards.size();
+    std::ofstream(outputDir() / "lineage-build.json") << report.dump(2) << "\n";
+  }
+
+  void aCancelStopsTheBuild() {
+    const auto l = softmax();
+    EvaluatorPool pool(poolSettings());
+    LineageBuildOptions options;
+    options.name = "softmax";
+    options.evaluation.timingCap = std::chrono::milliseconds(300);
+    std::atomic<bool> cancel{true};
+    std::size_t profiled = 0;
+    LineageBuildProgress progress;
+    progress.onProfiled = [&](std::size_t, std::size_t, const profile::ProfileResult &) { ++profiled; };
+    const auto built = buildLineage(l.task, l.steps, l.sources, pool, options, progress, &cancel);
+    QVERIFY(built.cancelled);
+    QCOMPARE(profiled, std::size_t{0});
+    QVERIFY(built.record.acceptedSteps() < static_cast<int>(l.steps.size()));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGpuLineageBuild)
+#include "tst_gpu_lineage_build.moc"

@@ -37,7 +37,7 @@ struct LineageBuildArgs {
   std::string deoptimize, provider, format, model, out;
   int maxSteps = 15;
   bool noProfile = false;     // every accepted step is profiled unless set
-  std::string profileConfig;  // empty: the task's first configuration
+  std::string profileConfig;  // empty: kwb::largestConfiguration(task)
 };
 
 int lineageBuildCommand(const LineageBuildArgs &args, bool asJson);

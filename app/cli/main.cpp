@@ -460,7 +460,7 @@ int main(int argc, char **argv) {
   lineageBuild->add_option("--time-cap", buildArgs.timeCap, "Seconds of sampling per configuration (default 1)")
       ->check(CLI::PositiveNumber);
   lineageBuild->add_option("--profile-config", buildArgs.profileConfig,
-                           "The configuration each accepted step is profiled at (default: the task's first)");
+                           "The configuration each accepted step is profiled at (default: the largest, by the task's bytes and FLOPs)");
   lineageBuild->add_flag("--no-profile", buildArgs.noProfile, "Do not profile the steps (only their timings and kernel figures)");
   lineageBuild->add_flag("--json", asJson, "Machine-readable output");
 

@@ -11,11 +11,26 @@ namespace {
 
 bool stopped(const std::atomic<bool> *cancel) { return cancel && cancel->load(); }
 
-std::string metricName(const std::string &config, const profile::MetricValue &m) {
+}  // namespace
+
+std::string profileMetricName(const std::string &config, const profile::MetricValue &m) {
   return "profile " + config + ": " + (m.label.empty() ? m.name : m.label) + (m.unit.empty() ? "" : " (" + m.unit + ")");
 }
 
-}  // namespace
+std::string largestConfiguration(const Task &task) {
+  std::string best;
+  double most = -1;
+  for (const auto &c : task.configs) {
+    double size = 0;
+    try {
+      size = static_cast<double>(task.bytes.evaluate(c.values)) + static_cast<double>(task.flops.evaluate(c.values));
+    } catch (const std::exception &) {
+      size = 0;
+    }
+    if (size > most) most = size, best = c.name;
+  }
+  return best;
+}
 
 void recordProfiles(LineageRecord &lineage, const std::vector<profile::ProfileResult> &profiles) {
   const LineageStepRecord *previous = nullptr;  // the last accepted step
@@ -37,7 +52,7 @@ void recordProfiles(LineageRecord &lineage, const std::vector<profile::ProfileRe
     if (previous && previous->profileConfig == s.profileConfig)
       for (const auto &after : s.profile)
         for (const auto &before : previous->profile)
-          if (before.name == after.name) s.deltas.push_back(MetricDelta{metricName(s.profileConfig, after), before.value, after.value});
+          if (before.name == after.name) s.deltas.push_back(MetricDelta{profileMetricName(s.profileConfig, after), before.value, after.value});
     previous = &s;
   }
 }
@@ -81,12 +96,12 @@ LineageBuild buildLineage(const Task &task, const std::vector<LineageStep> &step
   if (options.profile && b.onGpu && !b.cancelled) {
     std::size_t accepted = 0;
     for (const auto &s : b.record.steps) accepted += s.accepted;
-    say("profiling " + std::to_string(accepted) + " accepted steps at " +
-        (options.profileConfig.empty() ? task.configs.front().name : options.profileConfig));
+    const std::string config = options.profileConfig.empty() ? largestConfiguration(task) : options.profileConfig;
+    say("profiling " + std::to_string(accepted) + " accepted steps at " + config);
     for (std::size_t i = 0; i < n && !stopped(cancel); ++i) {
       if (!b.record.steps[i].accepted) continue;
       profile::ProfileOptions o;
-      o.config = options.profileConfig;
+      o.config = config;
       o.tunables = steps[i].tunables;
       o.arch = options.evaluation.arch;
       o.sourceName = steps[i].file.string();

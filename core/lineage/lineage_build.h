@@ -27,7 +27,7 @@ struct LineageBuildOptions {
   std::string origin = "bundled";  // "bundled", "versions", "deoptimization"
   EvaluationOptions evaluation;  // `time` is forced on: a stored step is measured
   bool profile = true;           // profile every accepted step
-  std::string profileConfig;     // empty: the task's first configuration (as `kwb profile`)
+  std::string profileConfig;     // empty: largestConfiguration(task)
 };
 
 struct LineageBuildProgress {
@@ -55,6 +55,13 @@ LineageBuild buildLineage(const Task &task, const std::vector<LineageStep> &step
 // was not profiled) and the deltas of every metric both it and the previous accepted step have,
 // named "profile <config>: <label> (<unit>)". `profiles[i]` belongs to steps[i].
 void recordProfiles(LineageRecord &lineage, const std::vector<profile::ProfileResult> &profiles);
+
+// How a profiled metric's delta is named: "profile <config>: <label> (<unit>)".
+std::string profileMetricName(const std::string &config, const profile::MetricValue &metric);
+
+// The configuration with the most bytes and FLOPs by the task's formulas (where the speedups
+// that matter are), the one a lineage's steps are profiled at by default.
+std::string largestConfiguration(const Task &task);
 
 // Stores the lineage (replacing one of the same name) and proposes (or merges) its cards.
 // Returns the cards lifted. Throws StoreError.

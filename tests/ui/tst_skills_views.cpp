@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/lineage/lineage_build.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
@@ -61,7 +62,15 @@ class TestSkillsViews : public QObject {
     // gemm-bf16 with step 7 rejected, sgemm whole; their cards; and the published-shaped cards.
     auto lib = SkillLibrary::open(library_.toStdString());
     for (const auto &[name, rejected] : {std::pair<std::string, int>{"gemm-bf16", 7}, {"sgemm", 0}}) {
-      const auto m = test::measuredLineage(name, rejected);
+      auto m = test::measuredLineage(name, rejected);
+      // Step k's DRAM throughput reads 10k % at the "large" configuration.
+      std::vector<profile::ProfileResult> profiles(m.record.steps.size());
+      for (std::size_t i = 0; i < profiles.size(); ++i) {
+        profiles[i].outcome = Outcome::Profiled;
+        profiles[i].config = "large";
+        profiles[i].metrics = {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput", "%", 10.0 * double(i + 1)}};
+      }
+      recordProfiles(m.record, profiles);
       lib->putLineage(m.record);
       for (const auto &c : liftCards(m.record, m.task)) lib->proposeCard(c, "test", name);
     }
@@ -101,6 +110,17 @@ class TestSkillsViews : public QObject {
       rows << panel.figures()->item(r, 0)->text() + QLatin1Char('=') + panel.figures()->item(r, 2)->text();
     QVERIFY2(rows.join(QLatin1Char(' ')).contains(QStringLiteral("speedup=\u00d72.00")), qPrintable(rows.join(QLatin1Char(' '))));
     QVERIFY2(rows.join(QLatin1Char(' ')).contains(QStringLiteral("registers=37")), qPrintable(rows.join(QLatin1Char(' '))));
+    // The profiler's figure before (step 4) and after (step 5).
+    const int dram = static_cast<int>(rows.indexOf(QStringLiteral("profile large: DRAM throughput (%)=50")));
+    QVERIFY2(dram >= 0, qPrintable(rows.join(QLatin1Char(' '))));
+    QCOMPARE(panel.figures()->item(dram, 1)->text(), QStringLiteral("40"));
+    // The first step's profile has nothing before it: it stands alone.
+    QVERIFY(panel.showLineage(QStringLiteral("gemm-bf16"), 1));
+    bool alone = false;
+    for (int r = 0; r < panel.figures()->rowCount(); ++r)
+      alone = alone || (panel.figures()->item(r, 0)->text() == QStringLiteral("profile large: DRAM throughput (%)") &&
+                        panel.figures()->item(r, 1)->text().isEmpty() && panel.figures()->item(r, 2)->text() == QStringLiteral("10"));
+    QVERIFY(alone);
     // A click on the third node selects step 3.
     QTest::mouseClick(panel.path(), Qt::LeftButton, {}, panel.path()->nodeRect(2).center());
     QCOMPARE(panel.currentStep(), 3);

@@ -1,5 +1,7 @@
 #include "ui/views/lineage_panel.h"
 
+#include "core/lineage/lineage_build.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "core/lineage/lineage_build.h"
 #include "ui/services/skill_library_service.h"
 #include "ui/views/side_by_side_diff.h"
 
@@ -289,9 +292,17 @@ void LineagePanel::showStep(int index) {
            number(f.medianMs * 1000, 1));
     if (f.speedupVsPrevious > 0) addRow(tr("%1 speedup").arg(QString::fromStdString(f.config)), QString(), QStringLiteral("\u00d7%1").arg(number(f.speedupVsPrevious, 2)));
   }
-  for (const auto &d : step.deltas)
-    addRow(QString::fromStdString(d.metric), number(d.before, d.before == std::floor(d.before) ? 0 : 1),
-           number(d.after, d.after == std::floor(d.after) ? 0 : 1));
+  auto value = [](double v) { return number(v, v == std::floor(v) ? 0 : 1); };
+  for (const auto &d : step.deltas) addRow(QString::fromStdString(d.metric), value(d.before), value(d.after));
+  // The profiler's figures with nothing to compare against (the first step) stand alone.
+  for (const auto &m : step.profile) {
+    const auto name = profileMetricName(step.profileConfig, m);
+    if (std::none_of(step.deltas.begin(), step.deltas.end(), [&](const MetricDelta &d) { return d.metric == name; }))
+      addRow(QString::fromStdString(name), QString(), value(m.value));
+  }
+  if (step.accepted && !step.profileNote.empty())
+    addRow(tr("profile %1").arg(QString::fromStdString(step.profileConfig)), QString(),
+           tr("not profiled: %1").arg(QString::fromStdString(step.profileNote)));
 }
 
 }  // namespace kwb::ui

@@ -204,6 +204,11 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(skills_, &SkillLibraryService::failed, this,
           [this](const QString &message) { log_->error(tr("Skill library: %1").arg(message)); });
   connect(skillsPanel_, &SkillsPanel::tryRequested, this, [this](const QString &id) { tryCardOnCurrentKernel(id); });
+  connect(lineagePanel_, &LineagePanel::buildRequested, this, [this] { buildLineageOfCurrentTask(); });
+  connect(lineagePanel_, &LineagePanel::deoptimizeRequested, this, [this] { deoptimizeCurrentKernel(); });
+  connect(skills_, &SkillLibraryService::built, this, [this](const QString &name, const QString &summary) {
+    log_->info(tr("Lineage %1 built: %2").arg(name, summary));
+  });
   connect(skills_, &SkillLibraryService::tried, this,
           [this](const QString &id, const QString &verdict, const QString &message, const QString &recorded) {
             log_->info(tr("Skill card %1 tried: %2: %3 (%4)").arg(id, verdict, message, recorded));
@@ -839,6 +844,8 @@ void MainWindow::cancelBackgroundWork() {
   gpuProbe_->cancel();
   tuning_->cancel();
   agent_->pause();
+  skills_->cancelTry();
+  skills_->cancelBuild();
   devices_->stop();
 }
 
@@ -1342,6 +1349,62 @@ bool MainWindow::tryCardOnCurrentKernel(const QString &id) {
   request.useDevice = !(gpuProbed_ && !gpuPresent_);
   if (!skills_->tryCard(request)) return false;
   skillsPanel_->showMessage(tr("Trying %1 on %2 with %3…").arg(id, editor->fileName(), provider));
+  return true;
+}
+
+bool MainWindow::buildLineageOfCurrentTask() {
+  if (taskFolder_.isEmpty()) {
+    lineagePanel_->showBuildMessage(tr("Open a task first: its bundled lineage is built."));
+    return false;
+  }
+  if (!QFileInfo::exists(QDir(taskFolder_).filePath(QStringLiteral("lineage/lineage.toml")))) {
+    lineagePanel_->showBuildMessage(
+        tr("%1 has no bundled lineage (lineage/lineage.toml): De-optimize current kernel makes one from an expert kernel.")
+            .arg(QFileInfo(taskFolder_).fileName()));
+    return false;
+  }
+  if (gpuProbed_ && !gpuPresent_) {
+    lineagePanel_->showBuildMessage(tr("No GPU here: a stored lineage has every step gated and timed on a GPU."));
+    return false;
+  }
+  LineageBuildRequest request;
+  request.taskFolder = taskFolder_;
+  if (!skills_->buildLineage(request)) {
+    lineagePanel_->showBuildMessage(tr("A card try or another build is running: wait for it, or cancel it."));
+    return false;
+  }
+  lineagePanel_->buildStarted(tr("Building the lineage of %1…").arg(QFileInfo(taskFolder_).fileName()));
+  return true;
+}
+
+bool MainWindow::deoptimizeCurrentKernel() {
+  CudaEditor *editor = editorToRun();
+  if (taskFolder_.isEmpty() || !editor) {
+    lineagePanel_->showBuildMessage(tr("Open a task and its expert kernel first: the kernel in the editor is de-optimized."));
+    return false;
+  }
+  const QString provider = lastAgentProvider_.isEmpty() ? settings::agentProvider() : lastAgentProvider_;
+  if (provider.isEmpty()) {
+    lineagePanel_->showBuildMessage(tr("No model chosen: run Optimize once with an LLM provider (Settings ▸ LLM "
+                                       "providers); the kernel is de-optimized with the same one."));
+    return false;
+  }
+  QString problem;
+  if (!resolveAgentProvider(provider, QString(), problem)) {
+    lineagePanel_->showBuildMessage(problem);
+    return false;
+  }
+  LineageBuildRequest request;
+  request.taskFolder = taskFolder_;
+  request.expert = editor->text();
+  request.expertName = editor->fileName();
+  request.provider = provider;
+  request.model = lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_;
+  if (!skills_->buildLineage(request)) {
+    lineagePanel_->showBuildMessage(tr("A card try or another build is running: wait for it, or cancel it."));
+    return false;
+  }
+  lineagePanel_->buildStarted(tr("De-optimizing %1 with %2…").arg(editor->fileName(), provider));
   return true;
 }
 

@@ -165,6 +165,12 @@ class MainWindow : public QMainWindow {
   // when nothing can be tuned now (no task, or a run or tuning in progress). Optimize calls it
   // too when no LLM is configured, and says so.
   bool tuneCurrent();
+  // Build lineage / De-optimize current kernel in the Lineage view (SkillLibraryService::
+  // buildLineage): the open task's bundled lineage, or the editor's kernel taken apart by the
+  // Optimize action's model. False, saying why in the view, when there is no task, lineage,
+  // kernel or model, or something else holds the GPU's attention.
+  bool buildLineageOfCurrentTask();
+  bool deoptimizeCurrentKernel();
   // With an LLM configured: the session settings dialog (objectName "sessionSettingsDialog",
   // window-modal), whose Start runs startAgentSession(); else the tuner. False when neither can start.
   bool optimizeCurrent();

@@ -46,7 +46,7 @@ bool grabWindow(MainWindow &window, const QString &target) {
 QStringList parseScreenshotActions(const QString &value, QString *problem) {
   static const QStringList known{QStringLiteral("run"),     QStringLiteral("time"),    QStringLiteral("tune"),
                                  QStringLiteral("profile"), QStringLiteral("listing"), QStringLiteral("show"),
-                                 QStringLiteral("lineage"), QStringLiteral("skills")};
+                                 QStringLiteral("lineage"), QStringLiteral("skills"), QStringLiteral("build-lineage")};
   QStringList actions = value.split(QLatin1Char(','), Qt::SkipEmptyParts);
   for (auto &a : actions) a = a.trimmed();
   for (const auto &a : actions) {
@@ -128,6 +128,12 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
       started = window.tuneCurrent();
     } else if (parts[0] == QLatin1String("listing")) {
       started = window.showListing();
+    } else if (parts[0] == QLatin1String("build-lineage")) {
+      // The Lineage view in front while the open task's lineage is built; settled once stored.
+      window.lineageDock()->show();
+      window.lineageDock()->raise();
+      window.resizeDocks({window.lineageDock()}, {560}, Qt::Vertical);
+      started = window.buildLineageOfCurrentTask();
     } else if (parts[0] == QLatin1String("lineage") || parts[0] == QLatin1String("skills")) {
       // The dock in front (its library read again), then the lineage and step, or the card, shown
       // once that read is in.

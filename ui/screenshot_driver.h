@@ -12,9 +12,10 @@ class MainWindow;
 
 // The actions --then accepts: run, time (a run with timing), tune, listing,
 // profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]] (the Lineage view of the
-// skill library), skills[:ID] (the Skills view, a card selected).
+// skill library), skills[:ID] (the Skills view, a card selected), build-lineage (the open task's
+// lineage built on the GPU, as Build lineage does).
 inline constexpr const char *kScreenshotActionsHelp =
-    "run, time, tune, listing, profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]], skills[:ID]";
+    "run, time, tune, listing, profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]], skills[:ID], build-lineage";
 
 // The comma-separated --then value as a list of actions; an action it cannot read is named in
 // *problem (the list is then empty).

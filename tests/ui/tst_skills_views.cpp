@@ -25,6 +25,7 @@
 #include "core/lineage/lineage.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/measured_lineage.h"
+#include "core/gpu/device_info.h"
 #include "helpers/replay_llm_server.h"
 #include "helpers/test_files.h"
 #include "ui/services/skill_library_service.h"
@@ -272,6 +273,95 @@ class TestSkillsViews : public QObject {
     QCOMPARE(tried.at(0).at(1).toString(), QStringLiteral("not-gated"));
     QCOMPARE(tried.at(0).at(2).toString(), QStringLiteral("cancelled"));
     QCOMPARE(tried.at(0).at(3).toString(), QStringLiteral("not recorded (not-gated)"));
+  }
+
+  // Build lineage and De-optimize current kernel from the Lineage view, without a GPU: the build
+  // says why nothing is stored; the de-optimization by the replay LLM server (backward mode:
+  // softmax step 4 down to step 1, each answer compiled) writes its versions forward into the
+  // library's deoptimized/ folder with progress, and says they were compiled only; a slow model
+  // is cancelled from the panel's Cancel button.
+  void buildFromTheLineageView() {
+    if (probeGpus().hasDevices()) QSKIP("a GPU here: the answers without one cannot be checked (tst_gpu_lineage_build builds on it)");
+    const fs::path folder = dir_ / "build";
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    const QString library = QString::fromStdString((folder / "library.sqlite").string());
+    const QString softmax = QString::fromStdString((test::kernelsDir() / "softmax").string());
+    kwb::test::ReplayLlmServer server(test::kernelsDir() / "softmax");
+    server.setBackward(true);
+    SkillLibraryService service(library);
+    LineagePanel panel;
+    panel.attach(&service);
+    panel.resize(1200, 600);
+    panel.show();
+    LineageBuildRequest bundled;
+    bundled.taskFolder = softmax;
+    LineageBuildRequest deopt = bundled;
+    deopt.expert = QString::fromStdString(server.stepSource(4));
+    deopt.expertName = QStringLiteral("04-float4.cu");
+    deopt.provider = QString::fromStdString(server.baseUrl());
+    // The panel asks; the window (here: the test) answers with the task, the kernel and the model.
+    connect(&panel, &LineagePanel::buildRequested, &service, [&] {
+      QVERIFY(service.buildLineage(bundled));
+      panel.buildStarted(QStringLiteral("Building the lineage of softmax…"));
+    });
+    connect(&panel, &LineagePanel::deoptimizeRequested, &service, [&] {
+      QVERIFY(service.buildLineage(deopt));
+      panel.buildStarted(QStringLiteral("De-optimizing 04-float4.cu…"));
+    });
+    QSignalSpy failed(&service, &SkillLibraryService::failed);
+    QSignalSpy progress(&service, &SkillLibraryService::buildProgress);
+    QVERIFY(panel.cancelButton()->isHidden());
+    panel.buildButton()->click();
+    QVERIFY(service.isBuilding());
+    QVERIFY(!panel.buildButton()->isEnabled());
+    QVERIFY(!panel.cancelButton()->isHidden());
+    QVERIFY(!service.buildLineage(bundled));  // one at a time
+    QVERIFY(failed.wait(60000));
+    QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("no GPU")), qPrintable(failed.at(0).at(0).toString()));
+    QVERIFY2(panel.buildStatus().contains(QStringLiteral("no GPU")), qPrintable(panel.buildStatus()));
+    QVERIFY(panel.cancelButton()->isHidden());
+    QVERIFY(panel.buildButton()->isEnabled());
+    QVERIFY(SkillLibrary::open(library.toStdString())->lineages().empty());
+
+    // De-optimization: three answers accepted (compiled), four versions written forward.
+    failed.clear();
+    progress.clear();
+    panel.deoptimizeButton()->click();
+    QVERIFY(failed.wait(120000));
+    const QString message = failed.at(0).at(0).toString();
+    QVERIFY2(message.contains(QStringLiteral("compiled only")) && message.contains(QStringLiteral("4 versions in")),
+             qPrintable(message));
+    QVERIFY2(panel.buildStatus() == message, qPrintable(panel.buildStatus()));
+    std::vector<fs::path> runs;
+    for (const auto &e : fs::directory_iterator(folder / "deoptimized")) runs.push_back(e.path());
+    QCOMPARE(runs.size(), std::size_t{1});
+    QVERIFY2(runs[0].filename().string().rfind("softmax-04-float4-", 0) == 0, runs[0].string().c_str());
+    QVERIFY(fs::exists(runs[0] / "lineage.toml"));
+    QVERIFY(fs::exists(runs[0] / "deoptimize.json"));
+    std::size_t kernels = 0;
+    for (const auto &e : fs::directory_iterator(runs[0])) kernels += e.path().extension() == ".cu";
+    QCOMPARE(kernels, std::size_t{4});
+    QVERIFY(progress.count() >= 3);
+    QCOMPARE(progress.last().at(2).toInt(), 15);  // counted against the step limit
+    QCOMPARE(server.answeredSteps(), (std::vector<std::size_t>{3, 2, 1, 0}));
+
+    // A model that takes its time: Cancel ends it within a second or two, nothing stored.
+    server.setDelays(std::chrono::milliseconds(8000), std::chrono::milliseconds(0));
+    failed.clear();
+    progress.clear();
+    QElapsedTimer clock;
+    clock.start();
+    panel.deoptimizeButton()->click();
+    QVERIFY(progress.wait(20000));
+    panel.cancelButton()->click();
+    QVERIFY(failed.wait(20000));
+    QVERIFY2(clock.elapsed() < 7500, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("cancelled")), qPrintable(failed.at(0).at(0).toString()));
+    QVERIFY(!service.isBuilding());
+    QVERIFY(panel.buildButton()->isEnabled());
+    QVERIFY(SkillLibrary::open(library.toStdString())->lineages().empty());
+    QVERIFY(panel.grab().save(QString::fromStdString((dir_ / "lineage-build-cancelled.png").string())));
   }
 };
 

@@ -1,5 +1,7 @@
 #include "ui/services/skill_library_service.h"
 
+#include <QDateTime>
+#include <QFileInfo>
 #include <QMetaObject>
 #include <QPointer>
 #include <QStringList>
@@ -7,8 +9,12 @@
 #include <mutex>
 
 #include "core/agent/card_application.h"
+#include "core/agent/deoptimize.h"
 #include "core/eval/evaluator.h"
+#include "core/lineage/lineage_build.h"
+#include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/task/source_file.h"
 #include "core/task/manifest_parser.h"
 #include "ui/services/agent_service.h"
 
@@ -53,11 +59,35 @@ Answer changeAndRead(const QString &path, Change change) {
 
 }  // namespace
 
-// What cancelTry() reaches from the GUI thread: the request's token and the evaluator in use.
-struct SkillLibraryService::TryControl {
+// What cancelTry() and cancelBuild() reach from the GUI thread: the request's token, the flag a
+// lineage build polls, and the evaluator in use.
+struct SkillLibraryService::Control {
   std::mutex mutex;
   kwb::llm::CancelToken cancel;
+  std::atomic<bool> stop{false};
   kwb::Evaluator *evaluator = nullptr;
+  void reset() {
+    cancel.reset();
+    stop = false;
+  }
+  void cancelAll() {
+    std::lock_guard lock(mutex);
+    cancel.cancel();
+    stop = true;
+    if (evaluator) evaluator->cancel();
+  }
+  // The evaluator in use while it lives, and never after.
+  struct Registration {
+    Control &control;
+    Registration(Control &c, kwb::Evaluator *e) : control(c) {
+      std::lock_guard lock(control.mutex);
+      control.evaluator = e;
+    }
+    ~Registration() {
+      std::lock_guard lock(control.mutex);
+      control.evaluator = nullptr;
+    }
+  };
 };
 
 SkillLibraryService::SkillLibraryService(const QString &path, QObject *parent)
@@ -65,12 +95,16 @@ SkillLibraryService::SkillLibraryService(const QString &path, QObject *parent)
       path_(path),
       jobs_(new BackgroundJobs(QStringLiteral("kwb-skills"), this)),
       tryJobs_(new BackgroundJobs(QStringLiteral("kwb-skill-try"), this)),
-      try_(std::make_shared<TryControl>()) {}
+      try_(std::make_shared<Control>()),
+      build_(std::make_shared<Control>()) {}
 
-SkillLibraryService::~SkillLibraryService() { cancelTry(); }
+SkillLibraryService::~SkillLibraryService() {
+  cancelTry();
+  cancelBuild();
+}
 
 bool SkillLibraryService::tryCard(const CardTryRequest &request) {
-  if (trying_) return false;
+  if (trying_ || building_) return false;
   QString problem;
   const auto provider = resolveAgentProvider(request.provider, request.apiKey, problem);
   if (!provider) {
@@ -78,7 +112,7 @@ bool SkillLibraryService::tryCard(const CardTryRequest &request) {
     return false;
   }
   trying_ = true;
-  try_->cancel.reset();
+  try_->reset();
   struct Outcome {
     QString verdict, message, recorded, error;
   };
@@ -98,18 +132,7 @@ bool SkillLibraryService::tryCard(const CardTryRequest &request) {
           kwb::EvaluatorSettings es;
           es.useDevice = request.useDevice;
           kwb::Evaluator evaluator(es);
-          // cancelTry() reaches the evaluator while it lives, and never after.
-          struct Registration {
-            TryControl &control;
-            Registration(TryControl &c, kwb::Evaluator *e) : control(c) {
-              std::lock_guard lock(control.mutex);
-              control.evaluator = e;
-            }
-            ~Registration() {
-              std::lock_guard lock(control.mutex);
-              control.evaluator = nullptr;
-            }
-          } registration(*control, &evaluator);
+          const Control::Registration registration(*control, &evaluator);
           kwb::agent::CardApplicationServices services;
           services.provider = &chat;
           services.evaluator = &evaluator;
@@ -140,11 +163,146 @@ bool SkillLibraryService::tryCard(const CardTryRequest &request) {
   return true;
 }
 
+namespace {
+
+// What a build answers: the stored lineage's name and a line about it, or why there is none.
+struct BuildOutcome {
+  QString name, summary, error;
+};
+
+std::vector<std::string> readSources(const std::vector<kwb::LineageStep> &steps) {
+  std::vector<std::string> sources;
+  for (const auto &step : steps) {
+    kwb::SourceReadOptions o;
+    o.what = "lineage step";
+    sources.push_back(kwb::readSourceFile(step.file, o));
+  }
+  return sources;
+}
+
+}  // namespace
+
+bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
+  if (trying_ || building_) return false;
+  std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> provider;
+  if (!request.expert.isEmpty()) {
+    QString problem;
+    provider = resolveAgentProvider(request.provider, request.apiKey, problem);
+    if (!provider) {
+      emit failed(problem);
+      return false;
+    }
+  }
+  building_ = true;
+  build_->reset();
+  QPointer<SkillLibraryService> self(this);
+  auto report = [self](const std::string &line, int done, int total) {
+    QMetaObject::invokeMethod(self, [self, line = QString::fromStdString(line), done, total] {
+      if (self) emit self->buildProgress(line, done, total);
+    }, Qt::QueuedConnection);
+  };
+  tryJobs_->run(
+      this, QString(),
+      [control = build_, path = path_, request, provider, report](const JobTicket &) {
+        BuildOutcome out;
+        try {
+          const kwb::Task task = kwb::loadTask(request.taskFolder.toStdString());
+          std::string versions = request.versionsFolder.toStdString(), name = request.name.toStdString();
+          std::string origin = versions.empty() ? "bundled" : "versions";
+          if (!request.expert.isEmpty()) {
+            // The versions are written after every answer: a crash or a cancel keeps them.
+            const auto stem = std::filesystem::path(request.expertName.toStdString()).stem().string();
+            const auto folder = libraryPath(path).parent_path() / "deoptimized" /
+                                (task.name + "-" + stem + "-" +
+                                 QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")).toStdString());
+            auto config = provider->first;
+            if (!request.model.isEmpty()) config.model = request.model.toStdString();
+            kwb::llm::Provider chat(config, provider->second);
+            kwb::Evaluator evaluator;
+            const Control::Registration registration(*control, &evaluator);
+            kwb::agent::DeoptimizeServices services;
+            services.provider = &chat;
+            services.evaluator = &evaluator;
+            services.cancel = &control->cancel;
+            int answers = 0;
+            services.onProgress = [&](const std::string &line) { report(line, answers, request.maxSteps); };
+            services.onStep = [&](const kwb::agent::Deoptimization &soFar) {
+              answers = static_cast<int>(soFar.steps.size());
+              kwb::agent::writeForwardVersions(soFar, folder, request.expertName.toStdString());
+            };
+            kwb::agent::DeoptimizeSettings settings;
+            settings.maxSteps = request.maxSteps;
+            settings.timingCap = std::chrono::milliseconds(static_cast<long long>(request.timingCapSeconds * 1000));
+            const auto d = kwb::agent::deoptimize(task, request.expert.toStdString(), services, settings);
+            const auto files = kwb::agent::writeForwardVersions(d, folder, request.expertName.toStdString());
+            if (files.empty()) std::filesystem::remove_all(folder);  // nothing to keep
+            const std::string where = files.empty() ? std::string("no versions written")
+                                                    : std::to_string(files.size()) + " versions in " + folder.string();
+            if (d.cancelled) throw std::runtime_error("cancelled; " + where + " (nothing stored)");
+            if (files.size() < 2)
+              throw std::runtime_error("the de-optimization stopped (" + d.stopReason + ") with fewer than two versions: no lineage");
+            if (!d.onGpu)
+              throw std::runtime_error("no GPU: the answers were compiled only; " + where +
+                                       " (build them on a GPU: kwb lineage build TASK --from-versions FOLDER)");
+            report("de-optimization stopped: " + d.stopReason + "; " + where, answers, answers);
+            versions = folder.string();
+            origin = "deoptimization";
+            if (name.empty()) name = task.name + "@deopt-" + stem;
+          }
+          const auto steps = versions.empty() ? kwb::loadLineage(task).steps : kwb::versionsOf(task, versions);
+          if (name.empty())
+            name = versions.empty() ? task.name : task.name + "@" + std::filesystem::absolute(versions).filename().string();
+          const auto sources = readSources(steps);
+          kwb::EvaluatorPool pool(kwb::EvaluatorPoolSettings{},
+                                  [&](const std::string &line) { report(line, 0, 0); });
+          if (pool.devices().empty())
+            throw std::runtime_error("no GPU (" + pool.problem() + "): a stored lineage has every step gated and timed on a GPU");
+          kwb::LineageBuildOptions options;
+          options.name = name;
+          options.origin = origin;
+          options.evaluation.timingCap = std::chrono::milliseconds(static_cast<long long>(request.timingCapSeconds * 1000));
+          options.profile = request.profile;
+          const int stages = static_cast<int>(steps.size()) * (request.profile ? 2 : 1);
+          int done = 0;
+          kwb::LineageBuildProgress progress;
+          progress.onMessage = [&](const std::string &line) { report(line, done, stages); };
+          progress.onGated = [&](std::size_t i, std::size_t, const kwb::EvaluationResult &r) {
+            report("gated " + steps[i].title + ": " + kwb::toString(r.outcome), ++done, stages);
+          };
+          progress.onProfiled = [&](std::size_t i, std::size_t, const kwb::profile::ProfileResult &p) {
+            report("profiled " + steps[i].title + ": " + kwb::toString(p.outcome), ++done, stages);
+          };
+          auto built = kwb::buildLineage(task, steps, sources, pool, options, progress, &control->stop);
+          if (built.cancelled) throw std::runtime_error("cancelled: nothing stored");
+          if (!built.onGpu) throw std::runtime_error("no GPU ran the steps: nothing stored");
+          auto library = kwb::SkillLibrary::open(libraryPath(path));
+          const auto cards = kwb::storeLineage(*library, built.record, task, "workbench lineage build");
+          out.name = QString::fromStdString(name);
+          out.summary = QStringLiteral("%1 of %2 steps passed the gate on %3; %4 skill cards proposed or merged")
+                            .arg(built.record.acceptedSteps())
+                            .arg(built.record.steps.size())
+                            .arg(QString::fromStdString(built.record.device))
+                            .arg(cards.size());
+        } catch (const std::exception &e) {
+          out.error = QString::fromStdString(e.what());
+        }
+        return out;
+      },
+      [this, task = QFileInfo(request.taskFolder).fileName()](const BuildOutcome &out) {
+        building_ = false;
+        if (!out.error.isEmpty()) emit failed(tr("Building the lineage of %1: %2").arg(task, out.error));
+        else emit built(out.name, out.summary);
+        refresh();
+      });
+  return true;
+}
+
 void SkillLibraryService::cancelTry() {
-  if (!try_) return;
-  std::lock_guard lock(try_->mutex);
-  try_->cancel.cancel();
-  if (try_->evaluator) try_->evaluator->cancel();
+  if (try_) try_->cancelAll();
+}
+
+void SkillLibraryService::cancelBuild() {
+  if (build_) build_->cancelAll();
 }
 
 void SkillLibraryService::setPath(const QString &path) {

@@ -34,6 +34,21 @@ struct CardTryRequest {
   double timingCapSeconds = 0.5;
 };
 
+// "Build lineage": the task's bundled lineage, a folder of versions, or (with `expert`) the
+// versions a model gives by taking one technique at a time out of an expert kernel
+// (core/agent/deoptimize.h, written forward to the library's deoptimized/ folder after every
+// answer), gated, profiled and stored with their cards (core/lineage/lineage_build.h).
+struct LineageBuildRequest {
+  QString taskFolder;
+  QString versionsFolder;           // empty: the task's bundled lineage (or the de-optimized versions)
+  QString expert, expertName;       // an expert kernel's text and file name: de-optimize it first
+  QString provider, model, apiKey;  // the model that de-optimizes, as AgentRequest's
+  QString name;                     // empty: the task's name, TASK@FOLDER or TASK@deopt-EXPERT
+  double timingCapSeconds = 0.5;
+  bool profile = true;
+  int maxSteps = 15;                // de-optimization requests at most
+};
+
 class SkillLibraryService : public QObject {
   Q_OBJECT
 
@@ -60,7 +75,15 @@ class SkillLibraryService : public QObject {
   void cancelTry();
   bool isTrying() const { return trying_; }
 
-  bool isBusy() const { return pending_ > 0 || reading_ || trying_; }
+  // A lineage build, on the same thread as a try (one of them at a time: false while either
+  // runs, or when the de-optimizing provider is unknown, with failed()). Answers with
+  // buildProgress() as it goes, then built() (and a refresh) or failed(); nothing is stored when
+  // it is cancelled or no GPU ran the steps.
+  bool buildLineage(const LineageBuildRequest &request);
+  void cancelBuild();
+  bool isBuilding() const { return building_; }
+
+  bool isBusy() const { return pending_ > 0 || reading_ || trying_ || building_; }
   const SkillLibrarySnapshot &snapshot() const { return snapshot_; }
 
  signals:
@@ -73,6 +96,9 @@ class SkillLibraryService : public QObject {
   // verdict: core/agent/card_application.h's word ("success", "no-effect", "compile-error", ...);
   // recorded: what the library now holds ("evidence added; the card is now admitted").
   void tried(const QString &id, const QString &verdict, const QString &message, const QString &recorded);
+  // done of total steps of the current stage (total 0: not counted).
+  void buildProgress(const QString &line, int done, int total);
+  void built(const QString &lineage, const QString &summary);
   void idle();
 
  private:
@@ -80,12 +106,12 @@ class SkillLibraryService : public QObject {
   void post(const QString &kind, Work work, Done done);
   void finish();
 
-  struct TryControl;
+  struct Control;
   QString path_;
   BackgroundJobs *jobs_ = nullptr;
-  BackgroundJobs *tryJobs_ = nullptr;
-  std::shared_ptr<TryControl> try_;
-  bool trying_ = false;
+  BackgroundJobs *tryJobs_ = nullptr;  // tries and builds
+  std::shared_ptr<Control> try_, build_;
+  bool trying_ = false, building_ = false;
   SkillLibrarySnapshot snapshot_;
   int pending_ = 0;     // writes queued or running
   bool reading_ = false;  // a read queued or running

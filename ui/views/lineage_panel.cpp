@@ -11,6 +11,8 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QPainter>
 #include <QScrollArea>
 #include <QSplitter>
@@ -87,7 +89,7 @@ void LineagePath::paintEvent(QPaintEvent *) {
   p.fillRect(rect(), palette().base());
   if (!lineage_ || lineage_->steps.empty()) {
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(rect(), Qt::AlignCenter, tr("No lineage: build one with kwb lineage build TASK"));
+    p.drawText(rect(), Qt::AlignCenter, tr("No lineage: Build lineage (or kwb lineage build TASK) builds one"));
     return;
   }
   const auto &steps = lineage_->steps;
@@ -156,11 +158,42 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
   figures_->verticalHeader()->hide();
   figures_->setEditTriggers(QAbstractItemView::NoEditTriggers);
 
+  build_ = new QPushButton(tr("Build lineage"), this);
+  build_->setObjectName(QStringLiteral("lineageBuild"));
+  build_->setToolTip(tr("Gate, time and profile every step of the open task's bundled lineage on the GPU, store it "
+                        "in the skill library and lift its cards"));
+  deoptimize_ = new QPushButton(tr("De-optimize current kernel…"), this);
+  deoptimize_->setObjectName(QStringLiteral("lineageDeoptimize"));
+  deoptimize_->setToolTip(tr("The model takes one technique at a time out of the kernel in the editor (each answer "
+                             "gated); the versions, read forward, are built as a lineage"));
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setObjectName(QStringLiteral("lineageBuildCancel"));
+  progress_ = new QProgressBar(this);
+  progress_->setObjectName(QStringLiteral("lineageBuildProgress"));
+  buildStatus_ = new QLabel(this);
+  buildStatus_->setObjectName(QStringLiteral("lineageBuildStatus"));
+  buildStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // One line, cut at the panel's edge; the whole text in its tooltip.
+  buildStatus_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  setBuilding(false);
+  connect(build_, &QPushButton::clicked, this, &LineagePanel::buildRequested);
+  connect(deoptimize_, &QPushButton::clicked, this, &LineagePanel::deoptimizeRequested);
+  connect(cancel_, &QPushButton::clicked, this, [this] {
+    if (service_) service_->cancelBuild();
+    setBuildStatus(tr("Cancelling…"));
+  });
+
   auto *top = new QHBoxLayout;
   top->addWidget(new QLabel(tr("Lineage:"), this));
   top->addWidget(lineages_, 1);
   top->addWidget(new QLabel(tr("Configuration:"), this));
   top->addWidget(configs_);
+  top->addWidget(build_);
+  top->addWidget(deoptimize_);
+  auto *buildRow = new QHBoxLayout;
+  buildRow->addWidget(progress_);
+  buildRow->addWidget(cancel_);
+  buildRow->addWidget(buildStatus_, 1);
   auto *split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(diff_);
   split->addWidget(figures_);
@@ -169,6 +202,7 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
   split->setSizes({900, 380});
   auto *layout = new QVBoxLayout(this);
   layout->addLayout(top);
+  layout->addLayout(buildRow);
   layout->addWidget(summary_);
   layout->addWidget(scroll);
   layout->addWidget(stepTitle_);
@@ -190,7 +224,7 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
                               .arg(l->acceptedSteps())
                               .arg(l->steps.size())
                               .arg(QString::fromStdString(l->builtAt))
-                        : tr("No lineage in the library yet: kwb lineage build TASK builds one on a GPU."));
+                        : tr("No lineage in the library yet: Build lineage (or kwb lineage build TASK) builds one on a GPU."));
     if (l && !l->steps.empty()) path_->select(static_cast<int>(l->steps.size()) - 1);
     else showStep(-1);
   });
@@ -204,7 +238,46 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
 void LineagePanel::attach(SkillLibraryService *service) {
   service_ = service;
   connect(service_, &SkillLibraryService::loaded, this, &LineagePanel::reload);
+  connect(service_, &SkillLibraryService::buildProgress, this, [this](const QString &line, int done, int total) {
+    setBuilding(true);
+    progress_->setRange(0, total);  // 0, 0: busy, not counted
+    progress_->setValue(done);
+    setBuildStatus(line);
+  });
+  connect(service_, &SkillLibraryService::built, this, [this](const QString &name, const QString &summary) {
+    setBuilding(false);
+    setBuildStatus(tr("Built %1: %2").arg(name, summary));
+    showLineage(name);
+  });
+  connect(service_, &SkillLibraryService::failed, this, [this](const QString &message) {
+    if (!building_) return;
+    setBuilding(false);
+    setBuildStatus(message);
+  });
   reload();
+}
+
+void LineagePanel::buildStarted(const QString &what) {
+  setBuilding(true);
+  progress_->setRange(0, 0);
+  setBuildStatus(what);
+}
+
+void LineagePanel::showBuildMessage(const QString &message) { setBuildStatus(message); }
+
+void LineagePanel::setBuildStatus(const QString &text) {
+  buildStatus_->setText(text);
+  buildStatus_->setToolTip(text);
+}
+
+QString LineagePanel::buildStatus() const { return buildStatus_->text(); }
+
+void LineagePanel::setBuilding(bool building) {
+  building_ = building;
+  progress_->setVisible(building);
+  cancel_->setVisible(building);
+  build_->setEnabled(!building);
+  deoptimize_->setEnabled(!building);
 }
 
 const kwb::LineageRecord *LineagePanel::lineage() const {

@@ -3,7 +3,9 @@
 // naive to expert, one node per step (green: passed the gate, red: rejected) under a bar for its
 // speedup over the step before, for the chosen configuration; selecting a step shows it side by
 // side with its parent (changed lines and the changed part of each line marked) and its figures:
-// medians, speedups, and the deltas of its kernel's registers, shared memory, spills and GFLOP/s.
+// medians, speedups, and the deltas of its kernel's registers, shared memory, spills, GFLOP/s and
+// profiler metrics. Build lineage / De-optimize current kernel start a build (with progress and
+// Cancel) through the main window, which knows the open task, the editor and the model.
 #include <vector>
 
 #include <QWidget>
@@ -12,6 +14,8 @@
 
 class QComboBox;
 class QLabel;
+class QProgressBar;
+class QPushButton;
 class QTableWidget;
 
 namespace kwb::ui {
@@ -64,7 +68,24 @@ class LineagePanel : public QWidget {
   QComboBox *lineageBox() const { return lineages_; }
   QString summary() const;
 
+  // A build the main window started (SkillLibraryService::buildLineage): the progress row shows
+  // until it is built or fails; Cancel stops it.
+  void buildStarted(const QString &what);
+  void showBuildMessage(const QString &message);  // why a build could not start
+  QString buildStatus() const;
+  bool isBuilding() const { return building_; }
+  QPushButton *buildButton() const { return build_; }
+  QPushButton *deoptimizeButton() const { return deoptimize_; }
+  QPushButton *cancelButton() const { return cancel_; }
+  QProgressBar *buildProgress() const { return progress_; }
+
+ signals:
+  void buildRequested();       // the open task's bundled lineage
+  void deoptimizeRequested();  // the editor's kernel, by the model Optimize uses
+
  private:
+  void setBuilding(bool building);
+  void setBuildStatus(const QString &text);
   void reload();
   void showStep(int index);
   const kwb::LineageRecord *lineage() const;
@@ -75,6 +96,10 @@ class LineagePanel : public QWidget {
   LineagePath *path_ = nullptr;
   SideBySideDiff *diff_ = nullptr;
   QTableWidget *figures_ = nullptr;
+  QPushButton *build_ = nullptr, *deoptimize_ = nullptr, *cancel_ = nullptr;
+  QProgressBar *progress_ = nullptr;
+  QLabel *buildStatus_ = nullptr;
+  bool building_ = false;
   QString pendingName_;  // asked for before the library's read had it
   int pendingStep_ = 0;
 };

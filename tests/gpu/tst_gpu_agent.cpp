@@ -17,10 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/agent/session.h"
-#include "core/gpu/device_info.h"
 #include "core/llm/provider_config.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/replay_llm_server.h"
+#include "helpers/gpu_test.h"
 #include "helpers/test_files.h"
 
 using namespace kwb;
@@ -37,11 +37,7 @@ class TestGpuAgent : public QObject {
 
  private slots:
   void initTestCase() {
-    const auto inventory = probeGpus();
-    if (!inventory.hasDevices()) QSKIP(("no CUDA device: " + inventory.problem).c_str());
-    const char *worker = std::getenv("KWB_WORKER");
-    QVERIFY2(worker && *worker, "run through ctest: KWB_WORKER names kwb-worker");
-    worker_ = worker;
+    KWB_REQUIRE_GPU_WORKER(worker_);
   }
 
   void lineageReplayGetsFasterGroupByGroup() {

@@ -16,7 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/agent/card_application.h"
-#include "core/gpu/device_info.h"
 #include "core/lineage/lineage.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
@@ -24,6 +23,7 @@
 #include "core/task/manifest_parser.h"
 #include "helpers/measured_lineage.h"
 #include "helpers/replay_llm_server.h"
+#include "helpers/gpu_test.h"
 #include "helpers/test_files.h"
 
 using namespace kwb;
@@ -64,11 +64,7 @@ class TestGpuCardApplication : public QObject {
 
  private slots:
   void initTestCase() {
-    const auto inventory = probeGpus();
-    if (!inventory.hasDevices()) QSKIP(("no CUDA device: " + inventory.problem).c_str());
-    const char *worker = std::getenv("KWB_WORKER");
-    QVERIFY2(worker && *worker, "run through ctest: KWB_WORKER names kwb-worker");
-    worker_ = worker;
+    KWB_REQUIRE_GPU_WORKER(worker_);
   }
 
   void theGateRulesOnARealEdit() {

@@ -13,11 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/gpu/device_info.h"
 #include "core/lineage/lineage.h"
 #include "core/lineage/lineage_build.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
+#include "helpers/gpu_test.h"
 #include "helpers/test_files.h"
 
 using namespace kwb;
@@ -43,6 +43,12 @@ class TestGpuLineageBuild : public QObject {
     }
     return l;
   }
+  static LineageBuildOptions buildOptions() {
+    LineageBuildOptions options;
+    options.name = "softmax";
+    options.evaluation.timingCap = std::chrono::milliseconds(300);
+    return options;
+  }
   EvaluatorPoolSettings poolSettings() const {
     EvaluatorPoolSettings ps;
     ps.evaluator.workerPath = worker_;
@@ -52,19 +58,13 @@ class TestGpuLineageBuild : public QObject {
 
  private slots:
   void initTestCase() {
-    const auto inventory = probeGpus();
-    if (!inventory.hasDevices()) QSKIP(("no CUDA device: " + inventory.problem).c_str());
-    const char *worker = std::getenv("KWB_WORKER");
-    QVERIFY2(worker && *worker, "run through ctest: KWB_WORKER names kwb-worker");
-    worker_ = worker;
+    KWB_REQUIRE_GPU_WORKER(worker_);
   }
 
   void everyStepGatedProfiledAndStored() {
     const auto l = softmax();
     EvaluatorPool pool(poolSettings());
-    LineageBuildOptions options;
-    options.name = "softmax";
-    options.evaluation.timingCap = std::chrono::milliseconds(300);
+    const auto options = buildOptions();
     std::vector<std::string> lines;
     LineageBuildProgress progress;
     std::size_t gated = 0, profiled = 0;
@@ -110,9 +110,7 @@ class TestGpuLineageBuild : public QObject {
   void aCancelStopsTheBuild() {
     const auto l = softmax();
     EvaluatorPool pool(poolSettings());
-    LineageBuildOptions options;
-    options.name = "softmax";
-    options.evaluation.timingCap = std::chrono::milliseconds(300);
+    const auto options = buildOptions();
     std::atomic<bool> cancel{true};
     std::size_t profiled = 0;
     LineageBuildProgress progress;

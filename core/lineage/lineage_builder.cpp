@@ -346,6 +346,21 @@ CardEvidence evidenceOf(const char *kind, const LineageRecord &lineage, const Li
 
 }  // namespace
 
+namespace {
+
+// Whether the features a step adds name it: not when it adds none, nor when all it adds is
+// incidental to any rewrite (an unroll pragma, a fast intrinsic, launch bounds, __restrict__) and
+// its title and header do not speak of it: the Welford step that happens to use __fdividef is
+// not a fast-math card, and the per-warp bins with a #pragma unroll not a loop-unrolling one.
+bool namesTheStep(const std::set<std::string> &provides, const LineageStepRecord &step) {
+  static const std::set<std::string> incidental = {"loop-unrolling", "fast-math", "launch-bounds", "read-only-cache"};
+  if (provides.empty()) return false;
+  if (std::any_of(provides.begin(), provides.end(), [](const std::string &f) { return !incidental.count(f); })) return true;
+  return !featuresNamedIn(step.title + "\n" + step.adds, provides).empty();
+}
+
+}  // namespace
+
 std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task) {
   std::vector<SkillCard> cards;
   const LineageStepRecord *previous = nullptr;
@@ -369,7 +384,7 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
     const auto requires_ = featuresNamedIn(step.reliesOn, beforeFeatures);
 
     SkillCard card;
-    card.id = skillIdFrom(provides.empty() ? step.title : principalFeature(provides));
+    card.id = skillIdFrom(namesTheStep(provides, step) ? principalFeature(provides) : step.title);
     card.intent = step.title + (step.adds.empty() ? "" : ": " + oneLine(step.adds, 140));
     const Carrier carrier = carrierOf(withoutHeader(before.source), withoutHeader(step.source));
     card.anchor = step.kernel + ": lines " + std::to_string(carrier.firstChangedLine) + "-" +

@@ -188,6 +188,34 @@ class TestSkillLibrary : public QObject {
     QVERIFY(delta(back->steps[3], "profile small: SM throughput (%)"));
   }
 
+  // A card is named by the feature its step adds, unless all it adds is incidental (an unroll
+  // pragma, a fast intrinsic) and the step does not speak of it: then by the step's title.
+  void cardIdsNameTheStep_data() {
+    QTest::addColumn<QString>("task");
+    QTest::addColumn<QString>("file");  // the step the card was lifted from
+    QTest::addColumn<QString>("id");
+    QTest::newRow("welford uses __fdividef") << "layernorm" << "02-welford.cu" << "fused-single-pass-welford-statistics";
+    QTest::newRow("per-warp bins unroll") << "histogram" << "04-per-warp-bins.cu" << "per-warp-sub-histograms";
+    QTest::newRow("unrolled last warp says so") << "reduce-sum" << "04-unroll-last-warp.cu" << "loop-unrolling";
+    QTest::newRow("cp.async") << "gemm-bf16" << "05-cp-async-double-buffer.cu" << "cp-async";
+  }
+
+  void cardIdsNameTheStep() {
+    QFETCH(QString, task);
+    QFETCH(QString, file);
+    QFETCH(QString, id);
+    const auto b = build(task.toStdString());
+    std::string ids;
+    for (const auto &c : liftCards(b.record, b.task)) {
+      ids += c.id + " (" + c.anchor + ")\n";
+      if (c.anchor.find(file.toStdString()) != std::string::npos) {
+        QCOMPARE(QString::fromStdString(c.id), id);
+        return;
+      }
+    }
+    QFAIL(("no card from " + file.toStdString() + ":\n" + ids).c_str());
+  }
+
   void cardsLiftedFromALineage() {
     const auto b = build("gemm-bf16", 7);
     const auto cards = liftCards(b.record, b.task);

@@ -238,6 +238,7 @@ std::optional<int> deoptimizeInto(LineageBuildArgs &args, bool asJson) {
   if (!asJson) services.onProgress = [](const std::string &line) { std::cerr << "kwb: " << line << "\n"; };
   kwb::agent::DeoptimizeSettings settings;
   settings.maxSteps = args.maxSteps;
+  settings.maxTokens = args.maxTokens;
   settings.arch = args.arch;
   settings.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
   settings.tunables = expert->tunables;

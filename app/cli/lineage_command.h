@@ -36,6 +36,7 @@ struct LineageBuildArgs {
   // (core/agent/deoptimize.h), written forward to `out`, then built as --from-versions out.
   std::string deoptimize, provider, format, model, out;
   int maxSteps = 15;
+  int maxTokens = 8192;  // per de-optimization answer
   bool noProfile = false;     // every accepted step is profiled unless set
   std::string profileConfig;  // empty: kwb::largestConfiguration(task)
 };

@@ -451,6 +451,8 @@ int main(int argc, char **argv) {
   lineageBuild->add_option("--out", buildArgs.out, "With --deoptimize: where the versions go (default: ./EXPERT-deoptimized)");
   lineageBuild->add_option("--max-steps", buildArgs.maxSteps, "With --deoptimize: requests at most (default 15)")
       ->check(CLI::PositiveNumber);
+  lineageBuild->add_option("--max-tokens", buildArgs.maxTokens, "With --deoptimize: most tokens per answer (default 8192)")
+      ->check(CLI::PositiveNumber);
   lineageBuild->add_option("--name", buildArgs.name, "The lineage's name in the library (default: the task's, or TASK@FOLDER)");
   lineageBuild->add_option("--library", buildArgs.library,
                            "The skill library (default: $KWB_LIBRARY, else ~/.local/share/kernel-workbench/library.sqlite)");
@@ -485,6 +487,8 @@ int main(int argc, char **argv) {
   skillsApply->add_option("--format", skillsArgs.format, "Wire format for a base URL: openai, anthropic, ollama");
   skillsApply->add_option("--model", skillsArgs.model, "Model (default: the provider's)");
   skillsApply->add_option("--time-cap", skillsArgs.timeCap, "Seconds of timing per configuration, each side (default 0.5)");
+  skillsApply->add_option("--max-tokens", skillsArgs.maxTokens, "Most tokens of the model's answer (default 8192)")
+      ->check(CLI::PositiveNumber);
   for (auto *sub : {skillsList, skillsShow, skillsImport, skillsExport, skillsApprove, skillsReject, skillsApply}) {
     sub->add_option("--library", skillsArgs.library, libraryHelp);
     sub->add_flag("--json", asJson, "Machine-readable output");

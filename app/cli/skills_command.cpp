@@ -296,6 +296,7 @@ int skillsApplyCommand(const SkillsArgs &args, bool asJson) {
   kwb::agent::CardApplicationSettings settings;
   settings.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
   settings.tunables = input->tunables;
+  settings.maxTokens = args.maxTokens;
   kwb::agent::CardApplication result;
   std::string recorded;
   try {

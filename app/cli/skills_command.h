@@ -16,6 +16,7 @@ struct SkillsArgs {
   // and the provider that applies the card.
   std::string task, kernel, provider, format, model;
   double timeCap = 0.5;
+  int maxTokens = 8192;  // apply: the most tokens of the model's answer
 };
 
 int skillsListCommand(const SkillsArgs &args, bool asJson);

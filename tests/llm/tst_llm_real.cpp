@@ -7,6 +7,8 @@
 // stream_options.include_usage, so a streamed test's counts are the client's estimates
 // (usage.reported false); the test asks the server itself and expects kwb to say the same.
 #include <QtTest>
+#include <QDir>
+#include <QFile>
 #include <QTemporaryDir>
 
 #include <arpa/inet.h>
@@ -257,6 +259,45 @@ print("usage" if found else "none")
       qInfo("smollm2 answer: %s (%s)", qPrintable(outcome),
             rec["metadata"]["answer_outcome"].get<std::string>().c_str());
     }
+  }
+
+  // Lineage by de-optimization with the real model (issue 18, 2): softmax's starter as the expert,
+  // two requests. The loop runs to its end, every answer the model gave is ruled on by the gate
+  // (compiled only: no GPU is assumed here) with its outcome and, when rejected, why; the folder
+  // holds what was accepted, written forward, and deoptimize.json every answer.
+  void deoptimizeWithTheRealModel() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("versions");
+    const auto r = run(kwb_,
+                       {"lineage", "build", QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax"), "--deoptimize",
+                        QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax/softmax.cu"), "--provider", baseUrl_, "--model",
+                        kModelAlias, "--max-steps", "2", "--max-tokens", "384", "--out", out, "--library",
+                        dir.filePath("library.sqlite")},
+                       600000, env_);
+    const QString said = QString("exit %1\nstdout: %2\nstderr: %3").arg(r.exitCode).arg(r.out, r.err);
+    QVERIFY2(r.exitCode == 1 || r.exitCode == 3, qPrintable(said));  // 3: versions compiled, no GPU to build them
+    QVERIFY2(r.err.contains(QStringLiteral("de-optimization of softmax.cu stopped:")), qPrintable(said));
+    QFile log(out + QStringLiteral("/deoptimize.json"));
+    QVERIFY2(log.open(QIODevice::ReadOnly), qPrintable(said));
+    const auto j = parseJson(QString::fromUtf8(log.readAll()));
+    QVERIFY2(j.is_object(), qPrintable(said));
+    const QByteArray dump = QByteArray::fromStdString(j.dump(1));
+    QVERIFY2(!j["stop"].get<std::string>().empty(), dump.constData());
+    QVERIFY2(!j["on_gpu"].get<bool>(), dump.constData());
+    // The model answered (its window holds the prompt and the answer), at most twice.
+    QVERIFY2(j["steps"].size() >= 1 && j["steps"].size() <= 2, dump.constData());
+    int accepted = 0;
+    for (const auto &step : j["steps"]) {
+      QVERIFY2(!step["outcome"].get<std::string>().empty(), dump.constData());
+      if (step["accepted"].get<bool>()) ++accepted;
+      else QVERIFY2(!step["reason"].get<std::string>().empty(), dump.constData());
+      qInfo("smollm2 de-optimization answer %d: %s%s%s", step["request"].get<int>(), step["outcome"].get<std::string>().c_str(),
+            step["accepted"].get<bool>() ? "" : ": ", step["reason"].get<std::string>().substr(0, 120).c_str());
+    }
+    // The expert and each accepted version, written forward.
+    const QStringList versions = QDir(out).entryList({QStringLiteral("*.cu")}, QDir::Files);
+    QCOMPARE(versions.size(), accepted + 1);
+    QCOMPARE(r.exitCode, accepted > 0 ? 3 : 1);
   }
 };
 

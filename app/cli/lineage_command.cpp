@@ -21,18 +21,11 @@
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "core/task/manifest_parser.h"
-#include "core/task/source_file.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string readFile(const fs::path &p) {
-  kwb::SourceReadOptions o;
-  o.what = "lineage step";
-  return kwb::readSourceFile(p, o);
-}
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -88,14 +81,15 @@ std::vector<kwb::EvaluationResult> evaluateSteps(const kwb::Task &task, const st
     o.tunables = s->tunables;
     o.sourceName = s->file.string();
     const kwb::Task stepTask = kwb::taskForStep(task, *s);
+    const std::string source = kwb::stepSources({*s}).front();
     if (pool) {
-      futures.push_back(pool->submit(stepTask, readFile(s->file), o));
+      futures.push_back(pool->submit(stepTask, source, o));
     } else {
       kwb::EvaluatorSettings settings;
       settings.useDevice = false;
       std::promise<kwb::EvaluationResult> p;
       try {
-        p.set_value(kwb::evaluate(stepTask, readFile(s->file), o, settings));
+        p.set_value(kwb::evaluate(stepTask, source, o, settings));
       } catch (const std::exception &e) {
         kwb::EvaluationResult r;
         r.outcome = kwb::Outcome::Error;
@@ -244,27 +238,26 @@ std::optional<int> deoptimizeInto(LineageBuildArgs &args, bool asJson) {
   settings.tunables = expert->tunables;
   const std::string expertName = expert->path.filename().string();
   const fs::path out = !args.out.empty() ? fs::path(args.out) : fs::path(expert->path.stem().string() + "-deoptimized");
-  // The folder is rewritten after every answer: Ctrl+C or a crash keeps the versions so far.
-  services.onStep = [&](const kwb::agent::Deoptimization &so_far) {
-    kwb::agent::writeForwardVersions(so_far, out, expertName, expert->tunables);
-  };
   try {
-    const auto d = kwb::agent::deoptimize(expert->task, expert->text, services, settings);
-    const auto files = kwb::agent::writeForwardVersions(d, out, expertName, expert->tunables);
+    // The folder is rewritten after every answer: Ctrl+C or a crash keeps the versions so far.
+    const auto result = kwb::agent::deoptimizeToFolder(expert->task, expert->text, expertName, out, services, settings);
+    const auto &d = result.deoptimization;
     std::size_t accepted = 0;
     for (const auto &s : d.steps) accepted += s.accepted;
     std::cerr << "kwb: de-optimization of " << expertName << " stopped: " << d.stopReason << "; " << accepted << " of "
               << d.steps.size() << " answers accepted" << (d.onGpu ? "" : " (compiled only: no GPU)") << "; "
-              << files.size() << " versions written forward to " << out.string() << " (deoptimize.json: every answer)\n";
-    if (d.cancelled) return 1;
-    if (files.size() < 2) {
-      std::cerr << "kwb: fewer than two versions: no lineage to build\n";
-      return 1;
-    }
-    if (!d.onGpu) {
-      std::cerr << "kwb: no GPU: nothing stored; on a GPU, kwb lineage build " << args.task << " --from-versions "
-                << out.string() << " gates each forward step and lifts the cards\n";
-      return 3;
+              << result.files.size() << " versions written forward to " << out.string() << " (deoptimize.json: every answer)\n";
+    using Use = kwb::agent::DeoptimizedFolder::Use;
+    switch (result.use()) {
+      case Use::Cancelled: return 1;
+      case Use::TooFewVersions:
+        std::cerr << "kwb: fewer than two versions: no lineage to build\n";
+        return 1;
+      case Use::CompiledOnly:
+        std::cerr << "kwb: no GPU: nothing stored; on a GPU, kwb lineage build " << args.task << " --from-versions "
+                  << out.string() << " gates each forward step and lifts the cards\n";
+        return 3;
+      case Use::Build: break;
     }
   } catch (const std::exception &e) {
     std::cerr << "kwb: " << e.what() << "\n";
@@ -288,8 +281,7 @@ int lineageBuildCommand(const LineageBuildArgs &givenArgs, bool asJson) {
   const std::string name = !args.name.empty() ? args.name
                            : fromVersions     ? task.name + "@" + fs::absolute(args.fromVersions).filename().string()
                                               : task.name;
-  std::vector<std::string> sources;
-  for (const auto &s : steps) sources.push_back(readFile(s.file));
+  const auto sources = kwb::stepSources(steps);
   kwb::LineageBuildOptions options;
   options.name = name;
   options.origin = !args.deoptimize.empty() ? "deoptimization" : fromVersions ? "versions" : "bundled";

@@ -214,7 +214,7 @@ std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d,
   for (std::size_t k = 0; k < n; ++k) {
     // Forward position k holds versions[n - 1 - k]; it adds what was taken out to reach the one before it.
     const std::size_t v = n - 1 - k;
-    char prefix[8];
+    char prefix[24];
     std::snprintf(prefix, sizeof prefix, "%02zu-", k + 1);
     std::string header;
     std::string name;
@@ -249,6 +249,31 @@ std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d,
   }
   std::ofstream(dir / "deoptimize.json", std::ios::trunc) << log.dump(2) << "\n";
   return files;
+}
+
+DeoptimizedFolder::Use DeoptimizedFolder::use() const {
+  if (deoptimization.cancelled) return Use::Cancelled;
+  if (files.size() < 2) return Use::TooFewVersions;
+  if (!deoptimization.onGpu) return Use::CompiledOnly;
+  return Use::Build;
+}
+
+DeoptimizedFolder deoptimizeToFolder(const Task &task, const std::string &expert, const std::string &expertName,
+                                     const std::filesystem::path &folder, DeoptimizeServices services,
+                                     const DeoptimizeSettings &settings) {
+  auto callersStep = std::move(services.onStep);
+  services.onStep = [&](const Deoptimization &soFar) {
+    writeForwardVersions(soFar, folder, expertName, settings.tunables);
+    if (callersStep) callersStep(soFar);
+  };
+  DeoptimizedFolder out;
+  out.deoptimization = deoptimize(task, expert, services, settings);
+  out.files = writeForwardVersions(out.deoptimization, folder, expertName, settings.tunables);
+  if (out.files.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(folder, ec);  // nothing to keep
+  }
+  return out;
 }
 
 }  // namespace kwb::agent

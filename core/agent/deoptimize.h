@@ -86,4 +86,18 @@ std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d,
                                                         const std::string &expertName,
                                                         const std::map<std::string, std::int64_t> &tunables = {});
 
+// deoptimize() into a folder of forward versions, kept current: the folder is rewritten after every
+// answer (a crash or a cancel keeps what there was; services.onStep is still called after), written
+// once more at the end (with settings.tunables), and removed when no version is left in it.
+struct DeoptimizedFolder {
+  Deoptimization deoptimization;
+  std::vector<std::filesystem::path> files;  // the forward versions, in order
+  // Whether the folder can become a lineage on a GPU.
+  enum class Use { Build, Cancelled, TooFewVersions, CompiledOnly };
+  Use use() const;
+};
+DeoptimizedFolder deoptimizeToFolder(const Task &task, const std::string &expert, const std::string &expertName,
+                                     const std::filesystem::path &folder, DeoptimizeServices services,
+                                     const DeoptimizeSettings &settings = {});
+
 }  // namespace kwb::agent

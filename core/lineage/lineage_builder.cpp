@@ -86,6 +86,16 @@ std::string oneLine(const std::string &text, std::size_t max) {
 
 }  // namespace
 
+std::vector<std::string> stepSources(const std::vector<LineageStep> &steps) {
+  std::vector<std::string> sources;
+  for (const auto &step : steps) {
+    SourceReadOptions o;
+    o.what = "lineage step";
+    sources.push_back(readSourceFile(step.file, o));
+  }
+  return sources;
+}
+
 std::vector<LineageStep> versionsOf(const Task &task, const fs::path &folder) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec))

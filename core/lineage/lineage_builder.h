@@ -25,6 +25,10 @@ namespace kwb {
 // ManifestError naming the file, line and field.
 std::vector<LineageStep> versionsOf(const Task &task, const std::filesystem::path &folder);
 
+// The text of each step's file, in order (a file that cannot be read, or is not text, throws with
+// its path).
+std::vector<std::string> stepSources(const std::vector<LineageStep> &steps);
+
 // Whether a step's evaluation passes the gate: compiled, correct on every configuration and seed,
 // and timed on every configuration. `why` says what failed.
 bool passesGate(const EvaluationResult &result, std::string *why = nullptr);

@@ -170,16 +170,6 @@ struct BuildOutcome {
   QString name, summary, error;
 };
 
-std::vector<std::string> readSources(const std::vector<kwb::LineageStep> &steps) {
-  std::vector<std::string> sources;
-  for (const auto &step : steps) {
-    kwb::SourceReadOptions o;
-    o.what = "lineage step";
-    sources.push_back(kwb::readSourceFile(step.file, o));
-  }
-  return sources;
-}
-
 }  // namespace
 
 bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
@@ -226,24 +216,27 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
             services.cancel = &control->cancel;
             int answers = 0;
             services.onProgress = [&](const std::string &line) { report(line, answers, request.maxSteps); };
-            services.onStep = [&](const kwb::agent::Deoptimization &soFar) {
-              answers = static_cast<int>(soFar.steps.size());
-              kwb::agent::writeForwardVersions(soFar, folder, request.expertName.toStdString());
-            };
+            services.onStep = [&](const kwb::agent::Deoptimization &soFar) { answers = static_cast<int>(soFar.steps.size()); };
             kwb::agent::DeoptimizeSettings settings;
             settings.maxSteps = request.maxSteps;
             settings.timingCap = std::chrono::milliseconds(static_cast<long long>(request.timingCapSeconds * 1000));
-            const auto d = kwb::agent::deoptimize(task, request.expert.toStdString(), services, settings);
-            const auto files = kwb::agent::writeForwardVersions(d, folder, request.expertName.toStdString());
-            if (files.empty()) std::filesystem::remove_all(folder);  // nothing to keep
-            const std::string where = files.empty() ? std::string("no versions written")
-                                                    : std::to_string(files.size()) + " versions in " + folder.string();
-            if (d.cancelled) throw std::runtime_error("cancelled; " + where + " (nothing stored)");
-            if (files.size() < 2)
-              throw std::runtime_error("the de-optimization stopped (" + d.stopReason + ") with fewer than two versions: no lineage");
-            if (!d.onGpu)
-              throw std::runtime_error("no GPU: the answers were compiled only; " + where +
-                                       " (build them on a GPU: kwb lineage build TASK --from-versions FOLDER)");
+            const auto result = kwb::agent::deoptimizeToFolder(task, request.expert.toStdString(),
+                                                               request.expertName.toStdString(), folder, services, settings);
+            const auto &d = result.deoptimization;
+            const std::string where = result.files.empty()
+                                          ? std::string("no versions written")
+                                          : std::to_string(result.files.size()) + " versions in " + folder.string();
+            using Use = kwb::agent::DeoptimizedFolder::Use;
+            switch (result.use()) {
+              case Use::Cancelled: throw std::runtime_error("cancelled; " + where + " (nothing stored)");
+              case Use::TooFewVersions:
+                throw std::runtime_error("the de-optimization stopped (" + d.stopReason +
+                                         ") with fewer than two versions: no lineage");
+              case Use::CompiledOnly:
+                throw std::runtime_error("no GPU: the answers were compiled only; " + where +
+                                         " (build them on a GPU: kwb lineage build TASK --from-versions FOLDER)");
+              case Use::Build: break;
+            }
             report("de-optimization stopped: " + d.stopReason + "; " + where, answers, answers);
             versions = folder.string();
             origin = "deoptimization";
@@ -252,7 +245,7 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
           const auto steps = versions.empty() ? kwb::loadLineage(task).steps : kwb::versionsOf(task, versions);
           if (name.empty())
             name = versions.empty() ? task.name : task.name + "@" + std::filesystem::absolute(versions).filename().string();
-          const auto sources = readSources(steps);
+          const auto sources = kwb::stepSources(steps);
           kwb::EvaluatorPool pool(kwb::EvaluatorPoolSettings{},
                                   [&](const std::string &line) { report(line, 0, 0); });
           if (pool.devices().empty())

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/paths/install_paths.h"
+#include "core/store/library_schema.h"
 #include "core/store/migrations.h"
 #include "core/text/content_hash.h"
 #include "core/text/json_fields.h"
@@ -16,61 +17,6 @@ using json_fields::field;
 using json_fields::omitEmpty;
 
 namespace {
-
-// Version 1 of the library database. Never edit a migration that has shipped; add one.
-constexpr const char *kLibraryVersion1 = R"sql(
-CREATE TABLE schema_version(
-  version INTEGER NOT NULL,
-  description TEXT NOT NULL,
-  applied_at TEXT NOT NULL
-);
-CREATE TABLE sources(
-  hash TEXT PRIMARY KEY,
-  text TEXT NOT NULL
-);
-CREATE TABLE lineages(
-  id INTEGER PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  task TEXT NOT NULL,
-  task_folder TEXT NOT NULL,
-  origin TEXT NOT NULL,
-  device TEXT NOT NULL DEFAULT '',
-  arch TEXT NOT NULL DEFAULT '',
-  built_at TEXT NOT NULL
-);
-CREATE TABLE lineage_steps(
-  id INTEGER PRIMARY KEY,
-  lineage_id INTEGER NOT NULL REFERENCES lineages(id) ON DELETE CASCADE,
-  position INTEGER NOT NULL,
-  source_hash TEXT NOT NULL REFERENCES sources(hash),
-  accepted INTEGER NOT NULL,
-  step_json TEXT NOT NULL,
-  UNIQUE(lineage_id, position)
-);
-CREATE TABLE skill_cards(
-  id TEXT PRIMARY KEY,
-  status TEXT NOT NULL,
-  card_json TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  updated_at TEXT NOT NULL
-);
-CREATE TABLE card_audit(
-  id INTEGER PRIMARY KEY,
-  card_id TEXT NOT NULL REFERENCES skill_cards(id) ON DELETE CASCADE,
-  at TEXT NOT NULL,
-  who TEXT NOT NULL,
-  action TEXT NOT NULL,
-  detail TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX card_audit_card ON card_audit(card_id);
-)sql";
-
-const std::vector<Migration> &libraryMigrations() {
-  static const std::vector<Migration> migrations = {
-      {1, "lineages, their steps and sources, skill cards and their audit trail", kLibraryVersion1},
-  };
-  return migrations;
-}
 
 constexpr auto kFigureFields = std::tuple{
     field("config", &StepFigures::config),
@@ -170,10 +116,7 @@ bool anyWildcardMatches(const std::vector<std::string> &patterns, const std::str
   return std::any_of(patterns.begin(), patterns.end(), [&](const std::string &p) { return wildcardMatch(p, text); });
 }
 
-std::filesystem::path SkillLibrary::defaultPath() {
-  if (const char *p = std::getenv("KWB_LIBRARY"); p && *p) return p;
-  return userDataDir() / "library.sqlite";
-}
+std::filesystem::path SkillLibrary::defaultPath() { return libraryDatabasePath(); }
 
 std::shared_ptr<SkillLibrary> SkillLibrary::openIfPresent(std::string *problem) {
   const auto path = defaultPath();

@@ -93,7 +93,7 @@ bool anyWildcardMatches(const std::vector<std::string> &patterns, const std::str
 
 class SkillLibrary {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;  // the library file's (core/store/library_schema.h)
 
   // The user's library: $XDG_DATA_HOME/kernel-workbench/library.sqlite (or ~/.local/share/...),
   // or $KWB_LIBRARY when set. Created, or migrated forward, on open. Throws StoreError.

@@ -1,0 +1,356 @@
+// KOPE's experience memory (core/memory): the label and ratio tables, downstream scores by hand,
+// incremental scores equal to a full recomputation on random forests (in memory and in a real
+// SQLite file), retrieval order (label, then d x confidence x similarity) with filters and FTS5 on
+// a small corpus, stats, the JSON lines export and the Graphviz text, and a version-1 library
+// migrated with its cards kept.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/lineage/skill_library.h"
+#include "core/memory/experience_store.h"
+#include "core/store/database.h"
+#include "core/store/library_schema.h"
+#include "core/store/migrations.h"
+
+using namespace kwb;
+using namespace kwb::memory;
+
+namespace {
+
+Case makeCase(const std::string &task, bool correct, double speedup, std::optional<std::int64_t> parent = {},
+              const std::string &idea = {}) {
+  Case c;
+  c.source = "editor";
+  c.task = task;
+  c.operatorClass = task == "sgemm" || task == "gemm-bf16" ? "gemm" : task;
+  c.gpu = "NVIDIA H200";
+  c.arch = "sm_90";
+  c.correct = correct;
+  c.outcome = correct ? "correct" : "incorrect";
+  c.speedup = correct ? speedup : 0;
+  c.relativeSpread = 0.01;
+  c.parent = parent;
+  c.idea = idea;
+  return c;
+}
+
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
+
+}  // namespace
+
+class TstExperienceMemory : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void labels_data() {
+    QTest::addColumn<double>("ratio");
+    QTest::addColumn<QString>("label");
+    QTest::newRow("2x") << 2.0 << "effective";
+    QTest::newRow("1.05") << 1.05 << "effective";
+    QTest::newRow("1.0499") << 1.0499 << "partial";
+    QTest::newRow("1") << 1.0 << "partial";
+    QTest::newRow("0.9999") << 0.9999 << "ineffective";
+    QTest::newRow("0.85") << 0.85 << "ineffective";
+    QTest::newRow("0.8499") << 0.8499 << "negative";
+    QTest::newRow("incorrect (0)") << 0.0 << "negative";
+  }
+  void labels() {
+    QFETCH(double, ratio);
+    QFETCH(QString, label);
+    QCOMPARE(QString(toString(labelOf(ratio))), label);
+    QVERIFY(labelFromString(label.toStdString()) == labelOf(ratio));
+  }
+
+  void ratios_data() {
+    QTest::addColumn<bool>("correct");
+    QTest::addColumn<double>("speedup");
+    QTest::addColumn<double>("baseline");  // < 0: none (a root)
+    QTest::addColumn<double>("ratio");
+    QTest::newRow("root") << true << 3.0 << -1.0 << 1.0;
+    QTest::newRow("twice the parent") << true << 4.0 << 2.0 << 2.0;
+    QTest::newRow("slower than the parent") << true << 1.5 << 2.0 << 0.75;
+    QTest::newRow("incorrect") << false << 4.0 << 2.0 << 0.0;
+    QTest::newRow("correct, not timed") << true << 0.0 << 2.0 << 0.0;
+  }
+  void ratios() {
+    QFETCH(bool, correct);
+    QFETCH(double, speedup);
+    QFETCH(double, baseline);
+    QFETCH(double, ratio);
+    QCOMPARE(stepRatio(correct, speedup, baseline < 0 ? std::nullopt : std::optional<double>(baseline)), ratio);
+  }
+
+  void confidence() {
+    QCOMPARE(confidenceOf(true, 2.0, 0.0), 1.0);
+    QCOMPARE(confidenceOf(true, 2.0, 0.1), 0.5);
+    QCOMPARE(confidenceOf(false, 2.0, 0.0), 0.0);
+    QVERIFY(confidenceOf(true, 2.0, 0.02) > confidenceOf(true, 2.0, 0.05));
+  }
+
+  // d(v) = 0.5 r + 0.5 * 0.7 * sum d(children), by hand.
+  void scoresByHand() {
+    ScoreForest f;
+    f.add(1, std::nullopt, 1.0);
+    f.add(2, 1, 2.0);
+    f.add(3, 2, 1.5);
+    f.add(4, 1, 0.0);  // an incorrect attempt beside: adds nothing
+    QVERIFY(near(f.score(3), 0.75));
+    QVERIFY(near(f.score(2), 0.5 * 2 + 0.35 * 0.75));
+    QVERIFY(near(f.score(1), 0.5 + 0.35 * (1.2625 + 0)));
+    QVERIFY(near(f.score(4), 0));
+    f.setWeights({1.0, 1.0, 0.5});
+    QVERIFY(near(f.score(3), 1.5));
+    QVERIFY(near(f.score(2), 2 + 0.5 * 1.5));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, f.add(5, 99, 1.0));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, f.add(3, 1, 1.0));
+  }
+
+  // Property: adding leaves one by one, updating only ancestors, gives the scores a full
+  // recomputation gives, on random forests (wide, deep, mixed) and random weights.
+  void incrementalEqualsFullOnRandomForests() {
+    for (unsigned seed = 1; seed <= 200; ++seed) {
+      std::mt19937 rng(seed);
+      std::uniform_real_distribution<double> ratio(0.0, 2.5), weight(0.05, 1.0);
+      const ScoreWeights w{weight(rng), weight(rng), weight(rng)};
+      ScoreForest incremental(w);
+      const int n = 1 + static_cast<int>(rng() % 300);
+      const double deep = (seed % 3) / 2.0;  // 0: wide, 0.5: mixed, 1: chains
+      for (int id = 1; id <= n; ++id) {
+        std::optional<std::int64_t> parent;
+        if (id > 1 && rng() % 10 != 0)
+          parent = std::uniform_real_distribution<double>(0, 1)(rng) < deep ? id - 1 : 1 + static_cast<int>(rng() % (id - 1));
+        incremental.add(id, parent, rng() % 5 == 0 ? 0.0 : ratio(rng));
+      }
+      ScoreForest full = incremental;
+      full.recompute();
+      for (const auto &[id, node] : full.nodes())
+        QVERIFY2(near(incremental.score(id), node.score),
+                 qPrintable(QStringLiteral("seed %1, Case %2: incremental %3, full %4")
+                                .arg(seed).arg(id).arg(incremental.score(id), 0, 'g', 17).arg(node.score, 0, 'g', 17)));
+    }
+  }
+
+  // The same property through the store, in a real SQLite file: ratios against the nearest correct
+  // ancestor, scores kept by record() equal to a recomputation, which then changes nothing.
+  void storeKeepsScoresAsCasesArrive() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+      std::mt19937 rng(seed);
+      std::vector<std::int64_t> ids;
+      std::map<std::int64_t, double> speedups;
+      for (int k = 0; k < 80; ++k) {
+        std::optional<std::int64_t> parent;
+        if (!ids.empty() && rng() % 8 != 0) parent = ids[rng() % ids.size()];
+        const bool correct = rng() % 4 != 0;
+        const double speedup = 0.5 + (rng() % 300) / 100.0;
+        ids.push_back(store->record(makeCase("task" + std::to_string(seed), correct, speedup, parent)));
+      }
+      ScoreForest forest(store->weights());
+      for (const auto &c : store->cases("task" + std::to_string(seed))) {
+        // The ratio is against the nearest correct ancestor's speedup.
+        std::optional<double> baseline;
+        for (auto up = c.parent; up;) {
+          const auto p = store->get(*up);
+          QVERIFY(p);
+          if (p->correct) {
+            baseline = p->speedup;
+            break;
+          }
+          up = p->parent;
+        }
+        QCOMPARE(c.ratio, stepRatio(c.correct, c.speedup, baseline));
+        QCOMPARE(c.label, labelOf(c.ratio));
+        forest.add(c.id, c.parent, c.ratio);
+      }
+      forest.recompute();
+      for (const auto &c : store->cases("task" + std::to_string(seed)))
+        QVERIFY2(near(c.score, forest.score(c.id)), qPrintable(QStringLiteral("Case %1").arg(c.id)));
+    }
+    QCOMPARE(store->recomputeScores(), std::size_t{0});
+
+    // New weights: stored, and every score recomputed with them.
+    const ScoreWeights w{0.8, 0.3, 0.9};
+    store->setWeights(w);
+    QVERIFY(store->weights() == w);
+    ScoreForest forest(w);
+    for (const auto &c : store->cases()) forest.add(c.id, c.parent, c.ratio);
+    forest.recompute();
+    for (const auto &c : store->cases()) QVERIFY(near(c.score, forest.score(c.id)));
+    // A Case that arrives afterwards uses them too.
+    const auto root = store->cases().front().id;
+    const auto id = store->record(makeCase("task1", true, 100.0, root));
+    forest.add(id, root, store->get(id)->ratio);
+    forest.recompute();
+    for (const auto &c : store->cases()) QVERIFY(near(c.score, forest.score(c.id)));
+  }
+
+  void recordingTheSameEvaluationTwiceIsOneCase() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    auto c = makeCase("softmax", true, 2.0);
+    c.sourceRef = "workspace.sqlite#run-7";
+    c.before = "__global__ void k() {}\n";
+    c.after = "__global__ void k() { /* faster */ }\n";
+    const auto first = store->record(c);
+    QCOMPARE(store->record(c), first);
+    QCOMPARE(store->cases().size(), std::size_t{1});
+    QVERIFY(store->contains("editor", "workspace.sqlite#run-7"));
+    QVERIFY(!store->contains("editor", "workspace.sqlite#run-8"));
+    const auto back = store->get(first, true);
+    QCOMPARE(back->after, c.after);
+    QCOMPARE(back->before, c.before);
+    QCOMPARE(back->confidence, confidenceOf(true, 2.0, 0.01));
+    // An unknown parent is refused, and nothing is half-recorded.
+    QVERIFY_THROWS_EXCEPTION(StoreError, store->record(makeCase("softmax", true, 2.0, 999)));
+    QCOMPARE(store->cases().size(), std::size_t{1});
+  }
+
+  // Retrieval: effective before partial before ineffective before negative; within a label by
+  // d x confidence x feature similarity; text words all required, found even when they are in
+  // every row (BM25 scores them 0 on a small corpus); filters exact.
+  void retrievalOrder() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    const auto root = store->record(makeCase("softmax", true, 1.0, std::nullopt, "naive softmax, one thread per row"));
+    auto warp = makeCase("softmax", true, 3.0, root, "warp shuffle reduction of the row maximum");
+    warp.bottleneck = "memory";
+    warp.intensity = 2;
+    warp.journal = "Replaced the shared-memory tree with __shfl_xor_sync; dram__throughput up.";
+    const auto warpId = store->record(warp);
+    auto vec = makeCase("softmax", true, 2.5, root, "float4 vector loads");
+    vec.bottleneck = "compute";
+    vec.intensity = 200;
+    const auto vecId = store->record(vec);
+    const auto tiny = store->record(makeCase("softmax", true, 1.02, root, "loop unrolling of the row loop"));
+    const auto slower = store->record(makeCase("softmax", true, 0.9, root, "shared memory staging"));
+    const auto broken = store->record(makeCase("softmax", false, 0, root, "warp shuffle without a mask"));
+    store->record(makeCase("sgemm", true, 1.0, std::nullopt, "warp tiling"));
+
+    MemoryQuery all;
+    all.task = "softmax";
+    auto hits = store->query(all);
+    QCOMPARE(hits.size(), std::size_t{6});
+    std::vector<int> ranks;
+    for (const auto &h : hits) ranks.push_back(labelRank(h.c.label));
+    QVERIFY(std::is_sorted(ranks.begin(), ranks.end()));
+    QCOMPARE(hits.front().c.id, warpId);  // effective, and the largest d x confidence
+    QCOMPARE(hits.back().c.id, broken);
+
+    // Features alike move a Case up within its label: a compute-bound, high-intensity kernel
+    // ranks the float4 Case above the warp-shuffle one.
+    MemoryQuery alike = all;
+    alike.bottleneck = "compute";
+    alike.intensity = 150;
+    hits = store->query(alike);
+    QCOMPARE(hits.front().c.id, vecId);
+    QVERIFY(hits.front().similarity > hits[1].similarity);
+
+    // Text: every word required; quoted, so '__' and punctuation are not syntax.
+    MemoryQuery text;
+    text.text = "warp shuffle";
+    hits = store->query(text);
+    QCOMPARE(hits.size(), std::size_t{2});  // the effective one and the broken one; not sgemm's "warp tiling"
+    QCOMPARE(hits[0].c.id, warpId);
+    QCOMPARE(hits[1].c.id, broken);
+    text.text = "dram__throughput";
+    QCOMPARE(store->query(text).size(), std::size_t{1});
+    text.text = "\"unbalanced (quote";
+    QVERIFY(store->query(text).empty());
+    text.text = "softmax";  // in six of seven rows: BM25 gives it ~0, the filter still finds them
+    QCOMPARE(store->query(text).size(), std::size_t{6});
+    text.text = "---";
+    QVERIFY(store->query(text).empty());
+
+    MemoryQuery filtered;
+    filtered.label = Label::Partial;
+    filtered.task = "softmax";
+    hits = store->query(filtered);
+    QCOMPARE(hits.size(), std::size_t{2});  // the root (r = 1) first: its d counts its successors
+    QCOMPARE(hits[0].c.id, root);
+    QCOMPARE(hits[1].c.id, tiny);
+    filtered = {};
+    filtered.label = Label::Ineffective;
+    QCOMPARE(store->query(filtered).at(0).c.id, slower);
+    filtered = {};
+    filtered.idea = "SHUFFLE";
+    QCOMPARE(store->query(filtered).size(), std::size_t{2});
+    filtered.correct = true;
+    QCOMPARE(store->query(filtered).size(), std::size_t{1});
+    filtered = {};
+    filtered.operatorClass = "gemm";
+    QCOMPARE(store->query(filtered).size(), std::size_t{1});
+    filtered.limit = 0;  // no limit
+    filtered.operatorClass.clear();
+    QCOMPARE(store->query(filtered).size(), std::size_t{7});
+  }
+
+  void statsExportAndGraph() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    const auto a = store->record(makeCase("softmax", true, 1.0));
+    const auto b = store->record(makeCase("softmax", true, 2.0, a, "two rows per block"));
+    store->record(makeCase("softmax", false, 0, b, "line with \"quotes\"\nand a newline"));
+    store->record(makeCase("sgemm", true, 1.0));
+    const auto st = store->stats();
+    QCOMPARE(st.cases, std::int64_t{4});
+    QCOMPARE(st.roots, std::int64_t{2});
+    QCOMPARE(st.correct, std::int64_t{3});
+    QCOMPARE(st.byLabel[labelRank(Label::Effective)], std::int64_t{1});
+    QCOMPARE(st.byLabel[labelRank(Label::Partial)], std::int64_t{2});
+    QCOMPARE(st.byLabel[labelRank(Label::Negative)], std::int64_t{1});
+    QCOMPARE(st.tasks.front().first, std::string("softmax"));
+    QCOMPARE(st.tasks.front().second, std::int64_t{3});
+    QCOMPARE(st.best.size(), std::size_t{2});
+    QCOMPARE(st.best[1].task, std::string("softmax"));
+    QCOMPARE(st.best[1].caseId, b);
+
+    std::ostringstream jsonl;
+    store->exportJsonl(jsonl);
+    std::istringstream lines(jsonl.str());
+    std::string line;
+    std::vector<nlohmann::json> rows;
+    while (std::getline(lines, line)) rows.push_back(nlohmann::json::parse(line));
+    QCOMPARE(rows.size(), std::size_t{4});
+    QCOMPARE(rows[1]["parent"].get<std::int64_t>(), a);
+    QCOMPARE(rows[1]["label"].get<std::string>(), std::string("effective"));
+    QCOMPARE(rows[2]["idea"].get<std::string>(), std::string("line with \"quotes\"\nand a newline"));
+    QVERIFY(rows[0]["parent"].is_null());
+
+    const auto dot = store->graphDot();
+    QVERIFY(dot.find("label=\"softmax\"") != std::string::npos);
+    QVERIFY(dot.find("label=\"sgemm\"") != std::string::npos);
+    QVERIFY(dot.find("c" + std::to_string(a) + " -> c" + std::to_string(b)) != std::string::npos);
+    QVERIFY(dot.find("line with \\\"quotes\\\" and a newline") != std::string::npos);
+    QVERIFY(store->graphDot("sgemm").find("softmax") == std::string::npos);
+  }
+
+  // A library made before the memory (version 1) opens as version 2 with its cards and lineages
+  // kept; the skill library and the memory share the file.
+  void versionOneLibraryMigrates() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("library.sqlite").toStdString();
+    {
+      Database db(path);
+      migrateForward(db, {libraryMigrations().front()});
+      db.exec("INSERT INTO skill_cards(id, status, card_json, created_at, updated_at) VALUES('kept', 'proposed', "
+              "'{\"skill_id\":\"kept\"}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')");
+      QCOMPARE(readSchemaVersion(db), 1);
+    }
+    auto store = ExperienceStore::open(path);
+    store->record(makeCase("softmax", true, 1.0));
+    auto library = SkillLibrary::open(path);
+    QVERIFY(library->card("kept"));
+    Database db(path);
+    QCOMPARE(readSchemaVersion(db), SkillLibrary::kSchemaVersion);
+    QCOMPARE(store->cases().size(), std::size_t{1});
+  }
+};
+
+QTEST_GUILESS_MAIN(TstExperienceMemory)
+#include "tst_experience_memory.moc"

@@ -20,6 +20,7 @@
 #include "core/lineage/lineage_build.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
+#include "core/memory/case_sources.h"
 #include "core/task/manifest_parser.h"
 
 namespace fs = std::filesystem;
@@ -330,6 +331,14 @@ int lineageBuildCommand(const LineageBuildArgs &givenArgs, bool asJson) {
   } catch (const std::exception &e) {
     std::cerr << "kwb: the skill library: " << e.what() << "\n";
     return 1;
+  }
+  try {
+    // Each step is also experience: a Case in the memory, under the previous accepted step.
+    auto memory = kwb::memory::ExperienceStore::open(library->path());
+    const auto added = kwb::memory::recordLineageCases(*memory, record, task);
+    if (!asJson) std::cerr << "kwb: " << added << " steps recorded in the experience memory\n";
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: the experience memory: " << e.what() << " (the lineage and its cards are stored)\n";
   }
   if (asJson) {
     json out = record;

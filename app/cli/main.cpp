@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/lineage_command.h"
+#include "app/cli/memory_command.h"
 #include "app/cli/skills_command.h"
 #include "app/cli/tune_command.h"
 #include "app/cli/asm_command.h"
@@ -505,6 +506,30 @@ int main(int argc, char **argv) {
     sub->add_option("--why", skillsArgs.why, "Why (required to reject)");
   }
 
+  MemoryArgs memoryArgs;
+  auto *memory = app.add_subcommand(
+      "memory", "The experience memory (KOPE): every evaluation as a Case, linked to the Case it started from");
+  memory->require_subcommand(1);
+  auto *memoryStats = memory->add_subcommand("stats", "Cases, labels, sources, GPUs and the best Case per task");
+  auto *memoryQuery = memory->add_subcommand(
+      "query", "Cases ranked as the agent sees them: by label, then downstream score x confidence");
+  memoryQuery->add_option("TEXT", memoryArgs.text, "Words, all of which must appear (idea, journal, feedback, task)");
+  memoryQuery->add_option("--task", memoryArgs.task, "Only this task's Cases");
+  memoryQuery->add_option("--label", memoryArgs.label, "Only this label: effective, partial, ineffective, negative");
+  memoryQuery->add_option("--idea", memoryArgs.idea, "Only Cases whose idea contains this text");
+  memoryQuery->add_option("--limit", memoryArgs.limit, "At most this many (default 20; 0: all)");
+  auto *memoryExport = memory->add_subcommand("export", "Every Case, code included, to standard output");
+  memoryExport->add_option("--format", memoryArgs.format, "jsonl (one JSON object per line)");
+  auto *memoryGraph = memory->add_subcommand("graph", "The experience forest as Graphviz text (a cluster per task)");
+  memoryGraph->add_flag("--dot", memoryArgs.dot, "Graphviz's language (render: kwb memory graph --dot | dot -Tsvg)");
+  memoryGraph->add_option("--task", memoryArgs.task, "Only this task's Cases");
+  auto *memoryImport = memory->add_subcommand(
+      "import", "Record a workspace's run history as Cases (once: what is already there is not recorded again)");
+  memoryImport->add_option("WORKSPACE", memoryArgs.workspace, "Workspace file (default: the workbench's)");
+  for (auto *sub : {memoryStats, memoryQuery, memoryExport, memoryGraph, memoryImport})
+    sub->add_option("--library", memoryArgs.library, libraryHelp);
+  for (auto *sub : {memoryStats, memoryQuery, memoryImport}) sub->add_flag("--json", asJson, "Machine-readable output");
+
   TuneArgs tuneArgs;
   auto *tune = app.add_subcommand(
       "tune",
@@ -625,6 +650,11 @@ int main(int argc, char **argv) {
   if (*skillsApprove) return skillsReviewCommand(skillsArgs, true, asJson);
   if (*skillsReject) return skillsReviewCommand(skillsArgs, false, asJson);
   if (*skillsApply) return skillsApplyCommand(skillsArgs, asJson);
+  if (*memoryStats) return memoryStatsCommand(memoryArgs, asJson);
+  if (*memoryQuery) return memoryQueryCommand(memoryArgs, asJson);
+  if (*memoryExport) return memoryExportCommand(memoryArgs);
+  if (*memoryGraph) return memoryGraphCommand(memoryArgs);
+  if (*memoryImport) return memoryImportCommand(memoryArgs, asJson);
   if (*tune) return tuneCommand(tuneArgs, asJson);
   if (*asmCmd) return asmCommand(asmArgs, asJson);
   if (*profile) return profileCommand(profileArgs, asJson);

@@ -1,5 +1,7 @@
 #include "app/cli/optimize_command.h"
 
+#include "core/memory/case_sources.h"
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -365,6 +367,17 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
   watcher.join();
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+
+  // Every candidate evaluated is experience: a Case in the user's memory, under the Case it
+  // started from.
+  try {
+    auto memory = kwb::memory::ExperienceStore::open();
+    const auto synced = kwb::memory::syncWorkspace(*memory, store->workspace());
+    log << synced.added << " evaluations recorded in the experience memory (" << memory->path().string() << ")\n";
+    for (const auto &p : synced.problems) log << "experience memory: " << p << "\n";
+  } catch (const std::exception &e) {
+    log << "experience memory: not recorded: " << e.what() << "\n";
+  }
 
   const auto after = store->session(sessionId);
   const auto totals = store->totals(sessionId);

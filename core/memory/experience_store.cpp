@@ -98,10 +98,18 @@ ExperienceStore::ExperienceStore(const std::filesystem::path &path) : db_(path, 
   migrateForward(db_, libraryMigrations());
 }
 
-bool ExperienceStore::contains(const std::string &source, const std::string &sourceRef) {
-  auto s = db_.prepare("SELECT 1 FROM memory_cases WHERE source = ? AND source_ref = ? AND source_ref <> ''");
+std::optional<std::int64_t> ExperienceStore::find(const std::string &source, const std::string &sourceRef) {
+  auto s = db_.prepare("SELECT id FROM memory_cases WHERE source = ? AND source_ref = ? AND source_ref <> ''");
   s.bind(1, source).bind(2, sourceRef);
-  return s.step();
+  if (!s.step()) return std::nullopt;
+  return s.columnInt(0);
+}
+
+std::optional<std::int64_t> ExperienceStore::findByCode(const std::string &task, const std::string &codeHash) {
+  auto s = db_.prepare("SELECT id FROM memory_cases WHERE task = ? AND after_hash = ? ORDER BY correct DESC, id DESC LIMIT 1");
+  s.bind(1, task).bind(2, codeHash);
+  if (!s.step()) return std::nullopt;
+  return s.columnInt(0);
 }
 
 std::int64_t ExperienceStore::record(Case c) {

@@ -101,7 +101,10 @@ class ExperienceStore {
   // already there is not recorded again: its id is returned. Throws StoreError for an unknown
   // parent.
   std::int64_t record(Case c);
-  bool contains(const std::string &source, const std::string &sourceRef);
+  // The Case recorded from (source, sourceRef).
+  std::optional<std::int64_t> find(const std::string &source, const std::string &sourceRef);
+  // The newest correct Case of `task` whose code (after) has this content hash (core/text/content_hash.h).
+  std::optional<std::int64_t> findByCode(const std::string &task, const std::string &codeHash);
   std::optional<Case> get(std::int64_t id, bool withCode = false);
   // All Cases (without code), oldest first; of one task when `task` is given.
   std::vector<Case> cases(const std::string &task = {});

@@ -12,6 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/lineage/skill_library.h"
+#include "core/memory/case_sources.h"
+#include "core/store/workspace.h"
+#include "core/task/manifest_parser.h"
+#include "core/text/content_hash.h"
+#include "helpers/memory_fixtures.h"
 #include "core/memory/experience_store.h"
 #include "core/store/database.h"
 #include "core/store/library_schema.h"
@@ -200,8 +205,9 @@ class TstExperienceMemory : public QObject {
     const auto first = store->record(c);
     QCOMPARE(store->record(c), first);
     QCOMPARE(store->cases().size(), std::size_t{1});
-    QVERIFY(store->contains("editor", "workspace.sqlite#run-7"));
-    QVERIFY(!store->contains("editor", "workspace.sqlite#run-8"));
+    QCOMPARE(store->find("editor", "workspace.sqlite#run-7"), std::optional<std::int64_t>(first));
+    QVERIFY(!store->find("editor", "workspace.sqlite#run-8"));
+    QVERIFY(!store->find("session", "workspace.sqlite#run-7"));
     const auto back = store->get(first, true);
     QCOMPARE(back->after, c.after);
     QCOMPARE(back->before, c.before);
@@ -328,6 +334,92 @@ class TstExperienceMemory : public QObject {
     QVERIFY(dot.find("c" + std::to_string(a) + " -> c" + std::to_string(b)) != std::string::npos);
     QVERIFY(dot.find("line with \\\"quotes\\\" and a newline") != std::string::npos);
     QVERIFY(store->graphDot("sgemm").find("softmax") == std::string::npos);
+  }
+
+  // A workspace's history becomes Cases once: editor runs chained in order, a session's candidates
+  // under the incumbent they started from (and a repair under its first turn), with their stated
+  // intent and cards; a second sync adds nothing, and a new run is added after.
+  void workspaceHistoryBecomesCases() {
+    QTemporaryDir dir;
+    auto ws = Workspace::open(dir.filePath("ws.sqlite").toStdString());
+    const std::string folder = std::string(KWB_SOURCE_DIR) + "/kernels/softmax";
+    const auto task = ws->recordTaskOpened("softmax", folder, "hash");
+    const auto first = kwb::test::addMemoryRun(*ws, task.id, "// v1\n", kwb::test::memoryRunResult(true, {1.0, 1.0, 1.0}), "/x/softmax.cu");
+    const auto second = kwb::test::addMemoryRun(*ws, task.id, "// v2\n", kwb::test::memoryRunResult(true, {2.0, 2.0, 2.0}), "/x/softmax.cu");
+    const auto broken = kwb::test::addMemoryRun(*ws, task.id, "// v3\n", kwb::test::memoryRunResult(false, {0, 0, 0}));
+    // A session started from v2: its first turn (v4, faster) and a repair of a failed line (v5).
+    const auto turn1 = kwb::test::addMemoryRun(*ws, task.id, "// v4\n", kwb::test::memoryRunResult(true, {4.0, 4.0, 4.0}));
+    const auto repair = kwb::test::addMemoryRun(*ws, task.id, "// v5\n", kwb::test::memoryRunResult(false, {0, 0, 0}));
+    auto &db = ws->database();
+    db.exec("INSERT INTO agent_sessions(id, task_id, task_name, provider, model, settings_json, state, created_at, updated_at) "
+            "VALUES('s1', " + std::to_string(task.id) + ", 'softmax', 'local', 'm', '{}', 'done', 'now', 'now')");
+    db.exec("INSERT INTO agent_groups(id, session_id, ordinal, goal, incumbent_hash, state, created_at) VALUES(1, 's1', 1, "
+            "'faster', '" + contentHash("// v2\n") + "', 'done', 'now')");
+    db.exec("INSERT INTO agent_attempts(id, group_id, line, turn, state, messages_json, response_text, answer_outcome, "
+            "evaluation_id, cards_json, created_at) VALUES(1, 1, 1, 1, 'evaluated', '[]', "
+            "'## Plan: two rows per warp with shuffles\n```cuda\n// v4\n```', 'code', " + std::to_string(turn1) +
+            ", '[\"warp-shuffle-reduction\"]', 'now')");
+    db.exec("INSERT INTO agent_attempts(id, group_id, line, turn, parent_id, state, messages_json, response_text, "
+            "answer_outcome, evaluation_id, created_at) VALUES(2, 1, 1, 2, 1, 'evaluated', '[]', '```cuda\n// v5\n```', "
+            "'code', " + std::to_string(repair) + ", 'now')");
+
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    auto report = syncWorkspace(*store, *ws);
+    QCOMPARE(report.added, std::size_t{5});
+    QVERIFY(report.problems.empty());
+    const auto cases = store->cases("softmax");
+    QCOMPARE(cases.size(), std::size_t{5});
+    std::map<std::int64_t, Case> byRun;
+    const std::string key = std::filesystem::weakly_canonical(ws->path()).string();
+    for (const auto run : {first, second, broken, turn1, repair}) {
+      auto id = store->find("editor", key + "#evaluation-" + std::to_string(run));
+      if (!id) id = store->find("session", key + "#evaluation-" + std::to_string(run));
+      QVERIFY2(id, qPrintable(QStringLiteral("run %1 has no Case").arg(run)));
+      byRun[run] = *store->get(*id, true);
+    }
+    QCOMPARE(byRun[first].source, std::string("editor"));
+    QVERIFY(!byRun[first].parent);
+    QCOMPARE(byRun[second].parent, std::optional<std::int64_t>(byRun[first].id));
+    QCOMPARE(byRun[second].before, std::string("// v1\n"));
+    QCOMPARE(byRun[second].speedup, 2.0);
+    QCOMPARE(byRun[second].ratio, 2.0);
+    QCOMPARE(byRun[second].label, Label::Effective);
+    QCOMPARE(byRun[second].relativeSpread, 0.03);  // the widest configuration's
+    QVERIFY(!byRun[second].shape.empty());
+    QVERIFY(byRun[second].intensity > 0);
+    QCOMPARE(byRun[second].idea, std::string("run of softmax.cu"));
+    QCOMPARE(byRun[broken].parent, std::optional<std::int64_t>(byRun[second].id));
+    QVERIFY(!byRun[broken].correct);
+    QVERIFY(byRun[broken].feedback.find("12 elements differ") != std::string::npos);
+    QCOMPARE(byRun[turn1].source, std::string("session"));
+    QCOMPARE(byRun[turn1].session, std::string("s1"));
+    QCOMPARE(byRun[turn1].parent, std::optional<std::int64_t>(byRun[second].id));  // the incumbent's Case
+    QCOMPARE(byRun[turn1].idea, std::string("Plan: two rows per warp with shuffles (cards: warp-shuffle-reduction)"));
+    QCOMPARE(byRun[turn1].ratio, 2.0);
+    QCOMPARE(byRun[turn1].before, std::string("// v2\n"));
+    QCOMPARE(byRun[repair].parent, std::optional<std::int64_t>(byRun[turn1].id));
+    QVERIFY(byRun[repair].idea.empty());
+
+    report = syncWorkspace(*store, *ws);
+    QCOMPARE(report.added, std::size_t{0});
+    QCOMPARE(report.known, std::size_t{5});
+    const auto later = kwb::test::addMemoryRun(*ws, task.id, "// v6\n", kwb::test::memoryRunResult(true, {3.0, 3.0, 3.0}));
+    auto compiledOnly = kwb::test::memoryRunResult(true, {});
+    compiledOnly.outcome = Outcome::NotRun;
+    kwb::test::addMemoryRun(*ws, task.id, "// v7\n", compiledOnly);
+    report = syncWorkspace(*store, *ws);
+    QCOMPARE(report.added, std::size_t{1});
+    QCOMPARE(report.notRun, std::size_t{1});
+    const auto sixth = store->get(*store->find("editor", key + "#evaluation-" + std::to_string(later)));
+    QCOMPARE(sixth->parent, std::optional<std::int64_t>(byRun[broken].id));  // the previous editor run
+    QCOMPARE(sixth->ratio, 1.5);  // against the nearest correct ancestor (v2, 2x)
+  }
+
+  void statedIntents() {
+    QCOMPARE(statedIntent("Use float4 loads.\n```cuda\ncode\n```"), std::string("Use float4 loads."));
+    QCOMPARE(statedIntent("\n\n### **Idea**: tile in shared memory\n"), std::string("Idea: tile in shared memory"));
+    QCOMPARE(statedIntent("```cuda\n__global__ void k() {}\n```\nThen explained."), std::string());
+    QCOMPARE(statedIntent(std::string(300, 'x')).size(), std::size_t{203});
   }
 
   // A library made before the memory (version 1) opens as version 2 with its cards and lineages

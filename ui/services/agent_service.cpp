@@ -4,6 +4,7 @@
 #include <QMetaObject>
 #include <QPointer>
 
+#include "core/memory/case_sources.h"
 #include "core/lineage/skill_library.h"
 #include "core/llm/provider_config.h"
 #include "core/task/manifest_parser.h"
@@ -168,6 +169,13 @@ bool AgentService::start(const AgentRequest &request) {
           }
           out.state = QString::fromUtf8(kwb::agent::toString(state));
           out.reason = QString::fromStdString(store->session(id)->stopReason);
+          // Every candidate evaluated is experience: a Case in the user's memory.
+          try {
+            auto memory = kwb::memory::ExperienceStore::open();
+            kwb::memory::syncWorkspace(*memory, store->workspace());
+          } catch (const std::exception &e) {
+            out.reason += QStringLiteral(" (not recorded in the experience memory: %1)").arg(QString::fromStdString(e.what()));
+          }
         } catch (const std::exception &e) {
           std::lock_guard lock(shared->mutex);
           shared->session = nullptr;

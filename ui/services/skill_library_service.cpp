@@ -14,6 +14,7 @@
 #include "core/lineage/lineage_build.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/memory/case_sources.h"
 #include "core/task/source_file.h"
 #include "core/task/manifest_parser.h"
 #include "ui/services/agent_service.h"
@@ -270,12 +271,20 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
           if (!built.onGpu) throw std::runtime_error("no GPU ran the steps: nothing stored");
           auto library = kwb::SkillLibrary::open(libraryPath(path));
           const auto cards = kwb::storeLineage(*library, built.record, task, "workbench lineage build");
+          std::string memoryNote;
+          try {
+            auto memory = kwb::memory::ExperienceStore::open(library->path());
+            kwb::memory::recordLineageCases(*memory, built.record, task);
+          } catch (const std::exception &e) {
+            memoryNote = std::string("; the experience memory: ") + e.what();
+          }
           out.name = QString::fromStdString(name);
           out.summary = QStringLiteral("%1 of %2 steps passed the gate on %3; %4 skill cards proposed or merged")
                             .arg(built.record.acceptedSteps())
                             .arg(built.record.steps.size())
                             .arg(QString::fromStdString(built.record.device))
-                            .arg(cards.size());
+                            .arg(cards.size()) +
+                        QString::fromStdString(memoryNote);
         } catch (const std::exception &e) {
           out.error = QString::fromStdString(e.what());
         }

@@ -1,5 +1,7 @@
 #include "ui/services/workspace_service.h"
 
+#include "core/memory/case_sources.h"
+
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -186,9 +188,20 @@ void WorkspaceService::recordEvaluation(const EvaluationRun &run, const QString 
       saved.startedAt = QString::fromStdString(stored.startedAt);
       saved.finishedAt = QString::fromStdString(stored.finishedAt);
       const QList<EvaluationRun> runs = runsOf(*workspace, run.taskFolder);
-      return [this, saved, runs] {
+      // The run is experience too: a Case in the user's memory (and anything not recorded yet,
+      // such as a session's candidates).
+      QString memoryProblem;
+      try {
+        auto memory = kwb::memory::ExperienceStore::open();
+        kwb::memory::syncWorkspace(*memory, *workspace);
+      } catch (const std::exception &e) {
+        memoryProblem = tr("Experience memory: the run of %1 is stored in the workspace, not in the memory: %2")
+                            .arg(run.taskName, QString::fromStdString(e.what()));
+      }
+      return [this, saved, runs, memoryProblem] {
         emit evaluationRecorded(saved);
         emit evaluationsListed(saved.taskFolder, runs);
+        if (!memoryProblem.isEmpty()) emit error(memoryProblem);
       };
     } catch (const std::exception &e) {
       const QString message = tr("Workspace: could not store the run of %1: %2")

@@ -1,0 +1,248 @@
+#include "core/memory/case_sources.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "core/compile/diagnostics.h"
+#include "core/lineage/lineage_build.h"
+#include "core/lineage/lineage_builder.h"
+#include "core/task/manifest_parser.h"
+
+namespace kwb::memory {
+
+namespace {
+
+std::string trim(std::string s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+std::string shortened(std::string text, std::size_t most) {
+  if (text.size() <= most) return text;
+  text.resize(most);
+  // Not in the middle of a UTF-8 sequence.
+  while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+  if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+  return text + "...";
+}
+
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+Measured measuredOf(const EvaluationResult &result, const Task *task) {
+  Measured m;
+  double logSum = 0;
+  int timed = 0;
+  for (const auto &c : result.configs) {
+    if (!c.timing || !c.timing->ok || !(c.timing->speedup > 0)) continue;
+    logSum += std::log(c.timing->speedup);
+    ++timed;
+    m.relativeSpread = std::max(m.relativeSpread, c.timing->candidate.relativeSpread);
+  }
+  m.correct = result.outcome == Outcome::Correct && timed > 0;
+  if (timed) m.speedup = std::exp(logSum / timed);
+  m.feedback = result.message;
+  int errors = 0;
+  for (const auto &d : result.candidate.diagnostics)
+    if (d.severity == Diagnostic::Severity::Error && errors++ < 3) m.feedback += "\n" + formatDiagnostic(d);
+  for (const auto &c : result.configs)
+    if (c.outcome != Outcome::Correct && !c.message.empty() && c.message != result.message) {
+      m.feedback += "\n" + c.config + ": " + c.message;
+      break;
+    }
+  m.feedback = shortened(trim(m.feedback), 2000);
+  if (task) {
+    const std::string largest = largestConfiguration(*task);
+    if (const auto *config = task->config(largest)) {
+      for (const auto &[name, value] : config->values)
+        m.shape += (m.shape.empty() ? "" : ",") + name + "=" + std::to_string(value);
+      const double bytes = static_cast<double>(task->bytes.evaluate(config->values));
+      if (bytes > 0) m.intensity = static_cast<double>(task->flops.evaluate(config->values)) / bytes;
+    }
+  }
+  return m;
+}
+
+std::string statedIntent(const std::string &response) {
+  std::size_t at = 0;
+  while (at < response.size()) {
+    const auto end = std::min(response.find('\n', at), response.size());
+    std::string line = trim(response.substr(at, end - at));
+    at = end + 1;
+    if (line.rfind("```", 0) == 0) return {};  // code came first
+    while (!line.empty() && (line.front() == '#' || line.front() == '*' || line.front() == '-' || line.front() == '>'))
+      line = trim(line.substr(1));
+    for (auto bold = line.find("**"); bold != std::string::npos; bold = line.find("**")) line.erase(bold, 2);
+    line = trim(line);
+    if (line.empty()) continue;
+    return shortened(line, 200);
+  }
+  return {};
+}
+
+SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace) {
+  SyncReport report;
+  std::error_code ec;
+  auto canonical = std::filesystem::weakly_canonical(workspace.path(), ec);
+  const std::string key = (ec ? workspace.path() : canonical).string();
+  auto refOf = [&](std::int64_t evaluationId) { return key + "#evaluation-" + std::to_string(evaluationId); };
+  Database &db = workspace.database();
+  for (const auto &taskRecord : workspace.tasks()) {
+    std::optional<Task> task;
+    try {
+      task = loadTask(taskRecord.folder);
+    } catch (const std::exception &) {
+      // The folder moved or is gone: the Cases keep what the runs say.
+    }
+    auto runs = workspace.evaluations(taskRecord.id);
+    std::reverse(runs.begin(), runs.end());  // oldest first
+    std::optional<std::int64_t> previousEditor;
+    for (const auto &run : runs) {
+      // A session's candidate: its attempt, group and session.
+      auto attempt = db.prepare(
+          "SELECT a.parent_id, a.response_text, a.cards_json, g.session_id, g.incumbent_hash, p.evaluation_id "
+          "FROM agent_attempts a JOIN agent_groups g ON g.id = a.group_id "
+          "LEFT JOIN agent_attempts p ON p.id = a.parent_id WHERE a.evaluation_id = ?");
+      attempt.bind(1, run.id);
+      const bool fromSession = attempt.step();
+      const std::string source = fromSession ? "session" : "editor";
+      const std::string ref = refOf(run.id);
+      if (const auto id = store.find(source, ref)) {
+        ++report.known;
+        if (!fromSession) previousEditor = *id;
+        continue;
+      }
+      // Compiled only (no GPU ran it): nothing was learned about speed or correctness.
+      if (run.outcome == toString(Outcome::NotRun)) {
+        ++report.notRun;
+        continue;
+      }
+      const auto full = workspace.evaluation(run.id);
+      if (!full) continue;
+      const EvaluationResult result = parseEvaluationResult(full->resultJson);
+      const Measured m = measuredOf(result, task ? &*task : nullptr);
+      Case c;
+      c.source = source;
+      c.sourceRef = ref;
+      c.task = taskRecord.name;
+      c.operatorClass = task ? operatorClassOf(*task) : taskRecord.name;
+      c.gpu = run.device;
+      c.arch = run.arch;
+      c.after = workspace.source(run.sourceHash).value_or("");
+      c.outcome = run.outcome;
+      c.correct = m.correct;
+      c.speedup = m.speedup;
+      c.relativeSpread = m.relativeSpread;
+      c.feedback = m.feedback;
+      c.shape = m.shape;
+      c.intensity = m.intensity;
+      c.createdAt = run.finishedAt;
+      const std::string file = std::filesystem::path(run.sourceName).filename().string();
+      if (fromSession) {
+        c.session = attempt.columnText(3);
+        c.ideaKind = "intent";
+        c.idea = statedIntent(attempt.columnText(1));
+        const auto cards = nlohmann::json::parse(attempt.columnText(2), nullptr, false);
+        if (cards.is_array() && !cards.empty()) {
+          std::string names;
+          for (const auto &card : cards)
+            if (card.is_string()) names += (names.empty() ? "" : ", ") + card.get<std::string>();
+          if (c.idea.empty()) {
+            c.idea = names;
+            c.ideaKind = "card";
+          } else {
+            c.idea += " (cards: " + names + ")";
+          }
+        }
+        if (!attempt.columnIsNull(5)) c.parent = store.find("session", refOf(attempt.columnInt(5)));
+        if (!c.parent && !attempt.columnText(4).empty()) c.parent = store.findByCode(taskRecord.name, attempt.columnText(4));
+        if (c.parent) c.before = store.get(*c.parent, true)->after;
+        else if (const auto incumbent = workspace.source(attempt.columnText(4))) c.before = *incumbent;
+        c.journal = "session " + c.session + " candidate (" + (c.idea.empty() ? std::string("no stated idea") : c.idea) +
+                    "): " + run.outcome;
+      } else {
+        c.ideaKind = "edit";
+        c.idea = file.empty() ? std::string("an edit") : "run of " + file;
+        c.parent = previousEditor;
+        if (c.parent) c.before = store.get(*c.parent, true)->after;
+        c.journal = "editor run of " + (file.empty() ? std::string("the editor's kernel") : file) + ": " + run.outcome;
+      }
+      if (m.correct) c.journal += ", " + fixed2(m.speedup) + "x over the reference";
+      if (!run.device.empty()) c.journal += " on " + run.device;
+      try {
+        const auto id = store.record(c);
+        if (!fromSession) previousEditor = id;
+        ++report.added;
+      } catch (const std::exception &e) {
+        report.problems.push_back(taskRecord.name + " run " + std::to_string(run.id) + ": " + e.what());
+      }
+    }
+  }
+  return report;
+}
+
+std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &lineage, const Task &task) {
+  std::size_t added = 0;
+  std::optional<std::int64_t> parent;
+  std::string before;
+  for (const auto &step : lineage.steps) {
+    const std::string ref = lineage.name + "@" + lineage.builtAt + "#step-" + std::to_string(step.position);
+    if (const auto known = store.find("lineage", ref)) {
+      if (step.accepted) {
+        parent = *known;
+        before = step.source;
+      }
+      continue;
+    }
+    Case c;
+    c.source = "lineage";
+    c.sourceRef = ref;
+    c.task = task.name;
+    c.operatorClass = operatorClassOf(task);
+    c.gpu = lineage.device;
+    c.arch = lineage.arch;
+    c.idea = step.adds.empty() ? step.title : step.adds;
+    c.ideaKind = "step";
+    c.before = before;
+    c.after = step.source;
+    c.outcome = step.outcome;
+    c.parent = parent;
+    // Speedup over the reference: the geometric mean over the step's configurations.
+    double logSum = 0;
+    int timed = 0;
+    for (const auto &f : step.figures) {
+      if (!(f.speedupVsReference > 0)) continue;
+      logSum += std::log(f.speedupVsReference);
+      ++timed;
+      c.relativeSpread = std::max(c.relativeSpread, f.relativeSpread);
+    }
+    c.correct = step.accepted && timed > 0;
+    if (timed) c.speedup = std::exp(logSum / timed);
+    c.feedback = step.reason;
+    const Measured shape = measuredOf(EvaluationResult{}, &task);
+    c.shape = shape.shape;
+    c.intensity = shape.intensity;
+    c.journal = "lineage " + lineage.name + " step " + std::to_string(step.position) + " (" + step.title + "): " +
+                (step.accepted ? "accepted, " + fixed2(c.speedup) + "x over the reference" : "rejected: " + step.reason);
+    const auto id = store.record(c);
+    ++added;
+    if (step.accepted) {
+      parent = id;
+      before = step.source;
+    }
+  }
+  return added;
+}
+
+}  // namespace kwb::memory

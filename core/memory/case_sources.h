@@ -1,0 +1,53 @@
+#pragma once
+// Where Cases come from (issue 19 item 1): every evaluation a workspace holds (editor runs and
+// agent sessions' candidates, with the Case each started from) and every step of a stored lineage.
+// Recording is idempotent: each Case carries a reference to what it was made from, so a workspace
+// synced twice (or its history imported once, then synced after every run) gives each evaluation
+// one Case. No Qt.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/eval/evaluation_result.h"
+#include "core/lineage/skill_library.h"
+#include "core/memory/experience_store.h"
+#include "core/store/workspace.h"
+#include "core/task/task.h"
+
+namespace kwb::memory {
+
+// What a Case keeps of an evaluation: correct (ran, and correct everywhere), its speedup over the
+// reference (geometric mean over the timed configurations), the widest relative spread, the
+// feedback (the message and the first compiler errors), and, with the task, the shape and
+// arithmetic intensity of its largest configuration.
+struct Measured {
+  bool correct = false;
+  double speedup = 0, relativeSpread = 0;
+  std::string feedback, shape;
+  double intensity = 0;
+};
+Measured measuredOf(const EvaluationResult &result, const Task *task);
+
+// The idea an agent's answer states: its first line of prose before any code (a heading's marks
+// taken off), at most 200 characters; "" when it opens with code.
+std::string statedIntent(const std::string &response);
+
+struct SyncReport {
+  std::size_t added = 0, known = 0;
+  std::size_t notRun = 0;  // compiled only (no GPU): not experience, not recorded
+  std::vector<std::string> problems;  // runs skipped, and why
+};
+
+// Records every evaluation of `workspace` not recorded yet, oldest first: a session's candidate as
+// source "session" (idea: the answer's stated intent, or the cards it carried; its parent: the
+// previous turn's Case, or the Case of the incumbent it started from), any other run as "editor"
+// (its parent: the previous editor run of the task in this workspace). A run that was compiled
+// only (outcome not-run: no GPU) says nothing about speed or correctness and is not recorded. Tasks whose folder is gone
+// are recorded without shape and intensity.
+SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace);
+
+// Records a stored lineage's steps as Cases (source "lineage", idea: what the step adds, each the
+// child of the previous accepted step). Returns how many were new.
+std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &lineage, const Task &task);
+
+}  // namespace kwb::memory

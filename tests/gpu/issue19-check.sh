@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Issue 19 on the H200: the experience memory filled by real work in a fresh library — kwb
+# lineage build for TASKS (each step a Case under the previous accepted step), and the window
+# running and timing the starter of the first task (the run stored in a fresh workspace becomes
+# an editor Case) — then kwb memory stats, query, export and graph over what was measured.
+# Everything comes back in $OUT/results19.tgz.
+#   TASKS="softmax reduce-sum" TIME_CAP=0.3 bash tests/gpu/issue19-check.sh OUT [LIMIT_S]
+#   (with .bundle/kwb.tar.xz from tests/gpu/pack-bundle.sh)
+set -uo pipefail
+out=$1; limit=${2:-560}; mkdir -p /tmp/run "$out"
+started=$(date +%s)
+left() { echo $(( limit - ($(date +%s) - started) )); }
+[ -d /tmp/run/kwb ] || tar -C /tmp/run -xf "$(ls .bundle/kwb.tar.* | head -1)"
+k=/tmp/run/kwb; r=/tmp/res19; mkdir -p $r
+pack() { tar -C /tmp -czf $out/results19.tgz res19; }
+source $k/env.sh
+export KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home19 KWB_LIBRARY=$r/library.sqlite; mkdir -p $HOME
+echo "commit $(cat $k/COMMIT), $(date -u +%FT%TZ)" | tee $r/summary.txt
+tasks=${TASKS:-softmax reduce-sum}
+for t in $tasks; do
+  [ "$(left)" -gt 60 ] || { echo "$t: skipped (time)" | tee -a $r/summary.txt; continue; }
+  s=$(date +%s)
+  timeout $(( $(left) - 40 )) $k/bin/kwb lineage build $k/kernels/$t --time-cap ${TIME_CAP:-0.3} > $r/build-$t.txt 2> $r/build-$t.err
+  echo "$t: exit $? in $(( $(date +%s) - s )) s; $(grep -h 'experience memory' $r/build-$t.err)" | tee -a $r/summary.txt
+  pack
+done
+first=${tasks%% *}
+if [ "$(left)" -gt 60 ]; then
+  s=$(date +%s)
+  timeout 75 $k/bin/kernel-workbench --screenshot $r/window-run.png --screenshot-timeout 60 --then time \
+    $k/kernels/$first > $r/window.log 2>&1
+  echo "window run+time of $first: exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt
+fi
+$k/bin/kwb memory stats | tee -a $r/summary.txt
+$k/bin/kwb memory stats --json > $r/memory-stats.json
+$k/bin/kwb memory query --task $first --limit 0 | tee -a $r/summary.txt
+$k/bin/kwb memory query "shuffle" | tee -a $r/summary.txt
+$k/bin/kwb memory export --format jsonl > $r/memory.jsonl
+$k/bin/kwb memory graph --dot > $r/memory.dot
+command -v dot > /dev/null && dot -Tsvg $r/memory.dot > $r/memory.svg
+echo "jsonl lines: $(wc -l < $r/memory.jsonl)" | tee -a $r/summary.txt
+pack

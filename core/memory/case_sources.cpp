@@ -212,7 +212,7 @@ std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &line
     c.operatorClass = operatorClassOf(task);
     c.gpu = lineage.device;
     c.arch = lineage.arch;
-    c.idea = step.adds.empty() ? step.title : step.adds;
+    c.idea = step.title.empty() ? shortened(step.adds, 200) : step.title;
     c.ideaKind = "step";
     c.before = before;
     c.after = step.source;
@@ -235,6 +235,7 @@ std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &line
     c.intensity = shape.intensity;
     c.journal = "lineage " + lineage.name + " step " + std::to_string(step.position) + " (" + step.title + "): " +
                 (step.accepted ? "accepted, " + fixed2(c.speedup) + "x over the reference" : "rejected: " + step.reason);
+    if (!step.adds.empty()) c.journal += ". Adds: " + step.adds;
     const auto id = store.record(c);
     ++added;
     if (step.accepted) {

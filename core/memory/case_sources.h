@@ -46,8 +46,8 @@ struct SyncReport {
 // are recorded without shape and intensity.
 SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace);
 
-// Records a stored lineage's steps as Cases (source "lineage", idea: what the step adds, each the
-// child of the previous accepted step). Returns how many were new.
+// Records a stored lineage's steps as Cases (source "lineage", idea: the step's title, with what it
+// adds in the journal; each the child of the previous accepted step). Returns how many were new.
 std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &lineage, const Task &task);
 
 }  // namespace kwb::memory

@@ -16,6 +16,7 @@
 #include "core/store/workspace.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/content_hash.h"
+#include "helpers/measured_lineage.h"
 #include "helpers/memory_fixtures.h"
 #include "core/memory/experience_store.h"
 #include "core/store/database.h"
@@ -413,6 +414,32 @@ class TstExperienceMemory : public QObject {
     const auto sixth = store->get(*store->find("editor", key + "#evaluation-" + std::to_string(later)));
     QCOMPARE(sixth->parent, std::optional<std::int64_t>(byRun[broken].id));  // the previous editor run
     QCOMPARE(sixth->ratio, 1.5);  // against the nearest correct ancestor (v2, 2x)
+  }
+
+  // A lineage's steps become Cases: each under the previous accepted step (a rejected step is a
+  // negative leaf beside the chain), the title as the idea, recorded once per build.
+  void lineageStepsBecomeCases() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    auto l = kwb::test::measuredLineage("softmax", 3);
+    l.record.builtAt = "2026-12-04T00:00:00.000Z";
+    QCOMPARE(recordLineageCases(*store, l.record, l.task), l.record.steps.size());
+    QCOMPARE(recordLineageCases(*store, l.record, l.task), std::size_t{0});
+    const auto cases = store->cases("softmax");
+    QCOMPARE(cases.size(), l.record.steps.size());
+    QVERIFY(!cases[0].parent);
+    QCOMPARE(cases[0].idea, l.record.steps[0].title);
+    QCOMPARE(cases[0].source, std::string("lineage"));
+    QCOMPARE(cases[1].parent, std::optional<std::int64_t>(cases[0].id));
+    QCOMPARE(cases[1].before, std::string());  // cases() reads no code
+    QCOMPARE(store->get(cases[1].id, true)->before, l.record.steps[0].source);
+    QVERIFY(!cases[2].correct);  // step 3, rejected
+    QCOMPARE(cases[2].label, Label::Negative);
+    QCOMPARE(cases[2].parent, std::optional<std::int64_t>(cases[1].id));
+    QCOMPARE(cases[3].parent, std::optional<std::int64_t>(cases[1].id));  // step 4 follows the last accepted, step 2
+    QVERIFY(cases[3].ratio > 1);
+    QVERIFY(cases[1].journal.find("Adds: ") != std::string::npos);
+    QVERIFY(!cases[1].shape.empty());
   }
 
   void statedIntents() {

@@ -69,11 +69,11 @@ double featureSimilarity(const MemoryQuery &query, const Case &c) {
   return similarity;
 }
 
-std::string ftsQuery(const std::string &text) {
+std::string ftsQuery(const std::string &text, bool any) {
   std::string out, word;
   auto flush = [&] {
     if (word.empty()) return;
-    if (!out.empty()) out += ' ';
+    if (!out.empty()) out += any ? " OR " : " ";
     out += '"' + word + '"';
     word.clear();
   };
@@ -335,7 +335,7 @@ MemoryStats ExperienceStore::stats() {
 
 std::vector<QueryHit> ExperienceStore::query(const MemoryQuery &q) {
   std::string sql = "SELECT " + kColumns + ", 0 FROM memory_cases WHERE 1";
-  const std::string match = ftsQuery(q.text);
+  const std::string match = ftsQuery(q.text, q.anyWord);
   if (!q.text.empty() && match.empty()) return {};
   if (!match.empty()) {
     // bm25() is lower for better matches; the hit keeps -bm25 (higher is better). With few rows a

@@ -62,6 +62,7 @@ struct MemoryStats {
 
 struct MemoryQuery {
   std::string text;  // words, all of which must appear (any order); "" for none
+  bool anyWord = false;  // any of the words will do (ranked by BM25 within a label)
   std::string task, operatorClass, arch, gpu, session, source;
   std::string idea;  // a substring of the idea (case-insensitive)
   std::optional<Label> label;
@@ -85,8 +86,8 @@ struct QueryHit {
 double featureSimilarity(const MemoryQuery &query, const Case &c);
 
 // Words for an FTS5 MATCH: each quoted (so `dram__throughput` or `-` are words, not syntax), all
-// required. Empty when the text has no word characters.
-std::string ftsQuery(const std::string &text);
+// required (or, with `any`, any one). Empty when the text has no word characters.
+std::string ftsQuery(const std::string &text, bool any = false);
 
 class ExperienceStore {
  public:

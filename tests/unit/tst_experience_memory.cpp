@@ -13,6 +13,7 @@
 
 #include "core/lineage/skill_library.h"
 #include "core/memory/case_sources.h"
+#include "core/memory/context_assembly.h"
 #include "core/store/workspace.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/content_hash.h"
@@ -447,6 +448,116 @@ class TstExperienceMemory : public QObject {
     QCOMPARE(statedIntent("\n\n### **Idea**: tile in shared memory\n"), std::string("Idea: tile in shared memory"));
     QCOMPARE(statedIntent("```cuda\n__global__ void k() {}\n```\nThen explained."), std::string());
     QCOMPARE(statedIntent(std::string(300, 'x')).size(), std::size_t{203});
+  }
+
+  void budgetAndEstimates() {
+    QCOMPARE((ContextBudget{32768, 1000, 8192, 2000}.budget()), std::size_t{21576});
+    QCOMPARE((ContextBudget{8192, 1000, 8192, 0}.budget()), std::size_t{0});  // max(0, ...)
+    TokenEstimator e;
+    QCOMPARE(e.estimate(std::string(400, 'x')), std::size_t{100});
+    e.calibrate(3000, 1000);  // the first report replaces the guess
+    QCOMPARE(e.charsPerToken(), 3.0);
+    e.calibrate(6000, 1000);  // later ones move it a third of the way
+    QCOMPARE(e.charsPerToken(), 4.0);
+    e.calibrate(100, 1000);  // 0.1 characters a token: a wrong count, ignored
+    QCOMPARE(e.charsPerToken(), 4.0);
+    QCOMPARE(e.observations(), std::size_t{2});
+  }
+
+  // Property: over random tiers, budgets, caps and estimators, the hot tier is always all there,
+  // the total never exceeds B unless the hot tier alone does (then nothing else goes in), each
+  // tier keeps its cap and share and its order, and every offered item is included or left.
+  void contextNeverExceedsTheBudget() {
+    std::mt19937 rng(19);
+    auto items = [&](Tier tier, std::size_t n) {
+      std::vector<ContextItem> out;
+      for (std::size_t i = 0; i < n; ++i)
+        out.push_back({tier, "x", std::string(rng() % 6000, 'a'), "", static_cast<std::int64_t>(i + 1)});
+      return out;
+    };
+    for (int round = 0; round < 2000; ++round) {
+      const auto hot = items(Tier::Hot, rng() % 5), warm = items(Tier::Warm, rng() % 12), cold = items(Tier::Cold, rng() % 12);
+      ContextBudget b{rng() % 40000, rng() % 3000, rng() % 9000, rng() % 3000};
+      TierCaps caps;
+      caps.warmItems = rng() % 8;
+      caps.coldItems = rng() % 8;
+      caps.warmShare = (rng() % 101) / 100.0;
+      caps.coldShare = (rng() % 101) / 100.0;
+      TokenEstimator e;
+      if (rng() % 2) e.calibrate(1000 + rng() % 9000, 1000);
+      const auto a = assembleContext(hot, warm, cold, b, caps, e);
+      QCOMPARE(a.budget, b.budget());
+      std::size_t sum = 0, nHot = 0, nWarm = 0, nCold = 0;
+      for (const auto &i : a.included) {
+        sum += e.estimate(i.text);
+        (i.tier == Tier::Hot ? nHot : i.tier == Tier::Warm ? nWarm : nCold)++;
+      }
+      QCOMPARE(a.tokens, sum);
+      QCOMPARE(nHot, hot.size());
+      for (std::size_t i = 0; i < hot.size(); ++i) QCOMPARE(a.included[i].caseId, hot[i].caseId);
+      if (a.hotOverBudget) {
+        QCOMPARE(a.tokens, a.hotTokens);
+        QVERIFY(a.hotTokens > a.budget);
+      } else {
+        QVERIFY2(a.tokens <= a.budget, qPrintable(QStringLiteral("round %1: %2 > %3").arg(round).arg(a.tokens).arg(a.budget)));
+      }
+      QVERIFY(nWarm <= caps.warmItems);
+      QVERIFY(nCold <= caps.coldItems);
+      QCOMPARE(a.included.size() + a.left.size(), hot.size() + warm.size() + cold.size());
+      // Tiers in order: hot, then warm, then cold, each in the order offered.
+      int lastTier = 0;
+      std::int64_t lastId = 0;
+      for (const auto &i : a.included) {
+        const int t = static_cast<int>(i.tier);
+        QVERIFY(t >= lastTier);
+        if (t == lastTier && t != 0) QVERIFY(i.caseId > lastId);
+        if (t != lastTier) lastId = 0;
+        lastTier = t;
+        lastId = i.caseId;
+      }
+      const auto record = a.record();
+      QCOMPARE(record["included"].size(), a.included.size());
+      QCOMPARE(record["left"].size(), a.left.size());
+    }
+  }
+
+  // What the memory offers a turn: this task's Cases best first, the operator's others, and other
+  // operators' Cases that share the task's words; the assembled text heads each tier.
+  void experienceForATurn() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    const auto root = store->record(makeCase("softmax", true, 1.0, std::nullopt, "naive rows"));
+    const auto good = store->record(makeCase("softmax", true, 2.0, root, "warp shuffle reductions"));
+    auto wrong = makeCase("softmax", false, 0, root, "float4 without a tail");
+    wrong.feedback = "odd: 3 elements differ at the row's end";
+    const auto bad = store->record(wrong);
+    auto ln = makeCase("layernorm", true, 1.5, std::nullopt, "Welford in one pass over the row");
+    const auto other = store->record(ln);
+    store->record(makeCase("sgemm", true, 3.0, std::nullopt, "register tiles"));
+
+    MemoryQuery q;
+    q.task = "softmax";
+    q.operatorClass = "softmax";
+    q.text = "row exponentials";
+    const auto items = experienceFor(*store, q);
+    QCOMPARE(items.warm.size(), std::size_t{3});
+    QCOMPARE(items.warm[0].caseId, good);
+    QCOMPARE(items.warm[2].caseId, bad);
+    QVERIFY2(items.warm[2].text.find("3 elements differ") != std::string::npos, items.warm[2].text.c_str());
+    QVERIFY(items.warm[0].text.find("[effective, x2.00 over where it started") != std::string::npos);
+    QCOMPARE(items.cold.size(), std::size_t{1});  // layernorm shares "row"; sgemm shares nothing
+    QCOMPARE(items.cold[0].caseId, other);
+
+    const std::vector<ContextItem> hot = {{Tier::Hot, "task", "# softmax\n", "always", 0}};
+    const auto a = assembleContext(hot, items.warm, items.cold, {32768, 500, 8192, 0});
+    const auto text = a.text();
+    QVERIFY(text.find("## Experience with this kernel") != std::string::npos);
+    QVERIFY(text.find("## Further experience") != std::string::npos);
+    QVERIFY(text.find("warp shuffle reductions") < text.find("Welford"));
+    // A window too small for anything but the hot tier.
+    const auto tight = assembleContext(hot, items.warm, items.cold, {600, 500, 90, 0});
+    QCOMPARE(tight.included.size(), std::size_t{1});
+    QCOMPARE(tight.left.size(), items.warm.size() + items.cold.size());
   }
 
   // A library made before the memory (version 1) opens as version 2 with its cards and lineages

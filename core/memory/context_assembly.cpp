@@ -1,0 +1,176 @@
+#include "core/memory/context_assembly.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace kwb::memory {
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string oneLine(std::string text, std::size_t most) {
+  for (auto &ch : text)
+    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+  if (text.size() > most) {
+    text.resize(most);
+    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
+    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+    text += "...";
+  }
+  return text;
+}
+
+}  // namespace
+
+const char *toString(Tier tier) {
+  switch (tier) {
+    case Tier::Hot: return "hot";
+    case Tier::Warm: return "warm";
+    case Tier::Cold: return "cold";
+  }
+  return "hot";
+}
+
+std::size_t ContextBudget::budget() const {
+  const std::size_t used = system + generation + recency;
+  return window > used ? window - used : 0;
+}
+
+std::size_t TokenEstimator::estimate(std::size_t chars) const {
+  return static_cast<std::size_t>(std::ceil(static_cast<double>(chars) / charsPerToken_));
+}
+
+std::size_t TokenEstimator::estimate(const std::string &text) const { return estimate(text.size()); }
+
+void TokenEstimator::calibrate(std::size_t chars, std::size_t reportedTokens) {
+  if (chars == 0 || reportedTokens == 0) return;
+  const double observed = static_cast<double>(chars) / static_cast<double>(reportedTokens);
+  if (!(observed > 0.5 && observed < 20)) return;  // not a prompt's ratio: a wrong count
+  // The first observation replaces the guess; later ones move it a third of the way.
+  charsPerToken_ = observations_ == 0 ? observed : charsPerToken_ + (observed - charsPerToken_) / 3.0;
+  ++observations_;
+}
+
+AssembledContext assembleContext(const std::vector<ContextItem> &hot, const std::vector<ContextItem> &warm,
+                                 const std::vector<ContextItem> &cold, const ContextBudget &budget, const TierCaps &caps,
+                                 const TokenEstimator &estimator) {
+  AssembledContext out;
+  out.budget = budget.budget();
+  for (const auto &item : hot) {
+    out.hotTokens += estimator.estimate(item.text);
+    out.included.push_back(item);
+  }
+  out.tokens = out.hotTokens;
+  out.hotOverBudget = out.hotTokens > out.budget;
+  const std::size_t rest = out.hotOverBudget ? 0 : out.budget - out.hotTokens;
+  auto fill = [&](const std::vector<ContextItem> &items, std::size_t cap, double share) {
+    const auto allowance = static_cast<std::size_t>(std::floor(static_cast<double>(rest) * std::clamp(share, 0.0, 1.0)));
+    std::size_t used = 0, taken = 0;
+    for (const auto &item : items) {
+      const std::size_t cost = estimator.estimate(item.text);
+      ContextItem copy = item;
+      if (taken >= cap) {
+        copy.why += (copy.why.empty() ? "" : "; ") + std::string("left: the tier's cap (") + std::to_string(cap) + " items)";
+        out.left.push_back(copy);
+      } else if (used + cost > allowance || out.tokens + cost > out.budget) {
+        copy.why += (copy.why.empty() ? "" : "; ") + std::string("left: ") + std::to_string(cost) +
+                    " tokens do not fit the tier's " + std::to_string(allowance - std::min(allowance, used)) + " left";
+        out.left.push_back(copy);
+      } else {
+        used += cost;
+        ++taken;
+        out.tokens += cost;
+        out.included.push_back(item);
+      }
+    }
+  };
+  fill(warm, caps.warmItems, caps.warmShare);
+  fill(cold, caps.coldItems, caps.coldShare);
+  return out;
+}
+
+std::string AssembledContext::text() const {
+  std::string out;
+  std::optional<Tier> tier;
+  for (const auto &item : included) {
+    if (item.tier != Tier::Hot && tier != item.tier) {
+      out += std::string(out.empty() || out.back() != '\n' ? "\n" : "") + "\n" +
+             (item.tier == Tier::Warm ? "## Experience with this kernel (from earlier attempts, best first)\n"
+                                      : "## Further experience (other operators, cards, digests)\n");
+    }
+    tier = item.tier;
+    out += item.text;
+    if (out.empty() || out.back() != '\n') out += '\n';
+  }
+  return out;
+}
+
+nlohmann::json AssembledContext::record() const {
+  auto items = [](const std::vector<ContextItem> &list) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto &i : list) {
+      nlohmann::json j = {{"tier", toString(i.tier)}, {"kind", i.kind}, {"why", i.why}, {"chars", i.text.size()}};
+      if (i.caseId) j["case"] = i.caseId;
+      a.push_back(j);
+    }
+    return a;
+  };
+  return {{"budget", budget},     {"tokens", tokens},   {"hot_tokens", hotTokens}, {"hot_over_budget", hotOverBudget},
+          {"included", items(included)}, {"left", items(left)}};
+}
+
+std::string experienceLine(const Case &c) {
+  std::string line = "- [" + std::string(toString(c.label));
+  if (c.correct) line += ", x" + fixed(c.ratio, 2) + " over where it started, " + fixed(c.speedup, 2) + "x the reference";
+  else line += ", " + c.outcome;
+  line += "] " + c.task + ": " + oneLine(c.idea.empty() ? c.journal : c.idea, 160);
+  if (!c.correct && !c.feedback.empty()) line += " -- " + oneLine(c.feedback, 160);
+  if (!c.gpu.empty()) line += " (" + c.gpu + ")";
+  return line;
+}
+
+ExperienceItems experienceFor(ExperienceStore &store, const MemoryQuery &query, std::size_t warmLimit,
+                              std::size_t coldLimit) {
+  ExperienceItems out;
+  auto why = [](const QueryHit &h, const std::string &what) {
+    return what + ": " + toString(h.c.label) + ", d x confidence x similarity " + fixed(h.rank, 3);
+  };
+  MemoryQuery warm = query;
+  warm.text.clear();
+  warm.limit = warmLimit;
+  for (const auto &h : store.query(warm)) {
+    ContextItem item{Tier::Warm, "experience", experienceLine(h.c), why(h, "this task"), h.c.id};
+    out.warm.push_back(item);
+  }
+  if (!query.operatorClass.empty()) {
+    MemoryQuery same = warm;
+    same.task.clear();
+    for (const auto &h : store.query(same)) {
+      if (h.c.task == query.task || out.warm.size() >= warmLimit) continue;
+      out.warm.push_back({Tier::Warm, "experience", experienceLine(h.c), why(h, "same operator (" + h.c.operatorClass + ")"), h.c.id});
+    }
+  }
+  if (!query.text.empty() && coldLimit > 0) {
+    // Other operators whose Cases share any of the task's words: coverage more than speed.
+    MemoryQuery cross;
+    cross.text = query.text;
+    cross.anyWord = true;
+    cross.correct = true;
+    cross.limit = 0;
+    for (const auto &h : store.query(cross)) {
+      if (out.cold.size() >= coldLimit) break;
+      if (h.c.operatorClass == query.operatorClass) continue;
+      out.cold.push_back({Tier::Cold, "cross-task", experienceLine(h.c), why(h, "another operator, shared words"), h.c.id});
+    }
+  }
+  return out;
+}
+
+}  // namespace kwb::memory

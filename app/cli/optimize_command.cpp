@@ -183,6 +183,11 @@ SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs 
   c.optimize->add_flag("--no-gpu", o.noGpu, "Compile every answer and check its launch only");
   c.optimize->add_flag("--no-profile", o.noProfile,
                        "Leave out the profiler's bottleneck summary of the incumbent and of correct candidates under repair");
+  c.optimize->add_flag("--no-memory", o.noMemory,
+                       "Leave the experience memory's Cases out of the prompts (KOPE; kwb memory stats shows them)");
+  c.optimize->add_option("--context-window", o.contextWindow,
+                         "The model's context window in tokens: the experience's budget is what the prompt leaves of it "
+                         "(default 32768)");
   c.optimize->add_flag("--no-skills", o.noSkills,
                        "Leave the skill library's cards out of the prompts (default: up to 3 cards chosen for the kernel)");
   c.optimize->add_flag("--no-sanitize", o.noSanitize,
@@ -276,6 +281,8 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     s.profile = !args.noProfile;
     s.sanitizeBest = !args.noSanitize;
     s.skills = !args.noSkills;
+    s.memory = !args.noMemory;
+    if (args.contextWindow) s.contextWindow = args.contextWindow;
     std::string starter;
     if (!args.candidate.empty()) {
       try {
@@ -306,6 +313,13 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
   services.apiKey = provider->second;
   std::string skillsProblem;
   services.skills = kwb::SkillLibrary::openIfPresent(&skillsProblem);
+  if (record->settings.memory) {
+    try {
+      services.memory = kwb::memory::ExperienceStore::open();
+    } catch (const std::exception &e) {
+      log << "experience left out: " << e.what() << "\n";
+    }
+  }
   if (!skillsProblem.empty()) log << "skill cards left out: " << skillsProblem << "\n";
   std::string noDevice;
   if (record->settings.useDevice) {

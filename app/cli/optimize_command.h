@@ -33,6 +33,8 @@ struct OptimizeArgs {
   bool noProfile = false;
   bool noSanitize = false;
   bool noSkills = false;
+  bool noMemory = false;
+  std::size_t contextWindow = 0;  // 0: the settings' default (32768)
   std::string resume;                // a session id
   std::string workspace;             // default: the workbench's
   std::string output;                // the best kernel's file

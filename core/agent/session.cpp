@@ -381,7 +381,8 @@ Incumbent Session::incumbentFor() {
   return best;
 }
 
-std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group, std::vector<std::string> &cards) {
+std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group, std::vector<std::string> &cards,
+                                                     nlohmann::json &context) {
   // The group's incumbent: the attempt (or the starter) whose source it names.
   Incumbent inc = record_.baseline.value_or(Incumbent{});
   if (!group.incumbentHash.empty() && group.incumbentHash != inc.sourceHash) {
@@ -427,7 +428,38 @@ std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group, s
   if (const std::string section = skillSection(inc.sourceHash.empty() ? std::string() : incumbentText, cards);
       !section.empty())
     user += (user.empty() || user.back() == '\n' ? "\n" : "\n\n") + section;
-  return {{"system", renderTemplate(templateSystem_, {}, "system.md"), {}, {}}, {"user", user, {}, {}}};
+  const std::string system = renderTemplate(templateSystem_, {}, "system.md");
+  if (const std::string experience = memorySection(user, system, context); !experience.empty())
+    user += (user.empty() || user.back() == '\n' ? "" : "\n") + experience;
+  return {{"system", system, {}, {}}, {"user", user, {}, {}}};
+}
+
+std::string Session::memorySection(const std::string &hot, const std::string &system, nlohmann::json &context) {
+  context = nullptr;
+  if (!services_.memory || !record_.settings.memory) return {};
+  std::lock_guard lock(memoryMutex_);
+  try {
+    memory::MemoryQuery q;
+    q.task = task_.name;
+    q.operatorClass = operatorClassOf(task_);
+    q.text = task_.name + " " + task_.description;
+    const auto items = memory::experienceFor(*services_.memory, q);
+    memory::ContextBudget budget;
+    budget.window = record_.settings.contextWindow;
+    budget.system = estimator_.estimate(system);
+    budget.generation = static_cast<std::size_t>(std::max(0, record_.settings.maxTokens));
+    const std::vector<memory::ContextItem> hotItems = {
+        {memory::Tier::Hot, "first-turn", hot, "the task, the current kernel, its feedback and the goal: always", 0}};
+    auto assembled = memory::assembleContext(hotItems, items.warm, items.cold, budget, {}, estimator_);
+    context = assembled.record();
+    context["chars_per_token"] = estimator_.charsPerToken();
+    std::erase_if(assembled.included, [](const memory::ContextItem &i) { return i.tier == memory::Tier::Hot; });
+    return assembled.text();
+  } catch (const std::exception &e) {
+    publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("experience left out: ") + e.what()));
+    context = nullptr;
+    return {};
+  }
 }
 
 std::string Session::skillSection(const std::string &kernel, std::vector<std::string> &cards) {
@@ -621,7 +653,7 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
     a.messages = repairMessages(group, *pending.previous);
     a.cards = pending.previous->cards;
   } else {
-    a.messages = firstTurnMessages(group, a.cards);
+    a.messages = firstTurnMessages(group, a.cards, a.context);
   }
   llm::ChatRequest request;
   request.model = record_.model;
@@ -657,6 +689,12 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
   a.responseText = result.response.text;
   a.finishReason = result.response.finishReason;
   a.inputTokens = result.response.usage.inputTokens;
+  if (result.response.usage.reported && a.inputTokens > 0) {
+    std::size_t chars = 0;
+    for (const auto &m : a.messages) chars += m.content.size();
+    std::lock_guard lock(memoryMutex_);
+    estimator_.calibrate(chars, static_cast<std::size_t>(a.inputTokens));
+  }
   a.outputTokens = result.response.usage.outputTokens;
   a.cost = result.cost;
   a.llmSeconds = result.seconds;

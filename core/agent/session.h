@@ -28,6 +28,7 @@
 #include "core/eval/evaluator.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/llm/provider.h"
+#include "core/memory/context_assembly.h"
 #include "core/task/task.h"
 
 namespace kwb {
@@ -74,6 +75,10 @@ struct SessionServices {
   // turns (SessionSettings::skills), and each gated evaluation of an attempt that carried cards
   // adds to their evidence. Null: no cards.
   std::shared_ptr<SkillLibrary> skills;
+  // The user's experience memory (core/memory): ranked experience of this task and others goes
+  // into first turns, within the context budget (SessionSettings::memory, contextWindow), and what
+  // was included, and why, is stored with the attempt. Null: none.
+  std::shared_ptr<memory::ExperienceStore> memory;
   // Lines of a turn worked on at once (each: its request, then its evaluation); 0: all of them.
   // 1 runs a turn's candidates one after another (the overhead benchmark's comparison).
   std::size_t parallelLines = 0;
@@ -126,8 +131,12 @@ class Session {
   Incumbent incumbentFor();
   bool measureBaseline();
   Goal goalFor(const Incumbent &incumbent) const;
-  // `cards`: the skill ids the prompt carries.
-  std::vector<llm::Message> firstTurnMessages(const GroupRecord &group, std::vector<std::string> &cards);
+  // `cards`: the skill ids the prompt carries; `context`: the memory's part, and why (null: none).
+  std::vector<llm::Message> firstTurnMessages(const GroupRecord &group, std::vector<std::string> &cards,
+                                              nlohmann::json &context);
+  // The experience section for a first turn whose other text is `hot` (core/memory/context_assembly.h),
+  // and the record of what was included and left; empty without a memory or with it switched off.
+  std::string memorySection(const std::string &hot, const std::string &system, nlohmann::json &context);
   // The prompt section of the cards retrieved for `kernel` (core/lineage/skill_retrieval.h), and
   // their ids; empty without a library or with SessionSettings::skills off.
   std::string skillSection(const std::string &kernel, std::vector<std::string> &cards);
@@ -165,6 +174,8 @@ class Session {
   std::mutex skillsMutex_;  // the skill library is used by one line at a time
   // skillSection()'s answers by kernel (under skillsMutex_): the section and its cards' ids.
   std::map<std::string, std::pair<std::string, std::vector<std::string>>> skillSections_;
+  std::mutex memoryMutex_;  // the memory's connection, and the estimator, one line at a time
+  memory::TokenEstimator estimator_;  // calibrated by the provider's reported input tokens
   std::mutex mutex_;
   std::optional<SessionState> requestedState_;
   std::string requestedReason_;

@@ -92,7 +92,7 @@ constexpr const char *kAttemptColumns =
     "a.id, a.group_id, a.line, a.turn, a.parent_id, a.state, a.messages_json, a.response_text, a.finish_reason, "
     "a.answer_outcome, a.answer_note, a.source_hash, a.evaluation_id, a.outcome, a.message, a.feedback, a.success, "
     "a.objective_ms, a.speedup, a.reward, a.credit, a.input_tokens, a.output_tokens, a.cost, a.llm_seconds, "
-    "a.eval_seconds, a.created_at, a.evaluated_at, a.cards_json";
+    "a.eval_seconds, a.created_at, a.evaluated_at, a.cards_json, a.context_json";
 
 AttemptRecord readAttempt(const Statement &row) {
   AttemptRecord a;
@@ -125,6 +125,7 @@ AttemptRecord readAttempt(const Statement &row) {
   a.createdAt = row.columnText(26);
   a.evaluatedAt = row.columnText(27);
   a.cards = json::parse(row.columnText(28)).get<std::vector<std::string>>();
+  if (const auto context = row.columnText(29); !context.empty()) a.context = json::parse(context, nullptr, false);
   return a;
 }
 
@@ -182,6 +183,8 @@ void to_json(json &j, const SessionSettings &s) {
            {"sanitize_best", s.sanitizeBest},
            {"skills", s.skills},
            {"skill_cards", s.skillCards},
+           {"memory", s.memory},
+           {"context_window", s.contextWindow},
            {"starter_hash", s.starterHash},
            {"starter_name", s.starterName}};
   putOptional(j, "easy_below", s.dcp.easyBelow);
@@ -218,6 +221,8 @@ void from_json(const json &j, SessionSettings &s) {
   s.sanitizeBest = j.value("sanitize_best", s.sanitizeBest);
   s.skills = j.value("skills", s.skills);
   s.skillCards = j.value("skill_cards", s.skillCards);
+  s.memory = j.value("memory", s.memory);
+  s.contextWindow = j.value("context_window", s.contextWindow);
   s.starterHash = j.value("starter_hash", std::string());
   s.starterName = j.value("starter_name", std::string());
 }
@@ -436,8 +441,8 @@ AttemptRecord SessionStore::addAttempt(const AttemptRecord &attempt, const std::
     Statement insert = db.prepare(
         "INSERT INTO agent_attempts(group_id, line, turn, parent_id, state, messages_json, response_text, "
         "finish_reason, answer_outcome, answer_note, source_hash, outcome, message, input_tokens, output_tokens, cost, "
-        "llm_seconds, created_at, cards_json) VALUES(?1, ?2, ?3, ?4, 'answered', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-        "?14, ?15, ?16, ?17, ?18)");
+        "llm_seconds, created_at, cards_json, context_json) VALUES(?1, ?2, ?3, ?4, 'answered', ?5, ?6, ?7, ?8, ?9, ?10, "
+        "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
     insert.bind(1, a.groupId).bind(2, static_cast<std::int64_t>(a.line)).bind(3, static_cast<std::int64_t>(a.turn));
     if (a.parentId) insert.bind(4, a.parentId);
     else insert.bindNull(4);
@@ -447,6 +452,7 @@ AttemptRecord SessionStore::addAttempt(const AttemptRecord &attempt, const std::
     else insert.bind(10, a.sourceHash);
     insert.bind(11, a.outcome).bind(12, a.message).bind(13, a.inputTokens).bind(14, a.outputTokens);
     insert.bind(15, a.cost).bind(16, a.llmSeconds).bind(17, a.createdAt).bind(18, json(a.cards).dump());
+    insert.bind(19, a.context.is_null() ? std::string() : a.context.dump(-1, ' ', false, json::error_handler_t::replace));
     insert.run();
     a.id = db.lastInsertId();
   });

@@ -64,6 +64,9 @@ struct SessionSettings {
                                        // kernel before it becomes the session's best; its errors make it incorrect
   bool skills = true;                  // with a skill library: cards chosen for the kernel go into first turns
   int skillCards = 3;                  // the most cards a prompt carries
+  bool memory = true;                  // with an experience memory: ranked experience goes into first turns
+  std::size_t contextWindow = 32768;   // W, the model's window in tokens: the experience's budget is
+                                       // max(0, W - system - maxTokens - the rest of the prompt)
   std::string starterHash;             // the kernel to start from (in the store's sources); empty: the task's starter
   std::string starterName;             // its file name, for the log
 };
@@ -128,6 +131,9 @@ struct AttemptRecord {
   double cost = 0, llmSeconds = 0, evalSeconds = 0;
   std::string createdAt, evaluatedAt;
   std::vector<std::string> cards;      // skill ids the prompt carried (a repair: its line's first turn's)
+  // The experience memory's part of the prompt: what was included and left, and why
+  // (AssembledContext::record()); null when the memory was not used.
+  nlohmann::json context;
 };
 
 void to_json(nlohmann::json &j, const DcpDecision &d);

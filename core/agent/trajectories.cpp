@@ -52,6 +52,8 @@ std::vector<json> trajectoryRecords(SessionStore &store, const SessionRecord &se
                  {"cost", a.cost},
                  {"source_hash", a.sourceHash},
                  {"evaluation_id", a.evaluationId ? json(a.evaluationId) : json(nullptr)},
+                 {"cards", a.cards},
+                 {"context", a.context},
                  {"created_at", a.createdAt}};
     records.push_back({{"messages", messages},
                        {"reward", optionalNumber(a.credit)},

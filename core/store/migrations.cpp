@@ -177,6 +177,12 @@ constexpr const char *kVersion6 = R"sql(
 ALTER TABLE agent_attempts ADD COLUMN cards_json TEXT NOT NULL DEFAULT '[]';
 )sql";
 
+// The experience memory's part of an attempt's prompt (core/memory/context_assembly.h): what was
+// included and left, and why, as JSON ('' when the memory was not used).
+constexpr const char *kVersion7 = R"sql(
+ALTER TABLE agent_attempts ADD COLUMN context_json TEXT NOT NULL DEFAULT '';
+)sql";
+
 bool hasTable(Database &db, std::string_view name) {
   Statement query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind(1, name);
@@ -200,6 +206,7 @@ const std::vector<Migration> &workspaceMigrations() {
       {4, "LLM request transcripts", kVersion4},
       {5, "agent sessions, groups and attempts", kVersion5},
       {6, "the skill cards an attempt's prompt carried", kVersion6},
+      {7, "the experience an attempt's prompt carried, and why", kVersion7},
   };
   return migrations;
 }

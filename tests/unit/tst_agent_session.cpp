@@ -23,6 +23,8 @@
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "helpers/measured_lineage.h"
+#include "core/memory/case_sources.h"
+#include "helpers/memory_fixtures.h"
 #include "helpers/replay_llm_server.h"
 
 using namespace kwb;
@@ -106,6 +108,7 @@ class TestAgentSession : public QObject {
   void settingsRoundTripThroughTheStore();
   void skillCardsGoIntoFirstTurnsAndGainEvidence();
   void skillCardsOffLeavesThemOut();
+  void experienceFromAnEarlierTaskChangesThePrompt();
   void optimizeKilledWithSigkillResumes();
   void optimizeCtrlCPausesAndExportsTrajectories();
 };
@@ -381,6 +384,66 @@ void TestAgentSession::skillCardsOffLeavesThemOut() {
   QCOMPARE(attempts.size(), std::size_t(1));
   QVERIFY(attempts[0].cards.empty());
   QVERIFY(attempts[0].messages.at(1).content.find("## Skill cards") == std::string::npos);
+}
+
+// KOPE end to end: a session on softmax with an empty memory; then an earlier task's runs
+// (layernorm, in another workspace) become Cases; the next session's first prompt carries that
+// experience in its cold tier, within the budget, and the attempt records which Case and why.
+void TestAgentSession::experienceFromAnEarlierTaskChangesThePrompt() {
+  Fixture f;
+  std::shared_ptr<kwb::memory::ExperienceStore> memory =
+      kwb::memory::ExperienceStore::open(f.dir.filePath("library.sqlite").toStdString());
+  auto runSession = [&](const SessionSettings &settings) {
+    const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+    auto services = f.services();
+    services.memory = memory;
+    Session session(services, created.id);
+    if (session.run() != SessionState::Finished) return AttemptRecord{};
+    return f.store->attempts(f.store->groups(created.id).at(0).id).at(0);
+  };
+  const auto before = runSession(compileOnlySettings(1, 1, 1));
+  QVERIFY(!before.messages.empty());
+  QVERIFY(before.messages.at(1).content.find("## Further experience") == std::string::npos);
+  QVERIFY(before.messages.at(1).content.find("## Experience with this kernel") == std::string::npos);
+  QCOMPARE(before.context["included"].size(), std::size_t(1));  // the hot tier alone
+
+  // The earlier task: two layernorm runs, the second twice as fast, recorded as Cases.
+  auto earlier = kwb::Workspace::open(f.dir.filePath("earlier.kwb").toStdString());
+  const auto layernorm = earlier->recordTaskOpened("layernorm", KWB_SOURCE_DIR "/kernels/layernorm", "hash");
+  kwb::test::addMemoryRun(*earlier, layernorm.id, "// plain\n", kwb::test::memoryRunResult(true, {1.0, 1.0, 1.0}), "plain.cu");
+  kwb::test::addMemoryRun(*earlier, layernorm.id, "// welford\n", kwb::test::memoryRunResult(true, {2.0, 2.0, 2.0}),
+                          "welford-warp-per-row.cu");
+  QCOMPARE(kwb::memory::syncWorkspace(*memory, *earlier).added, std::size_t(2));
+
+  auto settings = compileOnlySettings(1, 1, 1);
+  settings.contextWindow = 16384;
+  const auto after = runSession(settings);
+  const std::string &user = after.messages.at(1).content;
+  QVERIFY2(user.find("## Further experience") != std::string::npos, user.c_str());
+  QVERIFY2(user.find("layernorm: run of welford-warp-per-row.cu") != std::string::npos, user.c_str());
+  QVERIFY(user.find("[effective, x2.00 over where it started") != std::string::npos);
+  QVERIFY(user.size() > before.messages.at(1).content.size());
+  const auto &context = after.context;
+  QVERIFY(context["tokens"].get<std::size_t>() <= context["budget"].get<std::size_t>());
+  QCOMPARE(context["budget"].get<std::size_t>(),
+           std::size_t(16384) - 8192 - (after.messages.at(0).content.size() + 3) / 4);
+  bool cold = false;
+  for (const auto &item : context["included"])
+    if (item["tier"] == "cold") {
+      cold = true;
+      QVERIFY(item["why"].get<std::string>().find("another operator") != std::string::npos);
+    }
+  QVERIFY2(cold, context.dump().c_str());
+  // Stored with the attempt: reopened, the record is there.
+  SessionStore again(std::filesystem::path(f.dir.filePath("ws.kwb").toStdString()));
+  QCOMPARE(again.attempts(after.groupId).at(0).context, after.context);
+
+  // Switched off, the same memory leaves the prompt as it was.
+  auto off = compileOnlySettings(1, 1, 1);
+  off.memory = false;
+  const auto without = runSession(off);
+  QVERIFY(without.messages.at(1).content.find("## Further experience") == std::string::npos);
+  QVERIFY(without.context.is_null());
 }
 
 void TestAgentSession::settingsRoundTripThroughTheStore() {

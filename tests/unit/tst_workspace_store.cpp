@@ -197,7 +197,7 @@ void TestWorkspaceStore::create() {
   Database &db = ws->database();
 
   QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
-  QCOMPARE(ws->schemaVersion(), 6);
+  QCOMPARE(ws->schemaVersion(), 7);
   QCOMPARE(db.pragma("journal_mode"), std::string("wal"));
   QCOMPARE(db.pragma("foreign_keys"), std::string("1"));
   QCOMPARE(db.pragma("synchronous"), std::string("2"));  // FULL
@@ -212,7 +212,7 @@ void TestWorkspaceStore::create() {
   QVERIFY(hasObject(db, "table", "agent_groups"));
   QVERIFY(hasObject(db, "table", "agent_attempts"));
   QVERIFY(hasObject(db, "table", "agent_profiles"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{6});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{7});
   {
     Statement versions = db.prepare("SELECT version, applied_at FROM schema_version ORDER BY rowid");
     QVERIFY(versions.step());
@@ -228,6 +228,8 @@ void TestWorkspaceStore::create() {
     QCOMPARE(versions.columnInt(0), std::int64_t{5});
     QVERIFY(versions.step());
     QCOMPARE(versions.columnInt(0), std::int64_t{6});
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{7});
     QVERIFY(!versions.step());
   }
 
@@ -306,8 +308,8 @@ void TestWorkspaceStore::reopen() {
   for (int round = 0; round < 2; ++round) {
     auto ws = Workspace::open(file);
     Database &db = ws->database();
-    QCOMPARE(ws->schemaVersion(), 6);
-    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{6});  // nothing re-applied
+    QCOMPARE(ws->schemaVersion(), 7);
+    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{7});  // nothing re-applied
     Statement row = db.prepare("SELECT applied_at FROM schema_version WHERE version = 2");
     QVERIFY(row.step());
     QCOMPARE(row.columnText(0), appliedAt);
@@ -324,7 +326,7 @@ void TestWorkspaceStore::reopen() {
   }
   // The plain Database opens an existing file too.
   Database existing(file, Database::Mode::OpenExisting);
-  QCOMPARE(readSchemaVersion(existing), 6);
+  QCOMPARE(readSchemaVersion(existing), 7);
 }
 
 void TestWorkspaceStore::openExistingNeedsTheFile() {
@@ -410,7 +412,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
 
   auto ws = Workspace::open(file);
   Database &db = ws->database();
-  QCOMPARE(ws->schemaVersion(), 6);
+  QCOMPARE(ws->schemaVersion(), 7);
   {
     Statement versions =
         db.prepare("SELECT version, description, applied_at FROM schema_version ORDER BY rowid");
@@ -429,6 +431,8 @@ void TestWorkspaceStore::migrateFromVersion1() {
     QCOMPARE(versions.columnInt(0), std::int64_t{5});
     QVERIFY(versions.step());
     QCOMPARE(versions.columnInt(0), std::int64_t{6});
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{7});
     QVERIFY(!versions.step());
   }
 
@@ -483,7 +487,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
   QCOMPARE(ws->addCandidate(reopened.id, warp, "again").sourceHash, softmax[1].sourceHash);
   QCOMPARE(rowCount(db, "sources"), std::int64_t{3});
   ws.reset();
-  QCOMPARE(Workspace::open(file)->schemaVersion(), 6);
+  QCOMPARE(Workspace::open(file)->schemaVersion(), 7);
 }
 
 void TestWorkspaceStore::migrateFromVersion2() {
@@ -510,12 +514,12 @@ void TestWorkspaceStore::migrateFromVersion2() {
 
   auto ws = Workspace::open(file);
   Database &db = ws->database();
-  QCOMPARE(ws->schemaVersion(), 6);
+  QCOMPARE(ws->schemaVersion(), 7);
   {
     Statement last = db.prepare("SELECT version, description FROM schema_version ORDER BY rowid DESC");
     QVERIFY(last.step());
-    QCOMPARE(last.columnInt(0), std::int64_t{6});
-    QCOMPARE(last.columnText(1), workspaceMigrations()[5].description);
+    QCOMPARE(last.columnInt(0), std::int64_t{7});
+    QCOMPARE(last.columnText(1), workspaceMigrations()[6].description);
   }
   {
     const auto fresh = pathIn(dir, "fresh.kwb");
@@ -552,7 +556,7 @@ void TestWorkspaceStore::migrateFromVersion2() {
   ws.reset();
 
   auto again = Workspace::open(file);
-  QCOMPARE(again->schemaVersion(), 6);
+  QCOMPARE(again->schemaVersion(), 7);
   const auto runs = again->evaluations(7);
   QCOMPARE(runs.size(), std::size_t{1});
   QCOMPARE(runs[0].id, stored.id);
@@ -734,12 +738,12 @@ void TestWorkspaceStore::failedMigrationChangesNothing() {
   Workspace::open(file).reset();
   Database db(file, Database::Mode::OpenExisting);
   std::vector<Migration> migrations = workspaceMigrations();
-  migrations.push_back({7, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
+  migrations.push_back({8, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
   const QString message = storeErrorOf([&] { migrateForward(db, migrations); });
   QVERIFY2(message.contains(QStringLiteral("no_such_table")), qPrintable(message));
-  QCOMPARE(readSchemaVersion(db), 6);
+  QCOMPARE(readSchemaVersion(db), 7);
   QVERIFY(!hasObject(db, "table", "extra"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{6});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{7});
 }
 
 void TestWorkspaceStore::refuseNewer() {
@@ -757,11 +761,11 @@ void TestWorkspaceStore::refuseNewer() {
   const QString expected =
       QString::fromStdString(file.string()) + QStringLiteral(
                                                   " was written by a newer Kernel Workbench (schema 99, this "
-                                                  "build knows up to 6); open it with a newer version");
+                                                  "build knows up to 7); open it with a newer version");
   QCOMPARE(message, expected);
   Database db(file, Database::Mode::OpenExisting);
   QCOMPARE(readSchemaVersion(db), 99);
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{7});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{8});
   QCOMPARE(rowCount(db, "tasks"), std::int64_t{1});
 }
 

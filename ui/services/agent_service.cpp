@@ -122,6 +122,11 @@ bool AgentService::start(const AgentRequest &request) {
           services.provider = provider.first;
           services.apiKey = provider.second;
           services.skills = kwb::SkillLibrary::openIfPresent();
+          try {
+            services.memory = kwb::memory::ExperienceStore::open();
+          } catch (const std::exception &) {
+            services.memory.reset();  // the session runs without experience; recording says why at its end
+          }
           if (request.useDevice && record->settings.useDevice) {
             std::string noDevice;
             const auto visible = kwb::describeVisibleDevices(services.evaluator, noDevice);

@@ -10,6 +10,7 @@
 #include "core/paths/install_paths.h"
 #include "core/store/library_schema.h"
 #include "core/store/workspace.h"
+#include "core/text/printable.h"
 
 using nlohmann::json;
 using namespace kwb::memory;
@@ -123,23 +124,12 @@ int memoryQueryCommand(const MemoryArgs &args, bool asJson) {
     return 0;
   }
   std::cout << "  Case  label        speedup  ratio  d x conf  task            idea\n";
-  auto cell = [](std::string text) {
-    for (auto &ch : text)
-      if (ch == '\n' || ch == '\t') ch = ' ';
-    if (text.size() > 70) {
-      text.resize(67);
-      while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-      if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
-      text += "...";
-    }
-    return text;
-  };
   for (const auto &h : hits) {
     char line[512];
     std::snprintf(line, sizeof line, "%6lld  %-11s %7s  %5s  %8s  %-15s %s\n", static_cast<long long>(h.c.id),
                   toString(h.c.label), h.c.correct ? (fixed(h.c.speedup, 2) + "x").c_str() : h.c.outcome.c_str(),
                   fixed(h.c.ratio, 2).c_str(), fixed(h.rank, 3).c_str(), h.c.task.c_str(),
-                  cell(h.c.idea.empty() ? h.c.journal : h.c.idea).c_str());
+                  kwb::clippedLine(h.c.idea.empty() ? h.c.journal : h.c.idea, 67).c_str());
     std::cout << line;
   }
   return 0;

@@ -12,6 +12,7 @@
 #include "core/lineage/lineage_build.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/task/manifest_parser.h"
+#include "core/text/printable.h"
 
 namespace kwb::memory {
 
@@ -21,15 +22,6 @@ std::string trim(std::string s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return {};
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-std::string shortened(std::string text, std::size_t most) {
-  if (text.size() <= most) return text;
-  text.resize(most);
-  // Not in the middle of a UTF-8 sequence.
-  while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-  if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
-  return text + "...";
 }
 
 std::string fixed2(double v) {
@@ -61,7 +53,8 @@ Measured measuredOf(const EvaluationResult &result, const Task *task) {
       m.feedback += "\n" + c.config + ": " + c.message;
       break;
     }
-  m.feedback = shortened(trim(m.feedback), 2000);
+  m.feedback = trim(m.feedback);
+  if (m.feedback.size() > 2000) m.feedback = clippedLine(m.feedback, 2000);
   if (task) {
     const std::string largest = largestConfiguration(*task);
     if (const auto *config = task->config(largest)) {
@@ -86,7 +79,7 @@ std::string statedIntent(const std::string &response) {
     for (auto bold = line.find("**"); bold != std::string::npos; bold = line.find("**")) line.erase(bold, 2);
     line = trim(line);
     if (line.empty()) continue;
-    return shortened(line, 200);
+    return clippedLine(line, 200);
   }
   return {};
 }
@@ -212,7 +205,7 @@ std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &line
     c.operatorClass = operatorClassOf(task);
     c.gpu = lineage.device;
     c.arch = lineage.arch;
-    c.idea = step.title.empty() ? shortened(step.adds, 200) : step.title;
+    c.idea = step.title.empty() ? clippedLine(step.adds, 200) : step.title;
     c.ideaKind = "step";
     c.before = before;
     c.after = step.source;

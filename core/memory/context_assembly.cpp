@@ -1,5 +1,7 @@
 #include "core/memory/context_assembly.h"
 
+#include "core/text/printable.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,18 +15,6 @@ std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
-}
-
-std::string oneLine(std::string text, std::size_t most) {
-  for (auto &ch : text)
-    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
-  if (text.size() > most) {
-    text.resize(most);
-    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) text.pop_back();
-    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
-    text += "...";
-  }
-  return text;
 }
 
 }  // namespace
@@ -130,8 +120,8 @@ std::string experienceLine(const Case &c) {
   std::string line = "- [" + std::string(toString(c.label));
   if (c.correct) line += ", x" + fixed(c.ratio, 2) + " over where it started, " + fixed(c.speedup, 2) + "x the reference";
   else line += ", " + c.outcome;
-  line += "] " + c.task + ": " + oneLine(c.idea.empty() ? c.journal : c.idea, 160);
-  if (!c.correct && !c.feedback.empty()) line += " -- " + oneLine(c.feedback, 160);
+  line += "] " + c.task + ": " + clippedLine(c.idea.empty() ? c.journal : c.idea, 160);
+  if (!c.correct && !c.feedback.empty()) line += " -- " + clippedLine(c.feedback, 160);
   if (!c.gpu.empty()) line += " (" + c.gpu + ")";
   return line;
 }

@@ -39,4 +39,15 @@ std::string printable(std::string_view text, std::size_t maxBytes) {
   return out;
 }
 
+std::string clippedLine(std::string_view text, std::size_t maxBytes) {
+  std::string out(text);
+  for (auto &ch : out)
+    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+  if (out.size() <= maxBytes) return out;
+  std::size_t end = maxBytes;
+  while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // not inside a UTF-8 sequence
+  out.resize(end);
+  return out + "...";
+}
+
 }  // namespace kwb

@@ -12,4 +12,8 @@ namespace kwb {
 // At most about maxBytes of the text (cut at a character boundary, then "… (N bytes)").
 std::string printable(std::string_view text, std::size_t maxBytes = 1024);
 
+// The text on one line (newlines and tabs as spaces), at most maxBytes of it, cut at a character
+// boundary with "..." after: for a table cell or a prompt line.
+std::string clippedLine(std::string_view text, std::size_t maxBytes);
+
 }  // namespace kwb

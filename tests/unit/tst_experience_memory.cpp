@@ -23,6 +23,7 @@
 #include "core/store/database.h"
 #include "core/store/library_schema.h"
 #include "core/store/migrations.h"
+#include "core/text/printable.h"
 
 using namespace kwb;
 using namespace kwb::memory;
@@ -448,6 +449,13 @@ class TstExperienceMemory : public QObject {
     QCOMPARE(statedIntent("\n\n### **Idea**: tile in shared memory\n"), std::string("Idea: tile in shared memory"));
     QCOMPARE(statedIntent("```cuda\n__global__ void k() {}\n```\nThen explained."), std::string());
     QCOMPARE(statedIntent(std::string(300, 'x')).size(), std::size_t{203});
+    // Cut at a character boundary: "×" is two bytes, and the cut never splits it.
+    std::string times;
+    for (int i = 0; i < 150; ++i) times += "\xc3\x97";
+    const auto clipped = statedIntent(times);
+    QVERIFY(clipped.size() <= 203);
+    QCOMPARE(clipped.substr(clipped.size() - 5), std::string("\xc3\x97..."));
+    QCOMPARE(clippedLine("a\nb\tc", 10), std::string("a b c"));
   }
 
   void budgetAndEstimates() {

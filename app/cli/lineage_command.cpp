@@ -22,17 +22,14 @@
 #include "core/lineage/skill_library.h"
 #include "core/memory/case_sources.h"
 #include "core/task/manifest_parser.h"
+#include "core/text/printable.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
+using kwb::fixed;
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+namespace {
 
 // One step's figures for one configuration.
 json configJson(const kwb::Task &task, const kwb::ConfigOutcome &c, const json *previous) {

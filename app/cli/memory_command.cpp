@@ -15,6 +15,8 @@
 using nlohmann::json;
 using namespace kwb::memory;
 
+using kwb::fixed;
+
 namespace {
 
 std::unique_ptr<ExperienceStore> openStore(const MemoryArgs &args) {
@@ -24,12 +26,6 @@ std::unique_ptr<ExperienceStore> openStore(const MemoryArgs &args) {
     std::cerr << "kwb: " << e.what() << "\n";
     return nullptr;
   }
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 json caseJson(const Case &c) {

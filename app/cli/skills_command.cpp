@@ -24,18 +24,14 @@
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+using kwb::fixed;
+
 namespace {
 
 constexpr int kExitInvalid = 2;
 
 std::unique_ptr<kwb::SkillLibrary> openLibrary(const SkillsArgs &args) {
   return kwb::SkillLibrary::open(args.library.empty() ? kwb::SkillLibrary::defaultPath() : fs::path(args.library));
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 std::string reviewer(const SkillsArgs &args) {

@@ -3,15 +3,9 @@
 #include <cstdio>
 #include <sstream>
 
-namespace kwb {
+#include "core/text/printable.h"
 
-namespace {
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-}  // namespace
+namespace kwb {
 
 std::string formatInventory(const GpuInventory &inv) {
   std::ostringstream out;

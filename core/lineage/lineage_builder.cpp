@@ -12,6 +12,7 @@
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
 #include "core/text/line_diff.h"
+#include "core/text/printable.h"
 
 namespace kwb {
 
@@ -19,12 +20,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string joined(const std::vector<std::string> &parts, const std::string &separator) {
   std::string out;

@@ -10,6 +10,7 @@
 
 #include "core/lineage/kernel_features.h"
 #include "core/lineage/skill_library.h"
+#include "core/text/printable.h"
 
 namespace kwb {
 
@@ -32,12 +33,6 @@ std::string joined(const Range &parts, const std::string &separator = ", ") {
   std::string out;
   for (const auto &p : parts) out += (out.empty() ? "" : separator) + p;
   return out;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 // The text on one line: runs of white space as one space.

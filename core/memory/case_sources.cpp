@@ -24,12 +24,6 @@ std::string trim(std::string s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
-std::string fixed2(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
-
 }  // namespace
 
 Measured measuredOf(const EvaluationResult &result, const Task *task) {
@@ -171,7 +165,7 @@ SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace) {
         if (c.parent) c.before = store.get(*c.parent, true)->after;
         c.journal = "editor run of " + (file.empty() ? std::string("the editor's kernel") : file) + ": " + run.outcome;
       }
-      if (m.correct) c.journal += ", " + fixed2(m.speedup) + "x over the reference";
+      if (m.correct) c.journal += ", " + fixed(m.speedup, 2) + "x over the reference";
       if (!run.device.empty()) c.journal += " on " + run.device;
       try {
         const auto id = store.record(c);
@@ -227,7 +221,7 @@ std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &line
     c.shape = shape.shape;
     c.intensity = shape.intensity;
     c.journal = "lineage " + lineage.name + " step " + std::to_string(step.position) + " (" + step.title + "): " +
-                (step.accepted ? "accepted, " + fixed2(c.speedup) + "x over the reference" : "rejected: " + step.reason);
+                (step.accepted ? "accepted, " + fixed(c.speedup, 2) + "x over the reference" : "rejected: " + step.reason);
     if (!step.adds.empty()) c.journal += ". Adds: " + step.adds;
     const auto id = store.record(c);
     ++added;

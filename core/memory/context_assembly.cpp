@@ -1,6 +1,6 @@
 #include "core/memory/context_assembly.h"
-
 #include "core/text/printable.h"
+
 
 #include <algorithm>
 #include <cmath>
@@ -8,16 +8,6 @@
 #include <optional>
 
 namespace kwb::memory {
-
-namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-}  // namespace
 
 const char *toString(Tier tier) {
   switch (tier) {

@@ -14,6 +14,7 @@
 #include "core/store/library_schema.h"
 #include "core/store/migrations.h"
 #include "core/text/content_hash.h"
+#include "core/text/printable.h"
 
 namespace kwb::memory {
 
@@ -46,12 +47,6 @@ std::optional<std::string> putSource(Database &db, const std::string &text) {
 
 Statement &bindOptional(Statement &s, int index, const std::optional<std::string> &text) {
   return text ? s.bind(index, *text) : s.bindNull(index);
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 }  // namespace

@@ -39,6 +39,12 @@ std::string printable(std::string_view text, std::size_t maxBytes) {
   return out;
 }
 
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 std::string clippedLine(std::string_view text, std::size_t maxBytes) {
   std::string out(text);
   for (auto &ch : out)

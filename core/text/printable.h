@@ -12,6 +12,9 @@ namespace kwb {
 // At most about maxBytes of the text (cut at a character boundary, then "… (N bytes)").
 std::string printable(std::string_view text, std::size_t maxBytes = 1024);
 
+// v with `digits` decimals ("%.*f"): figures in tables, journals and prompts.
+std::string fixed(double v, int digits);
+
 // The text on one line (newlines and tabs as spaces), at most maxBytes of it, cut at a character
 // boundary with "..." after: for a table cell or a prompt line.
 std::string clippedLine(std::string_view text, std::size_t maxBytes);

@@ -43,8 +43,15 @@ json caseJson(const Case &c) {
 int memoryStatsCommand(const MemoryArgs &args, bool asJson) {
   auto store = openStore(args);
   if (!store) return 2;
-  const auto st = store->stats();
-  const auto w = store->weights();
+  kwb::memory::MemoryStats st;
+  kwb::memory::ScoreWeights w;
+  try {
+    st = store->stats();
+    w = store->weights();
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return 1;
+  }
   if (asJson) {
     json out = {{"library", store->path().string()}, {"cases", st.cases}, {"roots", st.roots}, {"correct", st.correct},
                 {"weights", {{"w_self", w.self}, {"w_succ", w.successors}, {"gamma", w.gamma}}}};
@@ -55,7 +62,7 @@ int memoryStatsCommand(const MemoryArgs &args, bool asJson) {
     for (const auto &[name, n] : st.sources) out["sources"][name] = n;
     out["best"] = json::array();
     for (const auto &b : st.best) out["best"].push_back({{"task", b.task}, {"case", b.caseId}, {"speedup", b.speedup}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
   std::cout << "Experience memory: " << store->path().string() << "\n"
@@ -112,7 +119,7 @@ int memoryQueryCommand(const MemoryArgs &args, bool asJson) {
       j["similarity"] = h.similarity;
       out.push_back(j);
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     return 0;
   }
   if (hits.empty()) {
@@ -138,7 +145,12 @@ int memoryExportCommand(const MemoryArgs &args) {
   }
   auto store = openStore(args);
   if (!store) return 2;
-  store->exportJsonl(std::cout);
+  try {
+    store->exportJsonl(std::cout);
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -149,7 +161,12 @@ int memoryGraphCommand(const MemoryArgs &args) {
   }
   auto store = openStore(args);
   if (!store) return 2;
-  std::cout << store->graphDot(args.task);
+  try {
+    std::cout << store->graphDot(args.task);
+  } catch (const std::exception &e) {
+    std::cerr << "kwb: " << e.what() << "\n";
+    return 1;
+  }
   return 0;
 }
 
@@ -173,7 +190,8 @@ int memoryImportCommand(const MemoryArgs &args, bool asJson) {
   }
   for (const auto &p : report.problems) std::cerr << "kwb: " << p << "\n";
   if (asJson)
-    std::cout << json{{"workspace", path.string()}, {"added", report.added}, {"known", report.known}, {"not_run", report.notRun}, {"problems", report.problems}}.dump(2)
+    std::cout << json{{"workspace", path.string()}, {"added", report.added}, {"known", report.known}, {"not_run", report.notRun}, {"problems", report.problems}}
+                     .dump(2, ' ', false, json::error_handler_t::replace)
               << "\n";
   else
     std::cout << report.added << " Cases recorded from " << path.string() << " (" << report.known

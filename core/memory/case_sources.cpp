@@ -80,11 +80,15 @@ std::string statedIntent(const std::string &response) {
 
 SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace) {
   SyncReport report;
-  std::error_code ec;
-  auto canonical = std::filesystem::weakly_canonical(workspace.path(), ec);
-  const std::string key = (ec ? workspace.path() : canonical).string();
-  auto refOf = [&](std::int64_t evaluationId) { return key + "#evaluation-" + std::to_string(evaluationId); };
   Database &db = workspace.database();
+  // The workspace's own id (schema 7): run ids start again in a new file at the same path.
+  std::string key;
+  {
+    auto id = db.prepare("SELECT value FROM settings WHERE key = 'workspace_id'");
+    if (id.step()) key = "workspace:" + id.columnText(0);
+  }
+  if (key.empty()) throw std::runtime_error(workspace.path().string() + " has no workspace id (schema 7 gives one)");
+  auto refOf = [&](std::int64_t evaluationId) { return key + "#evaluation-" + std::to_string(evaluationId); };
   for (const auto &taskRecord : workspace.tasks()) {
     std::optional<Task> task;
     try {
@@ -96,6 +100,16 @@ SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace) {
     std::reverse(runs.begin(), runs.end());  // oldest first
     std::optional<std::int64_t> previousEditor;
     for (const auto &run : runs) {
+      const std::string ref = refOf(run.id);
+      if (const auto editor = store.find("editor", ref)) {
+        ++report.known;
+        previousEditor = *editor;
+        continue;
+      }
+      if (store.find("session", ref)) {
+        ++report.known;
+        continue;
+      }
       // A session's candidate: its attempt, group and session.
       auto attempt = db.prepare(
           "SELECT a.parent_id, a.response_text, a.cards_json, g.session_id, g.incumbent_hash, p.evaluation_id "
@@ -104,12 +118,6 @@ SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace) {
       attempt.bind(1, run.id);
       const bool fromSession = attempt.step();
       const std::string source = fromSession ? "session" : "editor";
-      const std::string ref = refOf(run.id);
-      if (const auto id = store.find(source, ref)) {
-        ++report.known;
-        if (!fromSession) previousEditor = *id;
-        continue;
-      }
       // Compiled only (no GPU ran it): nothing was learned about speed or correctness.
       if (run.outcome == toString(Outcome::NotRun)) {
         ++report.notRun;

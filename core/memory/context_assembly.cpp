@@ -1,11 +1,13 @@
 #include "core/memory/context_assembly.h"
-#include "core/text/printable.h"
 
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <string_view>
+
+#include "core/text/printable.h"
 
 namespace kwb::memory {
 
@@ -38,13 +40,27 @@ void TokenEstimator::calibrate(std::size_t chars, std::size_t reportedTokens) {
   ++observations_;
 }
 
+namespace {
+
+const char *headingOf(Tier tier) {
+  return tier == Tier::Warm ? "## Experience with this kernel (from earlier attempts, best first)\n"
+                            : "## Further experience (other operators, cards, digests)\n";
+}
+
+// What an item costs in the rendered text: its characters and the newline that may end it.
+std::size_t costOf(const TokenEstimator &estimator, const ContextItem &item) {
+  return estimator.estimate(item.text.size() + 1);
+}
+
+}  // namespace
+
 AssembledContext assembleContext(const std::vector<ContextItem> &hot, const std::vector<ContextItem> &warm,
                                  const std::vector<ContextItem> &cold, const ContextBudget &budget, const TierCaps &caps,
                                  const TokenEstimator &estimator) {
   AssembledContext out;
   out.budget = budget.budget();
   for (const auto &item : hot) {
-    out.hotTokens += estimator.estimate(item.text);
+    out.hotTokens += costOf(estimator, item);
     out.included.push_back(item);
   }
   out.tokens = out.hotTokens;
@@ -54,7 +70,9 @@ AssembledContext assembleContext(const std::vector<ContextItem> &hot, const std:
     const auto allowance = static_cast<std::size_t>(std::floor(static_cast<double>(rest) * std::clamp(share, 0.0, 1.0)));
     std::size_t used = 0, taken = 0;
     for (const auto &item : items) {
-      const std::size_t cost = estimator.estimate(item.text);
+      // The tier's heading (a blank line, then the heading) is paid by its first item.
+      const std::size_t heading = taken == 0 ? estimator.estimate(std::string_view(headingOf(item.tier)).size() + 1) : 0;
+      const std::size_t cost = costOf(estimator, item) + heading;
       ContextItem copy = item;
       if (taken >= cap) {
         copy.why += (copy.why.empty() ? "" : "; ") + std::string("left: the tier's cap (") + std::to_string(cap) + " items)";
@@ -80,11 +98,7 @@ std::string AssembledContext::text() const {
   std::string out;
   std::optional<Tier> tier;
   for (const auto &item : included) {
-    if (item.tier != Tier::Hot && tier != item.tier) {
-      out += std::string(out.empty() || out.back() != '\n' ? "\n" : "") + "\n" +
-             (item.tier == Tier::Warm ? "## Experience with this kernel (from earlier attempts, best first)\n"
-                                      : "## Further experience (other operators, cards, digests)\n");
-    }
+    if (item.tier != Tier::Hot && tier != item.tier) out += std::string("\n") + headingOf(item.tier);
     tier = item.tier;
     out += item.text;
     if (out.empty() || out.back() != '\n') out += '\n';
@@ -132,6 +146,7 @@ ExperienceItems experienceFor(ExperienceStore &store, const MemoryQuery &query, 
   if (!query.operatorClass.empty()) {
     MemoryQuery same = warm;
     same.task.clear();
+    same.limit = 0;  // this task's own Cases come back too, and are skipped
     for (const auto &h : store.query(same)) {
       if (h.c.task == query.task || out.warm.size() >= warmLimit) continue;
       out.warm.push_back({Tier::Warm, "experience", experienceLine(h.c), why(h, "same operator (" + h.c.operatorClass + ")"), h.c.id});

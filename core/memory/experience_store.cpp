@@ -65,9 +65,18 @@ double featureSimilarity(const MemoryQuery &query, const Case &c) {
 }
 
 std::string ftsQuery(const std::string &text, bool any) {
+  // With any word: words that say nothing about a kernel (and the journal's own phrasing) would
+  // match every Case.
+  static const std::set<std::string> kStopWords = {
+      "the", "and", "for", "with", "from", "into", "over", "each", "this", "that", "are", "was", "its", "per",
+      "not", "one", "two", "all", "any", "has", "have", "run", "runs", "reference", "correct", "editor", "step"};
   std::string out, word;
   auto flush = [&] {
     if (word.empty()) return;
+    if (any && (word.size() < 3 || kStopWords.count(lower(word)))) {
+      word.clear();
+      return;
+    }
     if (!out.empty()) out += any ? " OR " : " ";
     out += '"' + word + '"';
     word.clear();
@@ -109,8 +118,8 @@ std::optional<std::int64_t> ExperienceStore::findByCode(const std::string &task,
 
 std::int64_t ExperienceStore::record(Case c) {
   std::int64_t id = 0;
-  const ScoreWeights w = weights();
   db_.transaction([&] {
+    const ScoreWeights w = weights();  // inside: another process may change them
     if (!c.sourceRef.empty()) {
       auto existing = db_.prepare("SELECT id FROM memory_cases WHERE source = ? AND source_ref = ?");
       existing.bind(1, c.source).bind(2, c.sourceRef);
@@ -369,8 +378,12 @@ std::vector<QueryHit> ExperienceStore::query(const MemoryQuery &q) {
     h.rank = h.c.score * h.c.confidence * h.similarity;
     hits.push_back(std::move(h));
   }
-  std::sort(hits.begin(), hits.end(), [](const QueryHit &a, const QueryHit &b) {
+  // Any word: how well the words match comes first within a label (which words matched matters
+  // more than how good the Case was); all words: every hit matched them all.
+  const bool byText = q.anyWord && !match.empty();
+  std::sort(hits.begin(), hits.end(), [byText](const QueryHit &a, const QueryHit &b) {
     if (a.c.label != b.c.label) return labelRank(a.c.label) < labelRank(b.c.label);
+    if (byText && a.textScore != b.textScore) return a.textScore > b.textScore;
     if (a.rank != b.rank) return a.rank > b.rank;
     if (a.textScore != b.textScore) return a.textScore > b.textScore;
     return a.c.id > b.c.id;  // the newer first

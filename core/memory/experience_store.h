@@ -62,7 +62,7 @@ struct MemoryStats {
 
 struct MemoryQuery {
   std::string text;  // words, all of which must appear (any order); "" for none
-  bool anyWord = false;  // any of the words will do (ranked by BM25 within a label)
+  bool anyWord = false;  // any of the words will do (common words left out; BM25 first within a label)
   std::string task, operatorClass, arch, gpu, session, source;
   std::string idea;  // a substring of the idea (case-insensitive)
   std::optional<Label> label;
@@ -104,7 +104,8 @@ class ExperienceStore {
   std::int64_t record(Case c);
   // The Case recorded from (source, sourceRef).
   std::optional<std::int64_t> find(const std::string &source, const std::string &sourceRef);
-  // The newest correct Case of `task` whose code (after) has this content hash (core/text/content_hash.h).
+  // The Case of `task` whose code (after) has this content hash (core/text/content_hash.h): the
+  // newest correct one, else the newest.
   std::optional<std::int64_t> findByCode(const std::string &task, const std::string &codeHash);
   std::optional<Case> get(std::int64_t id, bool withCode = false);
   // All Cases (without code), oldest first; of one task when `task` is given.

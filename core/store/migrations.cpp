@@ -178,9 +178,13 @@ ALTER TABLE agent_attempts ADD COLUMN cards_json TEXT NOT NULL DEFAULT '[]';
 )sql";
 
 // The experience memory's part of an attempt's prompt (core/memory/context_assembly.h): what was
-// included and left, and why, as JSON ('' when the memory was not used).
+// included and left, and why, as JSON ('' when the memory was not used). The memory finds a run's
+// attempt by its evaluation, and names a workspace's runs by the workspace's own random id (a
+// file deleted and made again, or copied, is another workspace; its run ids start again).
 constexpr const char *kVersion7 = R"sql(
 ALTER TABLE agent_attempts ADD COLUMN context_json TEXT NOT NULL DEFAULT '';
+CREATE INDEX agent_attempts_evaluation ON agent_attempts(evaluation_id);
+INSERT OR IGNORE INTO settings(key, value) VALUES('workspace_id', lower(hex(randomblob(16))));
 )sql";
 
 bool hasTable(Database &db, std::string_view name) {

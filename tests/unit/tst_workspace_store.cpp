@@ -474,7 +474,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
   }
   const std::string warp = ws->source(softmax[1].sourceHash).value_or("");
   QVERIFY(warp.find("('warp-shuffle' variant)") != std::string::npos);  // quote survived
-  QCOMPARE(rowCount(db, "settings"), std::int64_t{0});
+  QCOMPARE(rowCount(db, "settings"), std::int64_t{1});  // the workspace's id (schema 7)
   QVERIFY(hasObject(db, "index", "candidates_task_id"));
   QCOMPARE(db.pragma("integrity_check"), std::string("ok"));
   QCOMPARE(db.pragma("foreign_key_check"), std::string());  // no dangling references
@@ -535,7 +535,7 @@ void TestWorkspaceStore::migrateFromVersion2() {
   QCOMPARE(tasks[0].lastOpenedAt, std::string("2025-02-03T04:05:06.007Z"));
   QCOMPARE(ws->candidates(7).size(), std::size_t{1});
   QCOMPARE(ws->candidates(7)[0].label, std::string("kept"));
-  QCOMPARE(rowCount(db, "settings"), std::int64_t{1});
+  QCOMPARE(rowCount(db, "settings"), std::int64_t{2});  // 'theme', kept, and the workspace's id
   QCOMPARE(rowCount(db, "evaluations"), std::int64_t{0});
   QVERIFY(ws->evaluations(7).empty());
 

@@ -31,6 +31,8 @@ if [ "$(left)" -gt 60 ]; then
     $k/kernels/$first > $r/window.log 2>&1
   echo "window run+time of $first: exit $? in $(( $(date +%s) - s )) s" | tee -a $r/summary.txt
 fi
+# The window recorded its run already: importing its workspace adds nothing.
+$k/bin/kwb memory import $HOME/.local/share/kernel-workbench/workspace.kwb 2>&1 | tee -a $r/summary.txt
 $k/bin/kwb memory stats | tee -a $r/summary.txt
 $k/bin/kwb memory stats --json > $r/memory-stats.json
 $k/bin/kwb memory query --task $first --limit 0 | tee -a $r/summary.txt

@@ -61,6 +61,8 @@
 #include "ui/views/source_view_panel.h"
 #include "ui/views/tuning_panel.h"
 #include "ui/views/diff_dialog.h"
+#include "ui/views/experience_panel.h"
+#include "ui/services/memory_service.h"
 #include "ui/views/session_panel.h"
 #include "ui/views/lineage_panel.h"
 #include "ui/views/skills_panel.h"
@@ -195,6 +197,18 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   lineagePanel_->attach(skills_);
   skillsPanel_ = new SkillsPanel(this);
   skillsPanel_->attach(skills_);
+  memory_ = new MemoryService(QString(), this);
+  experiencePanel_ = new ExperiencePanel(this);
+  experiencePanel_->attach(memory_);
+  connect(experiencePanel_, &ExperiencePanel::settled, this, &MainWindow::checkSettled);
+  connect(memory_, &MemoryService::failed, this, [this](const QString &message) { log_->error(message); });
+  connect(experiencePanel_, &ExperiencePanel::openRequested, this,
+          [this](const CaseDetail &detail) { continueFromCase(detail, false); });
+  connect(experiencePanel_, &ExperiencePanel::optimizeRequested, this,
+          [this](const CaseDetail &detail) { continueFromCase(detail, true); });
+  connect(experiencePanel_, &ExperiencePanel::caseSelected, this, [this](const CaseDetail &detail) {
+    context_->select({CandidateSelection::Origin::GraphNode, runOfCase(detail.c, taskName_, taskFolder_)});
+  });
   connect(skillsPanel_, &SkillsPanel::lineageStepRequested, this, [this](const QString &lineage, int step) {
     lineageDock_->show();
     lineageDock_->raise();
@@ -218,6 +232,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   context_->addView(results_);
   context_->addView(history_);
   context_->addView(profiler_);
+  context_->addView(experiencePanel_);
 
   createActions();
   createMenus();
@@ -699,6 +714,16 @@ void MainWindow::createDocks() {
   skillsDock_->setWidget(skillsPanel_);
   addDockWidget(Qt::BottomDockWidgetArea, skillsDock_);
   tabifyDockWidget(lineageDock_, skillsDock_);
+  experienceDock_ = new QDockWidget(tr("Experience"), this);
+  experienceDock_->setObjectName(QStringLiteral("experienceDock"));
+  experienceDock_->setWidget(experiencePanel_);
+  addDockWidget(Qt::BottomDockWidgetArea, experienceDock_);
+  tabifyDockWidget(skillsDock_, experienceDock_);
+  // The memory grows with every run, session and lineage build (here and in kwb): read again
+  // whenever the view is shown.
+  connect(experienceDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (visible) experiencePanel_->refresh();
+  });
   // The library is shared with kwb and other windows: read again whenever either view is shown.
   for (QDockWidget *dock : {lineageDock_, skillsDock_})
     connect(dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
@@ -837,6 +862,7 @@ QStringList MainWindow::pendingWork() const {
   if (agent_->isRunning()) pending << tr("agent session");
   if (profileService_->isRunning()) pending << tr("profiling");
   if (skills_->isBusy()) pending << tr("skill library");
+  if (!experiencePanel_->isSettled()) pending << tr("experience graph");
   return pending;
 }
 
@@ -1231,8 +1257,13 @@ bool MainWindow::tuneCurrent() {
 bool MainWindow::openSessionCandidate(const QString &source, const QString &name) {
   if (source.isEmpty()) return false;
   // The candidate's code in a file of its own, opened in the editor (Run, Profile, diff).
-  const QDir dir(QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
-                 agent_->sessionId());
+  return openCodeInEditor(QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
+                              agent_->sessionId(),
+                          source, name);
+}
+
+bool MainWindow::openCodeInEditor(const QString &folder, const QString &source, const QString &name) {
+  const QDir dir(folder);
   QDir().mkpath(dir.path());
   QFile file(dir.filePath(name));
   if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(source.toUtf8()) < 0) {
@@ -1252,6 +1283,28 @@ bool MainWindow::openSessionCandidate(const QString &source, const QString &name
   }
   tabs_->setCurrentWidget(editor);
   return true;
+}
+
+bool MainWindow::continueFromCase(const CaseDetail &detail, bool optimize) {
+  const auto &c = detail.c;
+  const QString task = QString::fromStdString(c.task);
+  if (c.after.empty()) return false;
+  if (task != taskName_) {
+    // A bundled task of that name is opened first; any other must be opened by the user.
+    const QString bundled = QDir(bundledDir_).filePath(task);
+    if (bundledDir_.isEmpty() || !QFileInfo::exists(QDir(bundled).filePath(QLatin1String(kwb::kManifestFileName))) ||
+        !openTask(bundled)) {
+      log_->warning(tr("Case %1 is a kernel of task %2: open that task (Ctrl+O), then continue from the Case again")
+                        .arg(c.id)
+                        .arg(task));
+      return false;
+    }
+  }
+  const QString folder = QString::fromStdString((kwb::userDataDir() / "memory").string());
+  if (!openCodeInEditor(folder, QString::fromStdString(c.after), QStringLiteral("%1-case-%2.cu").arg(task).arg(c.id)))
+    return false;
+  log_->info(tr("Case %1 of %2 opened in the editor (%3)").arg(c.id).arg(task, QString::fromStdString(c.idea).left(80)));
+  return optimize ? optimizeCurrent() : true;
 }
 
 bool MainWindow::profileCurrent() {

@@ -30,6 +30,9 @@ namespace kwb::ui {
 class CudaEditor;
 class DevicesPanel;
 class LineagePanel;
+class ExperiencePanel;
+class MemoryService;
+struct CaseDetail;
 class SkillLibraryService;
 class SkillsPanel;
 class EditorTabs;
@@ -99,6 +102,14 @@ class MainWindow : public QMainWindow {
   LineagePanel *lineagePanel() const { return lineagePanel_; }
   SkillsPanel *skillsPanel() const { return skillsPanel_; }
   SkillLibraryService *skillLibrary() const { return skills_; }
+  QDockWidget *experienceDock() const { return experienceDock_; }
+  ExperiencePanel *experiencePanel() const { return experiencePanel_; }
+  MemoryService *memory() const { return memory_; }
+  // "Continue from here" in the Experience view: the Case's kernel written to a file of its own
+  // (userDataDir()/memory/TASK-case-N.cu) and opened in the editor, its task opened first when it
+  // is a bundled one; with `optimize`, then Optimize on it. False, saying why in the log, when the
+  // Case's task is not open and cannot be found.
+  bool continueFromCase(const CaseDetail &detail, bool optimize);
   SourceViewPanel *sourceView() const { return sourceView_; }
   QDockWidget *sourceViewDock() const { return sourceViewDock_; }
   ProfilerPanel *profilerPanel() const { return profiler_; }
@@ -109,6 +120,7 @@ class MainWindow : public QMainWindow {
   bool profileCurrent();
   // A session candidate's code written to the session's folder (userDataDir()/sessions/ID/NAME)
   // and opened in the editor; false (and why, in the log) when it cannot be.
+  bool openCodeInEditor(const QString &folder, const QString &source, const QString &name);
   bool openSessionCandidate(const QString &source, const QString &name);
   // Shows the kernel in the editor (or the task's starter) beside its SASS/PTX; false without a task.
   bool showListing();
@@ -270,6 +282,9 @@ class MainWindow : public QMainWindow {
   SkillsPanel *skillsPanel_ = nullptr;
   QDockWidget *lineageDock_ = nullptr;
   QDockWidget *skillsDock_ = nullptr;
+  MemoryService *memory_ = nullptr;
+  ExperiencePanel *experiencePanel_ = nullptr;
+  QDockWidget *experienceDock_ = nullptr;
   kwb::agent::SessionSettings agentSettings_;  // the last session started here
   QString lastAgentProvider_;
   QString lastAgentModel_;  // the model asked for with it (empty: the provider's default)

@@ -12,6 +12,8 @@
 #include <QTimer>
 
 #include "ui/main_window.h"
+#include "ui/services/memory_service.h"
+#include "ui/views/experience_panel.h"
 #include "ui/services/skill_library_service.h"
 #include "ui/views/lineage_panel.h"
 #include "ui/views/skills_panel.h"
@@ -46,7 +48,8 @@ bool grabWindow(MainWindow &window, const QString &target) {
 QStringList parseScreenshotActions(const QString &value, QString *problem) {
   static const QStringList known{QStringLiteral("run"),     QStringLiteral("time"),    QStringLiteral("tune"),
                                  QStringLiteral("profile"), QStringLiteral("listing"), QStringLiteral("show"),
-                                 QStringLiteral("lineage"), QStringLiteral("skills"), QStringLiteral("build-lineage")};
+                                 QStringLiteral("lineage"), QStringLiteral("skills"), QStringLiteral("build-lineage"),
+                                 QStringLiteral("experience")};
   QStringList actions = value.split(QLatin1Char(','), Qt::SkipEmptyParts);
   for (auto &a : actions) a = a.trimmed();
   for (const auto &a : actions) {
@@ -56,7 +59,8 @@ QStringList parseScreenshotActions(const QString &value, QString *problem) {
                          ? parts.size() <= 3
                          : parts[0] == QLatin1String("show")    ? parts.size() == 2 && profilerTabs().contains(parts[1])
                          : parts[0] == QLatin1String("lineage") ? parts.size() <= 3
-                         : parts[0] == QLatin1String("skills")  ? parts.size() <= 2
+                         : parts[0] == QLatin1String("skills") || parts[0] == QLatin1String("experience")
+                             ? parts.size() <= 2
                                                                 : parts.size() == 1);
     if (!ok) {
       if (problem) *problem = QStringLiteral("cannot read '%1'; actions: %2").arg(a, QLatin1String(kScreenshotActionsHelp));
@@ -145,6 +149,22 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
       if (parts[0] == QLatin1String("lineage") && parts.size() >= 2)
         window.lineagePanel()->showLineage(parts[1], parts.size() >= 3 ? parts[2].toInt() : 0);
       if (parts[0] == QLatin1String("skills") && parts.size() >= 2) window.skillsPanel()->selectCard(parts[1]);
+      started = true;
+    } else if (parts[0] == QLatin1String("experience")) {
+      // The Experience view in front (the memory read again), the Case given (a number, or "best":
+      // the open task's fastest) selected and inspected once the graph is drawn.
+      window.experienceDock()->show();
+      window.experienceDock()->raise();
+      window.resizeDocks({window.experienceDock()}, {600}, Qt::Vertical);
+      auto *panel = window.experiencePanel();
+      panel->refresh();
+      if (parts.size() >= 2) {
+        const QString which = parts[1];
+        QObject::connect(window.memory(), &kwb::ui::MemoryService::loaded, panel, [panel, which, &window] {
+          const qint64 id = which == QLatin1String("best") ? panel->bestCase(window.context()->taskName()) : which.toLongLong();
+          if (id > 0) panel->selectCase(id);
+        }, Qt::SingleShotConnection);
+      }
       started = true;
     } else if (parts[0] == QLatin1String("show")) {
       window.profilerDock()->show();

@@ -13,9 +13,11 @@ class MainWindow;
 // The actions --then accepts: run, time (a run with timing), tune, listing,
 // profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]] (the Lineage view of the
 // skill library), skills[:ID] (the Skills view, a card selected), build-lineage (the open task's
-// lineage built on the GPU, as Build lineage does).
+// lineage built on the GPU, as Build lineage does), experience[:CASE|best] (the Experience view,
+// the graph drawn, a Case or the open task's fastest selected and inspected).
 inline constexpr const char *kScreenshotActionsHelp =
-    "run, time, tune, listing, profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]], skills[:ID], build-lineage";
+    "run, time, tune, listing, profile[:CONFIG[:SET]], show:live|metrics|roofline, lineage[:NAME[:STEP]], skills[:ID], build-lineage, "
+    "experience[:CASE|best]";
 
 // The comma-separated --then value as a list of actions; an action it cannot read is named in
 // *problem (the list is then empty).

@@ -18,7 +18,7 @@ namespace kwb::ui {
 
 // A candidate as every view can show it: where its text came from and, once it has run, its run.
 struct CandidateSelection {
-  enum class Origin { Run, History };  // next: LineageStep, SessionCandidate, GraphNode
+  enum class Origin { Run, History, GraphNode };  // GraphNode: a Case of the experience graph; next: LineageStep, SessionCandidate
   Origin origin = Origin::Run;
   EvaluationRun run;
 };

@@ -72,7 +72,8 @@ int main(int argc, char *argv[]) {
       QStringLiteral("With --screenshot: once settled, do ACTIONS in turn, each after the last has "
                      "finished, then take the picture. Comma-separated: run, time (run with timing), tune, listing, "
                      "profile[:CONFIG[:SET]] (the profiler on that size configuration and metric "
-                     "set), show:live|metrics|roofline (that tab of the profiler)."),
+                     "set), show:live|metrics|roofline (that tab of the profiler), lineage[:NAME[:STEP]], "
+                     "skills[:ID], build-lineage, experience[:CASE|best] (the experience graph, a Case inspected)."),
       QStringLiteral("ACTIONS"));
   parser.addOption(workspaceOption);
   parser.addOption(screenshotOption);

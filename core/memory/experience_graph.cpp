@@ -1,5 +1,7 @@
 #include "core/memory/experience_graph.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace kwb::memory {
@@ -28,6 +30,20 @@ std::optional<Label> labelFromString(const std::string &text) {
 }
 
 int labelRank(Label label) { return static_cast<int>(label); }
+
+const char *labelColour(Label label) {
+  switch (label) {
+    case Label::Effective: return "#2e7d32";
+    case Label::Partial: return "#9e9d24";
+    case Label::Ineffective: return "#ef6c00";
+    case Label::Negative: return "#c62828";
+  }
+  return "#c62828";
+}
+
+double nodeDiameter(double speedup) {
+  return speedup > 0 ? 22 + 11 * std::log2(std::max(1.0, speedup)) : 16;
+}
 
 double stepRatio(bool correct, double speedup, std::optional<double> baseline) {
   if (!correct || !(speedup > 0)) return 0;

@@ -30,6 +30,11 @@ const char *toString(Label label);
 std::optional<Label> labelFromString(const std::string &text);
 // Effective first: the order retrieval groups by.
 int labelRank(Label label);
+// How a Case is drawn, in the Graphviz export and the explorer alike: its label's colour (#rrggbb),
+// and a diameter in points that grows with the logarithm of its speedup (22 pt at 1x, 16 pt for
+// an incorrect or untimed Case).
+const char *labelColour(Label label);
+double nodeDiameter(double speedup);
 
 // A Case's step ratio: its speedup over `baseline`, the speedup of the nearest correct Case it
 // descends from (none: a root, r = 1). An incorrect Case, or one not timed, has r = 0.

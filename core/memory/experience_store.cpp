@@ -437,15 +437,6 @@ std::string ExperienceStore::graphDot(const std::string &task) {
     }
     return out + "\"";
   };
-  auto colour = [](Label l) {
-    switch (l) {
-      case Label::Effective: return "#2e7d32";
-      case Label::Partial: return "#9e9d24";
-      case Label::Ineffective: return "#ef6c00";
-      case Label::Negative: return "#c62828";
-    }
-    return "#c62828";
-  };
   const auto all = cases(task);
   std::map<std::string, std::vector<const Case *>> byTask;
   for (const auto &c : all) byTask[c.task].push_back(&c);
@@ -454,9 +445,8 @@ std::string ExperienceStore::graphDot(const std::string &task) {
   for (const auto &[name, members] : byTask) {
     dot += "  subgraph cluster_" + std::to_string(cluster++) + " {\n    label=" + quote(name) + ";\n";
     for (const auto *c : members) {
-      // Sized by speedup: a 1x Case 0.3 in, growing with the logarithm (an incorrect one the smallest).
-      const double size = c->speedup > 0 ? 0.3 + 0.15 * std::log2(std::max(1.0, c->speedup) + 1.0) : 0.2;
-      dot += "    c" + std::to_string(c->id) + " [fillcolor=" + quote(colour(c->label)) + ", width=" + fixed(size, 2) +
+      dot += "    c" + std::to_string(c->id) + " [fillcolor=" + quote(labelColour(c->label)) +
+             ", width=" + fixed(nodeDiameter(c->speedup) / 72, 2) +
              ", tooltip=" + quote(c->idea.empty() ? c->outcome : c->idea) + ", xlabel=" +
              quote(c->speedup > 0 ? fixed(c->speedup, 2) + "x" : c->outcome) + "];\n";
     }

@@ -322,6 +322,8 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     if (s.stop == QLatin1String("error")) log_->error(line);
     else log_->info(line);
     if (!s.reproduce.isEmpty()) log_->info(tr("Reproduce the best: %1").arg(s.reproduce));
+    if (!s.memory.isEmpty()) log_->info(s.memory);
+    if (experienceDock_->isVisible() && !s.memory.isEmpty()) experiencePanel_->refresh();
     statusBar()->showMessage(line, kStatusMessageMs);
     updateActions();
     checkSettled();
@@ -367,6 +369,12 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
             if (evaluationId > 0) workspace_->fetchEvaluation(evaluationId);
             openSessionCandidate(source, name);
           });
+  connect(sessionPanel_, &SessionPanel::caseRequested, this, [this](qint64 id) {
+    experienceDock_->show();
+    experienceDock_->raise();
+    experiencePanel_->refresh();
+    experiencePanel_->selectCase(id);
+  });
   connect(sessionPanel_, &SessionPanel::evaluationRequested, this,
           [this](qint64 evaluationId) { workspace_->fetchEvaluation(evaluationId); });
   connect(sessionPanel_, &SessionPanel::diffRequested, this,

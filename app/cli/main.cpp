@@ -554,6 +554,8 @@ int main(int argc, char **argv) {
       ->check(CLI::PositiveNumber);
   tune->add_option("--cache", tuneArgs.cacheFile, "The tuning cache file (default ~/.cache/kernel-workbench/tune.sqlite)");
   tune->add_flag("--no-cache", tuneArgs.noCache, "Neither read nor write the tuning cache");
+  tune->add_flag("--no-memory", tuneArgs.noMemory,
+                 "Do not record the measured points as Cases in the experience memory (kwb memory)");
   tune->add_flag("--fresh", tuneArgs.fresh, "Forget this task and candidate's cached points first");
   tune->add_flag("--no-compile-ahead", tuneArgs.noCompileAhead, "Compile each point only when it is evaluated");
   tune->add_flag("--no-gpu", tuneArgs.noGpu, "Compile every point and check its launches only");

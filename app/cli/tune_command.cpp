@@ -14,6 +14,7 @@
 
 #include "core/store/database.h"
 #include "core/task/manifest_parser.h"
+#include "core/memory/case_sources.h"
 #include "core/tune/tune_cache.h"
 #include "core/tune/tuner.h"
 
@@ -119,6 +120,18 @@ int tuneCommand(const TuneArgs &args, bool asJson) {
   std::signal(SIGINT, SIG_DFL);
   if (status) return status;
 
+  // Every measured point is experience (issue 19): a Case each in the library's memory.
+  std::string memoryLine;
+  if (!args.noMemory) {
+    try {
+      auto store = kwb::memory::ExperienceStore::open();
+      const auto added = kwb::memory::recordTuningCases(*store, report, task, input->text);
+      if (added) memoryLine = std::to_string(added) + " point(s) recorded in the experience memory (kwb memory stats)";
+    } catch (const std::exception &e) {
+      std::cerr << "kwb: the experience memory did not record the points: " << e.what() << "\n";
+    }
+  }
+
   if (asJson) {
     std::cout << nlohmann::json(report).dump(2) << "\n";
   } else {
@@ -144,6 +157,7 @@ int tuneCommand(const TuneArgs &args, bool asJson) {
       std::cout << "reproduce: kwb eval " << args.task << " " << candidatePath.string() << setFlags(ranked.front()->point)
                 << " --time\n";
     if (!report.cacheFile.empty()) std::cout << "cache: " << report.cacheFile << "\n";
+    if (!memoryLine.empty()) std::cout << "memory: " << memoryLine << "\n";
   }
   if (report.stop == "no-device") return kExitNotRun;
   if (report.stop == "cancelled") return kExitFailed;

@@ -20,6 +20,7 @@ struct TuneArgs {
   bool noGpu = false;
   bool noCompileAhead = false;
   bool noCache = false;
+  bool noMemory = false;             // leave the points out of the experience memory
   bool fresh = false;
   std::string cacheFile;
 };

@@ -13,8 +13,25 @@
 #include "core/lineage/lineage_builder.h"
 #include "core/task/manifest_parser.h"
 #include "core/text/printable.h"
+#include "core/text/content_hash.h"
+#include "core/profile/bottleneck.h"
 
 namespace kwb::memory {
+
+std::string bottleneckOf(const std::vector<profile::MetricValue> &metrics) {
+  if (metrics.empty()) return {};
+  profile::ProfileResult r;
+  r.outcome = Outcome::Profiled;
+  r.metrics = metrics;
+  switch (profile::limiterOf(r)) {
+    case profile::Limiter::Memory: return "memory";
+    case profile::Limiter::Compute: return "compute";
+    case profile::Limiter::Latency: return "latency";
+    case profile::Limiter::Balanced: return "balanced";
+    case profile::Limiter::Unknown: break;
+  }
+  return {};
+}
 
 namespace {
 
@@ -225,6 +242,7 @@ std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &line
     c.correct = step.accepted && timed > 0;
     if (timed) c.speedup = std::exp(logSum / timed);
     c.feedback = step.reason;
+    c.bottleneck = bottleneckOf(step.profile);
     const Measured shape = measuredOf(EvaluationResult{}, &task);
     c.shape = shape.shape;
     c.intensity = shape.intensity;
@@ -238,6 +256,50 @@ std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &line
       before = step.source;
     }
   }
+  return added;
+}
+
+std::size_t recordTuningCases(ExperienceStore &store, const tune::TuneReport &report, const Task &task,
+                              const std::string &source, const std::string &gpu) {
+  const std::string sourceHash = contentHash(source);
+  const auto parent = store.findByCode(task.name, sourceHash);
+  const Measured shape = measuredOf(EvaluationResult{}, &task);
+  std::size_t added = 0;
+  store.transaction([&] {
+    for (const auto &p : report.points) {
+      const auto &r = p.result;
+      if (r.outcome == Outcome::NotRun) continue;  // compiled only: nothing measured
+      const std::string arch = report.arch;
+      const std::string ref = sourceHash + "@" + arch + "#" + p.label;
+      if (store.find("tune", ref)) continue;
+      Case c;
+      c.source = "tune";
+      c.sourceRef = ref;
+      c.task = task.name;
+      c.operatorClass = operatorClassOf(task);
+      c.gpu = r.device.empty() ? gpu : r.device;
+      c.arch = arch;
+      c.idea = p.label.empty() ? "the source as it is (no tunables)" : p.label;
+      c.ideaKind = "tuning";
+      c.before = source;
+      std::string defines = "// kwb tune: " + c.idea + "\n";
+      for (const auto &[name, value] : p.point) defines += "#define " + name + " " + std::to_string(value) + "\n";
+      c.after = defines + source;
+      c.outcome = toString(r.outcome);
+      c.correct = r.outcome == Outcome::Correct && r.speedup > 0;
+      c.speedup = c.correct ? r.speedup : 0;
+      c.relativeSpread = r.relativeSpread;
+      c.feedback = r.outcome == Outcome::Correct ? "" : r.message;
+      c.parent = parent;
+      c.shape = shape.shape;
+      c.intensity = shape.intensity;
+      c.journal = "tuning point " + c.idea + ": " +
+                  (c.correct ? fixed(c.speedup, 2) + "x over the reference" + (r.objectiveMs ? ", " + fixed(*r.objectiveMs, 4) + " ms" : "")
+                             : c.outcome + (r.message.empty() ? "" : " (" + clippedLine(r.message, 160) + ")"));
+      store.record(std::move(c));
+      ++added;
+    }
+  });
   return added;
 }
 

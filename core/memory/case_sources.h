@@ -13,6 +13,8 @@
 #include "core/memory/experience_store.h"
 #include "core/store/workspace.h"
 #include "core/task/task.h"
+#include "core/tune/tuner.h"
+#include "core/profile/profile_request.h"
 
 namespace kwb::memory {
 
@@ -27,6 +29,10 @@ struct Measured {
   double intensity = 0;
 };
 Measured measuredOf(const EvaluationResult &result, const Task *task);
+
+// The profiler's bottleneck class of a kernel from its metrics (core/profile/bottleneck.h):
+// "memory", "compute", "latency", "balanced", or "" when the metrics do not say.
+std::string bottleneckOf(const std::vector<profile::MetricValue> &metrics);
 
 // The idea an agent's answer states: its first line of prose before any code (a heading's marks
 // taken off), at most 200 characters; "" when it opens with code.
@@ -49,5 +55,13 @@ SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace);
 // Records a stored lineage's steps as Cases (source "lineage", idea: the step's title, with what it
 // adds in the journal; each the child of the previous accepted step). Returns how many were new.
 std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &lineage, const Task &task);
+
+// Records a tuning's measured points as Cases (source "tune", idea: the parameters, "BX=32 BY=8";
+// the code: `source` with the parameters as #defines before it, as the tuner compiled it with
+// -D; each the child of the Case of `source` itself when the memory has one, else a root). Points
+// compiled only (no GPU) are not recorded; a point measured before (the tuning cache's) is
+// recorded once. `gpu` names the GPU when a point does not. Returns how many were new.
+std::size_t recordTuningCases(ExperienceStore &store, const tune::TuneReport &report, const Task &task,
+                              const std::string &source, const std::string &gpu = {});
 
 }  // namespace kwb::memory

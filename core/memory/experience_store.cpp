@@ -100,6 +100,9 @@ std::unique_ptr<ExperienceStore> ExperienceStore::open() { return open(libraryDa
 
 ExperienceStore::ExperienceStore(const std::filesystem::path &path) : db_(path, Database::Mode::OpenOrCreate) {
   migrateForward(db_, libraryMigrations());
+  // Retrieval and score updates touch pages all over a large memory (100k Cases: ~130 MB): up to
+  // 32 MB of them stay in this connection's cache instead of being read again from the file.
+  db_.exec("PRAGMA cache_size=-32768");
 }
 
 std::optional<std::int64_t> ExperienceStore::find(const std::string &source, const std::string &sourceRef) {
@@ -329,10 +332,12 @@ MemoryStats ExperienceStore::stats() {
   st.tasks = counts("task");
   st.gpus = counts("gpu");
   st.sources = counts("source");
+  // One pass: with MAX(), SQLite takes the bare columns from the row holding the maximum (the
+  // first such row met, in id order within the task). A subquery per row was quadratic (0.37 s at
+  // 10k Cases).
   auto best = db_.prepare(
-      "SELECT task, id, speedup FROM memory_cases m WHERE correct = 1 AND speedup > 0 AND id = "
-      "(SELECT id FROM memory_cases b WHERE b.task = m.task AND b.correct = 1 ORDER BY b.speedup DESC, b.id LIMIT 1) "
-      "ORDER BY task");
+      "SELECT task, id, MAX(speedup) FROM (SELECT task, id, speedup FROM memory_cases WHERE correct = 1 AND speedup > 0 "
+      "ORDER BY task, id) GROUP BY task ORDER BY task");
   while (best.step()) st.best.push_back({best.columnText(0), best.columnInt(1), best.columnDouble(2)});
   return st;
 }

@@ -7,6 +7,7 @@
 // is one transaction.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -111,6 +112,9 @@ class ExperienceStore {
   // All Cases (without code), oldest first; of one task when `task` is given.
   std::vector<Case> cases(const std::string &task = {});
   std::vector<std::int64_t> children(std::int64_t id);
+  // Runs `work` (records, weight changes) as one transaction: all of it or none, one sync to disk
+  // (a history imported at once, a benchmark's corpus).
+  void transaction(const std::function<void()> &work) { db_.transaction(work); }
 
   // The weights of d(v) (stored in the library; changing them recomputes every score).
   ScoreWeights weights();

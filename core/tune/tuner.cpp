@@ -110,6 +110,8 @@ constexpr auto kPointResultFields = std::tuple{
     field("message", &PointResult::message),
     omitEmpty("objective_ms", &PointResult::objectiveMs),
     field("config_ms", &PointResult::configMs),
+    field("speedup", &PointResult::speedup),
+    field("relative_spread", &PointResult::relativeSpread),
     field("device", &PointResult::device),
     field("device_ordinal", &PointResult::deviceOrdinal),
     field("seconds", &PointResult::seconds),
@@ -137,7 +139,8 @@ PointResult pointResultFrom(const EvaluationResult &r) {
   p.compileCacheHit = r.candidate.cacheHit;
   if (!r.candidate.kernels.empty()) p.registers = r.candidate.kernels.front().registers;
   if (r.outcome != Outcome::Correct) return p;
-  double logSum = 0;
+  double logSum = 0, speedupLogSum = 0;
+  int speedups = 0;
   bool allTimed = !r.configs.empty();
   for (const auto &c : r.configs) {
     if (!c.timing || !c.timing->ok || !(c.timing->candidate.median > 0)) {
@@ -147,7 +150,13 @@ PointResult pointResultFrom(const EvaluationResult &r) {
     }
     p.configMs[c.config] = c.timing->candidate.median;
     logSum += std::log(c.timing->candidate.median);
+    if (c.timing->speedup > 0) {
+      speedupLogSum += std::log(c.timing->speedup);
+      ++speedups;
+    }
+    p.relativeSpread = std::max(p.relativeSpread, c.timing->candidate.relativeSpread);
   }
+  if (speedups > 0) p.speedup = std::exp(speedupLogSum / speedups);
   if (allTimed) {
     p.objectiveMs = std::exp(logSum / static_cast<double>(p.configMs.size()));
   } else {

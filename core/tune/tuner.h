@@ -35,6 +35,8 @@ struct PointResult {
   std::string message;                  // one line
   std::optional<double> objectiveMs;    // correct and timed: the geometric mean of configMs
   std::map<std::string, double> configMs;  // median kernel time per timed configuration
+  double speedup = 0;                   // over the reference: the geometric mean over timed configurations (0: none)
+  double relativeSpread = 0;            // the widest relative spread of those timings
   std::string device;                   // the GPU it ran on, empty when none
   int deviceOrdinal = -1;
   double seconds = 0;                   // the evaluation's wall time

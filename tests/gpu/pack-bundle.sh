@@ -20,6 +20,15 @@ for plugin in iconengines/libqsvgicon.so imageformats/libqsvg.so; do
   cp -L "$qtplugins/$plugin" "$stage/kwb/plugins/$plugin"
   ldd "$qtplugins/$plugin" | awk '$2=="=>" && $3 ~ /libQt6Svg/ {print $3}' | xargs -r -I{} cp -Ln {} "$stage/kwb/lib/"
 done
+# Graphviz's dot layout is a plugin it loads at run time (the Experience view's graph): the core
+# and dot plugins, their config, and the libraries they need; GVBINDIR points Graphviz at them.
+gvdir=$(dirname "$(find /usr/lib -name 'libgvplugin_dot_layout.so.6' | head -n1)")
+mkdir -p "$stage/kwb/graphviz"
+cp -L "$gvdir"/libgvplugin_core.so.6 "$gvdir"/libgvplugin_dot_layout.so.6 "$stage/kwb/graphviz/"
+cp -L "$gvdir"/config6* "$stage/kwb/graphviz/"  # the plugins it names but the bundle lacks are never asked for
+ldd "$gvdir"/libgvplugin_core.so.6 "$gvdir"/libgvplugin_dot_layout.so.6 | awk '$2=="=>" && $3 ~ /lib(gvc|cgraph|cdt|pathplan|ltdl|expat)/ {print $3}' |
+  sort -u | xargs -r -I{} cp -Ln {} "$stage/kwb/lib/"
+echo 'export GVBINDIR="$here/graphviz"' >> "$stage/kwb/env.sh"
 cp -L /usr/share/fonts/truetype/dejavu/DejaVuSans*.ttf "$stage/kwb/fonts/" 2>/dev/null || true
 cp -r "$root/kernels" "$stage/kwb/kernels"
 cp -r "$root/resources/prompts" "$stage/kwb/prompts"

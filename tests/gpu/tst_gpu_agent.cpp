@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/agent/session.h"
+#include "core/memory/case_sources.h"
+#include "core/memory/experience_store.h"
 #include "core/llm/provider_config.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/replay_llm_server.h"
@@ -142,6 +144,56 @@ class TestGpuAgent : public QObject {
     QVERIFY(best);
     QVERIFY2(*best < starterMs * 0.9, out.dump(1).c_str());
     QCOMPARE(store->groups(created.id)[1].goal, Goal::Faster);
+
+    // The session is experience (issue 19): its timed candidates become Cases, each under the
+    // Case it started from, with the speedups the GPU measured; a second session's first prompt
+    // then carries them, and says why, within its budget.
+    std::shared_ptr<memory::ExperienceStore> experience =
+        memory::ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    const auto synced = memory::syncWorkspace(*experience, store->workspace());
+    QVERIFY2(synced.added >= 4 && synced.problems.empty(), std::to_string(synced.added).c_str());
+    std::size_t timed = 0, children = 0;
+    double bestCase = 0;
+    for (const auto &c : experience->cases("softmax")) {
+      if (c.source == "session") {
+        QCOMPARE(c.gpu.empty(), false);
+        if (c.correct) {
+          QVERIFY(c.speedup > 0 && c.confidence > 0);
+          ++timed;
+          bestCase = std::max(bestCase, c.speedup);
+        }
+        if (c.parent) ++children;
+      }
+    }
+    QVERIFY2(timed >= 3 && children >= 3, (std::to_string(timed) + " timed, " + std::to_string(children) + " children").c_str());
+    std::cout << "memory: " << synced.added << " Cases from the session, " << timed << " timed, best " << bestCase
+              << "x the reference\n";
+    out["memory"] = {{"cases", synced.added}, {"timed", timed}, {"best_speedup", bestCase}};
+    std::ofstream(outputDir() / "agent-replay.json") << out.dump(2) << "\n";
+
+    ReplayLlmServer second(kernelsDir() / "softmax");
+    second.setLastStep(2);
+    SessionSettings s2 = s;
+    s2.groups = 1;
+    s2.candidates = 1;
+    s2.dcp.maxTurns = 1;
+    s2.contextWindow = 32768;
+    const auto created2 = Session::create(*store, task, s2, second.baseUrl(), "replay");
+    SessionServices services2 = services;
+    services2.provider = llm::adHocProvider(second.baseUrl());
+    services2.memory = experience;
+    Session session2(services2, created2.id, [](const SessionEvent &) {});
+    QCOMPARE(session2.run(), SessionState::Finished);
+    const auto first = store->attempts(store->groups(created2.id).front().id).front();
+    QVERIFY2(first.context.is_object(), "the second session's first prompt has no context record");
+    std::size_t fromSession = 0;
+    for (const auto &item : first.context["included"])
+      if (item.contains("case") && experience->get(item["case"].get<std::int64_t>())->source == "session") ++fromSession;
+    QVERIFY2(fromSession > 0, first.context.dump(1).c_str());
+    QVERIFY(first.context["tokens"].get<double>() <= first.context["budget"].get<double>());
+    QVERIFY(first.messages.back().content.find("x the reference") != std::string::npos);
+    std::cout << "second session: " << fromSession << " Case(s) of the first in its first prompt; context "
+              << first.context["tokens"] << " of " << first.context["budget"] << " tokens\n";
   }
 };
 

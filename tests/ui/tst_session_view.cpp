@@ -17,7 +17,10 @@
 #include <QSpinBox>
 #include <QSignalSpy>
 #include <QTimer>
+#include <QTextBrowser>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
+#include <QUrl>
 #include <memory>
 #include <QtTest>
 
@@ -253,6 +256,58 @@ class TestSessionView : public QObject {
     QVERIFY2(window.currentEditor()->filePath().endsWith(QStringLiteral("/g1-l1-t1.cu")),
              qPrintable(window.currentEditor()->filePath()));
     QVERIFY(profiled.wait(120000));  // no GPU here: "not run", but profiled through the service
+  }
+
+  // The Context tab: what the experience memory put into a candidate's prompt and why, the
+  // budget, and a link per Case that asks for it in the Experience view; a repair turn says it
+  // carries none.
+  void contextTabSaysWhatTheMemoryAdded() {
+    SessionPanel panel;
+    panel.begin(QStringLiteral("s-ctx"), QStringLiteral("softmax"), {});
+    kwb::agent::AttemptRecord first;
+    first.line = 1;
+    first.turn = 1;
+    first.context = {{"budget", 8000},
+                     {"tokens", 412},
+                     {"hot_tokens", 1900},
+                     {"hot_over_budget", false},
+                     {"included",
+                      {{{"tier", "warm"}, {"kind", "experience"}, {"why", "this task: effective, d x confidence x similarity 0.812"}, {"case", 17}, {"chars", 160}}}},
+                     {"left", {{{"tier", "cold"}, {"kind", "experience"}, {"why", "other tasks: over the cold cap of 4"}, {"case", 23}, {"chars", 150}}}}};
+    kwb::agent::AttemptRecord repair = first;
+    repair.turn = 2;
+    repair.context = nullptr;
+    QList<kwb::ui::AgentEventRow> rows;
+    for (const auto &a : {first, repair}) {
+      kwb::ui::AgentEventRow row;
+      row.event.kind = kwb::agent::SessionEvent::Kind::Answered;
+      row.event.group = 1;
+      row.event.line = a.line;
+      row.event.turn = a.turn;
+      row.event.attempt = a;
+      rows.append(row);
+    }
+    panel.addEvents(rows);
+    auto *tree = panel.findChild<QTreeWidget *>();
+    QVERIFY(tree);
+    // The first turn's candidate, then the repair.
+    QList<QTreeWidgetItem *> leaves;
+    for (QTreeWidgetItemIterator it(tree); *it; ++it)
+      if ((*it)->childCount() == 0) leaves << *it;
+    QCOMPARE(leaves.size(), 2);
+    tree->setCurrentItem(leaves[0]);
+    const QString text = panel.contextView()->toPlainText();
+    for (const QString &part : {QStringLiteral("412 of 8000 tokens"), QStringLiteral("hot tier"), QStringLiteral("Included"),
+                                QStringLiteral("Case 17"), QStringLiteral("d x confidence x similarity 0.812"),
+                                QStringLiteral("Left out"), QStringLiteral("over the cold cap of 4")})
+      QVERIFY2(text.contains(part), qPrintable(QStringLiteral("%1 not in:\n%2").arg(part, text)));
+    QSignalSpy asked(&panel, &SessionPanel::caseRequested);
+    emit panel.contextView()->anchorClicked(QUrl(QStringLiteral("case:17")));
+    QCOMPARE(asked.count(), 1);
+    QCOMPARE(asked.first().first().toLongLong(), 17);
+    tree->setCurrentItem(leaves[1]);
+    QVERIFY2(panel.contextView()->toPlainText().contains(QStringLiteral("a repair turn carries its line's feedback")),
+             qPrintable(panel.contextView()->toPlainText()));
   }
 };
 

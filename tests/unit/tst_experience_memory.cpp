@@ -467,6 +467,80 @@ class TstExperienceMemory : public QObject {
     QVERIFY(!cases[1].shape.empty());
   }
 
+  // A tuning's measured points become Cases under the tuned kernel's Case: the parameters as the
+  // idea and as #defines before the code; a point compiled only is left out; once per point.
+  void tuningPointsBecomeCases() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    auto l = kwb::test::measuredLineage("softmax", 0);
+    const std::string source = "#ifndef BX\n#define BX 16\n#endif\n__global__ void softmax() {}\n";
+    Case editor;
+    editor.source = "editor";
+    editor.sourceRef = "w#evaluation-1";
+    editor.task = l.task.name;
+    editor.after = source;
+    editor.outcome = "correct";
+    editor.correct = true;
+    editor.speedup = 1.2;
+    const auto parent = store->record(editor);
+    kwb::tune::TuneReport report;
+    report.arch = "sm_90";
+    auto point = [](std::int64_t bx, kwb::Outcome outcome, double speedup, const std::string &message) {
+      kwb::tune::TunedPoint p;
+      p.point = {{"BX", bx}};
+      p.label = "BX=" + std::to_string(bx);
+      p.result.outcome = outcome;
+      p.result.speedup = speedup;
+      p.result.relativeSpread = 0.02;
+      p.result.message = message;
+      p.result.device = "NVIDIA H200";
+      if (speedup > 0) p.result.objectiveMs = 0.1;
+      return p;
+    };
+    report.points = {point(32, kwb::Outcome::Correct, 1.5, ""), point(64, kwb::Outcome::Incorrect, 0, "mismatch at y[3]"),
+                     point(128, kwb::Outcome::NotRun, 0, "")};
+    QCOMPARE(recordTuningCases(*store, report, l.task, source), std::size_t{2});
+    QCOMPARE(recordTuningCases(*store, report, l.task, source), std::size_t{0});
+    const auto cases = store->cases(l.task.name);
+    QCOMPARE(cases.size(), std::size_t{3});
+    const auto fast = *store->get(cases[1].id, true);
+    QCOMPARE(fast.source, std::string("tune"));
+    QCOMPARE(fast.idea, std::string("BX=32"));
+    QCOMPARE(fast.ideaKind, std::string("tuning"));
+    QCOMPARE(fast.after, "// kwb tune: BX=32\n#define BX 32\n" + source);
+    QCOMPARE(fast.before, source);
+    QCOMPARE(fast.parent, std::optional<std::int64_t>(parent));
+    QCOMPARE(fast.gpu, std::string("NVIDIA H200"));
+    QVERIFY(std::abs(fast.ratio - 1.25) < 1e-9);  // 1.5 over the tuned kernel's 1.2
+    QCOMPARE(fast.label, Label::Effective);
+    QVERIFY(fast.journal.find("1.50x over the reference") != std::string::npos);
+    QVERIFY(!cases[2].correct);
+    QCOMPARE(cases[2].feedback, std::string("mismatch at y[3]"));
+    // A source the memory has no Case of: the points are roots.
+    QCOMPARE(recordTuningCases(*store, report, l.task, source + "// changed\n"), std::size_t{2});
+    QVERIFY(!store->cases(l.task.name).back().parent);
+  }
+
+  // The profiler's bottleneck class from a step's metrics; a lineage step's Case carries it.
+  void bottleneckFromProfiles() {
+    auto metric = [](const std::string &name, double value) { return kwb::profile::MetricValue{name, name, "%", value}; };
+    const std::string dram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
+    const std::string sm = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+    QCOMPARE(bottleneckOf({metric(dram, 85), metric(sm, 30)}), std::string("memory"));
+    QCOMPARE(bottleneckOf({metric(dram, 20), metric(sm, 75)}), std::string("compute"));
+    QCOMPARE(bottleneckOf({metric(dram, 10), metric(sm, 12)}), std::string("latency"));
+    QCOMPARE(bottleneckOf({}), std::string());
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    auto l = kwb::test::measuredLineage("softmax", 0);
+    l.record.builtAt = "2026-12-04T00:00:00.000Z";
+    l.record.steps[1].profile = {metric(dram, 88), metric(sm, 40)};
+    recordLineageCases(*store, l.record, l.task);
+    const auto cases = store->cases("softmax");
+    QCOMPARE(cases[0].bottleneck, std::string());
+    QCOMPARE(cases[1].bottleneck, std::string("memory"));
+  }
+
   void statedIntents() {
     QCOMPARE(statedIntent("Use float4 loads.\n```cuda\ncode\n```"), std::string("Use float4 loads."));
     QCOMPARE(statedIntent("\n\n### **Idea**: tile in shared memory\n"), std::string("Idea: tile in shared memory"));

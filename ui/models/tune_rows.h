@@ -37,6 +37,7 @@ struct TuneSummary {
   QString bestLabel;
   double bestMs = std::nan("");
   QString reproduce;                        // the kwb eval command for the best point
+  QString memory;                           // what the experience memory recorded of it, or why not
 };
 
 // From the tuner's types.

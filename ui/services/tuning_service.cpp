@@ -4,6 +4,7 @@
 #include <QMetaObject>
 #include <QPointer>
 
+#include "core/memory/case_sources.h"
 #include "core/task/manifest_parser.h"
 #include "ui/filesystem_path.h"
 
@@ -43,6 +44,7 @@ void TuningService::start(std::function<kwb::tune::TuneReport(Shared &, const kw
                           TuneSummary header) {
   running_ = true;
   shared_->cancelRequested = false;
+  shared_->memory.clear();
   header.stop = QStringLiteral("running");
   emit started(header);
   auto shared = shared_;
@@ -68,6 +70,7 @@ void TuningService::start(std::function<kwb::tune::TuneReport(Shared &, const kw
           fillSummary(summary, report);
           summary.stop = QString::fromStdString(report.stop);
           summary.message = QString::fromStdString(report.message);
+          summary.memory = shared->memory;
           if (report.best) {
             QString cmd = QStringLiteral("kwb eval %1 %2").arg(header.task, header.sourceName);
             for (const auto &[k, v] : report.points[*report.best].point)
@@ -118,8 +121,19 @@ bool TuningService::run(const TuneRequest &request) {
       shared.tuner = nullptr;
       throw;
     }
-    std::lock_guard lock(shared.mutex);
-    shared.tuner = nullptr;
+    {
+      std::lock_guard lock(shared.mutex);
+      shared.tuner = nullptr;
+    }
+    // Every measured point is experience (issue 19): a Case each, under the tuned kernel's Case.
+    try {
+      auto store = kwb::memory::ExperienceStore::open();
+      const auto added = kwb::memory::recordTuningCases(*store, report, task, request.source.toStdString());
+      shared.memory = added ? QObject::tr("%n tuning point(s) recorded in the experience memory", nullptr, int(added))
+                            : QString();
+    } catch (const std::exception &e) {
+      shared.memory = QObject::tr("The experience memory did not record the points: %1").arg(QString::fromStdString(e.what()));
+    }
     return report;
   }, header);
   return true;
@@ -141,8 +155,10 @@ bool TuningService::runSearch(const kwb::tune::SearchSpace &space, kwb::tune::Tu
     }
     if (shared.cancelRequested) tuner.cancel();
     auto report = tuner.search(space, measure, 1, std::string(), onPoint);
-    std::lock_guard lock(shared.mutex);
-    shared.tuner = nullptr;
+    {
+      std::lock_guard lock(shared.mutex);
+      shared.tuner = nullptr;
+    }
     return report;
   }, header);
   return true;

@@ -63,6 +63,7 @@ class TuningService : public QObject {
     bool posted = false;
     kwb::tune::Tuner *tuner = nullptr;  // under mutex while a run is on
     std::atomic<bool> cancelRequested{false};
+    QString memory;  // set by the work: the points recorded as Cases
   };
   void start(std::function<kwb::tune::TuneReport(Shared &, const kwb::tune::Tuner::OnPoint &)> work, TuneSummary header);
   void deliver();

@@ -19,7 +19,7 @@ namespace kwb::ui {
 
 namespace {
 
-constexpr std::size_t kSlice = 600;  // nodes (or edges) added per turn of the event loop
+constexpr std::size_t kSlice = 400;  // nodes (or edges) added per turn of the event loop
 constexpr double kMaxZoom = 4.0;
 constexpr double kMinZoom = 0.01;
 
@@ -120,6 +120,11 @@ ExperienceGraphView::~ExperienceGraphView() = default;
 void ExperienceGraphView::clear() {
   ++generation_;
   populating_ = false;
+  viewport()->setUpdatesEnabled(true);
+  dots_.clear();
+  frames_.clear();
+  viewport()->setUpdatesEnabled(true);
+  viewport()->update();
   pendingItems_.clear();
   pendingCases_.clear();
   nodes_.clear();
@@ -137,6 +142,7 @@ void ExperienceGraphView::showLayout(const kwb::memory::ForestLayout &layout,
   for (const auto &g : layout.groups) {
     auto *rect = scene()->addRect(QRectF(g.x, g.y, g.width, g.height), QPen(frame, 0), palette().alternateBase());
     rect->setZValue(-2);
+    frames_.push_back(rect->rect());
     auto *title = scene()->addSimpleText(QStringLiteral("%1 · %2 Case%3")
                                              .arg(QString::fromStdString(g.name))
                                              .arg(g.items)
@@ -162,6 +168,8 @@ void ExperienceGraphView::showLayout(const kwb::memory::ForestLayout &layout,
   for (const auto &c : cases) pendingCases_.insert(c.id, c);
   next_ = 0;
   populating_ = true;
+  // Not painted until every node is in: a paint per slice would draw the whole graph again each time.
+  viewport()->setUpdatesEnabled(false);
   fit();
   const int generation = generation_;
   QTimer::singleShot(0, this, [this, generation] {
@@ -175,7 +183,9 @@ void ExperienceGraphView::populateSlice() {
     const auto &p = pendingItems_[next_];
     const auto c = pendingCases_.constFind(p.id);
     if (c == pendingCases_.constEnd()) continue;
-    auto *node = new CaseNodeItem(p.id, p.width, QColor(QLatin1String(kwb::memory::labelColour(c->label))), speedText(*c));
+    const QColor colour(QLatin1String(kwb::memory::labelColour(c->label)));
+    auto *node = new CaseNodeItem(p.id, p.width, colour, speedText(*c));
+    dots_.push_back({QPointF(p.x, p.y), colour.rgb()});
     node->setPos(p.x, p.y);
     node->setZValue(1);
     node->setToolTip(tooltipOf(*c));
@@ -191,6 +201,8 @@ void ExperienceGraphView::populateSlice() {
     return;
   }
   populating_ = false;
+  viewport()->setUpdatesEnabled(true);
+  viewport()->update();
   pendingItems_.clear();
   pendingCases_.clear();
   if (selected_ && nodes_.contains(selected_)) nodes_[selected_]->setCurrent(true);
@@ -305,7 +317,17 @@ void GraphOverview::refresh() {
     picture_.setDevicePixelRatio(devicePixelRatioF());
     picture_.fill(Qt::transparent);
     QPainter p(&picture_);
-    view_->scene()->render(&p, to, view_->scene()->sceneRect());
+    const QRectF scene = view_->scene()->sceneRect();
+    const double s = to.width() / scene.width();
+    auto map = [&](const QPointF &at) { return QPointF(to.left() + (at.x() - scene.left()) * s, to.top() + (at.y() - scene.top()) * s); };
+    p.setPen(QPen(palette().color(QPalette::Mid), 0));
+    p.setBrush(palette().alternateBase());
+    for (const QRectF &f : view_->frames()) p.drawRect(QRectF(map(f.topLeft()), map(f.bottomRight())));
+    const double dot = std::clamp(12 * s, 1.0, 4.0);
+    for (const auto &d : view_->dots()) {
+      const QPointF c = map(d.at);
+      p.fillRect(QRectF(c.x() - dot / 2, c.y() - dot / 2, dot, dot), QColor::fromRgb(d.colour));
+    }
   }
   update();
 }

@@ -48,6 +48,14 @@ class ExperienceGraphView : public QGraphicsView {
   void zoomBy(double factor);
   double zoom() const;
 
+  // What the overview draws: the frames, and a dot per node in its colour (scene coordinates).
+  struct Dot {
+    QPointF at;
+    QRgb colour;
+  };
+  const std::vector<Dot> &dots() const { return dots_; }
+  const std::vector<QRectF> &frames() const { return frames_; }
+
  signals:
   void caseClicked(qint64 id);
   void shown();
@@ -63,6 +71,8 @@ class ExperienceGraphView : public QGraphicsView {
   void populateSlice();
 
   QHash<qint64, CaseNodeItem *> nodes_;
+  std::vector<Dot> dots_;
+  std::vector<QRectF> frames_;
   QSet<qint64> marked_;
   bool markActive_ = false;
   qint64 selected_ = 0;
@@ -74,7 +84,9 @@ class ExperienceGraphView : public QGraphicsView {
   int generation_ = 0;
 };
 
-// The whole graph small, with the part the view shows framed; click or drag to move the view there.
+// The whole graph small (its frames, a dot per Case: drawing ten thousand items at that scale
+// would hold the GUI thread up), with the part the view shows framed; click or drag to move the
+// view there. Shown while the view shows part of the graph.
 class GraphOverview : public QWidget {
   Q_OBJECT
 

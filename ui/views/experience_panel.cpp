@@ -77,7 +77,9 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
     auto *box = new QComboBox(this);
     box->setObjectName(name);
     box->setToolTip(tip);
-    box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    // Narrow when the dock is: the window's least size must not grow with the filters' values.
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(2);
     filters->addWidget(box);
     connect(box, &QComboBox::currentIndexChanged, this, &ExperiencePanel::applyFilters);
     return box;
@@ -107,7 +109,7 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
 
   search_ = new QLineEdit(this);
   search_->setObjectName(QStringLiteral("experienceSearch"));
-  search_->setPlaceholderText(tr("Search ideas, feedback, code… (Enter: next match)"));
+  search_->setPlaceholderText(tr("Search ideas, journals, feedback… (Enter: next match)"));
   search_->setClearButtonEnabled(true);
   filters->addWidget(search_, 1);
   connect(search_, &QLineEdit::returnPressed, this, [this] {
@@ -174,9 +176,11 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
   inspector->addWidget(diff_);
   inspector->setStretchFactor(1, 2);
   split->addWidget(inspector);
+  // Small least sizes: a docked view must not make the window's least size grow.
+  for (QWidget *w : std::initializer_list<QWidget *>{graph_, summary_, diff_, top, inspector, search_})
+    w->setMinimumSize(40, 30);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
-  graph_->setMinimumWidth(320);
   split->setSizes({840, 560});
   layout->addWidget(split, 1);
 

@@ -14,6 +14,9 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTabWidget>
+#include <QTextBrowser>
+#include <QUrl>
 #include <QTreeWidget>
 #include <QValueAxis>
 #include <QVBoxLayout>
@@ -120,7 +123,18 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   // Side by side, so that the dock adds no more to the window's least height than its neighbours.
   auto *split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(tree_);
-  split->addWidget(answer_);
+  context_ = new QTextBrowser(this);
+  context_->setObjectName(QStringLiteral("sessionContext"));
+  context_->setOpenLinks(false);
+  context_->setPlaceholderText(tr("What the experience memory put into the selected candidate's prompt, and why"));
+  connect(context_, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
+    if (url.scheme() == QLatin1String("case")) emit caseRequested(url.path().toLongLong());
+  });
+  auto *tabs = new QTabWidget(this);
+  tabs->setObjectName(QStringLiteral("sessionCandidateTabs"));
+  tabs->addTab(answer_, tr("Answer"));
+  tabs->addTab(context_, tr("Context"));
+  split->addWidget(tabs);
   split->addWidget(chartView_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
@@ -351,6 +365,35 @@ QMenu *SessionPanel::candidateMenu(QTreeWidgetItem *item) {
   return menu;
 }
 
+QString SessionPanel::contextHtml(const kwb::agent::AttemptRecord &a) {
+  const auto &j = a.context;
+  if (j.is_null() || !j.is_object())
+    return tr("<p>No experience in this prompt: %1.</p>")
+        .arg(a.turn > 1 ? tr("a repair turn carries its line's feedback") : tr("the memory was off or had nothing for it"));
+  auto number = [&j](const char *key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; };
+  QString html = tr("<p><b>%1</b> of <b>%2</b> tokens of experience; the hot tier (task, kernel, feedback, goal) "
+                    "%3 tokens%4.</p>")
+                     .arg(number("tokens"), 0, 'f', 0)
+                     .arg(number("budget"), 0, 'f', 0)
+                     .arg(number("hot_tokens"), 0, 'f', 0)
+                     .arg(j.value("hot_over_budget", false) ? tr(", over the budget by itself") : QString());
+  auto table = [&html](const QString &title, const nlohmann::json &items) {
+    if (!items.is_array() || items.empty()) return;
+    html += QStringLiteral("<p><b>%1</b></p><table cellspacing=\"0\" cellpadding=\"2\">").arg(title);
+    for (const auto &i : items) {
+      const QString caseLink = i.contains("case") ? QStringLiteral("<a href=\"case:%1\">Case %1</a>").arg(i["case"].get<qint64>())
+                                                  : QString();
+      html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
+                  .arg(QString::fromStdString(i.value("tier", std::string())), QString::fromStdString(i.value("kind", std::string())),
+                       caseLink, QString::fromStdString(i.value("why", std::string())).toHtmlEscaped());
+    }
+    html += QStringLiteral("</table>");
+  };
+  table(tr("Included"), j.value("included", nlohmann::json::array()));
+  table(tr("Left out"), j.value("left", nlohmann::json::array()));
+  return html;
+}
+
 void SessionPanel::showSelected() {
   QTreeWidgetItem *current = tree_->currentItem();
   for (const auto &[key, c] : candidates_) {
@@ -359,6 +402,8 @@ void SessionPanel::showSelected() {
       answer_->setPlainText(c.text);
       answer_->moveCursor(QTextCursor::End);
     }
+    const QString html = c.attempt ? contextHtml(*c.attempt) : QString();
+    if (context_->toHtml() != html) context_->setHtml(html);
     return;
   }
 }

@@ -6,7 +6,8 @@
 // best speedup over time. Activating a candidate asks the window to open its code in the editor
 // and its evaluation in Results; its context menu also diffs it against its parent (the line's
 // previous turn, or the group's incumbent for a first turn) and profiles it. Events come in
-// batches (AgentService::eventsArrived).
+// batches (AgentService::eventsArrived). Beside the answer, the Context tab says what the
+// experience memory put into the candidate's prompt and why, within which budget.
 #include <map>
 #include <optional>
 #include <tuple>
@@ -23,6 +24,7 @@ class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QTextBrowser;
 class QTreeWidget;
 class QTreeWidgetItem;
 class QValueAxis;
@@ -45,6 +47,9 @@ class SessionPanel : public QWidget {
   QString statusText() const;
   QTreeWidget *tree() const { return tree_; }
   QPlainTextEdit *answerView() const { return answer_; }
+  // The selected candidate's context record: what the experience memory put into its prompt, and
+  // why (core/memory/context_assembly.h), a Case link each.
+  QTextBrowser *contextView() const { return context_; }
   QPushButton *pauseButton() const { return pause_; }
   QPushButton *stopButton() const { return stop_; }
   QPushButton *resumeButton() const { return resume_; }
@@ -67,6 +72,8 @@ class SessionPanel : public QWidget {
                      const QString &name);
   void profileRequested(const QString &source, const QString &name);
   void evaluationRequested(qint64 evaluationId);
+  // A Case named in the context record was clicked: show it in the Experience view.
+  void caseRequested(qint64 caseId);
 
  private:
   struct Candidate {
@@ -81,6 +88,7 @@ class SessionPanel : public QWidget {
   Candidate &candidate(int group, int line, int turn);
   void refreshCandidate(const Candidate &c, int line);
   void showSelected();
+  static QString contextHtml(const kwb::agent::AttemptRecord &attempt);
   const Candidate *candidateOf(QTreeWidgetItem *item, Key *key = nullptr) const;
   static QString fileName(const Key &key);
 
@@ -90,6 +98,7 @@ class SessionPanel : public QWidget {
   QLabel *spend_ = nullptr;
   QTreeWidget *tree_ = nullptr;
   QPlainTextEdit *answer_ = nullptr;
+  QTextBrowser *context_ = nullptr;
   QChart *chart_ = nullptr;
   QChartView *chartView_ = nullptr;
   QLineSeries *best_ = nullptr;

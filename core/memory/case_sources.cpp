@@ -264,11 +264,29 @@ std::size_t recordTuningCases(ExperienceStore &store, const tune::TuneReport &re
   const std::string sourceHash = contentHash(source);
   const auto parent = store.findByCode(task.name, sourceHash);
   const Measured shape = measuredOf(EvaluationResult{}, &task);
+  // The reference's time per configuration, from the points that timed it (the tuner times it
+  // until one has): each point's speedup over the reference comes from it.
+  std::map<std::string, double> referenceMs;
+  for (const auto &p : report.points)
+    for (const auto &[config, ms] : p.result.referenceMs) referenceMs.emplace(config, ms);
+  auto speedupOf = [&referenceMs](const tune::PointResult &r) {
+    if (r.speedup > 0) return r.speedup;
+    double logSum = 0;
+    int n = 0;
+    for (const auto &[config, ms] : r.configMs)
+      if (const auto ref = referenceMs.find(config); ref != referenceMs.end() && ms > 0) {
+        logSum += std::log(ref->second / ms);
+        ++n;
+      }
+    return n > 0 && n == static_cast<int>(r.configMs.size()) ? std::exp(logSum / n) : 0.0;
+  };
   std::size_t added = 0;
   store.transaction([&] {
     for (const auto &p : report.points) {
       const auto &r = p.result;
       if (r.outcome == Outcome::NotRun) continue;  // compiled only: nothing measured
+      const double speedup = r.outcome == Outcome::Correct ? speedupOf(r) : 0;
+      if (r.outcome == Outcome::Correct && speedup == 0) continue;  // timed, but against no reference time
       const std::string arch = report.arch;
       const std::string ref = sourceHash + "@" + arch + "#" + p.label;
       if (store.find("tune", ref)) continue;
@@ -286,8 +304,8 @@ std::size_t recordTuningCases(ExperienceStore &store, const tune::TuneReport &re
       for (const auto &[name, value] : p.point) defines += "#define " + name + " " + std::to_string(value) + "\n";
       c.after = defines + source;
       c.outcome = toString(r.outcome);
-      c.correct = r.outcome == Outcome::Correct && r.speedup > 0;
-      c.speedup = c.correct ? r.speedup : 0;
+      c.correct = r.outcome == Outcome::Correct;
+      c.speedup = speedup;
       c.relativeSpread = r.relativeSpread;
       c.feedback = r.outcome == Outcome::Correct ? "" : r.message;
       c.parent = parent;

@@ -58,9 +58,11 @@ std::size_t recordLineageCases(ExperienceStore &store, const LineageRecord &line
 
 // Records a tuning's measured points as Cases (source "tune", idea: the parameters, "BX=32 BY=8";
 // the code: `source` with the parameters as #defines before it, as the tuner compiled it with
-// -D; each the child of the Case of `source` itself when the memory has one, else a root). Points
-// compiled only (no GPU) are not recorded; a point measured before (the tuning cache's) is
-// recorded once. `gpu` names the GPU when a point does not. Returns how many were new.
+// -D; each the child of the Case of `source` itself when the memory has one, else a root). A
+// point's speedup over the reference is its own, else its times against the reference's time from
+// the points that timed it (the tuner times the reference until one has). Points compiled only
+// (no GPU), and correct points with no reference time to compare with (a tuning served wholly
+// from the cache of an older version), are not recorded; a point is recorded once. `gpu` names the GPU when a point does not. Returns how many were new.
 std::size_t recordTuningCases(ExperienceStore &store, const tune::TuneReport &report, const Task &task,
                               const std::string &source, const std::string &gpu = {});
 

@@ -110,6 +110,7 @@ constexpr auto kPointResultFields = std::tuple{
     field("message", &PointResult::message),
     omitEmpty("objective_ms", &PointResult::objectiveMs),
     field("config_ms", &PointResult::configMs),
+    omitEmpty("reference_ms", &PointResult::referenceMs),
     field("speedup", &PointResult::speedup),
     field("relative_spread", &PointResult::relativeSpread),
     field("device", &PointResult::device),
@@ -155,6 +156,7 @@ PointResult pointResultFrom(const EvaluationResult &r) {
       ++speedups;
     }
     p.relativeSpread = std::max(p.relativeSpread, c.timing->candidate.relativeSpread);
+    if (c.timing->referenceTimed && c.timing->reference.median > 0) p.referenceMs[c.config] = c.timing->reference.median;
   }
   if (speedups > 0) p.speedup = std::exp(speedupLogSum / speedups);
   if (allTimed) {
@@ -399,10 +401,19 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
       ahead = std::make_unique<CompileAhead>(task, source, sourceName, arch, settings_.evaluator.compiler, threads);
     }
     const auto devices = pool->devices().size();
-    const Measure measure = [&](const Point &p) {
+    // The reference is timed until one point comes back with its time (the first few, as the
+    // GPUs take points at once): points rank against each other, and the experience memory gets
+    // each point's speedup over the reference from that one time (core/memory/case_sources.h).
+    auto haveReference = std::make_shared<std::atomic<bool>>(false);
+    const Measure measure = [&, haveReference](const Point &p) {
       EvaluationOptions o = options;
       o.tunables = p;
-      return inFlight(pool->submit(task, source, o), [](const EvaluationResult &r) { return pointResultFrom(r); });
+      o.timeReference = !haveReference->load();
+      return inFlight(pool->submit(task, source, o), [haveReference](const EvaluationResult &r) {
+        auto point = pointResultFrom(r);
+        if (!point.referenceMs.empty()) haveReference->store(true);
+        return point;
+      });
     };
     report = search(space, measure, devices + 1, tuneContext(task, source, settings_, arch, deviceNames), onPoint,
                     [&](const Search &s) {

@@ -35,6 +35,7 @@ struct PointResult {
   std::string message;                  // one line
   std::optional<double> objectiveMs;    // correct and timed: the geometric mean of configMs
   std::map<std::string, double> configMs;  // median kernel time per timed configuration
+  std::map<std::string, double> referenceMs;  // the reference's median per configuration, when it was timed
   double speedup = 0;                   // over the reference: the geometric mean over timed configurations (0: none)
   double relativeSpread = 0;            // the widest relative spread of those timings
   std::string device;                   // the GPU it ran on, empty when none

@@ -499,10 +499,23 @@ class TstExperienceMemory : public QObject {
     };
     report.points = {point(32, kwb::Outcome::Correct, 1.5, ""), point(64, kwb::Outcome::Incorrect, 0, "mismatch at y[3]"),
                      point(128, kwb::Outcome::NotRun, 0, "")};
-    QCOMPARE(recordTuningCases(*store, report, l.task, source), std::size_t{2});
+    // As the tuner gives them: the first point timed the reference (0.3 ms, 0.6 ms), the next not
+    // (its speedup from the first's reference times: 0.3/0.1 and 0.6/0.3 -> sqrt(6)); one timed
+    // against nothing (no configuration in common) is left out.
+    auto second = point(16, kwb::Outcome::Correct, 0, "");
+    report.points[0].result.referenceMs = {{"small", 0.3}, {"large", 0.6}};
+    second.result.configMs = {{"small", 0.1}, {"large", 0.3}};
+    auto stray = point(8, kwb::Outcome::Correct, 0, "");
+    stray.result.configMs = {{"huge", 1.0}};
+    report.points.push_back(second);
+    report.points.push_back(stray);
+    QCOMPARE(recordTuningCases(*store, report, l.task, source), std::size_t{3});
     QCOMPARE(recordTuningCases(*store, report, l.task, source), std::size_t{0});
     const auto cases = store->cases(l.task.name);
-    QCOMPARE(cases.size(), std::size_t{3});
+    QCOMPARE(cases.size(), std::size_t{4});
+    QCOMPARE(cases[3].idea, std::string("BX=16"));
+    QVERIFY(std::abs(cases[3].speedup - std::sqrt(6.0)) < 1e-9);
+    QVERIFY(cases[3].correct);
     const auto fast = *store->get(cases[1].id, true);
     QCOMPARE(fast.source, std::string("tune"));
     QCOMPARE(fast.idea, std::string("BX=32"));
@@ -517,7 +530,7 @@ class TstExperienceMemory : public QObject {
     QVERIFY(!cases[2].correct);
     QCOMPARE(cases[2].feedback, std::string("mismatch at y[3]"));
     // A source the memory has no Case of: the points are roots.
-    QCOMPARE(recordTuningCases(*store, report, l.task, source + "// changed\n"), std::size_t{2});
+    QCOMPARE(recordTuningCases(*store, report, l.task, source + "// changed\n"), std::size_t{3});
     QVERIFY(!store->cases(l.task.name).back().parent);
   }
 

@@ -68,6 +68,16 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+Spread spreadOf(std::vector<double> values) {
+  Spread s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.median = median(values);
+  s.p95 = values[std::min(values.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(values.size())))];
+  s.max = values.back();
+  return s;
+}
+
 bool writeJson(const std::filesystem::path &path, const nlohmann::json &j) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);

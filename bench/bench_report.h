@@ -36,6 +36,12 @@ std::string archOf(const DeviceInfo &device);
 // Median of the values (linear interpolation for an even count); 0 for none.
 double median(std::vector<double> values);
 
+// The median, the 95th percentile (the value at rank floor(0.95 n)) and the largest; zeros for none.
+struct Spread {
+  double median = 0, p95 = 0, max = 0;
+};
+Spread spreadOf(std::vector<double> values);
+
 // Writes `j` (indented) to `path`, creating its folder; false with a message on stderr on error.
 bool writeJson(const std::filesystem::path &path, const nlohmann::json &j);
 

@@ -59,10 +59,10 @@ Frames pan(kwb::ui::ExperienceGraphView &view, int steps) {
     view.viewport()->repaint();
     ms.push_back(static_cast<double>(clock.nsecsElapsed()) / 1e6);
   }
-  std::sort(ms.begin(), ms.end());
+  const auto spread = kb::spreadOf(ms);
   Frames f;
-  f.median = kb::median(ms);
-  f.p95 = ms[std::min(ms.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(ms.size())))];
+  f.median = spread.median;
+  f.p95 = spread.p95;
   f.fps = f.median > 0 ? 1000.0 / f.median : 0;
   return f;
 }

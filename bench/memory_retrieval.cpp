@@ -45,10 +45,10 @@ Figures timeIt(int repeats, const std::function<std::size_t(int)> &query) {
     f.hits = query(i);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
-  std::sort(ms.begin(), ms.end());
-  f.median = kb::median(ms);
-  f.p95 = ms[std::min(ms.size() - 1, static_cast<std::size_t>(0.95 * static_cast<double>(ms.size())))];
-  f.max = ms.back();
+  const auto spread = kb::spreadOf(ms);
+  f.median = spread.median;
+  f.p95 = spread.p95;
+  f.max = spread.max;
   return f;
 }
 

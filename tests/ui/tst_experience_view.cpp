@@ -43,6 +43,15 @@ bool waitFor(Object *object, Signal signal, bool alreadyDone, int timeoutMs = 60
 
 bool settle(ExperiencePanel &panel) { return waitFor(&panel, &ExperiencePanel::settled, panel.isSettled()); }
 
+// The panel on the service, on screen, the memory read and drawn.
+bool showMemory(MemoryService &service, ExperiencePanel &panel) {
+  panel.attach(&service);
+  panel.resize(1400, 700);
+  panel.show();
+  panel.refresh();
+  return settle(panel);
+}
+
 std::string kernel(const std::string &name, const std::string &body) {
   return "extern \"C\" __global__ void " + name + "(const float *x, float *y, int n) {\n" + body + "\n}\n";
 }
@@ -104,11 +113,7 @@ class TestExperienceView : public QObject {
   void drawsFiltersAndSearches() {
     MemoryService service(library_);
     ExperiencePanel panel;
-    panel.attach(&service);
-    panel.resize(1400, 700);
-    panel.show();
-    panel.refresh();
-    QVERIFY(settle(panel));
+    QVERIFY(showMemory(service, panel));
     auto *graph = panel.graph();
     QVERIFY2(graph->nodeCount() == 10, qPrintable(panel.statusText()));
     QVERIFY2(panel.statusText().contains(QStringLiteral("10 of 10 Cases shown")), qPrintable(panel.statusText()));
@@ -161,11 +166,7 @@ class TestExperienceView : public QObject {
   void clickInspectsTheCase() {
     MemoryService service(library_);
     ExperiencePanel panel;
-    panel.attach(&service);
-    panel.resize(1400, 700);
-    panel.show();
-    panel.refresh();
-    QVERIFY(settle(panel));
+    QVERIFY(showMemory(service, panel));
     auto *graph = panel.graph();
     graph->fit();
     QSignalSpy selected(&panel, &ExperiencePanel::caseSelected);

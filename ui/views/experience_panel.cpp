@@ -6,7 +6,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QResizeEvent>
 #include <QSplitter>
 #include <QTextBrowser>
@@ -365,11 +364,10 @@ void ExperiencePanel::inspect(const CaseDetail &detail) {
   row(tr("Measured on:"), q(c.gpu) + (c.arch.empty() ? QString() : QStringLiteral(" (%1)").arg(q(c.arch))) +
                               (c.config.empty() ? QString() : tr(", configuration %1").arg(q(c.config))));
   row(tr("Operator:"), q(c.operatorClass));
-  row(tr("Features:"), QStringList{c.bottleneck.empty() ? QString() : tr("%1-bound").arg(q(c.bottleneck)),
-                                   c.intensity > 0 ? tr("%1 FLOP/byte").arg(c.intensity, 0, 'g', 3) : QString(),
-                                   q(c.shape)}
-                           .filter(QRegularExpression(QStringLiteral(".")))
-                           .join(QStringLiteral(", ")));
+  QStringList features{c.bottleneck.empty() ? QString() : tr("%1-bound").arg(q(c.bottleneck)),
+                       c.intensity > 0 ? tr("%1 FLOP/byte").arg(c.intensity, 0, 'g', 3) : QString(), q(c.shape)};
+  features.removeAll(QString());
+  row(tr("Features:"), features.join(QStringLiteral(", ")));
   row(tr("From:"), QStringLiteral("%1 %2").arg(q(c.source), q(c.sourceRef)) +
                        (c.session.empty() ? QString() : tr(", session %1").arg(q(c.session))));
   row(tr("Recorded:"), q(c.createdAt));

@@ -403,7 +403,12 @@ void SessionPanel::showSelected() {
       answer_->moveCursor(QTextCursor::End);
     }
     const QString html = c.attempt ? contextHtml(*c.attempt) : QString();
-    if (context_->toHtml() != html) context_->setHtml(html);
+    // toHtml() never reads back as given: compare with what was set, so streaming text does not
+    // reset the tab (and its scroll position) on every batch.
+    if (html != shownContext_) {
+      shownContext_ = html;
+      context_->setHtml(html);
+    }
     return;
   }
 }

@@ -99,6 +99,7 @@ class SessionPanel : public QWidget {
   QTreeWidget *tree_ = nullptr;
   QPlainTextEdit *answer_ = nullptr;
   QTextBrowser *context_ = nullptr;
+  QString shownContext_;  // the HTML last given to context_
   QChart *chart_ = nullptr;
   QChartView *chartView_ = nullptr;
   QLineSeries *best_ = nullptr;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 
@@ -34,6 +36,8 @@ std::string bottleneckOf(const std::vector<profile::MetricValue> &metrics) {
 }
 
 namespace {
+
+constexpr const char *kEvaluationRef = "#evaluation-";  // a workspace run's Case: KEY#evaluation-ID
 
 std::string trim(std::string s) {
   const auto first = s.find_first_not_of(" \t\r\n");
@@ -95,17 +99,33 @@ std::string statedIntent(const std::string &response) {
   return {};
 }
 
+std::string workspaceKey(Workspace &workspace) {
+  // The workspace's own id (schema 7): run ids start again in a new file at the same path.
+  auto id = workspace.database().prepare("SELECT value FROM settings WHERE key = 'workspace_id'");
+  if (!id.step() || id.columnText(0).empty())
+    throw std::runtime_error(workspace.path().string() + " has no workspace id (schema 7 gives one)");
+  return "workspace:" + id.columnText(0);
+}
+
+std::optional<std::int64_t> evaluationOfCase(const Case &c, const std::string &workspaceKey) {
+  if (c.source != "editor" && c.source != "session") return std::nullopt;
+  const std::string prefix = workspaceKey + kEvaluationRef;
+  if (workspaceKey.empty() || c.sourceRef.size() <= prefix.size() || c.sourceRef.compare(0, prefix.size(), prefix) != 0)
+    return std::nullopt;
+  std::int64_t id = 0;
+  for (std::size_t i = prefix.size(); i < c.sourceRef.size(); ++i) {
+    const char ch = c.sourceRef[i];
+    if (ch < '0' || ch > '9' || id > (INT64_MAX - 9) / 10) return std::nullopt;
+    id = id * 10 + (ch - '0');
+  }
+  return id;
+}
+
 SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace) {
   SyncReport report;
   Database &db = workspace.database();
-  // The workspace's own id (schema 7): run ids start again in a new file at the same path.
-  std::string key;
-  {
-    auto id = db.prepare("SELECT value FROM settings WHERE key = 'workspace_id'");
-    if (id.step()) key = "workspace:" + id.columnText(0);
-  }
-  if (key.empty()) throw std::runtime_error(workspace.path().string() + " has no workspace id (schema 7 gives one)");
-  auto refOf = [&](std::int64_t evaluationId) { return key + "#evaluation-" + std::to_string(evaluationId); };
+  const std::string key = workspaceKey(workspace);
+  auto refOf = [&](std::int64_t evaluationId) { return key + kEvaluationRef + std::to_string(evaluationId); };
   for (const auto &taskRecord : workspace.tasks()) {
     std::optional<Task> task;
     try {

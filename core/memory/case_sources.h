@@ -5,6 +5,8 @@
 // synced twice (or its history imported once, then synced after every run) gives each evaluation
 // one Case. No Qt.
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,13 @@ struct SyncReport {
 // only (outcome not-run: no GPU) says nothing about speed or correctness and is not recorded. Tasks whose folder is gone
 // are recorded without shape and intensity.
 SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace);
+
+// The key a workspace's Cases are referenced by ("workspace:" and its id, schema 7); throws
+// std::runtime_error for a workspace without an id.
+std::string workspaceKey(Workspace &workspace);
+// The run (evaluation id) of `workspace` a Case was made from: for an editor or session Case whose
+// reference carries that workspace's key; none for other sources or other workspaces.
+std::optional<std::int64_t> evaluationOfCase(const Case &c, const std::string &workspaceKey);
 
 // Records a stored lineage's steps as Cases (source "lineage", idea: the step's title, with what it
 // adds in the journal; each the child of the previous accepted step). Returns how many were new.

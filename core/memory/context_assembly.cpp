@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -130,18 +132,62 @@ std::string experienceLine(const Case &c) {
   return line;
 }
 
+std::string digestText(const Digest &d, const std::string &title) {
+  if (d.cases == 0) return {};
+  std::string out = "- digest of " + title + ": " + std::to_string(d.cases) + " attempts";
+  if (d.tasks > 1) out += " over " + std::to_string(d.tasks) + " tasks";
+  if (d.gpus > 1) out += " on " + std::to_string(d.gpus) + " GPUs";
+  out += ", " + std::to_string(d.correct) + " correct (";
+  bool first = true;
+  for (const Label l : {Label::Effective, Label::Partial, Label::Ineffective, Label::Negative}) {
+    out += std::string(first ? "" : ", ") + std::to_string(d.byLabel[labelRank(l)]) + " " + toString(l);
+    first = false;
+  }
+  out += ")";
+  if (d.best) {
+    out += "; best " + fixed(d.best->speedup, 2) + "x the reference";
+    if (d.tasks > 1) out += " on " + d.best->task;
+    if (!d.best->idea.empty()) out += " (" + clippedLine(d.best->idea, 100) + ")";
+  }
+  out += "\n";
+  auto list = [&](const char *heading, const std::vector<Digest::Idea> &ideas, bool ratio) {
+    if (ideas.empty()) return;
+    out += std::string("  ") + heading + ": ";
+    for (std::size_t i = 0; i < ideas.size(); ++i) {
+      const auto &idea = ideas[i];
+      out += (i ? "; " : "") + clippedLine(idea.idea, 80);
+      std::string detail = ratio ? "x" + fixed(idea.ratio, 2) : idea.outcome;
+      if (idea.tries > 1) detail += ", " + std::to_string(idea.tries) + " tries";
+      out += " (" + detail + ")";
+    }
+    out += "\n";
+  };
+  list("paid off", d.paidOff, true);
+  list("slowed it down", d.slowedDown, true);
+  list("broke it", d.broke, false);
+  if (!d.failures.empty()) {
+    out += "  failures:";
+    for (std::size_t i = 0; i < d.failures.size(); ++i)
+      out += std::string(i ? "," : "") + " " + std::to_string(d.failures[i].second) + " " + d.failures[i].first;
+    out += "\n";
+  }
+  return out;
+}
+
 ExperienceItems experienceFor(ExperienceStore &store, const MemoryQuery &query, std::size_t warmLimit,
                               std::size_t coldLimit) {
   ExperienceItems out;
   auto why = [](const QueryHit &h, const std::string &what) {
     return what + ": " + toString(h.c.label) + ", d x confidence x similarity " + fixed(h.rank, 3);
   };
+  std::map<std::int64_t, std::string> tasksShown;  // the warm items' Cases and their tasks
   MemoryQuery warm = query;
   warm.text.clear();
   warm.limit = warmLimit;
   for (const auto &h : store.query(warm)) {
     ContextItem item{Tier::Warm, "experience", experienceLine(h.c), why(h, "this task"), h.c.id};
     out.warm.push_back(item);
+    tasksShown[h.c.id] = h.c.task;
   }
   if (!query.operatorClass.empty()) {
     MemoryQuery same = warm;
@@ -150,9 +196,31 @@ ExperienceItems experienceFor(ExperienceStore &store, const MemoryQuery &query, 
     for (const auto &h : store.query(same)) {
       if (h.c.task == query.task || out.warm.size() >= warmLimit) continue;
       out.warm.push_back({Tier::Warm, "experience", experienceLine(h.c), why(h, "same operator (" + h.c.operatorClass + ")"), h.c.id});
+      tasksShown[h.c.id] = h.c.task;
     }
   }
-  if (!query.text.empty() && coldLimit > 0) {
+  // Digests: what the warm items leave out, summed up (this task's Cases, then its operator's other
+  // tasks').
+  auto shownFrom = [&](const std::function<bool(const std::string &)> &inScope) {
+    std::size_t n = 0;
+    for (const auto &item : out.warm)
+      if (const auto it = tasksShown.find(item.caseId); it != tasksShown.end() && inScope(it->second)) ++n;
+    return n;
+  };
+  auto addDigest = [&](const DigestScope &scope, const std::string &title, std::size_t shown, const std::string &what) {
+    if (out.cold.size() >= coldLimit) return;
+    const Digest d = store.digest(scope);
+    if (d.cases <= static_cast<std::int64_t>(shown)) return;
+    out.cold.push_back({Tier::Cold, "digest", digestText(d, title),
+                        what + ": " + std::to_string(d.cases) + " Cases, " + std::to_string(shown) + " shown one by one", 0});
+  };
+  if (!query.task.empty())
+    addDigest({query.task, {}, {}}, query.task, shownFrom([&](const std::string &t) { return t == query.task; }),
+              "this task's attempts summed up");
+  if (!query.operatorClass.empty())
+    addDigest({{}, query.operatorClass, query.task}, "the operator's other tasks (" + query.operatorClass + ")",
+              shownFrom([&](const std::string &t) { return t != query.task; }), "the same operator's other tasks summed up");
+  if (!query.text.empty() && out.cold.size() < coldLimit) {
     // Other operators whose Cases share any of the task's words: coverage more than speed.
     MemoryQuery cross;
     cross.text = query.text;

@@ -81,9 +81,15 @@ AssembledContext assembleContext(const std::vector<ContextItem> &hot, const std:
 // feedback when it failed ("negative: incorrect - 'wide: 12 elements differ'").
 std::string experienceLine(const Case &c);
 
+// A digest as prompt lines, under `title` ("softmax"): counts by label, the best Case, the ideas that
+// paid off, slowed the kernel down or broke it, and the failures by outcome. "" for no Cases.
+std::string digestText(const Digest &digest, const std::string &title);
+
 // Experience for a turn on `task`: warm items from this task's and operator class's Cases ranked
-// by the memory (effective first, d x confidence x similarity), cold items from other operator
-// classes that match the task's words. Each item says why it was chosen.
+// by the memory (effective first, d x confidence x similarity); cold items: digests of this task's
+// and its operator's other tasks' Cases where there are more than the warm items show one by one,
+// then Cases of other operator classes that match the task's words. Each item says why it was
+// chosen.
 struct ExperienceItems {
   std::vector<ContextItem> warm, cold;
 };

@@ -342,6 +342,70 @@ MemoryStats ExperienceStore::stats() {
   return st;
 }
 
+Digest ExperienceStore::digest(const DigestScope &scope, std::size_t ideas) {
+  Digest d;
+  std::string where = " WHERE 1";
+  std::vector<std::string> binds;
+  if (!scope.task.empty()) {
+    where += " AND task = ?";
+    binds.push_back(scope.task);
+  }
+  if (!scope.operatorClass.empty()) {
+    where += " AND operator_class = ?";
+    binds.push_back(scope.operatorClass);
+  }
+  if (!scope.excludeTask.empty()) {
+    where += " AND task <> ?";
+    binds.push_back(scope.excludeTask);
+  }
+  auto prepare = [&](const std::string &sql) {
+    auto s = db_.prepare(sql);
+    for (std::size_t i = 0; i < binds.size(); ++i) s.bind(static_cast<int>(i + 1), binds[i]);
+    return s;
+  };
+  {
+    auto s = prepare("SELECT COUNT(*), COALESCE(SUM(correct), 0), COUNT(DISTINCT task), COUNT(DISTINCT gpu) FROM memory_cases" + where);
+    s.step();
+    d.cases = s.columnInt(0);
+    d.correct = s.columnInt(1);
+    d.tasks = s.columnInt(2);
+    d.gpus = s.columnInt(3);
+  }
+  if (d.cases == 0) return d;
+  {
+    auto s = prepare("SELECT label, COUNT(*) FROM memory_cases" + where + " GROUP BY label");
+    while (s.step())
+      if (const auto l = labelFromString(s.columnText(0))) d.byLabel[labelRank(*l)] = s.columnInt(1);
+  }
+  {
+    auto s = prepare("SELECT id, task, idea, gpu, speedup FROM memory_cases" + where +
+                     " AND correct = 1 AND speedup > 0 ORDER BY speedup DESC, id LIMIT 1");
+    if (s.step()) d.best = Digest::Best{s.columnInt(0), s.columnText(1), s.columnText(2), s.columnText(3), s.columnDouble(4)};
+  }
+  const std::string limit = " LIMIT " + std::to_string(ideas);
+  auto ideasOf = [&](const std::string &sql, std::vector<Digest::Idea> &out) {
+    auto s = prepare(sql);
+    while (s.step()) out.push_back({s.columnText(0), s.columnInt(1), s.columnDouble(2), s.columnText(3)});
+  };
+  if (ideas > 0) {
+    ideasOf("SELECT idea, COUNT(*), MAX(ratio), '' FROM memory_cases" + where +
+                " AND label = 'effective' AND idea <> '' GROUP BY idea ORDER BY MAX(ratio) DESC, idea" + limit,
+            d.paidOff);
+    ideasOf("SELECT idea, COUNT(*), MIN(ratio), '' FROM memory_cases" + where +
+                " AND label = 'negative' AND correct = 1 AND idea <> '' GROUP BY idea ORDER BY MIN(ratio), idea" + limit,
+            d.slowedDown);
+    // With MAX(n), SQLite takes the outcome from the row holding it: the commonest outcome per idea.
+    ideasOf("SELECT idea, SUM(n), 0 * MAX(n), outcome FROM (SELECT idea, outcome, COUNT(*) AS n FROM memory_cases" + where +
+                " AND correct = 0 AND idea <> '' GROUP BY idea, outcome ORDER BY n DESC) GROUP BY idea "
+                "ORDER BY SUM(n) DESC, idea" + limit,
+            d.broke);
+  }
+  auto failures = prepare("SELECT outcome, COUNT(*) AS n FROM memory_cases" + where +
+                          " AND correct = 0 GROUP BY outcome ORDER BY n DESC, outcome");
+  while (failures.step()) d.failures.emplace_back(failures.columnText(0), failures.columnInt(1));
+  return d;
+}
+
 std::vector<QueryHit> ExperienceStore::query(const MemoryQuery &q) {
   std::string sql = "SELECT " + kColumns + ", 0 FROM memory_cases WHERE 1";
   const std::string match = ftsQuery(q.text, q.anyWord);

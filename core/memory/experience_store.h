@@ -61,6 +61,33 @@ struct MemoryStats {
   std::vector<Best> best;  // per task: its fastest correct Case
 };
 
+// Many Cases summed up (the cold tier's digests): what was tried in a scope, what paid off, what
+// slowed the kernel down or broke it, and how attempts failed.
+struct DigestScope {
+  std::string task;           // one task's Cases; or
+  std::string operatorClass;  // an operator class's,
+  std::string excludeTask;    // leaving this task's out ("" for none)
+};
+
+struct Digest {
+  std::int64_t cases = 0, correct = 0, tasks = 0, gpus = 0;
+  std::int64_t byLabel[4] = {0, 0, 0, 0};  // by labelRank
+  struct Best {
+    std::int64_t caseId = 0;
+    std::string task, idea, gpu;
+    double speedup = 0;
+  };
+  std::optional<Best> best;  // the fastest correct Case
+  struct Idea {
+    std::string idea;
+    std::int64_t tries = 0;
+    double ratio = 0;         // the best ratio (paid off), the worst (slowed down); 0 when it broke
+    std::string outcome;      // for ideas that broke the kernel: the commonest outcome
+  };
+  std::vector<Idea> paidOff, slowedDown, broke;  // effective best first; negative worst first; broke most tried first
+  std::vector<std::pair<std::string, std::int64_t>> failures;  // outcome, Cases; most first
+};
+
 struct MemoryQuery {
   std::string text;  // words, all of which must appear (any order); "" for none
   bool anyWord = false;  // any of the words will do (common words left out; BM25 first within a label)
@@ -123,6 +150,8 @@ class ExperienceStore {
   std::size_t recomputeScores();
 
   MemoryStats stats();
+  // The Cases of `scope` summed up, with up to `ideas` ideas in each list.
+  Digest digest(const DigestScope &scope, std::size_t ideas = 3);
   std::vector<QueryHit> query(const MemoryQuery &query);
 
   // One JSON object per line, oldest first, code included.

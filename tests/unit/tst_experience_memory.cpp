@@ -676,6 +676,116 @@ class TstExperienceMemory : public QObject {
     QCOMPARE(tight.left.size(), items.warm.size() + items.cold.size());
   }
 
+  // Digests: many Cases summed up exactly (counts by label, best, ideas that paid off, slowed the
+  // kernel down or broke it, failures by outcome), offered in the cold tier only where the warm tier
+  // leaves Cases out.
+  void digestsSumUpWhatTheWarmTierLeavesOut() {
+    QTemporaryDir dir;
+    auto store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    const auto root = store->record(makeCase("softmax", true, 1.0, std::nullopt, "naive rows"));
+    const auto warp = store->record(makeCase("softmax", true, 2.0, root, "warp shuffle reductions"));
+    store->record(makeCase("softmax", true, 2.4, warp, "float4 loads"));              // x1.20
+    store->record(makeCase("softmax", true, 2.2, warp, "float4 loads"));              // x1.10, a second try
+    store->record(makeCase("softmax", true, 1.02, root, "two passes over global"));   // partial
+    store->record(makeCase("softmax", true, 0.9, root, "one thread per row"));        // ineffective (x0.90)
+    store->record(makeCase("softmax", true, 1.2, warp, "shared staging"));            // negative (x0.60)
+    store->record(makeCase("softmax", true, 1.5, warp, "atomics for the max"));       // negative (x0.75)
+    auto broken = makeCase("softmax", false, 0, warp, "skip the max subtraction");
+    store->record(broken);
+    store->record(broken);  // no sourceRef: a second Case
+    auto compile = makeCase("softmax", false, 0, warp, "inline PTX shuffles");
+    compile.outcome = "compile-error";
+    store->record(compile);
+    store->record(makeCase("online-softmax", true, 1.0, std::nullopt, "online max and sum"));
+    auto other = makeCase("online-softmax", true, 3.0, std::nullopt, "one pass with a running max");
+    other.gpu = "NVIDIA A100";
+    store->record(other);
+
+    const Digest d = store->digest({"softmax", {}, {}});
+    QCOMPARE(d.cases, std::int64_t{11});
+    QCOMPARE(d.correct, std::int64_t{8});
+    QCOMPARE(d.tasks, std::int64_t{1});
+    QCOMPARE(d.gpus, std::int64_t{1});
+    QCOMPARE(d.byLabel[labelRank(Label::Effective)], std::int64_t{3});  // warp and both float4
+    QCOMPARE(d.byLabel[labelRank(Label::Partial)], std::int64_t{2});    // the root (x1.00) and two passes
+    QCOMPARE(d.byLabel[labelRank(Label::Ineffective)], std::int64_t{1});
+    QCOMPARE(d.byLabel[labelRank(Label::Negative)], std::int64_t{5});  // two slower, three that failed
+    QVERIFY(d.best && near(d.best->speedup, 2.4) && d.best->idea == "float4 loads");
+    QCOMPARE(d.paidOff.size(), std::size_t{2});
+    QCOMPARE(d.paidOff[0].idea, std::string("warp shuffle reductions"));
+    QVERIFY(near(d.paidOff[0].ratio, 2.0));
+    QCOMPARE(d.paidOff[1].idea, std::string("float4 loads"));
+    QCOMPARE(d.paidOff[1].tries, std::int64_t{2});
+    QVERIFY(near(d.paidOff[1].ratio, 1.2));
+    QCOMPARE(d.slowedDown.size(), std::size_t{2});
+    QCOMPARE(d.slowedDown[0].idea, std::string("shared staging"));
+    QVERIFY(near(d.slowedDown[0].ratio, 0.6));
+    QCOMPARE(d.broke.size(), std::size_t{2});
+    QCOMPARE(d.broke[0].idea, std::string("skip the max subtraction"));
+    QCOMPARE(d.broke[0].tries, std::int64_t{2});
+    QCOMPARE(d.broke[0].outcome, std::string("incorrect"));
+    QCOMPARE(d.broke[1].outcome, std::string("compile-error"));
+    QCOMPARE(d.failures.size(), std::size_t{2});
+    QCOMPARE(d.failures[0], (std::pair<std::string, std::int64_t>{"incorrect", 2}));
+    QCOMPARE(store->digest({"softmax", {}, {}}, 1).paidOff.size(), std::size_t{1});
+    QCOMPARE(store->digest({"no-such-task", {}, {}}).cases, std::int64_t{0});
+    QCOMPARE(digestText(store->digest({"no-such-task", {}, {}}), "x"), std::string());
+
+    const std::string text = digestText(d, "softmax");
+    QVERIFY2(text.find("- digest of softmax: 11 attempts, 8 correct (3 effective, 2 partial, 1 ineffective, 5 negative); "
+                       "best 2.40x the reference (float4 loads)\n") == 0,
+             text.c_str());
+    QVERIFY2(text.find("  paid off: warp shuffle reductions (x2.00); float4 loads (x1.20, 2 tries)\n") !=
+                 std::string::npos,
+             text.c_str());
+    QVERIFY(text.find("  slowed it down: shared staging (x0.60); atomics for the max (x0.75)\n") != std::string::npos);
+    QVERIFY(text.find("  broke it: skip the max subtraction (incorrect, 2 tries); inline PTX shuffles (compile-error)\n") !=
+            std::string::npos);
+    QVERIFY(text.find("  failures: 2 incorrect, 1 compile-error\n") != std::string::npos);
+
+    // The operator class's other tasks: online-softmax, on two GPUs.
+    const Digest others = store->digest({{}, "softmax", "softmax"});
+    QCOMPARE(others.cases, std::int64_t{0});  // makeCase gives each task its own class
+    MemoryQuery q;
+    q.task = "softmax";
+    q.operatorClass = "softmax";
+    // Four warm items of eleven: the task's digest leads the cold tier.
+    auto items = experienceFor(*store, q, 4, 6);
+    QCOMPARE(items.warm.size(), std::size_t{4});
+    QCOMPARE(items.cold.size(), std::size_t{1});
+    QCOMPARE(items.cold[0].kind, std::string("digest"));
+    QCOMPARE(items.cold[0].why, std::string("this task's attempts summed up: 11 Cases, 4 shown one by one"));
+    QCOMPARE(items.cold[0].text, text);
+    // Every Case shown one by one: no digest.
+    items = experienceFor(*store, q, 20, 6);
+    QCOMPARE(items.warm.size(), std::size_t{11});
+    QVERIFY(items.cold.empty());
+    // No room in the cold tier: none either.
+    QVERIFY(experienceFor(*store, q, 4, 0).cold.empty());
+
+    // online-softmax made the operator class's: the digest of the other tasks, two GPUs.
+    store = nullptr;
+    {
+      Database db(dir.filePath("library.sqlite").toStdString());
+      db.exec("UPDATE memory_cases SET operator_class = 'softmax' WHERE task = 'online-softmax'");
+    }
+    store = ExperienceStore::open(dir.filePath("library.sqlite").toStdString());
+    const Digest op = store->digest({{}, "softmax", "softmax"});
+    QCOMPARE(op.cases, std::int64_t{2});
+    QCOMPARE(op.gpus, std::int64_t{2});
+    QCOMPARE(op.tasks, std::int64_t{1});
+    items = experienceFor(*store, q, 4, 6);  // the operator's Cases rank below the task's four
+    QCOMPARE(items.cold.size(), std::size_t{2});
+    QCOMPARE(items.cold[1].why, std::string("the same operator's other tasks summed up: 2 Cases, 0 shown one by one"));
+    QVERIFY2(items.cold[1].text.find("- digest of the operator's other tasks (softmax): 2 attempts on 2 GPUs, 2 correct") == 0,
+             items.cold[1].text.c_str());
+    QVERIFY(items.cold[1].text.find("best 3.00x the reference (one pass with a running max)") != std::string::npos);
+    const std::vector<ContextItem> hot = {{Tier::Hot, "task", "# softmax\n", "always", 0}};
+    const auto a = assembleContext(hot, items.warm, items.cold, {32768, 500, 8192, 0});
+    QVERIFY(a.text().find("- digest of softmax: 11 attempts") != std::string::npos);
+    QVERIFY(a.record().dump().find("\"kind\":\"digest\"") != std::string::npos);
+  }
+
   // A library made before the memory (version 1) opens as version 2 with its cards and lineages
   // kept; the skill library and the memory share the file.
   void versionOneLibraryMigrates() {

@@ -208,7 +208,22 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
           [this](const CaseDetail &detail) { continueFromCase(detail, true); });
   connect(experiencePanel_, &ExperiencePanel::caseSelected, this, [this](const CaseDetail &detail) {
     context_->select({CandidateSelection::Origin::GraphNode, runOfCase(detail.c, taskName_, taskFolder_)});
+    // A Case made from a run of this workspace: its full evaluation (the table per configuration)
+    // replaces the summary once read.
+    if (workspace_->isOpen()) workspace_->fetchEvaluationOfCase(detail.c);
   });
+  connect(workspace_, &WorkspaceService::caseEvaluationFetched, this,
+          [this](qint64 caseId, bool found, const EvaluationRun &run) {
+            const auto &selection = context_->selection();
+            if (!found || !selection || selection->origin != CandidateSelection::Origin::GraphNode ||
+                !selection->run.sourceName.endsWith(QStringLiteral("-case-%1.cu").arg(caseId)))
+              return;  // another workspace's Case, or the selection moved on
+            EvaluationRun full = run;
+            full.sourceName = selection->run.sourceName;
+            full.message = selection->run.message;
+            full.taskFolder = selection->run.taskFolder;  // the open task's folder only
+            context_->select({CandidateSelection::Origin::GraphNode, full});
+          });
   connect(skillsPanel_, &SkillsPanel::lineageStepRequested, this, [this](const QString &lineage, int step) {
     lineageDock_->show();
     lineageDock_->raise();

@@ -1,8 +1,9 @@
 // The Experience view (issue 19 item 5) over a real library file: the memory's Cases drawn as a
 // graph (Graphviz on its own thread), filters, search stepping through matches, a node clicked and
 // inspected with its diff against its parent, the overview moving the view; in the window, a Case
-// selected reaches the workbench context (Results follows) and "continue from here" opens its
-// kernel, its task opened first. Offscreen, with pictures in the test output folder.
+// selected reaches the workbench context (Results follows, with the run's table per configuration
+// when the Case is a run of the open workspace) and "continue from here" opens its kernel, its task
+// opened first. Offscreen, with pictures in the test output folder.
 #include <QtTest>
 
 #include <QComboBox>
@@ -16,13 +17,17 @@
 
 #include <filesystem>
 
+#include "core/memory/case_sources.h"
 #include "core/memory/experience_store.h"
+#include "core/store/workspace.h"
+#include "helpers/memory_fixtures.h"
 #include "isolated_home.h"
 #include "ui/main_window.h"
 #include "ui/services/memory_service.h"
 #include "ui/views/cuda_editor.h"
 #include "ui/views/experience_graph_view.h"
 #include "ui/views/experience_panel.h"
+#include "ui/models/evaluation_result_model.h"
 #include "ui/views/results_panel.h"
 #include "ui/views/side_by_side_diff.h"
 #include "ui/workbench_context.h"
@@ -249,6 +254,61 @@ class TestExperienceView : public QObject {
     QVERIFY(!window.continueFromCase(stray, false));
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     QVERIFY(window.grab().save(QString::fromStdString((dir_ / "experience-window.png").string())));
+    qunsetenv("KWB_LIBRARY");
+  }
+
+  // A Case made from a run of the open workspace: Results gets the run's full evaluation (a row
+  // per configuration), the Case's summary as its message; a Case of another workspace keeps its
+  // summary alone.
+  void caseOfThisWorkspaceShowsItsRun() {
+    const fs::path wsPath = dir_ / "runs.kwb";
+    const QString library = QString::fromStdString((dir_ / "runs-library.sqlite").string());
+    std::int64_t caseId = 0, stranger = 0;
+    {
+      auto ws = Workspace::open(wsPath);
+      const auto task = ws->recordTaskOpened("softmax", KWB_SOURCE_DIR "/kernels/softmax", "hash");
+      test::addMemoryRun(*ws, task.id, kernel("softmax", "  y[0] = 1;"), test::memoryRunResult(true, {1.0, 1.0, 1.0}));
+      test::addMemoryRun(*ws, task.id, kernel("softmax", "  y[0] = 2;"), test::memoryRunResult(true, {2.0, 2.0, 2.0}));
+      auto store = memory::ExperienceStore::open(library.toStdString());
+      QCOMPARE(memory::syncWorkspace(*store, *ws).added, std::size_t{2});
+      caseId = store->cases("softmax").back().id;
+      Case other = *store->get(caseId, true);
+      other.sourceRef = "workspace:0123#evaluation-2";  // the same run number, another workspace
+      other.parent.reset();
+      stranger = store->record(other);
+    }
+    qputenv("KWB_LIBRARY", library.toUtf8());
+    MainWindow window(QString::fromStdString(wsPath.string()));
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
+    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    window.experienceDock()->show();
+    auto *panel = window.experiencePanel();
+    panel->refresh();
+    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    auto *results = window.findChild<ResultsPanel *>();
+
+    panel->selectCase(caseId);
+    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    auto selection = window.context()->selection();
+    QVERIFY(selection && selection->origin == CandidateSelection::Origin::GraphNode);
+    QCOMPARE(selection->run.sourceName, QStringLiteral("softmax-case-%1.cu").arg(caseId));
+    QVERIFY(selection->run.result);
+    QCOMPARE(selection->run.result->configs.size(), std::size_t{3});
+    QVERIFY(selection->run.historyId > 0);
+    QCOMPARE(results->model()->rowCount(), 3);
+    QVERIFY2(results->summaryText().contains(QStringLiteral("Case %1: 2.00x the reference").arg(caseId)),
+             qPrintable(results->summaryText()));
+
+    panel->selectCase(stranger);
+    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    selection = window.context()->selection();
+    QVERIFY(selection && selection->origin == CandidateSelection::Origin::GraphNode);
+    QCOMPARE(selection->run.sourceName, QStringLiteral("softmax-case-%1.cu").arg(stranger));
+    QVERIFY(!selection->run.result || selection->run.result->configs.empty());
+    QCOMPARE(results->model()->rowCount(), 0);
     qunsetenv("KWB_LIBRARY");
   }
 };

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <stdexcept>
 
 #include <QDir>
@@ -225,25 +227,55 @@ void WorkspaceService::listEvaluations(const QString &taskFolder) {
   });
 }
 
+namespace {
+
+// A run with its result (a result that does not parse is shown as what it is rather than dropped)
+// and its source; none when the run is gone.
+std::optional<std::pair<EvaluationRun, QString>> fullRun(kwb::Workspace &workspace, qint64 historyId) {
+  const auto record = workspace.evaluation(historyId);
+  if (!record) return std::nullopt;
+  EvaluationRun run = fromRecord(*record, QString::fromStdString(folderOfTask(workspace, record->taskId)));
+  run.result = kwb::parseEvaluationResult(record->resultJson);
+  return std::make_pair(run, QString::fromStdString(workspace.source(record->sourceHash).value_or(std::string())));
+}
+
+}  // namespace
+
 void WorkspaceService::fetchEvaluation(qint64 historyId) {
   post([this, historyId](std::unique_ptr<kwb::Workspace> &workspace) -> std::function<void()> {
     if (!workspace) return [] {};
     try {
-      const auto record = workspace->evaluation(historyId);
-      if (!record) {
+      const auto found = fullRun(*workspace, historyId);
+      if (!found) {
         const QString message = tr("Workspace: run %1 is no longer there").arg(historyId);
         return [this, message] { emit error(message); };
       }
-      EvaluationRun run = fromRecord(*record, QString::fromStdString(folderOfTask(*workspace, record->taskId)));
-      // A result that does not parse is shown as what it is rather than dropped.
-      run.result = kwb::parseEvaluationResult(record->resultJson);
-      const QString source = QString::fromStdString(workspace->source(record->sourceHash).value_or(std::string()));
-      return [this, run, source] { emit evaluationFetched(run, source); };
+      return [this, found] { emit evaluationFetched(found->first, found->second); };
     } catch (const std::exception &e) {
       const QString message =
           tr("Workspace: could not read run %1: %2").arg(historyId).arg(QString::fromStdString(e.what()));
       return [this, message] { emit error(message); };
     }
+  });
+}
+
+void WorkspaceService::fetchEvaluationOfCase(const kwb::memory::Case &c) {
+  kwb::memory::Case ref;  // what identifies its run, without the code
+  ref.id = c.id;
+  ref.source = c.source;
+  ref.sourceRef = c.sourceRef;
+  post([this, ref](std::unique_ptr<kwb::Workspace> &workspace) -> std::function<void()> {
+    const qint64 caseId = ref.id;
+    std::optional<std::pair<EvaluationRun, QString>> found;
+    try {
+      if (workspace)
+        if (const auto id = kwb::memory::evaluationOfCase(ref, kwb::memory::workspaceKey(*workspace)))
+          found = fullRun(*workspace, *id);
+    } catch (const std::exception &) {
+      // A workspace without an id, or a read that failed: the Case's own summary stands.
+    }
+    if (!found) return [this, caseId] { emit caseEvaluationFetched(caseId, false, EvaluationRun()); };
+    return [this, caseId, run = found->first] { emit caseEvaluationFetched(caseId, true, run); };
   });
 }
 

@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+#include "core/memory/experience_store.h"
 #include "core/store/workspace.h"
 #include "ui/models/evaluation_run.h"
 #include "ui/services/background_jobs.h"
@@ -46,6 +47,10 @@ class WorkspaceService : public QObject {
   void listEvaluations(const QString &taskFolder);
   // One run with its result and source. Answers with evaluationFetched().
   void fetchEvaluation(qint64 historyId);
+  // The run a Case of the experience memory was made from, when it is a run of this workspace (an
+  // editor run or a session's candidate), with its result. Answers with caseEvaluationFetched()
+  // (found false for a Case of another workspace or source, or a run no longer there).
+  void fetchEvaluationOfCase(const kwb::memory::Case &c);
 
   bool isOpen() const { return open_; }
   // True while requests are queued or running.
@@ -58,6 +63,7 @@ class WorkspaceService : public QObject {
   void evaluationRecorded(const kwb::ui::EvaluationRun &run);
   void evaluationsListed(const QString &taskFolder, const QList<kwb::ui::EvaluationRun> &runs);
   void evaluationFetched(const kwb::ui::EvaluationRun &run, const QString &source);
+  void caseEvaluationFetched(qint64 caseId, bool found, const kwb::ui::EvaluationRun &run);
   void error(const QString &message);
   // Every queued request has been answered.
   void idle();

@@ -62,7 +62,9 @@
 #include "ui/views/tuning_panel.h"
 #include "ui/views/diff_dialog.h"
 #include "ui/views/experience_panel.h"
+#include "ui/services/export_service.h"
 #include "ui/services/memory_service.h"
+#include "ui/views/export_dialog.h"
 #include "ui/views/session_panel.h"
 #include "ui/views/lineage_panel.h"
 #include "ui/views/skills_panel.h"
@@ -198,6 +200,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   skillsPanel_ = new SkillsPanel(this);
   skillsPanel_->attach(skills_);
   memory_ = new MemoryService(QString(), this);
+  export_ = new ExportService(this);
   experiencePanel_ = new ExperiencePanel(this);
   experiencePanel_->attach(memory_);
   connect(experiencePanel_, &ExperiencePanel::settled, this, &MainWindow::checkSettled);
@@ -556,6 +559,13 @@ void MainWindow::createActions() {
   cancelRun_->setToolTip(tr("Stop the run in progress"));
   connect(cancelRun_, &QAction::triggered, this, &MainWindow::cancelRun);
 
+  exportAction_ = new QAction(themedIcon("document-export", ""), tr("&Export Kernel…"), this);
+  exportAction_->setObjectName(QStringLiteral("actionExport"));
+  exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  exportAction_->setStatusTip(tr("Write the selected run's kernel (or the editor's) out as a CUDA package, a PyTorch "
+                                 "extension or a report"));
+  connect(exportAction_, &QAction::triggered, this, [this] { showExportDialog(); });
+
   tune_ = new QAction(themedIcon("system-run", ""), tr("T&une"), this);
   tune_->setObjectName(QStringLiteral("actionTune"));
   tune_->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_T));
@@ -624,6 +634,8 @@ void MainWindow::createMenus() {
   file->addSeparator();
   file->addAction(save_);
   file->addAction(closeTab_);
+  file->addSeparator();
+  file->addAction(exportAction_);
   file->addSeparator();
   file->addAction(reload_);
   file->addSeparator();
@@ -871,6 +883,43 @@ QString MainWindow::workspaceStatusText() const {
   return workspaceLabel_->text();
 }
 
+ExportDialog *MainWindow::showExportDialog() {
+  if (taskFolder_.isEmpty()) {
+    log_->warning(tr("Open a task first: an export is of one of its kernels"));
+    return nullptr;
+  }
+  ExportRequest request;
+  request.taskFolder = taskFolder_;
+  request.workspacePath = workspacePath_;
+  QString what;
+  const auto &selection = context_->selection();
+  if (selection && selection->run.historyId > 0 && selection->run.taskName == taskName_) {
+    request.runId = selection->run.historyId;
+    what = tr("run %1 (%2)").arg(selection->run.historyId).arg(QFileInfo(selection->run.sourceName).fileName());
+  } else if (CudaEditor *editor = currentEditor()) {
+    request.code = editor->text();
+    request.sourceName = editor->fileName();
+    what = tr("the editor's %1").arg(QFileInfo(editor->fileName()).fileName());
+  } else {
+    log_->warning(tr("Nothing to export: select a run in the History, or open a kernel in the editor"));
+    return nullptr;
+  }
+  if (const auto &shown = profiler_->shownProfile(); shown && shown->taskFolder == taskFolder_) {
+    request.profile = toProfileResult(*shown);
+    if (const auto &base = profiler_->baselineProfile()) request.baselineProfile = toProfileResult(*base);
+  }
+  request.driver = driverText_;
+  auto *dialog = new ExportDialog(export_, request, what, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &ExportDialog::exported, this, [this](const ExportOutcome &outcome) {
+    if (outcome.ok) log_->info(tr("Exported %1 into %2").arg(outcome.what, outcome.dir));
+    else log_->error(tr("Export failed: %1").arg(outcome.error));
+    checkSettled();
+  });
+  dialog->show();
+  return dialog;
+}
+
 bool MainWindow::isSettled() const {
   return pendingWork().isEmpty();
 }
@@ -884,6 +933,7 @@ QStringList MainWindow::pendingWork() const {
   if (tuning_->isRunning()) pending << tr("tuning");
   if (agent_->isRunning()) pending << tr("agent session");
   if (profileService_->isRunning()) pending << tr("profiling");
+  if (export_->isBusy()) pending << tr("export");
   if (skills_->isBusy()) pending << tr("skill library");
   if (!experiencePanel_->isSettled()) pending << tr("experience graph");
   return pending;
@@ -918,6 +968,11 @@ void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QStrin
   gpuProbed_ = true;
   gpuPresent_ = inventory.hasDevices();
   const QString why = QString::fromStdString(inventory.problem);
+  driverText_ = inventory.driverVersion
+                    ? tr("%1.%2 (the CUDA driver API's version, as the workbench probed it)")
+                          .arg(inventory.driverVersion / 1000)
+                          .arg(inventory.driverVersion % 1000 / 10)
+                    : tr("not known: %1").arg(why.isEmpty() ? summary : why);
   log_->info(inventory.hasDevices() || why.isEmpty() ? tr("GPU: %1").arg(summary)
                                                      : tr("GPU: %1 (%2)").arg(summary, why));
   // The roofline's ceilings: measured once per GPU by a worker (then cached), off this thread.
@@ -1241,6 +1296,7 @@ void MainWindow::updateActions() {
   tune_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
   optimize_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
   profileAction_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning && !profileService_->isRunning());
+  exportAction_->setEnabled(!taskFolder_.isEmpty());
   profiler_->profileButton()->setEnabled(profileAction_->isEnabled());
   cancelRun_->setEnabled(running && !evaluation_->isCancelling());
 }

@@ -33,6 +33,8 @@ class LineagePanel;
 class ExperiencePanel;
 class MemoryService;
 struct CaseDetail;
+class ExportDialog;
+class ExportService;
 class SkillLibraryService;
 class SkillsPanel;
 class EditorTabs;
@@ -118,6 +120,11 @@ class MainWindow : public QMainWindow {
   QAction *profileAction() const { return profileAction_; }
   // Profiles the kernel in the editor (or the starter) on the task's first configuration.
   bool profileCurrent();
+  // File ▸ Export Kernel…: the selected run of the history (or a Case's run), else the editor's
+  // kernel; the dialog is returned (it deletes itself when closed); nullptr without a task.
+  ExportDialog *showExportDialog();
+  ExportService *exportService() const { return export_; }
+  QAction *exportAction() const { return exportAction_; }
   // A session candidate's code written to the session's folder (userDataDir()/sessions/ID/NAME)
   // and opened in the editor; false (and why, in the log) when it cannot be.
   bool openCodeInEditor(const QString &folder, const QString &source, const QString &name);
@@ -316,6 +323,9 @@ class MainWindow : public QMainWindow {
   QAction *timeRun_ = nullptr;
   QAction *sanitizeRun_ = nullptr;
   QAction *tune_ = nullptr;
+  QAction *exportAction_ = nullptr;
+  ExportService *export_ = nullptr;
+  QString driverText_;  // the CUDA driver as probed, for exported reports
   QAction *optimize_ = nullptr;
   QAction *focusTasks_ = nullptr;
   QAction *focusLog_ = nullptr;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/lineage_command.h"
+#include "app/cli/export_command.h"
 #include "app/cli/memory_command.h"
 #include "app/cli/skills_command.h"
 #include "app/cli/tune_command.h"
@@ -612,6 +613,29 @@ int main(int argc, char **argv) {
   auto *llmDiscover = llm->add_subcommand("discover", "Find LLM servers on this machine's usual ports (Ollama, llama.cpp, vLLM, LM Studio, SGLang, and packaging/run-local-llm.sh's 8089)");
   llmDiscover->add_flag("--json", asJson, "Machine-readable output");
 
+  ExportArgs exportArgs;
+  auto *exportCmd = app.add_subcommand(
+      "export",
+      "Write an optimized kernel out for use elsewhere: a CUDA source package (the kernel with its tunables baked in,\n"
+      "a typed launcher, a CMake library and a test against the task's reference), a PyTorch extension (its test\n"
+      "times it beside the PyTorch operation it replaces), or a report (Markdown and one self-contained HTML file).\n"
+      "Exit status: 0 written; 1 a store could not be read; 2 usage error (bad source, task, folder or format).");
+  exportCmd->add_option("SOURCE", exportArgs.source,
+                        "A candidate file, run:N (the workspace's run N), session:ID (a session's best), case:N (a Case "
+                        "of the experience memory)")
+      ->required();
+  exportCmd->add_option("--task", exportArgs.task, "The task (its folder)")->required();
+  exportCmd->add_option("--to", exportArgs.to, "The folder to write (made if missing; it must be empty unless --force)")
+      ->required();
+  exportCmd->add_option("--format", exportArgs.format, "cuda (default), torch or report");
+  exportCmd->add_option("--set", exportArgs.set, "NAME=V: a tunable's value to bake in (repeatable)");
+  exportCmd->add_option("--workspace", exportArgs.workspace, "Workspace file (default: the workbench's)");
+  exportCmd->add_option("--library", exportArgs.library, libraryHelp);
+  exportCmd->add_flag("--force", exportArgs.force, "Write into a folder that has files in it");
+  exportCmd->add_flag("--profile", exportArgs.profile,
+                      "report: profile the kernel and the task's starter (the baseline) on this machine's GPU");
+  exportCmd->add_flag("--json", asJson, "Machine-readable output");
+
   OptimizeArgs optimizeArgs;
   SessionsArgs sessionsArgs;
   const SessionCommands sessionCommands = addSessionCommands(app, optimizeArgs, sessionsArgs, asJson);
@@ -633,6 +657,7 @@ int main(int argc, char **argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (*devices) return devicesCommand(asJson);
+  if (*exportCmd) return exportCommand(exportArgs, asJson);
   if (*tasksList) return tasksListCommand(listDir, asJson);
   if (*taskShow) return taskCommand(showPath, asJson, false);
   if (*taskValidate) return taskCommand(validatePath, asJson, true);

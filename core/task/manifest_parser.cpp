@@ -415,6 +415,7 @@ class ManifestReader {
   void checkLaunchPoint(const LaunchSource &l, const Values &values, const std::string &context) const;
   void readCost(const toml::table &root, Task &task) const;
   void readEditor(const toml::table &root, Task &task) const;
+  void readExport(const toml::table &root, Task &task) const;
 
   std::string path_;
   fs::path folder_;
@@ -438,7 +439,7 @@ Task ManifestReader::read(const std::string &text) {
   task.manifestPath = folder_.empty() ? fs::path(path_) : folder_ / kManifestFileName;
 
   checkKeys(root, "", {"name", "description", "sizes", "seeds", "configs", "tensors", "reference",
-                       "launch", "tunables", "cost", "editor", "allow_libraries"});
+                       "launch", "tunables", "cost", "editor", "allow_libraries", "export"});
   readName(root, task);
   readSizes(root, task);
   readSeeds(root, task);
@@ -463,6 +464,7 @@ Task ManifestReader::read(const std::string &text) {
 
   readCost(root, task);
   readEditor(root, task);
+  readExport(root, task);
   if (const toml::node *n = root.get("allow_libraries")) {
     const std::string what = "an array of vendor library names, e.g. [\"cublas\"]; known: " + join(kVendorLibraries);
     const toml::array &a = asArray(*n, "allow_libraries", what);
@@ -1022,6 +1024,21 @@ void ManifestReader::readEditor(const toml::table &root, Task &task) const {
   checkKeys(t, "editor", {"starter"});
   if (const toml::node *s = t.get("starter"))
     task.starter = sourceFile(*s, "editor.starter", "the source a user starts editing from");
+}
+
+void ManifestReader::readExport(const toml::table &root, Task &task) const {
+  const toml::node *n = root.get("export");
+  if (!n) return;
+  const toml::table &t = asTable(*n, "export", "an [export] table");
+  checkKeys(t, "export", {"torch"});
+  if (const toml::node *e = t.get("torch")) {
+    const std::string what = "the PyTorch operation the kernel replaces, a Python expression over the tensors and sizes, "
+                             "e.g. \"torch.softmax(x, dim=1)\"";
+    task.torchEquivalent = asString(*e, "export.torch", what);
+    if (task.torchEquivalent.empty() || task.torchEquivalent.size() > 1000 ||
+        task.torchEquivalent.find('\n') != std::string::npos)
+      fail(lineOf(*e), "export.torch", "expected " + what + " on one line, at most 1000 characters");
+  }
 }
 
 

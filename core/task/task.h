@@ -111,6 +111,10 @@ struct Task {
   // Vendor libraries a candidate may load (allow_libraries; names from kVendorLibraries).
   // Every other vendor library is forbidden: a candidate that loads one is rejected.
   std::vector<std::string> allowedLibraries;
+  // [export] torch: the PyTorch operation the kernel replaces, as a Python expression over the
+  // tensors (torch tensors) and sizes (ints) by name, e.g. "torch.softmax(x, dim=1)"; an exported
+  // PyTorch extension's test checks and times the kernel beside it. Empty: none given.
+  std::string torchEquivalent;
 
   const Tensor *tensor(std::string_view name) const;
   const SizeConfig *config(std::string_view name) const;

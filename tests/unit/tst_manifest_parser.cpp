@@ -134,6 +134,7 @@ void TestManifestParser::softmaxManifest() {
   QCOMPARE(task.configs[2].values.at("rows"), std::int64_t{8192});
   QVERIFY(task.config("wide") == &task.configs[1]);
   QVERIFY(task.config("nope") == nullptr);
+  QCOMPARE(task.torchEquivalent, std::string("torch.softmax(x, dim=1)"));
 
   QCOMPARE(task.tensors.size(), std::size_t{2});
   const Tensor *x = task.tensor("x");
@@ -393,7 +394,7 @@ void TestManifestParser::malformed_data() {
   QTest::addColumn<QString>("expected");
 
   const QString allRootKeys =
-      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor, allow_libraries";
+      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor, allow_libraries, export";
   const QString launch = "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"BLOCK\"]\nargs = [\"x\", \"y\"]";
 
   // --- the document and the root table ---
@@ -652,6 +653,16 @@ void TestManifestParser::malformed_data() {
   QTest::newRow("tolerance empty")
       << manifest({{17, "tolerance = {}"}})
       << "task.toml:17: tensors.y.tolerance: empty; expected rtol, atol or both, e.g. { rtol = 1e-5, atol = 1e-7 }";
+  QTest::newRow("export unknown key") << manifest({}, "[export]\npytorch = \"x\"")
+                                      << "task.toml:28: export.pytorch: unknown key; expected torch";
+  QTest::newRow("export torch not a string") << manifest({}, "[export]\ntorch = 3")
+                                             << "task.toml:28: export.torch: found an integer; expected the PyTorch operation the "
+                                                "kernel replaces, a Python expression over the tensors and sizes, e.g. "
+                                                "\"torch.softmax(x, dim=1)\"";
+  QTest::newRow("export torch empty") << manifest({}, "[export]\ntorch = \"\"")
+                                      << "task.toml:28: export.torch: expected the PyTorch operation the kernel replaces, a "
+                                         "Python expression over the tensors and sizes, e.g. \"torch.softmax(x, dim=1)\" on "
+                                         "one line, at most 1000 characters";
   QTest::newRow("tolerance unknown key") << manifest({{17, "tolerance = { rtol = 1e-5, abs = 1e-6 }"}})
                                          << "task.toml:17: tensors.y.tolerance.abs: unknown key; expected one of: "
                                             "rtol, atol";

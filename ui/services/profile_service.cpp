@@ -1,5 +1,7 @@
 #include "ui/services/profile_service.h"
 
+#include <algorithm>
+
 #include <QPointer>
 
 #include "core/profile/profiler.h"
@@ -23,6 +25,21 @@ ProfileRow toProfileRow(const kwb::profile::ProfileResult &r) {
     row.metrics << MetricRow{QString::fromStdString(m.name), QString::fromStdString(m.label),
                              QString::fromStdString(m.unit), m.value};
   return row;
+}
+
+kwb::profile::ProfileResult toProfileResult(const ProfileRow &row) {
+  kwb::profile::ProfileResult r;
+  r.outcome = row.outcome;
+  r.reason = row.reason.toStdString();
+  r.message = row.message.toStdString();
+  r.device = row.device.toStdString();
+  r.chip = row.chip.toStdString();
+  r.config = row.config.toStdString();
+  r.passes = static_cast<std::size_t>(std::max(0, row.passes));
+  r.seconds = row.seconds;
+  for (const auto &m : row.metrics)
+    r.metrics.push_back({m.name.toStdString(), m.label.toStdString(), m.unit.toStdString(), m.value});
+  return r;
 }
 
 ProfileService::ProfileService(kwb::EvaluatorSettings settings, QObject *parent)

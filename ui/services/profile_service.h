@@ -46,6 +46,8 @@ struct ProfileRow {
 // The core's result as the profiler panel shows it; the request's context (source, task, set)
 // is the caller's to fill in.
 ProfileRow toProfileRow(const kwb::profile::ProfileResult &result);
+// The other way, for what reads core results (an exported report).
+kwb::profile::ProfileResult toProfileResult(const ProfileRow &row);
 
 class ProfileService : public QObject {
   Q_OBJECT

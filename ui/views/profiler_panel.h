@@ -75,6 +75,8 @@ class ProfilerPanel : public QWidget, public WorkbenchView {
   void showProfile(const ProfileRow &row);
   void pinBaseline();  // the shown profile becomes the baseline
   bool hasBaseline() const { return baseline_.has_value(); }
+  const std::optional<ProfileRow> &shownProfile() const { return shown_; }
+  const std::optional<ProfileRow> &baselineProfile() const { return baseline_; }
   QString bannerText() const;
   QString metricsSummary() const;
   // The delta column as shown for metric `name`: "+12.3%"; empty when there is no baseline.

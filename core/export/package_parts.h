@@ -1,0 +1,55 @@
+#pragma once
+// The pieces the export formats share (core/export): the layout of a package (the task's
+// identifier, the launch, the tunables baked in), the typed launcher's header and source, the
+// kernel with its tunables, the reference's launcher, provenance lines, and writing files.
+// Internal to kwbexport.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/export/kernel_export.h"
+
+namespace kwb::exporting::parts {
+
+struct Layout {
+  std::string id;                 // the task's identifier
+  std::string ns = "kwb_export";  // the launcher's namespace
+  std::string stream = "stream";  // the launcher's stream parameter
+  const Launch *launch = nullptr;
+  bool hostLauncher = false;
+  std::map<std::string, std::int64_t> tunables;  // every tunable's value
+  bool halfTypes = false, bfloatTypes = false;
+  // The architecture to build for, as CMake ("90a") and PyTorch ("9.0a") name it; empty: the
+  // building machine's GPU. A host launcher on an architecture with specific features gets them
+  // (sm_90 -> sm_90a), as the workbench compiled it.
+  std::string cmakeArch, torchArch;
+};
+
+// The input with its hash, date and workbench version set; throws ExportError without code.
+ExportInput prepared(const ExportInput &given);
+// Throws ExportError naming a tunable the task lacks, or a task with no kernel to launch.
+Layout layoutOf(const ExportInput &in);
+std::string readTaskReference(const Task &task);  // throws ExportError
+void prepareFolder(const std::filesystem::path &dir, bool overwrite);
+void writeFile(const std::filesystem::path &path, const std::string &text);
+
+std::string number(double v);               // a C++ double literal (NAN, INFINITY for those)
+std::string pyNumber(double v);             // a Python float literal
+std::string decimal(double v, int digits);  // fixed digits, whatever the C locale
+std::string cString(const std::string &text); // a C string literal
+std::string commented(const std::string &text, const std::string &prefix = "// ");
+std::string joined(const std::vector<std::string> &parts, const std::string &sep);
+std::vector<std::string> sizesOf(const Task &task, const Tensor &t);  // the sizes its shape names
+std::string describe(const Tensor &t);       // "x: f32 [rows, cols], read"
+std::string provenanceComment(const ExportInput &in);
+std::string tunablesText(const std::map<std::string, std::int64_t> &tunables);
+
+// include/ID.h, src/ID_kernel.cu, src/ID.cu, test/reference_launch.cu.
+std::string headerText(const ExportInput &in, const Layout &l);
+std::string kernelText(const ExportInput &in, const Layout &l);
+std::string launcherText(const ExportInput &in, const Layout &l);
+std::string referenceLaunchText(const ExportInput &in, const Layout &l);
+
+}  // namespace kwb::exporting::parts

@@ -136,6 +136,17 @@ std::string si(double v, const std::string &unit) {
   return f(v, v < 10 ? 2 : v < 100 ? 1 : 0) + " " + prefixes[i] + unit;
 }
 
+// The task's cost formulas for a configuration: FLOPs and compulsory DRAM bytes (0 when missing).
+std::pair<double, double> costOf(const Task &task, const std::string &config) {
+  const SizeConfig *c = task.config(config);
+  if (!c) return {0, 0};
+  try {
+    return {static_cast<double>(task.flops.evaluate(c->values)), static_cast<double>(task.bytes.evaluate(c->values))};
+  } catch (const std::exception &) {
+    return {0, 0};
+  }
+}
+
 double geomeanSpeedup(const EvaluationResult &r) {
   double logSum = 0;
   int n = 0;
@@ -204,17 +215,16 @@ std::string rooflineSvg(const ExportInput &in) {
   };
   std::vector<Point> points;
   double bandwidth = 0, peak = 0;
-  std::string bound;
   if (in.result)
     for (const auto &c : in.result->configs) {
       if (!c.timing || !c.timing->ok || !c.timing->roofline || c.timing->candidate.median <= 0) continue;
       const auto &r = *c.timing->roofline;
-      if (r.flops <= 0 || r.bytes <= 0) continue;
+      const auto [flops, bytes] = costOf(in.task, c.config);
+      if (flops <= 0 || bytes <= 0) continue;
       const double seconds = c.timing->candidate.median / 1e3;
-      points.push_back({c.config, r.flops / r.bytes, r.flops / seconds});
+      points.push_back({c.config, flops / bytes, flops / seconds});
       bandwidth = std::max(bandwidth, r.peakBandwidthBytesPerS);
       peak = std::max(peak, r.peakFlopsPerS);
-      bound = r.bound;
     }
   Frame fr;
   fr.logX = fr.logY = true;
@@ -251,7 +261,7 @@ std::string rooflineSvg(const ExportInput &in) {
        f(fr.py(bandwidth * xb), 1) + " L" + f(fr.px(fr.x1), 1) + "," + f(fr.py(peak), 1) +
        "\" fill=\"none\" stroke=\"#444\" stroke-width=\"2\"/>\n";
   s += label(fr.px(xa) + 8, fr.py(std::max(fr.y0, bandwidth * xa)) - 8, si(bandwidth, "B/s"), "start", " fill=\"#444\"");
-  s += label(fr.w - fr.right - 6, fr.py(peak) - 6, si(peak, "FLOP/s") + " (" + bound + ")", "end", " fill=\"#444\"");
+  s += label(fr.w - fr.right - 6, fr.py(peak) - 6, si(peak, "FLOP/s") + " peak", "end", " fill=\"#444\"");
   for (const auto &p : points) {
     s += "<circle cx=\"" + f(fr.px(p.intensity), 1) + "\" cy=\"" + f(fr.py(p.flops), 1) + "\" r=\"5\" fill=\"#d62728\"><title>" +
          svgText(p.config) + "</title></circle>\n";
@@ -327,7 +337,7 @@ ExportedPackage exportReport(const ExportInput &given, const ReportContext &ctx,
   };
 
   // Provenance.
-  Table prov{{"", ""}, {}};
+  Table prov{{"provenance", ""}, {}};
   prov.rows.push_back({"exported from", in.provenance.what});
   if (!in.provenance.workspace.empty()) prov.rows.push_back({"workspace", in.provenance.workspace});
   if (!in.provenance.session.empty()) prov.rows.push_back({"session", in.provenance.session});
@@ -410,18 +420,21 @@ ExportedPackage exportReport(const ExportInput &given, const ReportContext &ctx,
       for (const auto &c : in.result->configs) {
         if (!c.timing || !c.timing->ok || !c.timing->roofline || c.timing->candidate.median <= 0) continue;
         const auto &r = *c.timing->roofline;
+        const auto [flops, bytes] = costOf(in.task, c.config);
+        if (flops <= 0 || bytes <= 0) continue;
         const double s = c.timing->candidate.median / 1e3;
-        std::string item = c.config + ": " + si(r.bytes / s, "B/s") + " of DRAM traffic";
-        if (r.peakBandwidthBytesPerS > 0) item += " (" + f(100 * r.bytes / s / r.peakBandwidthBytesPerS, 1) + "% of " + si(r.peakBandwidthBytesPerS, "B/s") + ")";
-        item += ", " + si(r.flops / s, "FLOP/s");
-        if (r.peakFlopsPerS > 0) item += " (" + f(100 * r.flops / s / r.peakFlopsPerS, 1) + "% of " + si(r.peakFlopsPerS, "FLOP/s") + ")";
-        item += "; " + f(100 * r.floorMs / c.timing->candidate.median, 0) + "% of the way to the " + r.bound + " floor (" + r.ceilings +
-                " ceilings)";
+        std::string item = c.config + ": " + si(bytes / s, "B/s") + " of compulsory traffic";
+        if (r.peakBandwidthBytesPerS > 0) item += " (" + f(100 * bytes / s / r.peakBandwidthBytesPerS, 1) + "% of DRAM's " + si(r.peakBandwidthBytesPerS, "B/s") + ")";
+        item += ", " + si(flops / s, "FLOP/s");
+        if (r.peakFlopsPerS > 0) item += " (" + f(100 * flops / s / r.peakFlopsPerS, 1) + "% of " + si(r.peakFlopsPerS, "FLOP/s") + ")";
+        item += "; the workbench's floor for it, " + f(r.floorMs, 4) + " ms (" + r.bound + ", " + r.ceilings + " ceilings, L2 reuse counted), is " +
+                f(100 * r.floorMs / c.timing->candidate.median, 0) + "% of its time";
         items.push_back(item);
       }
     if (items.empty()) para("No roofline: the task's cost formulas or a timed run are missing.");
     else {
-      chart("Achieved FLOP/s against arithmetic intensity, under the GPU's ceilings (from the task's cost formulas).",
+      chart("Achieved FLOP/s against arithmetic intensity (the task's cost formulas: FLOPs over compulsory bytes), under "
+            "the GPU's ceilings. A point above the memory roof reuses data from the L2 cache.",
             rooflineSvg(in), "roofline.svg");
       list(items);
     }

@@ -35,7 +35,7 @@ kwb() { (source $k/env.sh && $k/bin/kwb "$@"); }
 cuda_check() {  # DIR NAME LABEL
   local d=$1 name=$2 label=$3 s=$(date +%s)
   if plain cmake -S $d -B $d/build > $d/build.log 2>&1 && plain cmake --build $d/build -j 16 >> $d/build.log 2>&1; then
-    timeout 120 plain $d/build/test_$name --samples 20 > $d/test.txt 2>&1
+    plain timeout 120 $d/build/test_$name --samples 20 > $d/test.txt 2>&1
     echo "$label cuda: built; test exit $? in $(( $(date +%s) - s )) s: $(tail -1 $d/test.txt)" | tee -a $r/summary.txt
     grep -h "kernel .* ms" $d/test.txt | sed "s/^/    /" | tee -a $r/summary.txt
   else
@@ -45,8 +45,8 @@ cuda_check() {  # DIR NAME LABEL
 # A PyTorch extension: setup.py build_ext --inplace, then its test (which imports what was built).
 torch_check() {  # DIR NAME LABEL
   local d=$1 name=$2 label=$3 s=$(date +%s)
-  if (cd $d && MAX_JOBS=16 timeout 300 plain python3 setup.py build_ext --inplace > build.log 2>&1); then
-    (cd $d && timeout 120 plain python3 test/test_$name.py --samples 20 --json results.json > test.txt 2>&1)
+  if (cd $d && MAX_JOBS=16 plain timeout 300 python3 setup.py build_ext --inplace > build.log 2>&1); then
+    (cd $d && plain timeout 120 python3 test/test_$name.py --samples 20 --json results.json > test.txt 2>&1)
     echo "$label torch: built; test exit $? in $(( $(date +%s) - s )) s: $(tail -1 $d/test.txt)" | tee -a $r/summary.txt
     grep -h "kernel .* ms\|against" $d/test.txt | sed "s/^/    /" | tee -a $r/summary.txt
   else

@@ -262,10 +262,22 @@ std::string rooflineSvg(const ExportInput &in) {
        "\" fill=\"none\" stroke=\"#444\" stroke-width=\"2\"/>\n";
   s += label(fr.px(xa) + 8, fr.py(std::max(fr.y0, bandwidth * xa)) - 8, si(bandwidth, "B/s"), "start", " fill=\"#444\"");
   s += label(fr.w - fr.right - 6, fr.py(peak) - 6, si(peak, "FLOP/s") + " peak", "end", " fill=\"#444\"");
+  std::vector<std::pair<double, double>> placed;  // labels already drawn: none overlaps another
   for (const auto &p : points) {
-    s += "<circle cx=\"" + f(fr.px(p.intensity), 1) + "\" cy=\"" + f(fr.py(p.flops), 1) + "\" r=\"5\" fill=\"#d62728\"><title>" +
-         svgText(p.config) + "</title></circle>\n";
-    s += label(fr.px(p.intensity) + 8, fr.py(p.flops) + 4, p.config, "start");
+    const double x = fr.px(p.intensity), y = fr.py(p.flops);
+    s += "<circle cx=\"" + f(x, 1) + "\" cy=\"" + f(y, 1) + "\" r=\"5\" fill=\"#d62728\"><title>" + svgText(p.config) +
+         "</title></circle>\n";
+    double ly = y + 4;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const auto &[px, py] : placed)
+        if (std::fabs(px - x) < 60 && std::fabs(py - ly) < 13) {
+          ly = py + 14;
+          moved = true;
+        }
+    }
+    placed.emplace_back(x, ly);
+    s += label(x + 8, ly, p.config, "start");
   }
   return s + "</svg>\n";
 }

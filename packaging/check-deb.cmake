@@ -22,7 +22,14 @@ foreach(expected
     "./usr/share/kernel-workbench/kernels/softmax/task.toml"
     "./usr/share/kernel-workbench/kernels/sgemm/reference.cu"
     "./usr/share/applications/kernel-workbench.desktop"
-    "./usr/share/icons/hicolor/scalable/apps/kernel-workbench.svg")
+    "./usr/share/icons/hicolor/scalable/apps/kernel-workbench.svg"
+    "./usr/share/icons/hicolor/16x16/apps/kernel-workbench.png"
+    "./usr/share/icons/hicolor/48x48/apps/kernel-workbench.png"
+    "./usr/share/icons/hicolor/256x256/apps/kernel-workbench.png"
+    "./usr/share/icons/hicolor/512x512/apps/kernel-workbench.png"
+    "./usr/share/metainfo/io.kernel_workbench.KernelWorkbench.metainfo.xml"
+    "./usr/share/man/man1/kwb.1.gz"
+    "./usr/share/man/man1/kernel-workbench.1.gz")
   string(FIND "${contents}" "${expected}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "${debs} lacks ${expected}; it holds:\n${contents}")
@@ -32,6 +39,20 @@ foreach(dep "libqt6widgets6" "libsqlite3-0" "libqscintilla2-qt6" "qt6-qpa-plugin
   string(FIND "${fields}" "${dep}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "${debs} does not depend on ${dep}:\n${fields}")
+  endif()
+endforeach()
+# The metadata as software centres read it: AppStream and the desktop entry, from the package itself.
+file(REMOVE_RECURSE "${OUT_DIR}/x")
+execute_process(COMMAND dpkg-deb -x ${debs} "${OUT_DIR}/x" RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "dpkg-deb cannot unpack ${debs}")
+endif()
+foreach(check
+    "appstreamcli;validate;--no-net;${OUT_DIR}/x/usr/share/metainfo/io.kernel_workbench.KernelWorkbench.metainfo.xml"
+    "desktop-file-validate;${OUT_DIR}/x/usr/share/applications/kernel-workbench.desktop")
+  execute_process(COMMAND ${check} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${check} failed (${rc}):\n${out}\n${err}\n(packaging/install-deps.sh installs appstream and desktop-file-utils)")
   endif()
 endforeach()
 message(STATUS "package ok: ${debs}\n${fields}")

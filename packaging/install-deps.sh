@@ -18,6 +18,7 @@ packages=(
   bubblewrap libseccomp-dev
   python3-pip python3-venv
   clang-14 libclang-rt-14-dev util-linux
+  librsvg2-bin appstream desktop-file-utils debootstrap patchelf
 )
 
 SUDO=""

@@ -348,7 +348,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"kwb: Kernel Workbench on the command line — tasks, devices, and (soon) the optimize loop",
+  CLI::App app{"kwb: Kernel Workbench on the command line: tasks, devices, evaluation, tuning, profiling, the optimize loop, lineages, skill cards, the experience memory and exports",
                "kwb"};
   app.set_version_flag("--version", std::string("kwb ") + kwb::kVersion + " (" + kwb::kProjectName + ")");
   app.require_subcommand(1);

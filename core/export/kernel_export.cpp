@@ -606,6 +606,17 @@ void prepareFolder(const fs::path &dir, bool overwrite) {
   if (ec) throw ExportError("could not make " + dir.string() + ": " + ec.message());
 }
 
+PackageWriter::PackageWriter(const fs::path &dir, bool overwrite, std::vector<std::string> notes) {
+  prepareFolder(dir, overwrite);
+  package.dir = dir;
+  package.notes = std::move(notes);
+}
+
+void PackageWriter::put(const std::string &name, const std::string &text) {
+  writeFile(package.dir / name, text);
+  package.files.push_back(name);
+}
+
 ExportInput prepared(const ExportInput &given) {
   ExportInput in = given;
   if (in.code.empty()) throw ExportError("the candidate has no code to export");
@@ -652,18 +663,12 @@ ExportedPackage exportCudaPackage(const ExportInput &given, const fs::path &dir,
   const Layout l = layoutOf(in);
   in.tunables = l.tunables;
   const std::string referenceText = readTaskReference(in.task);
-  prepareFolder(dir, overwrite);
-
-  ExportedPackage out;
-  out.dir = dir;
-  out.notes = in.notes;
+  PackageWriter writer(dir, overwrite, in.notes);
+  ExportedPackage &out = writer.package;
   if (l.cmakeArch.empty())
     out.notes.push_back("no measured architecture: it builds for the building machine's GPU (native); a kernel using "
                         "architecture-specific features (wgmma: sm_90a) needs -DCMAKE_CUDA_ARCHITECTURES=90a");
-  auto put = [&](const std::string &name, const std::string &text) {
-    writeFile(dir / name, text);
-    out.files.push_back(name);
-  };
+  auto put = [&](const std::string &name, const std::string &text) { writer.put(name, text); };
   put("README.md", readmeText(in, l));
   put("CMakeLists.txt", cmakeText(in, l));
   put("include/" + l.id + ".h", headerText(in, l));

@@ -33,6 +33,14 @@ ExportInput prepared(const ExportInput &given);
 Layout layoutOf(const ExportInput &in);
 std::string readTaskReference(const Task &task);  // throws ExportError
 void prepareFolder(const std::filesystem::path &dir, bool overwrite);
+
+// An export's folder (prepared: made, or refused when it has files and `overwrite` is false) and
+// the files written into it, in order.
+struct PackageWriter {
+  PackageWriter(const std::filesystem::path &dir, bool overwrite, std::vector<std::string> notes);
+  void put(const std::string &name, const std::string &text);  // relative to the folder
+  ExportedPackage package;
+};
 void writeFile(const std::filesystem::path &path, const std::string &text);
 
 std::string number(double v);               // a C++ double literal (NAN, INFINITY for those)

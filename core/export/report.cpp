@@ -559,14 +559,9 @@ ExportedPackage exportReport(const ExportInput &given, const ReportContext &ctx,
   }
   page += "</body></html>\n";
 
-  prepareFolder(dir, overwrite);
-  ExportedPackage out;
-  out.dir = dir;
-  out.notes = in.notes;
-  auto put = [&](const std::string &name, const std::string &text) {
-    writeFile(dir / name, text);
-    out.files.push_back(name);
-  };
+  PackageWriter writer(dir, overwrite, in.notes);
+  ExportedPackage &out = writer.package;
+  auto put = [&](const std::string &name, const std::string &text) { writer.put(name, text); };
   put("report.md", md);
   put("report.html", page);
   for (const auto &[file, svg] : charts) put("charts/" + file, svg);

@@ -183,15 +183,6 @@ std::string bindingText(const ExportInput &in, const Layout &l, const Binding &b
   return s + "}\n";
 }
 
-std::string pyString(const std::string &text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') out += "\\n";
-    else out += c;
-  }
-  return out + "\"";
-}
 
 std::string pyGenerator(const Generator &g) {
   const char *kind = "";
@@ -202,7 +193,7 @@ std::string pyGenerator(const Generator &g) {
     case Generator::Kind::Arange: kind = "arange"; break;
     case Generator::Kind::Constant: kind = "constant"; break;
   }
-  return "(" + pyString(kind) + ", " + pyNumber(g.a) + ", " + pyNumber(g.b) + ")";
+  return "(" + cString(kind) + ", " + pyNumber(g.a) + ", " + pyNumber(g.b) + ")";
 }
 
 std::string setupText(const ExportInput &in, const Layout &l) {
@@ -211,7 +202,7 @@ std::string setupText(const ExportInput &in, const Layout &l) {
   s += "import os\nimport sys\n\nfrom setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n\n";
   s += "here = os.path.dirname(os.path.abspath(__file__))\nsys.path.insert(0, here)\n";
   s += "from setup_flags import NVCC_FLAGS  # noqa: E402\n\n";
-  s += "setup(\n    name=\"" + l.id + "_ext\",\n    version=\"1.0\",\n    description=" + pyString(in.task.description) + ",\n";
+  s += "setup(\n    name=\"" + l.id + "_ext\",\n    version=\"1.0\",\n    description=" + cString(in.task.description) + ",\n";
   s += "    ext_modules=[\n        CUDAExtension(\n            name=\"" + l.id + "_ext\",\n";
   s += "            sources=[\"" + l.id + "_binding.cpp\", \"src/" + l.id + ".cu\", \"test/reference_launch.cu\"],\n";
   s += "            include_dirs=[os.path.join(here, \"include\")],\n";
@@ -230,7 +221,7 @@ std::string testPyText(const ExportInput &in, const Layout &l, const Binding &b)
   s += "import argparse\nimport json\nimport os\nimport sys\n\nimport torch\n\n";
   s += "ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package\nNAME = \"" + l.id + "\"\n";
   s += "# The PyTorch operation the kernel replaces (the task's [export] torch), over the tensors and sizes by name.\n";
-  s += "TORCH_EQUIVALENT = " + pyString(task.torchEquivalent) + "\n\n";
+  s += "TORCH_EQUIVALENT = " + cString(task.torchEquivalent) + "\n\n";
   s += "# (name, dtype, role, generators (the seeds cycle through them), (exact, rtol, atol)); in manifest order.\n";
   s += "TENSORS = [\n";
   for (const auto &t : task.tensors) {
@@ -241,14 +232,14 @@ std::string testPyText(const ExportInput &in, const Layout &l, const Binding &b)
     }
     gens += "]";
     const Tolerance tol = t.tolerance.value_or(Tolerance{});
-    s += "    (" + pyString(t.name) + ", " + torchType(t.dtype) + ", " + pyString(std::string(roleName(t.role))) + ", " + gens + ", (" +
+    s += "    (" + cString(t.name) + ", " + torchType(t.dtype) + ", " + cString(std::string(roleName(t.role))) + ", " + gens + ", (" +
          (tol.exact ? "True" : "False") + ", " + pyNumber(tol.rtol) + ", " + pyNumber(tol.atol) + ")),\n";
   }
   s += "]\n";
   std::vector<std::string> passed, returned, sizeArgs;
-  for (const Tensor *t : b.passed) passed.push_back(pyString(t->name));
-  for (const Tensor *t : b.returned) returned.push_back(pyString(t->name));
-  for (const auto &n : b.sizeArgs) sizeArgs.push_back(pyString(n));
+  for (const Tensor *t : b.passed) passed.push_back(cString(t->name));
+  for (const Tensor *t : b.returned) returned.push_back(cString(t->name));
+  for (const auto &n : b.sizeArgs) sizeArgs.push_back(cString(n));
   s += "PASSED = [" + joined(passed, ", ") + "]  # the function's tensor arguments\n";
   s += "RETURNED = [" + joined(returned, ", ") + "]  # what it returns\n";
   s += "SIZE_ARGS = [" + joined(sizeArgs, ", ") + "]  # sizes passed as arguments\n\n";
@@ -257,7 +248,7 @@ std::string testPyText(const ExportInput &in, const Layout &l, const Binding &b)
     std::map<std::string, std::int64_t> values = c.values;
     values.insert(l.tunables.begin(), l.tunables.end());
     std::string sizes, shapes;
-    for (const auto &n : task.sizeNames) sizes += (sizes.empty() ? "" : ", ") + pyString(n) + ": " + std::to_string(values[n]);
+    for (const auto &n : task.sizeNames) sizes += (sizes.empty() ? "" : ", ") + cString(n) + ": " + std::to_string(values[n]);
     for (const auto &t : task.tensors) {
       std::vector<std::string> dims;
       for (const auto &d : t.shape) {
@@ -268,9 +259,9 @@ std::string testPyText(const ExportInput &in, const Layout &l, const Binding &b)
         }
         dims.push_back(std::to_string(v));
       }
-      shapes += (shapes.empty() ? "" : ", ") + pyString(t.name) + ": [" + joined(dims, ", ") + "]";
+      shapes += (shapes.empty() ? "" : ", ") + cString(t.name) + ": [" + joined(dims, ", ") + "]";
     }
-    s += "    {\"name\": " + pyString(c.name) + ", \"sizes\": {" + sizes + "}, \"shapes\": {" + shapes + "}},\n";
+    s += "    {\"name\": " + cString(c.name) + ", \"sizes\": {" + sizes + "}, \"shapes\": {" + shapes + "}},\n";
   }
   s += "]\nSEEDS = [";
   {
@@ -484,14 +475,9 @@ ExportedPackage exportTorchPackage(const ExportInput &given, const fs::path &dir
   if (b.returned.empty())
     throw ExportError("task " + in.task.name + " has no output the extension could return (every written tensor is also read)");
   const std::string referenceText = readTaskReference(in.task);
-  prepareFolder(dir, overwrite);
-  ExportedPackage out;
-  out.dir = dir;
-  out.notes = in.notes;
-  auto put = [&](const std::string &name, const std::string &text) {
-    writeFile(dir / name, text);
-    out.files.push_back(name);
-  };
+  PackageWriter writer(dir, overwrite, in.notes);
+  ExportedPackage &out = writer.package;
+  auto put = [&](const std::string &name, const std::string &text) { writer.put(name, text); };
   put("README.md", torchReadmeText(in, l, b));
   put("setup.py", setupText(in, l));
   put("setup_flags.py", setupFlagsText(l));

@@ -22,6 +22,7 @@
 #include "core/store/workspace.h"
 #include "helpers/memory_fixtures.h"
 #include "isolated_home.h"
+#include "signal_wait.h"
 #include "ui/main_window.h"
 #include "ui/services/memory_service.h"
 #include "ui/views/cuda_editor.h"
@@ -38,13 +39,6 @@ using namespace kwb::ui;
 using kwb::memory::Case;
 
 namespace {
-
-template <typename Object, typename Signal>
-bool waitFor(Object *object, Signal signal, bool alreadyDone, int timeoutMs = 60000) {
-  if (alreadyDone) return true;
-  QSignalSpy spy(object, signal);
-  return spy.wait(timeoutMs);
-}
 
 bool settle(ExperiencePanel &panel) { return waitFor(&panel, &ExperiencePanel::settled, panel.isSettled()); }
 

@@ -16,6 +16,7 @@
 #include "helpers/memory_fixtures.h"
 #include "helpers/test_files.h"
 #include "isolated_home.h"
+#include "signal_wait.h"
 #include "ui/main_window.h"
 #include "ui/services/export_service.h"
 #include "ui/views/export_dialog.h"
@@ -27,13 +28,6 @@ using namespace kwb;
 using namespace kwb::ui;
 
 namespace {
-
-template <typename Object, typename Signal>
-bool waitFor(Object *object, Signal signal, bool alreadyDone, int timeoutMs = 60000) {
-  if (alreadyDone) return true;
-  QSignalSpy spy(object, signal);
-  return spy.wait(timeoutMs);
-}
 
 bool exportInto(ExportDialog *dialog, const QString &dir) {
   dialog->setFolder(dir);

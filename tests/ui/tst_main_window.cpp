@@ -3,6 +3,7 @@
 // menu, filter, lists), manifest errors, saving, settings, shortcuts, window state, and the
 // kernel-workbench --screenshot command line.
 #include "isolated_home.h"
+#include "signal_wait.h"
 #include <functional>
 #include <memory>
 #include <vector>
@@ -142,14 +143,6 @@ QStringList taskLabels(const QAbstractItemModel *model, const QModelIndex &paren
     labels << taskLabels(model, index);
   }
   return labels;
-}
-
-// Waits (on the signal, with a generous limit) unless the condition already holds.
-template <typename Object, typename Signal>
-bool waitFor(Object *object, Signal signal, bool alreadyDone, int timeoutMs = 60000) {
-  if (alreadyDone) return true;
-  QSignalSpy spy(object, signal);
-  return spy.wait(timeoutMs);
 }
 
 // Calls answer on the first modal dialog of type T to appear within timeoutMs (polling, so it

@@ -232,6 +232,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   // Options that do not fit the task are the caller's mistake.
   const auto configs = resolveConfigurations(task, options.configs);
   const auto tunables = effectiveTunables(task, options.tunables);
+  checkConstraints(task, configs, tunables);  // before anything is compiled
   std::vector<std::uint64_t> seeds = options.seeds.empty() ? task.seeds : options.seeds;
   if (options.seeds.empty() && options.freshSeed) {
     // Above every seed a task declares by hand, below 2^31 (the seed is printed and typed back).
@@ -524,6 +525,7 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     return done();
   }
   const auto tunables = effectiveTunables(task, options.tunables);
+  checkConstraints(task, {config}, tunables);
   out.config = config->name;
   out.seed = options.seed ? options.seed : task.seeds.empty() ? 1 : task.seeds.front();
   const auto program = findComputeSanitizer();

@@ -568,6 +568,9 @@ Layout layoutOf(const ExportInput &in) {
   l.launch = in.task.launch ? &*in.task.launch : &in.task.reference.launch;
   try {
     l.tunables = effectiveTunables(in.task, in.tunables);
+    std::vector<const SizeConfig *> configs;
+    for (const auto &c : in.task.configs) configs.push_back(&c);
+    checkConstraints(in.task, configs, l.tunables);
   } catch (const std::exception &e) {
     throw ExportError(e.what());
   }

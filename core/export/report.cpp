@@ -9,6 +9,8 @@
 
 #include "core/agent/session_store.h"
 #include "core/export/package_parts.h"
+#include "core/lineage/lineage.h"
+#include "core/lineage/lineage_builder.h"
 #include "core/memory/case_sources.h"
 #include "core/memory/experience_store.h"
 #include "core/store/workspace.h"
@@ -316,6 +318,22 @@ ReportContext reportContextFor(const ExportInput &in, Workspace *workspace, memo
       }
     }
   }
+  // A step of the task's lineage: the steps that led to it, each with what it adds.
+  try {
+    if (hasLineage(in.task)) {
+      const auto lineage = loadLineage(in.task);
+      const auto sources = stepSources(lineage.steps);
+      for (std::size_t i = 0; i < lineage.steps.size() && i < sources.size(); ++i)
+        if (contentHash(sources[i]) == hash) {
+          for (std::size_t j = 0; j <= i; ++j)
+            ctx.lineage.push_back({"step " + std::to_string(lineage.steps[j].index) + ": " + lineage.steps[j].title,
+                                   clippedLine(lineage.steps[j].adds, 240), 0});
+          break;
+        }
+    }
+  } catch (const std::exception &) {
+    // A broken lineage.toml: the report goes without it.
+  }
   if (store) {
     if (auto id = store->findByCode(in.task.name, hash)) {
       std::vector<memory::Case> chain;
@@ -477,6 +495,14 @@ ExportedPackage exportReport(const ExportInput &given, const ReportContext &ctx,
   heading("What led to it");
   {
     bool any = false;
+    if (!ctx.lineage.empty()) {
+      para("It is step " + std::to_string(ctx.lineage.size()) + " of the task's lineage (expert versions from naive to "
+           "fast, each adding one optimization):");
+      std::vector<std::string> items;
+      for (const auto &e : ctx.lineage) items.push_back(e.what + (e.detail.empty() ? "" : ": " + e.detail));
+      list(items);
+      any = true;
+    }
     if (!ctx.experience.empty()) {
       para("The experience memory's Cases from the first attempt to this kernel:");
       std::vector<std::string> items;
@@ -493,7 +519,7 @@ ExportedPackage exportReport(const ExportInput &given, const ReportContext &ctx,
       para("Skill cards its prompts carried: " + joined(ctx.cards, ", ") + ".");
       any = true;
     }
-    if (!any) para("Nothing recorded: no Case of this code in the experience memory and no agent session.");
+    if (!any) para("Nothing recorded: not a lineage step, no Case of this code in the experience memory, no agent session.");
   }
 
   heading("Toolkit, driver and GPU");

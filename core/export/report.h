@@ -40,6 +40,7 @@ struct LedTo {
 struct ReportContext {
   std::vector<HistoryPoint> history;  // the task's runs in the workspace, oldest first
   std::vector<LedTo> experience;      // the Case's ancestors in the memory, root first, then the Case
+  std::vector<LedTo> lineage;         // the task's lineage steps up to this code, when it is one of them
   std::optional<profile::ProfileResult> profile, baselineProfile;  // the kernel's and the starter's
   std::string session;                // "model: ..., settings: ..." when an agent session wrote it
   std::vector<std::string> cards;     // skill cards the session's prompts carried

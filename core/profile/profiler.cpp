@@ -72,6 +72,7 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
       options.config.empty() ? &task.configs.front() : resolveConfigurations(task, {options.config}).front();
   result.config = config->name;
   const auto tunables = effectiveTunables(task, options.tunables);
+  checkConstraints(task, {config}, tunables);
 
   // The evaluator's worker says which device it has (its hello); CUDA never starts here.
   const WorkerDevice &gpu = evaluator.device();

@@ -416,6 +416,7 @@ class ManifestReader {
   void readCost(const toml::table &root, Task &task) const;
   void readEditor(const toml::table &root, Task &task) const;
   void readExport(const toml::table &root, Task &task) const;
+  void readConstraints(const toml::table &root, Task &task) const;
 
   std::string path_;
   fs::path folder_;
@@ -439,12 +440,13 @@ Task ManifestReader::read(const std::string &text) {
   task.manifestPath = folder_.empty() ? fs::path(path_) : folder_ / kManifestFileName;
 
   checkKeys(root, "", {"name", "description", "sizes", "seeds", "configs", "tensors", "reference",
-                       "launch", "tunables", "cost", "editor", "allow_libraries", "export"});
+                       "launch", "tunables", "cost", "editor", "allow_libraries", "export", "constraints"});
   readName(root, task);
   readSizes(root, task);
   readSeeds(root, task);
   readConfigs(root, task);
   readTunables(root, task);
+  readConstraints(root, task);
   readTensors(root, task);
 
   const toml::node &refNode =
@@ -1024,6 +1026,44 @@ void ManifestReader::readEditor(const toml::table &root, Task &task) const {
   checkKeys(t, "editor", {"starter"});
   if (const toml::node *s = t.get("starter"))
     task.starter = sourceFile(*s, "editor.starter", "the source a user starts editing from");
+}
+
+void ManifestReader::readConstraints(const toml::table &root, Task &task) const {
+  const toml::node *n = root.get("constraints");
+  if (!n) return;
+  const std::string what = "an array of comparisons over sizes and tunables, e.g. [\"N % 128 == 0\", \"dim <= 32768\"]";
+  const toml::array &a = asArray(*n, "constraints", what);
+  std::map<std::string, std::int64_t> first;
+  for (const Tunable &t : task.tunables) first[t.name] = t.values.front();
+  for (const toml::node &e : a) {
+    const std::string text = asString(e, "constraints", "a comparison (a string), e.g. \"N % 128 == 0\"");
+    Constraint c;
+    try {
+      c = parseConstraint(text);
+    } catch (const ExpressionError &err) {
+      fail(lineOf(e), "constraints", "invalid constraint " + quotedExpression(text) + ": " + err.what());
+    }
+    c.line = lineOf(e);
+    for (const Expression *side : {&c.lhs, &c.rhs})
+      for (const std::string &id : side->identifiers())
+        if (!sizeSet_.count(id) && !tunableSet_.count(id)) {
+          std::string msg = "unknown name " + inQuotes(id) + " in " + quotedExpression(text) + "; known sizes: " + join(sizeNames_);
+          if (!tunableNames_.empty()) msg += "; known tunables: " + join(tunableNames_);
+          fail(c.line, "constraints", msg);
+        }
+    task.constraints.push_back(c);
+  }
+  // Every configuration meets them (with the tunables' first values, what runs by default).
+  for (const SizeConfig &config : task.configs) {
+    auto values = config.values;
+    values.insert(first.begin(), first.end());
+    for (const Constraint &c : task.constraints) {
+      if (const auto broken = c.brokenBy(values))
+        fail(c.line, "constraints",
+             "configuration " + inQuotes(config.name) + " breaks it: " + *broken +
+                 "; expected every configuration (with the tunables' first values) to meet every constraint");
+    }
+  }
 }
 
 void ManifestReader::readExport(const toml::table &root, Task &task) const {

@@ -167,6 +167,103 @@ std::map<std::string, std::int64_t> effectiveTunables(const Task &task,
   return out;
 }
 
+Constraint parseConstraint(const std::string &text) {
+  // The comparison: the first of ==, !=, <=, >=, <, > outside parentheses.
+  int depth = 0;
+  std::size_t at = std::string::npos, width = 0;
+  Constraint::Op op = Constraint::Op::Equal;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth != 0) continue;
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    std::size_t w = 0;
+    Constraint::Op o = Constraint::Op::Equal;
+    if (c == '=' && next == '=') w = 2, o = Constraint::Op::Equal;
+    else if (c == '!' && next == '=') w = 2, o = Constraint::Op::NotEqual;
+    else if (c == '<' && next == '=') w = 2, o = Constraint::Op::LessEqual;
+    else if (c == '>' && next == '=') w = 2, o = Constraint::Op::GreaterEqual;
+    else if (c == '<') w = 1, o = Constraint::Op::Less;
+    else if (c == '>') w = 1, o = Constraint::Op::Greater;
+    if (!w) continue;
+    if (at != std::string::npos)
+      throw ExpressionError("a second comparison at character " + std::to_string(i + 1) +
+                                "; expected one comparison, e.g. \"N % 128 == 0\" (write two constraints for two)",
+                            i);
+    at = i;
+    width = w;
+    op = o;
+    i += w - 1;
+  }
+  if (at == std::string::npos)
+    throw ExpressionError("no comparison; expected two expressions compared with ==, !=, <, <=, > or >=, e.g. "
+                          "\"N % 128 == 0\"",
+                          0);
+  auto trimmed = [](std::string t) {
+    const auto first = t.find_first_not_of(" \t");
+    if (first == std::string::npos) return std::string();
+    return t.substr(first, t.find_last_not_of(" \t") - first + 1);
+  };
+  Constraint c;
+  c.text = text;
+  c.op = op;
+  try {
+    c.lhs = Expression::parse(trimmed(text.substr(0, at)));
+  } catch (const ExpressionError &e) {
+    throw ExpressionError(std::string("left of the comparison: ") + e.what(), e.column());
+  }
+  try {
+    c.rhs = Expression::parse(trimmed(text.substr(at + width)));
+  } catch (const ExpressionError &e) {
+    throw ExpressionError(std::string("right of the comparison: ") + e.what(), at + width + e.column());
+  }
+  return c;
+}
+
+bool Constraint::holds(const std::map<std::string, std::int64_t> &values) const {
+  const std::int64_t a = lhs.evaluate(values), b = rhs.evaluate(values);
+  switch (op) {
+    case Op::Equal: return a == b;
+    case Op::NotEqual: return a != b;
+    case Op::Less: return a < b;
+    case Op::LessEqual: return a <= b;
+    case Op::Greater: return a > b;
+    case Op::GreaterEqual: return a >= b;
+  }
+  return false;
+}
+
+std::optional<std::string> Constraint::brokenBy(const std::map<std::string, std::int64_t> &values) const {
+  try {
+    if (holds(values)) return std::nullopt;
+    return "constraint '" + text + "' does not hold (" + lhs.text() + " = " + std::to_string(lhs.evaluate(values)) + ", " +
+           rhs.text() + " = " + std::to_string(rhs.evaluate(values)) + ")";
+  } catch (const ExpressionError &e) {
+    return "constraint '" + text + "' cannot be evaluated: " + e.what();
+  }
+}
+
+std::optional<std::string> brokenConstraint(const Task &task, const std::map<std::string, std::int64_t> &values) {
+  for (const auto &c : task.constraints)
+    if (auto broken = c.brokenBy(values)) return broken;
+  return std::nullopt;
+}
+
+void checkConstraints(const Task &task, const std::vector<const SizeConfig *> &configs,
+                      const std::map<std::string, std::int64_t> &tunables) {
+  for (const SizeConfig *config : configs) {
+    auto values = config->values;
+    values.insert(tunables.begin(), tunables.end());
+    if (const auto broken = brokenConstraint(task, values)) {
+      std::string given;
+      for (const auto &[k, v] : tunables) given += (given.empty() ? "" : " ") + k + "=" + std::to_string(v);
+      throw std::invalid_argument("configuration '" + config->name + "'" + (given.empty() ? "" : " with " + given) + ": " +
+                                  *broken + "; task '" + task.name + "' declares it (constraints in task.toml)");
+    }
+  }
+}
+
 const Generator &generatorForSeed(const Tensor &tensor, std::uint64_t seed) {
   if (!tensor.init)
     throw std::invalid_argument("tensor '" + tensor.name + "' has no generator (init); only in and inout tensors are generated");

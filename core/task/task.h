@@ -93,6 +93,25 @@ struct Tunable {
   std::vector<std::int64_t> values;
 };
 
+// A declared constraint on sizes and tunables, `constraints = ["N % 128 == 0", "dim <= 32768"]`:
+// two expressions and a comparison (== != < <= > >=). Every configuration (with the tunables'
+// first values) must meet them; a tunable point or a --set value that does not is refused before
+// anything is compiled, with a message naming the constraint.
+struct Constraint {
+  enum class Op { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };
+  std::string text;  // as written
+  Expression lhs, rhs;
+  Op op = Op::Equal;
+  int line = 0;
+  // Throws ExpressionError (an unknown name, division by zero, overflow).
+  bool holds(const std::map<std::string, std::int64_t> &values) const;
+  // Why `values` break it ("constraint 'N % 128 == 0' does not hold (N % 128 = 64, 0 = 0)"), or
+  // cannot evaluate it; none when it holds.
+  std::optional<std::string> brokenBy(const std::map<std::string, std::int64_t> &values) const;
+};
+// "A OP B" with one comparison outside parentheses; throws ExpressionError saying what is wrong.
+Constraint parseConstraint(const std::string &text);
+
 struct Task {
   std::filesystem::path folder;       // the task folder
   std::filesystem::path manifestPath;  // the manifest file read (normally folder / "task.toml")
@@ -108,6 +127,7 @@ struct Task {
   Expression flops;
   Expression bytes;
   std::vector<Tunable> tunables;
+  std::vector<Constraint> constraints;
   // Vendor libraries a candidate may load (allow_libraries; names from kVendorLibraries).
   // Every other vendor library is forbidden: a candidate that loads one is rejected.
   std::vector<std::string> allowedLibraries;
@@ -137,6 +157,14 @@ std::vector<std::string> withLibraryDependencies(const std::vector<std::string> 
 // The vendor-library name of a loaded file's path ("/usr/lib/libcublasLt.so.13" → "cublasLt"),
 // empty when it is none of kVendorLibraries.
 std::string vendorLibraryOf(const std::string &path);
+
+// The first constraint that the sizes and tunables in `values` break, as a message: "constraint
+// 'N % 128 == 0' does not hold (N % 128 = 64, 0)"; none when every one holds.
+std::optional<std::string> brokenConstraint(const Task &task, const std::map<std::string, std::int64_t> &values);
+// Throws std::invalid_argument naming the configuration and the constraint when one of `configs`
+// with `tunables` breaks one.
+void checkConstraints(const Task &task, const std::vector<const SizeConfig *> &configs,
+                      const std::map<std::string, std::int64_t> &tunables);
 
 // The value of every tunable: the given one, else its first listed value. Throws
 // std::invalid_argument naming the task's tunables when `given` names one it lacks.

@@ -240,6 +240,42 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("no size configuration 'nope'"), qPrintable(r.err));
   }
 
+  // Declared constraints (issue 21, 2): a tunable point or a --set value that breaks one is refused
+  // before anything is compiled, naming the constraint; the points that meet them compile.
+  void constraintsRefuseBeforeCompiling() {
+    QTemporaryDir dir;
+    const std::filesystem::path task = std::filesystem::path(dir.path().toStdString()) / "transpose";
+    std::filesystem::copy(std::filesystem::path(KWB_SOURCE_DIR) / "kernels" / "transpose", task,
+                          std::filesystem::copy_options::recursive);
+    std::filesystem::remove_all(task / "lineage");
+    std::string manifest;
+    {
+      std::ifstream in(task / "task.toml");
+      manifest.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const auto at = manifest.find("seeds = ");
+    QVERIFY(at != std::string::npos);
+    manifest.insert(at, "constraints = [\"TILE * BLOCK_ROWS <= 512\", \"rows >= 1\"]\n");
+    {
+      std::ofstream(task / "task.toml") << manifest;
+    }
+    const QString folder = QString::fromStdString(task.string());
+    QTemporaryDir home;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("XDG_CACHE_HOME", home.path());
+    auto r = run(kwb_, {"eval", folder, "--set", "TILE=64", "--set", "BLOCK_ROWS=16", "--no-gpu"}, env);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("configuration 'small' with BLOCK_ROWS=16 TILE=64: constraint 'TILE * BLOCK_ROWS <= 512' does "
+                            "not hold (TILE * BLOCK_ROWS = 1024, 512 = 512)"),
+             qPrintable(r.err));
+    r = run(kwb_, {"eval", folder, "--set", "TILE=64", "--no-gpu"}, env);  // 64 x 8: meets them
+    QVERIFY2(r.exitCode == 3, qPrintable(r.err));
+    r = run(kwb_, {"tune", folder, "--config", "small", "--no-gpu"}, env);
+    QVERIFY2(r.out.contains("TILE=64 BLOCK_ROWS=16") && r.out.contains("constraint 'TILE * BLOCK_ROWS <= 512' does not hold"),
+             qPrintable(r.out));
+    QVERIFY2(r.out.contains("TILE=32 BLOCK_ROWS=8  not-run  (compiled: "), qPrintable(r.out));
+  }
+
   // kwb asm: SASS and PTX with source lines, one line's instructions, a diff of two candidates.
   void asmListings() {
     auto r = run(kwb_, {"asm", kernels + "/softmax", "--ptx", "--json"});

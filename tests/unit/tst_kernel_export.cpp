@@ -317,6 +317,14 @@ class TestKernelExport : public QObject {
     QCOMPARE(images, std::size_t{2});
     QVERIFY(page.find("href=") == std::string::npos);
     QVERIFY(page.find("&lt;") != std::string::npos);  // the code, escaped
+
+    // A lineage step: the steps that led to it.
+    ExportInput step = inputOf("softmax", test::kernelsDir() / "softmax" / "lineage" / "02-warp-shuffle.cu");
+    const ReportContext fromLineage = reportContextFor(step, nullptr, nullptr);
+    QCOMPARE(fromLineage.lineage.size(), std::size_t{2});
+    QVERIFY(fromLineage.lineage[1].what.rfind("step 2: ", 0) == 0);
+    exportReport(step, fromLineage, root / "step");
+    QVERIFY(test::readFile(root / "step" / "report.md").find("It is step 2 of the task's lineage") != std::string::npos);
   }
 
   // A run's tunables are not stored: they are read back from its launches.

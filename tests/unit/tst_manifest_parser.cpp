@@ -394,7 +394,7 @@ void TestManifestParser::malformed_data() {
   QTest::addColumn<QString>("expected");
 
   const QString allRootKeys =
-      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor, allow_libraries, export";
+      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor, allow_libraries, export, constraints";
   const QString launch = "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"BLOCK\"]\nargs = [\"x\", \"y\"]";
 
   // --- the document and the root table ---
@@ -653,6 +653,20 @@ void TestManifestParser::malformed_data() {
   QTest::newRow("tolerance empty")
       << manifest({{17, "tolerance = {}"}})
       << "task.toml:17: tensors.y.tolerance: empty; expected rtol, atol or both, e.g. { rtol = 1e-5, atol = 1e-7 }";
+  QTest::newRow("constraint without a comparison") << manifest({{3, "sizes = [\"rows\", \"cols\"]\nconstraints = [\"rows % 4\"]"}})
+                                                  << "task.toml:4: constraints: invalid constraint 'rows % 4': no comparison; "
+                                                     "expected two expressions compared with ==, !=, <, <=, > or >=, e.g. "
+                                                     "\"N % 128 == 0\"";
+  QTest::newRow("constraint with two comparisons")
+      << manifest({{3, "sizes = [\"rows\", \"cols\"]\nconstraints = [\"1 < rows < 9\"]"}})
+      << "task.toml:4: constraints: invalid constraint '1 < rows < 9': a second comparison at character 10; expected one "
+         "comparison, e.g. \"N % 128 == 0\" (write two constraints for two)";
+  QTest::newRow("constraint unknown name") << manifest({{3, "sizes = [\"rows\", \"cols\"]\nconstraints = [\"n <= 4\"]"}})
+                                           << "task.toml:4: constraints: unknown name 'n' in 'n <= 4'; known sizes: rows, cols";
+  QTest::newRow("configuration breaks a constraint")
+      << manifest({{3, "sizes = [\"rows\", \"cols\"]\nconstraints = [\"cols % 16 == 0\"]"}})
+      << "task.toml:4: constraints: configuration 'c' breaks it: constraint 'cols % 16 == 0' does not hold (cols % 16 = 8, 0 "
+         "= 0); expected every configuration (with the tunables' first values) to meet every constraint";
   QTest::newRow("export unknown key") << manifest({}, "[export]\npytorch = \"x\"")
                                       << "task.toml:28: export.pytorch: unknown key; expected torch";
   QTest::newRow("export torch not a string") << manifest({}, "[export]\ntorch = 3")

@@ -1,10 +1,12 @@
 #include "core/export/export_sources.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
 #include "core/agent/session_store.h"
 #include "core/memory/case_sources.h"
+#include "core/tune/search_space.h"
 #include "core/text/content_hash.h"
 
 namespace kwb::exporting {
@@ -19,23 +21,6 @@ std::int64_t numberOf(const std::string &text, const std::string &what) {
     n = n * 10 + (c - '0');
   }
   return n;
-}
-
-// Every point of the task's tunables (at most `limit`), the first values first.
-std::vector<std::map<std::string, std::int64_t>> tunablePoints(const Task &task, std::size_t limit = 4096) {
-  std::vector<std::map<std::string, std::int64_t>> points = {{}};
-  for (const auto &t : task.tunables) {
-    std::vector<std::map<std::string, std::int64_t>> next;
-    for (const auto &p : points)
-      for (const auto v : t.values) {
-        if (next.size() >= limit) break;
-        auto q = p;
-        q[t.name] = v;
-        next.push_back(q);
-      }
-    points = std::move(next);
-  }
-  return points;
 }
 
 bool launchMatches(const Launch &launch, const std::map<std::string, std::int64_t> &values, const LaunchDims &dims) {
@@ -63,7 +48,9 @@ std::map<std::string, std::int64_t> tunablesOfRun(const Task &task, const Evalua
   if (launched.empty()) return {};
   std::optional<std::map<std::string, std::int64_t>> best;
   int bestChanged = 0, matches = 0;
-  for (const auto &point : tunablePoints(task)) {
+  const tune::SearchSpace space(task.tunables);
+  for (std::uint64_t index = 0; index < std::min<std::uint64_t>(space.size(), 4096); ++index) {
+    const tune::Point point = space.point(space.at(index));
     bool all = true;
     for (const auto *c : launched) {
       const SizeConfig *sizes = task.config(c->config);

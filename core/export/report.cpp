@@ -149,16 +149,8 @@ std::pair<double, double> costOf(const Task &task, const std::string &config) {
   }
 }
 
-double geomeanSpeedup(const EvaluationResult &r) {
-  double logSum = 0;
-  int n = 0;
-  for (const auto &c : r.configs)
-    if (c.timing && c.timing->ok && c.timing->speedup > 0) {
-      logSum += std::log(c.timing->speedup);
-      ++n;
-    }
-  return n ? std::exp(logSum / n) : 0;
-}
+// Geometric mean over the timed configurations, as the experience memory keeps it; 0: not timed.
+double geomeanSpeedup(const EvaluationResult &r) { return memory::measuredOf(r, nullptr).speedup; }
 
 }  // namespace
 

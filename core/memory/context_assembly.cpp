@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
-#include <map>
 #include <optional>
 #include <string_view>
 
@@ -180,14 +178,14 @@ ExperienceItems experienceFor(ExperienceStore &store, const MemoryQuery &query, 
   auto why = [](const QueryHit &h, const std::string &what) {
     return what + ": " + toString(h.c.label) + ", d x confidence x similarity " + fixed(h.rank, 3);
   };
-  std::map<std::int64_t, std::string> tasksShown;  // the warm items' Cases and their tasks
+  std::size_t shownHere = 0, shownOthers = 0;  // warm items of this task, of the operator's other tasks
   MemoryQuery warm = query;
   warm.text.clear();
   warm.limit = warmLimit;
   for (const auto &h : store.query(warm)) {
     ContextItem item{Tier::Warm, "experience", experienceLine(h.c), why(h, "this task"), h.c.id};
     out.warm.push_back(item);
-    tasksShown[h.c.id] = h.c.task;
+    ++(h.c.task == query.task ? shownHere : shownOthers);
   }
   if (!query.operatorClass.empty()) {
     MemoryQuery same = warm;
@@ -196,17 +194,11 @@ ExperienceItems experienceFor(ExperienceStore &store, const MemoryQuery &query, 
     for (const auto &h : store.query(same)) {
       if (h.c.task == query.task || out.warm.size() >= warmLimit) continue;
       out.warm.push_back({Tier::Warm, "experience", experienceLine(h.c), why(h, "same operator (" + h.c.operatorClass + ")"), h.c.id});
-      tasksShown[h.c.id] = h.c.task;
+      ++shownOthers;
     }
   }
   // Digests: what the warm items leave out, summed up (this task's Cases, then its operator's other
   // tasks').
-  auto shownFrom = [&](const std::function<bool(const std::string &)> &inScope) {
-    std::size_t n = 0;
-    for (const auto &item : out.warm)
-      if (const auto it = tasksShown.find(item.caseId); it != tasksShown.end() && inScope(it->second)) ++n;
-    return n;
-  };
   auto addDigest = [&](const DigestScope &scope, const std::string &title, std::size_t shown, const std::string &what) {
     if (out.cold.size() >= coldLimit) return;
     const Digest d = store.digest(scope);
@@ -215,11 +207,10 @@ ExperienceItems experienceFor(ExperienceStore &store, const MemoryQuery &query, 
                         what + ": " + std::to_string(d.cases) + " Cases, " + std::to_string(shown) + " shown one by one", 0});
   };
   if (!query.task.empty())
-    addDigest({query.task, {}, {}}, query.task, shownFrom([&](const std::string &t) { return t == query.task; }),
-              "this task's attempts summed up");
+    addDigest({query.task, {}, {}}, query.task, shownHere, "this task's attempts summed up");
   if (!query.operatorClass.empty())
     addDigest({{}, query.operatorClass, query.task}, "the operator's other tasks (" + query.operatorClass + ")",
-              shownFrom([&](const std::string &t) { return t != query.task; }), "the same operator's other tasks summed up");
+              shownOthers, "the same operator's other tasks summed up");
   if (!query.text.empty() && out.cold.size() < coldLimit) {
     // Other operators whose Cases share any of the task's words: coverage more than speed.
     MemoryQuery cross;

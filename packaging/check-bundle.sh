@@ -19,7 +19,9 @@ for program in kernel-workbench kwb kwb-worker; do
   missing=$(ldd "$dir/usr/bin/$program" | grep "not found" || true)
   [ -z "$missing" ] || fail "$program: libraries not found: $missing"
 done
-ldd "$dir/usr/bin/kernel-workbench" | grep -q "libQt6Core.so.6 => $dir/usr/" || fail "Qt is not taken from the bundle"
+# Read whole first: `ldd | grep -q` can end ldd with SIGPIPE, which pipefail counts as a failure.
+libraries=$(ldd "$dir/usr/bin/kernel-workbench")
+grep -q "libQt6Core.so.6 => $dir/usr/" <<< "$libraries" || fail "Qt is not taken from the bundle"
 bare() { env -i PATH=/usr/bin:/bin HOME="$work/home" "$@"; }
 mkdir -p "$work/home"
 version=$(bare "$dir/kwb" --version) || fail "kwb --version failed"

@@ -61,7 +61,8 @@ echo "check-deb-install: kwb, the window (offscreen, $(stat -c %s "$work/window.
 
 echo "check-deb-install: apt removes it"
 in_root apt-get remove --purge -y -qq kernel-workbench > "$work/remove.log" 2>&1 || { cat "$work/remove.log" >&2; exit 1; }
-if in_root dpkg-query -W -f='${Status}' kernel-workbench 2> /dev/null | grep -q "installed"; then
+status=$(in_root dpkg-query -W -f='${Status}' kernel-workbench 2> /dev/null || true)
+if grep -q "installed" <<< "$status"; then
   echo "check-deb-install: kernel-workbench is still installed" >&2; exit 1
 fi
 left=$(cd "$root" && ls -d usr/bin/kwb usr/bin/kwb-worker usr/bin/kernel-workbench usr/share/kernel-workbench 2> /dev/null || true)

@@ -87,7 +87,18 @@ std::string formatTask(const Task &task) {
     }
     out << ")\n";
   }
-  out << "\nReference:  " << task.reference.source.string() << "  " << launchLine(task.reference.launch) << "\n";
+  if (task.reference.hasCuda())
+    out << "\nReference:  " << task.reference.source.string() << "  " << launchLine(task.reference.launch) << "\n";
+  if (!task.reference.python.empty())
+    out << (task.reference.hasCuda() ? "PyTorch:    " : "\nReference:  ") << task.reference.python.string()
+        << " (a PyTorch module" << (task.reference.hasCuda() ? ", timed for the speedup over PyTorch" : "") << ")\n";
+  for (const auto &c : task.configs)
+    if (c.launch) out << "  " << c.name << ": " << launchLine(*c.launch) << "\n";
+  if (!task.params.empty()) {
+    out << "Parameters:";
+    for (const auto &p : task.params) out << " " << p.name << "=" << p.literal() << " (" << kwb::dtypeName(p.dtype) << ")";
+    out << "\n";
+  }
   if (task.launch) out << "Candidates: " << launchLine(*task.launch) << "\n";
   out << "Starter:    " << task.starterSource().string() << "\n";
   if (!task.tunables.empty()) {

@@ -68,8 +68,8 @@ CompileRequest requestFor(const Task &task, const std::string &source, const std
   request.arch = arch;
   for (const auto &[name, value] : effectiveTunables(task, tunableValues))
     request.defines.emplace_back(name, std::to_string(value));
-  if (request.form == SourceForm::DeviceOnly)
-    request.expectedKernels.push_back(task.launch ? task.launch->kernel : task.reference.launch.kernel);
+  for (auto &define : paramDefines(task)) request.defines.push_back(std::move(define));
+  if (request.form == SourceForm::DeviceOnly) request.expectedKernels = task.candidateKernels();
   return request;
 }
 

@@ -102,18 +102,18 @@ int severityRank(Outcome o) {
 std::vector<ConfigOutcome> planLaunches(const Task &task, const std::vector<const SizeConfig *> &configs,
                                         const std::map<std::string, std::int64_t> &tunables,
                                         const CompileResult &candidate, const std::string &arch) {
-  const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
   const auto limits = archLimits(arch);
-  // A host launcher chooses its own launches: no occupancy from the manifest's.
-  const KernelResources *resources =
-      candidate.form == SourceForm::HostLauncher ? nullptr : findKernel(candidate, candidateLaunch.kernel);
   std::vector<ConfigOutcome> planned;
   for (const auto *c : configs) {
+    const Launch &candidateLaunch = task.candidateLaunch(*c);
+    // A host launcher chooses its own launches: no occupancy from the manifest's.
+    const KernelResources *resources =
+        candidate.form == SourceForm::HostLauncher ? nullptr : findKernel(candidate, candidateLaunch.kernel);
     ConfigOutcome co;
     co.config = c->name;
     try {
       co.candidateLaunch = evaluateLaunch(candidateLaunch, *c, tunables);
-      co.referenceLaunch = evaluateLaunch(task.reference.launch, *c, tunables);
+      if (task.reference.hasCuda()) co.referenceLaunch = evaluateLaunch(task.referenceLaunch(*c), *c, tunables);
     } catch (const std::invalid_argument &e) {
       co.outcome = Outcome::Error;
       co.message = e.what();

@@ -168,9 +168,9 @@ bool EvaluatorPool::workerTrouble(const EvaluationResult &r) {
 }
 
 std::string EvaluatorPool::probe(Device &device, const Task &task) {
-  if (task.configs.empty() || task.seeds.empty()) return {};
+  if (task.configs.empty() || task.seeds.empty() || !task.reference.hasCuda()) return {};
   Task reference = task;
-  reference.launch = task.reference.launch;
+  useReferenceLaunches(reference);
   reference.tunables.clear();
   std::string referenceSource;
   try {

@@ -253,6 +253,14 @@ std::string headerText(const ExportInput &in, const Layout &l) {
   std::string h = commented(task.name + ": " + task.description + "\n" + provenanceComment(in));
   h += "#pragma once\n" + typeIncludes(l) + "\nnamespace " + l.ns + " {\n\n";
   h += kExpressionHelpers;
+  if (!task.params.empty()) {
+    // In `expr`, where the launch's and the shapes' expressions look names up.
+    h += "namespace expr {\n// The task's parameters ([params]), as the workbench passed them to the kernel.\n";
+    for (const auto &p : task.params)
+      h += "inline constexpr " + (p.isInteger() ? std::string("long long") : cppType(p.dtype)) + " " + p.name + " = " +
+           p.literal() + (p.dtype == DType::F32 ? "f" : "") + ";\n";
+    h += "}  // namespace expr\n\n";
+  }
   if (!l.tunables.empty()) h += "// Tunables baked into the kernel: " + tunablesText(l.tunables) + ".\n";
   std::string doc;
   for (const auto &t : task.tensors) doc += describe(t) + " (device memory)\n";
@@ -283,7 +291,8 @@ std::string launchBody(const Task &task, const Launch &launch, const Layout &l, 
   std::vector<std::string> args;
   for (const auto &a : launch.args) {
     const Tensor *t = task.tensor(a);
-    args.push_back(t ? "const_cast<void *>(static_cast<const void *>(&" + a + "))" : "static_cast<void *>(&" + a + ")");
+    args.push_back(t || task.param(a) ? "const_cast<void *>(static_cast<const void *>(&" + a + "))"
+                                      : "static_cast<void *>(&" + a + ")");
   }
   b += "  void *kwb_args[] = {" + joined(args, ", ") + "};\n";
   if (hostLauncher) {
@@ -337,6 +346,10 @@ std::string kernelText(const ExportInput &in, const Layout &l) {
   if (!l.tunables.empty()) {
     s += "// Tunables baked in (the workbench passed them to the compiler as -D):\n";
     for (const auto &[k, v] : l.tunables) s += "#define " + k + " " + std::to_string(v) + "\n";
+  }
+  if (!in.task.params.empty()) {
+    s += "// Parameters baked in (the workbench passed them to the compiler as -D):\n";
+    for (const auto &[k, v] : paramDefines(in.task)) s += "#define " + k + " " + v + "\n";
   }
   s += "\n" + in.code;
   if (!in.code.empty() && in.code.back() != '\n') s += "\n";
@@ -630,6 +643,10 @@ ExportInput prepared(const ExportInput &given) {
 }
 
 std::string readTaskReference(const Task &task) {
+  if (!task.reference.hasCuda())
+    throw ExportError("task '" + task.name + "' has no CUDA reference (its reference is the PyTorch module " +
+                      task.reference.python.string() +
+                      "): an exported package's test is built from a CUDA reference; not available yet for PyTorch-only tasks");
   const fs::path referenceSource = task.folder / task.reference.source;
   std::ifstream reference(referenceSource, std::ios::binary);
   if (!reference)

@@ -20,12 +20,15 @@ std::optional<ResolvedStep> resolveLineageStep(const Task &task, const fs::path 
 }
 
 bool runAsReference(Task &task, const fs::path &candidate) {
-  if (!task.launch) return false;  // the candidate already runs with the reference's launch
+  bool ownLaunches = false;
+  for (const auto &c : task.configs) ownLaunches = ownLaunches || c.launch;
+  if (!task.launch && !ownLaunches) return false;  // the candidate already runs with the reference's launch
+  if (!task.reference.hasCuda()) return false;
   std::error_code ec, ec2;
   const fs::path wanted = fs::weakly_canonical(candidate, ec);
   const fs::path reference = fs::weakly_canonical(task.folder / task.reference.source, ec2);
   if (ec || ec2 || wanted != reference) return false;
-  task.launch = task.reference.launch;
+  useReferenceLaunches(task);
   return true;
 }
 

@@ -93,7 +93,7 @@ ProfileResult profileCandidate(const Task &task, const std::string &source, cons
       }
     return finish();
   }
-  const Launch &launch = task.launch ? *task.launch : task.reference.launch;
+  const Launch &launch = task.candidateLaunch(*config);
   const ConfigOutcome plan = planLaunches(task, {config}, tunables, compiled, result.arch).front();
   if (plan.outcome == Outcome::Error) {
     result.outcome = Outcome::Error;

@@ -343,7 +343,11 @@ class ManifestReader {
       fail(out.line, field, "invalid expression " + quotedExpression(s->get()) + ": " + e.what());
     }
     for (const std::string &id : out.expr.identifiers()) {
-      if (sizeSet_.count(id)) continue;
+      if (sizeSet_.count(id) || intParamSet_.count(id)) continue;
+      if (paramSet_.count(id))
+        fail(out.line, field, "parameter " + inQuotes(id) + " is not an integer; expected sizes" +
+                                  std::string(scope == Scope::SizesAndTunables ? ", tunables" : "") +
+                                  " and integer parameters only");
       const bool isTunable = tunableSet_.count(id) > 0;
       if (scope == Scope::SizesAndTunables) {
         if (isTunable) continue;
@@ -409,9 +413,16 @@ class ManifestReader {
   Generator readInit(const toml::node &n, const std::string &field, const Tensor &tensor,
                      const ElementCounts &elements) const;
   Tolerance readTolerance(const toml::node &n, const std::string &field, const Tensor &tensor) const;
+  // `base`: a configuration's launch, whose missing fields are the task's.
   LaunchSource readLaunch(const toml::table &t, int tableLine, const std::string &prefix, Scope scope,
-                          const Task &task, bool withSource, fs::path *source) const;
-  void checkLaunch(const LaunchSource &l, const Task &task, bool withTunables) const;
+                          const Task &task, bool withSource, fs::path *source,
+                          const LaunchSource *base = nullptr) const;
+  // Every configuration (or only `only`) with the tunables the launch uses.
+  void checkLaunch(const LaunchSource &l, const Task &task, bool withTunables, const SizeConfig *only = nullptr) const;
+  void readParams(const toml::table &root, Task &task);
+  void readReference(const toml::table &root, Task &task, LaunchSource &reference) const;
+  void readConfigLaunches(const toml::table &root, Task &task, const LaunchSource *reference,
+                          const LaunchSource *launch) const;
   void checkLaunchPoint(const LaunchSource &l, const Values &values, const std::string &context) const;
   void readCost(const toml::table &root, Task &task) const;
   void readEditor(const toml::table &root, Task &task) const;
@@ -424,6 +435,9 @@ class ManifestReader {
   std::set<std::string> sizeSet_;
   std::vector<std::string> tunableNames_;
   std::set<std::string> tunableSet_;
+  std::vector<std::string> paramNames_;  // every parameter
+  std::set<std::string> paramSet_;
+  std::set<std::string> intParamSet_;    // the integer ones: usable in expressions
 };
 
 Task ManifestReader::read(const std::string &text) {
@@ -440,32 +454,38 @@ Task ManifestReader::read(const std::string &text) {
   task.manifestPath = folder_.empty() ? fs::path(path_) : folder_ / kManifestFileName;
 
   checkKeys(root, "", {"name", "description", "sizes", "seeds", "configs", "tensors", "reference",
-                       "launch", "tunables", "cost", "editor", "allow_libraries", "export", "constraints"});
+                       "launch", "tunables", "cost", "editor", "allow_libraries", "export", "constraints",
+                       "params"});
   readName(root, task);
   readSizes(root, task);
   readSeeds(root, task);
   readConfigs(root, task);
   readTunables(root, task);
+  readParams(root, task);
   readConstraints(root, task);
   readTensors(root, task);
 
-  const toml::node &refNode =
-      require(root, 0, "", "reference", "a [reference] table with source, kernel, grid, block and args");
-  const toml::table &ref = asTable(refNode, "reference", "a [reference] table");
-  LaunchSource reference = readLaunch(ref, lineOf(ref), "reference", Scope::Sizes, task, true,
-                                      &task.reference.source);
-  task.reference.launch = reference.launch;
-  checkLaunch(reference, task, false);
-
+  LaunchSource reference;
+  readReference(root, task, reference);
+  std::optional<LaunchSource> launch;
   if (const toml::node *launchNode = root.get("launch")) {
     const toml::table &t = asTable(*launchNode, "launch", "a [launch] table");
-    LaunchSource launch = readLaunch(t, lineOf(t), "launch", Scope::SizesAndTunables, task, false, nullptr);
-    task.launch = launch.launch;
-    checkLaunch(launch, task, true);
+    launch = readLaunch(t, lineOf(t), "launch", Scope::SizesAndTunables, task, false, nullptr);
+    task.launch = launch->launch;
+    checkLaunch(*launch, task, true);
+  } else if (!task.reference.hasCuda()) {
+    fail(0, "launch",
+         "missing; expected a [launch] table saying how a candidate is launched (kernel, grid, block, args): "
+         "the reference is a PyTorch module, which launches nothing");
   }
+  readConfigLaunches(root, task, task.reference.hasCuda() ? &reference : nullptr, launch ? &*launch : nullptr);
 
   readCost(root, task);
   readEditor(root, task);
+  if (!task.reference.hasCuda() && !task.starter)
+    fail(0, "editor.starter",
+         "missing; expected [editor] starter = \"FILE.cu\": the reference is a PyTorch module, so a user needs a CUDA "
+         "source to start editing from");
   readExport(root, task);
   if (const toml::node *n = root.get("allow_libraries")) {
     const std::string what = "an array of vendor library names, e.g. [\"cublas\"]; known: " + join(kVendorLibraries);
@@ -501,11 +521,10 @@ void ManifestReader::readSizes(const toml::table &root, Task &task) {
   for (const toml::node &e : a) {
     const std::string s = asString(e, "sizes", "a size name (a string)");
     if (!isIdentifier(s)) fail(lineOf(e), "sizes", inQuotes(s) + " is not a valid size name; expected " + kIdentifierRule);
-    if (s == "name")
+    if (s == "name" || s == "launch" || s == "reference_launch")
       fail(lineOf(e), "sizes",
-           "'name' is reserved (every [[configs]] table uses it for the configuration's name); expected "
-           "another "
-           "size name");
+           inQuotes(s) + " is reserved (a [[configs]] table uses it for the configuration's " +
+               (s == "name" ? "name" : "own launch") + "); expected another size name");
     if (sizeSet_.count(s)) fail(lineOf(e), "sizes", "duplicate size " + inQuotes(s) + "; expected each name once");
     sizeSet_.insert(s);
     sizeNames_.push_back(s);
@@ -540,6 +559,7 @@ void ManifestReader::readConfigs(const toml::table &root, Task &task) const {
 
   std::vector<std::string> allowed{"name"};
   allowed.insert(allowed.end(), sizeNames_.begin(), sizeNames_.end());
+  allowed.insert(allowed.end(), {"launch", "reference_launch"});
   std::set<std::string> seen;
   for (std::size_t i = 0; i < a->size(); ++i) {
     const toml::table &t = *(*a)[i].as_table();
@@ -870,13 +890,15 @@ Tolerance ManifestReader::readTolerance(const toml::node &n, const std::string &
 }
 
 LaunchSource ManifestReader::readLaunch(const toml::table &t, int tableLine, const std::string &prefix, Scope scope,
-                                        const Task &task, bool withSource, fs::path *source) const {
+                                        const Task &task, bool withSource, fs::path *source,
+                                        const LaunchSource *base) const {
   std::vector<std::string> allowed;
-  if (withSource) allowed.push_back("source");
+  if (withSource) allowed = {"source", "python", "init"};
   for (const char *k : {"kernel", "grid", "block", "shared_bytes", "args"}) allowed.push_back(k);
   checkKeys(t, prefix, allowed);
 
   LaunchSource out;
+  if (base) out = *base;  // the fields this table does not give
   out.prefix = prefix;
   out.tableLine = tableLine;
   if (withSource) {
@@ -884,41 +906,52 @@ LaunchSource ManifestReader::readLaunch(const toml::table &t, int tableLine, con
     *source = sourceFile(s, prefix + ".source", "the reference source file");
   }
 
-  const toml::node &k = require(t, tableLine, prefix, "kernel", "the kernel function's name, e.g. kernel = \"softmax\"");
-  out.launch.kernel = asString(k, prefix + ".kernel", "the kernel function's name (a string)");
-  if (!isIdentifier(out.launch.kernel))
-    fail(lineOf(k), prefix + ".kernel",
-         inQuotes(out.launch.kernel) + " is not a valid kernel name; expected " + kIdentifierRule);
+  if (const toml::node *k = t.get("kernel"); k || !base) {
+    if (!k) k = &require(t, tableLine, prefix, "kernel", "the kernel function's name, e.g. kernel = \"softmax\"");
+    out.launch.kernel = asString(*k, prefix + ".kernel", "the kernel function's name (a string)");
+    if (!isIdentifier(out.launch.kernel))
+      fail(lineOf(*k), prefix + ".kernel",
+           inQuotes(out.launch.kernel) + " is not a valid kernel name; expected " + kIdentifierRule);
+  }
 
   const std::string dims = "1 to 3 dimensions (x, y, z)";
-  const toml::node &g = require(t, tableLine, prefix, "grid", dims + ", e.g. grid = [\"ceil_div(rows, 256)\"]");
-  out.grid = expressionList(g, prefix + ".grid", scope, 1, 3, dims);
-  const toml::node &b = require(t, tableLine, prefix, "block", dims + ", e.g. block = [256]");
-  out.block = expressionList(b, prefix + ".block", scope, 1, 3, dims);
-  out.blockLine = lineOf(b);
+  if (const toml::node *g = t.get("grid"); g || !base) {
+    if (!g) g = &require(t, tableLine, prefix, "grid", dims + ", e.g. grid = [\"ceil_div(rows, 256)\"]");
+    out.grid = expressionList(*g, prefix + ".grid", scope, 1, 3, dims);
+  }
+  if (const toml::node *b = t.get("block"); b || !base) {
+    if (!b) b = &require(t, tableLine, prefix, "block", dims + ", e.g. block = [256]");
+    out.block = expressionList(*b, prefix + ".block", scope, 1, 3, dims);
+    out.blockLine = lineOf(*b);
+  }
   if (const toml::node *s = t.get("shared_bytes"))
     out.shared = expression(*s, prefix + ".shared_bytes", scope);
-  else
+  else if (!base)
     out.shared = {Expression::constant(0), tableLine};
+  out.launch.grid.clear();
+  out.launch.block.clear();
   for (const auto &e : out.grid) out.launch.grid.push_back(e.expr);
   for (const auto &e : out.block) out.launch.block.push_back(e.expr);
   out.launch.sharedBytes = out.shared.expr;
 
-  // Args: tensors (each exactly once) and sizes, in the kernel's parameter order.
+  // Args: tensors (each exactly once), sizes and parameters, in the kernel's parameter order.
+  const toml::node *a = t.get("args");
+  if (!a && base) return out;
   std::vector<std::string> tensorNames;
   for (const Tensor &x : task.tensors) tensorNames.push_back(x.name);
   const std::string field = prefix + ".args";
-  const std::string known = "a tensor (" + join(tensorNames) + ") or a size (" + join(sizeNames_) + ")";
-  const toml::node &a = require(t, tableLine, prefix, "args",
-                                "the kernel's arguments in order, e.g. args = [\"x\", \"y\", \"rows\"]");
-  const toml::array &args = asArray(a, field, "an array of tensor and size names");
+  std::string known = "a tensor (" + join(tensorNames) + ") or a size (" + join(sizeNames_) + ")";
+  if (!paramNames_.empty()) known += " or a parameter (" + join(paramNames_) + ")";
+  if (!a) a = &require(t, tableLine, prefix, "args", "the kernel's arguments in order, e.g. args = [\"x\", \"y\", \"rows\"]");
+  const toml::array &args = asArray(*a, field, "an array of tensor, size and parameter names");
   std::set<std::string> seen;
+  out.launch.args.clear();
   for (const toml::node &e : args) {
-    const std::string name = asString(e, field, "a tensor or size name (a string)");
+    const std::string name = asString(e, field, "a tensor, size or parameter name (a string)");
     if (task.tensor(name)) {
       if (!seen.insert(name).second)
         fail(lineOf(e), field, "tensor " + inQuotes(name) + " appears twice; expected each tensor exactly once");
-    } else if (!sizeSet_.count(name)) {
+    } else if (!sizeSet_.count(name) && !paramSet_.count(name)) {
       if (tunableSet_.count(name))
         fail(lineOf(e), field, inQuotes(name) + " is a tunable (compiled in as -D" + name + "=...); expected " + known);
       fail(lineOf(e), field, "unknown name " + inQuotes(name) + "; expected " + known);
@@ -927,8 +960,8 @@ LaunchSource ManifestReader::readLaunch(const toml::table &t, int tableLine, con
   }
   for (const std::string &name : tensorNames)
     if (!seen.count(name))
-      fail(lineOf(a), field, "tensor " + inQuotes(name) + " is missing; expected every tensor exactly once (" +
-                                 join(tensorNames) + ")");
+      fail(lineOf(*a), field, "tensor " + inQuotes(name) + " is missing; expected every tensor exactly once (" +
+                                  join(tensorNames) + ")");
   return out;
 }
 
@@ -957,7 +990,8 @@ void ManifestReader::checkLaunchPoint(const LaunchSource &l, const Values &value
                "a byte count");
 }
 
-void ManifestReader::checkLaunch(const LaunchSource &l, const Task &task, bool withTunables) const {
+void ManifestReader::checkLaunch(const LaunchSource &l, const Task &task, bool withTunables,
+                                 const SizeConfig *only) const {
   // The tunables the launch actually uses, in declaration order.
   std::vector<const Tunable *> used;
   if (withTunables) {
@@ -979,6 +1013,7 @@ void ManifestReader::checkLaunch(const LaunchSource &l, const Task &task, bool w
   const bool everyPoint = space <= kMaxTunablePoints;
 
   for (const SizeConfig &config : task.configs) {
+    if (only && only != &config) continue;
     std::vector<std::size_t> index(used.size(), 0);
     for (;;) {
       Values values = config.values;
@@ -996,6 +1031,131 @@ void ManifestReader::checkLaunch(const LaunchSource &l, const Task &task, bool w
         index[i] = 0;
       }
       if (i == used.size()) break;
+    }
+  }
+}
+
+void ManifestReader::readParams(const toml::table &root, Task &task) {
+  const toml::node *n = root.get("params");
+  if (!n) return;
+  const toml::table &t = asTable(*n, "params", "a [params] table of NAME = value, e.g. eps = 1e-5");
+  std::vector<std::string> tensorNames;
+  if (const toml::node *tensors = root.get("tensors"); tensors && tensors->is_table())
+    for (const Entry &e : entriesInOrder(*tensors->as_table())) tensorNames.push_back(e.key);
+  const std::string expected =
+      "a number (an integer: i64; a real: f32), a boolean, or { value = ..., dtype = \"i64\"|\"i32\"|\"f32\"|\"f64\" }";
+  for (const Entry &e : entriesInOrder(t)) {
+    const std::string field = "params." + e.key;
+    if (!isIdentifier(e.key))
+      fail(e.line, field, inQuotes(e.key) + " is not a valid parameter name; expected " + kIdentifierRule);
+    if (sizeSet_.count(e.key) || tunableSet_.count(e.key) ||
+        std::find(tensorNames.begin(), tensorNames.end(), e.key) != tensorNames.end())
+      fail(e.line, field,
+           "clashes with the " + std::string(sizeSet_.count(e.key) ? "size" : tunableSet_.count(e.key) ? "tunable" : "tensor") +
+               " " + inQuotes(e.key) + "; expected a name of its own");
+    Param p;
+    p.name = e.key;
+    p.line = e.line;
+    const toml::node *v = e.node;
+    std::optional<DType> dtype;
+    if (const auto *tbl = v->as_table()) {
+      checkKeys(*tbl, field, {"value", "dtype"});
+      v = &require(*tbl, e.line, field, "value", expected);
+      if (const toml::node *d = tbl->get("dtype")) {
+        const std::string name = asString(*d, field + ".dtype", "\"i64\", \"i32\", \"f32\" or \"f64\"");
+        dtype = dtypeFromName(name);
+        if (!dtype || (*dtype != DType::I64 && *dtype != DType::I32 && *dtype != DType::F32 && *dtype != DType::F64))
+          fail(lineOf(*d), field + ".dtype", "found " + inQuotes(name) + "; expected \"i64\", \"i32\", \"f32\" or \"f64\"");
+      }
+    }
+    if (const auto *i = v->as_integer()) {
+      p.dtype = dtype.value_or(DType::I64);
+      p.integer = i->get();
+      p.real = static_cast<double>(p.integer);
+    } else if (const auto *b = v->as_boolean()) {
+      p.dtype = dtype.value_or(DType::I64);
+      p.integer = b->get() ? 1 : 0;
+      p.real = static_cast<double>(p.integer);
+    } else if (const auto *f = v->as_floating_point()) {
+      p.dtype = dtype.value_or(DType::F32);
+      p.real = f->get();
+      if (p.isInteger())
+        fail(lineOf(*v), field, "found " + number(p.real) + " for an integer dtype; expected an integer");
+      if (!std::isfinite(p.real)) fail(lineOf(*v), field, "found " + number(p.real) + "; expected a finite number");
+    } else {
+      fail(lineOf(*v), field, "found " + typeName(*v) + "; expected " + expected);
+    }
+    if (p.dtype == DType::I32 && (p.integer < std::numeric_limits<std::int32_t>::min() ||
+                                  p.integer > std::numeric_limits<std::int32_t>::max()))
+      fail(lineOf(*v), field, "found " + std::to_string(p.integer) + "; expected a value an i32 holds");
+    paramNames_.push_back(p.name);
+    paramSet_.insert(p.name);
+    if (p.isInteger()) {
+      intParamSet_.insert(p.name);
+      for (SizeConfig &config : task.configs) config.values[p.name] = p.integer;
+    }
+    task.params.push_back(p);
+  }
+}
+
+void ManifestReader::readReference(const toml::table &root, Task &task, LaunchSource &reference) const {
+  const toml::node &refNode = require(root, 0, "", "reference",
+                                      "a [reference] table with source, kernel, grid, block and args (a CUDA "
+                                      "reference), or python (a PyTorch module)");
+  const toml::table &ref = asTable(refNode, "reference", "a [reference] table");
+  if (const toml::node *py = ref.get("python"))
+    task.reference.python = sourceFile(*py, "reference.python", "the PyTorch module's file, e.g. python = \"reference.py\"");
+  if (const toml::node *init = ref.get("init")) {
+    if (task.reference.python.empty())
+      fail(lineOf(*init), "reference.init", "given without reference.python; expected it only with a PyTorch module");
+    const toml::array &a = asArray(*init, "reference.init", "an array of parameter names, e.g. [\"dim\"]");
+    std::vector<std::string> names;
+    for (const toml::node &e : a) {
+      const std::string name = asString(e, "reference.init", "a parameter name (a string)");
+      if (!paramSet_.count(name))
+        fail(lineOf(e), "reference.init",
+             "unknown parameter " + inQuotes(name) + "; expected one of [params]" +
+                 (paramNames_.empty() ? std::string(" (there are none)") : ": " + join(paramNames_)));
+      names.push_back(name);
+    }
+    task.reference.init = names;
+  }
+  if (ref.get("source") || task.reference.python.empty()) {
+    reference = readLaunch(ref, lineOf(ref), "reference", Scope::Sizes, task, true, &task.reference.source);
+    task.reference.launch = reference.launch;
+    checkLaunch(reference, task, false);
+    return;
+  }
+  for (const char *k : {"kernel", "grid", "block", "shared_bytes", "args"})
+    if (const toml::node *n = ref.get(k))
+      fail(lineOf(*n), std::string("reference.") + k,
+           "given without reference.source; expected the CUDA source its kernel is in, or none of kernel, grid, "
+           "block, shared_bytes and args for a PyTorch-only reference");
+  checkKeys(ref, "reference", {"python", "init", "source"});
+}
+
+void ManifestReader::readConfigLaunches(const toml::table &root, Task &task, const LaunchSource *reference,
+                                        const LaunchSource *launch) const {
+  const toml::array &a = *root.get("configs")->as_array();  // readConfigs checked it
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const toml::table &t = *a[i].as_table();
+    for (const bool candidate : {true, false}) {
+      const std::string key = candidate ? "launch" : "reference_launch";
+      const toml::node *n = t.get(key);
+      if (!n) continue;
+      const std::string prefix = "configs[" + std::to_string(i) + "]." + key;
+      const toml::table &lt = asTable(*n, prefix,
+                                      "an inline table of the launch fields that differ for this configuration, e.g. "
+                                      "{ kernel = \"split\", grid = [\"rows * 64\"] }");
+      const LaunchSource *base = candidate && launch ? launch : reference;
+      if (!base)
+        fail(lineOf(*n), prefix,
+             "the reference is a PyTorch module, which launches nothing; expected no reference_launch");
+      const LaunchSource l = readLaunch(lt, lineOf(*n), prefix, candidate ? Scope::SizesAndTunables : Scope::Sizes,
+                                        task, false, nullptr, base);
+      SizeConfig &config = task.configs[i];
+      checkLaunch(l, task, candidate, &config);
+      (candidate ? config.launch : config.referenceLaunch) = l.launch;
     }
   }
 }
@@ -1046,7 +1206,7 @@ void ManifestReader::readConstraints(const toml::table &root, Task &task) const 
     c.line = lineOf(e);
     for (const Expression *side : {&c.lhs, &c.rhs})
       for (const std::string &id : side->identifiers())
-        if (!sizeSet_.count(id) && !tunableSet_.count(id)) {
+        if (!sizeSet_.count(id) && !tunableSet_.count(id) && !intParamSet_.count(id)) {
           std::string msg = "unknown name " + inQuotes(id) + " in " + quotedExpression(text) + "; known sizes: " + join(sizeNames_);
           if (!tunableNames_.empty()) msg += "; known tunables: " + join(tunableNames_);
           fail(c.line, "constraints", msg);

@@ -1,9 +1,11 @@
 #include "core/task/task.h"
 
-#include <stdexcept>
-
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <map>
 #include <utility>
 
@@ -140,6 +142,75 @@ const SizeConfig *Task::config(std::string_view wanted) const {
   for (const auto &c : configs)
     if (c.name == wanted) return &c;
   return nullptr;
+}
+
+const Param *Task::param(std::string_view wanted) const {
+  for (const auto &p : params)
+    if (p.name == wanted) return &p;
+  return nullptr;
+}
+
+const Launch &Task::candidateLaunch(const SizeConfig &c) const {
+  if (c.launch) return *c.launch;
+  return launch ? *launch : reference.launch;
+}
+
+const Launch &Task::referenceLaunch(const SizeConfig &c) const {
+  return c.referenceLaunch ? *c.referenceLaunch : reference.launch;
+}
+
+std::vector<std::string> Task::candidateKernels() const {
+  std::vector<std::string> out{launch ? launch->kernel : reference.launch.kernel};
+  for (const auto &c : configs)
+    if (c.launch && std::find(out.begin(), out.end(), c.launch->kernel) == out.end()) out.push_back(c.launch->kernel);
+  return out;
+}
+
+std::string Param::literal() const {
+  if (isInteger()) return std::to_string(integer);
+  // The shortest form that reads back as the same double.
+  char buf[40];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, real);
+    if (std::strtod(buf, nullptr) == real) break;
+  }
+  std::string s = buf;
+  // A whole number stays a floating literal in C and in Python.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::uint64_t Param::argumentBits() const {
+  std::uint64_t bits = 0;
+  if (dtype == DType::F32) {
+    const float f = static_cast<float>(real);
+    std::memcpy(&bits, &f, sizeof f);
+  } else if (dtype == DType::F64) {
+    std::memcpy(&bits, &real, sizeof real);
+  } else if (dtype == DType::I32) {
+    const auto v = static_cast<std::uint32_t>(static_cast<std::int32_t>(integer));
+    bits = v;
+  } else {
+    bits = static_cast<std::uint64_t>(integer);
+  }
+  return bits;
+}
+
+void useReferenceLaunches(Task &task) {
+  task.launch = task.reference.launch;
+  for (auto &c : task.configs) c.launch = c.referenceLaunch;
+}
+
+std::map<std::string, std::int64_t> scalarArguments(const Task &task, const SizeConfig &config) {
+  auto out = config.values;
+  for (const auto &p : task.params) out[p.name] = static_cast<std::int64_t>(p.argumentBits());
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> paramDefines(const Task &task) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto &p : task.params) out.emplace_back("PARAM_" + p.name, p.literal());
+  return out;
 }
 
 std::filesystem::path Task::starterSource() const {

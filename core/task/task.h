@@ -67,14 +67,9 @@ struct Tensor {
   int line = 0;                       // manifest line, for messages
 };
 
-// One assignment of every named size.
-struct SizeConfig {
-  std::string name;
-  std::map<std::string, std::int64_t> values;
-};
-
-// A kernel launch over sizes and tunables. Args name tensors (passed as device pointers) and
-// sizes (passed as 64-bit integers), in the kernel's parameter order.
+// A kernel launch over sizes and tunables. Args name tensors (passed as device pointers), sizes
+// (passed as 64-bit integers) and parameters (passed in their dtype), in the kernel's parameter
+// order.
 struct Launch {
   std::string kernel;
   std::vector<Expression> grid;   // 1 to 3 dimensions
@@ -83,9 +78,50 @@ struct Launch {
   std::vector<std::string> args;
 };
 
+// One assignment of every named size (and of every integer parameter: see Param), with the
+// launches that configuration uses where they differ from the task's ([[configs]] launch = {...}
+// and reference_launch = {...}: the fields given replace those of [launch] / [reference]).
+struct SizeConfig {
+  std::string name;
+  std::map<std::string, std::int64_t> values;
+  std::optional<Launch> launch;           // the candidate's launch for this configuration
+  std::optional<Launch> referenceLaunch;  // the reference's
+};
+
+// A scalar parameter, `[params] eps = 1e-5` or `dim = { value = 1, dtype = "i32" }`: compiled into
+// the candidate and the reference as -DPARAM_NAME=VALUE (prefixed: a kernel argument may carry the
+// parameter's own name), passed as a kernel argument where a launch's
+// args name it (in its dtype: i64 and f32 unless given), and given to a PyTorch reference's
+// Model(...) where [reference] init names it. An integer parameter is also usable in expressions
+// (shapes, launches, costs, constraints) like a size: the parser adds it to every configuration's
+// values.
+struct Param {
+  std::string name;
+  DType dtype = DType::I64;  // I64, I32, F32 or F64
+  double real = 0.0;         // the value (floating dtypes)
+  std::int64_t integer = 0;  // the value (integer dtypes)
+  int line = 0;
+  bool isInteger() const { return !dtypeIsFloating(dtype); }
+  // As a C literal for -D and as Python for Model(...): "1", "1e-05".
+  std::string literal() const;
+  // The bytes a kernel argument slot holds (little-endian, low bytes first): the integer, or the
+  // float's / double's bits.
+  std::uint64_t argumentBits() const;
+};
+
 struct Reference {
-  std::filesystem::path source;  // relative to the task folder
+  std::filesystem::path source;  // relative to the task folder; empty for a PyTorch-only reference
   Launch launch;
+  // A PyTorch module in KernelBench's format (class Model, forward over the in and inout tensors
+  // in manifest order, returning the out tensors), `python = "reference.py"`, run by the
+  // PyTorch reference process (core/eval/torch_reference.h); empty when there is none. With a CUDA
+  // source beside it, the CUDA reference checks candidates by default and the module is timed
+  // for the speedup over PyTorch; without one it is the reference.
+  std::filesystem::path python;
+  // Model(...)'s arguments, parameter names in order ([reference] init = ["dim"]); absent:
+  // the module's get_init_inputs(), or none.
+  std::optional<std::vector<std::string>> init;
+  bool hasCuda() const { return !source.empty(); }
 };
 
 struct Tunable {
@@ -128,6 +164,7 @@ struct Task {
   Expression bytes;
   std::vector<Tunable> tunables;
   std::vector<Constraint> constraints;
+  std::vector<Param> params;          // [params], in manifest order
   // Vendor libraries a candidate may load (allow_libraries; names from kVendorLibraries).
   // Every other vendor library is forbidden: a candidate that loads one is rejected.
   std::vector<std::string> allowedLibraries;
@@ -138,6 +175,13 @@ struct Task {
 
   const Tensor *tensor(std::string_view name) const;
   const SizeConfig *config(std::string_view name) const;
+  const Param *param(std::string_view name) const;
+  // The launches of a configuration: its own where it has one, else the task's ([launch], and
+  // the reference's launch for a task without one).
+  const Launch &candidateLaunch(const SizeConfig &config) const;
+  const Launch &referenceLaunch(const SizeConfig &config) const;
+  // Every kernel a device-only candidate must define: [launch]'s and the configurations' own.
+  std::vector<std::string> candidateKernels() const;
   // The source a user edits first: the starter if given, else the reference.
   std::filesystem::path starterSource() const;
 };
@@ -157,6 +201,16 @@ std::vector<std::string> withLibraryDependencies(const std::vector<std::string> 
 // The vendor-library name of a loaded file's path ("/usr/lib/libcublasLt.so.13" → "cublasLt"),
 // empty when it is none of kVendorLibraries.
 std::string vendorLibraryOf(const std::string &path);
+
+// `task` with the reference's launches as the candidate's (every configuration's too): for
+// running the reference itself as a candidate.
+void useReferenceLaunches(Task &task);
+
+// The kernel argument slots of a configuration: every size and integer parameter by value, every
+// floating parameter by its bits (Param::argumentBits).
+std::map<std::string, std::int64_t> scalarArguments(const Task &task, const SizeConfig &config);
+// The parameters as compile definitions (-DPARAM_NAME=VALUE), in manifest order.
+std::vector<std::pair<std::string, std::string>> paramDefines(const Task &task);
 
 // The first constraint that the sizes and tunables in `values` break, as a message: "constraint
 // 'N % 128 == 0' does not hold (N % 128 = 64, 0)"; none when every one holds.

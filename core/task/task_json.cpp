@@ -104,9 +104,14 @@ nlohmann::json taskToJson(const Task &task) {
   }
   out["tensors"] = tensors;
 
-  json reference = launchToJson(task.reference.launch);
+  json reference = task.reference.hasCuda() ? launchToJson(task.reference.launch) : json::object();
   reference["source"] = task.reference.source.generic_string();
+  if (!task.reference.python.empty()) reference["python"] = task.reference.python.generic_string();
   out["reference"] = reference;
+  json params = json::array();
+  for (const Param &p : task.params)
+    params.push_back(json{{"name", p.name}, {"dtype", dtypeName(p.dtype)}, {"value", p.literal()}});
+  out["params"] = params;
   out["launch"] = task.launch ? launchToJson(*task.launch) : json(nullptr);
 
   json tunables = json::array();

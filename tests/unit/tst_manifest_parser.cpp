@@ -225,6 +225,49 @@ void TestManifestParser::sgemmManifest() {
 
 void TestManifestParser::validVariants() {
   {
+    // Parameters: an integer one in shapes and launches (and every configuration's values), a real
+    // one passed as an argument; a configuration with a launch of its own (issue 21).
+    PARSE(t, manifest({{7, "cols = 8\n[[configs]]\nname = \"long\"\nrows = 2\ncols = 4194304\n"
+                           "launch = { kernel = \"split\", grid = [\"rows * SPLIT\"] }\n"
+                           "reference_launch = { block = [256] }"},
+                       {10, "shape = [\"rows\", \"cols\", \"dim\"]"},
+                       {23, "args = [\"x\", \"y\", \"rows\", \"cols\", \"eps\"]"}},
+                      "[params]\ndim = { value = 1, dtype = \"i32\" }\neps = 1e-5\nscale = { value = 2, dtype = \"f64\" }\n"
+                      "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"BLOCK\"]\nargs = [\"x\", \"y\", \"eps\", \"dim\"]\n"
+                      "[tunables]\nBLOCK = [128, 256]\nSPLIT = [4, 8]"));
+    QCOMPARE(t.params.size(), std::size_t(3));
+    QCOMPARE(t.params[0].dtype, DType::I32);
+    QCOMPARE(t.params[1].dtype, DType::F32);
+    QCOMPARE(t.params[1].literal(), std::string("1e-05"));
+    QCOMPARE(t.params[2].literal(), std::string("2.0"));
+    QCOMPARE(t.configs[0].values.at("dim"), std::int64_t(1));
+    QVERIFY(!t.configs[0].launch);
+    QCOMPARE(t.candidateLaunch(t.configs[0]).kernel, std::string("k"));
+    QCOMPARE(t.candidateLaunch(t.configs[1]).kernel, std::string("split"));
+    QCOMPARE(t.candidateLaunch(t.configs[1]).grid[0].text(), std::string("rows * SPLIT"));
+    QCOMPARE(t.candidateLaunch(t.configs[1]).block[0].text(), std::string("BLOCK"));  // from [launch]
+    QCOMPARE(t.candidateLaunch(t.configs[1]).args, t.launch->args);
+    QCOMPARE(t.referenceLaunch(t.configs[1]).block[0].text(), std::string("256"));
+    QCOMPARE(t.referenceLaunch(t.configs[1]).kernel, std::string("ref"));
+    QCOMPARE(t.candidateKernels(), (std::vector<std::string>{"k", "split"}));
+    const auto argSlots = kwb::scalarArguments(t, t.configs[0]);
+    float eps = 0;
+    const auto bits = static_cast<std::uint64_t>(argSlots.at("eps"));
+    std::memcpy(&eps, &bits, sizeof eps);
+    QCOMPARE(eps, 1e-5f);
+    QCOMPARE(argSlots.at("dim"), std::int64_t(1));
+    QCOMPARE(kwb::paramDefines(t).front(), (std::pair<std::string, std::string>{"PARAM_dim", "1"}));
+  }
+  {
+    // A PyTorch-only reference: [launch] and a starter are the candidate's.
+    PARSE(t, manifest({{19, "python = \"ref.py\"\ninit = [\"dim\"]"}, {20, ""}, {21, ""}, {22, ""}, {23, ""}},
+                      "[params]\ndim = 1\n[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [32]\nargs = [\"x\", \"y\", \"dim\"]\n"
+                      "[editor]\nstarter = \"k.cu\""));
+    QVERIFY(!t.reference.hasCuda());
+    QCOMPARE(t.reference.python.string(), std::string("ref.py"));
+    QCOMPARE(*t.reference.init, std::vector<std::string>{"dim"});
+  }
+  {
     // Several generators: the seeds cycle through them (issue 15: extremes beside typical values).
     PARSE(t, manifest({{12, "init = [{ kind = \"normal\", mean = 0.0, std = 4.0 }, { kind = \"uniform\", low = -1000.0, "
                             "high = 1000.0 }, { kind = \"constant\", value = 7.0 }]"}}));
@@ -394,7 +437,8 @@ void TestManifestParser::malformed_data() {
   QTest::addColumn<QString>("expected");
 
   const QString allRootKeys =
-      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor, allow_libraries, export, constraints";
+      "name, description, sizes, seeds, configs, tensors, reference, launch, tunables, cost, editor, allow_libraries, export, constraints, "
+      "params";
   const QString launch = "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [\"BLOCK\"]\nargs = [\"x\", \"y\"]";
 
   // --- the document and the root table ---
@@ -446,7 +490,7 @@ void TestManifestParser::malformed_data() {
       << "task.toml:3: sizes: '2cols' is not a valid size name; expected an identifier (letters, digits and '_', not "
          "starting with a digit)";
   QTest::newRow("size called name") << manifest({{3, "sizes = [\"rows\", \"name\"]"}})
-                                    << "task.toml:3: sizes: 'name' is reserved (every [[configs]] table uses "
+                                    << "task.toml:3: sizes: 'name' is reserved (a [[configs]] table uses "
                                        "it for the configuration's name); "
                                        "expected another size name";
   QTest::newRow("seeds empty")
@@ -467,7 +511,7 @@ void TestManifestParser::malformed_data() {
       << "task.toml:4: configs[0].cols: missing; expected a positive integer (every configuration sets rows, cols)";
   QTest::newRow("config with unknown key") << manifest({{7, "colz = 8"}})
                                            << "task.toml:7: configs[0].colz: unknown key; expected one of: name, rows, "
-                                              "cols";
+                                              "cols, launch, reference_launch";
   QTest::newRow("duplicate config name")
       << manifest({{7, "cols = 8\n[[configs]]\nname = \"c\"\nrows = 1\ncols = 1"}})
       << "task.toml:9: configs[1].name: duplicate configuration 'c'; expected unique names";
@@ -667,6 +711,60 @@ void TestManifestParser::malformed_data() {
       << manifest({{3, "sizes = [\"rows\", \"cols\"]\nconstraints = [\"cols % 16 == 0\"]"}})
       << "task.toml:4: constraints: configuration 'c' breaks it: constraint 'cols % 16 == 0' does not hold (cols % 16 = 8, 0 "
          "= 0); expected every configuration (with the tunables' first values) to meet every constraint";
+  // --- parameters, a configuration's own launch, a PyTorch reference (issue 21) ---
+  QTest::newRow("param clashes with a size") << manifest({}, "[params]\nrows = 3")
+                                             << "task.toml:28: params.rows: clashes with the size 'rows'; expected a name of its own";
+  QTest::newRow("param not a number")
+      << manifest({}, "[params]\neps = \"small\"")
+      << "task.toml:28: params.eps: found a string; expected a number (an integer: i64; a real: f32), a boolean, or "
+         "{ value = ..., dtype = \"i64\"|\"i32\"|\"f32\"|\"f64\" }";
+  QTest::newRow("param real with an integer dtype")
+      << manifest({}, "[params]\neps = { value = 1.5, dtype = \"i32\" }")
+      << "task.toml:28: params.eps: found 1.5 for an integer dtype; expected an integer";
+  QTest::newRow("param unknown dtype") << manifest({}, "[params]\neps = { value = 1.5, dtype = \"f16\" }")
+                                       << "task.toml:28: params.eps.dtype: found 'f16'; expected \"i64\", \"i32\", \"f32\" or \"f64\"";
+  QTest::newRow("param i32 out of range") << manifest({}, "[params]\nk = { value = 4294967296, dtype = \"i32\" }")
+                                          << "task.toml:28: params.k: found 4294967296; expected a value an i32 holds";
+  QTest::newRow("real param in a shape")
+      << manifest({{15, "shape = [\"rows\", \"eps\"]"}}, "[params]\neps = 1e-5")
+      << "task.toml:15: tensors.y.shape: parameter 'eps' is not an integer; expected sizes and integer parameters only";
+  QTest::newRow("launch arg unknown, parameters named")
+      << manifest({{23, "args = [\"x\", \"y\", \"rows\", \"epsilon\"]"}}, "[params]\neps = 1e-5")
+      << "task.toml:23: reference.args: unknown name 'epsilon'; expected a tensor (x, y) or a size (rows, cols) or a "
+         "parameter (eps)";
+  QTest::newRow("configuration launch unknown key")
+      << manifest({{7, "cols = 8\nlaunch = { kernal = \"k2\" }"}})
+      << "task.toml:8: configs[0].launch.kernal: unknown key; expected one of: kernel, grid, block, shared_bytes, args";
+  QTest::newRow("configuration launch block too large")
+      << manifest({{7, "cols = 8\nlaunch = { block = [2048] }"}})
+      << "task.toml:8: configs[0].launch.block: found 2048; expected block x <= 1024";
+  QTest::newRow("configuration launch not a table") << manifest({{7, "cols = 8\nlaunch = 3"}})
+                                                    << "task.toml:8: configs[0].launch: found an integer; expected an inline "
+                                                       "table of the launch fields that differ for this configuration, e.g. "
+                                                       "{ kernel = \"split\", grid = [\"rows * 64\"] }";
+  QTest::newRow("size called launch")
+      << manifest({{3, "sizes = [\"rows\", \"launch\"]"}})
+      << "task.toml:3: sizes: 'launch' is reserved (a [[configs]] table uses it for the configuration's own launch); "
+         "expected another size name";
+  QTest::newRow("reference init without python")
+      << manifest({{23, "args = [\"x\", \"y\", \"rows\", \"cols\"]\ninit = [\"dim\"]"}})
+      << "task.toml:24: reference.init: given without reference.python; expected it only with a PyTorch module";
+  QTest::newRow("python reference without a launch")
+      << manifest({{19, "python = \"ref.py\""}, {20, ""}, {21, ""}, {22, ""}, {23, ""}})
+      << "task.toml: launch: missing; expected a [launch] table saying how a candidate is launched (kernel, grid, block, "
+         "args): the reference is a PyTorch module, which launches nothing";
+  QTest::newRow("python reference with a kernel but no source")
+      << manifest({{19, "python = \"ref.py\""}})
+      << "task.toml:20: reference.kernel: given without reference.source; expected the CUDA source its kernel is in, or "
+         "none of kernel, grid, block, shared_bytes and args for a PyTorch-only reference";
+  QTest::newRow("python reference init names no parameter")
+      << manifest({{19, "python = \"ref.py\"\ninit = [\"dim\"]"}, {20, ""}, {21, ""}, {22, ""}, {23, ""}})
+      << "task.toml:20: reference.init: unknown parameter 'dim'; expected one of [params] (there are none)";
+  QTest::newRow("python reference without a starter")
+      << manifest({{19, "python = \"ref.py\""}, {20, ""}, {21, ""}, {22, ""}, {23, ""}},
+                  "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [32]\nargs = [\"x\", \"y\"]")
+      << "task.toml: editor.starter: missing; expected [editor] starter = \"FILE.cu\": the reference is a PyTorch module, "
+         "so a user needs a CUDA source to start editing from";
   QTest::newRow("export unknown key") << manifest({}, "[export]\npytorch = \"x\"")
                                       << "task.toml:28: export.pytorch: unknown key; expected torch";
   QTest::newRow("export torch not a string") << manifest({}, "[export]\ntorch = 3")
@@ -688,11 +786,12 @@ void TestManifestParser::malformed_data() {
   // --- reference ---
   QTest::newRow("reference missing") << manifest({{18, ""}, {19, ""}, {20, ""}, {21, ""}, {22, ""}, {23, ""}})
                                      << "task.toml: reference: missing; expected a [reference] table with "
-                                        "source, kernel, grid, block and args";
+                                        "source, kernel, grid, block and args (a CUDA reference), or python (a "
+                                        "PyTorch module)";
   QTest::newRow("reference unknown key")
       << manifest({{20, "kernal = \"ref\""}})
-      << "task.toml:20: reference.kernal: unknown key; expected one of: source, kernel, grid, block, shared_bytes, "
-         "args";
+      << "task.toml:20: reference.kernal: unknown key; expected one of: source, python, init, kernel, grid, block, "
+         "shared_bytes, args";
   QTest::newRow("reference kernel missing")
       << manifest({{20, ""}})
       << "task.toml:18: reference.kernel: missing; expected the kernel function's name, e.g. kernel = \"softmax\"";

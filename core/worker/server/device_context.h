@@ -43,7 +43,10 @@ struct LoadFailure {
 };
 
 // A launch's kernel parameters, as cuLaunchKernel and kwb_launch take them: for each name of a
-// launch's args, a pointer to the tensor's device pointer or to the size's value (a long long).
+// launch's args, a pointer to the tensor's device pointer or to the scalar's 8-byte slot: a size's
+// value (a long long), a parameter's bits in its dtype, low bytes first (scalarArguments in
+// core/task/task.h: a 4-byte float or int is read from the slot's first bytes on this
+// little-endian machine).
 // Built once per launch spec and kept while launches use it (params points into the vectors).
 struct KernelArguments {
   std::vector<CUdeviceptr> pointers;

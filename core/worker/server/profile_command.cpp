@@ -117,7 +117,8 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
       const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.buf : t.pristine;
       check(driver_.cuMemcpyHtoD(target, host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
     }
-    KernelArguments params(candidate.args, tensorBuffers(tensorIndex, tensors, &TensorBuf::buf), config->values);
+    KernelArguments params(candidate.args, tensorBuffers(tensorIndex, tensors, &TensorBuf::buf),
+                           scalarArguments(requested.task, *config));
     // Every launch sees the same memory: inout tensors restored, outputs poisoned.
     auto prepare = [&] {
       stage = "prepare";

@@ -115,6 +115,14 @@ constexpr auto kTimedFields = std::tuple{
     field("permutation_seed", &TimingOutcome::permutationSeed),
     field("seconds", &TimingOutcome::seconds)};
 
+constexpr auto kTorchBaselineFields = std::tuple{
+    field("eager_ms", &TorchBaseline::eagerMs), field("compiled_ms", &TorchBaseline::compiledMs),
+    field("eager_samples", &TorchBaseline::eagerSamples), field("compiled_samples", &TorchBaseline::compiledSamples),
+    field("eager_spread", &TorchBaseline::eagerSpread), field("compiled_spread", &TorchBaseline::compiledSpread),
+    field("speedup_eager", &TorchBaseline::speedupEager), field("speedup_compiled", &TorchBaseline::speedupCompiled),
+    field("compile_seconds", &TorchBaseline::compileSeconds), field("timer", &TorchBaseline::timer),
+    omitEmpty("eager_error", &TorchBaseline::eagerError), omitEmpty("compiled_error", &TorchBaseline::compiledError)};
+
 constexpr auto kConfigFields = std::tuple{
     field("config", &ConfigOutcome::config),
     field("outcome", &ConfigOutcome::outcome),
@@ -125,7 +133,8 @@ constexpr auto kConfigFields = std::tuple{
     field("reference_launch", &ConfigOutcome::referenceLaunch),
     omitEmpty("occupancy", &ConfigOutcome::occupancy),
     field("seeds", &ConfigOutcome::seeds),
-    omitEmpty("timing", &ConfigOutcome::timing)};
+    omitEmpty("timing", &ConfigOutcome::timing),
+    omitEmpty("torch", &ConfigOutcome::torch)};
 
 constexpr auto kResultFields = std::tuple{
     field("outcome", &EvaluationResult::outcome),
@@ -139,11 +148,16 @@ constexpr auto kResultFields = std::tuple{
     omitEmpty("reference_diagnostics", &EvaluationResult::referenceDiagnostics),
     field("configs", &EvaluationResult::configs),
     field("fresh_seed", &EvaluationResult::freshSeed),
-    omitEmpty("sanitize", &EvaluationResult::sanitize)};
+    omitEmpty("sanitize", &EvaluationResult::sanitize),
+    field("reference", &EvaluationResult::reference),
+    omitEmpty("torch_version", &EvaluationResult::torchVersion),
+    omitEmpty("torch_problem", &EvaluationResult::torchProblem)};
 
 }  // namespace
 
 // clang-format off
+void to_json(json &j, const TorchBaseline &v) { writeFields(j, v, kTorchBaselineFields); }
+void from_json(const json &j, TorchBaseline &v) { readFields(j, v, kTorchBaselineFields); }
 void to_json(json &j, const LaunchDims &v) { writeFields(j, v, kLaunchDimsFields); }
 void from_json(const json &j, LaunchDims &v) { readFields(j, v, kLaunchDimsFields); }
 void to_json(json &j, const MismatchRecord &v) { writeFields(j, v, kMismatchFields); }

@@ -147,6 +147,18 @@ struct TimingOutcome {
   double seconds = 0;  // the worker's wall time for the request (warm-up and sampling)
 };
 
+// The task's PyTorch module timed on one configuration (core/eval/torch_reference.h): eagerly and
+// through torch.compile, and the candidate's speedups over each (0: not measured).
+struct TorchBaseline {
+  double eagerMs = 0, compiledMs = 0;
+  std::size_t eagerSamples = 0, compiledSamples = 0;
+  double eagerSpread = 0, compiledSpread = 0;  // IQR / median
+  double speedupEager = 0, speedupCompiled = 0;  // module median / candidate median
+  double compileSeconds = 0;
+  std::string timer;                             // "cupti" or "cuda-events"
+  std::string eagerError, compiledError;         // why a figure is missing
+};
+
 struct ConfigOutcome {
   std::string config;
   Outcome outcome = Outcome::NotRun;
@@ -160,6 +172,7 @@ struct ConfigOutcome {
   std::optional<Occupancy> occupancy;  // of the candidate's launch on the chosen architecture
   std::vector<SeedOutcome> seeds;
   std::optional<TimingOutcome> timing;  // with EvaluationOptions::time, after a correct evaluation
+  std::optional<TorchBaseline> torch;   // with timing, for a task with a PyTorch module
 };
 
 struct EvaluationResult {
@@ -176,6 +189,11 @@ struct EvaluationResult {
   double seconds = 0.0;
   // kwb eval --sanitize: compute-sanitizer's tools at the smallest configuration (empty: not asked).
   std::optional<SanitizeResult> sanitize;
+  // What the candidate was checked against: "cuda" (the task's CUDA reference) or "pytorch" (its
+  // PyTorch module's outputs).
+  std::string reference = "cuda";
+  std::string torchVersion;  // the PyTorch that ran the module, when one did
+  std::string torchProblem;  // why the module was not timed (or did not run), when it was not
 
 };
 
@@ -184,6 +202,8 @@ struct EvaluationResult {
 std::string evaluationResultText(const EvaluationResult &result);
 EvaluationResult parseEvaluationResult(const std::string &text);
 
+void to_json(nlohmann::json &j, const TorchBaseline &v);
+void from_json(const nlohmann::json &j, TorchBaseline &v);
 void to_json(nlohmann::json &j, const LaunchDims &v);
 void from_json(const nlohmann::json &j, LaunchDims &v);
 void to_json(nlohmann::json &j, const MismatchRecord &v);

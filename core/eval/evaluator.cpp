@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <unistd.h>
+
 #include "core/compile/diagnostics.h"
 #include "core/compile/toolkit_programs.h"
 #include "core/eval/roofline.h"
@@ -47,7 +49,83 @@ CompileRequest referenceRequest(const Task &task, const std::string &arch, const
   r.sourceName = sourceName;
   r.arch = arch;
   r.expectedKernels = {task.reference.launch.kernel};
+  for (const auto &c : task.configs)
+    if (c.referenceLaunch && std::find(r.expectedKernels.begin(), r.expectedKernels.end(), c.referenceLaunch->kernel) ==
+                                 r.expectedKernels.end())
+      r.expectedKernels.push_back(c.referenceLaunch->kernel);
+  r.defines = paramDefines(task);
   return r;
+}
+
+// Whether candidates are checked against the task's PyTorch module (else its CUDA reference).
+// Throws std::invalid_argument for a choice the task cannot meet.
+bool checksAgainstTorch(const Task &task, const std::string &choice) {
+  if (choice.empty()) return !task.reference.hasCuda();
+  if (choice == "cuda") {
+    if (!task.reference.hasCuda())
+      throw std::invalid_argument("task '" + task.name + "' has no CUDA reference (its reference is the PyTorch module " +
+                                  task.reference.python.string() + ")");
+    return false;
+  }
+  if (choice == "pytorch") {
+    if (task.reference.python.empty())
+      throw std::invalid_argument("task '" + task.name + "' has no PyTorch module ([reference] python in task.toml)");
+    return true;
+  }
+  throw std::invalid_argument("unknown reference '" + choice + "'; expected cuda or pytorch");
+}
+
+// A request's reference given as the PyTorch module's outputs for `jobs`: the cached files linked
+// (or copied) into the worker's private directory, where the worker reads and removes them.
+// `placed` collects the paths, for removal after the reply.
+worker::LaunchRequest givenOutputs(const TorchRun &run, const std::vector<TorchOutputJob> &jobs,
+                                   const std::string &privateDir, std::vector<fs::path> &placed) {
+  static std::atomic<unsigned long long> counter{0};
+  worker::LaunchRequest r;
+  for (const auto &job : jobs) {
+    const auto it = run.outputs.find(torchJobKey(job));
+    if (it == run.outputs.end()) throw std::runtime_error("no PyTorch reference outputs for " + torchJobKey(job));
+    for (const auto &[tensor, file] : it->second) {
+      const fs::path target = fs::path(privateDir) / ("kwb-reference-" + std::to_string(::getpid()) + "-" +
+                                                      std::to_string(counter++) + ".bin");
+      std::error_code ec;
+      fs::create_hard_link(file, target, ec);
+      if (ec) {
+        ec.clear();
+        fs::copy_file(file, target, fs::copy_options::overwrite_existing, ec);
+      }
+      if (ec) throw std::runtime_error("cannot place " + file.string() + " in the worker's directory: " + ec.message());
+      placed.push_back(target);
+      r.outputs.push_back({job.seed, tensor, target.string()});
+    }
+  }
+  return r;
+}
+
+// The module's figures on a configuration, and the candidate's speedups over them.
+TorchBaseline torchBaseline(const TorchTiming &t, double candidateMedianMs) {
+  TorchBaseline b;
+  b.eagerMs = t.eager.ok ? t.eager.medianMs : 0;
+  b.compiledMs = t.compiled.ok ? t.compiled.medianMs : 0;
+  b.eagerSamples = t.eager.samples;
+  b.compiledSamples = t.compiled.samples;
+  b.eagerSpread = t.eager.relativeSpread;
+  b.compiledSpread = t.compiled.relativeSpread;
+  b.compileSeconds = t.compiled.compileSeconds;
+  b.timer = t.eager.timer;
+  b.eagerError = t.eager.ok ? "" : t.eager.error;
+  b.compiledError = t.compiled.ok ? "" : t.compiled.error;
+  if (candidateMedianMs > 0) {
+    b.speedupEager = b.eagerMs / candidateMedianMs;
+    b.speedupCompiled = b.compiledMs / candidateMedianMs;
+  }
+  return b;
+}
+
+void removePlaced(std::vector<fs::path> &placed) {
+  std::error_code ec;
+  for (const auto &p : placed) fs::remove(p, ec);
+  placed.clear();
 }
 
 }  // namespace
@@ -233,6 +311,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   const auto configs = resolveConfigurations(task, options.configs);
   const auto tunables = effectiveTunables(task, options.tunables);
   checkConstraints(task, configs, tunables);  // before anything is compiled
+  const bool torchReference = checksAgainstTorch(task, options.reference);
   std::vector<std::uint64_t> seeds = options.seeds.empty() ? task.seeds : options.seeds;
   if (options.seeds.empty() && options.freshSeed) {
     // Above every seed a task declares by hand, below 2^31 (the seed is printed and typed back).
@@ -249,8 +328,6 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     result.deviceOrdinal = gpu.ordinal;
   }
 
-  const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
-
   // Compile: the candidate first (its errors are what the user needs), then the reference.
   step("compile", "", 0.0, "compiling " + options.sourceName + " for " + result.arch);
   const auto request = requestFor(task, source, options.sourceName, result.arch, tunables);
@@ -260,22 +337,26 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     result.message = describeFailure(options.sourceName + " does not compile", result.candidate.diagnostics);
     return finish();
   }
-  CompileRequest refRequest;
-  try {
-    refRequest = referenceRequest(task, result.arch, task.reference.source.string());
-  } catch (const std::exception &e) {
-    result.outcome = Outcome::Error;
-    result.message = std::string("the task's reference: ") + e.what();
-    return finish();
-  }
-  const auto reference = compiler_.compile(refRequest);
-  if (cancelled()) return finishCancelled();
-  if (!reference.ok) {
-    result.referenceDiagnostics = reference.diagnostics;
-    result.outcome = Outcome::Error;
-    result.message = describeFailure("the task's reference " + refRequest.sourceName + " does not compile",
-                                     reference.diagnostics);
-    return finish();
+  result.reference = torchReference ? "pytorch" : "cuda";
+  CompileResult reference;
+  if (!torchReference) {
+    CompileRequest refRequest;
+    try {
+      refRequest = referenceRequest(task, result.arch, task.reference.source.string());
+    } catch (const std::exception &e) {
+      result.outcome = Outcome::Error;
+      result.message = std::string("the task's reference: ") + e.what();
+      return finish();
+    }
+    reference = compiler_.compile(refRequest);
+    if (cancelled()) return finishCancelled();
+    if (!reference.ok) {
+      result.referenceDiagnostics = reference.diagnostics;
+      result.outcome = Outcome::Error;
+      result.message = describeFailure("the task's reference " + refRequest.sourceName + " does not compile",
+                                       reference.diagnostics);
+      return finish();
+    }
   }
 
   // Launches and occupancy per configuration.
@@ -307,6 +388,37 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     if (!ceilings && options.onProgress) options.onProgress("roofline ceilings not available: " + problem);
   }
 
+  // A PyTorch reference: its outputs for every configuration and seed (and the timing seed's),
+  // computed now (or found in the cache) before any candidate runs.
+  const std::uint64_t timingSeed = seeds.empty() ? 1 : seeds.back() + 1;  // inputs the evaluation did not use
+  TorchRun torchRun;
+  if (torchReference) {
+    TorchRunRequest r;
+    for (const auto *c : configs) {
+      for (const auto seed : seeds) r.outputs.push_back({c, seed, false});
+      if (options.time) r.outputs.push_back({c, timingSeed, true});
+    }
+    r.onProgress = [&](const std::string &line) { step("compile", "", 0.08, "  PyTorch reference: " + line); };
+    r.cancelled = [this] { return cancelled(); };
+    step("compile", "", 0.06, "the PyTorch reference " + task.reference.python.string() + ": outputs for " +
+                                   std::to_string(r.outputs.size()) + " configuration/seed pair(s)");
+    torchRun = runTorchReference(task, r, settings_.torch);
+    if (cancelled()) return finishCancelled();
+    result.torchVersion = torchRun.torchVersion;
+    if (!torchRun.ok) {
+      result.outcome = Outcome::Error;
+      result.message = torchRun.describe();
+      return finish();
+    }
+    step("compile", "", 0.1, "  PyTorch reference: " + std::to_string(torchRun.cachedJobs) + " cached, " +
+                                 std::to_string(torchRun.computedJobs) + " computed (" + torchRun.device + ", torch " +
+                                 torchRun.torchVersion + ")");
+  }
+  std::vector<fs::path> placed;  // given outputs in the worker's directory, removed after each reply
+  auto torchSpec = [&](const std::vector<TorchOutputJob> &jobs) {
+    return givenOutputs(torchRun, jobs, worker_->sandbox().privateDir, placed);
+  };
+
   std::string manifest;
   try {
     manifest = readManifestText(task.manifestPath);
@@ -315,8 +427,13 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   }
   const std::string refImage = base64Encode(reference.image);
   const std::string candImage = base64Encode(result.candidate.image);
-  auto candidateSpec = [&](const LaunchDims &d) {
-    return hostLauncher ? hostLaunch(candImage, candidateLaunch) : kernelLaunch(candImage, candidateLaunch, d);
+  // Each configuration's launches: its own where it has one, else the task's.
+  auto candidateSpec = [&](const ConfigOutcome &co) {
+    const Launch &launch = task.candidateLaunch(*task.config(co.config));
+    return hostLauncher ? hostLaunch(candImage, launch) : kernelLaunch(candImage, launch, co.candidateLaunch);
+  };
+  auto referenceSpec = [&](const ConfigOutcome &co) {
+    return kernelLaunch(refImage, task.referenceLaunch(*task.config(co.config)), co.referenceLaunch);
   };
   // A worker that ran another candidate's host code is replaced first (readyWorker).
   const std::string hostKey = hostLibraryKey(result.candidate, candImage);
@@ -350,8 +467,14 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     request.manifest = manifest;
     request.config = co.config;
     request.seeds = seeds;
-    request.reference = kernelLaunch(refImage, task.reference.launch, co.referenceLaunch);
-    request.candidate = candidateSpec(co.candidateLaunch);
+    if (torchReference) {
+      std::vector<TorchOutputJob> jobs;
+      for (const auto seed : seeds) jobs.push_back({task.config(co.config), seed, false});
+      request.reference = torchSpec(jobs);
+    } else {
+      request.reference = referenceSpec(co);
+    }
+    request.candidate = candidateSpec(co);
 
     step("evaluate", co.config, configStart, "evaluating configuration " + co.config);
     auto promise = std::make_shared<std::promise<worker::Reply>>();
@@ -369,6 +492,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     worker_->send("evaluate", request, handlers, options.timeLimit);
     if (cancelled()) worker_->restart();  // a cancel that came just before the send
     const auto reply = future.get();
+    removePlaced(placed);
     if (cancelled()) {
       co.outcome = Outcome::Cancelled;
       return finishCancelled();
@@ -401,10 +525,10 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       request.task = task.folder.string();
       request.manifest = manifest;
       request.config = co.config;
-      request.seed = seeds.empty() ? 1 : seeds.back() + 1;  // inputs the evaluation did not use
+      request.seed = timingSeed;
       request.timeCapMs = static_cast<double>(options.timingCap.count());
-      request.reference = kernelLaunch(refImage, task.reference.launch, co.referenceLaunch);
-      request.candidate = candidateSpec(co.candidateLaunch);
+      request.reference = torchReference ? torchSpec({{config, timingSeed, true}}) : referenceSpec(co);
+      request.candidate = candidateSpec(co);
       request.timeReference = options.timeReference;
       request.permutationSeed = options.permutationSeed;
       // The task's cost for this configuration (the roofline check); absent when not given.
@@ -443,10 +567,36 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       worker_->send("time", request, handlers, options.timeLimit);
       if (cancelled()) worker_->restart();
       const auto reply = future.get();
+      removePlaced(placed);
       if (cancelled()) return finishCancelled();
       t = readTimeReply(reply, co);
       if (!t.ok && lostContext(reply)) worker_->restart();
       co.timing = t;
+    }
+  }
+
+  // The PyTorch module timed on the configurations the candidate was timed on: the speedups
+  // over PyTorch eager and torch.compile (same inputs: the timing seed's first generators).
+  if (options.time && options.timeTorch && !task.reference.python.empty() && allCorrect && !cancelled()) {
+    TorchRunRequest r;
+    for (const auto &co : result.configs)
+      if (co.timing && co.timing->ok) r.timings.push_back(task.config(co.config));
+    r.timingSeed = timingSeed;
+    r.timeCompiled = options.timeTorchCompiled;
+    r.deviceName = result.device;
+    r.timeCapMs = static_cast<double>(options.timingCap.count());
+    r.onProgress = [&](const std::string &line) { step("time", "", 0.98, "  PyTorch: " + line); };
+    r.cancelled = [this] { return cancelled(); };
+    if (!r.timings.empty()) {
+      step("time", "", 0.97, "timing the PyTorch module " + task.reference.python.string() +
+                                 (r.timeCompiled ? " (eager and torch.compile)" : " (eager)"));
+      const TorchRun timed = runTorchReference(task, r, settings_.torch);
+      if (cancelled()) return finishCancelled();
+      if (!timed.ok) result.torchProblem = timed.describe();
+      if (result.torchVersion.empty()) result.torchVersion = timed.torchVersion;
+      for (const auto &t : timed.timings)
+        for (auto &co : result.configs)
+          if (co.config == t.config && co.timing) co.torch = torchBaseline(t, co.timing->candidate.median);
     }
   }
 
@@ -551,17 +701,33 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     out.problem = describeFailure(options.sourceName + " does not compile", candidate.diagnostics);
     return done();
   }
+  // A task whose reference is a PyTorch module: its outputs for the seed, given to each tool's worker.
+  const bool torchReference = !task.reference.hasCuda();
+  TorchRun torchRun;
   CompileRequest refRequest;
-  try {
-    refRequest = referenceRequest(task, arch, "kwb-task-reference/" + task.reference.source.filename().string());
-  } catch (const std::exception &e) {
-    out.problem = std::string("the task's reference: ") + e.what();
-    return done();
-  }
-  const auto reference = compiler_.compile(refRequest);
-  if (!reference.ok) {
-    out.problem = describeFailure("the task's reference does not compile", reference.diagnostics);
-    return done();
+  CompileResult reference;
+  if (torchReference) {
+    TorchRunRequest r;
+    r.outputs.push_back({config, out.seed, false});
+    r.onProgress = [&](const std::string &line) { say("  PyTorch reference: " + line); };
+    r.cancelled = [this] { return cancelled(); };
+    torchRun = runTorchReference(task, r, settings_.torch);
+    if (!torchRun.ok) {
+      out.problem = torchRun.describe();
+      return done();
+    }
+  } else {
+    try {
+      refRequest = referenceRequest(task, arch, "kwb-task-reference/" + task.reference.source.filename().string());
+    } catch (const std::exception &e) {
+      out.problem = std::string("the task's reference: ") + e.what();
+      return done();
+    }
+    reference = compiler_.compile(refRequest);
+    if (!reference.ok) {
+      out.problem = describeFailure("the task's reference does not compile", reference.diagnostics);
+      return done();
+    }
   }
   const auto plan = planLaunches(task, {config}, tunables, candidate, arch);
   if (plan.empty() || plan.front().outcome == Outcome::Error) {
@@ -578,8 +744,9 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
   }
   evaluate.config = config->name;
   evaluate.seeds = {out.seed};
-  evaluate.reference = kernelLaunch(base64Encode(reference.image), task.reference.launch, plan.front().referenceLaunch);
-  const Launch &candidateLaunch = task.launch ? *task.launch : task.reference.launch;
+  if (!torchReference)
+    evaluate.reference = kernelLaunch(base64Encode(reference.image), task.referenceLaunch(*config), plan.front().referenceLaunch);
+  const Launch &candidateLaunch = task.candidateLaunch(*config);
   const std::string candImage = base64Encode(candidate.image);
   evaluate.candidate = hostLauncher ? hostLaunch(candImage, candidateLaunch)
                                     : kernelLaunch(candImage, candidateLaunch, plan.front().candidateLaunch);
@@ -643,7 +810,10 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
       runProblem = "the worker did not start under compute-sanitizer" +
                    (exit ? ": " + exit->description + (exit->stderrTail.empty() ? "" : "; " + exit->stderrTail) : "");
     } else if (!cancelled()) {
+      std::vector<fs::path> placed;
+      if (torchReference) evaluate.reference = givenOutputs(torchRun, {{config, out.seed, false}}, client->sandbox().privateDir, placed);
       const auto reply = client->call("evaluate", evaluate, options.timeLimit);
+      removePlaced(placed);
       ConfigOutcome co = plan.front();
       readEvaluateReply(reply, options.timeLimit, co);
       evaluation = std::string(toString(co.outcome)) + (co.message.empty() ? "" : ": " + co.message);

@@ -28,6 +28,7 @@
 #include "core/eval/evaluation_steps.h"
 #include "core/eval/sanitizer.h"
 #include "core/eval/timing_statistics.h"
+#include "core/eval/torch_reference.h"
 #include "core/task/task.h"
 #include "core/sandbox/worker_sandbox.h"
 #include "core/worker/worker_client.h"
@@ -90,6 +91,13 @@ struct EvaluationOptions {
   // The timed samples' fresh inputs and re-checks (TimeRequest::permutationSeed): 0 draws one;
   // a result's timing.permutation_seed repeats that run.
   std::uint64_t permutationSeed = 0;
+  // What candidates are checked against: "" (the task's CUDA reference where it has one, else its
+  // PyTorch module), "cuda" or "pytorch" (kwb eval --reference).
+  std::string reference;
+  // With `time`, a task's PyTorch module is timed too (eagerly and through torch.compile) for
+  // the speedups over PyTorch (ConfigOutcome::torch).
+  bool timeTorch = true;
+  bool timeTorchCompiled = true;
   // kwb eval --sanitize: after the evaluation (unless the candidate did not compile), the
   // sanitizer's tools (Evaluator::sanitize; its source name, architecture and tunables are this
   // evaluation's) into EvaluationResult::sanitize. Empty: not run.
@@ -103,6 +111,7 @@ struct EvaluatorSettings {
   bool useDevice = true;  // false: compile only, as on a machine without a GPU
   int device = 0;         // the CUDA device the worker uses
   std::chrono::milliseconds workerStartTimeout{30000};
+  TorchSettings torch;  // the PyTorch reference process (core/eval/torch_reference.h)
 };
 
 // "9.0" (a worker hello's compute_capability) → "sm_90"; "sm_90" when empty.

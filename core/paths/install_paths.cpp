@@ -33,17 +33,28 @@ std::optional<fs::path> bundledKernelsDir() {
   return std::nullopt;
 }
 
-std::optional<fs::path> bundledPromptsDir() {
+namespace {
+
+// A folder the workbench ships: $ENV, then <prefix>/share/kernel-workbench/NAME, then NAME beside
+// a bundle's bin/, then (programs run from the build tree) the source tree's.
+std::optional<fs::path> shippedDir(const char *env, const char *name, const fs::path &sourceTree) {
   std::error_code ec;
   auto isDir = [&](const fs::path &p) { return !p.empty() && fs::is_directory(p, ec); };
-  if (const char *env = std::getenv("KWB_PROMPTS_DIR"); env && *env && isDir(env)) return fs::path(env);
-  if (auto installed = executableDir().parent_path() / KWB_INSTALL_DATADIR / "kernel-workbench" / "prompts"; isDir(installed))
+  if (const char *value = std::getenv(env); value && *value && isDir(value)) return fs::path(value);
+  if (auto installed = executableDir().parent_path() / KWB_INSTALL_DATADIR / "kernel-workbench" / name; isDir(installed))
     return installed;
-  if (auto beside = executableDir().parent_path() / "prompts"; isDir(beside)) return beside;
+  if (auto beside = executableDir().parent_path() / name; isDir(beside)) return beside;
   const std::string exe = executableDir().string(), buildTree = KWB_BUILD_TREE;
-  if (exe.compare(0, buildTree.size(), buildTree) == 0)
-    if (fs::path source = KWB_SOURCE_PROMPTS_DIR; isDir(source)) return source;
+  if (exe.compare(0, buildTree.size(), buildTree) == 0 && isDir(sourceTree)) return sourceTree;
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<fs::path> bundledPromptsDir() { return shippedDir("KWB_PROMPTS_DIR", "prompts", KWB_SOURCE_PROMPTS_DIR); }
+
+std::optional<fs::path> bundledPythonDir() {
+  return shippedDir("KWB_PYTHON_DIR", "python", fs::path(KWB_SOURCE_PROMPTS_DIR).parent_path() / "python");
 }
 
 fs::path userConfigDir() {

@@ -11,6 +11,9 @@ std::optional<std::filesystem::path> bundledKernelsDir();
 // then <prefix>/share/kernel-workbench/prompts, then <dir>/prompts beside <dir>/bin, then, for
 // programs run from the build tree, the source tree's.
 std::optional<std::filesystem::path> bundledPromptsDir();
+// Where the bundled Python helpers live (resources/python/ in the source tree: the PyTorch
+// reference process, the KernelBench reader): $KWB_PYTHON_DIR, then the places above.
+std::optional<std::filesystem::path> bundledPythonDir();
 // $XDG_CONFIG_HOME/kernel-workbench (or ~/.config/kernel-workbench): the user's copies of what
 // the workbench ships (prompts/). Not created.
 std::filesystem::path userConfigDir();

@@ -123,16 +123,28 @@ ChildProcessResult runChildProcess(const ChildProcessRequest &request) {
     return r == 0 && info.si_pid == pid;
   };
   char buffer[65536];
+  std::string partialLine;  // for onLine: what came after the last newline
   auto keep = [&](std::size_t n) {
     const std::size_t room = request.outputLimit > result.output.size() ? request.outputLimit - result.output.size() : 0;
     if (n > room) result.outputTruncated = true;
     result.output.append(buffer, std::min(room, n));
+    if (!request.onLine) return;
+    partialLine.append(buffer, n);
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = partialLine.find('\n', start)) != std::string::npos; start = nl + 1)
+      request.onLine(partialLine.substr(start, nl - start));
+    partialLine.erase(0, start);
+    if (partialLine.size() > request.outputLimit) partialLine.clear();  // no newline in sight: drop it
   };
   bool endOfOutput = false;
   while (!endOfOutput) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       result.timedOut = true;
+      break;
+    }
+    if (request.cancelled && request.cancelled()) {
+      result.cancelled = true;
       break;
     }
     pollfd p{.fd = readEnd, .events = POLLIN, .revents = 0};
@@ -161,8 +173,9 @@ ChildProcessResult runChildProcess(const ChildProcessRequest &request) {
     while ((n = ::read(readEnd, buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR))
       if (n > 0) keep(static_cast<std::size_t>(n));
   }
+  if (request.onLine && !partialLine.empty()) request.onLine(partialLine);
   // A child that closed its output may still be running: give it until the deadline.
-  while (!result.timedOut && !hasExited()) {
+  while (!result.timedOut && !result.cancelled && !hasExited()) {
     if (Clock::now() >= deadline) {
       result.timedOut = true;
       break;

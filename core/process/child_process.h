@@ -4,6 +4,7 @@
 // on expiry the whole tree it started (cicc, ptxas, gcc, ...) is killed, not only the child.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,12 +20,18 @@ struct ChildProcessRequest {
   bool untrusted = false;
   std::chrono::milliseconds timeout{120000};
   std::size_t outputLimit = 8u << 20;  // bytes kept; more is read and dropped
+  // Called with each line of output (without its newline) as it arrives, from the calling
+  // thread; a last line without a newline comes at the end. Optional.
+  std::function<void(const std::string &line)> onLine;
+  // Polled about every 100 ms: true kills the child's group (the result says `cancelled`).
+  std::function<bool()> cancelled;
 };
 
 struct ChildProcessResult {
   bool started = false;   // false: could not be started; startError says why
   std::string startError;
   bool timedOut = false;  // killed at the time limit
+  bool cancelled = false; // killed because request.cancelled() said so
   int exitCode = -1;      // when it exited normally
   int signal = 0;         // the signal that ended it, if one did
   std::string output;     // stdout and stderr, interleaved

@@ -14,8 +14,11 @@ using json_fields::writeFields;
 
 namespace {
 
+constexpr auto kGivenOutputFields = std::tuple{field("seed", &GivenOutput::seed), field("tensor", &GivenOutput::tensor),
+                                               field("file", &GivenOutput::file)};
+
 constexpr auto kLaunchRequestFields = std::tuple{
-    omitEmpty("cubin", &LaunchRequest::cubin),   omitEmpty("library", &LaunchRequest::library),
+    omitEmpty("outputs", &LaunchRequest::outputs), omitEmpty("cubin", &LaunchRequest::cubin),   omitEmpty("library", &LaunchRequest::library),
     omitEmpty("kernel", &LaunchRequest::kernel), omitEmpty("grid", &LaunchRequest::grid),
     omitEmpty("block", &LaunchRequest::block),   field("shared_bytes", &LaunchRequest::sharedBytes),
     field("args", &LaunchRequest::args)};
@@ -140,6 +143,8 @@ void from_json(const json &j, EvaluateProgress &v) { readFields(j, v, kEvaluateP
 void to_json(json &j, const TimingProgress &v) { writeFields(j, v, kTimingProgressFields); }
 void from_json(const json &j, TimingProgress &v) { readFields(j, v, kTimingProgressFields); }
 
+void to_json(json &j, const GivenOutput &v) { writeFields(j, v, kGivenOutputFields); }
+void from_json(const json &j, GivenOutput &v) { readFields(j, v, kGivenOutputFields); }
 void to_json(json &j, const LaunchRequest &v) { writeFields(j, v, kLaunchRequestFields); }
 void from_json(const json &j, LaunchRequest &v) { readFields(j, v, kLaunchRequestFields); }
 

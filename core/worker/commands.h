@@ -28,7 +28,17 @@ namespace kwb::worker {
 // evaluated grid, block and dynamic shared memory), or a host launcher (a shared library
 // exporting kwb_launch, which does its own launches). args: tensor and size names in
 // parameter order.
+// A reference given as its outputs (a PyTorch module's, core/eval/torch_reference.h): a file of
+// one output tensor's bytes for one seed, in the worker's private directory; the worker reads and
+// removes it before any candidate code runs in the request.
+struct GivenOutput {
+  std::uint64_t seed = 0;
+  std::string tensor;
+  std::string file;
+};
+
 struct LaunchRequest {
+  std::vector<GivenOutput> outputs;  // a reference given as outputs: no code, no launch
   std::string cubin;    // base64 CUBIN (device code)
   std::string library;  // base64 shared library (a host launcher)
   std::string kernel;
@@ -36,6 +46,7 @@ struct LaunchRequest {
   std::int64_t sharedBytes = 0;
   std::vector<std::string> args;
   bool hostLauncher() const { return !library.empty(); }
+  bool givenOutputs() const { return !outputs.empty(); }
 };
 
 // The task and size configuration every device request names. `manifest` is the task.toml's
@@ -200,6 +211,8 @@ void to_json(nlohmann::json &j, const EvaluateProgress &v);
 void from_json(const nlohmann::json &j, EvaluateProgress &v);
 void to_json(nlohmann::json &j, const TimingProgress &v);
 void from_json(const nlohmann::json &j, TimingProgress &v);
+void to_json(nlohmann::json &j, const GivenOutput &v);
+void from_json(const nlohmann::json &j, GivenOutput &v);
 void to_json(nlohmann::json &j, const LaunchRequest &v);
 void from_json(const nlohmann::json &j, LaunchRequest &v);
 void to_json(nlohmann::json &j, const EvaluateRequest &v);

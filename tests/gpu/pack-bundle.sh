@@ -32,6 +32,7 @@ echo 'export GVBINDIR="$here/graphviz"' >> "$stage/kwb/env.sh"
 cp -L /usr/share/fonts/truetype/dejavu/DejaVuSans*.ttf "$stage/kwb/fonts/" 2>/dev/null || true
 cp -r "$root/kernels" "$stage/kwb/kernels"
 cp -r "$root/resources/prompts" "$stage/kwb/prompts"
+cp -r "$root/resources/python" "$stage/kwb/python"
 strip --strip-debug "$stage/kwb/bin/"*   # debug info would push the bundle past what travels
 cp "$root/tests/gpu/run-on-gpu.sh" "$stage/kwb/"
 # The benchmarks (bench/README.md): their scripts and candidates beside the programs, and the

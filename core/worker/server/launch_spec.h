@@ -4,6 +4,7 @@
 // launcher (the bytes of a shared library exporting kwb_launch) with the argument order only:
 // kwb_launch(args, stream) does its own launches.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -23,7 +24,12 @@ struct LaunchSpec {
   std::string image;  // CUBIN bytes, or the shared library's bytes for a host launcher
   bool hostLauncher = false;
   std::vector<std::string> allowedLibraries;  // a host launcher's: the task's allow_libraries
+  // A reference given as its outputs (LaunchRequest::outputs): nothing to load or launch.
+  std::vector<GivenOutput> givenOutputs;
+  bool outputsOnly() const { return !givenOutputs.empty(); }
 };
+
+
 
 // Checks and decodes a request's launch; throws CommandError (invalid-argument)
 // "<command>: <field>: <what>".
@@ -52,5 +58,13 @@ struct TensorExtent {
 // checks that every argument of `launches` names a tensor or a size. Throws CommandError.
 std::vector<TensorExtent> tensorExtents(const RequestTask &request, const std::vector<const LaunchSpec *> &launches,
                                         const std::string &command, std::map<std::string, std::size_t> &index);
+
+// A given reference's outputs, read from the worker's private directory (and removed there):
+// seed → tensor name → bytes. Checks that each file is a plain file inside `privateDir` holding
+// exactly the tensor's bytes, and that every seed has every output; throws CommandError
+// (invalid-argument) "<command>: <what>".
+std::map<std::uint64_t, std::map<std::string, std::vector<std::byte>>> readGivenOutputs(
+    const LaunchSpec &reference, const std::vector<const TensorExtent *> &tensors, const std::vector<std::uint64_t> &seeds,
+    const std::string &command);
 
 }  // namespace kwb::worker

@@ -155,6 +155,9 @@ struct TimingRun {
   LaunchSpec reference, candidate;
   std::map<std::string, std::size_t> tensorIndex;
   std::vector<TensorBuf> tensors;
+  // A reference given as its outputs for `seed` (a PyTorch module's): the re-checks compare with
+  // them, and the inputs are not permuted (those outputs are for the generated order only).
+  std::map<std::string, std::vector<std::byte>> given;
   // While it runs.
   std::string stage = "load";
   DeviceAllocations allocations;
@@ -531,9 +534,11 @@ void TimingContext::allocate(TimingRun &run) {
   run.stopEvent = createEvent(held);
   // Each side's own output buffers (`in` tensors are shared: cand and ref are one buffer).
   run.refParams = std::make_unique<KernelArguments>(
-      run.reference.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorBuf::ref), run.config().values);
+      run.reference.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorBuf::ref),
+      scalarArguments(run.requested.task, run.config()));
   run.candParams = std::make_unique<KernelArguments>(
-      run.candidate.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorBuf::cand), run.config().values);
+      run.candidate.args, tensorBuffers(run.tensorIndex, run.tensors, &TensorBuf::cand),
+      scalarArguments(run.requested.task, run.config()));
 }
 
 void TimingContext::uploadInputs(TimingRun &run) {
@@ -613,11 +618,15 @@ void TimingContext::freshInputs(TimingRun &run, bool isCandidate) {
         check(driver_.cuMemsetD8(t.cand, kCandidatePoison, t.bytes), "poisoning '" + t.tensor->name + "'");
       continue;
     }
-    auto key = permutationKey(t.count, run.rng);
-    // f32 values are scaled too, so what does not depend on their order (a sum) changes as well.
-    if (t.tensor->dtype == DType::F32) key.scale = std::uniform_real_distribution<float>(0.75f, 1.25f)(run.rng);
-    // Integers drawn by randint move within their range too (a histogram's counts change).
-    drawRelabelling(key, *t.tensor->init, t.tensor->dtype, run.rng);
+    // A given reference's outputs are for the generated order: the identity then (PermutationKey{}).
+    PermutationKey key;
+    if (!run.reference.outputsOnly()) {
+      key = permutationKey(t.count, run.rng);
+      // f32 values are scaled too, so what does not depend on their order (a sum) changes as well.
+      if (t.tensor->dtype == DType::F32) key.scale = std::uniform_real_distribution<float>(0.75f, 1.25f)(run.rng);
+      // Integers drawn by randint move within their range too (a histogram's counts change).
+      drawRelabelling(key, *t.tensor->init, t.tensor->dtype, run.rng);
+    }
     if (isCandidate || t.tensor->role == TensorRole::In) t.candKey = key;
     permuteInto(run, t, isCandidate ? t.cand : t.ref, key);
   }
@@ -792,20 +801,23 @@ void TimingContext::recheck(TimingRun &run, const LoadedPair &loaded, std::size_
     }
     got[t.tensor->name] = download(t.cand, t.bytes, "output '" + t.tensor->name + "'");
   }
-  // The reference on the very inputs the candidate was given.
+  // The reference on the very inputs the candidate was given (a given reference: its outputs).
+  const bool given = run.reference.outputsOnly();
   for (const auto &t : run.tensors) {
-    if (!t.bytes || (t.tensor->role == TensorRole::In && inputsIntact)) continue;
+    if (given || !t.bytes || (t.tensor->role == TensorRole::In && inputsIntact)) continue;
     if (t.tensor->role == TensorRole::Out) check(driver_.cuMemsetD8(t.ref, 0, t.bytes), "clearing '" + t.tensor->name + "'");
     else permuteInto(run, t, t.ref, t.candKey);
   }
-  activity();
-  run.stage = "re-check reference";
-  DeviceContext::run(loaded.reference, run.args(false), "reference");
-  activity();
+  if (!given) {
+    activity();
+    run.stage = "re-check reference";
+    DeviceContext::run(loaded.reference, run.args(false), "reference");
+    activity();
+  }
   run.stage = "re-check";
   for (const auto &t : run.tensors) {
     if (t.tensor->role == TensorRole::In) continue;
-    const auto want = download(t.ref, t.bytes, "reference output");
+    const auto want = given ? run.given.at(t.tensor->name) : download(t.ref, t.bytes, "reference output");
     const auto &mine = got[t.tensor->name];
     const auto report = compareOutputs(mine, want, t.tensor->dtype, t.count,
                                        t.tensor->tolerance.value_or(Tolerance{}), t.shape, kMaxReported);
@@ -948,6 +960,12 @@ RooflineFloor TimingContext::rooflineFloorOf(const TimingRun &run) const {
 TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
   const auto started = Clock::now();
   TimingRun run = readRequest(request);
+  if (run.reference.outputsOnly()) {
+    std::vector<const TensorExtent *> extents;
+    for (const auto &t : run.tensors) extents.push_back(&t);
+    run.given = readGivenOutputs(run.reference, extents, {run.seed}, "time").at(run.seed);
+    run.timeReference = false;  // nothing to time: the client times the module itself
+  }
   if (contextLost_) throw CommandError("context-lost", "the CUDA context was lost earlier; restart the worker");
   ensureContext();
   auto &cupti = KernelActivity::instance();
@@ -960,6 +978,10 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
   if (!run.useCupti)
     reply.timerNote = "CUPTI kernel records are unavailable (" + cupti.problem() +
                       "): CUDA events around the launch are the figure; kernels on other streams are not counted";
+  if (run.reference.outputsOnly())
+    reply.timerNote += std::string(reply.timerNote.empty() ? "" : "; ") +
+                       "inputs were not permuted between samples: the reference is given as its outputs for the "
+                       "generated inputs (a PyTorch module's), which the re-checks compare with";
   LoadedPair loaded(*this);
   try {
     if (!loadBoth(loaded, run.reference, run.candidate, reply)) return reply;
@@ -970,7 +992,8 @@ TimeReply TimingContext::time(const TimeRequest &request, EventSink &sink) {
       reply.timerNote = "a host launcher's figure is the worker's clock from the call to the end of its work in its "
                         "own process (host work, copies, every stream), less the round trip of a clean launcher "
                         "process (launcher_overhead_ms); the reference's is " +
-                        std::string(run.useCupti ? "CUPTI's kernel span" : "CUDA events");
+                        std::string(run.useCupti ? "CUPTI's kernel span" : "CUDA events") +
+                        (reply.timerNote.empty() ? "" : "; " + reply.timerNote);
     }
     allocate(run);
     // After allocate: the baseline's samples flush L2 as the candidate's do. The GPU's switch

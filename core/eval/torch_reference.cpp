@@ -1,0 +1,427 @@
+#include "core/eval/torch_reference.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/eval/input_generator.h"
+#include "core/paths/install_paths.h"
+#include "core/process/child_process.h"
+#include "core/task/source_file.h"
+
+namespace kwb {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char *kScriptName = "kwb_torch_reference.py";
+
+std::string hex64(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// A tensor's shape and element count in a configuration.
+std::vector<std::int64_t> shapeIn(const Tensor &t, const SizeConfig &config, std::uint64_t &count) {
+  std::vector<std::int64_t> shape;
+  count = 1;
+  for (const auto &e : t.shape) {
+    shape.push_back(e.evaluate(config.values));
+    count *= static_cast<std::uint64_t>(std::max<std::int64_t>(0, shape.back()));
+  }
+  return shape;
+}
+
+void writeBytes(const fs::path &path, const std::vector<std::byte> &bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// The task's Model(...) arguments: [reference] init's parameters, or null (the module's own
+// get_init_inputs(), or none).
+json initArguments(const Task &task) {
+  if (!task.reference.init) return nullptr;
+  json out = json::array();
+  for (const auto &name : *task.reference.init) {
+    const Param *p = task.param(name);
+    if (!p) continue;  // the parser checked
+    if (p->isInteger()) out.push_back(p->integer);
+    else out.push_back(p->real);
+  }
+  return out;
+}
+
+// The inputs of one job as the helper reads them, written into `dir`.
+json writeInputs(const Task &task, const SizeConfig &config, std::uint64_t seed, bool firstGenerator,
+                 const fs::path &dir) {
+  json inputs = json::array();
+  for (const auto &t : task.tensors) {
+    if (t.role == TensorRole::Out) continue;
+    std::uint64_t count = 0;
+    const auto shape = shapeIn(t, config, count);
+    const fs::path file = dir / (t.name + ".in.bin");
+    writeBytes(file, firstGenerator && t.init ? generateInput(t.dtype, count, *t.init, seed, t.name)
+                                              : generateInput(t, count, seed));
+    inputs.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape}, {"file", file.string()},
+                      {"role", roleName(t.role)}});
+  }
+  return inputs;
+}
+
+json outputsOf(const Task &task, const SizeConfig &config, const fs::path &dir) {
+  json outputs = json::array();
+  for (const auto &t : task.tensors) {
+    if (t.role == TensorRole::In) continue;
+    std::uint64_t count = 0;
+    const auto shape = shapeIn(t, config, count);
+    outputs.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape},
+                       {"file", (dir / (t.name + ".out.bin")).string()}, {"role", roleName(t.role)}});
+  }
+  return outputs;
+}
+
+TorchTimingFigure figureOf(const json &j) {
+  TorchTimingFigure f;
+  if (!j.is_object()) {
+    f.error = "not measured";
+    return f;
+  }
+  if (j.contains("error")) {
+    f.error = j.value("error", std::string("failed"));
+    return f;
+  }
+  f.ok = j.contains("median_ms");
+  f.medianMs = j.value("median_ms", 0.0);
+  f.q1Ms = j.value("q1_ms", 0.0);
+  f.q3Ms = j.value("q3_ms", 0.0);
+  f.minMs = j.value("min_ms", 0.0);
+  f.relativeSpread = j.value("relative_spread", 0.0);
+  f.samples = j.value("samples", std::size_t{0});
+  f.stopReason = j.value("stop_reason", std::string());
+  f.timer = j.value("timer", std::string());
+  f.timerNote = j.value("timer_note", std::string());
+  f.compileSeconds = j.value("compile_seconds", 0.0);
+  if (!f.ok) f.error = "the helper gave no median";
+  return f;
+}
+
+TorchTiming timingOf(const json &t, bool compiled) {
+  TorchTiming timing;
+  timing.config = t.value("id", std::string());
+  timing.eager = figureOf(t.value("eager", json()));
+  timing.compiled = compiled ? figureOf(t.value("compile", json())) : TorchTimingFigure{};
+  return timing;
+}
+
+// What the module's outputs depend on: the manifest, the module's text, Model(...)'s arguments.
+// Throws when a file cannot be read.
+std::string identityOf(const Task &task) {
+  return "kwb-torch-reference-1\n" + readManifestText(task.manifestPath) + "\n\x1f" +
+         readTaskFile(task, task.reference.python) + "\n\x1f" + initArguments(task).dump() + "\n";
+}
+
+// Removes a folder when it goes out of scope.
+struct ScratchDir {
+  fs::path path;
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+std::string torchJobKey(const TorchOutputJob &job) {
+  return job.config->name + "/seed " + std::to_string(job.seed) + (job.firstGenerator ? " first" : "");
+}
+
+std::string TorchRun::describe() const {
+  if (ok) return "the PyTorch reference ran";
+  std::string where = file.empty() ? std::string() : " (" + fs::path(file).filename().string() +
+                                                         (line > 0 ? ":" + std::to_string(line) : std::string()) + ")";
+  return "the PyTorch reference: " + kind + ": " + message + where + (job.empty() ? "" : " [" + job + "]");
+}
+
+std::optional<fs::path> findPython(const TorchSettings &settings, std::string &problem) {
+  auto runnable = [](const fs::path &p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  std::string wanted = settings.python;
+  const char *env = std::getenv("KWB_PYTHON");
+  if (wanted.empty() && env && *env) wanted = env;
+  if (!wanted.empty()) {
+    if (wanted.find('/') != std::string::npos) {
+      if (runnable(wanted)) return fs::path(wanted);
+      problem = "the Python interpreter " + wanted + " (" + (settings.python.empty() ? "KWB_PYTHON" : "the settings") +
+                ") is not an executable file";
+      return std::nullopt;
+    }
+  } else {
+    wanted = "python3";
+  }
+  const char *path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && runnable(fs::path(dir) / wanted)) return fs::path(dir) / wanted;
+  problem = "no Python interpreter: " + wanted + " is not on PATH" +
+            (env && *env ? std::string() : " (KWB_PYTHON names another)") +
+            "; a PyTorch reference needs Python 3 with PyTorch (pip install torch)";
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<fs::path> helperScript(const TorchSettings &settings, std::string &problem) {
+  if (!settings.script.empty()) return settings.script;
+  if (auto dir = bundledPythonDir(); dir && fs::exists(*dir / kScriptName)) return *dir / kScriptName;
+  problem = std::string("the PyTorch reference helper ") + kScriptName +
+            " was not found (looked in $KWB_PYTHON_DIR, the installed share/kernel-workbench/python and the source tree)";
+  return std::nullopt;
+}
+
+// Runs the helper on `argument` (a spec file or --probe); fills `run` from its result line.
+void runHelper(const fs::path &python, const fs::path &script, const std::string &argument,
+               const TorchSettings &settings, const TorchRunRequest *request, TorchRun &run, json &result) {
+  ChildProcessRequest child;
+  child.argv = {python.string(), script.string(), argument};
+  child.timeout = settings.timeLimit;
+  child.outputLimit = 4u << 20;
+  std::string resultLine;
+  child.onLine = [&](const std::string &line) {
+    if (line.rfind("{\"result\"", 0) == 0) {
+      resultLine = line;
+      return;
+    }
+    if (line.rfind("{\"ok\"", 0) == 0) {  // --probe's one line
+      resultLine = "{\"result\": " + line + "}";
+      return;
+    }
+    if (line.rfind("{\"event\"", 0) != 0 || !request || !request->onProgress) return;
+    const json e = json::parse(line, nullptr, false);
+    if (e.is_object() && e.value("event", std::string()) == "progress")
+      request->onProgress(e.value("text", std::string()));
+  };
+  if (request) child.cancelled = request->cancelled;
+  const auto out = runChildProcess(child);
+  run.seconds += out.seconds;
+  auto lastLines = [&] {
+    const auto &o = out.output;
+    const auto from = o.size() > 1500 ? o.size() - 1500 : 0;
+    return o.substr(from);
+  };
+  if (!out.started) {
+    run.kind = "no-python";
+    run.message = out.startError;
+    return;
+  }
+  if (out.cancelled) {
+    run.kind = "cancelled";
+    run.message = "cancelled by the user";
+    return;
+  }
+  if (out.timedOut) {
+    run.kind = "timeout";
+    run.message = "the helper ran past its limit of " + std::to_string(settings.timeLimit.count() / 1000) + " s";
+    return;
+  }
+  result = json::parse(resultLine, nullptr, false);
+  if (!result.is_object() || !result.contains("result") || !result["result"].is_object()) {
+    run.kind = "crashed";
+    run.message = "the helper ended (" +
+                  (out.signal ? "signal " + std::to_string(out.signal) : "status " + std::to_string(out.exitCode)) +
+                  ") without a result; its last output: " + lastLines();
+    result = json();
+    return;
+  }
+  result = result["result"];
+  run.python = result.value("python", std::string());
+  run.torchVersion = result.value("torch", std::string());
+  run.device = result.value("device", std::string());
+  if (!result.value("ok", false)) {
+    run.kind = result.value("kind", std::string("failed"));
+    run.message = result.value("message", std::string());
+    run.file = result.value("file", std::string());
+    run.line = result.value("line", 0);
+    run.job = result.value("job", std::string());
+    run.traceback = result.value("traceback", std::string());
+    return;
+  }
+  run.ok = true;
+}
+
+}  // namespace
+
+TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, const TorchSettings &settings) {
+  TorchRun run;
+  if (task.reference.python.empty()) {
+    run.kind = "bad-spec";
+    run.message = "the task has no PyTorch reference ([reference] python)";
+    return run;
+  }
+  std::string problem;
+  const auto python = findPython(settings, problem);
+  if (!python) {
+    run.kind = "no-python";
+    run.message = problem;
+    return run;
+  }
+  const auto script = helperScript(settings, problem);
+  if (!script) {
+    run.kind = "no-script";
+    run.message = problem;
+    return run;
+  }
+  const fs::path cache = settings.cacheDir.empty() ? userCacheDir() / "torch-reference" : settings.cacheDir;
+  std::string identity;
+  try {
+    identity = identityOf(task);
+  } catch (const std::exception &e) {
+    run.kind = "module-load";
+    run.message = e.what();
+    run.file = task.reference.python.string();
+    return run;
+  }
+  auto timingIdentity = [&](const SizeConfig &config) {
+    return "timing\n" + identity + config.name + "\n" + std::to_string(request.timingSeed) + "\n" +
+           (request.timeCompiled ? "eager+compile" : "eager") + "\n" + request.deviceName + "\n" + python->string() +
+           "\n" + std::to_string(request.timeCapMs) + "/" + std::to_string(request.targetSpread);
+  };
+
+  // A scratch folder beside the cache (the same file system: finished outputs are renamed in).
+  static std::atomic<unsigned> counter{0};
+  ScratchDir scratch{cache / ("run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))};
+  json spec = {{"module", (task.folder / task.reference.python).string()},
+               {"init", initArguments(task)},
+               {"device", settings.device},
+               {"jobs", json::array()},
+               {"timings", json::array()}};
+  struct Pending {
+    std::string key;
+    fs::path cacheFolder, jobFolder;
+  };
+  std::vector<Pending> pending;
+  try {
+    std::error_code ec;
+    fs::create_directories(scratch.path, ec);
+    if (ec) throw std::runtime_error("cannot create " + scratch.path.string() + ": " + ec.message());
+    for (const auto &job : request.outputs) {
+      const std::string jobId = torchJobKey(job);
+      const fs::path folder = cache / hex64(fnv1a64(identity + jobId));
+      std::map<std::string, fs::path> files;
+      bool complete = true;
+      for (const auto &t : task.tensors)
+        if (t.role != TensorRole::In) {
+          files[t.name] = folder / (t.name + ".bin");
+          complete = complete && fs::exists(files[t.name], ec);
+        }
+      run.outputs[jobId] = files;
+      if (complete) {
+        ++run.cachedJobs;
+        continue;
+      }
+      const fs::path jobFolder = scratch.path / ("job" + std::to_string(pending.size()));
+      fs::create_directories(jobFolder, ec);
+      spec["jobs"].push_back({{"id", jobId},
+                              {"inputs", writeInputs(task, *job.config, job.seed, job.firstGenerator, jobFolder)},
+                              {"outputs", outputsOf(task, *job.config, jobFolder)}});
+      pending.push_back({jobId, folder, jobFolder});
+    }
+    for (const auto *config : request.timings) {
+      if (!request.deviceName.empty()) {
+        const fs::path file = cache / ("timing-" + hex64(fnv1a64(timingIdentity(*config))) + ".json");
+        std::ifstream in(file);
+        const json cached = in ? json::parse(in, nullptr, false) : json();
+        if (cached.is_object() && cached.contains("eager")) {
+          run.timings.push_back(timingOf(cached, request.timeCompiled));
+          ++run.cachedTimings;
+          continue;
+        }
+      }
+      const fs::path folder = scratch.path / ("timing-" + config->name);
+      fs::create_directories(folder, ec);
+      json modes = json::array({"eager"});
+      if (request.timeCompiled) modes.push_back("compile");
+      spec["timings"].push_back({{"id", config->name},
+                                 {"inputs", writeInputs(task, *config, request.timingSeed, true, folder)},
+                                 {"outputs", outputsOf(task, *config, folder)},
+                                 {"modes", modes},
+                                 {"cap_ms", request.timeCapMs},
+                                 {"min_samples", request.minSamples},
+                                 {"max_samples", request.maxSamples},
+                                 {"target_spread", request.targetSpread},
+                                 {"warmup_ms", 50}});
+    }
+  } catch (const std::exception &e) {
+    run.kind = "cache";
+    run.message = std::string("preparing the helper's inputs: ") + e.what();
+    return run;
+  }
+  if (spec["jobs"].empty() && spec["timings"].empty()) {
+    run.ok = true;
+    return run;
+  }
+  const fs::path specFile = scratch.path / "spec.json";
+  {
+    std::ofstream out(specFile);
+    out << spec.dump();
+  }
+  json result;
+  runHelper(*python, *script, specFile.string(), settings, &request, run, result);
+  if (!run.ok) return run;
+  run.computedJobs = pending.size();
+  // Finished outputs into the cache: each job's folder renamed whole (a reader never sees half).
+  for (const auto &p : pending) {
+    std::error_code ec;
+    const fs::path staged = p.jobFolder / "out";
+    fs::create_directories(staged, ec);
+    for (const auto &[name, file] : run.outputs[p.key]) fs::rename(p.jobFolder / (name + ".out.bin"), staged / file.filename(), ec);
+    fs::remove_all(p.cacheFolder, ec);
+    fs::rename(staged, p.cacheFolder, ec);
+    if (ec) {
+      run.ok = false;
+      run.kind = "cache";
+      run.message = "cannot store the outputs in " + p.cacheFolder.string() + ": " + ec.message();
+      return run;
+    }
+  }
+  for (const auto &t : result.value("timings", json::array())) {
+    run.timings.push_back(timingOf(t, request.timeCompiled));
+    const SizeConfig *config = task.config(run.timings.back().config);
+    // Kept when eager measured (a failed torch.compile is kept too: it fails the same way again).
+    if (!request.deviceName.empty() && config && run.timings.back().eager.ok) {
+      std::ofstream out(cache / ("timing-" + hex64(fnv1a64(timingIdentity(*config))) + ".json"));
+      out << t.dump();
+    }
+  }
+  return run;
+}
+
+std::string probeTorch(const TorchSettings &settings, std::string &problem) {
+  const auto python = findPython(settings, problem);
+  if (!python) return {};
+  const auto script = helperScript(settings, problem);
+  if (!script) return {};
+  TorchRun run;
+  json result;
+  runHelper(*python, *script, "--probe", settings, nullptr, run, result);
+  if (result.is_null()) {
+    problem = run.message;
+    return {};
+  }
+  return result.dump();
+}
+
+}  // namespace kwb

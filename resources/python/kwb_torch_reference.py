@@ -1,0 +1,948 @@
+#!/usr/bin/env python3
+"""Kernel Workbench: run a PyTorch module as a task's reference.
+
+The C++ evaluator (core/eval/torch_reference.{h,cpp}) starts this helper with
+Python 3.10+; it needs only the standard library and torch (imported lazily,
+so spec errors are reported even where torch is missing).
+
+Invocation
+    kwb_torch_reference.py SPEC.json      (or "-": the spec on stdin)
+    kwb_torch_reference.py --probe
+
+--probe prints one JSON line and exits 0 when ok, 2 otherwise:
+    {"ok": true, "python": "3.12.3", "torch": "2.11.0+cu130", "cuda": true,
+     "device": "NVIDIA H200" | null, "compile": true | false}
+    {"ok": false, "kind": "no-torch" | "internal", "message": "..."}
+"compile" says whether torch.compile's inductor backend (and, with CUDA,
+Triton) can be imported; nothing is compiled.
+
+SPEC.json
+    {"module": "/abs/reference.py",      KernelBench format: class Model(nn.Module)
+     "init": [...] | null,               Model(*init); null/absent: get_init_inputs()
+                                         when the module defines it, else no arguments
+     "device": 0,                        CUDA device index (default 0)
+     "seed": 0,                          torch.manual_seed before building (default 0)
+     "jobs": [{"id": "small/seed 1",
+               "inputs":  [TENSOR...],   roles "in" | "inout"; forward(*inputs) in order
+               "outputs": [TENSOR...]}], roles "out" | "inout"
+     "timings": [{"id": "small", "inputs": [TENSOR...], "outputs": ignored,
+                  "modes": ["eager", "compile"], "cap_ms": 3000,
+                  "min_samples": 10, "max_samples": 1000,
+                  "target_spread": 0.01, "warmup_ms": 50}]}   (numbers optional)
+    TENSOR = {"name": "x", "dtype": "f32", "shape": [16, 256],
+              "file": "/tmp/x.bin", "role": "in"}
+    dtypes: f64 f32 f16 bf16 i64 i32 i8 u8 bool. Files hold the raw little-endian
+    element bytes, row-major (bool: one byte 0/1). The "out" outputs are, in
+    order, what forward returns (one tensor or a tuple/list of tensors); an
+    "inout" output is the input of that name after forward ran. Shapes and
+    dtypes are checked strictly (a one-element output may come back as a
+    0-dim or [1] tensor); each output's bytes are written to its file.
+
+Timing (per timing entry and mode; "compile" = torch.compile(model, dynamic=False)
+after torch._dynamo.reset(), its first call timed as compile_seconds): before
+each sample the L2 is flushed by reading a float32 buffer of
+max(2 x L2, 64 MiB); 3 warm-up calls, then more until warmup_ms (10 s at most).
+A sample is the span from the start of the first to the end of the last GPU
+activity (kernels, and memcpy/memset, see SPAN_INCLUDES_COPIES) of one
+forward call, measured with CUPTI through torch.profiler (batches of
+PROFILE_BATCH samples, split by the (flush, forward) pattern learned from a
+profile of each alone). When the profiler sees nothing or the pattern does
+not hold, CUDA events around the call are used instead ("timer":
+"cuda-events", "timer_note": why). Sampling stops after min_samples when
+IQR/median < target_spread ("converged"), at max_samples ("max-samples") or
+after cap_ms of sampling ("time-cap"). Quartiles interpolate linearly
+between order statistics.
+
+Output (stdout, one JSON object per line, flushed; nothing else is ever
+written there: fd 1 is pointed at stderr and the protocol uses a private copy)
+    {"event": "progress", "text": "small/seed 1: forward ran (0.8 s)"}
+    ... and last:
+    {"result": {"ok": true, "python": ..., "torch": ..., "device": ...,
+                "jobs": [{"id": ..., "seconds": ...}],
+                "timings": [{"id": "small", "eager": MODE, "compile": MODE}]}}
+    MODE = {"median_ms", "q1_ms", "q3_ms", "iqr_ms", "min_ms", "max_ms",
+            "mean_ms", "samples", "relative_spread" (null when the median is 0),
+            "stop_reason", "timer": "cupti" | "cuda-events", "timer_note"?,
+            "kernels_per_sample" (null if unknown), "copies_per_sample" (null
+            if unknown), "compile_seconds"?}
+         | {"error": "torch.compile failed: <type>: <first line>"}
+           (or "forward raised ..." / "timing failed ...")
+    On failure (exit status 2):
+    {"result": {"ok": false, "kind": K, "message": M, "file"?: F, "line"?: L,
+                "job"?: ID, "traceback"?: T (last 20 lines)}}
+    K: bad-spec | no-torch | no-cuda | module-load | no-model | init-raised |
+       forward-raised | wrong-output | input-file | output-file | internal
+Exit status: 0 ok, 2 failure.  Non-finite floats are written as null.
+"""
+
+import ctypes
+import importlib.machinery
+import importlib.util
+import json
+import math
+import os
+import platform
+import sys
+import time
+import traceback
+
+MODULE_NAME = "kwb_reference"
+DTYPES = {  # spec name -> (torch attribute, bytes per element)
+    "f64": ("float64", 8), "f32": ("float32", 4), "f16": ("float16", 2),
+    "bf16": ("bfloat16", 2), "i64": ("int64", 8), "i32": ("int32", 4),
+    "i8": ("int8", 1), "u8": ("uint8", 1), "bool": ("bool", 1),
+}
+MODES = ("eager", "compile")
+TIMING_DEFAULTS = {"cap_ms": 3000.0, "min_samples": 10, "max_samples": 1000,
+                   "target_spread": 0.01, "warmup_ms": 50.0}
+FLUSH_MIN_BYTES = 64 << 20
+WARMUP_CALLS = 3
+WARMUP_MAX_S = 10.0
+PROFILE_BATCH = 20          # samples per profiler session
+CHECK_EVERY = 10            # samples between stop checks with CUDA events
+SPAN_INCLUDES_COPIES = True  # a forward's memcpy/memset count in its span
+SYNC_NAMES = ("Context Sync", "Stream Sync", "Event Sync", "Stream Wait Event",
+              "Device Synchronize", "Unknown Sync")
+TRACEBACK_LINES = 20
+MESSAGE_CHARS = 4000
+
+_channel = None  # the protocol's private copy of stdout
+
+
+# ----------------------------------------------------------------- output
+
+class Failure(Exception):
+    """Ends the run with {"result": {"ok": false, ...}}."""
+
+    def __init__(self, kind, message, file=None, line=None, job=None, exc=None):
+        super().__init__(message)
+        self.kind, self.message = kind, message
+        self.file, self.line, self.job, self.exc = file, line, job, exc
+
+    def result(self):
+        r = {"ok": False, "kind": self.kind, "message": _clip(self.message)}
+        for key in ("file", "line", "job"):
+            if getattr(self, key) is not None:
+                r[key] = getattr(self, key)
+        if self.exc is not None:
+            r["traceback"] = format_traceback(self.exc)
+        return r
+
+
+def open_channel():
+    """Keep a private copy of stdout for the protocol; send fd 1 to stderr so
+    prints of the module, of torch or of its compilers cannot reach it."""
+    global _channel
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    _channel = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+
+
+def _clean(value):
+    """JSON cannot hold NaN or infinities: write them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def emit(obj):
+    _channel.write(json.dumps(_clean(obj), allow_nan=False) + "\n")
+    _channel.flush()
+
+
+def progress(text):
+    emit({"event": "progress", "text": text})
+
+
+def _clip(text):
+    text = str(text)
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + " ..."
+
+
+def first_line(exc):
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def describe(exc):
+    return f"{type(exc).__name__}: {first_line(exc)}"
+
+
+def format_traceback(exc):
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return "\n".join(text.rstrip("\n").splitlines()[-TRACEBACK_LINES:])
+
+
+def frame_in(exc, path):
+    """(file, line) of the innermost traceback frame in `path`, else (None, None)."""
+    want = os.path.realpath(path)
+    found = (None, None)
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename and os.path.realpath(frame.filename) == want:
+            found = (frame.filename, frame.lineno)
+    return found
+
+
+def _at(file, line):
+    return f" (at {os.path.basename(file)}:{line})" if file else ""
+
+
+# ------------------------------------------------------- spec (no torch)
+
+def bad(where, what):
+    raise Failure("bad-spec", f"spec field {where}: {what}")
+
+
+def _int(obj, key, where, default=None, minimum=0):
+    value = obj.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        bad(f"{where}.{key}", "missing" if key not in obj else "not an integer")
+    if value < minimum:
+        bad(f"{where}.{key}", f"must be at least {minimum}")
+    return value
+
+
+def _number(obj, key, where, default):
+    value = obj.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        bad(f"{where}.{key}", "not a number")
+    if not math.isfinite(value) or value < 0:
+        bad(f"{where}.{key}", "must be a finite number >= 0")
+    return float(value)
+
+
+def _str(obj, key, where):
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        bad(f"{where}.{key}", "missing" if key not in obj else "not a non-empty string")
+    return value
+
+
+def _list(obj, key, where, required=True):
+    if key not in obj or obj[key] is None:
+        if required:
+            bad(f"{where}.{key}", "missing")
+        return []
+    if not isinstance(obj[key], list):
+        bad(f"{where}.{key}", "not a list")
+    return obj[key]
+
+
+def _dict(value, where):
+    if not isinstance(value, dict):
+        bad(where, "not an object")
+    return value
+
+
+def check_tensor(entry, where, roles, need_file):
+    _dict(entry, where)
+    t = {"name": _str(entry, "name", where), "dtype": _str(entry, "dtype", where)}
+    if t["dtype"] not in DTYPES:
+        bad(f"{where}.dtype", f"unknown dtype {t['dtype']!r}; expected one of {', '.join(DTYPES)}")
+    shape = _list(entry, "shape", where)
+    if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in shape):
+        bad(f"{where}.shape", "must be a list of integers >= 0")
+    t["shape"] = list(shape)
+    t["role"] = _str(entry, "role", where)
+    if t["role"] not in roles:
+        bad(f"{where}.role", f"{t['role']!r} is not one of {', '.join(roles)}")
+    t["file"] = _str(entry, "file", where) if need_file else entry.get("file")
+    return t
+
+
+def check_tensors(obj, key, where, roles, need_file):
+    entries = _list(obj, key, where)
+    tensors = [check_tensor(e, f"{where}.{key}[{i}]", roles, need_file)
+               for i, e in enumerate(entries)]
+    names = [t["name"] for t in tensors]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            bad(f"{where}.{key}[{i}].name", f"{name!r} appears twice")
+    return tensors
+
+
+def check_inouts(job, where):
+    """An "inout" output names an "inout" input with the same dtype and shape."""
+    inputs = {t["name"]: t for t in job["inputs"]}
+    for i, out in enumerate(job["outputs"]):
+        if out["role"] != "inout":
+            continue
+        src = inputs.get(out["name"])
+        if src is None or src["role"] != "inout":
+            bad(f"{where}.outputs[{i}]", f"inout output {out['name']!r} has no inout input of that name")
+        if src["dtype"] != out["dtype"] or src["shape"] != out["shape"]:
+            bad(f"{where}.outputs[{i}]", f"inout output {out['name']!r} differs from its input in dtype or shape")
+
+
+def check_job(entry, where):
+    _dict(entry, where)
+    job = {"id": _str(entry, "id", where),
+           "inputs": check_tensors(entry, "inputs", where, ("in", "inout"), True),
+           "outputs": check_tensors(entry, "outputs", where, ("out", "inout"), True)}
+    check_inouts(job, where)
+    return job
+
+
+def check_timing(entry, where):
+    _dict(entry, where)
+    t = {"id": _str(entry, "id", where),
+         "inputs": check_tensors(entry, "inputs", where, ("in", "inout"), True)}
+    modes = _list(entry, "modes", where)
+    if not modes or any(m not in MODES for m in modes) or len(set(modes)) != len(modes):
+        bad(f"{where}.modes", f"must be a non-empty list of distinct modes from {', '.join(MODES)}")
+    t["modes"] = list(modes)
+    for key in ("cap_ms", "target_spread", "warmup_ms"):
+        t[key] = _number(entry, key, where, TIMING_DEFAULTS[key])
+    t["min_samples"] = _int(entry, "min_samples", where, TIMING_DEFAULTS["min_samples"], 1)
+    t["max_samples"] = _int(entry, "max_samples", where, TIMING_DEFAULTS["max_samples"], 1)
+    if t["max_samples"] < t["min_samples"]:
+        bad(f"{where}.max_samples", "is less than min_samples")
+    return t
+
+
+def check_spec(spec):
+    _dict(spec, "(top level)")
+    out = {"module": os.path.abspath(_str(spec, "module", "spec"))}
+    init = spec.get("init")
+    if init is not None and not isinstance(init, list):
+        bad("spec.init", "must be a list or null")
+    out["init"] = init
+    out["device"] = _int(spec, "device", "spec", 0)
+    out["seed"] = _int(spec, "seed", "spec", 0)
+    out["jobs"] = [check_job(e, f"jobs[{i}]") for i, e in enumerate(_list(spec, "jobs", "spec"))]
+    out["timings"] = [check_timing(e, f"timings[{i}]")
+                      for i, e in enumerate(_list(spec, "timings", "spec", required=False))]
+    return out
+
+
+def read_spec(arg):
+    try:
+        text = sys.stdin.read() if arg == "-" else open(arg, encoding="utf-8").read()
+    except OSError as e:
+        raise Failure("bad-spec", f"cannot read the spec {arg}: {e.strerror or e}")
+    try:
+        spec = json.loads(text)
+    except ValueError as e:
+        raise Failure("bad-spec", f"the spec is not valid JSON: {e}")
+    return check_spec(spec)
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def check_input_file(t, job_id):
+    """The file exists and holds numel x itemsize bytes."""
+    want = numel(t["shape"]) * DTYPES[t["dtype"]][1]
+    try:
+        size = os.path.getsize(t["file"])
+    except OSError as e:
+        raise Failure("input-file", f"input {t['name']}: cannot read {t['file']}: {e.strerror or e}",
+                      file=t["file"], job=job_id)
+    if size != want:
+        raise Failure("input-file",
+                      f"input {t['name']}: {t['file']} holds {size} bytes; shape {t['shape']} "
+                      f"of {t['dtype']} needs {want}", file=t["file"], job=job_id)
+
+
+def check_input_files(spec):
+    for entry in spec["jobs"] + spec["timings"]:
+        for t in entry["inputs"]:
+            check_input_file(t, entry["id"])
+
+
+def check_module_source(path):
+    """The module file exists and compiles (no torch needed for this)."""
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        raise Failure("module-load", f"cannot read the module {path}: {e.strerror or e}", file=path)
+    try:
+        compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        raise Failure("module-load", f"syntax error in {os.path.basename(path)}: {e.msg}",
+                      file=e.filename or path, line=e.lineno, exc=e)
+    except ValueError as e:  # e.g. null bytes
+        raise Failure("module-load", f"cannot compile {path}: {e}", file=path, exc=e)
+
+
+# ------------------------------------------------------------------ torch
+
+def import_torch():
+    try:
+        import torch
+    except Exception as e:  # ImportError, or OSError from a broken install
+        raise Failure("no-torch",
+                      f"PyTorch is not installed for {sys.executable} ({platform.python_version()}): "
+                      f"{describe(e)}; install it (pip install torch) or name another interpreter")
+    return torch
+
+
+def select_device(torch, index):
+    if not torch.cuda.is_available():
+        raise Failure("no-cuda", f"CUDA is not available to PyTorch {torch.__version__} "
+                                 f"(built for CUDA {torch.version.cuda}; "
+                                 f"{torch.cuda.device_count()} devices visible)")
+    count = torch.cuda.device_count()
+    if index >= count:
+        names = ", ".join(f"{i}: {torch.cuda.get_device_name(i)}" for i in range(count))
+        raise Failure("no-cuda", f"CUDA device {index} does not exist; this machine has {names}")
+    torch.cuda.set_device(index)
+    return torch.device("cuda", index)
+
+
+def compile_available(torch):
+    """torch.compile's inductor backend can be imported (and Triton, with CUDA)."""
+    try:
+        import torch._inductor  # noqa: F401
+        if torch.cuda.is_available():
+            from torch.utils._triton import has_triton
+            return bool(has_triton())
+        return True
+    except Exception:
+        return False
+
+
+def probe():
+    try:
+        torch = import_torch()
+    except Failure as f:
+        emit({"ok": False, "kind": f.kind, "message": f.message})
+        return 2
+    try:
+        cuda = torch.cuda.is_available()
+        emit({"ok": True, "python": platform.python_version(), "torch": torch.__version__,
+              "cuda": cuda, "device": torch.cuda.get_device_name(0) if cuda else None,
+              "compile": compile_available(torch)})
+        return 0
+    except Exception as e:
+        emit({"ok": False, "kind": "internal", "message": f"probing torch failed: {describe(e)}"})
+        return 2
+
+
+def load_module(path):
+    sys.path.insert(0, os.path.dirname(path))
+    loader = importlib.machinery.SourceFileLoader(MODULE_NAME, path)
+    spec = importlib.util.spec_from_loader(MODULE_NAME, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module
+    try:
+        loader.exec_module(module)
+    except SyntaxError as e:
+        raise Failure("module-load", f"syntax error in {e.filename}: {e.msg}",
+                      file=e.filename, line=e.lineno, exc=e)
+    except BaseException as e:
+        file, line = frame_in(e, path)
+        raise Failure("module-load", f"importing {os.path.basename(path)} raised {describe(e)}{_at(file, line)}",
+                      file=file or path, line=line, exc=e)
+    return module
+
+
+def init_arguments(module, init, path):
+    if init is not None:
+        return init
+    get = getattr(module, "get_init_inputs", None)
+    if get is None:
+        return []
+    try:
+        args = get()
+    except BaseException as e:
+        file, line = frame_in(e, path)
+        raise Failure("init-raised", f"get_init_inputs() raised {describe(e)}{_at(file, line)}",
+                      file=file, line=line, exc=e)
+    if not isinstance(args, (list, tuple)):
+        raise Failure("init-raised", f"get_init_inputs() returned a {type(args).__name__}, not a list")
+    return list(args)
+
+
+def build_model(torch, module, spec, device):
+    path = spec["module"]
+    cls = getattr(module, "Model", None)
+    if cls is None or not callable(cls):
+        what = "does not define" if cls is None else "defines a non-callable"
+        raise Failure("no-model", f"{os.path.basename(path)} {what} Model", file=path)
+    torch.manual_seed(spec["seed"])
+    args = init_arguments(module, spec["init"], path)
+    try:
+        model = cls(*args)
+    except BaseException as e:
+        file, line = frame_in(e, path)
+        raise Failure("init-raised", f"Model(*init) raised {describe(e)}{_at(file, line)}",
+                      file=file, line=line, exc=e)
+    if not isinstance(model, torch.nn.Module):
+        raise Failure("no-model", f"Model(*init) built a {type(model).__name__}, not a torch.nn.Module", file=path)
+    try:
+        return model.to(device).eval()
+    except BaseException as e:
+        raise Failure("init-raised", f"moving the model to {device} raised {describe(e)}", exc=e)
+
+
+def torch_dtype(torch, name):
+    return getattr(torch, DTYPES[name][0])
+
+
+def read_tensor(torch, t, device, job_id):
+    check_input_file(t, job_id)  # again: it may have changed since the start
+    with open(t["file"], "rb") as f:
+        data = f.read()
+    dtype = torch_dtype(torch, t["dtype"])
+    if t["dtype"] == "bool" and data.translate(None, b"\x00\x01"):
+        raise Failure("input-file", f"input {t['name']}: {t['file']} holds bool bytes other than 0 and 1",
+                      file=t["file"], job=job_id)
+    if not data:  # frombuffer refuses an empty buffer
+        return torch.empty(t["shape"], dtype=dtype, device=device)
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(t["shape"]).to(device)
+
+
+def tensor_bytes(torch, tensor):
+    """The raw little-endian element bytes, row-major, of any dtype (bool as
+    0/1 bytes). Needs no numpy (torch wheels do not require it): copies the
+    memory of the contiguous CPU tensor."""
+    t = tensor.detach().contiguous().cpu()
+    if t.dtype == torch.bool:
+        t = t.to(torch.uint8)
+    n = t.numel() * t.element_size()
+    return ctypes.string_at(t.data_ptr(), n) if n else b""
+
+
+def write_tensor(torch, tensor, t, job_id):
+    data = tensor_bytes(torch, tensor)
+    try:
+        with open(t["file"], "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise Failure("output-file", f"output {t['name']}: cannot write {t['file']}: {e.strerror or e}",
+                      file=t["file"], job=job_id)
+
+
+def returned_values(torch, result, outs, job_id):
+    """The tensors forward returned, one per "out" entry."""
+    names = ", ".join(o["name"] for o in outs)
+    if isinstance(result, torch.Tensor):
+        values = [result]
+    elif isinstance(result, (tuple, list)):
+        values = list(result)
+    else:
+        raise Failure("wrong-output", f"forward returned a {type(result).__name__}; "
+                                      f"the task expects {len(outs)} tensor(s) ({names})", job=job_id)
+    if len(values) != len(outs):
+        raise Failure("wrong-output", f"forward returned {len(values)} value(s); "
+                                      f"the task expects {len(outs)} ({names})", job=job_id)
+    for v, o in zip(values, outs):
+        if not isinstance(v, torch.Tensor):
+            raise Failure("wrong-output", f"forward returned a {type(v).__name__} for {o['name']}, "
+                                          f"not a tensor", job=job_id)
+    return values
+
+
+def check_output(torch, value, o, job_id):
+    shape = list(value.shape)
+    one_element = numel(o["shape"]) == 1 and value.numel() == 1 and value.dim() <= 1
+    if shape != o["shape"] and not one_element:
+        raise Failure("wrong-output", f"forward returned shape {shape} for {o['name']}; "
+                                      f"the task says {o['shape']}", job=job_id)
+    if value.dtype != torch_dtype(torch, o["dtype"]):
+        raise Failure("wrong-output", f"forward returned {value.dtype} for {o['name']}; "
+                                      f"the task says {o['dtype']}", job=job_id)
+
+
+def collect_outputs(torch, job, result, inputs):
+    """(entry, tensor) for every output; with no "out" entries the value
+    forward returns is not looked at."""
+    outs = [o for o in job["outputs"] if o["role"] == "out"]
+    returned = iter(returned_values(torch, result, outs, job["id"]) if outs else [])
+    by_name = {t["name"]: x for t, x in zip(job["inputs"], inputs)}
+    pairs = []
+    for o in job["outputs"]:
+        value = next(returned) if o["role"] == "out" else by_name[o["name"]]
+        check_output(torch, value, o, job["id"])
+        pairs.append((o, value))
+    return pairs
+
+
+def run_job(torch, model, job, device, path):
+    progress(f"{job['id']}: running forward")
+    inputs = [read_tensor(torch, t, device, job["id"]) for t in job["inputs"]]
+    start = time.perf_counter()
+    try:
+        with torch.no_grad():
+            result = model(*inputs)
+        torch.cuda.synchronize(device)
+    except BaseException as e:
+        file, line = frame_in(e, path)
+        raise Failure("forward-raised", f"forward raised {describe(e)}{_at(file, line)}",
+                      file=file, line=line, job=job["id"], exc=e)
+    seconds = time.perf_counter() - start
+    for o, value in collect_outputs(torch, job, result, inputs):
+        write_tensor(torch, value, o, job["id"])
+    progress(f"{job['id']}: forward ran ({seconds:.1f} s)")
+    return {"id": job["id"], "seconds": seconds}
+
+
+# ----------------------------------------------------------------- timing
+
+class TimerFallback(Exception):
+    """CUPTI timing is not possible; the message says why."""
+
+
+class ModeError(Exception):
+    """The mode cannot be timed; the message is its "error"."""
+
+
+class Bench:
+    """L2 flush, synchronisation and the call being timed."""
+
+    def __init__(self, torch, device):
+        self.torch, self.device = torch, device
+        props = torch.cuda.get_device_properties(device)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+        count = max(2 * l2, FLUSH_MIN_BYTES) // 4
+        self.buffer = torch.zeros(count, dtype=torch.float32, device=device)
+        self.sink = torch.zeros((), dtype=torch.float32, device=device)
+        self.fn = None
+        self.what = "forward"
+
+    def flush(self):
+        self.torch.sum(self.buffer, 0, out=self.sink)  # reads the whole buffer
+
+    def sync(self):
+        self.torch.cuda.synchronize(self.device)
+
+    def call(self):
+        try:
+            self.fn()
+        except Exception as e:
+            raise ModeError(f"{self.what} raised {describe(e)}") from e
+
+
+def warm_up(bench, warmup_ms):
+    start = time.perf_counter()
+    calls = 0
+    while calls < WARMUP_CALLS or time.perf_counter() - start < min(warmup_ms / 1000, WARMUP_MAX_S):
+        bench.call()
+        bench.sync()
+        calls += 1
+
+
+def is_copy(name):
+    return name.startswith("Memcpy") or name.startswith("Memset")
+
+
+def gpu_activities(torch, prof):
+    """The device activities of a finished profiler session, by start time:
+    kernels, and memcpy/memset when SPAN_INCLUDES_COPIES."""
+    cuda = torch.autograd.DeviceType.CUDA
+    found = []
+    for e in prof.events():
+        if e.device_type != cuda or getattr(e, "is_user_annotation", False):
+            continue
+        if e.name in SYNC_NAMES or (is_copy(e.name) and not SPAN_INCLUDES_COPIES):
+            continue
+        found.append((e.time_range.start, e.time_range.end, e.name))
+    found.sort()
+    return found
+
+
+def profiled(torch, bench, body):
+    """Runs body() under a CUDA-only profiler; returns (body's value, activities)."""
+    from torch.profiler import ProfilerActivity, profile
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            value = body()
+        return value, gpu_activities(torch, prof)
+    except ModeError:
+        raise
+    except Exception as e:
+        raise TimerFallback(f"the profiler failed: {describe(e)}") from e
+
+
+class Pattern:
+    """The GPU activities of one flush and of one forward call."""
+
+    def __init__(self, flush, forward):
+        self.flush = sorted(n for _, _, n in flush)
+        self.forward = sorted(n for _, _, n in forward)
+        self.kernels = sum(1 for n in self.forward if not is_copy(n))
+        self.copies = len(self.forward) - self.kernels
+
+
+def learn_pattern(torch, bench):
+    def flush():
+        bench.flush()
+        bench.sync()
+
+    def forward():
+        bench.call()
+        bench.sync()
+
+    _, flushed = profiled(torch, bench, flush)
+    _, forwarded = profiled(torch, bench, forward)
+    if not flushed:
+        raise TimerFallback("the profiler recorded no GPU activity for the L2 flush (CUPTI unavailable?)")
+    if not forwarded:
+        raise TimerFallback("the profiler recorded no GPU activity for forward")
+    return Pattern(flushed, forwarded)
+
+
+def _names(names):
+    shown = ", ".join(n[:80] for n in names[:6])
+    return shown + (", ..." if len(names) > 6 else "")
+
+
+def split_samples(acts, count, pattern):
+    """Per sample, the span in ms of its forward activities."""
+    f, k = len(pattern.flush), len(pattern.forward)
+    if len(acts) != count * (f + k):
+        raise TimerFallback(f"a profiled batch of {count} samples had {len(acts)} GPU activities; "
+                            f"expected {count} x ({f} flush + {k} forward)")
+    spans = []
+    for i in range(count):
+        group = acts[i * (f + k):(i + 1) * (f + k)]
+        flush, forward = group[:f], group[f:]
+        if sorted(n for _, _, n in flush) != pattern.flush or \
+                sorted(n for _, _, n in forward) != pattern.forward:
+            raise TimerFallback(f"sample {i + 1} of a profiled batch ran [{_names([n for _, _, n in group])}]; "
+                                f"expected flush [{_names(pattern.flush)}] then forward [{_names(pattern.forward)}]")
+        spans.append((max(e for _, e, _ in forward) - min(s for s, _, _ in forward)) / 1000.0)
+    return spans
+
+
+def cupti_batch(torch, bench, pattern, count, deadline):
+    def body():
+        done = 0
+        while done < count:
+            bench.flush()
+            bench.sync()
+            bench.call()
+            bench.sync()
+            done += 1
+            if time.perf_counter() >= deadline:
+                break
+        return done
+
+    done, acts = profiled(torch, bench, body)
+    return split_samples(acts, done, pattern)
+
+
+def events_batch(torch, bench, count, deadline):
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    spans = []
+    while len(spans) < count:
+        bench.flush()
+        bench.sync()
+        start.record()
+        bench.call()
+        end.record()
+        end.synchronize()
+        spans.append(start.elapsed_time(end))
+        if time.perf_counter() >= deadline:
+            break
+    return spans
+
+
+def quantile(ordered, p):
+    pos = p * (len(ordered) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def spread(samples):
+    ordered = sorted(samples)
+    median = quantile(ordered, 0.5)
+    iqr = quantile(ordered, 0.75) - quantile(ordered, 0.25)
+    return iqr / median if median > 0 else math.inf
+
+
+def statistics(samples):
+    ordered = sorted(samples)
+    q1, median, q3 = (quantile(ordered, p) for p in (0.25, 0.5, 0.75))
+    return {"median_ms": median, "q1_ms": q1, "q3_ms": q3, "iqr_ms": q3 - q1,
+            "min_ms": ordered[0], "max_ms": ordered[-1],
+            "mean_ms": sum(ordered) / len(ordered), "samples": len(ordered),
+            "relative_spread": (q3 - q1) / median if median > 0 else None}
+
+
+def sample(t, batch, step, label):
+    """Adaptive sampling: batch(count, deadline) -> new samples."""
+    samples = []
+    start = time.perf_counter()
+    deadline = start + t["cap_ms"] / 1000.0
+    last_report = start
+    while True:
+        samples += batch(min(step, t["max_samples"] - len(samples)), deadline)
+        now = time.perf_counter()
+        if len(samples) >= t["min_samples"] and spread(samples) < t["target_spread"]:
+            return samples, "converged"
+        if len(samples) >= t["max_samples"]:
+            return samples, "max-samples"
+        if now >= deadline:
+            return samples, "time-cap"
+        if now - last_report >= 1.0:
+            progress(f"{label}: {len(samples)} samples so far")
+            last_report = now
+
+
+def measure(torch, bench, t, label):
+    """(samples, stop reason, timer fields)."""
+    pattern, note = None, None
+    try:
+        pattern = learn_pattern(torch, bench)
+        samples, reason = sample(t, lambda n, d: cupti_batch(torch, bench, pattern, n, d),
+                                 PROFILE_BATCH, label)
+        return samples, reason, timer_fields("cupti", None, pattern)
+    except TimerFallback as e:
+        note = str(e)
+    progress(f"{label}: timing with CUDA events ({note})")
+    samples, reason = sample(t, lambda n, d: events_batch(torch, bench, n, d), CHECK_EVERY, label)
+    return samples, reason, timer_fields("cuda-events", note, pattern)
+
+
+def timer_fields(timer, note, pattern):
+    fields = {"timer": timer}
+    if note:
+        fields["timer_note"] = note
+    fields["kernels_per_sample"] = pattern.kernels if pattern else None
+    fields["copies_per_sample"] = pattern.copies if pattern else None
+    return fields
+
+
+def prepare_compiled(torch, bench, model, inputs, label):
+    """torch.compile the model; its first call (the compilation) is timed."""
+    progress(f"{label}: compiling")
+    try:
+        import torch._dynamo
+        torch._dynamo.reset()
+        compiled = torch.compile(model, dynamic=False)
+        start = time.perf_counter()
+        compiled(*inputs)
+        bench.sync()
+    except Exception as e:
+        raise ModeError(f"torch.compile failed: {describe(e)}") from e
+    seconds = time.perf_counter() - start
+    progress(f"{label}: compiled ({seconds:.1f} s)")
+    bench.fn = lambda: compiled(*inputs)
+    bench.what = "the compiled forward"
+    return seconds
+
+
+def time_mode(torch, bench, model, t, mode, device):
+    label = f"timing {t['id']} ({mode})"
+    inputs = [read_tensor(torch, x, device, t["id"]) for x in t["inputs"]]
+    bench.fn, bench.what = (lambda: model(*inputs)), "forward"
+    compile_seconds = None
+    if mode == "compile":
+        compile_seconds = prepare_compiled(torch, bench, model, inputs, label)
+    progress(f"{label}: warming up")
+    warm_up(bench, t["warmup_ms"])
+    progress(f"{label}: measuring")
+    samples, reason, fields = measure(torch, bench, t, label)
+    report = statistics(samples)
+    report["stop_reason"] = reason
+    report.update(fields)
+    if compile_seconds is not None:
+        report["compile_seconds"] = compile_seconds
+    progress(f"{label}: median {report['median_ms']:.4g} ms over {len(samples)} samples "
+             f"({reason}, {fields['timer']})")
+    return report
+
+
+def run_timing(torch, bench, model, t, device):
+    entry = {"id": t["id"]}
+    for mode in t["modes"]:
+        try:
+            with torch.no_grad():
+                entry[mode] = time_mode(torch, bench, model, t, mode, device)
+        except Failure:
+            raise
+        except ModeError as e:
+            entry[mode] = {"error": _clip(str(e))}
+        except Exception as e:
+            entry[mode] = {"error": _clip(f"timing failed: {describe(e)}")}
+        finally:
+            bench.fn = None
+            if mode == "compile":
+                _reset_dynamo(torch)
+        if "error" in entry[mode]:
+            progress(f"timing {t['id']} ({mode}): {entry[mode]['error']}")
+    return entry
+
+
+def _reset_dynamo(torch):
+    try:
+        torch._dynamo.reset()
+    except Exception:
+        pass
+
+
+# ------------------------------------------------------------------- main
+
+def timed(label, fn):
+    progress(label)
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start
+
+
+def run(spec_arg):
+    spec = read_spec(spec_arg)
+    check_module_source(spec["module"])
+    check_input_files(spec)
+    torch, seconds = timed("loading torch", import_torch)
+    progress(f"torch {torch.__version__} loaded ({seconds:.1f} s)")
+    device = select_device(torch, spec["device"])
+    name = torch.cuda.get_device_name(device)
+    module, seconds = timed(f"loading {os.path.basename(spec['module'])}", lambda: load_module(spec["module"]))
+    progress(f"module loaded ({seconds:.1f} s)")
+    model, seconds = timed("building Model", lambda: build_model(torch, module, spec, device))
+    progress(f"model built ({seconds:.1f} s)")
+    jobs = [run_job(torch, model, job, device, spec["module"]) for job in spec["jobs"]]
+    timings = []
+    if spec["timings"]:
+        bench = Bench(torch, device)
+        timings = [run_timing(torch, bench, model, t, device) for t in spec["timings"]]
+    return {"ok": True, "python": platform.python_version(), "torch": torch.__version__,
+            "device": name, "jobs": jobs, "timings": timings}
+
+
+def main(argv):
+    open_channel()
+    if len(argv) != 2:
+        emit({"result": Failure("bad-spec", "usage: kwb_torch_reference.py SPEC.json | - | --probe").result()})
+        return 2
+    if argv[1] == "--probe":
+        return probe()
+    try:
+        result = run(argv[1])
+    except Failure as f:
+        result = f.result()
+    except BaseException as e:  # the process always ends with a result line
+        result = Failure("internal", f"the reference helper failed: {describe(e)}", exc=e).result()
+    emit({"result": result})
+    return 0 if result["ok"] else 2
+
+
+def _exit(code):
+    """Flush and leave without running interpreter teardown (CUDA, CUPTI and
+    compile-worker shutdown have been seen to hang or crash at exit)."""
+    for stream in (sys.stdout, sys.stderr, _channel):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    _exit(main(sys.argv))

@@ -1,0 +1,229 @@
+// On a machine with a GPU and PyTorch: the PyTorch reference process end to end. A module that
+// raises, one that returns the wrong shape and one that does not load each end in an error
+// naming the file, the line and why; outputs are cached per configuration and seed; every
+// bundled task's PyTorch twin (its reference.py) gives the same verdicts as its CUDA reference;
+// a timed evaluation reports the speedup over PyTorch eager and torch.compile. Skips, saying
+// why, without a device or without PyTorch.
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "core/eval/evaluator.h"
+#include "core/eval/torch_reference.h"
+#include "core/task/manifest_parser.h"
+#include "helpers/test_files.h"
+
+namespace fs = std::filesystem;
+using kwb::test::kernelsDir;
+using kwb::test::readFile;
+
+namespace {
+
+// A copy of a bundled task under the test's output; `edit` changes its task.toml, `module`
+// (when given) replaces its reference.py.
+fs::path taskCopy(const std::string &task, const std::string &name, const std::function<void(std::string &)> &edit,
+                  const std::string &module = {}) {
+  const fs::path dir = kwb::test::outputDir() / "torch" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto &e : fs::directory_iterator(kernelsDir() / task))
+    if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename());
+  std::string manifest = readFile(dir / "task.toml");
+  if (edit) edit(manifest);
+  std::ofstream(dir / "task.toml", std::ios::trunc) << manifest;
+  if (!module.empty()) std::ofstream(dir / "reference.py", std::ios::trunc) << module;
+  return dir;
+}
+
+// softmax with only its PyTorch module as the reference.
+void dropCudaReference(std::string &manifest) {
+  const auto from = manifest.find("[reference]");
+  const auto to = manifest.find("\n[", from + 1);
+  manifest.replace(from, to - from, "[reference]\npython = \"reference.py\"\n");
+}
+
+const char *const kModuleHead =
+    "import torch\n"            // 1
+    "import torch.nn as nn\n"   // 2
+    "\n"                        // 3
+    "class Model(nn.Module):\n"  // 4
+    "    def forward(self, x):\n";  // 5
+
+std::string describe(const kwb::TorchRun &r) { return r.describe() + "\n" + r.traceback; }
+
+}  // namespace
+
+class TestGpuTorch : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+  void moduleThatRaises();
+  void moduleWithTheWrongShape();
+  void moduleThatDoesNotLoad();
+  void outputsAreCached();
+  void twinsGiveTheSameVerdicts_data();
+  void twinsGiveTheSameVerdicts();
+  void wrongCandidateFailsAgainstBoth();
+  void speedupOverPyTorch();
+
+ private:
+  kwb::TorchRun runOn(const fs::path &dir, std::uint64_t seed = 1) {
+    const kwb::Task task = kwb::loadTask(dir);
+    kwb::TorchRunRequest r;
+    r.outputs.push_back({&task.configs.front(), seed, false});
+    return kwb::runTorchReference(task, r, settings_);
+  }
+  kwb::TorchSettings settings_;
+};
+
+void TestGpuTorch::initTestCase() {
+  std::string problem;
+  settings_.cacheDir = kwb::test::outputDir() / "torch" / "cache";
+  fs::remove_all(settings_.cacheDir);
+  const std::string probe = kwb::probeTorch(settings_, problem);
+  if (probe.empty()) QSKIP(("the PyTorch helper did not run: " + problem).c_str());
+  const auto j = nlohmann::json::parse(probe);
+  if (!j.value("ok", false)) QSKIP(("no PyTorch: " + j.value("message", std::string())).c_str());
+  if (!j.value("cuda", false)) QSKIP("PyTorch sees no CUDA device");
+  qInfo("%s", probe.c_str());
+}
+
+void TestGpuTorch::moduleThatRaises() {
+  const auto dir = taskCopy("softmax", "raises", dropCudaReference,
+                            std::string(kModuleHead) + "        raise RuntimeError('the module broke')\n");  // line 6
+  const auto run = runOn(dir);
+  QVERIFY2(!run.ok, describe(run).c_str());
+  QCOMPARE(run.kind, std::string("forward-raised"));
+  QVERIFY2(run.message.find("RuntimeError") != std::string::npos, run.message.c_str());
+  QVERIFY2(run.message.find("the module broke") != std::string::npos, run.message.c_str());
+  QVERIFY2(fs::path(run.file).filename() == "reference.py", run.file.c_str());
+  QCOMPARE(run.line, 6);
+  QVERIFY2(run.job.find("seed 1") != std::string::npos, run.job.c_str());
+}
+
+void TestGpuTorch::moduleWithTheWrongShape() {
+  const auto dir = taskCopy("softmax", "wrong-shape", dropCudaReference,
+                            std::string(kModuleHead) + "        return torch.softmax(x, dim=1)[:, :-1]\n");
+  const auto run = runOn(dir);
+  QVERIFY2(!run.ok, describe(run).c_str());
+  QCOMPARE(run.kind, std::string("wrong-output"));
+  const kwb::Task task = kwb::loadTask(dir);
+  const auto &c = task.configs.front();
+  const std::string want = "[" + std::to_string(c.values.at("rows")) + ", " + std::to_string(c.values.at("cols")) + "]";
+  QVERIFY2(run.message.find(want) != std::string::npos, run.message.c_str());
+  QVERIFY2(run.message.find("y") != std::string::npos, run.message.c_str());
+
+  // The same through the evaluator: an error that says so, no verdict on the candidate.
+  kwb::EvaluatorSettings settings;
+  settings.torch = settings_;
+  kwb::EvaluationOptions options;
+  options.configs = {c.name};
+  options.freshSeed = false;
+  const auto result = kwb::evaluate(task, readFile(dir / "softmax.cu"), options, settings);
+  QCOMPARE(result.outcome, kwb::Outcome::Error);
+  QVERIFY2(result.message.find("wrong-output") != std::string::npos, result.message.c_str());
+}
+
+void TestGpuTorch::moduleThatDoesNotLoad() {
+  const auto dir = taskCopy("softmax", "syntax", dropCudaReference,
+                            std::string(kModuleHead) + "        return torch.softmax(x, dim=1\n");  // line 6
+  const auto run = runOn(dir);
+  QVERIFY2(!run.ok, describe(run).c_str());
+  QCOMPARE(run.kind, std::string("module-load"));
+  QVERIFY2(fs::path(run.file).filename() == "reference.py", run.file.c_str());
+  QVERIFY2(run.line >= 6, std::to_string(run.line).c_str());
+}
+
+void TestGpuTorch::outputsAreCached() {
+  const auto dir = taskCopy("softmax", "cached", dropCudaReference);
+  const auto first = runOn(dir, 7);
+  QVERIFY2(first.ok, describe(first).c_str());
+  QCOMPARE(first.computedJobs, std::size_t(1));
+  QCOMPARE(first.cachedJobs, std::size_t(0));
+  const auto &files = first.outputs.begin()->second;
+  QVERIFY(fs::exists(files.at("y")));
+  const auto second = runOn(dir, 7);
+  QVERIFY2(second.ok, describe(second).c_str());
+  QCOMPARE(second.cachedJobs, std::size_t(1));
+  QCOMPARE(second.computedJobs, std::size_t(0));
+  QCOMPARE(second.outputs.begin()->second.at("y"), files.at("y"));
+}
+
+void TestGpuTorch::twinsGiveTheSameVerdicts_data() {
+  QTest::addColumn<QString>("task");
+  for (const char *t : {"softmax", "layernorm", "sgemm", "gemm-bf16", "blur", "histogram", "reduce-sum", "transpose"})
+    QTest::newRow(t) << t;
+}
+
+// The starter (correct) against the CUDA reference and against the PyTorch twin: the same verdict
+// on the smallest configuration, every seed.
+void TestGpuTorch::twinsGiveTheSameVerdicts() {
+  QFETCH(QString, task);
+  const kwb::Task t = kwb::loadTask(kernelsDir() / task.toStdString());
+  QVERIFY(t.reference.hasCuda() && !t.reference.python.empty());
+  const auto *config = kwb::smallestConfiguration(t);
+  kwb::EvaluatorSettings settings;
+  settings.torch = settings_;
+  kwb::Evaluator evaluator(settings);
+  kwb::EvaluationOptions options;
+  options.configs = {config->name};
+  options.freshSeed = false;
+  const std::string source = readFile(t.folder / t.starterSource());
+  options.reference = "cuda";
+  const auto cuda = evaluator.evaluate(t, source, options);
+  options.reference = "pytorch";
+  const auto torch = evaluator.evaluate(t, source, options);
+  QVERIFY2(cuda.outcome == kwb::Outcome::Correct, (cuda.message + "\n" + nlohmann::json(cuda).dump(1)).c_str());
+  QVERIFY2(torch.outcome == cuda.outcome, (torch.message + "\n" + nlohmann::json(torch).dump(1)).c_str());
+  QCOMPARE(torch.reference, std::string("pytorch"));
+  QCOMPARE(torch.configs.front().seeds.size(), cuda.configs.front().seeds.size());
+}
+
+void TestGpuTorch::wrongCandidateFailsAgainstBoth() {
+  const kwb::Task t = kwb::loadTask(kernelsDir() / "softmax");
+  // Every output 1% too large: beyond the tolerance, against either reference, on every seed.
+  const std::string wrong = kwb::test::fileVariant(t.folder / "softmax.cu", "* inv;", "* inv * 1.01f;");
+  kwb::EvaluatorSettings settings;
+  settings.torch = settings_;
+  kwb::Evaluator evaluator(settings);
+  kwb::EvaluationOptions options;
+  options.configs = {kwb::smallestConfiguration(t)->name};
+  options.freshSeed = false;
+  for (const char *reference : {"cuda", "pytorch"}) {
+    options.reference = reference;
+    const auto r = evaluator.evaluate(t, wrong, options);
+    QVERIFY2(r.outcome == kwb::Outcome::Incorrect, (std::string(reference) + ": " + r.message).c_str());
+    QCOMPARE(r.configs.front().reason, std::string("mismatch"));
+    for (const auto &seed : r.configs.front().seeds) QVERIFY(!seed.passed);
+  }
+}
+
+void TestGpuTorch::speedupOverPyTorch() {
+  const kwb::Task t = kwb::loadTask(kernelsDir() / "softmax");
+  kwb::EvaluatorSettings settings;
+  settings.torch = settings_;
+  kwb::EvaluationOptions options;
+  options.configs = {"small"};
+  options.freshSeed = false;
+  options.time = true;
+  options.timingCap = std::chrono::milliseconds(1000);
+  const auto r = kwb::evaluate(t, readFile(t.folder / t.starterSource()), options, settings);
+  QVERIFY2(r.outcome == kwb::Outcome::Correct, r.message.c_str());
+  const auto &co = r.configs.front();
+  QVERIFY(co.timing && co.timing->ok);
+  QVERIFY2(co.torch.has_value(), r.torchProblem.c_str());
+  QVERIFY2(co.torch->eagerMs > 0, co.torch->eagerError.c_str());
+  QVERIFY(co.torch->eagerSamples >= 10);
+  QCOMPARE(co.torch->speedupEager, co.torch->eagerMs / co.timing->candidate.median);
+  // torch.compile: a figure, or the reason it has none.
+  QVERIFY(co.torch->compiledMs > 0 || !co.torch->compiledError.empty());
+  qInfo("softmax small: candidate %.4f ms, PyTorch eager %.4f ms (%.2fx), torch.compile %s",
+        co.timing->candidate.median, co.torch->eagerMs, co.torch->speedupEager,
+        co.torch->compiledMs > 0 ? (std::to_string(co.torch->compiledMs) + " ms").c_str() : co.torch->compiledError.c_str());
+}
+
+QTEST_GUILESS_MAIN(TestGpuTorch)
+#include "tst_gpu_torch.moc"

@@ -14,6 +14,8 @@
 
 #include "app/cli/lineage_command.h"
 #include "app/cli/export_command.h"
+#include "app/cli/import_command.h"
+#include "app/cli/suite_command.h"
 #include "app/cli/memory_command.h"
 #include "app/cli/skills_command.h"
 #include "app/cli/tune_command.h"
@@ -150,7 +152,25 @@ struct EvalArgs {
   std::uint64_t permutationSeed = 0;
   bool sanitize = false;
   std::string sanitizerTools;
+  std::string reference;  // "", "cuda", "pytorch"
+  bool noTorch = false;
+  bool noTorchCompile = false;
+  std::string python;
 };
+
+// "PyTorch eager 2.1 ms ±0.3% (n=40): 1.71×; torch.compile 1.9 ms ±0.5% (n=35): 1.55×"
+std::string formatTorch(const kwb::TorchBaseline &b) {
+  auto side = [](const char *name, double ms, double spread, std::size_t n, double speedup, const std::string &error) {
+    if (ms <= 0) return std::string(name) + ": " + (error.empty() ? "not measured" : error);
+    char x[32];
+    std::snprintf(x, sizeof x, "%.2f", speedup);
+    char s[96];
+    std::snprintf(s, sizeof s, "%.3g ms \u00b1%.1f%% (n=%zu)", ms, spread * 100.0, n);
+    return std::string(name) + " " + s + ": candidate " + x + "\u00d7 faster";
+  };
+  return side("PyTorch eager", b.eagerMs, b.eagerSpread, b.eagerSamples, b.speedupEager, b.eagerError) + "; " +
+         side("torch.compile", b.compiledMs, b.compiledSpread, b.compiledSamples, b.speedupCompiled, b.compiledError);
+}
 
 // "1.23 ms": milliseconds, three significant digits.
 std::string formatMs(double ms) {
@@ -171,8 +191,10 @@ std::string formatTiming(const kwb::TimingOutcome &t) {
   char speedup[64];
   std::snprintf(speedup, sizeof speedup, "%.2f", t.speedup);
   std::string line = "candidate " + formatMs(t.candidate.median) + " \u00b1" + formatPercent(t.candidate.relativeSpread) +
-                     " (n=" + std::to_string(t.candidate.count) + "), reference " + formatMs(t.reference.median) +
-                     " \u00b1" + formatPercent(t.reference.relativeSpread) + ", speedup " + speedup + "\u00d7";
+                     " (n=" + std::to_string(t.candidate.count) + ")";
+  if (t.referenceTimed)
+    line += ", reference " + formatMs(t.reference.median) + " \u00b1" + formatPercent(t.reference.relativeSpread) +
+            ", speedup " + speedup + "\u00d7";
   if (t.suspicious) line += "  SUSPICIOUS: " + t.suspiciousReason;
   return line;
 }
@@ -235,6 +257,9 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   options.time = args.time;
   options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
   options.permutationSeed = args.permutationSeed;
+  options.reference = args.reference;
+  options.timeTorch = !args.noTorch;
+  options.timeTorchCompiled = !args.noTorchCompile;
   options.tunables = input->tunables;
   if (!parseTunableValues(args.sets, options.tunables, "--set")) return kExitInvalid;
   if (!asJson) options.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
@@ -254,6 +279,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
 
   kwb::EvaluatorSettings settings;
   settings.useDevice = !args.noGpu;
+  settings.torch.python = args.python;
   kwb::EvaluationResult result;
   kwb::Evaluator evaluator(settings);  // its worker measures the ceilings too
   try {
@@ -318,6 +344,9 @@ int evalCommand(const EvalArgs &args, bool asJson) {
         std::cout << "  " << kwb::toString(c.outcome) << (c.errorName.empty() ? "" : " " + c.errorName) << ": "
                   << c.message << "\n";
       if (c.timing) std::cout << "  " << c.config << " timing: " << formatTiming(*c.timing) << "\n";
+      if (c.torch) std::cout << "  " << c.config << " vs PyTorch: " << formatTorch(*c.torch) << "\n";
+      if (c.timing && result.reference == "pytorch" && !c.timing->timerNote.empty() && c.timing->timer != "host-wall-clock")
+        std::cout << "    timer: " << c.timing->timerNote << "\n";
       // What a host launcher's figure is made of (its process's round trip, the prime, the
       // reference timed alone), where a user reads the figure.
       if (c.timing && c.timing->timer == "host-wall-clock" && !c.timing->timerNote.empty())
@@ -325,6 +354,10 @@ int evalCommand(const EvalArgs &args, bool asJson) {
       if (auto it = placements.find(c.config); it != placements.end())
         std::cout << "  " << c.config << " roofline: " << it->second.words << "\n";
     }
+    if (result.reference == "pytorch")
+      std::cout << "reference: the PyTorch module " << task.reference.python.string()
+                << (result.torchVersion.empty() ? "" : " (torch " + result.torchVersion + ")") << "\n";
+    if (!result.torchProblem.empty()) std::cout << "PyTorch not timed: " << result.torchProblem << "\n";
     if (args.time && result.outcome != kwb::Outcome::Correct)
       std::cout << "timing skipped: only a candidate correct on every configuration is timed\n";
     if (result.freshSeed)
@@ -348,7 +381,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"kwb: Kernel Workbench on the command line: tasks, devices, evaluation, tuning, profiling, the optimize loop, lineages, skill cards, the experience memory and exports",
+  CLI::App app{"kwb: Kernel Workbench on the command line: tasks, devices, evaluation, tuning, profiling, the optimize loop, lineages, skill cards, the experience memory, exports and KernelBench imports",
                "kwb"};
   app.set_version_flag("--version", std::string("kwb ") + kwb::kVersion + " (" + kwb::kProjectName + ")");
   app.require_subcommand(1);
@@ -408,6 +441,14 @@ int main(int argc, char **argv) {
   eval->add_option("--sanitizer-tools", evalArgs.sanitizerTools,
                    "The sanitizer's tools, comma-separated (implies --sanitize; default all: memcheck,racecheck,initcheck,synccheck)");
   eval->add_flag("--no-gpu", evalArgs.noGpu, "Compile and report only, as on a machine without a GPU");
+  eval->add_option("--reference", evalArgs.reference,
+                   "What the candidate is checked against: cuda (the task's CUDA reference) or pytorch (its PyTorch\n"
+                   "module's outputs, [reference] python); default: the CUDA reference where the task has one")
+      ->check(CLI::IsMember({"cuda", "pytorch"}));
+  eval->add_flag("--no-torch", evalArgs.noTorch, "With --time: do not time the task's PyTorch module");
+  eval->add_flag("--no-torch-compile", evalArgs.noTorchCompile, "With --time: time the PyTorch module eagerly only");
+  eval->add_option("--python", evalArgs.python,
+                   "The Python interpreter with PyTorch (default: $KWB_PYTHON, else python3 on PATH)");
   eval->add_flag("--json", asJson, "Machine-readable output");
 
   LineageArgs lineageArgs;
@@ -636,6 +677,47 @@ int main(int argc, char **argv) {
                       "report: profile the kernel and the task's starter (the baseline) on this machine's GPU");
   exportCmd->add_flag("--json", asJson, "Machine-readable output");
 
+  ImportArgs importArgs;
+  auto *importCmd = app.add_subcommand("import", "Make tasks from other benchmarks' problem files");
+  importCmd->require_subcommand(1);
+  auto *importKernelBench = importCmd->add_subcommand(
+      "kernelbench",
+      "Make a task folder DIR/NAME from each KernelBench problem file (class Model, get_inputs, get_init_inputs):\n"
+      "task.toml (the problem's sizes and a large configuration, its tensors and constructor arguments),\n"
+      "reference.py (the problem, the task's PyTorch reference) and NAME.cu (a starter kernel to fill in). The\n"
+      "output's shape is read by running forward on PyTorch's meta device: the problem's code runs, in the\n"
+      "Python that --python names.\n"
+      "Exit status: 0 every problem imported; 1 one or more could not be (each says why); 2 usage error.");
+  importKernelBench->add_option("PROBLEM", importArgs.problems, "KernelBench problem files (.py), one or more");
+  importKernelBench->add_option("--to", importArgs.to, "The folder the task folders are made in (required)");
+  importKernelBench->add_flag("--force", importArgs.force, "Write into a task folder that already holds files");
+  importKernelBench->add_option("--python", importArgs.python,
+                                "The Python interpreter with PyTorch (default: $KWB_PYTHON, else python3 on PATH)");
+  importKernelBench->add_flag("--json", asJson, "Machine-readable output: an array of the outcomes");
+
+  SuiteArgs suiteArgs;
+  auto *suiteCmd = app.add_subcommand(
+      "suite",
+      "Evaluate every task folder in TASKS with its candidate CANDIDATES/NAME.cu over the GPU pool, timed\n"
+      "against the task's PyTorch module, and report KernelBench's metrics: the correctness rate and fast_p\n"
+      "(the fraction of tasks whose candidate is correct and faster than PyTorch by more than p), p = 1, 1.5, 2,\n"
+      "over PyTorch eager and torch.compile; a task without a candidate counts as not correct.\n"
+      "Exit status: 0 the suite ran; 2 usage error; 3 no CUDA device.");
+  suiteCmd->add_option("TASKS", suiteArgs.tasks, "The folder of task folders")->required();
+  suiteCmd->add_option("--candidates", suiteArgs.candidates, "The folder of candidates, NAME.cu per task")->required();
+  suiteCmd->add_option("--config", suiteArgs.configs,
+                       "Configuration to run where a task has it (repeatable; default: every configuration)");
+  suiteCmd->add_option("--device", suiteArgs.devices, "CUDA device (repeatable; default: every device)");
+  suiteCmd->add_option("--time-cap", suiteArgs.timeCap, "Seconds of sampling per configuration (default 1)")
+      ->check(CLI::PositiveNumber);
+  suiteCmd->add_option("--time-limit", suiteArgs.timeLimit, "Seconds per configuration's evaluation (default 120)")
+      ->check(CLI::PositiveNumber);
+  suiteCmd->add_option("--out", suiteArgs.out, "Also write the JSON to this file");
+  suiteCmd->add_option("--python", suiteArgs.python,
+                       "The Python interpreter with PyTorch (default: $KWB_PYTHON, else python3 on PATH)");
+  suiteCmd->add_flag("--no-torch-compile", suiteArgs.noTorchCompile, "Time PyTorch eagerly only");
+  suiteCmd->add_flag("--json", asJson, "Machine-readable output");
+
   OptimizeArgs optimizeArgs;
   SessionsArgs sessionsArgs;
   const SessionCommands sessionCommands = addSessionCommands(app, optimizeArgs, sessionsArgs, asJson);
@@ -658,6 +740,8 @@ int main(int argc, char **argv) {
 
   if (*devices) return devicesCommand(asJson);
   if (*exportCmd) return exportCommand(exportArgs, asJson);
+  if (*importKernelBench) return importKernelBenchCommand(importArgs, asJson);
+  if (*suiteCmd) return suiteCommand(suiteArgs, asJson);
   if (*tasksList) return tasksListCommand(listDir, asJson);
   if (*taskShow) return taskCommand(showPath, asJson, false);
   if (*taskValidate) return taskCommand(validatePath, asJson, true);

@@ -1,0 +1,56 @@
+// kwb import kernelbench: see import_command.h. One line per problem (and its warnings), or with
+// --json an array of the outcomes.
+#include "app/cli/import_command.h"
+
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/import/kernelbench_import.h"
+
+namespace {
+
+nlohmann::json outcomeJson(const kwb::ImportOutcome &o) {
+  return {{"ok", o.ok},           {"problem", o.problem}, {"message", o.message},
+          {"folder", o.folder.string()}, {"name", o.name},  {"warnings", o.warnings},
+          {"configs", o.configs}, {"inputs", o.inputs},   {"outputs", o.outputs}};
+}
+
+std::string counted(std::size_t n, const char *what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+void printOutcome(const kwb::ImportOutcome &o) {
+  if (o.ok) {
+    std::string configs;
+    for (const auto &c : o.configs) configs += (configs.empty() ? "" : ", ") + c;
+    std::cout << "imported " << std::filesystem::path(o.problem).filename().string() << " -> " << o.folder.string()
+              << ": configurations " << configs << "; " << counted(o.inputs, "input") << ", "
+              << counted(o.outputs, "output") << "\n";
+  } else {
+    std::cerr << "kwb import kernelbench: " << o.message << "\n";
+  }
+  for (const auto &w : o.warnings) (o.ok ? std::cout : std::cerr) << "  warning: " << w << "\n";
+}
+
+}  // namespace
+
+int importKernelBenchCommand(const ImportArgs &args, bool asJson) {
+  if (args.problems.empty() || args.to.empty()) {
+    std::cerr << "kwb import kernelbench: " << (args.problems.empty() ? "give one or more PROBLEM.py files" : "--to DIR is required")
+              << "; usage: kwb import kernelbench PROBLEM.py... --to DIR [--force] [--json] [--python PATH]\n";
+    return 2;
+  }
+  kwb::TorchSettings python;
+  python.python = args.python;
+  nlohmann::json all = nlohmann::json::array();
+  bool failed = false;
+  for (const auto &problem : args.problems) {
+    const auto outcome = kwb::importKernelBench(problem, args.to, args.force, python);
+    failed = failed || !outcome.ok;
+    if (asJson) all.push_back(outcomeJson(outcome));
+    else printOutcome(outcome);
+  }
+  if (asJson) std::cout << all.dump(2) << "\n";
+  return failed ? 1 : 0;
+}

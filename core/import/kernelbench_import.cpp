@@ -1,0 +1,911 @@
+// kernelbench_import.cpp: a KernelBench problem (read by kwb_kernelbench.py) as a workbench task:
+// the task.toml text, the CUDA starter, and the folder they are written to. See the header for
+// what is produced and what is refused; README.md "Importing KernelBench problems".
+//
+// The manifest is written as text here (the project has no TOML writer); every value goes through
+// tomlString() / tomlFloat(), and importKernelBench() loads what it wrote (loadTask) as a check.
+#include "core/import/kernelbench_import.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+
+#include "core/paths/install_paths.h"
+#include "core/process/child_process.h"
+#include "core/task/manifest_parser.h"
+#include "core/task/task.h"
+#include "core/text/printable.h"
+
+namespace kwb {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;  // the large configuration's least total
+constexpr std::int64_t kMaxScale = 1024;              // the most it multiplies the batch by
+constexpr int kBlock = 256;                           // the starter's threads per block
+constexpr const char *kReaderScript = "kwb_kernelbench.py";
+constexpr std::chrono::seconds kReaderTimeLimit{300};
+
+// Why a problem cannot be imported; what() is the whole message.
+struct Refusal : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One dimension of a shape: a named size, or (size empty) a literal.
+struct Dim {
+  std::string size;
+  std::int64_t literal = 0;
+};
+
+struct SizeSpec {
+  std::string name;
+  std::int64_t value = 0;
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  bool output = false;
+  std::vector<Dim> shape;
+  json generator;  // inputs only: the reader's GEN object
+};
+
+struct ParamSpec {
+  std::string name;
+  std::string type;  // "int", "float" or "bool"
+  json value;
+  std::string argument;                 // Model.__init__'s parameter it fills, when known
+  std::vector<std::string> candidates;  // the names it may take, best first
+};
+
+struct ConfigSpec {
+  std::string name;
+  std::map<std::string, std::int64_t> values;
+  std::string comment;
+};
+
+// Everything the task's files are written from.
+struct Draft {
+  std::string file;  // the problem's file name, for messages
+  std::string name, description, forwardSource;
+  std::vector<SizeSpec> sizes;
+  std::vector<TensorSpec> tensors;  // inputs, then outputs
+  std::vector<ParamSpec> params;
+  bool initDefined = false;
+  std::vector<ConfigSpec> configs;
+  std::vector<std::string> warnings;
+  // The outputs the reader found with the batch size doubled (null: not read): each output
+  // dimension is then the size whose values give both shapes.
+  const json *doubled = nullptr;
+  bool outputsChecked = false;
+};
+
+[[noreturn]] void refuse(const Draft &d, int line, const std::string &part, const std::string &why,
+                         const std::string &fix) {
+  throw Refusal(d.file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + part + ": " + why + "; " +
+                fix);
+}
+
+int lineOf(const json &j) {
+  const auto it = j.find("line");
+  return it != j.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+std::string join(const std::vector<std::string> &parts, const std::string &separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? separator : std::string()) + parts[i];
+  return out;
+}
+
+// ------------------------------------------------------------------ text
+
+bool asciiAlnum(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+// `s` as an identifier: other characters as '_', a leading digit after '_'.
+std::string identifier(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) out += asciiAlnum(c) || c == '_' ? static_cast<char>(c) : '_';
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out.insert(0, "_");
+  return out;
+}
+
+// A TOML basic string.
+std::string tomlString(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+// A TOML float: the shortest text that reads back as `v`, with a '.' or an exponent.
+std::string tomlFloat(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+// One line for a comment (TOML's or C++'s): no control characters, no line splice, at most 240
+// bytes (cut at a character boundary).
+std::string oneLine(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const bool blank = c < 0x20 || c == 0x7f || c == ' ' || (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n');
+    if (!blank) out += static_cast<char>(c);
+    else if (!out.empty() && out.back() != ' ') out += ' ';
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\\')) out.pop_back();
+  if (out.size() <= 240) return out;
+  std::size_t end = 240;
+  while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;
+  return out.substr(0, end) + "...";
+}
+
+std::string humanBytes(double bytes) {
+  char buf[32];
+  if (bytes >= static_cast<double>(kGiB)) std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / static_cast<double>(kGiB));
+  else if (bytes >= 1 << 20) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024);
+  return buf;
+}
+
+std::string numberText(const json &v) {
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_float()) return tomlFloat(v.get<double>());
+  return v.dump();
+}
+
+// ----------------------------------------------------------------- names
+
+// Sizes, tensors and parameters share one namespace; a taken name gets '_' appended.
+class NameSpace {
+ public:
+  bool taken(const std::string &name) const { return used_.count(name) > 0; }
+  std::string claim(std::string name) {
+    while (taken(name)) name += '_';
+    used_.insert(name);
+    return name;
+  }
+  // A size: also not a key a [[configs]] table holds itself.
+  std::string claimSize(const std::string &wanted) {
+    std::string name = identifier(wanted);
+    if (name == "name" || name == "launch" || name == "reference_launch") name += '_';
+    return claim(name);
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+// ---------------------------------------------------------------- reading
+
+void refuseScalarInputs(const json &inputs, const Draft &d) {
+  for (const json &in : inputs)
+    if (in.value("kind", std::string()) != "tensor")
+      refuse(d, lineOf(in), "get_inputs",
+             "input '" + in.value("name", std::string("?")) + "' is a scalar (" + in.value("type", std::string("?")) +
+                 " " + in.value("value", json()).dump() + "); forward's scalar arguments are not supported yet",
+             "pass it to Model's constructor through get_init_inputs instead, or write the task by hand");
+}
+
+void checkGenerator(const json &generator, const std::string &input, int line, const Draft &d) {
+  static const std::set<std::string> kinds = {"normal", "uniform", "randint", "constant"};
+  const std::string kind = generator.value("kind", std::string());
+  if (!kinds.count(kind))
+    refuse(d, line, "get_inputs", "input '" + input + "' has the generator '" + kind + "', which the importer does not know",
+           "write the tensor's init by hand");
+  for (const auto &[key, value] : generator.items())
+    if (key != "kind" && (!value.is_number() || !std::isfinite(value.get<double>())))
+      refuse(d, line, "get_inputs", "input '" + input + "': the generator's " + key + " is " + value.dump() +
+                                        ", not a finite number", "write the tensor's init by hand");
+}
+
+// The input tensors, their dimensions as sizes: shape_names[i] where set, else INPUT_d<i>.
+void readInputs(const json &reader, Draft &d, NameSpace &names) {
+  const json &inputs = reader.at("inputs");
+  refuseScalarInputs(inputs, d);
+  std::map<std::string, std::size_t> sizeOf;  // the reader's name for a size → d.sizes index
+  std::vector<std::string> wanted;            // the inputs' own names, claimed after the sizes
+  for (const json &in : inputs) {
+    TensorSpec t;
+    const std::string inputName = in.at("name").get<std::string>();
+    const int line = lineOf(in);
+    const auto dtype = dtypeFromName(in.at("dtype").get<std::string>());
+    if (!dtype)
+      refuse(d, line, "get_inputs", "input '" + inputName + "' has the dtype " + in.at("dtype").dump() +
+                                        ", which the workbench lacks", "write the task by hand");
+    t.dtype = *dtype;
+    t.generator = in.at("generator");
+    checkGenerator(t.generator, inputName, line, d);
+    const auto shape = in.at("shape").get<std::vector<std::int64_t>>();
+    const json shapeNames = in.value("shape_names", json::array());
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      const bool named = k < shapeNames.size() && shapeNames[k].is_string();
+      const std::string key = named ? shapeNames[k].get<std::string>() : inputName + "_d" + std::to_string(k);
+      if (shape[k] < 1)
+        refuse(d, line, "get_inputs", "dimension " + std::to_string(k) + " of input '" + inputName + "' is " +
+                                          std::to_string(shape[k]) + "; a task's sizes are at least 1",
+               "write the task by hand");
+      auto found = sizeOf.find(key);
+      if (found == sizeOf.end()) {
+        found = sizeOf.emplace(key, d.sizes.size()).first;
+        d.sizes.push_back({names.claimSize(key), shape[k]});
+      } else if (d.sizes[found->second].value != shape[k]) {
+        refuse(d, line, "get_inputs", "the size '" + key + "' is " + std::to_string(d.sizes[found->second].value) +
+                                          " in one input and " + std::to_string(shape[k]) + " in '" + inputName + "'",
+               "write the task by hand");
+      }
+      t.shape.push_back({d.sizes[found->second].name, 0});
+    }
+    wanted.push_back(inputName);
+    d.tensors.push_back(std::move(t));
+  }
+  if (d.sizes.empty())
+    refuse(d, 0, "get_inputs", "no input tensor has a dimension; a task's sizes come from its inputs' dimensions",
+           "write the task by hand");
+  for (std::size_t i = 0; i < wanted.size(); ++i) d.tensors[i].name = names.claim(identifier(wanted[i]));
+}
+
+// The value of a size, by name.
+std::int64_t sizeValue(const Draft &d, const std::string &name) {
+  for (const auto &s : d.sizes)
+    if (s.name == name) return s.value;
+  return -1;
+}
+
+// An output dimension over the sizes: a size with that value (the first input's at the same
+// position first), else the literal. With the outputs read again with the batch doubled
+// (`doubled`: this dimension's value then), only a size that gives both values: a dimension
+// equal to the batch by chance is not taken for it.
+Dim outputDim(const Draft &d, std::size_t position, std::int64_t value, std::optional<std::int64_t> doubled) {
+  const auto &first = d.tensors.front().shape;
+  const std::string batch = first.empty() ? std::string() : first.front().size;
+  auto follows = [&](const std::string &size) {
+    const std::int64_t v = sizeValue(d, size);
+    return !size.empty() && v == value && (!doubled || (size == batch ? 2 * v : v) == *doubled);
+  };
+  if (position < first.size() && follows(first[position].size)) return {first[position].size, 0};
+  for (const auto &s : d.sizes)
+    if (follows(s.name)) return {s.name, 0};
+  if (doubled && *doubled != value)
+    refuse(d, 0, "outputs",
+           "dimension " + std::to_string(position) + " of forward's result is " + std::to_string(value) + " at the problem's sizes and " +
+               std::to_string(*doubled) + " with " + batch + " doubled: it follows no single size",
+           "write the task by hand with its shape as an expression");
+  return {std::string(), value};
+}
+
+std::string outputDtypeFix() {
+  std::string known;
+  for (const auto n : dtypeNames()) known += (known.empty() ? "" : ", ") + std::string(n);
+  return "the workbench's dtypes are " + known + "; write the task by hand";
+}
+
+void readOutputs(const json &reader, Draft &d, NameSpace &names) {
+  const json &outputs = reader.at("outputs");
+  if (!outputs.is_array()) {
+    const json problem = reader.value("outputs_problem", json());
+    refuse(d, 0, "outputs",
+           "the output's shape and dtype need PyTorch: " + (problem.is_string() ? problem.get<std::string>() : "not read"),
+           "import with a Python that has PyTorch (--python PATH or $KWB_PYTHON; pip install torch)");
+  }
+  if (outputs.empty())
+    refuse(d, 0, "outputs", "forward returns no tensor", "a task needs at least one output; write it by hand");
+  for (std::size_t j = 0; j < outputs.size(); ++j) {
+    const std::string dtypeText = outputs[j].at("dtype").get<std::string>();
+    const auto dtype = dtypeFromName(dtypeText);
+    const std::string which = outputs.size() == 1 ? "forward's result" : "forward's result " + std::to_string(j);
+    if (!dtype) refuse(d, 0, "outputs", which + " is a " + dtypeText + " tensor, a dtype the workbench lacks", outputDtypeFix());
+    TensorSpec t;
+    t.dtype = *dtype;
+    t.output = true;
+    const auto shape = outputs[j].at("shape").get<std::vector<std::int64_t>>();
+    if (std::any_of(shape.begin(), shape.end(), [](std::int64_t n) { return n < 1; }))
+      refuse(d, 0, "outputs", which + " has no elements (a dimension of 0)", "a task's outputs are not empty; write it by hand");
+    std::vector<std::int64_t> doubled;
+    if (d.doubled && d.doubled->is_array() && j < d.doubled->size())
+      doubled = (*d.doubled)[j].at("shape").get<std::vector<std::int64_t>>();
+    if (doubled.size() != shape.size()) doubled.clear();  // not comparable: by value alone
+    for (std::size_t k = 0; k < shape.size(); ++k)
+      t.shape.push_back(outputDim(d, k, shape[k], doubled.empty() ? std::nullopt : std::optional(doubled[k])));
+    d.outputsChecked = d.outputsChecked || !doubled.empty();
+    t.name = names.claim(outputs.size() == 1 ? "out" : "out" + std::to_string(j));
+    d.tensors.push_back(std::move(t));
+  }
+}
+
+// What an init entry is called in messages: " (normalized_shape)", or nothing.
+std::string initLabel(const json &entry, const json &initParams, std::size_t i) {
+  if (entry.value("name", json()).is_string()) return " (" + entry["name"].get<std::string>() + ")";
+  if (i < initParams.size() && initParams[i].value("name", json()).is_string())
+    return " (" + initParams[i]["name"].get<std::string>() + ")";
+  return "";
+}
+
+// The [params] entries: get_init_inputs()' scalars (named by nameParams()).
+void readParams(const json &reader, Draft &d) {
+  d.initDefined = reader.value("init_defined", false);
+  const json &init = reader.at("init");
+  const json initParams = reader.value("init_params", json::array());
+  static const std::map<std::string, std::string> kUnsupported = {
+      {"tuple", "a tuple"}, {"str", "a string"}, {"none", "None"}};
+  for (std::size_t i = 0; i < init.size(); ++i) {
+    const json &entry = init[i];
+    const std::string type = entry.at("type").get<std::string>();
+    const std::string argument = "init argument " + std::to_string(i + 1) + initLabel(entry, initParams, i);
+    if (type != "int" && type != "float" && type != "bool") {
+      const auto u = kUnsupported.find(type);
+      refuse(d, lineOf(entry), "get_init_inputs",
+             argument + " is " + (u != kUnsupported.end() ? u->second : "a " + type) + "; [params] holds scalars only",
+             "write the task by hand");
+    }
+    const json &value = entry.at("value");
+    if (value.is_number_float() && !std::isfinite(value.get<double>()))
+      refuse(d, lineOf(entry), "get_init_inputs", argument + " is not a finite number", "write the task by hand");
+    std::vector<std::string> candidates;
+    if (entry.value("name", json()).is_string()) candidates.push_back(identifier(entry["name"].get<std::string>()));
+    std::string parameter;
+    if (i < initParams.size() && initParams[i].value("name", json()).is_string()) {
+      parameter = initParams[i]["name"].get<std::string>();
+      candidates.push_back(identifier(parameter));
+    }
+    candidates.push_back("init" + std::to_string(i));
+    d.params.push_back({std::string(), type, value, parameter, candidates});
+  }
+}
+
+// Each parameter named after the bare name it was written as in get_init_inputs(), else
+// Model.__init__'s parameter, else init<i>: the first of those not taken by a size or tensor
+// (rmsnorm's `features` is a size, so its parameter is `num_features`).
+void nameParams(Draft &d, NameSpace &names) {
+  for (auto &p : d.params) {
+    std::string name = p.candidates.front();
+    for (const auto &c : p.candidates)
+      if (!names.taken(c)) {
+        name = c;
+        break;
+      }
+    p.name = names.claim(name);
+  }
+}
+
+// -------------------------------------------------------- configurations
+
+double tensorBytes(const TensorSpec &t, const std::map<std::string, std::int64_t> &values) {
+  double n = static_cast<double>(dtypeSize(t.dtype));
+  for (const Dim &dim : t.shape)
+    n *= static_cast<double>(dim.size.empty() ? dim.literal : values.at(dim.size));
+  return n;
+}
+
+double totalBytes(const Draft &d, const std::map<std::string, std::int64_t> &values) {
+  double total = 0;
+  for (const auto &t : d.tensors) total += tensorBytes(t, values);
+  return total;
+}
+
+std::string shapeText(const std::vector<Dim> &shape) {
+  std::vector<std::string> dims;
+  for (const Dim &dim : shape) dims.push_back(dim.size.empty() ? std::to_string(dim.literal) : dim.size);
+  return "[" + join(dims, ", ") + "]";
+}
+
+// kernelbench: the problem's sizes; large: the batch (the first input's first size) times the
+// smallest power of two k >= 2 (k <= 1024) that brings every tensor together to >= 1 GiB.
+void chooseConfigs(Draft &d) {
+  std::map<std::string, std::int64_t> values;
+  for (const auto &s : d.sizes) values[s.name] = s.value;
+  const double total = totalBytes(d, values);
+  d.configs.push_back({"kernelbench", values, "the problem's own sizes: " + humanBytes(total) + " in all"});
+  const auto &first = d.tensors.front().shape;
+  if (first.empty()) {
+    d.warnings.push_back("no large configuration: the first input has no dimension to scale; add a configuration "
+                         "that fills the GPU by hand");
+    return;
+  }
+  if (total >= static_cast<double>(kGiB)) {
+    d.warnings.push_back("no large configuration: the problem's own sizes already hold " + humanBytes(total) +
+                         ", beyond the GPU's L2");
+    return;
+  }
+  const std::string batch = first.front().size;
+  auto scaled = values;
+  std::int64_t k = 2;
+  for (;; k *= 2) {
+    scaled[batch] = values[batch] * k;
+    if (totalBytes(d, scaled) >= static_cast<double>(kGiB) || k == kMaxScale) break;
+  }
+  const double large = totalBytes(d, scaled);
+  const bool filled = large >= static_cast<double>(kGiB);
+  d.configs.push_back({"large", scaled,
+                       "the batch (" + batch + ") x" + std::to_string(k) + ": " + humanBytes(large) + " in all" +
+                           (filled ? ", beyond the L2" : "")});
+  if (!filled)
+    d.warnings.push_back("the large configuration scales " + batch + " by " + std::to_string(kMaxScale) +
+                         ", the most it does, and holds only " + humanBytes(large) + "; add a larger one by hand");
+  std::vector<std::string> shapes;
+  for (const auto &t : d.tensors)
+    if (t.output) shapes.push_back(t.name + " " + shapeText(t.shape));
+  if (d.outputsChecked)
+    d.warnings.push_back("the large configuration scales the batch size (" + batch + ") only; the output shapes (" +
+                         join(shapes, ", ") + ") were read again with " + batch + " doubled to see which size each "
+                         "dimension follows");
+  else
+    d.warnings.push_back("the large configuration scales the batch size (" + batch +
+                         ") only, and its output shapes assume the output dimensions follow the sizes they were matched "
+                         "to (" + join(shapes, ", ") + "); the PyTorch reference checks shapes strictly, so a wrong guess "
+                         "shows at `kwb eval`");
+}
+
+// ------------------------------------------------------------ expressions
+
+// coefficient * the shape's dimensions, literals folded into the coefficient: "4 * rows * cols".
+std::string product(std::int64_t coefficient, const std::vector<Dim> &shape) {
+  std::vector<std::string> parts;
+  for (const Dim &dim : shape) {
+    if (dim.size.empty()) coefficient *= dim.literal;
+    else parts.push_back(dim.size);
+  }
+  if (coefficient == 0) return "0";
+  if (coefficient != 1 || parts.empty()) parts.insert(parts.begin(), std::to_string(coefficient));
+  return join(parts, " * ");
+}
+
+bool allLiteral(const std::vector<Dim> &shape) {
+  return std::all_of(shape.begin(), shape.end(), [](const Dim &dim) { return dim.size.empty(); });
+}
+
+const TensorSpec &firstOutput(const Draft &d) {
+  for (const auto &t : d.tensors)
+    if (t.output) return t;
+  return d.tensors.back();
+}
+
+// One thread per element of the first output: "ceil_div(rows * cols, 256)", or the block count
+// itself when the output's shape is all literals.
+std::string gridExpression(const Draft &d) {
+  const auto &out = firstOutput(d);
+  if (!allLiteral(out.shape)) return "ceil_div(" + product(1, out.shape) + ", " + std::to_string(kBlock) + ")";
+  const std::int64_t n = std::stoll(product(1, out.shape));
+  return std::to_string(std::max<std::int64_t>(1, (n + kBlock - 1) / kBlock));
+}
+
+std::string gridText(const Draft &d) {
+  const std::string e = gridExpression(d);
+  return "[" + (e.find('(') == std::string::npos ? e : tomlString(e)) + "]";
+}
+
+std::string bytesText(const Draft &d) {
+  std::vector<std::string> terms;
+  for (const auto &t : d.tensors) terms.push_back(product(static_cast<std::int64_t>(dtypeSize(t.dtype)), t.shape));
+  return join(terms, " + ");
+}
+
+std::vector<std::string> launchArgs(const Draft &d) {
+  std::vector<std::string> args;
+  for (const auto &t : d.tensors) args.push_back(t.name);  // inputs, then outputs
+  for (const auto &s : d.sizes) args.push_back(s.name);
+  for (const auto &p : d.params) args.push_back(p.name);
+  return args;
+}
+
+std::string quotedList(const std::vector<std::string> &items) {
+  std::vector<std::string> q;
+  for (const auto &i : items) q.push_back(tomlString(i));
+  return "[" + join(q, ", ") + "]";
+}
+
+// ---------------------------------------------------------------- writing
+
+std::string generatorText(const TensorSpec &t) {
+  const json &g = t.generator;
+  const std::string kind = g.at("kind").get<std::string>();
+  auto real = [&](const char *key) { return tomlFloat(g.at(key).get<double>()); };
+  auto integer = [&](const char *key) { return std::to_string(std::llround(g.at(key).get<double>())); };
+  std::string fields;
+  if (kind == "normal") fields = "mean = " + real("mean") + ", std = " + real("std");
+  else if (kind == "uniform") fields = "low = " + real("low") + ", high = " + real("high");
+  else if (kind == "randint") fields = "low = " + integer("low") + ", high = " + integer("high");
+  else fields = "value = " + (dtypeIsFloating(t.dtype) ? real("value") : integer("value"));
+  return "{ kind = " + tomlString(kind) + ", " + fields + " }";
+}
+
+std::string toleranceText(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return "{ rtol = 1e-7, atol = 1e-7 }";
+    case DType::F32: return "{ rtol = 1e-4, atol = 1e-4 }";
+    case DType::F16:
+    case DType::BF16: return "{ rtol = 1e-2, atol = 1e-2 }   # KernelBench's bound: tighten it after kwb eval";
+    default: return "\"exact\"";
+  }
+}
+
+std::string shapeToml(const std::vector<Dim> &shape) {
+  std::vector<std::string> dims;
+  for (const Dim &dim : shape) dims.push_back(dim.size.empty() ? std::to_string(dim.literal) : tomlString(dim.size));
+  return "[" + join(dims, ", ") + "]";
+}
+
+std::string kernelName(const std::string &task) {
+  std::string k = identifier(task);
+  if (k.front() == '_' && !task.empty() && task.front() != '_') k = "kb" + k;  // "1_matmul" → "kb_1_matmul"
+  return k + "_kernel";
+}
+
+void writeHeader(std::ostream &o, const Draft &d, const std::string &starterFile) {
+  o << "# Imported from the KernelBench problem " << oneLine(d.file) << " by `kwb import kernelbench`.\n";
+  if (!d.forwardSource.empty()) o << "# forward returns: " << oneLine(d.forwardSource) << "\n";
+  o << "# The reference is the problem itself (reference.py, run by PyTorch); the kernel starts in "
+    << starterFile << ".\n";
+  o << "name = " << tomlString(d.name) << "\n";
+  o << "description = " << tomlString(d.description) << "\n";
+  std::vector<std::string> sizes;
+  for (const auto &s : d.sizes) sizes.push_back(s.name);
+  o << "sizes = " << quotedList(sizes) << "\n";
+  o << "seeds = [1, 2, 3]\n";
+  for (const auto &c : d.configs) {
+    o << "\n[[configs]]\nname = " << tomlString(c.name) << "   # " << c.comment << "\n";
+    for (const auto &s : d.sizes) o << s.name << " = " << c.values.at(s.name) << "\n";
+  }
+  if (d.params.empty()) return;
+  o << "\n# Model(...)'s arguments (get_init_inputs()), passed by [reference] init and to the kernel.\n[params]\n";
+  for (const auto &p : d.params)
+    o << p.name << " = " << numberText(p.value)
+      << (p.argument.empty() ? std::string() : "   # Model's " + oneLine(p.argument)) << "\n";
+}
+
+void writeTensors(std::ostream &o, const Draft &d) {
+  for (const auto &t : d.tensors) {
+    o << "\n[tensors." << t.name << "]\n";
+    o << "dtype = " << tomlString(dtypeName(t.dtype)) << "\n";
+    o << "shape = " << shapeToml(t.shape) << "\n";
+    if (t.output) o << "role = \"out\"\ntolerance = " << toleranceText(t.dtype) << "\n";
+    else o << "role = \"in\"\ninit = " << generatorText(t) << "\n";
+  }
+}
+
+std::string manifestText(const Draft &d, const std::string &starterFile) {
+  std::ostringstream o;
+  writeHeader(o, d, starterFile);
+  writeTensors(o, d);
+  o << "\n[reference]\npython = \"reference.py\"\n";
+  if (d.initDefined) {
+    std::vector<std::string> init;
+    for (const auto &p : d.params) init.push_back(p.name);
+    o << "init = " << quotedList(init) << "\n";
+  }
+  o << "\n[launch]\nkernel = " << tomlString(kernelName(d.name)) << "\n";
+  o << "grid = " << gridText(d) << "\n";
+  o << "block = [" << kBlock << "]\n";
+  o << "args = " << quotedList(launchArgs(d)) << "\n";
+  o << "\n[cost]\n";
+  o << "flops = " << tomlString(product(1, firstOutput(d).shape)) << "   # a placeholder: one operation per output element\n";
+  o << "bytes = " << tomlString(bytesText(d)) << "   # every tensor read or written once\n";
+  o << "\n[editor]\nstarter = " << tomlString(starterFile) << "\n";
+  return o.str();
+}
+
+std::string cType(DType dtype) {
+  switch (dtype) {
+    case DType::F64: return "double";
+    case DType::F32: return "float";
+    case DType::F16: return "__half";
+    case DType::BF16: return "__nv_bfloat16";
+    case DType::I64: return "long long";
+    case DType::I32: return "int";
+    case DType::I8: return "signed char";
+    case DType::U8: return "unsigned char";
+    case DType::Bool: return "bool";
+  }
+  return "float";
+}
+
+// A parameter name the C++ compiler accepts: keywords and CUDA's built-in variables get '_'.
+std::string cName(const std::string &name) {
+  static const std::set<std::string> reserved = {
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const", "constexpr",
+      "continue", "decltype", "default", "delete", "do", "double", "else", "enum", "explicit", "export", "extern",
+      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+      "noexcept", "nullptr", "operator", "private", "protected", "public", "register", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typeid",
+      "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while", "threadIdx", "blockIdx",
+      "blockDim", "gridDim", "warpSize", "and", "or", "not", "xor", "concept", "requires", "char8_t"};
+  return reserved.count(name) ? name + "_" : name;
+}
+
+std::vector<std::string> kernelParameters(const Draft &d) {
+  std::vector<std::string> out;
+  for (const auto &t : d.tensors)
+    out.push_back((t.output ? "" : "const ") + cType(t.dtype) + " *__restrict__ " + cName(t.name));
+  for (const auto &s : d.sizes) out.push_back("long long " + cName(s.name));
+  for (const auto &p : d.params) out.push_back(std::string(p.type == "float" ? "float " : "long long ") + cName(p.name));
+  return out;
+}
+
+void writeStarterNotes(std::ostream &o, const Draft &d) {
+  o << "// Tensors (contiguous, row-major):\n";
+  for (const auto &t : d.tensors)
+    o << "//   " << t.name << ": " << (t.output ? "out" : "in") << ", " << dtypeName(t.dtype) << " "
+      << shapeText(t.shape) << "\n";
+  o << "// Sizes (long long), per configuration:\n";
+  for (const auto &c : d.configs) {
+    std::vector<std::string> values;
+    for (const auto &s : d.sizes) values.push_back(s.name + " = " + std::to_string(c.values.at(s.name)));
+    o << "//   " << c.name << ": " << join(values, ", ") << "\n";
+  }
+  if (!d.params.empty()) {
+    std::vector<std::string> params;
+    for (const auto &p : d.params)
+      params.push_back(p.name + " = " + numberText(p.value) + (p.type == "float" ? " (float)" : " (long long)"));
+    o << "// Parameters (Model's constructor arguments; also compiled in as PARAM_<name>): " << join(params, ", ")
+      << "\n";
+  }
+  o << "// Arguments, in order: " << join(launchArgs(d), ", ") << "\n";
+  o << "// Launch (task.toml [launch]): grid " << gridExpression(d) << ", block " << kBlock
+    << " (one thread per element of " << firstOutput(d).name << ")\n";
+}
+
+std::string starterText(const Draft &d, const std::string &starterFile) {
+  std::ostringstream o;
+  o << "// " << starterFile << ": the kernel for the KernelBench problem " << oneLine(d.file)
+    << " (written by `kwb import kernelbench`).\n";
+  o << "// The reference is the problem itself (reference.py, run by PyTorch): `kwb eval` checks this kernel's\n"
+    << "// outputs against what Model.forward returns.\n//\n";
+  if (!d.forwardSource.empty()) o << "// forward returns: " << oneLine(d.forwardSource) << "\n//\n";
+  writeStarterNotes(o, d);
+  const bool half = std::any_of(d.tensors.begin(), d.tensors.end(), [](const auto &t) { return t.dtype == DType::F16; });
+  const bool bf16 = std::any_of(d.tensors.begin(), d.tensors.end(), [](const auto &t) { return t.dtype == DType::BF16; });
+  if (half) o << "#include <cuda_fp16.h>\n";
+  if (bf16) o << "#include <cuda_bf16.h>\n";
+  o << "\nextern \"C\" __global__ void " << kernelName(d.name) << "(\n    " << join(kernelParameters(d), ",\n    ")
+    << ") {\n  // TODO: compute forward's result (see above)\n}\n";
+  return o.str();
+}
+
+// ----------------------------------------------------------------- warnings
+
+void addWarnings(const json &reader, Draft &d) {
+  for (const auto &t : d.tensors)
+    if (t.output && (t.dtype == DType::F16 || t.dtype == DType::BF16))
+      d.warnings.push_back(t.name + " is " + std::string(dtypeName(t.dtype)) +
+                           ": its tolerance is KernelBench's rtol = atol = 1e-2, an upper bound; atol 1e-2 is vacuous "
+                           "for outputs whose magnitude is below about 1e-2, so tighten it after looking at `kwb eval`'s "
+                           "max abs error");
+  for (const auto &p : d.params)
+    if (p.type == "bool")
+      d.warnings.push_back("[params] " + p.name + " = " + numberText(p.value) +
+                           " is an integer parameter (1 or 0): Model(...) is given 1 or 0, not True or False");
+  d.warnings.push_back("[cost] flops is a placeholder, one operation per output element (" +
+                       product(1, firstOutput(d).shape) + "); edit it so the roofline means something");
+  for (const auto &note : reader.value("notes", json::array()))
+    if (note.is_string()) d.warnings.push_back(note.get<std::string>());
+}
+
+Draft draftFrom(const json &reader, const json *doubled) {
+  Draft d;
+  if (doubled && doubled->is_object() && doubled->value("ok", false) && doubled->contains("outputs"))
+    d.doubled = &doubled->at("outputs");
+  d.file = fs::path(reader.value("file", std::string("problem.py"))).filename().string();
+  if (!reader.value("ok", false)) throw Refusal(reader.value("message", d.file + ": the KernelBench reader failed"));
+  std::string name = reader.value("name", std::string());
+  for (auto &c : name)
+    if (!asciiAlnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '-';
+  d.name = name.empty() ? "problem" : name;
+  const json description = reader.value("description", json());
+  d.description = description.is_string() ? description.get<std::string>() : "KernelBench problem " + d.name;
+  const json source = reader.value("forward_source", json());
+  d.forwardSource = source.is_string() ? source.get<std::string>() : std::string();
+  NameSpace names;
+  readInputs(reader, d, names);
+  readParams(reader, d);
+  readOutputs(reader, d, names);
+  nameParams(d, names);
+  chooseConfigs(d);
+  addWarnings(reader, d);
+  return d;
+}
+
+// ------------------------------------------------------------- the folder
+
+std::string readWhole(const fs::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (!in && !in.eof()) throw std::runtime_error("cannot read " + path.string());
+  return s.str();
+}
+
+void writeWhole(const fs::path &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) throw std::runtime_error(path.string() + ": cannot be written");
+}
+
+// The reader's JSON for `problem`, run in the interpreter the settings name.
+json runReader(const fs::path &problem, const TorchSettings &settings, const std::vector<std::string> &extra = {}) {
+  const std::string shown = problem.string();
+  std::string why;
+  const auto python = findPython(settings, why);
+  if (!python) throw Refusal(shown + ": python: " + why);
+  const auto dir = bundledPythonDir();
+  if (!dir || !fs::exists(*dir / kReaderScript))
+    throw Refusal(shown + ": reader: the KernelBench reader " + std::string(kReaderScript) +
+                  " was not found (looked in $KWB_PYTHON_DIR, the installed share/kernel-workbench/python and the "
+                  "source tree); set KWB_PYTHON_DIR to the folder that holds it");
+  ChildProcessRequest child;
+  child.argv = {python->string(), (*dir / kReaderScript).string(), shown};
+  child.argv.insert(child.argv.end(), extra.begin(), extra.end());
+  child.timeout = kReaderTimeLimit;
+  std::string resultLine;
+  child.onLine = [&](const std::string &line) {
+    if (line.rfind("{\"ok\"", 0) == 0) resultLine = line;
+  };
+  const auto run = runChildProcess(child);
+  if (!run.started) throw Refusal(shown + ": reader: " + python->string() + " did not start: " + run.startError);
+  if (run.timedOut)
+    throw Refusal(shown + ": reader: the KernelBench reader ran past " + std::to_string(kReaderTimeLimit.count()) +
+                  " s (it imports the problem and runs forward on PyTorch's meta device); check the problem runs quickly");
+  json result = json::parse(resultLine, nullptr, false);
+  if (!result.is_object()) {
+    const std::string &o = run.output;
+    throw Refusal(shown + ": reader: the KernelBench reader ended (" +
+                  (run.signal ? "signal " + std::to_string(run.signal) : "status " + std::to_string(run.exitCode)) +
+                  ") without a result; its last output: " + printable(o.substr(o.size() > 1500 ? o.size() - 1500 : 0)));
+  }
+  return result;
+}
+
+// toDir / name, made; refused when it holds files and `force` is not given.
+fs::path taskFolder(const fs::path &toDir, const std::string &name, bool force) {
+  const fs::path folder = toDir / name;
+  std::error_code ec;
+  if (fs::exists(folder, ec)) {
+    if (!fs::is_directory(folder, ec)) throw Refusal(folder.string() + ": exists and is not a folder; choose another --to");
+    if (!fs::is_empty(folder, ec) && !force)
+      throw Refusal(folder.string() + ": already holds files; pass --force to write over them");
+  }
+  fs::create_directories(folder, ec);
+  if (ec) throw Refusal(folder.string() + ": cannot be made: " + ec.message());
+  return folder;
+}
+
+void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toDir, bool force,
+                const TorchSettings &python) {
+  std::error_code ec;
+  if (!fs::is_regular_file(problem, ec))
+    throw Refusal(problem.string() + ": file: not a readable file; give the path of a KernelBench problem (.py)");
+  const std::string text = readWhole(problem);
+  const json reader = runReader(problem, python);
+  if (!reader.value("ok", false))
+    throw Refusal(reader.value("message", problem.string() + ": the KernelBench reader failed"));
+  if (const auto weights = learnedWeightsProblem(text)) throw Refusal(problem.string() + ": " + *weights);
+  // Read again with the batch (the first input's first dimension, a module constant) doubled:
+  // which size each output dimension follows (outputDim).
+  json doubled;
+  const json &first = reader.at("inputs").empty() ? json() : reader.at("inputs").front();
+  if (first.value("kind", std::string()) == "tensor" && reader.value("outputs", json()).is_array() &&
+      !first.at("shape").empty() && first.at("shape_names").front().is_string())
+    doubled = runReader(problem, python,
+                        {"--set", first.at("shape_names").front().get<std::string>() + "=" +
+                                      std::to_string(2 * first.at("shape").front().get<std::int64_t>())});
+  std::string error;
+  const auto task = taskFromKernelBench(reader, error, doubled.is_object() ? &doubled : nullptr);
+  if (!task) throw Refusal(error);
+  out.name = task->name;
+  out.folder = taskFolder(toDir, task->name, force);
+  writeWhole(out.folder / kManifestFileName, task->manifest);
+  writeWhole(out.folder / "reference.py", text);
+  writeWhole(out.folder / task->starterFile, task->starter);
+  Task loaded;
+  try {
+    loaded = loadTask(out.folder);
+  } catch (const std::exception &e) {
+    throw Refusal(std::string("the task written to ") + out.folder.string() +
+                  " does not load, a bug in kwb import (please report it with the problem file): " + e.what());
+  }
+  for (const auto &c : loaded.configs) out.configs.push_back(c.name);
+  for (const auto &t : loaded.tensors) (t.role == TensorRole::Out ? out.outputs : out.inputs) += 1;
+  out.warnings = task->warnings;
+  out.ok = true;
+}
+
+// A name of nn's that holds learned weights, called at `at` in `line`: nn.Conv2d( etc.
+std::optional<std::string> weightCall(const std::string &line) {
+  static const char *const kLayers[] = {"Linear", "Conv", "LayerNorm", "BatchNorm", "GroupNorm",
+                                        "InstanceNorm", "Embedding", "Parameter"};
+  for (std::size_t at = line.find("nn."); at != std::string::npos; at = line.find("nn.", at + 3)) {
+    if (at > 0 && (asciiAlnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) continue;
+    std::size_t end = at + 3;
+    while (end < line.size() && (asciiAlnum(static_cast<unsigned char>(line[end])) || line[end] == '_')) ++end;
+    const std::string name = line.substr(at + 3, end - at - 3);
+    std::size_t paren = end;
+    while (paren < line.size() && line[paren] == ' ') ++paren;
+    if (paren >= line.size() || line[paren] != '(') continue;
+    for (const char *layer : kLayers)
+      if (name.rfind(layer, 0) == 0) return "nn." + name;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> learnedWeightsProblem(const std::string &problemText) {
+  std::istringstream lines(problemText);
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    if (const auto call = weightCall(line))
+      return "Model holds learned weights (" + *call + " at line " + std::to_string(number) +
+             "): their values come from PyTorch's random initialisation, which the task's kernel is not given; "
+             "not supported yet: write the task by hand with the weights as input tensors";
+  }
+  return std::nullopt;
+}
+
+std::optional<ImportedTask> taskFromKernelBench(const json &reader, std::string &error, const json *doubled) {
+  if (!reader.is_object()) {
+    error = "reader: the KernelBench reader's output is not a JSON object; a bug, please report it";
+    return std::nullopt;
+  }
+  try {
+    const Draft d = draftFrom(reader, doubled);
+    ImportedTask task;
+    task.name = d.name;
+    task.starterFile = d.name + ".cu";
+    task.manifest = manifestText(d, task.starterFile);
+    task.starter = starterText(d, task.starterFile);
+    task.warnings = d.warnings;
+    return task;
+  } catch (const Refusal &e) {
+    error = e.what();
+  } catch (const json::exception &e) {
+    const json file = reader.value("file", json());
+    error = (file.is_string() ? fs::path(file.get<std::string>()).filename().string() : std::string("problem.py")) +
+            ": reader: unexpected JSON from the KernelBench reader (" + e.what() + "); a bug, please report it";
+  }
+  return std::nullopt;
+}
+
+ImportOutcome importKernelBench(const fs::path &problem, const fs::path &toDir, bool force,
+                                const TorchSettings &python) {
+  ImportOutcome out;
+  out.problem = problem.string();
+  try {
+    importInto(out, problem, toDir, force, python);
+  } catch (const std::exception &e) {
+    out.ok = false;
+    out.message = e.what();
+  }
+  return out;
+}
+
+}  // namespace kwb

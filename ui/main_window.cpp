@@ -63,6 +63,7 @@
 #include "ui/views/diff_dialog.h"
 #include "ui/views/experience_panel.h"
 #include "ui/services/export_service.h"
+#include "ui/services/import_service.h"
 #include "ui/services/memory_service.h"
 #include "ui/views/export_dialog.h"
 #include "ui/views/session_panel.h"
@@ -201,6 +202,11 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   skillsPanel_->attach(skills_);
   memory_ = new MemoryService(QString(), this);
   export_ = new ExportService(this);
+  import_ = new ImportService(this);
+  connect(import_, &ImportService::progress, this, [this](const QString &line, int done, int total) {
+    statusBar()->showMessage(tr("Importing KernelBench problems (%1 of %2): %3").arg(done + 1).arg(total).arg(line));
+  });
+  connect(import_, &ImportService::finished, this, &MainWindow::onProblemsImported);
   experiencePanel_ = new ExperiencePanel(this);
   experiencePanel_->attach(memory_);
   connect(experiencePanel_, &ExperiencePanel::settled, this, &MainWindow::checkSettled);
@@ -566,6 +572,12 @@ void MainWindow::createActions() {
                                  "extension or a report"));
   connect(exportAction_, &QAction::triggered, this, [this] { showExportDialog(); });
 
+  importAction_ = new QAction(themedIcon("document-import", ""), tr("&Import KernelBench Problems…"), this);
+  importAction_->setObjectName(QStringLiteral("actionImportKernelBench"));
+  importAction_->setStatusTip(tr("Make tasks from KernelBench problem files (class Model, get_inputs): each "
+                                 "problem becomes the task's PyTorch reference, with a starter kernel to fill in"));
+  connect(importAction_, &QAction::triggered, this, [this] { importKernelBenchDialog(); });
+
   tune_ = new QAction(themedIcon("system-run", ""), tr("T&une"), this);
   tune_->setObjectName(QStringLiteral("actionTune"));
   tune_->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_T));
@@ -635,6 +647,7 @@ void MainWindow::createMenus() {
   file->addAction(save_);
   file->addAction(closeTab_);
   file->addSeparator();
+  file->addAction(importAction_);
   file->addAction(exportAction_);
   file->addSeparator();
   file->addAction(reload_);
@@ -1167,6 +1180,46 @@ void MainWindow::showManifestError(const QString &manifestPath, const kwb::Manif
   editor->markProblem(error.line(), problemText(error));
   tabs_->setCurrentWidget(editor);
   updateActions();
+}
+
+void MainWindow::importKernelBenchDialog() {
+  const QStringList problems = QFileDialog::getOpenFileNames(this, tr("Import KernelBench Problems"), QString(),
+                                                             tr("KernelBench problems (*.py)"));
+  if (problems.isEmpty()) return;
+  const QString toDir = QFileDialog::getExistingDirectory(
+      this, tr("Folder for the Imported Tasks"), QFileInfo(problems.front()).absolutePath());
+  if (!toDir.isEmpty()) importKernelBench(problems, toDir);
+}
+
+void MainWindow::importKernelBench(const QStringList &problems, const QString &toDir) {
+  if (import_->isBusy()) {
+    log_->warning(tr("An import is already running; wait for it to end"));
+    return;
+  }
+  importDir_ = normalizedPath(toDir);
+  log_->info(tr("Importing %n KernelBench problem(s) into %1 (PyTorch reads each output's shape)", nullptr,
+                static_cast<int>(problems.size()))
+                 .arg(native(importDir_)));
+  ImportProblemsRequest request;
+  request.problems = problems;
+  request.toDir = importDir_;
+  import_->importProblems(request);
+}
+
+void MainWindow::onProblemsImported(const ImportProblemsOutcome &outcome) {
+  for (const QString &e : outcome.errors) log_->error(tr("Not imported: %1").arg(e));
+  for (const QString &w : outcome.warnings) log_->warning(w);
+  const QString summary = tr("Imported %n task(s) into %1", nullptr, static_cast<int>(outcome.folders.size()))
+                              .arg(native(importDir_)) +
+                          (outcome.errors.isEmpty() ? QString() : tr("; %n problem(s) refused (see the log)", nullptr,
+                                                                     static_cast<int>(outcome.errors.size())));
+  log_->info(summary);
+  statusBar()->showMessage(summary, 2 * kStatusMessageMs);
+  if (outcome.folders.isEmpty()) return;
+  QStringList folders = openedFolders_;
+  if (!folders.contains(importDir_)) folders.append(importDir_);
+  setOpenedFolders(folders);
+  openTask(outcome.folders.front());
 }
 
 void MainWindow::openTaskFolderDialog() {

@@ -35,6 +35,8 @@ class MemoryService;
 struct CaseDetail;
 class ExportDialog;
 class ExportService;
+class ImportService;
+struct ImportProblemsOutcome;
 class SkillLibraryService;
 class SkillsPanel;
 class EditorTabs;
@@ -124,6 +126,12 @@ class MainWindow : public QMainWindow {
   // kernel; the dialog is returned (it deletes itself when closed); nullptr without a task.
   ExportDialog *showExportDialog();
   ExportService *exportService() const { return export_; }
+  // File ▸ Import KernelBench Problems…: the problem files made into task folders in `toDir`
+  // (off the GUI thread); when done the log lists what was made, refused and why, `toDir` joins
+  // the opened folders and the first task made opens.
+  void importKernelBench(const QStringList &problems, const QString &toDir);
+  ImportService *importService() const { return import_; }
+  QAction *importKernelBenchAction() const { return importAction_; }
   QAction *exportAction() const { return exportAction_; }
   // A session candidate's code written to the session's folder (userDataDir()/sessions/ID/NAME)
   // and opened in the editor; false (and why, in the log) when it cannot be.
@@ -325,6 +333,11 @@ class MainWindow : public QMainWindow {
   QAction *tune_ = nullptr;
   QAction *exportAction_ = nullptr;
   ExportService *export_ = nullptr;
+  ImportService *import_ = nullptr;
+  QAction *importAction_ = nullptr;
+  QString importDir_;  // where the import in progress writes
+  void importKernelBenchDialog();
+  void onProblemsImported(const ImportProblemsOutcome &outcome);
   QString driverText_;  // the CUDA driver as probed, for exported reports
   QAction *optimize_ = nullptr;
   QAction *focusTasks_ = nullptr;

@@ -56,6 +56,7 @@ void printRow(const kwb::SuiteEntry &e) {
                 x(e.speedupCompiled).c_str());
   std::cout << line << "\n";
   if (!e.correct && !e.message.empty()) std::cout << "    " << e.message << "\n";
+  std::cout.flush();  // a row as soon as its task is done
 }
 
 }  // namespace

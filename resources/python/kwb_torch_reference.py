@@ -471,6 +471,10 @@ def build_model(torch, module, spec, device):
         what = "does not define" if cls is None else "defines a non-callable"
         raise Failure("no-model", f"{os.path.basename(path)} {what} Model", file=path)
     torch.manual_seed(spec["seed"])
+    # Full f32: no TF32 in matmuls or convolutions (cuDNN allows it by default), so the module's
+    # outputs are the f32 results a f32 kernel is checked against, and its timings are of f32 work.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     args = init_arguments(module, spec["init"], path)
     try:
         model = cls(*args)

@@ -13,9 +13,11 @@ left() { echo $(( limit - ($(date +%s) - started) )); }
 k=/tmp/run/kwb; r=$out/res21i; mkdir -p $r
 printf '#!/bin/sh\nexec env -u LD_LIBRARY_PATH -u QT_PLUGIN_PATH python3 "$@"\n' > /tmp/run/python-plain
 chmod +x /tmp/run/python-plain
-export KWB_PYTHON=/tmp/run/python-plain KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home21i KWB_WORKER=$k/bin/kwb-worker
+export KWB_PYTHON=/tmp/run/python-plain KWB_KERNELS_DIR=$k/kernels HOME=/tmp/home21i KWB_WORKER=$k/bin/kwb-worker \
+  KWB_PYTHON_DIR=${KWB_PYTHON_DIR:-$k/python} KWB_TEST_OUTPUT_DIR=/tmp/test21i
 mkdir -p $HOME
 source $k/env.sh
+[ -z "${TWINS:-}" ] || { mkdir -p /tmp/test21i; timeout 120 $k/bin/tst_gpu_torch $TWINS 2>&1 | grep -E "^(PASS|FAIL|Totals)|Loc" | tee $r/twins.txt; }
 b=tests/bench/kernelbench-level1
 tasks=/tmp/tasks21; rm -rf $tasks
 echo "commit $(cat $k/COMMIT), $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name --format=csv,noheader)" | tee $r/summary.txt
@@ -51,4 +53,6 @@ if [ "$(left)" -gt 60 ]; then
     > $r/suite.txt 2>&1
   echo "suite: exit $?" | tee -a $r/summary.txt; cat $r/suite.txt | tee -a $r/summary.txt
 fi
-cp -r $tasks $r/tasks 2>/dev/null
+tar -C /tmp -czf $r/tasks21.tgz tasks21 2>/dev/null
+# Few files travel back: everything but the summary in one archive.
+tar -C $out -czf $out/res21i.tgz res21i && find $r -type f ! -name summary.txt -delete

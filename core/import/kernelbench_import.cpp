@@ -803,19 +803,15 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   if (!fs::is_regular_file(problem, ec))
     throw Refusal(problem.string() + ": file: not a readable file; give the path of a KernelBench problem (.py)");
   const std::string text = readWhole(problem);
-  const json reader = runReader(problem, python);
+  // Learned weights are seen in the text: refused before the reader runs any of the problem's code.
+  if (const auto weights = learnedWeightsProblem(text)) throw Refusal(problem.string() + ": " + *weights);
+  // One reader run: the outputs, and again with the batch doubled ("doubled", for outputDim).
+  const json reader = runReader(problem, python, {"--double-batch"});
   if (!reader.value("ok", false))
     throw Refusal(reader.value("message", problem.string() + ": the KernelBench reader failed"));
-  if (const auto weights = learnedWeightsProblem(text)) throw Refusal(problem.string() + ": " + *weights);
-  // Read again with the batch (the first input's first dimension, a module constant) doubled:
-  // which size each output dimension follows (outputDim).
   json doubled;
-  const json &first = reader.at("inputs").empty() ? json() : reader.at("inputs").front();
-  if (first.value("kind", std::string()) == "tensor" && reader.value("outputs", json()).is_array() &&
-      !first.at("shape").empty() && first.at("shape_names").front().is_string())
-    doubled = runReader(problem, python,
-                        {"--set", first.at("shape_names").front().get<std::string>() + "=" +
-                                      std::to_string(2 * first.at("shape").front().get<std::int64_t>())});
+  if (const json d = reader.value("doubled", json()); d.is_object() && d.value("outputs", json()).is_array())
+    doubled = json{{"ok", true}, {"outputs", d.at("outputs")}};
   std::string error;
   const auto task = taskFromKernelBench(reader, error, doubled.is_object() ? &doubled : nullptr);
   if (!task) throw Refusal(error);

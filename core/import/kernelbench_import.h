@@ -10,9 +10,9 @@
 //   DIR/NAME/NAME.cu      a starter kernel with the right parameters and an empty body
 //
 // The problem is read by resources/python/kwb_kernelbench.py (its header documents the JSON it
-// prints); output shapes and dtypes need PyTorch (forward on the meta device). It is read twice,
-// the second time with the batch size doubled, so that each output dimension is matched to the
-// size it follows, not to one that happens to hold the same value. What a task cannot
+// prints); output shapes and dtypes need PyTorch (forward on the meta device), read a second
+// time in the same run with the batch size doubled (--double-batch), so that each output
+// dimension is matched to the size it follows, not to one that happens to hold the same value. What a task cannot
 // express yet is refused with a message "FILE:LINE: PART: why; what to do": scalar arguments of
 // forward, tuple/str/None constructor arguments, learned weights (nn.Linear, nn.LayerNorm, ...),
 // outputs of a dtype the workbench lacks.
@@ -39,7 +39,7 @@ struct ImportedTask {
 // The task files for the reader's JSON (kwb_kernelbench.py's success object, its "outputs"
 // filled by PyTorch). Pure: no I/O. Nullopt with `error` ("FILE:LINE: PART: why; what to do")
 // when the problem cannot be expressed as a task (or `reader` is the reader's error object).
-// `doubled`: the reader's JSON for the same problem with its batch size doubled (--set), when
+// `doubled`: the outputs with the batch size doubled (the reader's "doubled", --double-batch), when
 // read: each output dimension is then the size that gives both shapes (none: refused).
 std::optional<ImportedTask> taskFromKernelBench(const nlohmann::json &reader, std::string &error,
                                                 const nlohmann::json *doubled = nullptr);

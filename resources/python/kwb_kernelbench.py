@@ -2,8 +2,10 @@
 # kwb_kernelbench.py: reads one KernelBench-format problem file for
 # `kwb import kernelbench` and prints what the importer needs, as JSON.
 #
-# Usage: python3 kwb_kernelbench.py PROBLEM.py [--no-torch] [--set NAME=INT]...
-#   --set replaces a module-level constant's value (before anything uses it).
+# Usage: python3 kwb_kernelbench.py PROBLEM.py [--no-torch] [--double-batch] [--set NAME=INT]...
+#   --set replaces a module-level constant's value (before anything uses it); --double-batch adds
+#   "doubled": {"constant", "value", "outputs", "outputs_problem"}, the outputs read again with
+#   the first input's first dimension (when it is a module constant) doubled.
 #   Prints ONE JSON object on stdout.  Exit status: 0 ok; 2 the problem
 #   cannot be read (the error object is printed); 1 usage error (message
 #   on stderr, nothing on stdout).
@@ -1284,9 +1286,32 @@ def add_outputs(result, init_values, path):
     result["outputs"], result["outputs_problem"] = outputs, problem
 
 
+def add_doubled(result, path):
+    """--double-batch: the outputs again with the first input's first dimension (a module
+    constant) doubled, as "doubled": {"constant", "value", "outputs", "outputs_problem"}; the
+    importer tells from the two which size each output dimension follows."""
+    first = result["inputs"][0] if result["inputs"] else None
+    if not first or first.get("kind") != "tensor" or not first["shape"] or not first["shape_names"][0] \
+            or result.get("outputs") is None:
+        return
+    name = first["shape_names"][0]
+    OVERRIDES[name] = 2 * first["shape"][0]
+    try:
+        again, init_values = read_problem(path)
+    except ProblemError as err:
+        result["doubled"] = {"constant": name, "value": OVERRIDES[name], "outputs": None,
+                             "outputs_problem": err.to_json(path)["message"]}
+        return
+    finally:
+        OVERRIDES.pop(name, None)
+    add_outputs(again, init_values, path)
+    result["doubled"] = {"constant": name, "value": 2 * first["shape"][0],
+                         "outputs": again["outputs"], "outputs_problem": again["outputs_problem"]}
+
+
 # ------------------------------------------------------------------- main
 
-USAGE = "usage: python3 kwb_kernelbench.py PROBLEM.py [--no-torch] [--set NAME=INT]..."
+USAGE = "usage: python3 kwb_kernelbench.py PROBLEM.py [--no-torch] [--double-batch] [--set NAME=INT]..."
 
 
 # --set NAME=INT: module-level constants replaced (the importer reads a problem a second time with
@@ -1319,17 +1344,17 @@ def parse_args(argv):
     if "--help" in options:
         print(USAGE)
         sys.exit(0)
-    unknown = [o for o in options if o != "--no-torch"]
+    unknown = [o for o in options if o not in ("--no-torch", "--double-batch")]
     if len(paths) != 1 or unknown:
         why = f"unknown option {unknown[0]}" if unknown else \
             "give exactly one problem file"
         print(f"kwb_kernelbench.py: {why}\n{USAGE}", file=sys.stderr)
         sys.exit(1)
-    return paths[0], "--no-torch" in options
+    return paths[0], "--no-torch" in options, "--double-batch" in options
 
 
 def main(argv):
-    path, no_torch = parse_args(argv)
+    path, no_torch, double_batch = parse_args(argv)
     try:
         result, init_values = read_problem(path)
     except ProblemError as err:
@@ -1339,6 +1364,8 @@ def main(argv):
         result["outputs_problem"] = "not read: --no-torch was given"
     else:
         add_outputs(result, init_values, path)
+        if double_batch:
+            add_doubled(result, path)
     sys.stdout.flush()
     print(json.dumps(result))
     return 0

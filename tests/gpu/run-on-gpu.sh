@@ -7,6 +7,10 @@ out=${1:-$PWD/gpu-results}
 mkdir -p "$out"
 source "$here/env.sh"
 export KWB_KERNELS_DIR="$here/kernels" KWB_CLI="$here/bin/kwb" KWB_WORKER="$here/bin/kwb-worker" HOME=${HOME:-/tmp}
+# A task's PyTorch reference runs in the machine's own Python, without the bundle's libraries.
+printf '#!/bin/sh\nexec env -u LD_LIBRARY_PATH -u QT_PLUGIN_PATH python3 "$@"\n' > "$out/python-plain"
+chmod +x "$out/python-plain"
+export KWB_PYTHON="$out/python-plain"
 status=0
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -134,6 +134,25 @@ class TestEvaluationResultModel : public QObject {
              QStringLiteral("the reference was not timed"));
     QCOMPARE(small.siblingAtColumn(EvaluationResultModel::OutcomeColumn).data(EvaluationResultModel::OutcomeRole).toString(),
              QStringLiteral("correct"));
+    QCOMPARE(cell(small, EvaluationResultModel::TorchColumn), QString());  // no PyTorch module timed
+
+    // With the task's PyTorch module timed: both speedups, and why one is missing.
+    kwb::TorchBaseline b;
+    b.eagerMs = 5.0;
+    b.eagerSamples = 40;
+    b.eagerSpread = 0.012;
+    b.speedupEager = 2.0;
+    b.compiledError = "torch.compile failed: RuntimeError: no triton";
+    b.timer = "cupti";
+    r.configs.front().torch = b;
+    model.setResult(r);
+    const QModelIndex timed = rowsOf(&model, EvaluationResultModel::Kind::Config).at(0);
+    QCOMPARE(cell(timed, EvaluationResultModel::TorchColumn), QStringLiteral("eager 2.00× · compile –"));
+    const QString tip = timed.siblingAtColumn(EvaluationResultModel::TorchColumn).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(QLatin1String("PyTorch eager: 5.000 ms (n=40, IQR/median 1.2%)")), qPrintable(tip));
+    QVERIFY2(tip.contains(QLatin1String("torch.compile: not measured: torch.compile failed: RuntimeError: no triton")),
+             qPrintable(tip));
+    QCOMPARE(model.headerData(EvaluationResultModel::TorchColumn, Qt::Horizontal).toString(), QStringLiteral("vs PyTorch"));
   }
 
   // compute-sanitizer's real reports (tests/fixtures/sanitizer) as a result carries them: a row

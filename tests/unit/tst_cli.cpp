@@ -276,6 +276,22 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("TILE=32 BLOCK_ROWS=8  not-run  (compiled: "), qPrintable(r.out));
   }
 
+  // kwb suite: usage errors say what is wrong; without a GPU, exit 3 and why (the metrics
+  // themselves: tst_suite_metrics; a real run: tests/gpu/issue21-import.sh).
+  void suiteWithoutDevice() {
+    QTemporaryDir dir;
+    auto r = run(kwb_, {"suite", dir.path(), "--candidates", dir.path()});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("no task folders (with a task.toml) in " + dir.path()), qPrintable(r.err));
+    r = run(kwb_, {"suite", dir.path() + "/none", "--candidates", dir.path()});
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("/none is not a folder"), qPrintable(r.err));
+    r = run(kwb_, {"suite", kernels, "--candidates", dir.path()});
+    // Here there is no GPU: the pool has no device, and says so; on a GPU machine the suite runs.
+    if (r.exitCode == 3) QVERIFY2(r.err.contains("kwb suite: "), qPrintable(r.err));
+    else QVERIFY2(r.exitCode == 0 && r.out.contains("no-candidate") && r.out.contains("correct 0/8"), qPrintable(r.out + r.err));
+  }
+
   // kwb asm: SASS and PTX with source lines, one line's instructions, a diff of two candidates.
   void asmListings() {
     auto r = run(kwb_, {"asm", kernels + "/softmax", "--ptx", "--json"});

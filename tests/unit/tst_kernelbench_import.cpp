@@ -26,6 +26,7 @@
 #include "core/import/kernelbench_import.h"
 #include "core/process/child_process.h"
 #include "core/task/manifest_parser.h"
+#include "helpers/python3.h"
 #include "helpers/test_files.h"
 
 namespace fs = std::filesystem;
@@ -39,13 +40,7 @@ fs::path fixture(const std::string &name) {
 
 fs::path readerScript() { return fs::path(KWB_SOURCE_DIR) / "resources" / "python" / "kwb_kernelbench.py"; }
 
-std::string python3() {
-  std::string problem;
-  kwb::TorchSettings s;
-  s.python = "python3";
-  const auto p = kwb::findPython(s, problem);
-  return p ? p->string() : std::string();
-}
+using kwb::test::python3;
 
 struct ReaderRun {
   int exitCode = -1;

@@ -34,7 +34,7 @@ class TestLineage : public QObject {
   kwb::Task taskWith(const std::string &lineageToml, const std::string &secondHeader = kHeader) {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    for (const char *f : {"task.toml", "reference.cu", "softmax.cu"}) fs::copy_file(kwb::test::kernelsDir() / "softmax" / f, dir_ / f);
+    for (const char *f : {"task.toml", "reference.cu", "reference.py", "softmax.cu"}) fs::copy_file(kwb::test::kernelsDir() / "softmax" / f, dir_ / f);
     write(dir_ / "lineage" / "01-naive.cu", std::string(kHeader) + kKernel);
     write(dir_ / "lineage" / "02-warp.cu", secondHeader + std::string(kKernel));
     write(dir_ / "lineage" / "lineage.toml", lineageToml);

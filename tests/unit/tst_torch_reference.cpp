@@ -14,6 +14,7 @@
 #include "core/eval/evaluator.h"
 #include "core/eval/torch_reference.h"
 #include "core/task/manifest_parser.h"
+#include "helpers/python3.h"
 #include "helpers/test_files.h"
 
 namespace fs = std::filesystem;
@@ -39,13 +40,7 @@ void script(const fs::path &path, const std::string &text) {
   ::chmod(path.c_str(), 0755);
 }
 
-std::string python3() {
-  std::string problem;
-  kwb::TorchSettings s;
-  s.python = "python3";
-  const auto p = kwb::findPython(s, problem);
-  return p ? p->string() : std::string();
-}
+using kwb::test::python3;
 
 }  // namespace
 

@@ -292,6 +292,28 @@ Row configRow(const ConfigOutcome &c) {
       row.text[Column::TimeColumn] = EvaluationResultModel::tr("not timed");
       row.tip[Column::TimeColumn] = qs(timing.error);
     }
+    if (c.torch) {
+      const TorchBaseline &b = *c.torch;
+      auto side = [](const QString &name, double speedup) {
+        return speedup > 0 ? EvaluationResultModel::tr("%1 %2×").arg(name).arg(speedup, 0, 'f', 2)
+                           : EvaluationResultModel::tr("%1 –").arg(name);
+      };
+      row.text[Column::TorchColumn] = side(EvaluationResultModel::tr("eager"), b.speedupEager) + QStringLiteral(" · ") +
+                                      side(EvaluationResultModel::tr("compile"), b.speedupCompiled);
+      auto tip = [](const QString &name, double ms, std::size_t n, double spread, const std::string &error) {
+        return ms > 0 ? EvaluationResultModel::tr("%1: %2 (n=%3, IQR/median %4%)")
+                            .arg(name, millis(ms))
+                            .arg(n)
+                            .arg(spread * 100.0, 0, 'f', 1)
+                      : EvaluationResultModel::tr("%1: not measured%2").arg(name, error.empty() ? QString() : QStringLiteral(": ") + qs(error));
+      };
+      row.tip[Column::TorchColumn] =
+          EvaluationResultModel::tr("the task's PyTorch module on the same inputs, candidate median against it\n") +
+          tip(EvaluationResultModel::tr("PyTorch eager"), b.eagerMs, b.eagerSamples, b.eagerSpread, b.eagerError) +
+          QLatin1Char('\n') +
+          tip(EvaluationResultModel::tr("torch.compile"), b.compiledMs, b.compiledSamples, b.compiledSpread, b.compiledError) +
+          (b.timer.empty() ? QString() : EvaluationResultModel::tr("\ntimer %1").arg(qs(b.timer)));
+    }
     QStringList checks, checkTips;
     if (timing.suspicious) {
       checks << EvaluationResultModel::tr("suspicious");
@@ -425,6 +447,8 @@ QVariant EvaluationResultModel::headerData(int section, Qt::Orientation orientat
       return tr("Time (median)");
     case SpeedupColumn:
       return tr("Speedup");
+    case TorchColumn:
+      return tr("vs PyTorch");
     case ErrorColumn:
       return tr("Max errors");
     case MismatchColumn:

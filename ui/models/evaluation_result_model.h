@@ -32,6 +32,7 @@ class EvaluationResultModel : public QAbstractItemModel {
     OccupancyColumn,
     TimeColumn,
     SpeedupColumn,
+    TorchColumn,  // the speedups over the task's PyTorch module, eager and torch.compile
     ErrorColumn,
     MismatchColumn,
     ChecksColumn,

@@ -92,6 +92,12 @@ json outputsOf(const Task &task, const SizeConfig &config, const fs::path &dir) 
   return outputs;
 }
 
+// A number of the helper's JSON: 0 when absent or null (it writes a non-finite figure as null).
+double numberAt(const json &j, const char *key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
 TorchTimingFigure figureOf(const json &j) {
   TorchTimingFigure f;
   if (!j.is_object()) {
@@ -102,17 +108,17 @@ TorchTimingFigure figureOf(const json &j) {
     f.error = j.value("error", std::string("failed"));
     return f;
   }
-  f.ok = j.contains("median_ms");
-  f.medianMs = j.value("median_ms", 0.0);
-  f.q1Ms = j.value("q1_ms", 0.0);
-  f.q3Ms = j.value("q3_ms", 0.0);
-  f.minMs = j.value("min_ms", 0.0);
-  f.relativeSpread = j.value("relative_spread", 0.0);
-  f.samples = j.value("samples", std::size_t{0});
+  f.ok = j.contains("median_ms") && j["median_ms"].is_number();
+  f.medianMs = numberAt(j, "median_ms");
+  f.q1Ms = numberAt(j, "q1_ms");
+  f.q3Ms = numberAt(j, "q3_ms");
+  f.minMs = numberAt(j, "min_ms");
+  f.relativeSpread = numberAt(j, "relative_spread");
+  f.samples = static_cast<std::size_t>(numberAt(j, "samples"));
   f.stopReason = j.value("stop_reason", std::string());
   f.timer = j.value("timer", std::string());
   f.timerNote = j.value("timer_note", std::string());
-  f.compileSeconds = j.value("compile_seconds", 0.0);
+  f.compileSeconds = numberAt(j, "compile_seconds");
   if (!f.ok) f.error = "the helper gave no median";
   return f;
 }

@@ -14,6 +14,7 @@
 #include "core/eval/evaluator_pool.h"
 #include "core/eval/suite_metrics.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 #include "kwb/version.h"
 
 namespace fs = std::filesystem;
@@ -40,11 +41,6 @@ std::vector<fs::path> taskFolders(const fs::path &dir) {
     if (e.is_directory() && fs::exists(e.path() / "task.toml")) out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string readWhole(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 void printRow(const kwb::SuiteEntry &e) {
@@ -96,8 +92,10 @@ int suiteCommand(const SuiteArgs &args, bool asJson) {
     p.task = folder.filename().string();
     const fs::path candidate = fs::path(args.candidates) / (p.task + ".cu");
     kwb::Task task;
+    std::string source;
     try {
       task = kwb::loadTask(folder);
+      if (fs::exists(candidate)) source = kwb::readSourceFile(candidate, {kwb::kMaxSourceBytes, true, "the candidate"});
     } catch (const std::exception &e) {
       p.done = kwb::SuiteEntry{p.task, "", "error", e.what()};
       pending.push_back(std::move(p));
@@ -117,7 +115,7 @@ int suiteCommand(const SuiteArgs &args, bool asJson) {
     o.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
     o.timeTorchCompiled = !args.noTorchCompile;
     o.sourceName = candidate.string();
-    p.result = pool.submit(std::move(task), readWhole(candidate), o);
+    p.result = pool.submit(std::move(task), std::move(source), o);
     pending.push_back(std::move(p));
   }
   if (!asJson) {

@@ -160,6 +160,14 @@ std::string TorchRun::describe() const {
   return "the PyTorch reference: " + kind + ": " + message + where + (job.empty() ? "" : " [" + job + "]");
 }
 
+std::optional<fs::path> bundledPythonScript(const std::string &name, std::string &problem) {
+  if (auto dir = bundledPythonDir(); dir && fs::exists(*dir / name)) return *dir / name;
+  problem = "the workbench's helper " + name +
+            " was not found (looked in $KWB_PYTHON_DIR, the installed share/kernel-workbench/python and the source "
+            "tree); set KWB_PYTHON_DIR to the folder that holds it";
+  return std::nullopt;
+}
+
 std::optional<fs::path> findPython(const TorchSettings &settings, std::string &problem) {
   auto runnable = [](const fs::path &p) {
     std::error_code ec;
@@ -192,10 +200,7 @@ namespace {
 
 std::optional<fs::path> helperScript(const TorchSettings &settings, std::string &problem) {
   if (!settings.script.empty()) return settings.script;
-  if (auto dir = bundledPythonDir(); dir && fs::exists(*dir / kScriptName)) return *dir / kScriptName;
-  problem = std::string("the PyTorch reference helper ") + kScriptName +
-            " was not found (looked in $KWB_PYTHON_DIR, the installed share/kernel-workbench/python and the source tree)";
-  return std::nullopt;
+  return bundledPythonScript(kScriptName, problem);
 }
 
 // Runs the helper on `argument` (a spec file or --probe); fills `run` from its result line.

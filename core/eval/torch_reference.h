@@ -94,6 +94,10 @@ struct TorchRun {
   std::string describe() const;
 };
 
+// A helper script the workbench ships (resources/python: kwb_torch_reference.py,
+// kwb_kernelbench.py) in bundledPythonDir(); nullopt with `problem` saying where it was looked for.
+std::optional<std::filesystem::path> bundledPythonScript(const std::string &name, std::string &problem);
+
 // The interpreter the settings name, or $KWB_PYTHON, or python3 on PATH; nullopt with `problem`
 // saying what was looked for.
 std::optional<std::filesystem::path> findPython(const TorchSettings &settings, std::string &problem);

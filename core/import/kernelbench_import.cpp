@@ -18,9 +18,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "core/paths/install_paths.h"
 #include "core/process/child_process.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 #include "core/task/task.h"
 #include "core/text/printable.h"
 
@@ -734,14 +734,6 @@ Draft draftFrom(const json &reader, const json *doubled) {
 
 // ------------------------------------------------------------- the folder
 
-std::string readWhole(const fs::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (!in && !in.eof()) throw std::runtime_error("cannot read " + path.string());
-  return s.str();
-}
-
 void writeWhole(const fs::path &path, const std::string &text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -755,13 +747,10 @@ json runReader(const fs::path &problem, const TorchSettings &settings, const std
   std::string why;
   const auto python = findPython(settings, why);
   if (!python) throw Refusal(shown + ": python: " + why);
-  const auto dir = bundledPythonDir();
-  if (!dir || !fs::exists(*dir / kReaderScript))
-    throw Refusal(shown + ": reader: the KernelBench reader " + std::string(kReaderScript) +
-                  " was not found (looked in $KWB_PYTHON_DIR, the installed share/kernel-workbench/python and the "
-                  "source tree); set KWB_PYTHON_DIR to the folder that holds it");
+  const auto script = bundledPythonScript(kReaderScript, why);
+  if (!script) throw Refusal(shown + ": reader: " + why);
   ChildProcessRequest child;
-  child.argv = {python->string(), (*dir / kReaderScript).string(), shown};
+  child.argv = {python->string(), script->string(), shown};
   child.argv.insert(child.argv.end(), extra.begin(), extra.end());
   child.timeout = kReaderTimeLimit;
   std::string resultLine;
@@ -802,7 +791,7 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   std::error_code ec;
   if (!fs::is_regular_file(problem, ec))
     throw Refusal(problem.string() + ": file: not a readable file; give the path of a KernelBench problem (.py)");
-  const std::string text = readWhole(problem);
+  const std::string text = readSourceFile(problem, {kMaxSourceBytes, true, "the problem"});
   // Learned weights are seen in the text: refused before the reader runs any of the problem's code.
   if (const auto weights = learnedWeightsProblem(text)) throw Refusal(problem.string() + ": " + *weights);
   // One reader run: the outputs, and again with the batch doubled ("doubled", for outputDim).

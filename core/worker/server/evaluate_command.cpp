@@ -431,11 +431,7 @@ SeedOutcome EvaluateContext::checkSeed(EvaluateRun &run, const LoadedPair &loade
 EvaluateReply EvaluateContext::evaluate(const EvaluateRequest &request, EventSink &sink) {
   const auto started = std::chrono::steady_clock::now();
   EvaluateRun run = readRequest(request);
-  if (run.reference.outputsOnly()) {
-    std::vector<const TensorExtent *> extents;
-    for (const auto &t : run.tensors) extents.push_back(&t);
-    run.given = readGivenOutputs(run.reference, extents, run.seeds, "evaluate");
-  }
+  if (run.reference.outputsOnly()) run.given = readGivenOutputs(run.reference, run.tensors, run.seeds, "evaluate");
   requireContext();
 
   EvaluateReply reply;

@@ -66,5 +66,14 @@ std::vector<TensorExtent> tensorExtents(const RequestTask &request, const std::v
 std::map<std::uint64_t, std::map<std::string, std::vector<std::byte>>> readGivenOutputs(
     const LaunchSpec &reference, const std::vector<const TensorExtent *> &tensors, const std::vector<std::uint64_t> &seeds,
     const std::string &command);
+// The same over a request's tensors (any type derived from TensorExtent).
+template <typename Tensors>
+std::map<std::uint64_t, std::map<std::string, std::vector<std::byte>>> readGivenOutputs(
+    const LaunchSpec &reference, const Tensors &tensors, const std::vector<std::uint64_t> &seeds,
+    const std::string &command) {
+  std::vector<const TensorExtent *> extents;
+  for (const auto &t : tensors) extents.push_back(&t);
+  return readGivenOutputs(reference, extents, seeds, command);
+}
 
 }  // namespace kwb::worker

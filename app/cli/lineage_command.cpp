@@ -138,6 +138,7 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
   options.seeds = args.seeds;
   options.arch = args.arch;
   options.time = args.time;
+  options.timeTorch = false;  // steps against each other and the reference (kwb eval --time adds PyTorch)
   options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
 

@@ -34,6 +34,7 @@ EvaluationOptions timedOptions(const CardApplicationSettings &settings, const st
   EvaluationOptions o;
   o.arch = settings.arch;
   o.time = true;
+  o.timeTorch = false;  // with and without the card, against each other
   o.timingCap = settings.timingCap;
   o.sourceName = name;
   o.tunables = settings.tunables;

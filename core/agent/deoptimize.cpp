@@ -83,6 +83,7 @@ Deoptimization deoptimize(const Task &task, const std::string &expert, const Deo
   EvaluationOptions options;
   options.arch = settings.arch;
   options.time = true;
+  options.timeTorch = false;  // steps are compared with each other, not with PyTorch
   options.timingCap = settings.timingCap;
   options.tunables = settings.tunables;
 

@@ -70,6 +70,7 @@ LineageBuild buildLineage(const Task &task, const std::vector<LineageStep> &step
   for (std::size_t i = 0; i < n; ++i) {
     EvaluationOptions o = options.evaluation;
     o.time = true;
+    o.timeTorch = false;  // a step is measured against the one before it
     o.tunables = steps[i].tunables;
     o.sourceName = steps[i].file.string();
     futures.push_back(pool.submit(taskForStep(task, steps[i]), sources[i], o));

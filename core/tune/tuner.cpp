@@ -358,6 +358,7 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
   options.arch = settings_.arch;
   options.time = true;
   options.timeReference = false;  // points are ranked against each other: the reference is not timed
+  options.timeTorch = false;      // nor is the task's PyTorch module
   options.timingCap = settings_.timingCap;
   options.timeLimit = settings_.timeLimit;
   options.sourceName = sourceName;

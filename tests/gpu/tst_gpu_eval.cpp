@@ -318,6 +318,7 @@ class TestGpuEval : public QObject {
       kwb::EvaluationOptions o;
       o.configs = {config};
       o.time = true;
+    o.timeTorch = false;  // the candidate's timing is under test here (tst_gpu_torch times PyTorch)
       auto r = evaluator_->evaluate(task, source, o);
       QString table = QString::fromStdString(task.name + " " + config + ": " + kwb::toString(r.outcome));
       for (const auto &c : r.configs)
@@ -377,6 +378,7 @@ class TestGpuEval : public QObject {
       kwb::EvaluationOptions o;
       o.configs = {"h200"};
       o.time = true;
+    o.timeTorch = false;  // the candidate's timing is under test here (tst_gpu_torch times PyTorch)
       o.timingCap = std::chrono::milliseconds(1500);
       std::vector<double> streamed;
       int steps = 0;
@@ -413,6 +415,7 @@ class TestGpuEval : public QObject {
       kwb::EvaluationOptions o;
       o.configs = {"h200"};
       o.time = true;
+    o.timeTorch = false;  // the candidate's timing is under test here (tst_gpu_torch times PyTorch)
       o.timeReference = withReference;
       o.timingCap = std::chrono::milliseconds(1500);
       return evaluator_->evaluate(sgemm_, readFile(sgemm_.folder / sgemm_.starterSource()), o);
@@ -437,6 +440,7 @@ class TestGpuEval : public QObject {
     kwb::EvaluationOptions o;
     o.configs = {config};
     o.time = true;
+    o.timeTorch = false;  // the candidate's timing is under test here (tst_gpu_torch times PyTorch)
     o.timingCap = std::chrono::milliseconds(500);
     auto r = evaluator_->evaluate(task, source, o);
     std::cerr << task.name << " " << config << " timed: " << kwb::toString(r.outcome) << ": " << r.message << "\n";
@@ -477,6 +481,7 @@ class TestGpuEval : public QObject {
       kwb::EvaluationOptions o;
       o.configs = {"small"};
       o.time = true;
+    o.timeTorch = false;  // the candidate's timing is under test here (tst_gpu_torch times PyTorch)
       o.timingCap = std::chrono::milliseconds(500);
       const auto r = fresh.evaluate(softmax_, source, o);
       QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());

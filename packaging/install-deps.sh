@@ -16,6 +16,7 @@ packages=(
   qtkeychain-qt6-dev
   xvfb xauth libgl-dev fonts-dejavu-core
   bubblewrap libseccomp-dev
+  openssh-client openssh-server
   python3-pip python3-venv
   clang-14 libclang-rt-14-dev util-linux
   librsvg2-bin appstream desktop-file-utils debootstrap patchelf

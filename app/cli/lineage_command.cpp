@@ -1,3 +1,4 @@
+#include "app/cli/workers_option.h"
 #include "app/cli/lineage_command.h"
 
 #include <algorithm>
@@ -62,10 +63,12 @@ json configJson(const kwb::Task &task, const kwb::ConfigOutcome &c, const json *
 // (and its launch checked) only.
 std::vector<kwb::EvaluationResult> evaluateSteps(const kwb::Task &task, const std::vector<const kwb::LineageStep *> &steps,
                                                  const kwb::EvaluationOptions &options, bool noGpu,
-                                                 const std::vector<int> &gpus, bool quiet) {
+                                                 const std::vector<int> &gpus, const kwb::EvaluatorSettings &base,
+                                                 bool quiet) {
   std::unique_ptr<kwb::EvaluatorPool> pool;
   if (!noGpu) {
     kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = base;
     ps.devices = gpus;
     pool = std::make_unique<kwb::EvaluatorPool>(ps, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
     if (pool->devices().empty()) {
@@ -142,7 +145,9 @@ int lineageCommand(const LineageArgs &args, bool asJson) {
   options.timingCap = std::chrono::milliseconds(static_cast<long long>(args.timeCap * 1000));
   options.timeLimit = std::chrono::milliseconds(static_cast<long long>(args.timeLimit * 1000));
 
-  const auto results = evaluateSteps(task, steps, options, args.noGpu, args.gpus, asJson);
+  kwb::EvaluatorSettings base;
+  if (!applyWorkers(args.workers, base)) return 2;
+  const auto results = evaluateSteps(task, steps, options, args.noGpu, args.gpus, base, asJson);
 
   json out = {{"task", task.name}, {"description", task.description}, {"steps", json::array()}};
   bool allCorrect = true, anyRun = false;
@@ -223,6 +228,7 @@ std::optional<int> deoptimizeInto(LineageBuildArgs &args, bool asJson) {
   const auto chat = chatProvider(args.provider, args.format, args.model);
   if (!chat) return 2;
   kwb::EvaluatorSettings es;
+  if (!applyWorkers(args.workers, es)) return 2;
   if (!args.gpus.empty()) es.device = args.gpus.front();
   kwb::Evaluator evaluator(es);
   kwb::agent::DeoptimizeServices services;
@@ -294,6 +300,7 @@ int lineageBuildCommand(const LineageBuildArgs &givenArgs, bool asJson) {
     return 2;
   }
   kwb::EvaluatorPoolSettings ps;
+  if (!applyWorkers(args.workers, ps.evaluator)) return 2;
   ps.devices = args.gpus;
   kwb::EvaluatorPool pool(ps, [](const std::string &m) { std::cerr << "kwb: " << m << "\n"; });
   if (pool.devices().empty()) {

@@ -16,6 +16,7 @@ struct LineageArgs {
   double timeLimit = 120.0;
   bool noGpu = false;
   std::vector<int> gpus;            // empty: every visible GPU
+  std::string workers;              // --workers: where the workers run (empty: this machine)
 };
 
 int lineageCommand(const LineageArgs &args, bool asJson);
@@ -32,6 +33,7 @@ struct LineageBuildArgs {
   std::string arch;
   double timeCap = 1.0;
   std::vector<int> gpus;
+  std::string workers;  // --workers
   // --deoptimize EXPERT.cu: the versions come from a model taking one technique out at a time
   // (core/agent/deoptimize.h), written forward to `out`, then built as --from-versions out.
   std::string deoptimize, provider, format, model, out;

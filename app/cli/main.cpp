@@ -24,6 +24,7 @@
 #include "app/cli/profile_command.h"
 #include "app/cli/llm_command.h"
 #include "app/cli/optimize_command.h"
+#include "app/cli/workers_option.h"
 #include "app/cli/task_report.h"
 #include "core/compile/diagnostics.h"
 #include "core/eval/evaluator.h"
@@ -48,7 +49,10 @@ json errorJson(const kwb::ManifestError &e) {
           {"text", e.what()}};
 }
 
-int devicesCommand(bool asJson) {
+int devicesCommand(const std::string &workers, bool asJson) {
+  kwb::EvaluatorSettings settings;
+  if (!applyWorkers(workers, settings)) return 2;
+  if (settings.launcher.remote()) return remoteDevicesCommand(settings, asJson);
   const auto inventory = kwb::probeGpus();
   if (asJson) std::cout << json(inventory).dump(2) << "\n";
   else std::cout << kwb::formatInventory(inventory);
@@ -156,6 +160,7 @@ struct EvalArgs {
   bool noTorch = false;
   bool noTorchCompile = false;
   std::string python;
+  std::string workers;  // --workers: where the worker runs (empty: this machine)
 };
 
 // "PyTorch eager 2.1 ms ±0.3% (n=40): 1.71×; torch.compile 1.9 ms ±0.5% (n=35): 1.55×"
@@ -280,6 +285,7 @@ int evalCommand(const EvalArgs &args, bool asJson) {
   kwb::EvaluatorSettings settings;
   settings.useDevice = !args.noGpu;
   settings.torch.python = args.python;
+  if (!applyWorkers(args.workers, settings)) return kExitInvalid;
   kwb::EvaluationResult result;
   kwb::Evaluator evaluator(settings);  // its worker measures the ceilings too
   try {
@@ -389,6 +395,8 @@ int main(int argc, char **argv) {
 
   auto *devices = app.add_subcommand("devices", "List CUDA devices and the CUDA libraries found");
   devices->add_flag("--json", asJson, "Machine-readable output");
+  std::string devicesWorkers;
+  addWorkersOption(devices, devicesWorkers);
 
   auto *tasks = app.add_subcommand("tasks", "Work with collections of tasks");
   tasks->require_subcommand(1);
@@ -447,6 +455,7 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"cuda", "pytorch"}));
   eval->add_flag("--no-torch", evalArgs.noTorch, "With --time: do not time the task's PyTorch module");
   eval->add_flag("--no-torch-compile", evalArgs.noTorchCompile, "With --time: time the PyTorch module eagerly only");
+  addWorkersOption(eval, evalArgs.workers);
   eval->add_option("--python", evalArgs.python,
                    "The Python interpreter with PyTorch (default: $KWB_PYTHON, else python3 on PATH)");
   eval->add_flag("--json", asJson, "Machine-readable output");
@@ -464,6 +473,7 @@ int main(int argc, char **argv) {
   lineage->add_option("--seed", lineageArgs.seeds, "Seed (repeatable; default: the task's seeds)");
   lineage->add_option("--arch", lineageArgs.arch, "Compile for sm_XY (default: the device's, else sm_90)");
   lineage->add_option("--gpu", lineageArgs.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  addWorkersOption(lineage, lineageArgs.workers);
   lineage->add_flag("--time", lineageArgs.time, "Time every correct step against the reference");
   lineage->add_option("--time-cap", lineageArgs.timeCap, "Seconds of sampling per configuration with --time (default 3)")
       ->check(CLI::PositiveNumber);
@@ -502,6 +512,7 @@ int main(int argc, char **argv) {
   lineageBuild->add_option("--config", buildArgs.configs, "Size configuration (repeatable; default: all)");
   lineageBuild->add_option("--arch", buildArgs.arch, "Compile for sm_XY (default: the device's)");
   lineageBuild->add_option("--gpu", buildArgs.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  addWorkersOption(lineageBuild, buildArgs.workers);
   lineageBuild->add_option("--time-cap", buildArgs.timeCap, "Seconds of sampling per configuration (default 1)")
       ->check(CLI::PositiveNumber);
   lineageBuild->add_option("--profile-config", buildArgs.profileConfig,
@@ -591,6 +602,7 @@ int main(int argc, char **argv) {
   tune->add_option("--seed", tuneArgs.seeds, "Input seed (repeatable; default: the task's seeds)");
   tune->add_option("--arch", tuneArgs.arch, "Compile for sm_XY (default: the device's, else sm_90)");
   tune->add_option("--gpu", tuneArgs.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  addWorkersOption(tune, tuneArgs.workers);
   tune->add_option("--time-cap", tuneArgs.timeCap, "Seconds of sampling per configuration (default 1)")->check(CLI::PositiveNumber);
   tune->add_option("--time-limit", tuneArgs.timeLimit, "Seconds per configuration before a run is stopped (default 120)")
       ->check(CLI::PositiveNumber);
@@ -708,6 +720,7 @@ int main(int argc, char **argv) {
   suiteCmd->add_option("--config", suiteArgs.configs,
                        "Configuration to run where a task has it (repeatable; default: every configuration)");
   suiteCmd->add_option("--device", suiteArgs.devices, "CUDA device (repeatable; default: every device)");
+  addWorkersOption(suiteCmd, suiteArgs.workers);
   suiteCmd->add_option("--time-cap", suiteArgs.timeCap, "Seconds of sampling per configuration (default 1)")
       ->check(CLI::PositiveNumber);
   suiteCmd->add_option("--time-limit", suiteArgs.timeLimit, "Seconds per configuration's evaluation (default 120)")
@@ -738,7 +751,7 @@ int main(int argc, char **argv) {
   }
   CLI11_PARSE(app, argc, argv);
 
-  if (*devices) return devicesCommand(asJson);
+  if (*devices) return devicesCommand(devicesWorkers, asJson);
   if (*exportCmd) return exportCommand(exportArgs, asJson);
   if (*importKernelBench) return importKernelBenchCommand(importArgs, asJson);
   if (*suiteCmd) return suiteCommand(suiteArgs, asJson);

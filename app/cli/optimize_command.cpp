@@ -1,3 +1,4 @@
+#include "app/cli/workers_option.h"
 #include "app/cli/optimize_command.h"
 
 #include "core/memory/case_sources.h"
@@ -180,6 +181,7 @@ SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs 
   c.optimize->add_option("--time-cap", o.timeCap, "Seconds of sampling per configuration (default 1)")->check(CLI::PositiveNumber);
   c.optimize->add_option("--time-limit", o.timeLimit, "Seconds per configuration before a run is stopped (default 120)")->check(CLI::PositiveNumber);
   c.optimize->add_option("--gpu", o.gpus, "CUDA device to use (repeatable; default: every visible one)");
+  addWorkersOption(c.optimize, o.workers);
   c.optimize->add_flag("--no-gpu", o.noGpu, "Compile every answer and check its launch only");
   c.optimize->add_flag("--no-profile", o.noProfile,
                        "Leave out the profiler's bottleneck summary of the incumbent and of correct candidates under repair");
@@ -324,6 +326,7 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
   std::string noDevice;
   if (record->settings.useDevice) {
     kwb::EvaluatorSettings es;
+    if (!applyWorkers(args.workers, es)) return 2;
     std::vector<int> chosen;
     for (const auto &d : kwb::describeVisibleDevices(es, noDevice))
       if (args.gpus.empty() || std::find(args.gpus.begin(), args.gpus.end(), d.ordinal) != args.gpus.end())

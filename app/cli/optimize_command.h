@@ -11,6 +11,7 @@ class App;
 
 struct OptimizeArgs {
   std::string task;
+  std::string workers;               // --workers: where the workers run (empty: this machine)
   std::string candidate;             // the kernel to start from; empty: the task's starter
   std::string provider;              // a configured provider's name, or a base URL
   std::string format;                // for a base URL

@@ -1,3 +1,4 @@
+#include "app/cli/workers_option.h"
 #include "app/cli/suite_command.h"
 
 #include <algorithm>
@@ -69,6 +70,7 @@ int suiteCommand(const SuiteArgs &args, bool asJson) {
     return 2;
   }
   kwb::EvaluatorPoolSettings settings;
+  if (!applyWorkers(args.workers, settings.evaluator)) return 2;
   settings.devices = args.devices;
   settings.evaluator.torch.python = args.python;
   kwb::EvaluatorPool pool(settings, [asJson](const std::string &m) {

@@ -11,6 +11,7 @@ struct SuiteArgs {
   std::string candidates;  // the folder of candidates, NAME.cu per task
   std::vector<std::string> configs;  // per task: these configurations where it has them (default: all)
   std::vector<int> devices;          // CUDA ordinals (default: every device)
+  std::string workers;               // --workers: where the workers run (empty: this machine)
   double timeCap = 1.0;              // seconds of sampling per configuration
   double timeLimit = 120.0;          // seconds per configuration's evaluation
   std::string out;                   // the JSON file (default: none; --json prints it)

@@ -1,3 +1,4 @@
+#include "app/cli/workers_option.h"
 #include "app/cli/tune_command.h"
 
 #include "app/cli/candidate_input.h"
@@ -55,6 +56,7 @@ int tuneCommand(const TuneArgs &args, bool asJson) {
   }
 
   kwb::tune::TuneSettings s;
+  if (!applyWorkers(args.workers, s.evaluator)) return kExitUsage;
   s.strategy = *strategy;
   s.budget = args.budget;
   s.seed = args.searchSeed;

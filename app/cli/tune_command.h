@@ -7,6 +7,7 @@
 
 struct TuneArgs {
   std::string task;
+  std::string workers;               // --workers: where the workers run (empty: this machine)
   std::string candidate;             // empty: the task's starter
   std::uint64_t budget = 0;          // 0: the tuner's default
   std::string strategy = "auto";

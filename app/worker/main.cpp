@@ -27,6 +27,7 @@
 #include "core/sandbox/worker_sandbox.h"
 #include "core/sandbox/lockdown.h"
 #include "core/sandbox/seccomp_filter.h"
+#include "core/worker/server/relay.h"
 #include "core/worker/server/worker_server.h"
 #include "kwb/version.h"
 
@@ -36,6 +37,7 @@ void usage(std::ostream &out) {
   out << "Usage: kwb-worker [--version] [--devices [--json]] [--stats --json]\n"
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--sandbox-note TEXT] [--no-seccomp] [--sandbox-finished]\n"
+         "       kwb-worker --relay [--device N]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
          "       kwb-worker --compile-service [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--memory-limit-mb N] [--cpu-limit-s N] [--output-limit-mb N] [--no-fence]\n"
@@ -46,6 +48,9 @@ void usage(std::ostream &out) {
          "                   SM clock, clock event reasons); an empty list and a problem without one\n"
          "  --serve          speak the worker protocol (JSON lines) on stdin/stdout\n"
          "  --device N       use and report only CUDA device N\n"
+         "  --relay          the far side of a remote worker (started through ssh or srun): start the\n"
+         "                   sandboxed worker on this host, check its sandbox here, and pass the\n"
+         "                   protocol through on stdin/stdout\n"
          "  --sandbox KIND   the sandbox the worker was started in; 'unshare' makes the worker\n"
          "                   finish it (read-only file system, minimal /dev, no capabilities)\n"
          "  --private-dir D  the only writable directory\n"
@@ -233,7 +238,7 @@ int serve(std::optional<int> device, kwb::worker::SandboxKind sandbox, const std
 
 int main(int argc, char **argv) {
   bool json = false, devices = false, stats = false, serveMode = false, noSeccomp = false, sandboxExecMode = false,
-       sandboxFinished = false, compileMode = false;
+       sandboxFinished = false, compileMode = false, relayMode = false;
   kwb::worker::CompileServerConfig compileLimits;
   std::string hostLauncher;
   std::vector<std::string> allowedLibraries;
@@ -260,6 +265,8 @@ int main(int argc, char **argv) {
       json = true;
     } else if (!std::strcmp(argv[i], "--serve")) {
       serveMode = true;
+    } else if (!std::strcmp(argv[i], "--relay")) {
+      relayMode = true;
     } else if (!std::strcmp(argv[i], "--device")) {
       const char *v = value(i, "--device");
       char *end = nullptr;
@@ -326,6 +333,7 @@ int main(int argc, char **argv) {
     return kwb::worker::runHostLauncherChild(hostLauncher, device.value_or(0), allowedLibraries);
   if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
   if (compileMode) return compileService(sandbox, privateDir, note, noSeccomp, compileLimits);
+  if (relayMode) return kwb::worker::runRelay(device);
   if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp, sandboxFinished);
   if (stats) {
     // Trusted code only (the driver and NVML): no sandbox. JSON is the only form.

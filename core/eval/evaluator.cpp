@@ -132,6 +132,12 @@ void removePlaced(std::vector<fs::path> &placed) {
 
 std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings &settings, std::string &problem) {
   worker::WorkerClientOptions o;
+  o.launcher = settings.launcher;
+  if (settings.launcher.remote()) {
+    // The far side's kwb-worker; the first connection may also wait for a password-less login.
+    o.startTimeout = std::max(settings.workerStartTimeout, std::chrono::milliseconds(60000));
+    return o;
+  }
   if (!settings.workerPath.empty()) {
     o.workerPath = settings.workerPath;
   } else if (auto found = workerExecutable()) {
@@ -143,6 +149,22 @@ std::optional<worker::WorkerClientOptions> workerOptions(const EvaluatorSettings
   o.sandbox = settings.sandbox;
   o.startTimeout = settings.workerStartTimeout;
   return o;
+}
+
+std::string workerStartProblem(const EvaluatorSettings &settings, const std::optional<worker::WorkerExit> &exit) {
+  std::string out = "the GPU worker" +
+                    (settings.launcher.remote() ? " on " + settings.launcher.describe() : std::string()) + " did not start";
+  if (!exit) return out;
+  out += ": " + exit->description;
+  if (!exit->cause.empty()) out += " (" + exit->cause + ")";
+  if (!exit->stderrTail.empty()) out += "; " + exit->stderrTail;
+  // The far side's shell: 127, no such program; ssh itself: 255, no connection or no login.
+  if (settings.launcher.kind == worker::WorkerLauncher::Kind::Ssh && exit->exitCode == 255)
+    out += " (ssh could not connect or log in: try `ssh " + settings.launcher.host +
+           " true`; a key or agent is needed, never a password prompt)";
+  else if (settings.launcher.remote() && exit->exitCode == 127)
+    out += " (no kwb-worker there: install Kernel Workbench on that host, or name its kwb-worker in --workers)";
+  return out;
 }
 
 std::string archOfComputeCapability(std::string cc) {
@@ -176,11 +198,15 @@ std::unique_ptr<worker::WorkerClient> startWorker(const EvaluatorSettings &setti
   auto options = workerOptions(settings, problem);
   if (!options) return nullptr;
   options->device = device;
+  if (const auto down = worker::ensureSshMaster(settings.launcher); !down.empty()) {
+    problem = "the GPU worker on " + settings.launcher.describe() + " did not start: " + down;
+    return nullptr;
+  }
   auto client = std::make_unique<worker::WorkerClient>(*options);
   client->start();
   if (!client->waitUntilReady(settings.workerStartTimeout + std::chrono::seconds(5))) {
     const auto exit = client->lastExit();
-    problem = "the GPU worker did not start" + (exit ? ": " + exit->description : std::string());
+    problem = workerStartProblem(settings, exit);
     return nullptr;
   }
   return client;
@@ -200,11 +226,17 @@ bool Evaluator::ensureWorker(std::string &problem) {
     worker_ = std::move(fresh);
   }
   const auto state = worker_->state();
+  if (state == worker::WorkerClient::State::Dead || state == worker::WorkerClient::State::Stopped) {
+    if (const auto down = worker::ensureSshMaster(settings_.launcher); !down.empty()) {
+      problem = "the GPU worker on " + settings_.launcher.describe() + " did not start: " + down;
+      return false;
+    }
+  }
   if (state == worker::WorkerClient::State::Dead) worker_->restart();
   else if (state == worker::WorkerClient::State::Stopped) worker_->start();
   if (!worker_->waitUntilReady(settings_.workerStartTimeout + std::chrono::seconds(5))) {
     const auto exit = worker_->lastExit();
-    problem = "the GPU worker did not start" + (exit ? ": " + exit->description + (exit->stderrTail.empty() ? "" : "; " + exit->stderrTail) : std::string());
+    problem = workerStartProblem(settings_, exit);
     return false;
   }
   return true;
@@ -392,6 +424,16 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   // computed now (or found in the cache) before any candidate runs.
   const std::uint64_t timingSeed = seeds.empty() ? 1 : seeds.back() + 1;  // inputs the evaluation did not use
   TorchRun torchRun;
+  if (torchReference && settings_.launcher.remote()) {
+    // The module runs in this machine's Python on this machine's GPU, its outputs handed over as
+    // files: neither reaches a worker on another host yet.
+    result.outcome = Outcome::Error;
+    result.message = "task '" + task.name + "' is checked against its PyTorch module, which runs on this machine; " +
+                     "workers on " + settings_.launcher.describe() + " cannot use it yet" +
+                     (task.reference.hasCuda() ? ": check against its CUDA reference (kwb eval --reference cuda)"
+                                               : ": give the task a CUDA reference, or evaluate on a local GPU");
+    return finish();
+  }
   if (torchReference) {
     TorchRunRequest r;
     for (const auto *c : configs) {
@@ -577,7 +619,11 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
 
   // The PyTorch module timed on the configurations the candidate was timed on: the speedups
   // over PyTorch eager and torch.compile (same inputs: the timing seed's first generators).
-  if (options.time && options.timeTorch && !task.reference.python.empty() && allCorrect && !cancelled()) {
+  if (options.time && options.timeTorch && !task.reference.python.empty() && allCorrect && !cancelled() &&
+      settings_.launcher.remote()) {
+    result.torchProblem = "PyTorch not timed: it would run on this machine's GPU, the candidate ran on " +
+                          settings_.launcher.describe();
+  } else if (options.time && options.timeTorch && !task.reference.python.empty() && allCorrect && !cancelled()) {
     TorchRunRequest r;
     for (const auto &co : result.configs)
       if (co.timing && co.timing->ok) r.timings.push_back(task.config(co.config));
@@ -678,6 +724,11 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
   checkConstraints(task, {config}, tunables);
   out.config = config->name;
   out.seed = options.seed ? options.seed : task.seeds.empty() ? 1 : task.seeds.front();
+  if (settings_.launcher.remote()) {
+    out.problem = "not sanitized: compute-sanitizer runs the worker on this machine; workers on " +
+                  settings_.launcher.describe() + " are not sanitized yet";
+    return done();
+  }
   const auto program = findComputeSanitizer();
   if (program.empty()) {
     out.problem = "compute-sanitizer not found (looked in " + toolkitProgramSearchPlaces() +

@@ -108,11 +108,16 @@ struct EvaluatorSettings {
   std::filesystem::path workerPath;  // empty: workerExecutable()
   CompilerOptions compiler;
   worker::SandboxPreference sandbox = worker::SandboxPreference::Auto;
+  // Where the worker runs: this machine, a host over ssh, a Slurm step (--workers).
+  worker::WorkerLauncher launcher;
   bool useDevice = true;  // false: compile only, as on a machine without a GPU
   int device = 0;         // the CUDA device the worker uses
   std::chrono::milliseconds workerStartTimeout{30000};
   TorchSettings torch;  // the PyTorch reference process (core/eval/torch_reference.h)
 };
+
+// "the GPU worker [on ssh://HOST] did not start: how it ended (why it was stopped); its last stderr".
+std::string workerStartProblem(const EvaluatorSettings &settings, const std::optional<worker::WorkerExit> &exit);
 
 // "9.0" (a worker hello's compute_capability) → "sm_90"; "sm_90" when empty.
 std::string archOfComputeCapability(std::string cc);

@@ -156,7 +156,7 @@ void EvaluatorPool::cancelAll() {
 
 bool EvaluatorPool::deviceFailure(const EvaluationResult &r) {
   if (r.outcome == Outcome::NotRun && r.message.rfind(kNoDeviceMessage, 0) == 0) return true;
-  return r.outcome == Outcome::Error && (r.message.find("the GPU worker did not start") != std::string::npos ||
+  return r.outcome == Outcome::Error && ((r.message.rfind("the GPU worker", 0) == 0 && r.message.find(" did not start") != std::string::npos) ||
                                              r.message.find("kwb-worker) was not found") != std::string::npos);
 }
 

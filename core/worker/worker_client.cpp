@@ -21,7 +21,10 @@
 #include <sstream>
 
 #include "core/compile/temporary_directory.h"
+#include "kwb/version.h"
 #include "core/process/protocol_child.h"
+
+extern char **environ;
 
 namespace kwb::worker {
 
@@ -136,6 +139,16 @@ std::string malformedHello(const Json &data) {
     return "the hello's \"sandbox_checks\" is not an object";
   if (const auto it = data.find("seccomp"); it != data.end() && !it->is_boolean())
     return "the hello's \"seccomp\" is not a boolean";
+  if (const auto it = data.find("relay"); it != data.end()) {
+    if (!it->is_object()) return "the hello's \"relay\" is not an object";
+    for (const char *key : {"host", "sandbox", "reason", "private_dir"})
+      if (const auto f = it->find(key); f != it->end() && !f->is_string())
+        return std::string("the hello's relay \"") + key + "\" is not a string";
+    if (const auto f = it->find("verified"); f != it->end() && !f->is_boolean())
+      return "the hello's relay \"verified\" is not a boolean";
+  }
+  if (const auto it = data.find("worker"); it != data.end() && !it->is_string())
+    return "the hello's \"worker\" is not a string";
   return {};
 }
 
@@ -169,6 +182,27 @@ std::string malformedProbe(const Json &result) {
 std::string signalName(int signal) {
   if (const char *abbrev = ::sigabbrev_np(signal)) return std::string("SIG") + abbrev;
   return "signal " + std::to_string(signal);
+}
+
+std::string handshakeProblem(const Json &hello, const WorkerLauncher &launcher) {
+  const std::string where = launcher.describe();
+  const std::string install = "install Kernel Workbench " + std::string(kVersion) + " there (its relocatable bundle or " +
+                              "package) and name its kwb-worker" +
+                              (launcher.kind == WorkerLauncher::Kind::Slurm ? " with worker=PATH"
+                                                                            : " with ssh://HOST/PATH/TO/kwb-worker") +
+                              " if it is not on that host's PATH";
+  if (!hello.is_object() || !hello.contains("relay"))
+    return "the program started on " + where + " answered as a worker, not as `kwb-worker --relay` (an older " +
+           "kwb-worker?): " + install;
+  const std::string theirs = hello.value("worker", std::string("?"));
+  const std::string host = hello["relay"].value("host", where);
+  const int protocol = hello.value("protocol", 0);
+  if (protocol != kProtocolVersion)
+    return "kwb-worker on " + host + " (version " + theirs + ") speaks protocol version " + std::to_string(protocol) +
+           "; this workbench (version " + kVersion + ") speaks " + std::to_string(kProtocolVersion) + ": " + install;
+  if (theirs != kVersion)
+    return "kwb-worker on " + host + " is version " + theirs + "; this workbench is version " + kVersion + ": " + install;
+  return {};
 }
 
 const char *WorkerClient::stateName(State state) {
@@ -564,18 +598,9 @@ void WorkerClient::run() {
 void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   auto p = std::make_unique<Process>(options_.maxLineBytes);
   p->generation = ++generation_;
-  auto fail = [&](const std::string &why) {
-    WorkerExit e;
-    e.generation = p->generation;
-    e.description = "could not be started: " + why;
-    e.startFailed = true;
-    lastExit_ = e;
-    state_ = State::Dead;
-    failHeldLocked({error_kind::kStartFailed, "the worker " + e.description, {}}, calls);
-    readyChanged_.notify_all();
-    if (listeners_.onExit) calls.push_back([cb = listeners_.onExit, e] { cb(e); });
-  };
+  auto fail = [&](const std::string &why) { failStartLocked(*p, why, calls); };
   std::error_code ec;
+  if (options_.launcher.remote()) return spawnRemoteLocked(std::move(p), calls);
   if (options_.workerPath.empty() || ::access(options_.workerPath.c_str(), X_OK) != 0)
     return fail("no worker program at '" + options_.workerPath.string() + "'");
   p->dir = std::make_unique<TemporaryDirectory>("kwb-worker-");
@@ -631,8 +656,44 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
   }
   p->wrapped = support.kind != SandboxKind::None;
 
+  startChildLocked(std::move(p), argv, env, calls);
+}
+
+// A remote worker: ssh or srun runs `kwb-worker --relay` there, with this process's environment
+// (the user's ssh agent and configuration, Slurm's variables); the sandbox is the far side's.
+void WorkerClient::spawnRemoteLocked(std::unique_ptr<Process> p, Calls &calls) {
+  std::vector<std::string> workerArgs{"--relay"};
+  if (options_.device) workerArgs.insert(workerArgs.end(), {"--device", std::to_string(*options_.device)});
+  auto argv = remoteWorkerCommand(options_.launcher, workerArgs);
+  const std::string program = argv.empty() ? std::string() : argv.front();
+  const auto found = program.find('/') != std::string::npos ? std::optional<fs::path>(program) : findOnPath(program);
+  if (!found || ::access(found->c_str(), X_OK) != 0)
+    return failStartLocked(*p, missingLauncherProgram(options_.launcher, program), calls);
+  argv.front() = found->string();
+  p->dir = std::make_unique<TemporaryDirectory>("kwb-worker-");
+  if (!p->dir->valid()) return failStartLocked(*p, p->dir->error(), calls);
+  p->privateDir = p->dir->path();
+  std::vector<std::string> env;
+  for (char **e = environ; e && *e; ++e) env.emplace_back(*e);
+  startChildLocked(std::move(p), argv, env, calls);
+}
+
+void WorkerClient::failStartLocked(Process &p, const std::string &why, Calls &calls) {
+  WorkerExit e;
+  e.generation = p.generation;
+  e.description = "could not be started: " + why;
+  e.startFailed = true;
+  lastExit_ = e;
+  state_ = State::Dead;
+  failHeldLocked({error_kind::kStartFailed, "the worker " + e.description, {}}, calls);
+  readyChanged_.notify_all();
+  if (listeners_.onExit) calls.push_back([cb = listeners_.onExit, e] { cb(e); });
+}
+
+void WorkerClient::startChildLocked(std::unique_ptr<Process> p, const std::vector<std::string> &argv,
+                                    const std::vector<std::string> &env, Calls &calls) {
   auto child = spawnProtocolChild(argv, env, p->privateDir);
-  if (child.pid < 0) return fail(child.error);
+  if (child.pid < 0) return failStartLocked(*p, child.error, calls);
   p->pid = child.pid;
   p->inFd = child.in;
   p->outFd = child.out;
@@ -857,6 +918,26 @@ void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &call
   p.hello = hello.data;
   p.hello["event"] = "hello";
   const auto protocol = hello.data.value("protocol", 0);
+  if (options_.launcher.remote()) {
+    if (const auto problem = handshakeProblem(p.hello, options_.launcher); !problem.empty()) {
+      killLocked(p, problem);
+      return;
+    }
+    // The relay made the sandbox on its host and probed it from there.
+    const Json relay = p.hello["relay"];
+    SandboxStatus s;
+    s.state = relay.value("sandbox", "none");
+    s.verified = relay.value("verified", false);
+    s.reason = relay.value("reason", "");
+    s.privateDir = relay.value("private_dir", "");
+    s.probe = relay.value("probe", Json());
+    s.seccomp = p.hello.value("seccomp", false);
+    s.seccompReason = p.hello.value("seccomp_reason", "");
+    s.host = relay.value("host", "");
+    if (&p == current_.get()) sandbox_ = s;
+    becomeReadyLocked(p, calls);
+    return;
+  }
   if (protocol != kProtocolVersion) {
     killLocked(p, "it speaks protocol version " + std::to_string(protocol) + "; this client speaks " +
                       std::to_string(kProtocolVersion));

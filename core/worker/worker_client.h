@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/worker/protocol.h"
+#include "core/worker/worker_launcher.h"
 #include "core/sandbox/worker_sandbox.h"
 
 namespace kwb::worker {
@@ -49,6 +50,10 @@ struct WorkerClientOptions {
   // A tool the worker runs under, inside the same sandbox: its program and arguments, the worker's
   // command line following (compute-sanitizer, core/eval/sanitizer.h). Empty: none.
   std::vector<std::string> wrapper;
+  // Where the worker runs (worker_launcher.h). Remote: `workerPath`, `sandbox`, `wrapper` and
+  // `environment` are not used here; the far side's `kwb-worker --relay` makes and checks the
+  // sandbox there, and its hello must match this program's version and protocol (handshake).
+  WorkerLauncher launcher;
 };
 
 // How a worker process ended.
@@ -74,7 +79,12 @@ struct SandboxStatus {
   Json probe;                    // the probe-sandbox result as the worker sent it
   bool seccomp = false;          // the worker says its seccomp filter is loaded (hello "seccomp")
   std::string seccompReason;     // hello "seccomp_reason": why not, or what it denies
+  std::string host;              // a remote worker's host, as its relay names it; empty: this one
 };
+
+// What a remote worker's hello (its relay's) gets wrong for this client: another program or
+// protocol version, or no relay at all; empty when it fits. Names both sides and what to install.
+std::string handshakeProblem(const Json &hello, const WorkerLauncher &launcher);
 
 struct RequestHandlers {
   std::function<void(const Event &)> onEvent;  // optional
@@ -139,6 +149,10 @@ class WorkerClient {
 
   void run();
   void spawnLocked(const SandboxSupport &support, Calls &calls);
+  void spawnRemoteLocked(std::unique_ptr<Process> p, Calls &calls);
+  void startChildLocked(std::unique_ptr<Process> p, const std::vector<std::string> &argv,
+                        const std::vector<std::string> &env, Calls &calls);
+  void failStartLocked(Process &p, const std::string &why, Calls &calls);
   void killLocked(Process &p, const std::string &cause);
   void checkDeadlinesLocked(Calls &calls);
   void readOutputLocked(Process &p, Calls &calls);

@@ -19,36 +19,14 @@
 
 #include "core/sandbox/worker_sandbox.h"
 #include "core/worker/worker_client.h"
+#include "helpers/worker_replies.h"
 
 using namespace kwb::worker;
 using namespace std::chrono_literals;
 
 namespace {
 
-// Collects replies delivered on the client's thread; the test thread waits on it.
-struct Replies {
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::map<std::uint64_t, Reply> byId;
-  std::vector<Reply> inOrder;
-
-  RequestHandlers handlers() {
-    return {nullptr, [this](const Reply &r) {
-              std::lock_guard lock(mutex);
-              inOrder.push_back(r);
-              if (r.id) byId[*r.id] = r;
-              changed.notify_all();
-            }};
-  }
-  bool waitFor(std::size_t count, std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mutex);
-    return changed.wait_for(lock, timeout, [&] { return inOrder.size() >= count; });
-  }
-  std::size_t size() {
-    std::lock_guard lock(mutex);
-    return inOrder.size();
-  }
-};
+using kwb::test::Replies;
 
 // Messages from the pool, awaited the same way.
 struct Messages {

@@ -1,0 +1,18 @@
+#pragma once
+// --workers (issue 22): where the GPU workers of eval, lineage, tune, optimize, suite and devices
+// run: local (this machine), ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker], or
+// slurm:partition=P,gpus=N,time=HH:MM:SS[,jobid=N][,worker=PATH].
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/eval/evaluator.h"
+
+void addWorkersOption(CLI::App *command, std::string &spec);
+
+// The launcher `spec` names, set in `settings`; false after saying on stderr what is wrong.
+bool applyWorkers(const std::string &spec, kwb::EvaluatorSettings &settings);
+
+// kwb devices --workers REMOTE: a worker started there, and what its hello says (host, version,
+// devices, driver, sandbox). Exit status 0 when it started, 1 when not.
+int remoteDevicesCommand(const kwb::EvaluatorSettings &settings, bool asJson);

@@ -1,0 +1,136 @@
+#include "core/worker/server/relay.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+
+#include "core/worker/server/line_io.h"
+#include "core/worker/worker_client.h"
+
+namespace kwb::worker {
+
+namespace {
+
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+}  // namespace
+
+int runRelay(std::optional<int> device) {
+  // stdout carries the protocol only: a private copy of it, and fd 1 pointed at stderr.
+  const int protocolOut = ::dup(1);
+  ::dup2(2, 1);
+  const std::string host = hostName();
+  std::mutex writeMutex;
+  auto write = [&](const std::string &line) {
+    std::lock_guard lock(writeMutex);
+    writeAll(protocolOut, line);
+  };
+  int ended[2];
+  if (::pipe2(ended, O_CLOEXEC) != 0) {
+    std::cerr << "kwb-worker --relay: " << std::strerror(errno) << "\n";
+    return 3;
+  }
+
+  std::error_code ec;
+  WorkerClientOptions options;
+  options.workerPath = std::filesystem::read_symlink("/proc/self/exe", ec);
+  options.device = device;
+  // The client on the other side keeps each request's time limit: it closes the connection,
+  // and this relay stops the worker.
+  options.requestTimeout = std::chrono::hours(24 * 7);
+  WorkerListeners listeners;
+  listeners.onStderr = [](const std::string &line) { std::cerr << line << "\n"; };
+  std::atomic<bool> workerEnded{false};
+  listeners.onExit = [&](const WorkerExit &e) {
+    if (e.replaced) return;
+    std::cerr << "kwb-worker --relay on " << host << ": the worker " << e.description
+              << (e.cause.empty() ? "" : " (" + e.cause + ")") << "\n";
+    workerEnded = true;
+    [[maybe_unused]] const auto n = ::write(ended[1], "x", 1);
+  };
+  WorkerClient client(options, listeners);
+  client.start();
+  if (!client.waitUntilReady(options.startTimeout + std::chrono::seconds(5))) {
+    const auto exit = client.lastExit();
+    std::cerr << "kwb-worker --relay on " << host << ": the worker did not start"
+              << (exit ? ": " + exit->description + (exit->stderrTail.empty() ? "" : "; " + exit->stderrTail) : "")
+              << "\n";
+    return 3;
+  }
+  Json hello = client.hello();
+  hello.erase("event");
+  const SandboxStatus sandbox = client.sandbox();
+  hello["relay"] = {{"host", host},
+                    {"pid", static_cast<long long>(::getpid())},
+                    {"worker_pid", static_cast<long long>(client.workerProcessId())},
+                    {"sandbox", sandbox.state},
+                    {"verified", sandbox.verified},
+                    {"reason", sandbox.reason},
+                    {"private_dir", sandbox.privateDir},
+                    {"probe", sandbox.probe}};
+  write(encodeEvent({std::nullopt, "hello", hello}));
+
+  LineDecoder decoder;
+  std::vector<DecodedLine> lines;
+  char buffer[1 << 16];
+  auto handle = [&](const DecodedLine &line) {
+    if (line.kind != DecodedLine::Kind::Message) {
+      write(encodeReply(Reply::failure(
+          line.idHint, {line.kind == DecodedLine::Kind::Oversized ? error_kind::kLineTooLong : error_kind::kBadJson,
+                        line.error, {}})));
+      return;
+    }
+    auto parsed = parseRequest(line.message);
+    if (auto *error = std::get_if<ErrorInfo>(&parsed)) {
+      std::optional<std::uint64_t> id;
+      if (const auto it = line.message.find("id"); it != line.message.end() && it->is_number_unsigned())
+        id = it->get<std::uint64_t>();
+      write(encodeReply(Reply::failure(id, *error)));
+      return;
+    }
+    const auto request = std::get<Request>(std::move(parsed));
+    RequestHandlers handlers;
+    const std::uint64_t outer = request.id;
+    handlers.onEvent = [&write, outer](const Event &e) { write(encodeEvent({outer, e.event, e.data})); };
+    handlers.onReply = [&write, outer](const Reply &r) {
+      Reply copy = r;
+      copy.id = outer;
+      write(encodeReply(copy));
+    };
+    client.send(request.cmd, request.params, std::move(handlers));
+  };
+  for (;;) {
+    pollfd fds[2] = {{0, POLLIN, 0}, {ended[0], POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents) break;  // the worker ended: its replies are written; the client restarts us
+    if (!fds[0].revents) continue;
+    const ssize_t n = ::read(0, buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {  // the connection closed: nobody waits for what runs
+      if (auto rest = decoder.finish()) handle(*rest);
+      client.stop("the workbench closed the connection to " + host);
+      return 0;
+    }
+    lines.clear();
+    decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)), lines);
+    for (const auto &l : lines) handle(l);
+  }
+  return workerEnded ? 3 : 0;
+}
+
+}  // namespace kwb::worker

@@ -1,0 +1,263 @@
+#include "core/worker/worker_launcher.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "core/process/child_process.h"
+#include "core/sandbox/sandbox.h"
+
+namespace kwb::worker {
+
+namespace {
+
+bool validHost(const std::string &host) {
+  if (host.empty() || host.front() == '-') return false;  // never an ssh option
+  for (const char c : host)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == '@'))
+      return false;
+  return true;
+}
+
+const char *kSlurmKeys[] = {"partition", "gpus", "time", "jobid", "worker", "account", "qos", "constraint"};
+
+}  // namespace
+
+std::string shellQuote(const std::string &argument) {
+  if (!argument.empty() && argument.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                                      "_-./=:,+@%") == std::string::npos)
+    return argument;
+  std::string out = "'";
+  for (const char c : argument) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string missingLauncherProgram(const WorkerLauncher &launcher, const std::string &program) {
+  if (launcher.kind == WorkerLauncher::Kind::Slurm)
+    return "'" + program + "' is not on PATH: workers through Slurm need its client commands on this machine " +
+           "(Debian and Ubuntu: apt install slurm-client; or run the workbench on the cluster's login node)";
+  return "'" + program + "' is not on PATH: workers over SSH need OpenSSH's client on this machine " +
+         "(Debian and Ubuntu: apt install openssh-client)" +
+         (std::getenv("KWB_SSH_COMMAND") ? " ($KWB_SSH_COMMAND names it)" : "");
+}
+
+std::string WorkerLauncher::describe() const {
+  if (kind == Kind::Local) return "local";
+  if (kind == Kind::Ssh) return "ssh://" + host + (port ? ":" + std::to_string(port) : std::string());
+  std::string out = "slurm";
+  std::string details;
+  auto add = [&](const std::string &text) { details += (details.empty() ? "" : ", ") + text; };
+  if (auto it = slurm.find("jobid"); it != slurm.end()) add("job " + it->second);
+  if (auto it = slurm.find("partition"); it != slurm.end()) add("partition " + it->second);
+  if (auto it = slurm.find("gpus"); it != slurm.end()) add(it->second + " GPUs");
+  if (auto it = slurm.find("time"); it != slurm.end()) add("time " + it->second);
+  return details.empty() ? out : out + " (" + details + ")";
+}
+
+std::string WorkerLauncher::spec() const {
+  if (kind == Kind::Local) return "local";
+  if (kind == Kind::Ssh)
+    return "ssh://" + host + (port ? ":" + std::to_string(port) : std::string()) + remoteWorker;
+  std::string out = "slurm:";
+  bool first = true;
+  for (const auto &[key, value] : slurm) out += (first ? "" : ",") + key + "=" + value, first = false;
+  return out;
+}
+
+std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::string &problem) {
+  const std::string expected =
+      "expected local, ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker] or "
+      "slurm:partition=P,gpus=N,time=HH:MM:SS[,jobid=N][,worker=PATH]";
+  WorkerLauncher l;
+  if (spec.empty() || spec == "local") return l;
+  if (spec.rfind("ssh://", 0) == 0) {
+    l.kind = WorkerLauncher::Kind::Ssh;
+    std::string rest = spec.substr(6);
+    if (const auto slash = rest.find('/'); slash != std::string::npos) {
+      l.remoteWorker = rest.substr(slash);
+      rest = rest.substr(0, slash);
+    }
+    if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
+      const std::string port = rest.substr(colon + 1);
+      char *end = nullptr;
+      const long n = std::strtol(port.c_str(), &end, 10);
+      if (port.empty() || *end || n <= 0 || n > 65535) {
+        problem = "--workers " + spec + ": '" + port + "' is not a port number (1 to 65535)";
+        return std::nullopt;
+      }
+      l.port = static_cast<int>(n);
+      rest = rest.substr(0, colon);
+    }
+    if (!validHost(rest)) {
+      problem = "--workers " + spec + ": '" + rest + "' is not a host name ([USER@]HOST: letters, digits, . - _); " + expected;
+      return std::nullopt;
+    }
+    l.host = rest;
+    return l;
+  }
+  if (spec.rfind("slurm", 0) == 0 && (spec.size() == 5 || spec[5] == ':')) {
+    l.kind = WorkerLauncher::Kind::Slurm;
+    std::istringstream fields(spec.size() > 6 ? spec.substr(6) : std::string());
+    for (std::string field; std::getline(fields, field, ',');) {
+      if (field.empty()) continue;
+      const auto eq = field.find('=');
+      const std::string key = field.substr(0, eq), value = eq == std::string::npos ? "" : field.substr(eq + 1);
+      bool known = false;
+      for (const char *k : kSlurmKeys) known = known || key == k;
+      if (!known || value.empty()) {
+        problem = "--workers " + spec + ": '" + field + "' is not KEY=VALUE with a known key (partition, gpus, time, " +
+                  "jobid, worker, account, qos, constraint)";
+        return std::nullopt;
+      }
+      if (value.find_first_of(" \t\n'\"\\;&|`$") != std::string::npos) {
+        problem = "--workers " + spec + ": the value of " + key + " holds a character srun would not take";
+        return std::nullopt;
+      }
+      l.slurm[key] = value;
+    }
+    if (auto it = l.slurm.find("gpus"); it != l.slurm.end()) {
+      char *end = nullptr;
+      const long n = std::strtol(it->second.c_str(), &end, 10);
+      if (*end || n < 0 || n > 4096) {
+        problem = "--workers " + spec + ": gpus=" + it->second + " is not a number of GPUs";
+        return std::nullopt;
+      }
+    }
+    if (auto it = l.slurm.find("worker"); it != l.slurm.end()) l.remoteWorker = it->second;
+    return l;
+  }
+  problem = "--workers " + spec + ": " + expected;
+  return std::nullopt;
+}
+
+std::vector<std::string> sshCommand() {
+  std::vector<std::string> out;
+  if (const char *env = std::getenv("KWB_SSH_COMMAND"); env && *env) {
+    std::istringstream words(env);
+    for (std::string w; words >> w;) out.push_back(w);
+  }
+  if (out.empty()) out.push_back("ssh");
+  return out;
+}
+
+std::string sshControlDirectory() {
+  std::string dir;
+  if (const char *runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && *runtime) dir = std::string(runtime) + "/kwb-ssh";
+  else dir = "/tmp/kwb-ssh-" + std::to_string(::getuid());
+  ::mkdir(dir.c_str(), 0700);
+  struct stat st {};
+  // Ours and private, or not used: another user's folder would let them reach our connections.
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077))
+    return {};
+  return dir;
+}
+
+namespace {
+
+// ssh's options for reaching the launcher's host, up to the host name: the user's ssh command,
+// no terminal, no prompts, keep-alives, the shared connection's path.
+std::vector<std::string> sshOptions(const WorkerLauncher &launcher, const std::string &control, const char *master) {
+  auto argv = sshCommand();
+  argv.insert(argv.end(), {"-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3",
+                           "-o", "ConnectTimeout=20"});
+  if (!control.empty())
+    argv.insert(argv.end(), {"-o", std::string("ControlMaster=") + master, "-o", "ControlPath=" + control + "/%C"});
+  if (launcher.port) argv.insert(argv.end(), {"-p", std::to_string(launcher.port)});
+  return argv;
+}
+
+}  // namespace
+
+std::string ensureSshMaster(const WorkerLauncher &launcher) {
+  if (launcher.kind != WorkerLauncher::Kind::Ssh) return {};
+  const std::string control = sshControlDirectory();
+  if (control.empty()) return {};
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<std::mutex>> perHost;
+  std::mutex *hostMutex;
+  {
+    std::lock_guard lock(mutex);
+    auto &m = perHost[launcher.host + ":" + std::to_string(launcher.port)];
+    if (!m) m = std::make_unique<std::mutex>();
+    hostMutex = m.get();
+  }
+  std::lock_guard hostLock(*hostMutex);
+  auto resolved = [](std::vector<std::string> argv) {
+    if (argv.front().find('/') == std::string::npos)
+      if (const auto found = findOnPath(argv.front())) argv.front() = found->string();
+    return argv;
+  };
+  ChildProcessRequest check;
+  check.argv = resolved(sshOptions(launcher, control, "no"));
+  check.argv.insert(check.argv.end(), {"-O", "check", "--", launcher.host});
+  check.timeout = std::chrono::seconds(10);
+  if (runChildProcess(check).succeeded()) return {};
+  // The master forks into the background after logging in (-f) and keeps its standard streams:
+  // they go to /dev/null and a file, through a shell, so nothing waits on them.
+  auto master = resolved(sshOptions(launcher, control, "yes"));
+  master.insert(master.end(), {"-o", "ControlPersist=120", "-N", "-f", "--", launcher.host});
+  const std::string errors = control + "/master-" + std::to_string(::getpid()) + ".err";
+  std::string line = "exec";
+  for (const auto &a : master) line += " " + shellQuote(a);
+  line += " </dev/null >/dev/null 2>" + shellQuote(errors);
+  ChildProcessRequest start;
+  start.argv = {"/bin/sh", "-c", line};
+  start.timeout = std::chrono::seconds(40);
+  const auto run = runChildProcess(start);
+  std::ifstream in(errors);
+  std::stringstream said;
+  said << in.rdbuf();
+  ::unlink(errors.c_str());
+  if (run.succeeded()) return {};
+  std::string text = said.str();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return "ssh could not connect to " + launcher.host + (run.timedOut ? " within 40 s" : "") +
+         (text.empty() ? std::string() : ": " + text);
+}
+
+std::vector<std::string> remoteWorkerCommand(const WorkerLauncher &launcher,
+                                             const std::vector<std::string> &workerArguments) {
+  const std::string program = launcher.remoteWorker.empty() ? "kwb-worker" : launcher.remoteWorker;
+  std::vector<std::string> argv;
+  if (launcher.kind == WorkerLauncher::Kind::Ssh) {
+    // No terminal, never a password prompt (a key or an agent, or a clear failure), keep-alives
+    // so a dropped connection is noticed within a minute, through the host's shared connection
+    // (ensureSshMaster) when there is one, else a connection of its own.
+    argv = sshOptions(launcher, sshControlDirectory(), "no");
+    argv.push_back("--");
+    argv.push_back(launcher.host);
+    // ssh hands the far side one command line for its shell.
+    std::string remote = shellQuote(program);
+    for (const auto &a : workerArguments) remote += " " + shellQuote(a);
+    argv.push_back(remote);
+    return argv;
+  }
+  if (launcher.kind == WorkerLauncher::Kind::Slurm) {
+    argv = {"srun", "--nodes=1", "--ntasks=1", "--unbuffered", "--quiet", "--kill-on-bad-exit=1",
+            "--job-name=kwb-worker"};
+    auto opt = [&](const char *key, const std::string &flag) {
+      if (auto it = launcher.slurm.find(key); it != launcher.slurm.end()) argv.push_back(flag + "=" + it->second);
+    };
+    opt("jobid", "--jobid");
+    opt("partition", "--partition");
+    opt("account", "--account");
+    opt("qos", "--qos");
+    opt("constraint", "--constraint");
+    opt("time", "--time");
+    // One GPU per worker step (gpus=0: a cluster without GPUs, compile-only work and tests).
+    if (auto it = launcher.slurm.find("gpus"); it == launcher.slurm.end() || it->second != "0")
+      argv.push_back("--gpus=1");
+    argv.push_back(program);
+    argv.insert(argv.end(), workerArguments.begin(), workerArguments.end());
+    return argv;
+  }
+  return {};
+}
+
+}  // namespace kwb::worker

@@ -1,0 +1,66 @@
+#pragma once
+// Where a worker runs and how it is started there (issue 22): on this machine (the client makes
+// its sandbox), on another host through OpenSSH (the user's own configuration and keys, one
+// connection reused by every worker of that host), or as a Slurm job step through `srun`. A
+// remote worker is `kwb-worker --relay` on the far side: it starts the sandboxed worker there,
+// checks the sandbox from that host, and passes the protocol's lines through (PROTOCOL.md,
+// "Remote workers"). Nothing is assumed shared but the worker program: requests carry the
+// compiled code, the manifest's text and the inputs' generator settings.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kwb::worker {
+
+struct WorkerLauncher {
+  enum class Kind { Local, Ssh, Slurm };
+  Kind kind = Kind::Local;
+  // ssh: [user@]host and a port (0: ssh's own choice, ~/.ssh/config applies).
+  std::string host;
+  int port = 0;
+  // The worker program on the far side: a path, or empty for `kwb-worker` on its PATH.
+  std::string remoteWorker;
+  // slurm: partition, gpus (workers, one GPU each), time (a step's limit), jobid (an allocation
+  // the user holds: steps run inside it), account, and any other srun option as given.
+  std::map<std::string, std::string> slurm;
+
+  bool remote() const { return kind != Kind::Local; }
+  // "local", "ssh://ana@gpu-box:2222", "slurm (partition gpu, 8 GPUs, time 01:00:00)".
+  std::string describe() const;
+  // The spec that parses back to this launcher (--workers).
+  std::string spec() const;
+};
+
+// --workers: "local", "ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker]",
+// "slurm:partition=gpu,gpus=8,time=01:00:00[,jobid=N][,worker=PATH][,account=A]". nullopt with
+// `problem` saying what is wrong and what is expected.
+std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::string &problem);
+
+// The ssh program and its own options: $KWB_SSH_COMMAND split at spaces (as GIT_SSH_COMMAND),
+// else "ssh".
+std::vector<std::string> sshCommand();
+
+// The directory for ssh's shared connections ($XDG_RUNTIME_DIR/kwb-ssh, else /tmp/kwb-ssh-UID),
+// created private to this user; empty when it cannot be made (connections are then not shared).
+std::string sshControlDirectory();
+
+// ssh: makes sure a shared connection to the launcher's host is up (`ssh -O check`, else a master
+// started with -M -N -f, in a session of its own, so that killing one worker's ssh never drops
+// the others'). Empty when it is up or sharing is off; else what ssh said (it could not connect
+// or log in). Serialized per host within this process.
+std::string ensureSshMaster(const WorkerLauncher &launcher);
+
+// The command line that starts `workerArguments` (the worker's own, after its program) on the
+// launcher's host: ssh with connection reuse, no terminal, no password prompts, keep-alives; or
+// srun. Quoting for the remote shell is done here.
+std::vector<std::string> remoteWorkerCommand(const WorkerLauncher &launcher,
+                                             const std::vector<std::string> &workerArguments);
+
+// Why a launcher's program (ssh, srun) is missing and what to install, for a start that failed.
+std::string missingLauncherProgram(const WorkerLauncher &launcher, const std::string &program);
+
+// One argument quoted for a POSIX shell ('it'\''s').
+std::string shellQuote(const std::string &argument);
+
+}  // namespace kwb::worker

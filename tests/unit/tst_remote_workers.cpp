@@ -1,0 +1,335 @@
+// Remote workers (issue 22) through a real OpenSSH server on loopback (tests/helpers/loopback_sshd.h),
+// a key made for the test: the launcher's spec and command line, the relay's handshake and
+// sandbox report, compile-only evaluations and device lists through `ssh` workers, and the faults
+// (a hang past its limit, a crash, a dropped connection, a cancel) reaching the far side's worker.
+#include <QtTest>
+
+#include <signal.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "core/eval/evaluator.h"
+#include "core/eval/evaluator_pool.h"
+#include "core/sandbox/worker_sandbox.h"
+#include "core/task/manifest_parser.h"
+#include "core/worker/worker_client.h"
+#include "core/worker/worker_launcher.h"
+#include "helpers/loopback_sshd.h"
+#include "helpers/test_files.h"
+#include "helpers/worker_replies.h"
+#include "kwb/version.h"
+
+using namespace kwb::worker;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using kwb::test::Replies;
+
+namespace {
+
+std::string text(const Reply &r) { return r.ok ? r.result.dump() : r.error.kind + ": " + r.error.message; }
+
+// Waits until a process (not necessarily a child) has ended: pidfd_open, then poll.
+bool waitForExit(pid_t pid, std::chrono::milliseconds timeout) {
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0) return errno == ESRCH;  // already gone
+  pollfd p{static_cast<int>(fd), POLLIN, 0};
+  const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
+  ::close(static_cast<int>(fd));
+  return ready == 1;
+}
+
+bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+}  // namespace
+
+class TestRemoteWorkers : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<kwb::test::LoopbackSshd> sshd_;
+  fs::path worker_;
+  QTemporaryDir runtime_;
+
+  WorkerLauncher launcher(const std::string &program = {}) const {
+    std::string problem;
+    const auto l = parseWorkerLauncher(std::string("ssh://") + kwb::test::LoopbackSshd::kHost +
+                                           (program.empty() ? worker_.string() : program),
+                                       problem);
+    if (!l) qFatal("%s", problem.c_str());
+    return *l;
+  }
+  WorkerClientOptions options(const std::string &program = {}) const {
+    WorkerClientOptions o;
+    o.launcher = launcher(program);
+    o.requestTimeout = 20s;
+    o.startTimeout = 30s;
+    return o;
+  }
+  // A script that answers like a remote kwb-worker with the given hello line.
+  fs::path fakeWorker(const QString &name, const std::string &hello) const {
+    const fs::path path = fs::path(runtime_.path().toStdString()) / name.toStdString();
+    std::ofstream out(path);
+    out << "#!/bin/sh\necho '" << hello << "'\nexec cat >/dev/null\n";
+    out.close();
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+  }
+  // A worker through ssh, started and ready; its relay's hello.
+  std::unique_ptr<WorkerClient> readyClient(Json &hello) {
+    auto client = std::make_unique<WorkerClient>(options());
+    client->start();
+    if (!client->waitUntilReady(40s)) {
+      const auto e = client->lastExit();
+      QTest::qFail(("not ready: " + (e ? e->description + " " + e->cause + " " + e->stderrTail : std::string("?")) +
+                    "\nsshd: " + sshd_->log())
+                       .c_str(),
+                   __FILE__, __LINE__);
+      return nullptr;
+    }
+    hello = client->hello();
+    return client;
+  }
+
+ private slots:
+  void initTestCase() {
+    worker_ = qEnvironmentVariable("KWB_WORKER").toStdString();
+    QVERIFY2(!worker_.empty(), "run through ctest: KWB_WORKER names kwb-worker");
+    QVERIFY(runtime_.isValid());
+    // ssh's shared connections live in this test's folder (and end with its sshd).
+    qputenv("XDG_RUNTIME_DIR", runtime_.path().toUtf8());
+    sshd_ = std::make_unique<kwb::test::LoopbackSshd>();
+    // packaging/install-deps.sh installs openssh-server: a machine without it fails here, loudly.
+    QVERIFY2(sshd_->problem().empty(), sshd_->problem().c_str());
+    qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(sshd_->sshCommand()));
+    qInfo("sshd on 127.0.0.1:%d", sshd_->port());
+  }
+
+  void cleanupTestCase() { sshd_.reset(); }
+
+  void launcherSpecs() {
+    std::string problem;
+    auto l = parseWorkerLauncher("local", problem);
+    QVERIFY(l && l->kind == WorkerLauncher::Kind::Local && !l->remote());
+    l = parseWorkerLauncher("ssh://ana@gpu-box.lab:2222/opt/kwb/bin/kwb-worker", problem);
+    QVERIFY2(l, problem.c_str());
+    QCOMPARE(l->host, std::string("ana@gpu-box.lab"));
+    QCOMPARE(l->port, 2222);
+    QCOMPARE(l->remoteWorker, std::string("/opt/kwb/bin/kwb-worker"));
+    QCOMPARE(l->describe(), std::string("ssh://ana@gpu-box.lab:2222"));
+    QCOMPARE(parseWorkerLauncher(l->spec(), problem)->remoteWorker, l->remoteWorker);
+    l = parseWorkerLauncher("slurm:partition=gpu,gpus=8,time=01:00:00", problem);
+    QVERIFY2(l, problem.c_str());
+    QCOMPARE(l->kind, WorkerLauncher::Kind::Slurm);
+    QCOMPARE(l->slurm.at("partition"), std::string("gpu"));
+    QCOMPARE(l->describe(), std::string("slurm (partition gpu, 8 GPUs, time 01:00:00)"));
+    // What is refused, and the message says what is expected.
+    for (const auto &[spec, needle] : std::vector<std::pair<std::string, std::string>>{
+             {"ssh://", "not a host name"},
+             {"ssh://-oProxyCommand=x", "not a host name"},
+             {"ssh://host:99999", "not a port number"},
+             {"ssh://host:", "not a port number"},
+             {"slurm:partition=gpu,color=red", "known key"},
+             {"slurm:gpus=many", "not a number of GPUs"},
+             {"slurm:partition=gpu;rm", "srun would not take"},
+             {"tcp://host", "expected local, ssh://"}}) {
+      problem.clear();
+      QVERIFY2(!parseWorkerLauncher(spec, problem), spec.c_str());
+      QVERIFY2(problem.find(needle) != std::string::npos, (spec + ": " + problem).c_str());
+    }
+  }
+
+  void commandLines() {
+    std::string problem;
+    auto l = *parseWorkerLauncher("ssh://ana@box:2200/opt/k w/kwb-worker", problem);
+    const auto argv = remoteWorkerCommand(l, {"--relay", "--device", "3"});
+    const auto has = [&](const std::string &a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); };
+    QVERIFY(has("BatchMode=yes") && has("-T") && has("2200") && has("ControlMaster=no"));
+    // The host comes after "--" (never read as an option), the remote command quoted for its shell.
+    const auto dashes = std::find(argv.begin(), argv.end(), "--");
+    QVERIFY(dashes != argv.end() && dashes + 3 == argv.end());
+    QCOMPARE(*(dashes + 1), std::string("ana@box"));
+    QCOMPARE(argv.back(), std::string("'/opt/k w/kwb-worker' --relay --device 3"));
+    QCOMPARE(shellQuote("it's"), std::string("'it'\\''s'"));
+    l = *parseWorkerLauncher("slurm:partition=gpu,time=00:30:00,jobid=42,worker=/opt/kwb-worker", problem);
+    const auto srun = remoteWorkerCommand(l, {"--relay"});
+    QCOMPARE(srun.front(), std::string("srun"));
+    for (const char *a : {"--jobid=42", "--partition=gpu", "--time=00:30:00", "--gpus=1", "--unbuffered"})
+      QVERIFY2(std::find(srun.begin(), srun.end(), a) != srun.end(), a);
+    QCOMPARE(srun[srun.size() - 2], std::string("/opt/kwb-worker"));
+    QCOMPARE(srun.back(), std::string("--relay"));
+  }
+
+  // The relay's hello: the worker's own, plus the host and the sandbox as made and probed there.
+  void helloPingAndDevicesThroughSsh() {
+    Json hello;
+    auto client = readyClient(hello);
+    QVERIFY(client);
+    QVERIFY2(hello.contains("relay"), hello.dump().c_str());
+    QCOMPARE(hello.value("worker", ""), std::string(kwb::kVersion));
+    const auto sandbox = client->sandbox();
+    QVERIFY(!sandbox.host.empty());
+    const auto local = detectSandbox();
+    QCOMPARE(sandbox.state, std::string(local.kind == SandboxKind::None ? "none" : sandboxKindName(local.kind)));
+    QCOMPARE(sandbox.verified, local.kind != SandboxKind::None);
+    QVERIFY(alive(hello["relay"].value("worker_pid", -1)));
+    const auto pong = client->call("ping", {{"payload", std::string(100000, 'x')}});
+    QVERIFY2(pong.ok, text(pong).c_str());
+    QCOMPARE(pong.result.value("payload", std::string()).size(), std::size_t(100000));
+    const auto devices = client->call("devices");
+    QVERIFY2(devices.ok, text(devices).c_str());
+    QVERIFY(devices.result.contains("devices"));
+    const auto bad = client->call("frobnicate");
+    QCOMPARE(bad.error.kind, std::string("unknown-command"));
+  }
+
+  // A compile-only evaluation through an ssh worker: the same honest "not run" as a local one,
+  // the reason the far side's worker gave; the pool lists the far side's devices (none here).
+  void compileOnlyEvaluationThroughSsh() {
+    const auto task = kwb::loadTask(kwb::test::kernelsDir() / "softmax");
+    const auto source = kwb::test::readFile(task.folder / task.starterSource());
+    kwb::EvaluatorSettings remote;
+    remote.launcher = launcher();
+    kwb::EvaluationOptions o;
+    o.configs = {"small"};
+    const auto r = kwb::Evaluator(remote).evaluate(task, source, o);
+    kwb::EvaluatorSettings local;
+    local.workerPath = worker_;
+    const auto l = kwb::Evaluator(local).evaluate(task, source, o);
+    QCOMPARE(kwb::toString(r.outcome), kwb::toString(l.outcome));
+    QCOMPARE(r.message, l.message);
+    QVERIFY2(r.candidate.ok, r.candidate.log.c_str());
+    std::string problem;
+    const auto devices = kwb::describeVisibleDevices(remote, problem);
+    std::string localProblem;
+    const auto localDevices = kwb::describeVisibleDevices(local, localProblem);
+    QCOMPARE(devices.size(), localDevices.size());
+    QCOMPARE(problem, localProblem);
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = remote;
+    kwb::EvaluatorPool pool(ps);
+    QCOMPARE(pool.devices().size(), localDevices.size());
+    if (localDevices.empty()) QCOMPARE(pool.problem(), localProblem);
+  }
+
+  // A request past its limit: the client closes the connection, and the far side's relay stops
+  // the worker there; a fresh one answers next.
+  void hangPastItsLimitStopsTheRemoteWorker() {
+    Json hello;
+    auto client = readyClient(hello);
+    QVERIFY(client);
+    const pid_t remote = hello["relay"].value("worker_pid", -1);
+    QCOMPARE(::kill(remote, SIGSTOP), 0);  // a hang: alive, silent
+    Replies replies;
+    client->send("ping", Json::object(), replies.handlers(), 1500ms);
+    QVERIFY(replies.waitFor(1, 20s));
+    QCOMPARE(replies.inOrder[0].error.kind, std::string("timeout"));
+    QVERIFY2(waitForExit(remote, 20s), "the remote worker outlived its connection");
+    client->restart();
+    QVERIFY(client->waitUntilReady(40s));
+    QVERIFY(client->call("ping").ok);
+  }
+
+  // The far side's worker crashes mid-request: its relay's reply says so, and the connection
+  // ends with it (the worker is Dead here, restarted by whoever uses it).
+  void crashOnTheFarSideIsWorkerDied() {
+    Json hello;
+    auto client = readyClient(hello);
+    QVERIFY(client);
+    const pid_t remote = hello["relay"].value("worker_pid", -1);
+    QCOMPARE(::kill(remote, SIGSTOP), 0);
+    Replies replies;
+    client->send("ping", Json::object(), replies.handlers());
+    QCOMPARE(::kill(remote, SIGKILL), 0);
+    QVERIFY(replies.waitFor(1, 20s));
+    QCOMPARE(replies.inOrder[0].error.kind, std::string("worker-died"));
+    QVERIFY2(replies.inOrder[0].error.message.find("SIGKILL") != std::string::npos, text(replies.inOrder[0]).c_str());
+    QTRY_COMPARE_WITH_TIMEOUT(client->state(), WorkerClient::State::Dead, 20000);
+  }
+
+  // The connection drops (its sshd process killed): what was in flight ends "worker-died", the
+  // worker on the far side goes with it, and a restart connects again.
+  void droppedConnectionIsALostWorker() {
+    Json hello;
+    auto client = readyClient(hello);
+    QVERIFY(client);
+    const pid_t remote = hello["relay"].value("worker_pid", -1);
+    QCOMPARE(::kill(remote, SIGSTOP), 0);
+    Replies replies;
+    client->send("ping", Json::object(), replies.handlers());
+    sshd_->dropConnections();
+    QVERIFY(replies.waitFor(1, 30s));
+    QCOMPARE(replies.inOrder[0].error.kind, std::string("worker-died"));
+    QVERIFY2(waitForExit(remote, 20s), "the remote worker outlived its dropped connection");
+    client->restart();
+    QVERIFY2(client->waitUntilReady(40s), sshd_->log().c_str());
+    QVERIFY(client->call("ping").ok);
+  }
+
+  // Cancel (the evaluator restarts its worker): the far side's worker is stopped too.
+  void cancelReachesTheRemoteWorker() {
+    Json hello;
+    auto client = readyClient(hello);
+    QVERIFY(client);
+    const pid_t remote = hello["relay"].value("worker_pid", -1);
+    Replies replies;
+    QCOMPARE(::kill(remote, SIGSTOP), 0);
+    client->send("ping", Json::object(), replies.handlers());
+    client->stop("cancelled by the user");
+    QVERIFY(replies.waitFor(1, 20s));
+    QCOMPARE(replies.inOrder[0].error.kind, std::string("worker-died"));
+    QVERIFY2(waitForExit(remote, 20s), "the remote worker outlived the cancel");
+  }
+
+  // The handshake: another version, another protocol, or not a relay at all is refused before any
+  // work, naming both sides and what to install.
+  void handshakeMismatchesAreRefused() {
+    struct Case {
+      QString name;
+      std::string hello, needles[3];
+    };
+    const std::vector<Case> cases{
+        {"old-version", R"({"event":"hello","protocol":1,"worker":"0.0.1","relay":{"host":"far"}})",
+         {"version 0.0.1", std::string("version ") + kwb::kVersion, "install Kernel Workbench"}},
+        {"other-protocol", R"({"event":"hello","protocol":2,"worker":"9.9","relay":{"host":"far"}})",
+         {"protocol version 2", "speaks 1", "install"}},
+        {"no-relay", R"({"event":"hello","protocol":1,"worker":"0.1.0"})",
+         {"not as `kwb-worker --relay`", "install", "ssh://HOST/PATH"}}};
+    for (const auto &c : cases) {
+      const auto fake = fakeWorker(c.name, c.hello);
+      Replies replies;
+      WorkerClient client(options(fake.string()));
+      client.start();
+      client.send("ping", Json::object(), replies.handlers());
+      QVERIFY(!client.waitUntilReady(30s));
+      QVERIFY(replies.waitFor(1, 20s));
+      const auto exit = client.lastExit();
+      QVERIFY(exit);
+      for (const auto &n : c.needles)
+        QVERIFY2(exit->cause.find(n) != std::string::npos, (c.name.toStdString() + ": " + exit->cause).c_str());
+    }
+  }
+
+  // No kwb-worker there, no login there: the start fails with what to do.
+  void missingProgramAndRefusedLogin() {
+    kwb::EvaluatorSettings s;
+    s.launcher = launcher("/nonexistent/kwb-worker");
+    std::string problem;
+    QVERIFY(!kwb::startWorker(s, std::nullopt, problem));
+    QVERIFY2(problem.find("status 127") != std::string::npos && problem.find("no kwb-worker there") != std::string::npos,
+             problem.c_str());
+    std::string spec = std::string("ssh://nobody-kwb-test@") + kwb::test::LoopbackSshd::kHost + worker_.string();
+    s.launcher = *parseWorkerLauncher(spec, problem);
+    problem.clear();
+    QVERIFY(!kwb::startWorker(s, std::nullopt, problem));
+    QVERIFY2(problem.find("ssh could not connect") != std::string::npos, problem.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRemoteWorkers)
+#include "tst_remote_workers.moc"

@@ -439,6 +439,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   updateActions();
 
   log_->info(tr("%1 %2").arg(QLatin1String(kwb::kProjectName), QLatin1String(kwb::kVersion)));
+  applyWorkers();
   startGpuProbe();
   {
     const auto worker = kwb::workerExecutable();
@@ -976,7 +977,9 @@ void MainWindow::startGpuProbe() {
   gpuProbe_->start(worker ? toQString(*worker) : QString());
 }
 
-void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QString &summary) {
+void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QString &localSummary) {
+  const QString where = evaluation_->workersDescription();
+  const QString summary = where == QLatin1String("local") ? localSummary : tr("%1: %2").arg(where, localSummary);
   gpuLabel_->setInventory(inventory, summary);
   gpuProbed_ = true;
   gpuPresent_ = inventory.hasDevices();
@@ -1305,9 +1308,23 @@ void MainWindow::showSettings() {
   dialog.exec();
 }
 
+bool MainWindow::applyWorkers() {
+  const QString spec = settings::workersSpec();
+  if (spec == workersSpec_) return false;
+  workersSpec_ = spec;
+  std::string problem;
+  const auto launcher = kwb::worker::parseWorkerLauncher(spec.toStdString(), problem).value_or(kwb::worker::WorkerLauncher{});
+  evaluation_->setWorkers(spec);
+  gpuProbe_->setLauncher(launcher);
+  devices_->setLauncher(launcher);
+  if (launcher.remote()) log_->info(tr("GPU workers run on %1").arg(QString::fromStdString(launcher.describe())));
+  return true;
+}
+
 void MainWindow::applySettings() {
   tabs_->applySettings(settings::editor());
   evaluation_->setDevices(settings::gpuDevices());
+  if (applyWorkers()) startGpuProbe();
   const QString chosen = settings::workspacePath();
   if (chosen != settingsWorkspacePath_) {
     settingsWorkspacePath_ = chosen;

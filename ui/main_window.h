@@ -243,6 +243,9 @@ class MainWindow : public QMainWindow {
   void saveCurrent();
   void showSettings();
   void applySettings();
+  // Settings ▸ GPU ▸ Workers to the evaluation pool, the GPU probe and the GPUs dock; true when
+  // it changed where the workers run.
+  bool applyWorkers();
   void showAbout();
   void updateTitle();
   void updateActions();
@@ -351,6 +354,7 @@ class MainWindow : public QMainWindow {
 
   QString workspacePath_;
   QString settingsWorkspacePath_;  // the Settings value, to notice when the user changes it
+  QString workersSpec_ = QStringLiteral("?");  // where the workers run, as last applied
   QString bundledDir_;             // what the Bundled group shows, to notice when Settings change it
   bool bundledDirChosen_ = false;
   QStringList recent_;             // this window's lists; written to the settings in ReadWrite mode

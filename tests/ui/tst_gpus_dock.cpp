@@ -30,6 +30,8 @@
 #include "helpers/model_cells.h"
 #include "ui/models/gpu_device_model.h"
 #include "ui/settings/settings_dialog.h"
+#include "core/paths/install_paths.h"
+#include "helpers/loopback_sshd.h"
 
 using kwb::ui::CudaEditor;
 using kwb::ui::DevicesPanel;
@@ -55,6 +57,7 @@ class TestGpusDock : public QObject {
   void windowPanelShowsFedStats();
   void poolDeviceTakenOutIsReported();
   void gpuChoiceRoundTrips();
+  void remoteWorkersInTheDock();
 
  private:
   QString tempPath(const QString &name) const { return home_->path(name); }
@@ -194,6 +197,58 @@ void TestGpusDock::gpuChoiceRoundTrips() {
   QVERIFY(settings::gpuDevices().isEmpty());
   QVERIFY(!QSettings(QStringLiteral("KernelWorkbench"), QStringLiteral("kernel-workbench")).contains(QStringLiteral("gpu/devices")));
   QCOMPARE(dialog.gpusField()->placeholderText(), QStringLiteral("all visible GPUs"));
+}
+
+// Settings ▸ GPU ▸ Workers (issue 22): a spec that does not parse is refused with the reason, one
+// that does is kept; the dock, pointed at a real sshd on loopback, says where its GPUs are and
+// shows the far side's own answer (here: no CUDA device, and why).
+void TestGpusDock::remoteWorkersInTheDock() {
+  namespace settings = kwb::ui::settings;
+  QTemporaryDir runtime;
+  QVERIFY(runtime.isValid());
+  qputenv("XDG_RUNTIME_DIR", runtime.path().toUtf8());
+  kwb::test::LoopbackSshd sshd;
+  QVERIFY2(sshd.problem().empty(), sshd.problem().c_str());
+  qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(sshd.sshCommand()));
+  const auto worker = kwb::workerExecutable();
+  QVERIFY(worker);
+  const QString spec = QStringLiteral("ssh://%1%2").arg(QLatin1String(kwb::test::LoopbackSshd::kHost),
+                                                       QString::fromStdString(worker->string()));
+
+  kwb::ui::SettingsDialog dialog;
+  dialog.load();
+  QCOMPARE(dialog.workersField()->text(), QString());
+  QCOMPARE(dialog.workersField()->placeholderText(), QStringLiteral("local (this machine)"));
+  dialog.workersField()->setText(QStringLiteral("tcp://gpu-box"));
+  QSignalSpy applied(&dialog, &kwb::ui::SettingsDialog::applied);
+  QVERIFY(!dialog.apply());
+  QCOMPARE(applied.size(), 0);
+  auto *problem = dialog.findChild<QLabel *>(QStringLiteral("workersProblem"));
+  QVERIFY(problem && !problem->isHidden());
+  QVERIFY2(problem->text().contains(QStringLiteral("expected local, ssh://")), qPrintable(problem->text()));
+  QCOMPARE(settings::workersSpec(), QString());
+  dialog.workersField()->setText(spec);
+  QVERIFY(dialog.apply());
+  QCOMPARE(settings::workersSpec(), spec);
+
+  DevicesPanel *panel = window_->devicesPanel();
+  std::string why;
+  panel->setLauncher(*kwb::worker::parseWorkerLauncher(spec.toStdString(), why));
+  QVERIFY(!panel->whereLabel()->isHidden());
+  QVERIFY2(panel->whereLabel()->text().contains(QStringLiteral("ssh://kwbtest")), qPrintable(panel->whereLabel()->text()));
+  QSignalSpy refreshed(panel, &DevicesPanel::refreshed);
+  panel->start(QString::fromStdString(worker->string()));  // the far side's kwb-worker --stats --json
+  QVERIFY(refreshed.wait(60000));
+  if (panel->model()->rowCount() == 0) {
+    const QString text = panel->messageLabel()->text();
+    QVERIFY2(text.startsWith(QStringLiteral("No CUDA device: ")), qPrintable(text));
+  }
+  panel->stop();
+  panel->setLauncher({});
+  QVERIFY(panel->whereLabel()->isHidden());
+  dialog.workersField()->clear();
+  QVERIFY(dialog.apply());
+  QCOMPARE(settings::workersSpec(), QString());
 }
 
 QTEST_MAIN(TestGpusDock)

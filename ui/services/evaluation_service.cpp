@@ -45,6 +45,7 @@ struct EvaluationService::Shared {
   bool poolRunning = false;              // a run is on the pool, under mutex
   QString job;                           // "task · source" of that run, under mutex
   std::vector<int> devices;              // the choice for the next pool, under mutex
+  kwb::worker::WorkerLauncher launcher;  // where the next pool's workers run, under mutex
   std::atomic<quint64> cancelledRun{0};  // the run cancel() was called for
   std::atomic<bool> shuttingDown{false};  // the service is being destroyed: other work is dropped
 
@@ -82,6 +83,7 @@ class EvaluationService::Backend {
       if (pool->submitWork(work, device).get()) return true;
       if (device >= 0) {
         kwb::EvaluatorSettings s = settings_;
+        s.launcher = poolLauncher_;
         s.device = device;
         kwb::Evaluator once(s);
         work(once);
@@ -105,11 +107,13 @@ class EvaluationService::Backend {
   // The pool for the devices chosen now, made again when the choice changed.
   kwb::EvaluatorPool *pool(Shared &shared) {
     std::vector<int> wanted;
+    kwb::worker::WorkerLauncher launcher;
     {
       std::lock_guard lock(shared.mutex);
       wanted = shared.devices;
+      launcher = shared.launcher;
     }
-    if (pool_ && wanted == poolDevices_) return pool_.get();
+    if (pool_ && wanted == poolDevices_ && launcher.spec() == poolLauncher_.spec()) return pool_.get();
     {
       std::lock_guard lock(shared.mutex);
       shared.pool = nullptr;
@@ -117,9 +121,12 @@ class EvaluationService::Backend {
     pool_.reset();
     kwb::EvaluatorPoolSettings s;
     s.evaluator = settings_;
+    s.evaluator.launcher = launcher;
     s.devices = wanted;
     pool_ = std::make_unique<kwb::EvaluatorPool>(std::move(s), onPoolMessage_);
     poolDevices_ = wanted;
+    poolLauncher_ = launcher;
+    evaluator_.reset();  // the compile-only evaluator asks the same workers
     std::lock_guard lock(shared.mutex);
     shared.pool = pool_.get();
     return pool_.get();
@@ -127,7 +134,11 @@ class EvaluationService::Backend {
 
   // The evaluator for a pool without a GPU: it compiles, and says there is no device.
   kwb::Evaluator &compileOnly() {
-    if (!evaluator_) evaluator_ = std::make_unique<kwb::Evaluator>(settings_);
+    if (!evaluator_) {
+      kwb::EvaluatorSettings s = settings_;
+      s.launcher = poolLauncher_;
+      evaluator_ = std::make_unique<kwb::Evaluator>(s);
+    }
     return *evaluator_;
   }
 
@@ -216,6 +227,7 @@ class EvaluationService::Backend {
   std::function<void(const std::string &)> onPoolMessage_;
   std::unique_ptr<kwb::EvaluatorPool> pool_;   // made on first use, on this thread
   std::vector<int> poolDevices_;               // the choice pool_ was made for
+  kwb::worker::WorkerLauncher poolLauncher_;   // where pool_'s workers run
   std::unique_ptr<kwb::Evaluator> evaluator_;  // compile-only, when the pool has no GPU
 };
 
@@ -326,6 +338,20 @@ void EvaluationService::cancel() {
 void EvaluationService::setDevices(const QList<int> &devices) {
   std::lock_guard lock(shared_->mutex);
   shared_->devices.assign(devices.begin(), devices.end());
+}
+
+bool EvaluationService::setWorkers(const QString &spec) {
+  std::string problem;
+  const auto launcher = kwb::worker::parseWorkerLauncher(spec.trimmed().toStdString(), problem);
+  if (!launcher) return false;
+  std::lock_guard lock(shared_->mutex);
+  shared_->launcher = *launcher;
+  return true;
+}
+
+QString EvaluationService::workersDescription() const {
+  std::lock_guard lock(shared_->mutex);
+  return QString::fromStdString(shared_->launcher.describe());
 }
 
 QList<PoolDeviceRow> EvaluationService::deviceStates() const {

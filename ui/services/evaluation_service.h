@@ -57,6 +57,11 @@ class EvaluationService : public QObject {
 
   // The CUDA ordinals the pool uses from the next run on; empty: every visible GPU.
   void setDevices(const QList<int> &devices);
+  // Where the next pool's workers run (settings::workersSpec()); false, nothing changed, when the
+  // spec does not parse.
+  bool setWorkers(const QString &spec);
+  // "local", "ssh://gpu-box": for the GPUs dock.
+  QString workersDescription() const;
   // The pool's devices now, with the job running on each ("task · source"); empty before the
   // first run or without a GPU. Cheap: safe on the GUI thread.
   QList<PoolDeviceRow> deviceStates() const;

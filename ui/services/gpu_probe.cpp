@@ -29,6 +29,8 @@ void GpuProbe::start(const QString &program, int timeoutMs) {
   command_->start(program, {QStringLiteral("--devices"), QStringLiteral("--json")}, timeoutMs);
 }
 
+void GpuProbe::setLauncher(const kwb::worker::WorkerLauncher &launcher) { command_->setLauncher(launcher); }
+
 void GpuProbe::onOutput(const QByteArray &out) {
   auto answer = kwb::parseGpuInventory(std::string_view(out.constData(), static_cast<std::size_t>(out.size())));
   if (const auto *problem = std::get_if<std::string>(&answer)) {

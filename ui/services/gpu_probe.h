@@ -9,6 +9,7 @@
 #include <QString>
 
 #include "core/gpu/device_info.h"
+#include "core/worker/worker_launcher.h"
 
 namespace kwb::ui {
 
@@ -26,6 +27,8 @@ class GpuProbe : public QObject {
   // Starts the worker at program (empty: none was found) and answers once, later, with
   // inventoryReady() or failed(). A probe still running is abandoned first.
   void start(const QString &program, int timeoutMs = kDefaultTimeoutMs);
+  // Where the probe runs: this machine (kwb-worker at program) or a remote host's kwb-worker.
+  void setLauncher(const kwb::worker::WorkerLauncher &launcher);
   bool isRunning() const;
   // Kills a worker still running, without an answer.
   void cancel();

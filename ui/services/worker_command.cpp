@@ -32,9 +32,19 @@ QString WorkerCommand::commandLine() const {
   return (QStringList{QDir::toNativeSeparators(program_)} + arguments_).join(QLatin1Char(' '));
 }
 
-void WorkerCommand::start(const QString &program, const QStringList &arguments, int timeoutMs) {
+void WorkerCommand::start(const QString &localProgram, const QStringList &localArguments, int timeoutMs) {
   abandon();
   const quint64 attempt = ++attempt_;
+  QString program = localProgram;
+  QStringList arguments = localArguments;
+  if (launcher_.remote()) {
+    std::vector<std::string> workerArgs;
+    for (const auto &a : localArguments) workerArgs.push_back(a.toStdString());
+    const auto argv = kwb::worker::remoteWorkerCommand(launcher_, workerArgs);
+    program = QString::fromStdString(argv.front());
+    arguments.clear();
+    for (std::size_t i = 1; i < argv.size(); ++i) arguments << QString::fromStdString(argv[i]);
+  }
   program_ = program;
   arguments_ = arguments;
   timeoutMs_ = timeoutMs;

@@ -8,6 +8,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "core/worker/worker_launcher.h"
+
 class QProcess;
 class QTimer;
 
@@ -23,7 +25,11 @@ class WorkerCommand : public QObject {
 
   // Runs program with arguments (empty program: kwb-worker was not found) and answers once,
   // later, with succeeded() or failed(). A command still running is abandoned first.
+  // With a remote launcher (setLauncher), the far side's kwb-worker runs with the arguments,
+  // through ssh or srun; program is then not used.
   void start(const QString &program, const QStringList &arguments, int timeoutMs);
+  void setLauncher(const kwb::worker::WorkerLauncher &launcher) { launcher_ = launcher; }
+  const kwb::worker::WorkerLauncher &launcher() const { return launcher_; }
   bool isRunning() const { return process_ != nullptr; }
   // Kills a command still running, without an answer.
   void cancel() { abandon(); }
@@ -41,6 +47,7 @@ class WorkerCommand : public QObject {
   QString commandLine() const;
 
   QString what_;
+  kwb::worker::WorkerLauncher launcher_;
   QProcess *process_ = nullptr;
   QTimer *timer_ = nullptr;
   QString program_;

@@ -1,5 +1,7 @@
 #include "ui/settings/app_settings.h"
 
+#include "core/worker/worker_launcher.h"
+
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +32,7 @@ const QString kFontSize = QStringLiteral("editor/fontSize");
 const QString kTabWidth = QStringLiteral("editor/tabWidth");
 const QString kArch = QStringLiteral("gpu/compileOnlyArch");
 const QString kGpuDevices = QStringLiteral("gpu/devices");
+const QString kWorkers = QStringLiteral("gpu/workers");
 const QString kRunTiming = QStringLiteral("run/time");
 const QString kRunSanitizer = QStringLiteral("run/sanitize");
 const QString kLlmBudget = QStringLiteral("llm/budgetDollars");
@@ -153,6 +156,23 @@ void setGpuDevices(const QList<int> &devices) {
   QList<int> clean;
   parseGpuDevices(formatGpuDevices(devices), &clean);
   setOrRemove(kGpuDevices, formatGpuDevices(clean));
+}
+
+QString workersSpec() {
+  Store store;
+  const QString spec = store.value(kWorkers).toString().trimmed();
+  return workersSpecProblem(spec).isEmpty() ? spec : QString();
+}
+
+void setWorkersSpec(const QString &spec) {
+  const QString clean = spec.trimmed();
+  if (workersSpecProblem(clean).isEmpty()) setOrRemove(kWorkers, clean == QStringLiteral("local") ? QString() : clean);
+}
+
+QString workersSpecProblem(const QString &spec) {
+  std::string problem;
+  if (kwb::worker::parseWorkerLauncher(spec.trimmed().toStdString(), problem)) return {};
+  return QString::fromStdString(problem);
 }
 
 bool runTiming() {

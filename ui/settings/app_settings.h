@@ -51,6 +51,13 @@ void setGpuDevices(const QList<int> &devices);
 bool parseGpuDevices(const QString &text, QList<int> *devices, QString *error = nullptr);
 QString formatGpuDevices(const QList<int> &devices);  // "0, 2"; "" for all
 
+// Where the GPU workers run (--workers): "local" or empty (this machine), "ssh://[USER@]HOST[:PORT][/PATH]"
+// or "slurm:..." (core/worker/worker_launcher.h). Stored as given when it parses.
+QString workersSpec();
+void setWorkersSpec(const QString &spec);
+// Empty when `spec` parses; else what is wrong with it.
+QString workersSpecProblem(const QString &spec);
+
 // Whether Run also times a candidate once it is correct (EvaluationOptions::time).
 bool runTiming();
 void setRunTiming(bool time);

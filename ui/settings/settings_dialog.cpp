@@ -157,6 +157,22 @@ QWidget *SettingsDialog::gpuPage() {
                                   "CUDA_VISIBLE_DEVICES leaves them; one evaluation worker runs on each. "
                                   "Empty: every visible GPU. Takes effect for the next run."),
                                page));
+  workers_ = new QLineEdit(page);
+  workers_->setObjectName(QStringLiteral("workersField"));
+  workers_->setPlaceholderText(tr("local (this machine)"));
+  form->addRow(tr("Workers:"), workers_);
+  workersProblem_ = new QLabel(page);
+  workersProblem_->setObjectName(QStringLiteral("workersProblem"));
+  workersProblem_->setWordWrap(true);
+  workersProblem_->setStyleSheet(QStringLiteral("color: #b00020"));
+  workersProblem_->hide();
+  form->addRow(QString(), workersProblem_);
+  form->addRow(QString(), hint(tr("Where the GPU workers run: empty for this machine; ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker] "
+                                  "for another host through OpenSSH (your own configuration and keys, no password prompts; "
+                                  "Kernel Workbench of the same version installed there); "
+                                  "slurm:partition=P,gpus=N,time=HH:MM:SS for Slurm job steps. Code is compiled here; "
+                                  "LLM calls and API keys stay on this machine."),
+                               page));
   return page;
 }
 
@@ -182,11 +198,19 @@ void SettingsDialog::loadFields() {
   tabWidth_->setValue(editor.tabWidth);
   arch_->setCurrentText(settings::compileOnlyArch());
   gpus_->setText(settings::formatGpuDevices(settings::gpuDevices()));
+  workers_->setText(settings::workersSpec());
+  workersProblem_->hide();
 }
 
 bool SettingsDialog::apply() {
   // The providers first: when they cannot be saved (a field in red, a file that cannot be
   // written), nothing else is applied either, so Cancel still leaves every setting as it was.
+  if (const QString problem = settings::workersSpecProblem(workers_->text()); !problem.isEmpty()) {
+    workersProblem_->setText(problem);
+    workersProblem_->show();
+    showPage(tr("GPU"));
+    return false;
+  }
   if (!llm_->apply()) {
     showPage(tr("LLM providers"));
     return false;
@@ -197,6 +221,7 @@ bool SettingsDialog::apply() {
   settings::setCompileOnlyArch(arch_->currentText());
   QList<int> gpus;
   if (settings::parseGpuDevices(gpus_->text(), &gpus)) settings::setGpuDevices(gpus);
+  settings::setWorkersSpec(workers_->text());
   loadFields();
   emit applied();
   return true;

@@ -42,6 +42,7 @@ class SettingsDialog : public QDialog {
   QComboBox *archField() const { return arch_; }
   // "GPUs to use": CUDA ordinals, "0, 2"; empty means every visible GPU.
   QLineEdit *gpusField() const { return gpus_; }
+  QLineEdit *workersField() const { return workers_; }
   LlmProvidersPage *llmProvidersPage() const { return llm_; }
 
  signals:
@@ -64,6 +65,8 @@ class SettingsDialog : public QDialog {
   QSpinBox *tabWidth_ = nullptr;
   QComboBox *arch_ = nullptr;
   QLineEdit *gpus_ = nullptr;
+  QLineEdit *workers_ = nullptr;
+  QLabel *workersProblem_ = nullptr;
   LlmProvidersPage *llm_ = nullptr;
 };
 

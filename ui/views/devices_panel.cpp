@@ -18,6 +18,10 @@ DevicesPanel::DevicesPanel(QWidget *parent) : QWidget(parent) {
   timer_ = new QTimer(this);
   timer_->setSingleShot(true);
 
+  where_ = new QLabel(this);
+  where_->setObjectName(QStringLiteral("gpuDevicesWhere"));
+  where_->setWordWrap(true);
+  where_->hide();
   message_ = new QLabel(this);
   message_->setObjectName(QStringLiteral("gpuDevicesMessage"));
   message_->setWordWrap(true);
@@ -34,6 +38,7 @@ DevicesPanel::DevicesPanel(QWidget *parent) : QWidget(parent) {
 
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(where_);
   layout->addWidget(message_);
   layout->addWidget(view_);
 
@@ -55,6 +60,16 @@ void DevicesPanel::start(const QString &program, int intervalMs) {
   timer_->setInterval(intervalMs);
   timer_->stop();
   refreshNow();
+}
+
+void DevicesPanel::setLauncher(const kwb::worker::WorkerLauncher &launcher) {
+  command_->setLauncher(launcher);
+  where_->setVisible(launcher.remote());
+  where_->setText(tr("GPUs on %1 (workers started there; code compiled here)")
+                      .arg(QString::fromStdString(launcher.describe())));
+  // An answer on its way is from the old place: dropped, and asked again here.
+  command_->cancel();
+  if (active_) refreshNow();
 }
 
 void DevicesPanel::stop() {

@@ -5,6 +5,8 @@
 // thread, and a refresh never starts while the previous one runs. Without a GPU it says why.
 #include <QWidget>
 
+#include "core/worker/worker_launcher.h"
+
 class QLabel;
 class QTableView;
 class QTimer;
@@ -27,6 +29,10 @@ class DevicesPanel : public QWidget {
   void start(const QString &program, int intervalMs = kRefreshMs);
   void stop();
   bool isRefreshing() const;
+  // Where the GPUs listed are: this machine, or a remote host's (ssh, Slurm); the panel says
+  // which above the table, and the figures come from that host's kwb-worker.
+  void setLauncher(const kwb::worker::WorkerLauncher &launcher);
+  QLabel *whereLabel() const { return where_; }
 
   GpuDeviceModel *model() const { return model_; }
   QTableView *view() const { return view_; }
@@ -48,6 +54,7 @@ class DevicesPanel : public QWidget {
   GpuDeviceModel *model_ = nullptr;
   QTableView *view_ = nullptr;
   QLabel *message_ = nullptr;
+  QLabel *where_ = nullptr;
   WorkerCommand *command_ = nullptr;
   QTimer *timer_ = nullptr;
   QString program_;

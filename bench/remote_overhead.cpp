@@ -1,0 +1,156 @@
+// kwb-bench-remote-overhead (issue 22, "Measure"): what a worker started through ssh costs against
+// a local one, on loopback (a real sshd started by the program, tests/helpers/loopback_sshd.h):
+//   start        start() to ready: spawn, hello, sandbox made and probed (by the relay, remotely)
+//   connect      the shared ssh connection's set-up (ensureSshMaster), paid once per host
+//   ping         a request's round trip with a small body, sequential
+//   1 MiB, 16 MiB  the round trip of a ping carrying that much (a CUBIN, given outputs)
+// Loopback has no network latency: over a real network add its round trip per request and its
+// bandwidth per byte. Prints a table and writes JSON. Needs no GPU.
+//
+//   kwb-bench-remote-overhead [--pings 200] [--starts 5] [--out F] [--worker PATH]
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/bench_report.h"
+#include "core/paths/install_paths.h"
+#include "core/worker/worker_client.h"
+#include "helpers/loopback_sshd.h"
+
+namespace fs = std::filesystem;
+namespace kb = kwb::bench;
+using nlohmann::json;
+using namespace kwb::worker;
+
+namespace {
+
+constexpr const char *kProgram = "kwb-bench-remote-overhead";
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct Row {
+  std::string what;
+  kb::Spread local, ssh;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"Remote workers' overhead: a worker through ssh on loopback against a local one"};
+  int pings = 200, starts = 5;
+  std::string out, workerPath;
+  app.add_option("--pings", pings, "sequential round trips per body size")->check(CLI::PositiveNumber);
+  app.add_option("--starts", starts, "worker starts measured per kind")->check(CLI::PositiveNumber);
+  app.add_option("--out", out, "the JSON file to write");
+  app.add_option("--worker", workerPath, "kwb-worker (default: $KWB_WORKER, the build's, or PATH)");
+  CLI11_PARSE(app, argc, argv);
+  if (workerPath.empty()) {
+    if (const auto found = kwb::workerExecutable()) workerPath = found->string();
+  }
+  if (workerPath.empty()) {
+    std::cerr << kProgram << ": no kwb-worker found; name it with --worker\n";
+    return kb::kExitUsage;
+  }
+  workerPath = fs::absolute(workerPath).string();
+
+  // ssh's shared connection in a folder of this run's, ended with its sshd.
+  const fs::path runtime = fs::temp_directory_path() / ("kwb-bench-remote-" + std::to_string(::getpid()));
+  fs::create_directories(runtime);
+  fs::permissions(runtime, fs::perms::owner_all);
+  ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
+  kwb::test::LoopbackSshd sshd;
+  if (!sshd.problem().empty()) {
+    std::cerr << kProgram << ": " << sshd.problem() << "\n";
+    return kb::kExitFailed;
+  }
+  ::setenv("KWB_SSH_COMMAND", sshd.sshCommand().c_str(), 1);
+
+  WorkerClientOptions local;
+  local.workerPath = workerPath;
+  WorkerClientOptions remote;
+  std::string problem;
+  remote.launcher = *parseWorkerLauncher(std::string("ssh://") + kwb::test::LoopbackSshd::kHost + workerPath, problem);
+
+  const auto connectStart = std::chrono::steady_clock::now();
+  if (const auto down = ensureSshMaster(remote.launcher); !down.empty()) {
+    std::cerr << kProgram << ": " << down << "\n";
+    return kb::kExitFailed;
+  }
+  const double connectMs = msSince(connectStart);
+
+  auto startTimes = [&](const WorkerClientOptions &o) -> std::optional<kb::Spread> {
+    std::vector<double> ms;
+    for (int i = 0; i < starts; ++i) {
+      WorkerClient client(o);
+      const auto t = std::chrono::steady_clock::now();
+      client.start();
+      if (!client.waitUntilReady(std::chrono::seconds(60))) {
+        const auto e = client.lastExit();
+        std::cerr << kProgram << ": the worker did not start: " << (e ? e->description + " " + e->stderrTail : "?") << "\n";
+        return std::nullopt;
+      }
+      ms.push_back(msSince(t));
+    }
+    return kb::spreadOf(ms);
+  };
+  auto roundTrips = [&](WorkerClient &client, std::size_t bytes, int n) -> std::optional<kb::Spread> {
+    const Json body = {{"payload", std::string(bytes, 'k')}};
+    std::vector<double> ms;
+    for (int i = 0; i < n; ++i) {
+      const auto t = std::chrono::steady_clock::now();
+      const auto r = client.call("ping", body, std::chrono::seconds(60));
+      if (!r.ok) {
+        std::cerr << kProgram << ": ping failed: " << r.error.message << "\n";
+        return std::nullopt;
+      }
+      ms.push_back(msSince(t));
+    }
+    return kb::spreadOf(ms);
+  };
+
+  std::vector<Row> rows;
+  {
+    const auto l = startTimes(local), s = startTimes(remote);
+    if (!l || !s) return kb::kExitFailed;
+    rows.push_back({"start", *l, *s});
+  }
+  WorkerClient localClient(local), remoteClient(remote);
+  localClient.start();
+  remoteClient.start();
+  if (!localClient.waitUntilReady(std::chrono::seconds(60)) || !remoteClient.waitUntilReady(std::chrono::seconds(60))) {
+    std::cerr << kProgram << ": a worker did not start\n";
+    return kb::kExitFailed;
+  }
+  for (const auto &[name, bytes, n] : std::vector<std::tuple<std::string, std::size_t, int>>{
+           {"ping", 16, pings}, {"ping 1 MiB", std::size_t(1) << 20, std::max(5, pings / 10)},
+           {"ping 16 MiB", std::size_t(16) << 20, std::max(3, pings / 40)}}) {
+    const auto l = roundTrips(localClient, bytes, n), s = roundTrips(remoteClient, bytes, n);
+    if (!l || !s) return kb::kExitFailed;
+    rows.push_back({name, *l, *s});
+  }
+
+  kb::Table table({"", "local median", "local p95", "ssh median", "ssh p95", "ssh - local"});
+  json j = kb::benchMeta(kProgram, kwb::GpuInventory{});
+  j["connect_ms"] = connectMs;
+  j["transport"] = "loopback sshd (" + std::string(remote.launcher.describe()) + "), shared connection";
+  j["rows"] = json::array();
+  for (const auto &r : rows) {
+    table.add({r.what, kb::formatMs(r.local.median), kb::formatMs(r.local.p95), kb::formatMs(r.ssh.median),
+               kb::formatMs(r.ssh.p95), kb::formatMs(r.ssh.median - r.local.median)});
+    j["rows"].push_back({{"what", r.what},
+                         {"local_ms", {{"median", r.local.median}, {"p95", r.local.p95}, {"max", r.local.max}}},
+                         {"ssh_ms", {{"median", r.ssh.median}, {"p95", r.ssh.p95}, {"max", r.ssh.max}}}});
+  }
+  std::cout << "shared ssh connection set up in " << kb::formatMs(connectMs) << " (once per host)\n" << table.str();
+  std::error_code ec;
+  fs::remove_all(runtime, ec);
+  if (!out.empty() && !kb::writeJson(out, j)) return kb::kExitFailed;
+  return kb::kExitOk;
+}

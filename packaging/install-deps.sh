@@ -17,6 +17,7 @@ packages=(
   xvfb xauth libgl-dev fonts-dejavu-core
   bubblewrap libseccomp-dev
   openssh-client openssh-server
+  slurmctld slurmd slurm-client munge
   python3-pip python3-venv
   clang-14 libclang-rt-14-dev util-linux
   librsvg2-bin appstream desktop-file-utils debootstrap patchelf

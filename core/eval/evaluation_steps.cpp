@@ -161,6 +161,10 @@ bool readEvaluateReply(const worker::Reply &reply, std::chrono::milliseconds tim
       co.outcome = Outcome::RuntimeError;
       co.errorName = "worker-died";
       co.message = "the GPU worker died: " + reply.error.message;
+    } else if (kind == worker::error_kind::kWorkerLost) {
+      co.outcome = Outcome::Error;
+      co.errorName = "worker-lost";
+      co.message = "the GPU worker was lost: " + reply.error.message;
     } else if (kind == "no-device") {
       co.outcome = Outcome::NotRun;
       co.message = std::string(kNoDeviceMessage) + " (" + reply.error.message + ")";

@@ -154,8 +154,15 @@ void EvaluatorPool::cancelAll() {
   for (auto &d : devices_) d->evaluator->cancel();
 }
 
+bool EvaluatorPool::workerLost(const EvaluationResult &r) {
+  for (const auto &c : r.configs)
+    if (c.errorName == "worker-lost") return true;
+  return false;
+}
+
 bool EvaluatorPool::deviceFailure(const EvaluationResult &r) {
   if (r.outcome == Outcome::NotRun && r.message.rfind(kNoDeviceMessage, 0) == 0) return true;
+  if (workerLost(r)) return true;  // a remote worker's connection or step: never the candidate's doing
   return r.outcome == Outcome::Error && ((r.message.rfind("the GPU worker", 0) == 0 && r.message.find(" did not start") != std::string::npos) ||
                                              r.message.find("kwb-worker) was not found") != std::string::npos);
 }
@@ -263,11 +270,18 @@ void EvaluatorPool::run(Device &device) {
         }
         // The evaluation itself gets another device, while there is one that has not failed it.
         job.failedOn.push_back(device.ordinal);
-        if (!stopping_)
+        if (!stopping_) {
           if (Device *other = leastLoadedLocked(job.failedOn)) {
             other->queue.push_back(std::move(job));
             moved = true;
+          } else if (workerLost(result) && !job.retriedLost && !device.state.removed) {
+            // A lost remote worker (a dropped connection, a preempted step) with no other device:
+            // once more here, on a fresh worker (a new connection or step).
+            job.retriedLost = true;
+            device.queue.push_front(std::move(job));
+            moved = true;
           }
+        }
       } else {
         device.failures = 0;
       }

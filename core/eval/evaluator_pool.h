@@ -82,6 +82,7 @@ class EvaluatorPool {
     std::function<void(Evaluator &)> work;
     std::promise<bool> workDone;
     bool pinned = false;  // work for one device: never moved to another
+    bool retriedLost = false;  // run again on its device after a lost remote worker
   };
   // A job that will not run: an evaluation gets an Error result saying why, work a false.
   static void abandon(Job &job, Outcome outcome, const std::string &message);
@@ -96,6 +97,7 @@ class EvaluatorPool {
   void run(Device &device);
   Device *leastLoadedLocked(const std::vector<int> &except = {});
   static bool deviceFailure(const EvaluationResult &result);
+  static bool workerLost(const EvaluationResult &result);
   static bool workerTrouble(const EvaluationResult &result);
   // The task's reference, run as a candidate (first configuration and seed) on the device:
   // empty when the device works, else what went wrong.

@@ -33,6 +33,9 @@ inline constexpr const char *kInvalidArgument = "invalid-argument";  // a comman
 inline constexpr const char *kInternal = "internal";             // the command threw unexpectedly
 inline constexpr const char *kTimeout = "timeout";               // client: no reply within the limit
 inline constexpr const char *kWorkerDied = "worker-died";        // client: the process ended
+// client: a remote worker's connection or Slurm step ended with the request unanswered (a dropped
+// connection, a preempted or timed-out step): the device's trouble, not the candidate's.
+inline constexpr const char *kWorkerLost = "worker-lost";
 inline constexpr const char *kStartFailed = "start-failed";      // client: it never became ready
 inline constexpr const char *kNotRunning = "not-running";        // client: no worker to send to
 inline constexpr const char *kCancelled = "cancelled";           // client: shut down meanwhile

@@ -1131,6 +1131,16 @@ void WorkerClient::reapLocked(Process &p, Calls &calls) {
     if (r->generation == p.generation) mine.push_back(id);
   for (const auto id : mine) {
     if (stopping_) failLocked(id, {error_kind::kCancelled, "the worker client shut down before the reply came", {}}, calls);
+    else if (options_.launcher.remote() && !p.killed)
+      failLocked(id,
+                 {error_kind::kWorkerLost,
+                  "the connection to the worker on " + options_.launcher.describe() + " ended with the request unanswered (" +
+                      e.description + (options_.launcher.kind == WorkerLauncher::Kind::Slurm
+                                           ? ": the job step was cancelled, preempted or ran past its time limit?"
+                                           : ": the connection dropped?") +
+                      ")" + tail,
+                  details},
+                 calls);
     else failLocked(id, {error_kind::kWorkerDied, what + tail, details}, calls);
   }
   const bool isCurrent = &p == current_.get();

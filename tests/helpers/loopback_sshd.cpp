@@ -1,4 +1,5 @@
 #include "helpers/loopback_sshd.h"
+#include "helpers/daemon_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -142,26 +143,12 @@ LoopbackSshd::LoopbackSshd() {
       << "  LogLevel ERROR\n";
   }
   const std::string log = d + "/sshd.log";
-  const std::string config = d + "/sshd_config";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setsid();
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    const int null = ::open("/dev/null", O_RDONLY);
-    if (null >= 0) ::dup2(null, 0);
-    ::execl(sshd.c_str(), sshd.c_str(), "-D", "-e", "-f", config.c_str(), static_cast<char *>(nullptr));
-    ::_exit(127);
-  }
+  const pid_t pid = startDaemon({sshd, "-D", "-e", "-f", d + "/sshd_config"}, log);
   pid_ = pid;
   // Ready when its port accepts, or gone.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   while (!accepts(port_)) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (daemonExited(pid_)) {
       pid_ = -1;
       problem_ = "sshd exited at once: " + readAll(log);
       return;
@@ -177,10 +164,7 @@ LoopbackSshd::LoopbackSshd() {
 LoopbackSshd::~LoopbackSshd() {
   if (pid_ > 0) {
     dropConnections();
-    ::kill(-pid_, SIGTERM);
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    stopDaemon(pid_);
   }
   std::error_code ec;
   if (!folder_.empty()) fs::remove_all(folder_, ec);

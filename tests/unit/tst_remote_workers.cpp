@@ -23,6 +23,7 @@
 #include "core/worker/worker_launcher.h"
 #include "helpers/loopback_sshd.h"
 #include "helpers/test_files.h"
+#include "helpers/process_wait.h"
 #include "helpers/worker_replies.h"
 #include "kwb/version.h"
 
@@ -30,20 +31,11 @@ using namespace kwb::worker;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using kwb::test::Replies;
+using kwb::test::waitForExit;
 
 namespace {
 
 std::string text(const Reply &r) { return r.ok ? r.result.dump() : r.error.kind + ": " + r.error.message; }
-
-// Waits until a process (not necessarily a child) has ended: pidfd_open, then poll.
-bool waitForExit(pid_t pid, std::chrono::milliseconds timeout) {
-  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
-  if (fd < 0) return errno == ESRCH;  // already gone
-  pollfd p{static_cast<int>(fd), POLLIN, 0};
-  const int ready = ::poll(&p, 1, static_cast<int>(timeout.count()));
-  ::close(static_cast<int>(fd));
-  return ready == 1;
-}
 
 bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
 
@@ -264,7 +256,9 @@ class TestRemoteWorkers : public QObject {
     client->send("ping", Json::object(), replies.handlers());
     sshd_->dropConnections();
     QVERIFY(replies.waitFor(1, 30s));
-    QCOMPARE(replies.inOrder[0].error.kind, std::string("worker-died"));
+    // Lost, not died: the device's trouble (the pool moves the evaluation), not the candidate's.
+    QCOMPARE(replies.inOrder[0].error.kind, std::string("worker-lost"));
+    QVERIFY2(replies.inOrder[0].error.message.find("ssh://kwbtest") != std::string::npos, text(replies.inOrder[0]).c_str());
     QVERIFY2(waitForExit(remote, 20s), "the remote worker outlived its dropped connection");
     client->restart();
     QVERIFY2(client->waitUntilReady(40s), sshd_->log().c_str());

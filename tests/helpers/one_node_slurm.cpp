@@ -1,0 +1,171 @@
+#include "helpers/one_node_slurm.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/process/child_process.h"
+#include "helpers/daemon_process.h"
+
+namespace fs = std::filesystem;
+
+namespace kwb::test {
+
+namespace {
+
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &length) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+std::string readAll(const fs::path &p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+ChildProcessResult run(std::vector<std::string> argv, std::chrono::seconds timeout = std::chrono::seconds(20)) {
+  ChildProcessRequest r;
+  r.argv = std::move(argv);
+  r.timeout = timeout;
+  return runChildProcess(r);
+}
+
+std::string shortHostName() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  std::string h = name;
+  return h.substr(0, h.find('.'));
+}
+
+}  // namespace
+
+OneNodeSlurm::OneNodeSlurm() {
+  for (const char *p : {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/srun",
+                        "/usr/bin/squeue", "/usr/bin/scancel", "/usr/bin/sinfo"})
+    if (::access(p, X_OK) != 0) {
+      problem_ = std::string(p) + " is not installed (Debian: apt install slurmctld slurmd slurm-client munge; " +
+                 "packaging/install-deps.sh installs them)";
+      return;
+    }
+  if (::geteuid() != 0) {
+    problem_ = "a one-node Slurm cluster needs root here (slurmd starts the job steps)";
+    return;
+  }
+  char templ[] = "/tmp/kwb-slurm-XXXXXX";
+  if (!::mkdtemp(templ)) {
+    problem_ = "mkdtemp failed";
+    return;
+  }
+  folder_ = templ;
+  const std::string d = folder_.string();
+  fs::create_directories(folder_ / "state");
+  fs::create_directories(folder_ / "spool");
+  {
+    std::ofstream key(folder_ / "munge.key", std::ios::binary);
+    std::random_device random;
+    for (int i = 0; i < 1024; ++i) key.put(static_cast<char>(random() & 0xff));
+  }
+  ::chmod((folder_ / "munge.key").c_str(), 0400);
+  const std::string socket = d + "/munge.sock";
+  munged_ = startDaemon({"/usr/sbin/munged", "-F", "-f", "--key-file=" + d + "/munge.key", "--socket=" + socket,
+                         "--pid-file=" + d + "/munged.pid", "--seed-file=" + d + "/munged.seed",
+                         "--log-file=" + d + "/munged.log"},
+                        d + "/munged.out");
+  const std::string host = shortHostName();
+  {
+    std::ofstream c(folder_ / "slurm.conf");
+    c << "ClusterName=kwbtest\nSlurmctldHost=" << host << "(127.0.0.1)\nSlurmctldPort=" << freePort()
+      << "\nSlurmdPort=" << freePort() << "\nAuthType=auth/munge\nAuthInfo=socket=" << socket
+      << "\nCredType=cred/munge\nSlurmUser=root\nSlurmdUser=root\nStateSaveLocation=" << d
+      << "/state\nSlurmdSpoolDir=" << d << "/spool\nSlurmctldPidFile=" << d << "/slurmctld.pid\nSlurmdPidFile=" << d
+      << "/slurmd.pid\nSlurmctldLogFile=" << d << "/slurmctld.log\nSlurmdLogFile=" << d << "/slurmd.log\n"
+      << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
+      << "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nMpiDefault=none\nReturnToService=2\n"
+      << "SlurmctldTimeout=30\nSlurmdTimeout=30\nKillWait=2\n"
+      << "NodeName=" << host << " NodeAddr=127.0.0.1 CPUs=" << std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))
+      << " State=UNKNOWN\nPartitionName=" << kPartition << " Nodes=" << host
+      << " Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:64\n";
+  }
+  if (const char *old = std::getenv("SLURM_CONF")) {
+    hadConf_ = true;
+    previousConf_ = old;
+  }
+  ::setenv("SLURM_CONF", (d + "/slurm.conf").c_str(), 1);
+  // munged first: the daemons authenticate through it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(socket)) {
+    if (daemonExited(munged_) || std::chrono::steady_clock::now() > deadline) {
+      munged_ = -1;
+      problem_ = "munged did not start: " + readAll(d + "/munged.out") + readAll(d + "/munged.log");
+      return;
+    }
+    ::poll(nullptr, 0, 20);
+  }
+  controller_ = startDaemon({"/usr/sbin/slurmctld", "-D", "-i", "-f", d + "/slurm.conf"}, d + "/slurmctld.out");
+  node_ = startDaemon({"/usr/sbin/slurmd", "-D", "-f", d + "/slurm.conf", "-N", host}, d + "/slurmd.out");
+  // Ready when sinfo says the node is idle.
+  for (;;) {
+    const auto state = run({"/usr/bin/sinfo", "-h", "-o", "%T"}, std::chrono::seconds(10));
+    if (state.succeeded() && state.output.find("idle") != std::string::npos) break;
+    if (daemonExited(controller_) || daemonExited(node_) || std::chrono::steady_clock::now() > deadline) {
+      problem_ = "the Slurm node did not become idle within 30 s (sinfo: " + state.output + ")\n" + logs();
+      return;
+    }
+    ::poll(nullptr, 0, 100);
+  }
+}
+
+OneNodeSlurm::~OneNodeSlurm() {
+  if (controller_ > 0 && problem_.empty()) run({"/usr/bin/scancel", "--partition=" + std::string(kPartition)});
+  stopDaemon(node_);
+  stopDaemon(controller_);
+  stopDaemon(munged_);
+  if (hadConf_) ::setenv("SLURM_CONF", previousConf_.c_str(), 1);
+  else ::unsetenv("SLURM_CONF");
+  std::error_code ec;
+  if (!folder_.empty()) fs::remove_all(folder_, ec);
+}
+
+std::vector<std::string> OneNodeSlurm::steps() const {
+  std::vector<std::string> out;
+  const auto r = run({"/usr/bin/squeue", "-h", "-s", "-o", "%i"});
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line.find('.') != std::string::npos && line.find("extern") == std::string::npos) out.push_back(line);
+  return out;
+}
+
+std::string OneNodeSlurm::cancel(const std::string &step) const {
+  const auto r = run({"/usr/bin/scancel", step});
+  return r.succeeded() ? std::string() : "scancel " + step + ": " + r.output;
+}
+
+std::string OneNodeSlurm::logs() const {
+  std::string out;
+  for (const char *f : {"slurmctld.log", "slurmd.log", "slurmctld.out", "slurmd.out"})
+    out += std::string("--- ") + f + "\n" + readAll(folder_ / f);
+  return out;
+}
+
+}  // namespace kwb::test

@@ -1,5 +1,6 @@
-// kwb-bench-remote-overhead (issue 22, "Measure"): what a worker started through ssh costs against
-// a local one, on loopback (a real sshd started by the program, tests/helpers/loopback_sshd.h):
+// kwb-bench-remote-overhead (issue 22, "Measure"): what a worker started through ssh, and through
+// srun, costs against a local one, on loopback (a real sshd and, as root, a one-node Slurm cluster
+// started by the program: tests/helpers/loopback_sshd.h, one_node_slurm.h):
 //   start        start() to ready: spawn, hello, sandbox made and probed (by the relay, remotely)
 //   connect      the shared ssh connection's set-up (ensureSshMaster), paid once per host
 //   ping         a request's round trip with a small body, sequential
@@ -7,12 +8,15 @@
 // Loopback has no network latency: over a real network add its round trip per request and its
 // bandwidth per byte. Prints a table and writes JSON. Needs no GPU.
 //
+// srun's column needs root and Slurm's packages (packaging/install-deps.sh); without them it is left
+// out, saying why.
 //   kwb-bench-remote-overhead [--pings 200] [--starts 5] [--out F] [--worker PATH]
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +25,7 @@
 #include "core/paths/install_paths.h"
 #include "core/worker/worker_client.h"
 #include "helpers/loopback_sshd.h"
+#include "helpers/one_node_slurm.h"
 
 namespace fs = std::filesystem;
 namespace kb = kwb::bench;
@@ -38,6 +43,7 @@ double msSince(std::chrono::steady_clock::time_point start) {
 struct Row {
   std::string what;
   kb::Spread local, ssh;
+  std::optional<kb::Spread> slurm;
 };
 
 }  // namespace
@@ -84,6 +90,17 @@ int main(int argc, char **argv) {
     return kb::kExitFailed;
   }
   const double connectMs = msSince(connectStart);
+  // srun, where a one-node cluster can be started here (root, Slurm's packages).
+  kwb::test::OneNodeSlurm cluster;
+  std::optional<WorkerClientOptions> slurm;
+  if (cluster.problem().empty()) {
+    slurm.emplace();
+    slurm->launcher = *parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition +
+                                               ",gpus=0,worker=" + workerPath,
+                                           problem);
+  } else {
+    std::cerr << kProgram << ": no srun column: " << cluster.problem() << "\n";
+  }
 
   auto startTimes = [&](const WorkerClientOptions &o) -> std::optional<kb::Spread> {
     std::vector<double> ms;
@@ -119,12 +136,16 @@ int main(int argc, char **argv) {
   {
     const auto l = startTimes(local), s = startTimes(remote);
     if (!l || !s) return kb::kExitFailed;
-    rows.push_back({"start", *l, *s});
+    rows.push_back({"start", *l, *s, slurm ? startTimes(*slurm) : std::nullopt});
   }
   WorkerClient localClient(local), remoteClient(remote);
+  std::unique_ptr<WorkerClient> slurmClient;
+  if (slurm) slurmClient = std::make_unique<WorkerClient>(*slurm);
   localClient.start();
   remoteClient.start();
-  if (!localClient.waitUntilReady(std::chrono::seconds(60)) || !remoteClient.waitUntilReady(std::chrono::seconds(60))) {
+  if (slurmClient) slurmClient->start();
+  if (!localClient.waitUntilReady(std::chrono::seconds(60)) || !remoteClient.waitUntilReady(std::chrono::seconds(60)) ||
+      (slurmClient && !slurmClient->waitUntilReady(std::chrono::seconds(60)))) {
     std::cerr << kProgram << ": a worker did not start\n";
     return kb::kExitFailed;
   }
@@ -133,20 +154,26 @@ int main(int argc, char **argv) {
            {"ping 16 MiB", std::size_t(16) << 20, std::max(3, pings / 40)}}) {
     const auto l = roundTrips(localClient, bytes, n), s = roundTrips(remoteClient, bytes, n);
     if (!l || !s) return kb::kExitFailed;
-    rows.push_back({name, *l, *s});
+    rows.push_back({name, *l, *s, slurmClient ? roundTrips(*slurmClient, bytes, n) : std::nullopt});
   }
 
-  kb::Table table({"", "local median", "local p95", "ssh median", "ssh p95", "ssh - local"});
+  kb::Table table({"", "local median", "local p95", "ssh median", "ssh p95", "ssh - local", "srun median", "srun p95",
+                   "srun - local"});
   json j = kb::benchMeta(kProgram, kwb::GpuInventory{});
   j["connect_ms"] = connectMs;
   j["transport"] = "loopback sshd (" + std::string(remote.launcher.describe()) + "), shared connection";
   j["rows"] = json::array();
   for (const auto &r : rows) {
+    const auto cell = [&](double ms) { return r.slurm ? kb::formatMs(ms) : std::string("-"); };
     table.add({r.what, kb::formatMs(r.local.median), kb::formatMs(r.local.p95), kb::formatMs(r.ssh.median),
-               kb::formatMs(r.ssh.p95), kb::formatMs(r.ssh.median - r.local.median)});
+               kb::formatMs(r.ssh.p95), kb::formatMs(r.ssh.median - r.local.median),
+               cell(r.slurm ? r.slurm->median : 0), cell(r.slurm ? r.slurm->p95 : 0),
+               cell(r.slurm ? r.slurm->median - r.local.median : 0)});
+    auto figures = [](const kb::Spread &s) { return json{{"median", s.median}, {"p95", s.p95}, {"max", s.max}}; };
     j["rows"].push_back({{"what", r.what},
-                         {"local_ms", {{"median", r.local.median}, {"p95", r.local.p95}, {"max", r.local.max}}},
-                         {"ssh_ms", {{"median", r.ssh.median}, {"p95", r.ssh.p95}, {"max", r.ssh.max}}}});
+                         {"local_ms", figures(r.local)},
+                         {"ssh_ms", figures(r.ssh)},
+                         {"srun_ms", r.slurm ? figures(*r.slurm) : json(nullptr)}});
   }
   std::cout << "shared ssh connection set up in " << kb::formatMs(connectMs) << " (once per host)\n" << table.str();
   std::error_code ec;

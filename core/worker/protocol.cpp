@@ -302,4 +302,18 @@ WorkerMessage parseWorkerMessage(const Json &message) {
   return std::string("neither an event (\"event\") nor a reply (\"ok\")");
 }
 
+std::variant<Request, Reply> requestFromLine(const DecodedLine &line) {
+  if (line.kind == DecodedLine::Kind::Oversized)
+    return Reply::failure(line.idHint, {error_kind::kLineTooLong, line.error, {}});
+  if (line.kind == DecodedLine::Kind::Malformed) return Reply::failure(line.idHint, {error_kind::kBadJson, line.error, {}});
+  auto parsed = parseRequest(line.message);
+  if (auto *error = std::get_if<ErrorInfo>(&parsed)) {
+    std::optional<std::uint64_t> id;
+    if (const auto it = line.message.find("id"); it != line.message.end() && it->is_number_unsigned())
+      id = it->get<std::uint64_t>();
+    return Reply::failure(id, *error);
+  }
+  return std::get<Request>(std::move(parsed));
+}
+
 }  // namespace kwb::worker

@@ -131,6 +131,10 @@ class LineDecoder {
 // A request from a decoded object, or the error to send back (kind bad-request).
 std::variant<Request, ErrorInfo> parseRequest(const Json &message);
 
+// A received line as a request, or the failure reply it gets (line-too-long, bad-json,
+// bad-request; the id from the line where it can be read): what a worker and a relay do first.
+std::variant<Request, Reply> requestFromLine(const DecodedLine &line);
+
 // What the worker said: an event (hello included) or a reply; a string says why it is neither.
 using WorkerMessage = std::variant<Event, Reply, std::string>;
 WorkerMessage parseWorkerMessage(const Json &message);

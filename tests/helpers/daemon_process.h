@@ -1,11 +1,17 @@
 #pragma once
 // For the test helpers that run real servers (sshd, slurmctld, slurmd): a program started in a
 // session of its own, its output to a log file, stdin /dev/null; stopped with its process group.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,6 +43,29 @@ inline pid_t startDaemon(const std::vector<std::string> &argv, const std::string
 inline bool daemonExited(pid_t pid) {
   int status = 0;
   return ::waitpid(pid, &status, WNOHANG) == pid;
+}
+
+// A port of 127.0.0.1 free a moment ago (bound, read, closed), for a server's configuration.
+inline int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &length) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+// A log or key file's text; empty when it cannot be read.
+inline std::string readText(const std::filesystem::path &path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 inline void stopDaemon(pid_t pid) {

@@ -25,19 +25,6 @@ namespace kwb::test {
 
 namespace {
 
-int freeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof a;
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &length) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) ::close(fd);
-  return port;
-}
 
 bool accepts(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -50,12 +37,6 @@ bool accepts(int port) {
   return ok;
 }
 
-std::string readAll(const fs::path &p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -133,7 +114,7 @@ LoopbackSshd::LoopbackSshd() {
   }
   {
     std::ofstream k(folder_ / "known_hosts");
-    k << "[127.0.0.1]:" << port_ << " " << trimmed(readAll(folder_ / "host_key.pub")) << "\n";
+    k << "[127.0.0.1]:" << port_ << " " << trimmed(readText(folder_ / "host_key.pub")) << "\n";
   }
   {
     std::ofstream c(folder_ / "ssh_config");
@@ -150,11 +131,11 @@ LoopbackSshd::LoopbackSshd() {
   while (!accepts(port_)) {
     if (daemonExited(pid_)) {
       pid_ = -1;
-      problem_ = "sshd exited at once: " + readAll(log);
+      problem_ = "sshd exited at once: " + readText(log);
       return;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      problem_ = "sshd did not listen on 127.0.0.1:" + std::to_string(port_) + " within 15 s: " + readAll(log);
+      problem_ = "sshd did not listen on 127.0.0.1:" + std::to_string(port_) + " within 15 s: " + readText(log);
       return;
     }
     ::poll(nullptr, 0, 20);
@@ -172,7 +153,7 @@ LoopbackSshd::~LoopbackSshd() {
 
 std::string LoopbackSshd::sshCommand() const { return "ssh -F " + (folder_ / "ssh_config").string(); }
 
-std::string LoopbackSshd::log() const { return readAll(folder_ / "sshd.log"); }
+std::string LoopbackSshd::log() const { return readText(folder_ / "sshd.log"); }
 
 void LoopbackSshd::dropConnections() {
   if (pid_ <= 0) return;

@@ -23,26 +23,7 @@ namespace kwb::test {
 
 namespace {
 
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof a;
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &length) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) ::close(fd);
-  return port;
-}
 
-std::string readAll(const fs::path &p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 ChildProcessResult run(std::vector<std::string> argv, std::chrono::seconds timeout = std::chrono::seconds(20)) {
   ChildProcessRequest r;
@@ -95,8 +76,8 @@ OneNodeSlurm::OneNodeSlurm() {
   const std::string host = shortHostName();
   {
     std::ofstream c(folder_ / "slurm.conf");
-    c << "ClusterName=kwbtest\nSlurmctldHost=" << host << "(127.0.0.1)\nSlurmctldPort=" << freePort()
-      << "\nSlurmdPort=" << freePort() << "\nAuthType=auth/munge\nAuthInfo=socket=" << socket
+    c << "ClusterName=kwbtest\nSlurmctldHost=" << host << "(127.0.0.1)\nSlurmctldPort=" << freeLoopbackPort()
+      << "\nSlurmdPort=" << freeLoopbackPort() << "\nAuthType=auth/munge\nAuthInfo=socket=" << socket
       << "\nCredType=cred/munge\nSlurmUser=root\nSlurmdUser=root\nStateSaveLocation=" << d
       << "/state\nSlurmdSpoolDir=" << d << "/spool\nSlurmctldPidFile=" << d << "/slurmctld.pid\nSlurmdPidFile=" << d
       << "/slurmd.pid\nSlurmctldLogFile=" << d << "/slurmctld.log\nSlurmdLogFile=" << d << "/slurmd.log\n"
@@ -117,7 +98,7 @@ OneNodeSlurm::OneNodeSlurm() {
   while (!fs::exists(socket)) {
     if (daemonExited(munged_) || std::chrono::steady_clock::now() > deadline) {
       munged_ = -1;
-      problem_ = "munged did not start: " + readAll(d + "/munged.out") + readAll(d + "/munged.log");
+      problem_ = "munged did not start: " + readText(d + "/munged.out") + readText(d + "/munged.log");
       return;
     }
     ::poll(nullptr, 0, 20);
@@ -164,7 +145,7 @@ std::string OneNodeSlurm::cancel(const std::string &step) const {
 std::string OneNodeSlurm::logs() const {
   std::string out;
   for (const char *f : {"slurmctld.log", "slurmd.log", "slurmctld.out", "slurmd.out"})
-    out += std::string("--- ") + f + "\n" + readAll(folder_ / f);
+    out += std::string("--- ") + f + "\n" + readText(folder_ / f);
   return out;
 }
 

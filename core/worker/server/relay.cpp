@@ -86,18 +86,9 @@ int runRelay(std::optional<int> device) {
   std::vector<DecodedLine> lines;
   char buffer[1 << 16];
   auto handle = [&](const DecodedLine &line) {
-    if (line.kind != DecodedLine::Kind::Message) {
-      write(encodeReply(Reply::failure(
-          line.idHint, {line.kind == DecodedLine::Kind::Oversized ? error_kind::kLineTooLong : error_kind::kBadJson,
-                        line.error, {}})));
-      return;
-    }
-    auto parsed = parseRequest(line.message);
-    if (auto *error = std::get_if<ErrorInfo>(&parsed)) {
-      std::optional<std::uint64_t> id;
-      if (const auto it = line.message.find("id"); it != line.message.end() && it->is_number_unsigned())
-        id = it->get<std::uint64_t>();
-      write(encodeReply(Reply::failure(id, *error)));
+    auto parsed = requestFromLine(line);
+    if (auto *refusal = std::get_if<Reply>(&parsed)) {
+      write(encodeReply(*refusal));
       return;
     }
     const auto request = std::get<Request>(std::move(parsed));

@@ -105,20 +105,9 @@ void WorkerServer::reply(const Reply &r) {
 }
 
 void WorkerServer::handle(const DecodedLine &line) {
-  if (line.kind == DecodedLine::Kind::Oversized) {
-    reply(Reply::failure(line.idHint, {error_kind::kLineTooLong, line.error, {}}));
-    return;
-  }
-  if (line.kind == DecodedLine::Kind::Malformed) {
-    reply(Reply::failure(line.idHint, {error_kind::kBadJson, line.error, {}}));
-    return;
-  }
-  auto parsed = parseRequest(line.message);
-  if (auto *error = std::get_if<ErrorInfo>(&parsed)) {
-    std::optional<std::uint64_t> id;
-    if (const auto it = line.message.find("id"); it != line.message.end() && it->is_number_unsigned())
-      id = it->get<std::uint64_t>();
-    reply(Reply::failure(id, *error));
+  auto parsed = requestFromLine(line);
+  if (auto *refusal = std::get_if<Reply>(&parsed)) {
+    reply(*refusal);
     return;
   }
   const auto &request = std::get<Request>(parsed);

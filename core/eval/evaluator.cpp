@@ -619,11 +619,11 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
 
   // The PyTorch module timed on the configurations the candidate was timed on: the speedups
   // over PyTorch eager and torch.compile (same inputs: the timing seed's first generators).
-  if (options.time && options.timeTorch && !task.reference.python.empty() && allCorrect && !cancelled() &&
-      settings_.launcher.remote()) {
+  const bool timeTorch = options.time && options.timeTorch && !task.reference.python.empty() && allCorrect && !cancelled();
+  if (timeTorch && settings_.launcher.remote()) {
     result.torchProblem = "PyTorch not timed: it would run on this machine's GPU, the candidate ran on " +
                           settings_.launcher.describe();
-  } else if (options.time && options.timeTorch && !task.reference.python.empty() && allCorrect && !cancelled()) {
+  } else if (timeTorch) {
     TorchRunRequest r;
     for (const auto &co : result.configs)
       if (co.timing && co.timing->ok) r.timings.push_back(task.config(co.config));

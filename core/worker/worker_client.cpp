@@ -666,10 +666,9 @@ void WorkerClient::spawnRemoteLocked(std::unique_ptr<Process> p, Calls &calls) {
   if (options_.device) workerArgs.insert(workerArgs.end(), {"--device", std::to_string(*options_.device)});
   auto argv = remoteWorkerCommand(options_.launcher, workerArgs);
   const std::string program = argv.empty() ? std::string() : argv.front();
-  const auto found = program.find('/') != std::string::npos ? std::optional<fs::path>(program) : findOnPath(program);
-  if (!found || ::access(found->c_str(), X_OK) != 0)
-    return failStartLocked(*p, missingLauncherProgram(options_.launcher, program), calls);
-  argv.front() = found->string();
+  const auto found = launcherProgram(program);
+  if (!found) return failStartLocked(*p, missingLauncherProgram(options_.launcher, program), calls);
+  argv.front() = *found;
   p->dir = std::make_unique<TemporaryDirectory>("kwb-worker-");
   if (!p->dir->valid()) return failStartLocked(*p, p->dir->error(), calls);
   p->privateDir = p->dir->path();

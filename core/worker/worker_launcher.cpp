@@ -38,6 +38,17 @@ std::string shellQuote(const std::string &argument) {
   return out + "'";
 }
 
+std::optional<std::string> launcherProgram(const std::string &program) {
+  std::string path = program;
+  if (program.find('/') == std::string::npos) {
+    const auto found = findOnPath(program);
+    if (!found) return std::nullopt;
+    path = found->string();
+  }
+  if (::access(path.c_str(), X_OK) != 0) return std::nullopt;
+  return path;
+}
+
 std::string missingLauncherProgram(const WorkerLauncher &launcher, const std::string &program) {
   if (launcher.kind == WorkerLauncher::Kind::Slurm)
     return "'" + program + "' is not on PATH: workers through Slurm need its client commands on this machine " +
@@ -189,8 +200,7 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
   }
   std::lock_guard hostLock(*hostMutex);
   auto resolved = [](std::vector<std::string> argv) {
-    if (argv.front().find('/') == std::string::npos)
-      if (const auto found = findOnPath(argv.front())) argv.front() = found->string();
+    if (const auto found = launcherProgram(argv.front())) argv.front() = *found;
     return argv;
   };
   ChildProcessRequest check;

@@ -57,6 +57,10 @@ std::string ensureSshMaster(const WorkerLauncher &launcher);
 std::vector<std::string> remoteWorkerCommand(const WorkerLauncher &launcher,
                                              const std::vector<std::string> &workerArguments);
 
+// A launcher's program (ssh, srun) as it will be run: `program` when it holds a '/', else the
+// first of that name on $PATH; nullopt when it is not there or cannot be run.
+std::optional<std::string> launcherProgram(const std::string &program);
+
 // Why a launcher's program (ssh, srun) is missing and what to install, for a start that failed.
 std::string missingLauncherProgram(const WorkerLauncher &launcher, const std::string &program);
 

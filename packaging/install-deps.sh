@@ -22,6 +22,10 @@ packages=(
   clang-14 libclang-rt-14-dev util-linux
   librsvg2-bin appstream desktop-file-utils debootstrap patchelf
 )
+# Servers the remote-worker tests start themselves, on loopback, with configurations of their own
+# (tests/helpers/loopback_sshd.h, one_node_slurm.h). Installing them must not start or enable them
+# as this machine's services (an SSH server on port 22, a Slurm node): see below.
+test_servers=(openssh-server slurmctld slurmd munge)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -37,7 +41,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  servers=()
+  for p in "${test_servers[@]}"; do [[ " ${missing[*]} " == *" $p "* ]] && servers+=("$p"); done
+  policy=""
+  if [ ${#servers[@]} -gt 0 ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+    # Debian's maintainer scripts ask policy-rc.d before starting a service: 101 = not allowed.
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+  fi
+  status=0
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" || status=$?
+  [ -z "$policy" ] || $SUDO rm -f "$policy"
+  [ $status -eq 0 ] || exit $status
+  if [ ${#servers[@]} -gt 0 ] && [ -d /run/systemd/system ]; then
+    for unit in ssh slurmctld slurmd munge; do $SUDO systemctl disable --now "$unit" >/dev/null 2>&1 || true; done
+    echo "install-deps: ${servers[*]} installed for the tests, not enabled as services (the tests start their own)"
+  fi
 else
   echo "install-deps: all ${#packages[@]} Debian packages present"
 fi

@@ -242,6 +242,16 @@ bool Evaluator::ensureWorker(std::string &problem) {
   return true;
 }
 
+std::string Evaluator::where() const {
+  std::lock_guard lock(workerMutex_);
+  if (!worker_ || !settings_.launcher.remote()) return {};
+  const auto s = worker_->sandbox();
+  std::string out = s.host;
+  if (!s.slurmStep.empty()) out += " · Slurm step " + s.slurmStep;
+  if (!s.visibleDevices.empty()) out += " · CUDA_VISIBLE_DEVICES=" + s.visibleDevices;
+  return out;
+}
+
 const WorkerDevice &Evaluator::device() {
   if (device_) return *device_;
   WorkerDevice d;

@@ -184,6 +184,9 @@ class Evaluator {
 
   // The device this evaluator's worker has (asked once, from its hello).
   const WorkerDevice &device();
+  // Where its worker runs when remote: "gpu-box", "node7 · Slurm step 4242.3 · CUDA_VISIBLE_DEVICES=1";
+  // empty for a local worker or none yet. Safe from any thread.
+  std::string where() const;
   const EvaluatorSettings &settings() const { return settings_; }
 
   // Runs `request` with this evaluator's worker ready (started or replaced if need be), between

@@ -36,8 +36,32 @@ std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &
 
 EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(const std::string &)> onMessage)
     : settings_(std::move(settings)), onMessage_(std::move(onMessage)) {
+  auto &launcher = settings_.evaluator.launcher;
+  stepDevices_ = launcher.kind == worker::WorkerLauncher::Kind::Slurm;
+  if (stepDevices_ && !launcher.slurm.count("jobid")) {
+    const int workers = worker::slurmWorkerCount(launcher);
+    if (onMessage_)
+      onMessage_("asking Slurm for " + std::to_string(workers) + " worker(s) of one GPU (salloc, " +
+                 launcher.describe() + "; waiting up to " + std::to_string(worker::slurmAllocationWait(launcher).count()) +
+                 " s)");
+    worker::SlurmAllocation::Progress progress;
+    progress.onLine = [this](const std::string &line) {
+      if (onMessage_) onMessage_(line);
+    };
+    allocation_ = worker::SlurmAllocation::request(launcher, problem_, progress);
+    if (!allocation_) return;
+    launcher = allocation_->inside(launcher);
+  }
   std::vector<int> ordinals = settings_.devices;
-  if (ordinals.empty()) ordinals = visibleDevices(settings_.evaluator, problem_);
+  if (ordinals.empty()) {
+    ordinals = visibleDevices(settings_.evaluator, problem_);
+    // Through Slurm the step that looked saw its one GPU: the pool has as many as it asked for.
+    if (stepDevices_ && !ordinals.empty()) {
+      ordinals.clear();
+      for (int i = 0; i < worker::slurmWorkerCount(launcher); ++i) ordinals.push_back(i);
+    }
+  }
+  if (ordinals.empty()) allocation_.reset();  // no worker will run in it
   std::sort(ordinals.begin(), ordinals.end());
   ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
   for (int ordinal : ordinals) {
@@ -45,7 +69,7 @@ EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(
     d->ordinal = ordinal;
     d->state.device = ordinal;
     EvaluatorSettings s = settings_.evaluator;
-    s.device = ordinal;
+    s.device = stepDevices_ ? 0 : ordinal;
     d->evaluator = std::make_unique<Evaluator>(s);
     devices_.push_back(std::move(d));
   }
@@ -149,6 +173,14 @@ std::vector<PoolDeviceState> EvaluatorPool::devices() const {
   return out;
 }
 
+std::string EvaluatorPool::allocation() const { return allocation_ ? allocation_->jobId() : std::string(); }
+
+void EvaluatorPool::noteWhere(Device &device) {
+  const std::string where = device.evaluator->where();
+  std::lock_guard lock(mutex_);
+  device.state.where = where;
+}
+
 void EvaluatorPool::cancelAll() {
   std::lock_guard lock(mutex_);
   for (auto &d : devices_) d->evaluator->cancel();
@@ -221,6 +253,7 @@ void EvaluatorPool::run(Device &device) {
         std::lock_guard lock(mutex_);
         device.state.busy = false;
       }
+      noteWhere(device);
       if (failed) job.workDone.set_exception(failed);
       else job.workDone.set_value(true);
       continue;
@@ -232,6 +265,8 @@ void EvaluatorPool::run(Device &device) {
       result.outcome = Outcome::Error;
       result.message = e.what();
     }
+    if (stepDevices_ && result.deviceOrdinal >= 0) result.deviceOrdinal = device.ordinal;  // the pool's number
+    noteWhere(device);
     // A worker that died or hung: the candidate's doing, unless the reference fails there too.
     // (A cancelled evaluation says nothing about the device: no probe, no failure.)
     bool stopping = false;
@@ -272,11 +307,13 @@ void EvaluatorPool::run(Device &device) {
         job.failedOn.push_back(device.ordinal);
         if (!stopping_) {
           if (Device *other = leastLoadedLocked(job.failedOn)) {
+            if (!device.state.removed) device.state.message += " (moved to GPU " + std::to_string(other->ordinal) + ")";
             other->queue.push_back(std::move(job));
             moved = true;
           } else if (workerLost(result) && !job.retriedLost && !device.state.removed) {
             // A lost remote worker (a dropped connection, a preempted step) with no other device:
             // once more here, on a fresh worker (a new connection or step).
+            device.state.message += " (run again here on a fresh worker)";
             job.retriedLost = true;
             device.queue.push_front(std::move(job));
             moved = true;

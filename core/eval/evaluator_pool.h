@@ -10,6 +10,11 @@
 // count against the GPU). An evaluation the device failed is moved to another device when there
 // is one. A device that fails `maxConsecutiveFailures` evaluations in a row is taken out, with a
 // message; what was queued for it moves to the others. Thread-safe; no Qt.
+//
+// Through Slurm (issue 22) a device is a worker step with one GPU of its own: `gpus=N` gives N
+// of them, numbered 0..N-1 by the pool (each step's worker sees its GPU as CUDA device 0). Unless
+// the launcher names an allocation (jobid=), the pool asks for one (salloc, N GPUs) before its
+// first worker starts and releases it when destroyed.
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -21,6 +26,7 @@
 #include <vector>
 
 #include "core/eval/evaluator.h"
+#include "core/worker/slurm_allocation.h"
 
 namespace kwb {
 
@@ -37,6 +43,7 @@ struct PoolDeviceState {
   bool busy = false;          // an evaluation is running on it
   std::size_t done = 0;       // evaluations finished on it
   std::string message;        // why it was removed, or the last thing that happened
+  std::string where;          // a remote worker: its host, Slurm step and CUDA_VISIBLE_DEVICES; empty: local
 };
 
 // The devices a worker started without --device sees (its hello), or empty with `problem`.
@@ -66,6 +73,8 @@ class EvaluatorPool {
   std::future<bool> submitWork(std::function<void(Evaluator &)> work, int device = -1);
 
   std::vector<PoolDeviceState> devices() const;
+  // The Slurm allocation the pool asked for (its job id), or empty.
+  std::string allocation() const;
   // Evaluator::cancel() on every device's evaluator: what runs ends as cancelled. What is queued
   // still runs. Returns at once; safe from any thread.
   void cancelAll();
@@ -103,8 +112,14 @@ class EvaluatorPool {
   // empty when the device works, else what went wrong.
   std::string probe(Device &device, const Task &task);
 
+  // The device's `where` from its evaluator's worker, after a job.
+  void noteWhere(Device &device);
+
   EvaluatorPoolSettings settings_;
   std::function<void(const std::string &)> onMessage_;
+  // Released after the devices' workers stopped (members go in reverse order).
+  std::unique_ptr<worker::SlurmAllocation> allocation_;
+  bool stepDevices_ = false;  // Slurm: every device is CUDA device 0 of its own step
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -933,6 +933,8 @@ void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &call
     s.seccomp = p.hello.value("seccomp", false);
     s.seccompReason = p.hello.value("seccomp_reason", "");
     s.host = relay.value("host", "");
+    s.slurmStep = relay.value("slurm_step", "");
+    s.visibleDevices = relay.value("cuda_visible_devices", "");
     if (&p == current_.get()) sandbox_ = s;
     becomeReadyLocked(p, calls);
     return;

@@ -80,6 +80,8 @@ struct SandboxStatus {
   bool seccomp = false;          // the worker says its seccomp filter is loaded (hello "seccomp")
   std::string seccompReason;     // hello "seccomp_reason": why not, or what it denies
   std::string host;              // a remote worker's host, as its relay names it; empty: this one
+  std::string slurmStep;         // a worker in a Slurm job step: "JOBID.STEPID"; else empty
+  std::string visibleDevices;    // a remote worker's CUDA_VISIBLE_DEVICES (Slurm sets it per step)
 };
 
 // What a remote worker's hello (its relay's) gets wrong for this client: another program or

@@ -25,7 +25,7 @@ bool validHost(const std::string &host) {
   return true;
 }
 
-const char *kSlurmKeys[] = {"partition", "gpus", "time", "jobid", "worker", "account", "qos", "constraint"};
+const char *kSlurmKeys[] = {"partition", "gpus", "time", "jobid", "worker", "account", "qos", "constraint", "wait"};
 
 }  // namespace
 
@@ -84,7 +84,7 @@ std::string WorkerLauncher::spec() const {
 std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::string &problem) {
   const std::string expected =
       "expected local, ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker] or "
-      "slurm:partition=P,gpus=N,time=HH:MM:SS[,jobid=N][,worker=PATH]";
+      "slurm:partition=P,gpus=N,time=HH:MM:SS[,jobid=N][,worker=PATH][,wait=SECONDS]";
   WorkerLauncher l;
   if (spec.empty() || spec == "local") return l;
   if (spec.rfind("ssh://", 0) == 0) {
@@ -123,7 +123,7 @@ std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::
       for (const char *k : kSlurmKeys) known = known || key == k;
       if (!known || value.empty()) {
         problem = "--workers " + spec + ": '" + field + "' is not KEY=VALUE with a known key (partition, gpus, time, " +
-                  "jobid, worker, account, qos, constraint)";
+                  "jobid, worker, account, qos, constraint, wait)";
         return std::nullopt;
       }
       if (value.find_first_of(" \t\n'\"\\;&|`$") != std::string::npos) {
@@ -137,6 +137,14 @@ std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::
       const long n = std::strtol(it->second.c_str(), &end, 10);
       if (*end || n < 0 || n > 4096) {
         problem = "--workers " + spec + ": gpus=" + it->second + " is not a number of GPUs";
+        return std::nullopt;
+      }
+    }
+    if (auto it = l.slurm.find("wait"); it != l.slurm.end()) {
+      char *end = nullptr;
+      const long n = std::strtol(it->second.c_str(), &end, 10);
+      if (*end || n <= 0) {
+        problem = "--workers " + spec + ": wait=" + it->second + " is not a number of seconds";
         return std::nullopt;
       }
     }
@@ -255,6 +263,9 @@ std::vector<std::string> remoteWorkerCommand(const WorkerLauncher &launcher,
       if (auto it = launcher.slurm.find(key); it != launcher.slurm.end()) argv.push_back(flag + "=" + it->second);
     };
     opt("jobid", "--jobid");
+    // Inside an allocation: only the step's own CPUs and GPU (else the first step takes every
+    // CPU of its node and the next waits for it to end).
+    if (launcher.slurm.count("jobid")) argv.push_back("--exact");
     opt("partition", "--partition");
     opt("account", "--account");
     opt("qos", "--qos");

@@ -22,7 +22,8 @@ struct WorkerLauncher {
   // The worker program on the far side: a path, or empty for `kwb-worker` on its PATH.
   std::string remoteWorker;
   // slurm: partition, gpus (workers, one GPU each), time (a step's limit), jobid (an allocation
-  // the user holds: steps run inside it), account, and any other srun option as given.
+  // the user holds: steps run inside it; without it a pool asks for one with salloc: see
+  // slurm_allocation.h), wait (seconds salloc may wait), account, qos, constraint.
   std::map<std::string, std::string> slurm;
 
   bool remote() const { return kind != Kind::Local; }
@@ -33,7 +34,7 @@ struct WorkerLauncher {
 };
 
 // --workers: "local", "ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker]",
-// "slurm:partition=gpu,gpus=8,time=01:00:00[,jobid=N][,worker=PATH][,account=A]". nullopt with
+// "slurm:partition=gpu,gpus=8,time=01:00:00[,jobid=N][,worker=PATH][,account=A][,wait=S]". nullopt with
 // `problem` saying what is wrong and what is expected.
 std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::string &problem);
 

@@ -6,9 +6,12 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -22,8 +25,6 @@ namespace fs = std::filesystem;
 namespace kwb::test {
 
 namespace {
-
-
 
 ChildProcessResult run(std::vector<std::string> argv, std::chrono::seconds timeout = std::chrono::seconds(20)) {
   ChildProcessRequest r;
@@ -68,6 +69,19 @@ OneNodeSlurm::OneNodeSlurm() {
     for (int i = 0; i < 1024; ++i) key.put(static_cast<char>(random() & 0xff));
   }
   ::chmod((folder_ / "munge.key").c_str(), 0400);
+  // Slurm hands out GPUs by their device files (gres.conf): character devices with /dev/null's
+  // numbers stand in for them. A step with --gpus=1 gets one, named in its CUDA_VISIBLE_DEVICES.
+  for (int i = 0; i < kGpus; ++i) {
+    const auto file = folder_ / ("gpu" + std::to_string(i));
+    if (::mknod(file.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) {
+      problem_ = "mknod " + file.string() + " failed: " + std::strerror(errno);
+      return;
+    }
+  }
+  {
+    std::ofstream g(folder_ / "gres.conf");
+    g << "Name=gpu File=" << d << "/gpu[0-" << kGpus - 1 << "]\n";
+  }
   const std::string socket = d + "/munge.sock";
   munged_ = startDaemon({"/usr/sbin/munged", "-F", "-f", "--key-file=" + d + "/munge.key", "--socket=" + socket,
                          "--pid-file=" + d + "/munged.pid", "--seed-file=" + d + "/munged.seed",
@@ -83,9 +97,12 @@ OneNodeSlurm::OneNodeSlurm() {
       << "/slurmd.pid\nSlurmctldLogFile=" << d << "/slurmctld.log\nSlurmdLogFile=" << d << "/slurmd.log\n"
       << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
       << "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nMpiDefault=none\nReturnToService=2\n"
-      << "SlurmctldTimeout=30\nSlurmdTimeout=30\nKillWait=2\n"
-      << "NodeName=" << host << " NodeAddr=127.0.0.1 CPUs=" << std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))
-      << " State=UNKNOWN\nPartitionName=" << kPartition << " Nodes=" << host
+      << "SlurmctldTimeout=30\nSlurmdTimeout=30\nKillWait=2\nGresTypes=gpu\n"
+      // As many CPUs as a GPU node has for its GPUs (a worker step takes one), whatever this
+      // machine has: config_overrides keeps the node up with fewer.
+      << "SlurmdParameters=config_overrides\n"
+      << "NodeName=" << host << " NodeAddr=127.0.0.1 CPUs=" << std::max(2L * kGpus, ::sysconf(_SC_NPROCESSORS_ONLN))
+      << " Gres=gpu:" << kGpus << " State=UNKNOWN\nPartitionName=" << kPartition << " Nodes=" << host
       << " Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:64\n";
   }
   if (const char *old = std::getenv("SLURM_CONF")) {
@@ -134,6 +151,15 @@ std::vector<std::string> OneNodeSlurm::steps() const {
   std::istringstream lines(r.output);
   for (std::string line; std::getline(lines, line);)
     if (!line.empty() && line.find('.') != std::string::npos && line.find("extern") == std::string::npos) out.push_back(line);
+  return out;
+}
+
+std::vector<std::string> OneNodeSlurm::jobs() const {
+  std::vector<std::string> out;
+  const auto r = run({"/usr/bin/squeue", "-h", "-o", "%i %j %T"});
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.push_back(line);
   return out;
 }
 

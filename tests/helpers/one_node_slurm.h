@@ -1,8 +1,10 @@
 #pragma once
 // A real one-node Slurm cluster for the remote-worker tests (issue 22): munged with a key made for
 // it, slurmctld and slurmd (Debian's packages) in the foreground, a configuration written to a
-// temporary folder (this host as the one node, partition `kwb`, no GPUs, process tracking without
-// cgroups), on free loopback ports. $SLURM_CONF points srun, squeue and scancel at it while it
+// temporary folder (this host as the one node, partition `kwb`, process tracking without cgroups),
+// on free loopback ports. The node has kGpus GPUs for Slurm to hand out: device files that stand
+// in for them (no CUDA device behind them), so that steps get a GPU each and their own
+// CUDA_VISIBLE_DEVICES, as on a GPU cluster. $SLURM_CONF points srun, squeue and scancel at it while it
 // lives. Needs root (slurmd). No Qt.
 #include <sys/types.h>
 
@@ -21,6 +23,9 @@ class OneNodeSlurm {
 
   const std::string &problem() const { return problem_; }  // empty when the node is idle and ready
   static constexpr const char *kPartition = "kwb";
+  static constexpr int kGpus = 4;
+  // The jobs (not steps) in the queue: "JOBID NAME STATE" lines, from squeue.
+  std::vector<std::string> jobs() const;
   // The job steps running now ("JOBID.STEPID"), from squeue.
   std::vector<std::string> steps() const;
   // scancel of one step; what scancel said when it failed.

@@ -8,7 +8,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
+#include <stdexcept>
 
 #include "core/eval/evaluator.h"
 #include "core/eval/evaluator_pool.h"
@@ -29,13 +31,29 @@ class TestSlurmWorkers : public QObject {
   std::unique_ptr<kwb::test::OneNodeSlurm> cluster_;
   std::string worker_;
 
-  WorkerLauncher launcher() const {
+  WorkerLauncher launcher(const std::string &options = "gpus=0") const {
     std::string problem;
-    const auto l = parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition +
-                                           ",gpus=0,time=00:10:00,worker=" + worker_,
+    const auto l = parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition + "," +
+                                           options + ",time=00:10:00,worker=" + worker_,
                                        problem);
     if (!l) qFatal("%s", problem.c_str());
     return *l;
+  }
+
+  // Whether `job` still holds or waits for its resources (squeue's state RUNNING or PENDING; a
+  // cancelled job may still be listed a moment as COMPLETING, holding nothing new).
+  bool held(const std::string &job) const {
+    for (const auto &line : cluster_->jobs())
+      if (line.rfind(job + " ", 0) == 0 &&
+          (line.find(" RUNNING") != std::string::npos || line.find(" PENDING") != std::string::npos))
+        return true;
+    return false;
+  }
+
+  static std::size_t countPrefixed(const std::vector<std::string> &lines, const std::string &prefix) {
+    std::size_t n = 0;
+    for (const auto &l : lines) n += l.rfind(prefix, 0) == 0 ? 1 : 0;
+    return n;
   }
 
  private slots:
@@ -68,6 +86,101 @@ class TestSlurmWorkers : public QObject {
     QCOMPARE(kwb::toString(r.outcome), kwb::toString(l.outcome));
     QCOMPARE(r.message, l.message);
     QVERIFY2(r.candidate.ok, r.candidate.log.c_str());
+  }
+
+  // gpus=2 without jobid=: the pool asks Slurm for one allocation of two GPUs (salloc), runs one
+  // worker step per device inside it, each with a GPU of its own, both at once; the allocation
+  // goes with the pool.
+  void poolOfTwoGpusRunsInOneAllocation() {
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator.launcher = launcher("gpus=2");
+    ps.evaluator.workerStartTimeout = 60s;
+    ps.devices = {0, 1};  // the node's GPUs have no CUDA device behind them: named, not discovered
+    std::vector<std::string> messages;
+    std::string job;
+    {
+      kwb::EvaluatorPool pool(ps, [&](const std::string &m) { messages.push_back(m); });
+      job = pool.allocation();
+      QVERIFY2(!job.empty(), (pool.problem() + "\n" + cluster_->logs()).c_str());
+      QVERIFY(!messages.empty() && messages.front().find("asking Slurm for 2 worker(s)") != std::string::npos);
+      QCOMPARE(countPrefixed(cluster_->jobs(), job + " kwb-workers-"), std::size_t(1));
+      kwb::worker::Json hellos[2];
+      std::future<bool> done[2];
+      for (int i = 0; i < 2; ++i)
+        done[i] = pool.submitWork(
+            [&hellos, i](kwb::Evaluator &e) {
+              std::string problem;
+              if (!e.withWorker([&](WorkerClient &c) { hellos[i] = c.hello(); }, problem)) throw std::runtime_error(problem);
+            },
+            i);
+      for (auto &d : done) QVERIFY(d.get());
+      const auto first = hellos[0]["relay"], second = hellos[1]["relay"];
+      const std::string step0 = first.value("slurm_step", ""), step1 = second.value("slurm_step", "");
+      QVERIFY2(step0.rfind(job + ".", 0) == 0 && step1.rfind(job + ".", 0) == 0, (step0 + " " + step1).c_str());
+      QVERIFY(step0 != step1);
+      const std::string gpu0 = first.value("cuda_visible_devices", ""), gpu1 = second.value("cuda_visible_devices", "");
+      QVERIFY2(!gpu0.empty() && !gpu1.empty() && gpu0 != gpu1, (gpu0 + " / " + gpu1).c_str());
+      // Both workers live at once, inside the one job.
+      QCOMPARE(countPrefixed(cluster_->steps(), job + "."), std::size_t(2));
+      const auto states = pool.devices();
+      QCOMPARE(states.size(), std::size_t(2));
+      QVERIFY2(states[0].where.find("Slurm step " + step0) != std::string::npos, states[0].where.c_str());
+      QVERIFY2(states[1].where.find("CUDA_VISIBLE_DEVICES=" + gpu1) != std::string::npos, states[1].where.c_str());
+    }
+    QVERIFY2(!held(job), "the pool's allocation outlived the pool");
+  }
+
+  // Without a device named, the pool looks through one step inside its allocation: no CUDA
+  // device there gives the same problem as a local worker's, and the allocation is given back.
+  void poolWithoutADeviceGivesItsAllocationBack() {
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator.launcher = launcher("gpus=2");
+    ps.evaluator.workerStartTimeout = 60s;
+    kwb::EvaluatorSettings local;
+    local.workerPath = worker_;
+    std::string localProblem;
+    const auto localDevices = kwb::describeVisibleDevices(local, localProblem);
+    if (!localDevices.empty()) QSKIP("this machine has a CUDA device: the node's stand-in GPUs would not be honest");
+    kwb::EvaluatorPool pool(ps);
+    QVERIFY(pool.devices().empty());
+    QCOMPARE(pool.problem(), localProblem);
+    QVERIFY(pool.allocation().empty());
+    for (const auto &line : cluster_->jobs()) {
+      const std::string job = line.substr(0, line.find(' '));
+      QVERIFY2(line.find(" kwb-workers-") == std::string::npos || !held(job), line.c_str());
+    }
+  }
+
+  // salloc's refusal is the pool's problem, in salloc's words; a request still queued when the
+  // wait runs out is cancelled, never granted later to hold GPUs for nothing.
+  void allocationRefusedOrNotGrantedInTime() {
+    {
+      std::string problem;
+      auto l = parseWorkerLauncher("slurm:partition=nosuch,gpus=1,time=00:10:00,worker=" + worker_, problem);
+      kwb::EvaluatorPoolSettings ps;
+      ps.evaluator.launcher = *l;
+      kwb::EvaluatorPool pool(ps);
+      QVERIFY(pool.devices().empty());
+      QVERIFY2(pool.problem().rfind("salloc refused the allocation", 0) == 0 &&
+                   pool.problem().find("partition") != std::string::npos,
+               pool.problem().c_str());
+    }
+    kwb::EvaluatorPoolSettings all;
+    all.evaluator.launcher = launcher("gpus=" + std::to_string(kwb::test::OneNodeSlurm::kGpus));
+    all.devices = {0};
+    kwb::EvaluatorPool holder(all);  // every GPU of the node
+    QVERIFY2(!holder.allocation().empty(), holder.problem().c_str());
+    kwb::EvaluatorPoolSettings more;
+    more.evaluator.launcher = launcher("gpus=1,wait=2");
+    more.devices = {0};
+    kwb::EvaluatorPool waiting(more);
+    QVERIFY(waiting.devices().empty());
+    QVERIFY2(waiting.problem().find("did not grant 1 worker(s) within 2 s") != std::string::npos,
+             waiting.problem().c_str());
+    for (const auto &line : cluster_->jobs())
+      QVERIFY2(line.rfind(holder.allocation() + " ", 0) == 0 || line.find(" kwb-workers-") == std::string::npos ||
+                   (line.find(" RUNNING") == std::string::npos && line.find(" PENDING") == std::string::npos),
+               line.c_str());
   }
 
   void scancelledStepIsALostWorkerAndANewStepAnswers() {

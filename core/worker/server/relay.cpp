@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -23,6 +24,17 @@ std::string hostName() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
+}
+
+std::string environment(const char *name) {
+  const char *v = std::getenv(name);
+  return v ? v : "";
+}
+
+// "JOBID.STEPID" inside a Slurm job step, else empty.
+std::string slurmStep() {
+  const std::string job = environment("SLURM_JOB_ID"), step = environment("SLURM_STEP_ID");
+  return job.empty() ? std::string() : step.empty() ? job : job + "." + step;
 }
 
 }  // namespace
@@ -79,7 +91,9 @@ int runRelay(std::optional<int> device) {
                     {"verified", sandbox.verified},
                     {"reason", sandbox.reason},
                     {"private_dir", sandbox.privateDir},
-                    {"probe", sandbox.probe}};
+                    {"probe", sandbox.probe},
+                    {"slurm_step", slurmStep()},
+                    {"cuda_visible_devices", environment("CUDA_VISIBLE_DEVICES")}};
   write(encodeEvent({std::nullopt, "hello", hello}));
 
   LineDecoder decoder;

@@ -1,0 +1,112 @@
+#include "core/worker/slurm_allocation.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <regex>
+
+#include "core/process/child_process.h"
+
+namespace kwb::worker {
+
+namespace {
+
+std::string value(const WorkerLauncher &launcher, const char *key) {
+  const auto it = launcher.slurm.find(key);
+  return it == launcher.slurm.end() ? std::string() : it->second;
+}
+
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "host";
+  std::string out = name;
+  if (const auto dot = out.find('.'); dot != std::string::npos) out.resize(dot);
+  return out;
+}
+
+std::string userName() {
+  if (const passwd *pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+  return std::to_string(::getuid());
+}
+
+// scancel of `job` (an id), or of every job of this user with `name`: what scancel said when it failed.
+std::string cancelJob(const std::string &job, const std::string &name) {
+  const auto program = launcherProgram("scancel");
+  if (!program) return "'scancel' is not on PATH";
+  ChildProcessRequest r;
+  r.argv = {*program};
+  if (!job.empty()) r.argv.push_back(job);
+  else r.argv.insert(r.argv.end(), {"--name=" + name, "--user=" + userName()});
+  r.timeout = std::chrono::seconds(30);
+  const auto run = runChildProcess(r);
+  return run.succeeded() ? std::string() : run.output.empty() ? "scancel failed" : run.output;
+}
+
+}  // namespace
+
+int slurmWorkerCount(const WorkerLauncher &launcher) {
+  const int gpus = std::atoi(value(launcher, "gpus").c_str());
+  return gpus > 0 ? gpus : 1;
+}
+
+std::chrono::seconds slurmAllocationWait(const WorkerLauncher &launcher) {
+  const long wait = std::atol(value(launcher, "wait").c_str());
+  return std::chrono::seconds(wait > 0 ? wait : 600);
+}
+
+WorkerLauncher SlurmAllocation::inside(WorkerLauncher launcher) const {
+  launcher.slurm["jobid"] = jobId_;
+  return launcher;
+}
+
+std::unique_ptr<SlurmAllocation> SlurmAllocation::request(const WorkerLauncher &launcher, std::string &problem,
+                                                          const Progress &progress) {
+  static std::atomic<int> sequence{0};
+  std::unique_ptr<SlurmAllocation> a(new SlurmAllocation);
+  a->workers_ = slurmWorkerCount(launcher);
+  a->name_ = "kwb-workers-" + hostName() + "-" + std::to_string(::getpid()) + "-" + std::to_string(++sequence);
+  const auto program = launcherProgram("salloc");
+  if (!program) {
+    problem = missingLauncherProgram(launcher, "salloc");
+    return nullptr;
+  }
+  ChildProcessRequest r;
+  r.argv = {*program, "--no-shell", "--job-name=" + a->name_, "--ntasks=" + std::to_string(a->workers_)};
+  if (const std::string gpus = value(launcher, "gpus"); !gpus.empty() && gpus != "0")
+    r.argv.push_back("--gpus=" + std::to_string(a->workers_));
+  for (const char *key : {"partition", "time", "account", "qos", "constraint"})
+    if (const std::string v = value(launcher, key); !v.empty()) r.argv.push_back("--" + std::string(key) + "=" + v);
+  const auto wait = slurmAllocationWait(launcher);
+  r.timeout = wait;
+  const std::regex granted(R"(Granted job allocation (\d+))"), pending(R"((?:Pending job allocation|job) (\d+))");
+  std::string seen;  // the job's id as soon as salloc names it
+  r.onLine = [&](const std::string &line) {
+    std::smatch m;
+    if (std::regex_search(line, m, granted) || std::regex_search(line, m, pending)) seen = m[1];
+    if (progress.onLine) progress.onLine(line);
+  };
+  r.cancelled = progress.cancelled;
+  const auto run = runChildProcess(r);
+  std::smatch m;
+  if (run.succeeded() && std::regex_search(run.output, m, granted)) {
+    a->jobId_ = m[1];
+    return a;
+  }
+  // Not granted: a request still queued must not be granted later and hold GPUs for nothing.
+  cancelJob(seen, a->name_);
+  std::string said = run.output;
+  while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
+  if (!run.started) problem = "salloc did not start: " + run.startError;
+  else if (run.timedOut)
+    problem = "Slurm did not grant " + std::to_string(a->workers_) + " worker(s) within " + std::to_string(wait.count()) +
+              " s (the request was cancelled; wait=SECONDS in --workers waits longer)";
+  else if (run.cancelled) problem = "cancelled while waiting for a Slurm allocation";
+  else problem = "salloc refused the allocation" + (said.empty() ? std::string() : ": " + said);
+  return nullptr;
+}
+
+SlurmAllocation::~SlurmAllocation() { cancelJob(jobId_, name_); }
+
+}  // namespace kwb::worker

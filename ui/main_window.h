@@ -155,6 +155,9 @@ class MainWindow : public QMainWindow {
   // result in Results, and the run in the workspace's history. False when there is no task or
   // a run is already in progress.
   bool runCurrent();
+  // Takes up the settings as they are now (what the Settings dialog's Apply leads to): editor,
+  // GPUs, workers, workspace.
+  void applySettings();
   void cancelRun();
   bool isRunning() const;
   FindBar *findBar() const { return findBar_; }
@@ -242,7 +245,6 @@ class MainWindow : public QMainWindow {
   void openTaskFolderDialog();
   void saveCurrent();
   void showSettings();
-  void applySettings();
   // Settings ▸ GPU ▸ Workers to the evaluation pool, the GPU probe and the GPUs dock; true when
   // it changed where the workers run.
   bool applyWorkers();

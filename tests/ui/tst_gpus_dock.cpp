@@ -32,6 +32,7 @@
 #include "ui/settings/settings_dialog.h"
 #include "core/paths/install_paths.h"
 #include "helpers/loopback_sshd.h"
+#include "helpers/one_node_slurm.h"
 
 using kwb::ui::CudaEditor;
 using kwb::ui::DevicesPanel;
@@ -58,6 +59,7 @@ class TestGpusDock : public QObject {
   void poolDeviceTakenOutIsReported();
   void gpuChoiceRoundTrips();
   void remoteWorkersInTheDock();
+  void slurmWorkersInTheDock();
 
  private:
   QString tempPath(const QString &name) const { return home_->path(name); }
@@ -249,6 +251,69 @@ void TestGpusDock::remoteWorkersInTheDock() {
   dialog.workersField()->clear();
   QVERIFY(dialog.apply());
   QCOMPARE(settings::workersSpec(), QString());
+}
+
+// Workers through Slurm (issue 22): the dock lists the evaluation pool's workers, a job step with
+// one GPU each, with where each runs (node, step, CUDA_VISIBLE_DEVICES) and what happened there;
+// it polls nothing through Slurm. Going back to local gives the pool's allocation back at once.
+void TestGpusDock::slurmWorkersInTheDock() {
+  namespace settings = kwb::ui::settings;
+  kwb::test::OneNodeSlurm cluster;
+  // packaging/install-deps.sh installs Slurm and munge; CI runs as root: no reason to skip.
+  QVERIFY2(cluster.problem().empty(), cluster.problem().c_str());
+  const auto worker = kwb::workerExecutable();
+  QVERIFY(worker);
+  settings::setWorkersSpec(QStringLiteral("slurm:partition=%1,gpus=2,time=00:10:00,worker=%2")
+                               .arg(QLatin1String(kwb::test::OneNodeSlurm::kPartition), QString::fromStdString(worker->string())));
+  window_->applySettings();
+  DevicesPanel *panel = window_->devicesPanel();
+  const GpuDeviceModel *model = panel->model();
+  QVERIFY(model->poolRowsOnly());
+  QVERIFY2(panel->whereLabel()->text().contains(QStringLiteral("GPUs on slurm (partition kwb, 2 GPUs")),
+           qPrintable(panel->whereLabel()->text()));
+  QVERIFY(!panel->view()->isColumnHidden(GpuDeviceModel::Where));
+  QCOMPARE(model->rowCount(), 0);
+  QVERIFY2(panel->messageLabel()->text().contains(QStringLiteral("asks Slurm for its workers")),
+           qPrintable(panel->messageLabel()->text()));
+
+  // The node's GPUs are stand-ins (no CUDA device behind them): the pool's two are named.
+  window_->evaluation()->setDevices({0, 1});
+  QVERIFY(window_->openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
+  QSignalSpy finished(window_.get(), &MainWindow::runFinished);
+  QSignalSpy summary(panel, &DevicesPanel::summaryChanged);
+  QVERIFY(window_->runCurrent());
+  QVERIFY(finished.wait(180000));
+  const auto run = finished.takeFirst().at(0).value<kwb::ui::EvaluationRun>();
+  QVERIFY2(run.outcome == kwb::Outcome::NotRun, qPrintable(QLatin1String(kwb::toString(run.outcome)) + QStringLiteral(": ") + run.message));
+  if (model->rowCount() != 2) QVERIFY(summary.wait(10000));
+  QCOMPARE(model->rowCount(), 2);
+  QCOMPARE(summary.last().at(0).toString(), QStringLiteral("2 GPU workers"));
+  std::vector<std::string> jobs;
+  for (int row = 0; row < 2; ++row) {
+    const QString where = cell(model, row, GpuDeviceModel::Where);
+    QVERIFY2(where.contains(QStringLiteral(" · Slurm step ")) && where.contains(QStringLiteral("CUDA_VISIBLE_DEVICES=")),
+             qPrintable(where));
+    QCOMPARE(cell(model, row, GpuDeviceModel::Load), QStringLiteral("—"));
+    jobs.push_back(where.section(QStringLiteral("Slurm step "), 1).section(QLatin1Char('.'), 0, 0).toStdString());
+  }
+  QCOMPARE(jobs[0], jobs[1]);  // both steps in the pool's one allocation
+  // The run went to GPU 0, found no CUDA device there, and moved to GPU 1: the dock says so.
+  const QString first = cell(model, 0, GpuDeviceModel::State);
+  QVERIFY2(first.contains(QStringLiteral("no CUDA device")) && first.contains(QStringLiteral("(moved to GPU 1)")), qPrintable(first));
+  bool held = false;
+  for (const auto &line : cluster.jobs()) held = held || (line.rfind(jobs[0] + " ", 0) == 0 && line.find(" RUNNING") != std::string::npos);
+  QVERIFY(held);
+
+  // Back to local: the pool (and the allocation) go now, not at the next run.
+  settings::setWorkersSpec(QString());
+  QSignalSpy changed(window_->evaluation(), &kwb::ui::EvaluationService::devicesChanged);
+  window_->applySettings();
+  QVERIFY(changed.wait(60000));
+  QVERIFY(!model->poolRowsOnly());
+  QVERIFY(window_->evaluation()->deviceStates().isEmpty());
+  for (const auto &line : cluster.jobs())
+    QVERIFY2(line.rfind(jobs[0] + " ", 0) != 0 || line.find(" RUNNING") == std::string::npos, line.c_str());
+  window_->evaluation()->setDevices({});
 }
 
 QTEST_MAIN(TestGpusDock)

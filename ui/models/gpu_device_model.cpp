@@ -17,6 +17,7 @@ QString GpuDeviceModel::formatBytes(qint64 bytes) {
 }
 
 void GpuDeviceModel::setStats(const kwb::GpuStatsReport &report) {
+  if (poolOnly_) return;  // an answer from before the workers moved to Slurm
   const std::vector<kwb::GpuStats> &rows = report.devices;
   const QString problem = QString::fromStdString(report.problem);
   const bool sameShape = rows.size() == rows_.size() &&
@@ -41,15 +42,36 @@ void GpuDeviceModel::setFailure(const QString &reason) {
 }
 
 void GpuDeviceModel::setPoolDevices(const QList<PoolDeviceRow> &devices) {
+  if (poolOnly_ && devices.size() != pool_.size()) {
+    beginResetModel();
+    pool_ = devices;
+    endResetModel();
+    return;
+  }
   pool_ = devices;
-  if (!rows_.empty()) emit dataChanged(index(0, State), index(rowCount() - 1, Job));
+  if (rowCount() > 0) emit dataChanged(index(0, poolOnly_ ? Gpu : State), index(rowCount() - 1, ColumnCount - 1));
+}
+
+void GpuDeviceModel::setPoolRowsOnly(bool poolOnly) {
+  if (poolOnly == poolOnly_) return;
+  beginResetModel();
+  poolOnly_ = poolOnly;
+  rows_.clear();
+  pool_.clear();  // the rows of the pool from before
+  problem_ = poolOnly ? tr("no GPU worker yet: the evaluation pool asks Slurm for its workers at the first run")
+                      : QString();
+  endResetModel();
 }
 
 QString GpuDeviceModel::noDeviceText() const {
-  return rows_.empty() ? tr("No CUDA device: %1").arg(problem_) : QString();
+  return rowCount() == 0 ? tr("No CUDA device: %1").arg(problem_) : QString();
 }
 
 QString GpuDeviceModel::summary() const {
+  if (poolOnly_) {
+    if (pool_.isEmpty()) return {};
+    return pool_.size() == 1 ? tr("1 GPU worker") : tr("%1 GPU workers").arg(pool_.size());
+  }
   if (rows_.empty()) return {};
   int loadSum = 0, loads = 0, hottest = -1;
   for (const auto &r : rows_) {
@@ -81,7 +103,31 @@ QString GpuDeviceModel::stateText(int ordinal) const {
 }
 
 int GpuDeviceModel::rowCount(const QModelIndex &parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+  if (parent.isValid()) return 0;
+  return poolOnly_ ? static_cast<int>(pool_.size()) : static_cast<int>(rows_.size());
+}
+
+QVariant GpuDeviceModel::poolOnlyData(const PoolDeviceRow &row, int column, int role) const {
+  if (role == Qt::DisplayRole) {
+    switch (column) {
+      case Gpu: return tr("%1").arg(row.device);
+      case State: return stateText(row.device);
+      case Job: return row.job;
+      case Where: return row.where.isEmpty() ? tr("(not started yet)") : row.where;
+      default: return tr("—");
+    }
+  }
+  if (role == Qt::ToolTipRole) {
+    QStringList lines{tr("Worker %1 of the evaluation pool: a Slurm job step with one GPU").arg(row.device)};
+    if (!row.where.isEmpty()) lines << row.where;
+    lines << tr("Evaluations done here: %1").arg(row.done);
+    if (!row.message.isEmpty()) lines << row.message;
+    if (column >= Load && column <= SmClock)
+      lines << tr("Load, memory, temperature and clock are not polled through Slurm: each poll would be a job step of its own.");
+    return lines.join(QLatin1Char('\n'));
+  }
+  if (role == Qt::ForegroundRole && column == State && row.removed) return QBrush(QColor(0xc0, 0x20, 0x20));
+  return {};
 }
 
 int GpuDeviceModel::columnCount(const QModelIndex &parent) const {
@@ -90,6 +136,7 @@ int GpuDeviceModel::columnCount(const QModelIndex &parent) const {
 
 QVariant GpuDeviceModel::data(const QModelIndex &index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
+  if (poolOnly_) return poolOnlyData(pool_[index.row()], index.column(), role);
   const kwb::GpuStats &r = rows_[static_cast<std::size_t>(index.row())];
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
@@ -114,6 +161,10 @@ QVariant GpuDeviceModel::data(const QModelIndex &index, int role) const {
       case Job: {
         const PoolDeviceRow *p = poolRow(r.ordinal);
         return p ? p->job : QString();
+      }
+      case Where: {
+        const PoolDeviceRow *p = poolRow(r.ordinal);
+        return p ? p->where : QString();
       }
     }
   } else if (role == Qt::ToolTipRole) {
@@ -148,6 +199,7 @@ QVariant GpuDeviceModel::headerData(int section, Qt::Orientation orientation, in
     case SmClock: return tr("SM clock");
     case State: return tr("State");
     case Job: return tr("Current job");
+    case Where: return tr("Where");
   }
   return {};
 }

@@ -21,13 +21,14 @@ struct PoolDeviceRow {
   int done = 0;
   QString message;
   QString job;  // "task · source" of the evaluation running on it; empty when idle
+  QString where;  // a remote worker: host, Slurm step, CUDA_VISIBLE_DEVICES; empty: this machine
 };
 
 class GpuDeviceModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { Gpu, Load, Memory, Temperature, SmClock, State, Job, ColumnCount };
+  enum Column { Gpu, Load, Memory, Temperature, SmClock, State, Job, Where, ColumnCount };
 
   explicit GpuDeviceModel(QObject *parent = nullptr);
 
@@ -36,6 +37,10 @@ class GpuDeviceModel : public QAbstractTableModel {
   // The stats could not be read at all (the worker failed): no rows, this reason.
   void setFailure(const QString &reason);
   void setPoolDevices(const QList<PoolDeviceRow> &devices);
+  // Workers through Slurm: a row per worker of the evaluation pool (each its own job step with
+  // one GPU), from the pool alone: the figures are not polled (each poll would be a job step).
+  void setPoolRowsOnly(bool poolOnly);
+  bool poolRowsOnly() const { return poolOnly_; }
 
   const std::vector<kwb::GpuStats> &stats() const { return rows_; }
   // Why there are no rows ("no CUDA driver: ..."); empty when there are.
@@ -56,9 +61,12 @@ class GpuDeviceModel : public QAbstractTableModel {
   const PoolDeviceRow *poolRow(int ordinal) const;
   QString stateText(int ordinal) const;
 
+  QVariant poolOnlyData(const PoolDeviceRow &row, int column, int role) const;
+
   std::vector<kwb::GpuStats> rows_;
   QString problem_;
   QList<PoolDeviceRow> pool_;
+  bool poolOnly_ = false;
 };
 
 }  // namespace kwb::ui

@@ -42,6 +42,7 @@ struct EvaluationService::Shared {
   std::mutex mutex;
   kwb::Evaluator *active = nullptr;      // set while evaluate() runs, under mutex
   kwb::EvaluatorPool *pool = nullptr;    // the backend's pool, under mutex (made and reset there)
+  std::string poolSpec;                  // where its workers run (WorkerLauncher::spec)
   bool poolRunning = false;              // a run is on the pool, under mutex
   QString job;                           // "task · source" of that run, under mutex
   std::vector<int> devices;              // the choice for the next pool, under mutex
@@ -94,6 +95,19 @@ class EvaluationService::Backend {
     return true;
   }
 
+  // A pool whose workers run somewhere no longer chosen goes now, not at the next run: its
+  // workers (ssh connections, Slurm steps) and its Slurm allocation are given back.
+  bool releaseStalePool(Shared &shared) {
+    {
+      std::lock_guard lock(shared.mutex);
+      if (!pool_ || shared.launcher.spec() == poolLauncher_.spec()) return false;
+      shared.pool = nullptr;
+    }
+    pool_.reset();
+    evaluator_.reset();
+    return true;
+  }
+
   void shutDown(Shared &shared) {
     {
       std::lock_guard lock(shared.mutex);
@@ -129,6 +143,7 @@ class EvaluationService::Backend {
     evaluator_.reset();  // the compile-only evaluator asks the same workers
     std::lock_guard lock(shared.mutex);
     shared.pool = pool_.get();
+    shared.poolSpec = launcher.spec();
     return pool_.get();
   }
 
@@ -344,8 +359,13 @@ bool EvaluationService::setWorkers(const QString &spec) {
   std::string problem;
   const auto launcher = kwb::worker::parseWorkerLauncher(spec.trimmed().toStdString(), problem);
   if (!launcher) return false;
-  std::lock_guard lock(shared_->mutex);
-  shared_->launcher = *launcher;
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->launcher = *launcher;
+  }
+  jobs_->post([this, backend = backend_, shared = shared_] {
+    if (backend->releaseStalePool(*shared)) QMetaObject::invokeMethod(this, [this] { emit devicesChanged(); }, Qt::QueuedConnection);
+  });
   return true;
 }
 
@@ -357,7 +377,8 @@ QString EvaluationService::workersDescription() const {
 QList<PoolDeviceRow> EvaluationService::deviceStates() const {
   QList<PoolDeviceRow> rows;
   std::lock_guard lock(shared_->mutex);
-  if (!shared_->pool) return rows;
+  // A pool from before the workers moved elsewhere is not theirs (it goes on its own thread).
+  if (!shared_->pool || shared_->poolSpec != shared_->launcher.spec()) return rows;
   const auto states = shared_->pool->devices();
   // One run at a time: the busy device is the one running it.
   for (const auto &d : states) {
@@ -368,6 +389,7 @@ QList<PoolDeviceRow> EvaluationService::deviceStates() const {
     row.queued = static_cast<int>(d.queued);
     row.done = static_cast<int>(d.done);
     row.message = QString::fromStdString(d.message);
+    row.where = QString::fromStdString(d.where);
     if (d.busy && shared_->poolRunning) row.job = shared_->job;
     rows.push_back(row);
   }

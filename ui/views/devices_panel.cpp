@@ -7,7 +7,6 @@
 #include <QVBoxLayout>
 
 #include "core/gpu/worker_gpu_report.h"
-#include "ui/models/gpu_device_model.h"
 #include "ui/services/worker_command.h"
 
 namespace kwb::ui {
@@ -65,11 +64,36 @@ void DevicesPanel::start(const QString &program, int intervalMs) {
 void DevicesPanel::setLauncher(const kwb::worker::WorkerLauncher &launcher) {
   command_->setLauncher(launcher);
   where_->setVisible(launcher.remote());
-  where_->setText(tr("GPUs on %1 (workers started there; code compiled here)")
-                      .arg(QString::fromStdString(launcher.describe())));
+  const bool slurm = launcher.kind == kwb::worker::WorkerLauncher::Kind::Slurm;
+  where_->setText(slurm ? tr("GPUs on %1: the evaluation pool's workers, a job step with one GPU each "
+                             "(code compiled here)")
+                              .arg(QString::fromStdString(launcher.describe()))
+                        : tr("GPUs on %1 (workers started there; code compiled here)")
+                              .arg(QString::fromStdString(launcher.describe())));
+  view_->setColumnHidden(GpuDeviceModel::Where, !launcher.remote());
   // An answer on its way is from the old place: dropped, and asked again here.
   command_->cancel();
+  model_->setPoolRowsOnly(slurm);
+  if (slurm) {
+    timer_->stop();
+    message_->setText(model_->noDeviceText());
+    noteSummary();
+    return;
+  }
   if (active_) refreshNow();
+}
+
+void DevicesPanel::setPoolDevices(const QList<PoolDeviceRow> &devices) {
+  model_->setPoolDevices(devices);
+  if (model_->poolRowsOnly()) noteSummary();
+}
+
+void DevicesPanel::noteSummary() {
+  const QString summary = model_->summary();
+  if (summary != lastSummary_) {
+    lastSummary_ = summary;
+    emit summaryChanged(summary);
+  }
 }
 
 void DevicesPanel::stop() {
@@ -83,7 +107,7 @@ bool DevicesPanel::isRefreshing() const {
 }
 
 void DevicesPanel::refreshNow() {
-  if (command_->isRunning()) return;
+  if (command_->isRunning() || model_->poolRowsOnly()) return;
   command_->start(program_, {QStringLiteral("--stats"), QStringLiteral("--json")}, kStatsTimeoutMs);
 }
 
@@ -106,11 +130,7 @@ void DevicesPanel::onFailed(const QString &summary, const QString &detail) {
 
 void DevicesPanel::afterAnswer() {
   if (model_->rowCount() == 0) message_->setText(model_->noDeviceText());
-  const QString summary = model_->summary();
-  if (summary != lastSummary_) {
-    lastSummary_ = summary;
-    emit summaryChanged(summary);
-  }
+  noteSummary();
   if (active_) timer_->start();
   emit refreshed();
 }

@@ -6,6 +6,7 @@
 #include <QWidget>
 
 #include "core/worker/worker_launcher.h"
+#include "ui/models/gpu_device_model.h"
 
 class QLabel;
 class QTableView;
@@ -13,7 +14,6 @@ class QTimer;
 
 namespace kwb::ui {
 
-class GpuDeviceModel;
 class WorkerCommand;
 
 class DevicesPanel : public QWidget {
@@ -30,8 +30,12 @@ class DevicesPanel : public QWidget {
   void stop();
   bool isRefreshing() const;
   // Where the GPUs listed are: this machine, or a remote host's (ssh, Slurm); the panel says
-  // which above the table, and the figures come from that host's kwb-worker.
+  // which above the table, and the figures come from that host's kwb-worker. Through Slurm the
+  // rows are the evaluation pool's workers (setPoolDevices) and nothing is polled: each poll
+  // would be a job step of its own.
   void setLauncher(const kwb::worker::WorkerLauncher &launcher);
+  // The evaluation pool's devices: their state, job and where they run, joined to the rows.
+  void setPoolDevices(const QList<PoolDeviceRow> &devices);
   QLabel *whereLabel() const { return where_; }
 
   GpuDeviceModel *model() const { return model_; }
@@ -50,6 +54,7 @@ class DevicesPanel : public QWidget {
   void onStats(const QByteArray &json);
   void onFailed(const QString &summary, const QString &detail);
   void afterAnswer();
+  void noteSummary();
 
   GpuDeviceModel *model_ = nullptr;
   QTableView *view_ = nullptr;

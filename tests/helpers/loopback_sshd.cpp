@@ -1,4 +1,5 @@
 #include "helpers/loopback_sshd.h"
+#include "core/sandbox/sandbox.h"
 #include "helpers/daemon_process.h"
 
 #include <arpa/inet.h>
@@ -43,9 +44,11 @@ std::string trimmed(std::string s) {
   return s;
 }
 
-std::string sshdProgram() {
-  for (const char *p : {"/usr/sbin/sshd", "/usr/local/sbin/sshd"})
+// Where Debian puts `name`, else the first on $PATH (a bundle's copy on the GPU machine).
+std::string program(const char *name, std::initializer_list<const char *> usual) {
+  for (const char *p : usual)
     if (::access(p, X_OK) == 0) return p;
+  if (const auto found = kwb::findOnPath(name)) return found->string();
   return {};
 }
 
@@ -72,12 +75,13 @@ std::vector<pid_t> childrenOf(pid_t parent) {
 }  // namespace
 
 LoopbackSshd::LoopbackSshd() {
-  const std::string sshd = sshdProgram();
+  const std::string sshd = program("sshd", {"/usr/sbin/sshd", "/usr/local/sbin/sshd"});
   if (sshd.empty()) {
     problem_ = "sshd is not installed (Debian: apt install openssh-server; packaging/install-deps.sh installs it)";
     return;
   }
-  if (::access("/usr/bin/ssh-keygen", X_OK) != 0) {
+  const std::string keygen = program("ssh-keygen", {"/usr/bin/ssh-keygen"});
+  if (keygen.empty()) {
     problem_ = "ssh-keygen is not installed (Debian: apt install openssh-client)";
     return;
   }
@@ -89,7 +93,7 @@ LoopbackSshd::LoopbackSshd() {
   folder_ = templ;
   const std::string d = folder_.string();
   for (const char *key : {"host_key", "client_key"}) {
-    const std::string command = "/usr/bin/ssh-keygen -q -t ed25519 -N '' -f '" + d + "/" + key + "' >/dev/null 2>&1";
+    const std::string command = "'" + keygen + "' -q -t ed25519 -N '' -f '" + d + "/" + key + "' >/dev/null 2>&1";
     if (std::system(command.c_str()) != 0) {
       problem_ = std::string("ssh-keygen could not make ") + key;
       return;
@@ -111,6 +115,8 @@ LoopbackSshd::LoopbackSshd() {
       << "/sshd.pid\nAuthorizedKeysFile " << d << "/authorized_keys\n"
       << "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
       << "StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\nMaxSessions 64\nMaxStartups 64\n";
+    // A bundle's programs (the GPU machine) find their libraries through it: sessions get it too.
+    if (const char *libs = std::getenv("LD_LIBRARY_PATH"); libs && *libs) c << "SetEnv LD_LIBRARY_PATH=" << libs << "\n";
   }
   {
     std::ofstream k(folder_ / "known_hosts");

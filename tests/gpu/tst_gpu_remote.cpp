@@ -1,0 +1,132 @@
+// On a machine with a GPU: remote workers (issue 22) against real CUDA. A real OpenSSH server on
+// loopback (tests/helpers/loopback_sshd.h) stands for the GPU host: the evaluation pool through
+// `ssh` lists the same GPU as a local worker and gives the same timed, correct verdict on it; a
+// connection dropped while an evaluation's request is in flight is a lost worker, and the pool
+// runs that evaluation again on a fresh worker (a new connection), which ends correct. Skips,
+// saying why, where there is no device.
+#include <QtTest>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "core/eval/evaluator_pool.h"
+#include "core/gpu/device_info.h"
+#include "core/task/manifest_parser.h"
+#include "core/worker/worker_launcher.h"
+#include "helpers/loopback_sshd.h"
+#include "helpers/test_files.h"
+
+using kwb::test::kernelsDir;
+using kwb::test::outputDir;
+using kwb::test::readFile;
+
+namespace {
+
+std::string describe(const kwb::EvaluationResult &r) { return nlohmann::json(r).dump(1); }
+
+}  // namespace
+
+class TestGpuRemote : public QObject {
+  Q_OBJECT
+
+  std::string worker_;
+  kwb::Task softmax_;
+  std::unique_ptr<kwb::test::LoopbackSshd> sshd_;
+  QTemporaryDir runtime_;
+
+  kwb::EvaluatorSettings settings(bool remote) const {
+    kwb::EvaluatorSettings s;
+    s.compiler.cacheDirectory = outputDir() / "gpu-remote-compile-cache";
+    if (!remote) {
+      s.workerPath = worker_;
+      return s;
+    }
+    std::string problem;
+    s.launcher = *kwb::worker::parseWorkerLauncher("ssh://" + std::string(kwb::test::LoopbackSshd::kHost) + worker_, problem);
+    return s;
+  }
+
+  static kwb::EvaluationOptions timed() {
+    kwb::EvaluationOptions o;
+    o.configs = {"small"};
+    o.time = true;
+    o.timeTorch = false;
+    o.timingCap = std::chrono::milliseconds(500);
+    return o;
+  }
+
+ private slots:
+  void initTestCase() {
+    const auto inventory = kwb::probeGpus();
+    if (!inventory.hasDevices()) QSKIP(("no CUDA device: " + inventory.problem).c_str());
+    const char *worker = std::getenv("KWB_WORKER");
+    QVERIFY2(worker && *worker, "run through ctest: KWB_WORKER names kwb-worker");
+    worker_ = worker;
+    QVERIFY(runtime_.isValid());
+    qputenv("XDG_RUNTIME_DIR", runtime_.path().toUtf8());  // the shared ssh connections' folder
+    sshd_ = std::make_unique<kwb::test::LoopbackSshd>();
+    QVERIFY2(sshd_->problem().empty(), sshd_->problem().c_str());
+    qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(sshd_->sshCommand()));
+    softmax_ = kwb::loadTask(kernelsDir() / "softmax");
+  }
+
+  void cleanupTestCase() { sshd_.reset(); }
+
+  // The same GPU, and the same verdict on it, through ssh as here.
+  void sameGpuAndVerdictThroughSsh() {
+    std::string localProblem, remoteProblem;
+    const auto local = kwb::describeVisibleDevices(settings(false), localProblem);
+    const auto remote = kwb::describeVisibleDevices(settings(true), remoteProblem);
+    QVERIFY2(!remote.empty(), (remoteProblem + "\nsshd: " + sshd_->log()).c_str());
+    QCOMPARE(remote.size(), local.size());
+    QCOMPARE(remote.front().name, local.front().name);
+    QCOMPARE(remote.front().pciBusId, local.front().pciBusId);
+    const std::string starter = readFile(softmax_.folder / softmax_.starterSource());
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = settings(true);
+    kwb::EvaluatorPool pool(ps);
+    QCOMPARE(pool.devices().size(), local.size());
+    const auto r = pool.submit(softmax_, starter, timed()).get();
+    const auto l = kwb::Evaluator(settings(false)).evaluate(softmax_, starter, timed());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
+    QVERIFY2(l.outcome == kwb::Outcome::Correct, describe(l).c_str());
+    QCOMPARE(r.device, l.device);
+    QVERIFY(r.configs.at(0).timing && r.configs[0].timing->ok);
+    const auto states = pool.devices();
+    QVERIFY2(states.at(static_cast<std::size_t>(r.deviceOrdinal)).where.size() > 0, "the pool does not say where");
+    std::cerr << "softmax starter at small: ssh median " << r.configs[0].timing->candidate.median * 1000 << " us, local "
+              << l.configs.at(0).timing->candidate.median * 1000 << " us; where: " << states[0].where << "\n";
+  }
+
+  // The connection drops while the evaluation's first request to the worker is in flight: a lost
+  // worker, not the candidate's doing; the pool runs it again on a fresh worker (a new
+  // connection), and it ends correct; the GPU stays in the pool and says what happened.
+  void droppedConnectionIsRunAgain() {
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = settings(true);
+    ps.devices = {0};
+    kwb::EvaluatorPool pool(ps);
+    const std::string starter = readFile(softmax_.folder / softmax_.starterSource());
+    // A first evaluation starts the worker (and the connection) and fills the compile cache.
+    QVERIFY(pool.submit(softmax_, starter, timed()).get().outcome == kwb::Outcome::Correct);
+    std::atomic<int> dropped{0};
+    auto options = timed();
+    options.onStep = [&](const kwb::EvalProgress &step) {
+      // The worker's requests begin after the compile: drop every connection once, there.
+      if (step.stage != "compile" && dropped.fetch_add(1) == 0) sshd_->dropConnections();
+    };
+    const auto r = pool.submit(softmax_, starter, options).get();
+    QVERIFY(dropped.load() > 0);
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
+    const auto states = pool.devices();
+    QCOMPARE(states.size(), std::size_t(1));
+    QVERIFY(!states[0].removed);
+    QVERIFY2(states[0].message.find("(run again here on a fresh worker)") != std::string::npos, states[0].message.c_str());
+    std::cerr << "after the dropped connection: " << states[0].message << "\n";
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGpuRemote)
+#include "tst_gpu_remote.moc"

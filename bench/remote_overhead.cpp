@@ -5,8 +5,10 @@
 //   connect      the shared ssh connection's set-up (ensureSshMaster), paid once per host
 //   ping         a request's round trip with a small body, sequential
 //   1 MiB, 16 MiB  the round trip of a ping carrying that much (a CUBIN, given outputs)
+//   evaluate (GPU)  where there is a GPU: a whole timed evaluation of the softmax starter at
+//                   `small` (compile cached), the Evaluator's wall time, local against ssh
 // Loopback has no network latency: over a real network add its round trip per request and its
-// bandwidth per byte. Prints a table and writes JSON. Needs no GPU.
+// bandwidth per byte. Prints a table and writes JSON. Needs no GPU (the last row does).
 //
 // srun's column needs root and Slurm's packages (packaging/install-deps.sh); without them it is left
 // out, saying why.
@@ -14,15 +16,20 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <iterator>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "bench/bench_report.h"
+#include "core/eval/evaluator.h"
+#include "core/gpu/device_info.h"
 #include "core/paths/install_paths.h"
+#include "core/task/manifest_parser.h"
 #include "core/worker/worker_client.h"
 #include "helpers/loopback_sshd.h"
 #include "helpers/one_node_slurm.h"
@@ -50,10 +57,12 @@ struct Row {
 
 int main(int argc, char **argv) {
   CLI::App app{"Remote workers' overhead: a worker through ssh on loopback against a local one"};
-  int pings = 200, starts = 5;
+  int pings = 200, starts = 5, evaluations = 5;
   std::string out, workerPath;
   app.add_option("--pings", pings, "sequential round trips per body size")->check(CLI::PositiveNumber);
   app.add_option("--starts", starts, "worker starts measured per kind")->check(CLI::PositiveNumber);
+  app.add_option("--evaluations", evaluations, "timed evaluations per kind, where there is a GPU")
+      ->check(CLI::PositiveNumber);
   app.add_option("--out", out, "the JSON file to write");
   app.add_option("--worker", workerPath, "kwb-worker (default: $KWB_WORKER, the build's, or PATH)");
   CLI11_PARSE(app, argc, argv);
@@ -157,9 +166,51 @@ int main(int argc, char **argv) {
     rows.push_back({name, *l, *s, slurmClient ? roundTrips(*slurmClient, bytes, n) : std::nullopt});
   }
 
+  // A whole evaluation on the GPU, the Evaluator's wall time: what a remote worker adds to the
+  // work it exists for (a shared evaluator each: worker, device and ceilings kept between runs).
+  const auto inventory = kwb::probeGpus();
+  if (inventory.hasDevices()) {
+    const auto kernels = kwb::bundledKernelsDir();
+    if (!kernels) {
+      std::cerr << kProgram << ": no bundled kernels/ ($KWB_KERNELS_DIR): no evaluation row\n";
+    } else {
+      const auto task = kwb::loadTask(*kernels / "softmax");
+      std::ifstream in(task.folder / task.starterSource());
+      const std::string starter((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      kwb::EvaluationOptions o;
+      o.configs = {"small"};
+      o.time = true;
+      o.timeTorch = false;
+      o.timingCap = std::chrono::milliseconds(300);
+      auto evaluationTimes = [&](const kwb::EvaluatorSettings &settings) -> std::optional<kb::Spread> {
+        kwb::Evaluator evaluator(settings);
+        if (evaluator.evaluate(task, starter, o).outcome != kwb::Outcome::Correct) return std::nullopt;  // warm
+        std::vector<double> ms;
+        for (int i = 0; i < evaluations; ++i) {
+          const auto t = std::chrono::steady_clock::now();
+          const auto r = evaluator.evaluate(task, starter, o);
+          if (r.outcome != kwb::Outcome::Correct) {
+            std::cerr << kProgram << ": the evaluation ended " << kwb::toString(r.outcome) << ": " << r.message << "\n";
+            return std::nullopt;
+          }
+          ms.push_back(msSince(t));
+        }
+        return kb::spreadOf(ms);
+      };
+      kwb::EvaluatorSettings here, there;
+      here.workerPath = workerPath;
+      there.launcher = remote.launcher;
+      const auto l = evaluationTimes(here), s = evaluationTimes(there);
+      if (!l || !s) return kb::kExitFailed;
+      rows.push_back({"evaluate (GPU)", *l, *s, std::nullopt});
+    }
+  } else {
+    std::cerr << kProgram << ": no evaluation row: " << inventory.problem << "\n";
+  }
+
   kb::Table table({"", "local median", "local p95", "ssh median", "ssh p95", "ssh - local", "srun median", "srun p95",
                    "srun - local"});
-  json j = kb::benchMeta(kProgram, kwb::GpuInventory{});
+  json j = kb::benchMeta(kProgram, inventory);
   j["connect_ms"] = connectMs;
   j["transport"] = "loopback sshd (" + std::string(remote.launcher.describe()) + "), shared connection";
   j["rows"] = json::array();

@@ -8,6 +8,7 @@ out=${1:-$PWD/gpu-results}
 mkdir -p "$out"
 source "$here/env.sh"
 export KWB_KERNELS_DIR="$here/kernels" KWB_CLI="$here/bin/kwb" KWB_WORKER="$here/bin/kwb-worker" HOME=${HOME:-/tmp}
+export KWB_BENCH_COMMIT=$(cat "$here/COMMIT")
 if [ "$(id -u)" = 0 ] && ! id sshd > /dev/null 2>&1; then
   useradd --system --no-create-home --home-dir /run/sshd --shell /usr/sbin/nologin sshd 2>/dev/null ||
     echo "sshd:x:105:65534::/run/sshd:/usr/sbin/nologin" >> /etc/passwd

@@ -1315,6 +1315,9 @@ bool MainWindow::applyWorkers() {
   std::string problem;
   const auto launcher = kwb::worker::parseWorkerLauncher(spec.toStdString(), problem).value_or(kwb::worker::WorkerLauncher{});
   evaluation_->setWorkers(spec);
+  tuning_->setWorkers(launcher);
+  agent_->setWorkers(launcher);
+  skills_->setWorkers(launcher);
   gpuProbe_->setLauncher(launcher);
   devices_->setLauncher(launcher);
   if (launcher.remote()) log_->info(tr("GPU workers run on %1").arg(QString::fromStdString(launcher.describe())));

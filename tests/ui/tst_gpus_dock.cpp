@@ -24,6 +24,7 @@
 #include "ui/views/devices_panel.h"
 #include "ui/models/evaluation_run.h"
 #include "ui/services/evaluation_service.h"
+#include "ui/services/tuning_service.h"
 #include "ui/views/log_panel.h"
 #include "ui/main_window.h"
 #include "core/gpu/worker_gpu_report.h"
@@ -31,6 +32,7 @@
 #include "ui/models/gpu_device_model.h"
 #include "ui/settings/settings_dialog.h"
 #include "core/paths/install_paths.h"
+#include "core/task/manifest_parser.h"
 #include "helpers/loopback_sshd.h"
 #include "helpers/one_node_slurm.h"
 
@@ -248,6 +250,38 @@ void TestGpusDock::remoteWorkersInTheDock() {
   panel->stop();
   panel->setLauncher({});
   QVERIFY(panel->whereLabel()->isHidden());
+
+  // The window's other GPU work follows the setting too: a tuning run starts its workers there
+  // (a wrapper on the far side counts the relays it starts).
+  const QString counter = runtime.filePath(QStringLiteral("relays.txt"));
+  const QString wrapper = runtime.filePath(QStringLiteral("kwb-worker-counted"));
+  {
+    QFile script(wrapper);
+    QVERIFY(script.open(QIODevice::WriteOnly));
+    script.write(QStringLiteral("#!/bin/sh\necho relay >> '%1'\nexec '%2' \"$@\"\n")
+                     .arg(counter, QString::fromStdString(worker->string()))
+                     .toUtf8());
+  }
+  QVERIFY(QFile::setPermissions(wrapper, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+  settings::setWorkersSpec(QStringLiteral("ssh://%1%2").arg(QLatin1String(kwb::test::LoopbackSshd::kHost), wrapper));
+  window_->applySettings();
+  const auto task = kwb::loadTask(KWB_SOURCE_DIR "/kernels/softmax");
+  QFile starter(QString::fromStdString((task.folder / task.starterSource()).string()));
+  QVERIFY(starter.open(QIODevice::ReadOnly));
+  kwb::ui::TuneRequest tune;
+  tune.taskFolder = QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax");
+  tune.source = QString::fromUtf8(starter.readAll());
+  tune.sourceName = QString::fromStdString(task.starterSource().string());
+  tune.configs = {QStringLiteral("small")};
+  tune.budget = 2;
+  QSignalSpy tuned(window_->tuning(), &kwb::ui::TuningService::finished);
+  QVERIFY(window_->tuning()->run(tune));
+  QVERIFY(tuned.wait(180000));
+  QFile relays(counter);
+  QVERIFY2(relays.open(QIODevice::ReadOnly), "the tuning run started no worker through ssh");
+  QVERIFY(relays.readAll().count("relay") >= 1);
+  settings::setWorkersSpec(QString());
+  window_->applySettings();
   dialog.workersField()->clear();
   QVERIFY(dialog.apply());
   QCOMPARE(settings::workersSpec(), QString());

@@ -98,7 +98,7 @@ bool AgentService::start(const AgentRequest &request) {
   };
   jobs_->run(
       this, QString(),  // of no kind: never dropped, so its finished() always arrives
-      [self, shared, request, provider = *provider](const JobTicket &) {
+      [self, shared, request, provider = *provider, launcher = launcher_](const JobTicket &) {
         Outcome out;
         QElapsedTimer clock;
         clock.start();
@@ -118,6 +118,7 @@ bool AgentService::start(const AgentRequest &request) {
           const auto record = store->session(id);
           if (!record) throw std::runtime_error("no session " + id);
           kwb::agent::SessionServices services;
+          services.evaluator.launcher = launcher;
           services.store = store;
           services.provider = provider.first;
           services.apiKey = provider.second;
@@ -128,14 +129,11 @@ bool AgentService::start(const AgentRequest &request) {
             services.memory.reset();  // the session runs without experience; recording says why at its end
           }
           if (request.useDevice && record->settings.useDevice) {
-            std::string noDevice;
-            const auto visible = kwb::describeVisibleDevices(services.evaluator, noDevice);
-            if (!visible.empty()) {
-              kwb::EvaluatorPoolSettings ps;
-              ps.evaluator = services.evaluator;
-              for (const auto &d : visible) ps.devices.push_back(d.ordinal);
-              services.pool = std::make_shared<kwb::EvaluatorPool>(ps);
-            }
+            // Every GPU its workers see (through Slurm: the workers it asked for); none: compile only.
+            kwb::EvaluatorPoolSettings ps;
+            ps.evaluator = services.evaluator;
+            auto pool = std::make_shared<kwb::EvaluatorPool>(ps);
+            if (!pool->devices().empty()) services.pool = std::move(pool);
           }
           const QString title = QStringLiteral("%1 · %2%3")
                                     .arg(QString::fromStdString(record->taskName), QString::fromStdString(record->provider),

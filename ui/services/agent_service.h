@@ -58,6 +58,8 @@ class AgentService : public QObject {
   void stop();
   bool isRunning() const { return running_; }
   QString sessionId() const { return sessionId_; }
+  // Where a session's GPU workers run (Settings ▸ GPU ▸ Workers); taken up by the next start.
+  void setWorkers(const kwb::worker::WorkerLauncher &launcher) { launcher_ = launcher; }
 
   // For tests and the overhead measure: the longest time the GUI thread spent in one delivery.
   double longestDeliveryMs() const { return longestDeliveryMs_; }
@@ -82,6 +84,7 @@ class AgentService : public QObject {
   std::shared_ptr<Shared> shared_;
   bool running_ = false;
   QString sessionId_;
+  kwb::worker::WorkerLauncher launcher_;
   double longestDeliveryMs_ = 0;
 };
 

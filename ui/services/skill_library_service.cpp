@@ -120,7 +120,7 @@ bool SkillLibraryService::tryCard(const CardTryRequest &request) {
   QPointer<SkillLibraryService> self(this);
   tryJobs_->run(
       this, QString(),
-      [self, control = try_, path = path_, request, provider = *provider](const JobTicket &) {
+      [self, control = try_, path = path_, request, provider = *provider, launcher = launcher_](const JobTicket &) {
         Outcome out;
         try {
           const kwb::Task task = kwb::loadTask(request.taskFolder.toStdString());
@@ -132,6 +132,7 @@ bool SkillLibraryService::tryCard(const CardTryRequest &request) {
           kwb::llm::Provider chat(config, provider.second);
           kwb::EvaluatorSettings es;
           es.useDevice = request.useDevice;
+          es.launcher = launcher;
           kwb::Evaluator evaluator(es);
           const Control::Registration registration(*control, &evaluator);
           kwb::agent::CardApplicationServices services;
@@ -194,7 +195,7 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
   };
   tryJobs_->run(
       this, QString(),
-      [control = build_, path = path_, request, provider, report](const JobTicket &) {
+      [control = build_, path = path_, request, provider, report, launcher = launcher_](const JobTicket &) {
         BuildOutcome out;
         try {
           const kwb::Task task = kwb::loadTask(request.taskFolder.toStdString());
@@ -209,7 +210,9 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
             auto config = provider->first;
             if (!request.model.isEmpty()) config.model = request.model.toStdString();
             kwb::llm::Provider chat(config, provider->second);
-            kwb::Evaluator evaluator;
+            kwb::EvaluatorSettings es;
+            es.launcher = launcher;
+            kwb::Evaluator evaluator(es);
             const Control::Registration registration(*control, &evaluator);
             kwb::agent::DeoptimizeServices services;
             services.provider = &chat;
@@ -247,8 +250,9 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
           if (name.empty())
             name = versions.empty() ? task.name : task.name + "@" + std::filesystem::absolute(versions).filename().string();
           const auto sources = kwb::stepSources(steps);
-          kwb::EvaluatorPool pool(kwb::EvaluatorPoolSettings{},
-                                  [&](const std::string &line) { report(line, 0, 0); });
+          kwb::EvaluatorPoolSettings ps;
+          ps.evaluator.launcher = launcher;
+          kwb::EvaluatorPool pool(ps, [&](const std::string &line) { report(line, 0, 0); });
           if (pool.devices().empty())
             throw std::runtime_error("no GPU (" + pool.problem() + "): a stored lineage has every step gated and timed on a GPU");
           kwb::LineageBuildOptions options;

@@ -11,6 +11,7 @@
 #include <QString>
 
 #include "core/lineage/skill_library.h"
+#include "core/worker/worker_launcher.h"
 #include "ui/services/background_jobs.h"
 
 namespace kwb::ui {
@@ -80,6 +81,9 @@ class SkillLibraryService : public QObject {
   // buildProgress() as it goes, then built() (and a refresh) or failed(); nothing is stored when
   // it is cancelled or no GPU ran the steps.
   bool buildLineage(const LineageBuildRequest &request);
+  // Where the tries', de-optimizations' and builds' GPU workers run (Settings ▸ GPU ▸ Workers);
+  // taken up by the next one.
+  void setWorkers(const kwb::worker::WorkerLauncher &launcher) { launcher_ = launcher; }
   void cancelBuild();
   bool isBuilding() const { return building_; }
 
@@ -108,6 +112,7 @@ class SkillLibraryService : public QObject {
 
   struct Control;
   QString path_;
+  kwb::worker::WorkerLauncher launcher_;
   BackgroundJobs *jobs_ = nullptr;
   BackgroundJobs *tryJobs_ = nullptr;  // tries and builds
   std::shared_ptr<Control> try_, build_;

@@ -49,6 +49,8 @@ class TuningService : public QObject {
                  const QString &name);
   void cancel();
   bool isRunning() const { return running_; }
+  // Where the tuner's GPU workers run (Settings ▸ GPU ▸ Workers); taken up by the next run.
+  void setWorkers(const kwb::worker::WorkerLauncher &launcher) { settings_.launcher = launcher; }
 
  signals:
   void started(const kwb::ui::TuneSummary &header);

@@ -14,7 +14,7 @@ stage=$(mktemp -d)
   $(find "$build/bench" -maxdepth 1 -type f -name 'kwb-bench-*' -perm -u+x 2>/dev/null) \
   $(for p in /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen; do [ -x "$p" ] && echo "$p"; done)
 # (OpenSSH's server and client: tst_gpu_remote runs workers through a real sshd on loopback
-# there. As root sshd wants its privilege-separation user: run-on-gpu.sh adds it.)
+# there. As root sshd wants its privilege-separation user: bundle-env.sh adds it.)
 # What the shared bundler leaves out but the GUI wants for a faithful screenshot: the SVG icon
 # and image plugins (the toolbar and tree icons are SVG) and the bold and mono DejaVu faces.
 qtplugins=$(dirname "$(dirname "$(find /usr/lib -path '*qt6/plugins/platforms/libqoffscreen.so' | head -n1)")")
@@ -37,7 +37,7 @@ cp -r "$root/kernels" "$stage/kwb/kernels"
 cp -r "$root/resources/prompts" "$stage/kwb/prompts"
 cp -r "$root/resources/python" "$stage/kwb/python"
 strip --strip-debug "$stage/kwb/bin/"*   # debug info would push the bundle past what travels
-cp "$root/tests/gpu/run-on-gpu.sh" "$root/tests/gpu/issue22-remote.sh" "$stage/kwb/"
+cp "$root/tests/gpu/run-on-gpu.sh" "$root/tests/gpu/bundle-env.sh" "$root/tests/gpu/issue22-remote.sh" "$stage/kwb/"
 # The benchmarks (bench/README.md): their scripts and candidates beside the programs, and the
 # commit they were built from (bench/run-on-gpu.sh names its result files with it).
 mkdir -p "$stage/kwb/bench"

@@ -5,18 +5,11 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${1:-$PWD/gpu-results}
 mkdir -p "$out"
-source "$here/env.sh"
-export KWB_KERNELS_DIR="$here/kernels" KWB_CLI="$here/bin/kwb" KWB_WORKER="$here/bin/kwb-worker" HOME=${HOME:-/tmp}
+source "$here/bundle-env.sh"
 # A task's PyTorch reference runs in the machine's own Python, without the bundle's libraries.
 printf '#!/bin/sh\nexec env -u LD_LIBRARY_PATH -u QT_PLUGIN_PATH python3 "$@"\n' > "$out/python-plain"
 chmod +x "$out/python-plain"
 export KWB_PYTHON="$out/python-plain"
-# tst_gpu_remote's sshd (from the bundle), run as root, needs its privilege-separation user.
-if [ "$(id -u)" = 0 ] && ! id sshd > /dev/null 2>&1; then
-  useradd --system --no-create-home --home-dir /run/sshd --shell /usr/sbin/nologin sshd 2>/dev/null ||
-    echo "sshd:x:105:65534::/run/sshd:/usr/sbin/nologin" >> /etc/passwd
-fi
-mkdir -p /run/sshd 2>/dev/null
 status=0
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"

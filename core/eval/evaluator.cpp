@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <deque>
 #include <future>
@@ -193,6 +194,24 @@ std::string missingDeviceProblem(const json &hello, int device) {
   return problem.empty() ? "no CUDA device " + std::to_string(device) : problem;
 }
 
+namespace {
+
+// Why code compiled here by CUDA `toolkitVersion` ("13.0") cannot load under the driver of
+// `driverVersion` (cuDriverGetVersion: 12080 = 12.8) on `where`: a driver older than the toolkit's
+// major version (a minor version behind is fine: CUDA's minor-version compatibility). Empty when it
+// loads, or when either version is unknown.
+std::string driverProblem(int driverVersion, const std::string &toolkitVersion, const std::string &where) {
+  const int toolkitMajor = std::atoi(toolkitVersion.c_str());
+  if (driverVersion <= 0 || toolkitMajor <= 0 || driverVersion / 1000 >= toolkitMajor) return {};
+  const std::string driver = std::to_string(driverVersion / 1000) + "." + std::to_string(driverVersion % 1000 / 10);
+  return "the CUDA driver on " + where + " supports CUDA " + driver + "; the code was compiled here by CUDA " +
+         toolkitVersion + ", which needs a driver for CUDA " + std::to_string(toolkitMajor) +
+         " or newer: update the driver there, or compile here with a CUDA " + std::to_string(driverVersion / 1000) +
+         " toolkit";
+}
+
+}  // namespace
+
 std::unique_ptr<worker::WorkerClient> startWorker(const EvaluatorSettings &settings, std::optional<int> device,
                                                   std::string &problem) {
   auto options = workerOptions(settings, problem);
@@ -378,6 +397,16 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     result.outcome = Outcome::CompileError;
     result.message = describeFailure(options.sourceName + " does not compile", result.candidate.diagnostics);
     return finish();
+  }
+  // Code this machine's toolkit made must load under the driver where it runs (issue 22: a
+  // remote GPU host's may be older), checked before anything runs there.
+  if (gpu.present) {
+    const std::string where = settings_.launcher.remote() ? settings_.launcher.describe() : "this machine";
+    if (const std::string p = driverProblem(gpu.driverVersion, result.candidate.toolkitVersion, where); !p.empty()) {
+      result.outcome = Outcome::Error;
+      result.message = p;
+      return finish();
+    }
   }
   result.reference = torchReference ? "pytorch" : "cuda";
   CompileResult reference;

@@ -280,6 +280,30 @@ class TestRemoteWorkers : public QObject {
     QVERIFY2(waitForExit(remote, 20s), "the remote worker outlived the cancel");
   }
 
+  // The far side's driver is older than this machine's toolkit: the evaluation stops after the
+  // compile, naming the host and both versions, before anything is sent there to run (this far
+  // side answers nothing: a request would hang).
+  void olderDriverThereIsRefusedBeforeAnyRun() {
+    const Json hello = {{"event", "hello"},
+                        {"protocol", kProtocolVersion},
+                        {"worker", kwb::kVersion},
+                        {"relay", {{"host", "far"}, {"sandbox", "bwrap"}, {"verified", true}}},
+                        {"gpu", {{"driver_version", 12080}}},
+                        {"devices", Json::array({{{"ordinal", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"compute_capability", "9.0"}}})}};
+    kwb::EvaluatorSettings s;
+    s.launcher = launcher(fakeWorker("old-driver", hello.dump()).string());
+    const auto task = kwb::loadTask(kwb::test::kernelsDir() / "softmax");
+    const auto source = kwb::test::readFile(task.folder / task.starterSource());
+    kwb::EvaluationOptions o;
+    o.configs = {"small"};
+    const auto r = kwb::Evaluator(s).evaluate(task, source, o);
+    QVERIFY2(r.candidate.ok, r.candidate.log.c_str());
+    QCOMPARE(kwb::toString(r.outcome), kwb::toString(kwb::Outcome::Error));
+    for (const std::string &needle : std::vector<std::string>{"the CUDA driver on ssh://kwbtest supports CUDA 12.8",
+                                     "compiled here by CUDA " + r.candidate.toolkitVersion, "needs a driver for CUDA 13"})
+      QVERIFY2(r.message.find(needle) != std::string::npos, r.message.c_str());
+  }
+
   // The handshake: another version, another protocol, or not a relay at all is refused before any
   // work, naming both sides and what to install.
   void handshakeMismatchesAreRefused() {

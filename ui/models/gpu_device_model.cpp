@@ -98,7 +98,8 @@ QString GpuDeviceModel::stateText(int ordinal) const {
   if (!p) return pool_.isEmpty() ? tr("—") : tr("not used");
   QString state = p->removed ? tr("removed") : p->busy ? tr("busy") : tr("ready");
   if (p->queued > 0) state += tr(" (%1 queued)").arg(p->queued);
-  if (!p->message.isEmpty()) state += QStringLiteral(": ") + p->message;
+  // One line in the table (a lost worker's message carries its last stderr lines); the tooltip has it whole.
+  if (!p->message.isEmpty()) state += QStringLiteral(": ") + QString(p->message).replace(QLatin1Char('\n'), QStringLiteral(" · "));
   return state;
 }
 

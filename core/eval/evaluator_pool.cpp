@@ -48,12 +48,25 @@ EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(
     progress.onLine = [this](const std::string &line) {
       if (onMessage_) onMessage_(line);
     };
+    progress.cancelled = settings_.cancelled;
     allocation_ = worker::SlurmAllocation::request(launcher, problem_, progress);
-    if (!allocation_) return;
+    if (!allocation_) {
+      if (onMessage_) onMessage_(problem_);
+      return;
+    }
     launcher = allocation_->inside(launcher);
   }
   std::vector<int> ordinals = settings_.devices;
-  if (ordinals.empty()) {
+  if (stepDevices_ && !ordinals.empty()) {
+    // A choice of GPUs made by number: through Slurm only the workers asked for exist.
+    const int workers = worker::slurmWorkerCount(launcher);
+    const auto beyond = std::remove_if(ordinals.begin(), ordinals.end(), [&](int o) { return o < 0 || o >= workers; });
+    if (beyond != ordinals.end() && onMessage_)
+      onMessage_("GPUs numbered " + std::to_string(workers) + " and above left out: " + launcher.describe() + " has " +
+                 std::to_string(workers) + " worker(s)");
+    ordinals.erase(beyond, ordinals.end());
+  }
+  if (ordinals.empty() && settings_.devices.empty()) {
     ordinals = visibleDevices(settings_.evaluator, problem_);
     // Through Slurm the step that looked saw its one GPU: the pool has as many as it asked for.
     if (stepDevices_ && !ordinals.empty()) {
@@ -61,7 +74,11 @@ EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(
       for (int i = 0; i < worker::slurmWorkerCount(launcher); ++i) ordinals.push_back(i);
     }
   }
-  if (ordinals.empty()) allocation_.reset();  // no worker will run in it
+  if (ordinals.empty() && allocation_) {
+    // No worker will run in it: given back, and nothing refers to it any more.
+    allocation_.reset();
+    launcher.slurm.erase("jobid");
+  }
   std::sort(ordinals.begin(), ordinals.end());
   ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
   for (int ordinal : ordinals) {

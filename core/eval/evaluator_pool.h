@@ -34,6 +34,9 @@ struct EvaluatorPoolSettings {
   EvaluatorSettings evaluator;  // for every device; `device` is set per device
   std::vector<int> devices;     // CUDA ordinals; empty: every device the worker sees (CUDA_VISIBLE_DEVICES applies)
   int maxConsecutiveFailures = 3;
+  // Polled while the pool waits for a Slurm allocation (salloc): true gives up (the pool then has
+  // no device and says so). Optional.
+  std::function<bool()> cancelled;
 };
 
 struct PoolDeviceState {
@@ -75,6 +78,9 @@ class EvaluatorPool {
   std::vector<PoolDeviceState> devices() const;
   // The Slurm allocation the pool asked for (its job id), or empty.
   std::string allocation() const;
+  // Its devices' evaluator settings: where their workers run (through Slurm: inside the pool's
+  // allocation), for an evaluator of the same kind outside the pool (device 0 of a step).
+  const EvaluatorSettings &evaluatorSettings() const { return settings_.evaluator; }
   // Evaluator::cancel() on every device's evaluator: what runs ends as cancelled. What is queued
   // still runs. Returns at once; safe from any thread.
   void cancelAll();

@@ -391,6 +391,7 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
       EvaluatorPoolSettings ps;
       ps.evaluator = settings_.evaluator;
       ps.devices = chosen;
+      ps.cancelled = [this] { return cancelled_.load(); };  // while it waits for a Slurm allocation
       pool = std::make_unique<EvaluatorPool>(ps);
     } else if (noDevice.empty()) {
       noDevice = "none of the chosen GPUs is visible";

@@ -74,8 +74,8 @@ std::unique_ptr<SlurmAllocation> SlurmAllocation::request(const WorkerLauncher &
   }
   ChildProcessRequest r;
   r.argv = {*program, "--no-shell", "--job-name=" + a->name_, "--ntasks=" + std::to_string(a->workers_)};
-  if (const std::string gpus = value(launcher, "gpus"); !gpus.empty() && gpus != "0")
-    r.argv.push_back("--gpus=" + std::to_string(a->workers_));
+  // GPUs exactly when the steps ask for one each (remoteWorkerCommand: unless gpus=0).
+  if (value(launcher, "gpus") != "0") r.argv.push_back("--gpus=" + std::to_string(a->workers_));
   for (const char *key : {"partition", "time", "account", "qos", "constraint"})
     if (const std::string v = value(launcher, key); !v.empty()) r.argv.push_back("--" + std::string(key) + "=" + v);
   const auto wait = slurmAllocationWait(launcher);

@@ -114,8 +114,10 @@ class TestGpuRemote : public QObject {
     std::atomic<int> dropped{0};
     auto options = timed();
     options.onStep = [&](const kwb::EvalProgress &step) {
-      // The worker's requests begin after the compile: drop every connection once, there.
-      if (step.stage != "compile" && dropped.fetch_add(1) == 0) sshd_->dropConnections();
+      // A seed's result arrives while its evaluate request is still unanswered: drop every
+      // connection once, there (the request certainly in flight).
+      if (step.stage == "evaluate" && step.text.find(" seed ") != std::string::npos && dropped.fetch_add(1) == 0)
+        sshd_->dropConnections();
     };
     const auto r = pool.submit(softmax_, starter, options).get();
     QVERIFY(dropped.load() > 0);

@@ -258,7 +258,8 @@ void TestGpusDock::remoteWorkersInTheDock() {
   {
     QFile script(wrapper);
     QVERIFY(script.open(QIODevice::WriteOnly));
-    script.write(QStringLiteral("#!/bin/sh\necho relay >> '%1'\nexec '%2' \"$@\"\n")
+    // Only relays count (the GPU probe and the dock's figures run the far kwb-worker too).
+    script.write(QStringLiteral("#!/bin/sh\n[ \"$1\" = --relay ] && echo relay >> '%1'\nexec '%2' \"$@\"\n")
                      .arg(counter, QString::fromStdString(worker->string()))
                      .toUtf8());
   }
@@ -277,6 +278,9 @@ void TestGpusDock::remoteWorkersInTheDock() {
   QSignalSpy tuned(window_->tuning(), &kwb::ui::TuningService::finished);
   QVERIFY(window_->tuning()->run(tune));
   QVERIFY(tuned.wait(180000));
+  const auto summary = tuned.takeFirst().at(0).value<kwb::ui::TuneSummary>();
+  QVERIFY2(summary.stop == QStringLiteral("no-device") || summary.stop == QStringLiteral("done"),
+           qPrintable(summary.stop + QStringLiteral(": ") + summary.message));
   QFile relays(counter);
   QVERIFY2(relays.open(QIODevice::ReadOnly), "the tuning run started no worker through ssh");
   QVERIFY(relays.readAll().count("relay") >= 1);

@@ -284,23 +284,32 @@ class TestRemoteWorkers : public QObject {
   // compile, naming the host and both versions, before anything is sent there to run (this far
   // side answers nothing: a request would hang).
   void olderDriverThereIsRefusedBeforeAnyRun() {
-    const Json hello = {{"event", "hello"},
-                        {"protocol", kProtocolVersion},
-                        {"worker", kwb::kVersion},
-                        {"relay", {{"host", "far"}, {"sandbox", "bwrap"}, {"verified", true}}},
-                        {"gpu", {{"driver_version", 12080}}},
-                        {"devices", Json::array({{{"ordinal", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"compute_capability", "9.0"}}})}};
-    kwb::EvaluatorSettings s;
-    s.launcher = launcher(fakeWorker("old-driver", hello.dump()).string());
     const auto task = kwb::loadTask(kwb::test::kernelsDir() / "softmax");
     const auto source = kwb::test::readFile(task.folder / task.starterSource());
     kwb::EvaluationOptions o;
     o.configs = {"small"};
+    // This machine's toolkit, from a compile-only evaluation here; the far driver a major behind.
+    kwb::EvaluatorSettings here;
+    here.workerPath = worker_;
+    here.useDevice = false;
+    const auto compiled = kwb::Evaluator(here).evaluate(task, source, o);
+    if (!compiled.candidate.ok) QSKIP(("no CUDA toolkit here to compile with: " + compiled.candidate.log).c_str());
+    const int major = std::atoi(compiled.candidate.toolkitVersion.c_str());
+    QVERIFY2(major > 1, compiled.candidate.toolkitVersion.c_str());
+    const Json hello = {{"event", "hello"},
+                        {"protocol", kProtocolVersion},
+                        {"worker", kwb::kVersion},
+                        {"relay", {{"host", "far"}, {"sandbox", "bwrap"}, {"verified", true}}},
+                        {"gpu", {{"driver_version", (major - 1) * 1000 + 80}}},
+                        {"devices", Json::array({{{"ordinal", 0}, {"name", "NVIDIA H100 80GB HBM3"}, {"compute_capability", "9.0"}}})}};
+    kwb::EvaluatorSettings s;
+    s.launcher = launcher(fakeWorker("old-driver", hello.dump()).string());
     const auto r = kwb::Evaluator(s).evaluate(task, source, o);
     QVERIFY2(r.candidate.ok, r.candidate.log.c_str());
     QCOMPARE(kwb::toString(r.outcome), kwb::toString(kwb::Outcome::Error));
-    for (const std::string &needle : std::vector<std::string>{"the CUDA driver on ssh://kwbtest supports CUDA 12.8",
-                                     "compiled here by CUDA " + r.candidate.toolkitVersion, "needs a driver for CUDA 13"})
+    for (const std::string &needle : std::vector<std::string>{
+             "the CUDA driver on ssh://kwbtest supports CUDA " + std::to_string(major - 1) + ".8",
+             "compiled here by CUDA " + r.candidate.toolkitVersion, "needs a driver for CUDA " + std::to_string(major)})
       QVERIFY2(r.message.find(needle) != std::string::npos, r.message.c_str());
   }
 

@@ -130,6 +130,26 @@ class TestSlurmWorkers : public QObject {
     QVERIFY2(!held(job), "the pool's allocation outlived the pool");
   }
 
+  // No gpus= in the spec: one worker with one GPU, the allocation asking for it as the step does.
+  void withoutGpusTheWorkerStillGetsOne() {
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator.launcher = launcher("wait=30");
+    ps.evaluator.workerStartTimeout = 60s;
+    ps.devices = {0};
+    kwb::EvaluatorPool pool(ps);
+    QVERIFY2(!pool.allocation().empty(), pool.problem().c_str());
+    kwb::worker::Json hello;
+    QVERIFY(pool.submitWork(
+                    [&hello](kwb::Evaluator &e) {
+                      std::string problem;
+                      if (!e.withWorker([&](WorkerClient &c) { hello = c.hello(); }, problem)) throw std::runtime_error(problem);
+                    },
+                    0)
+                .get());
+    QVERIFY2(hello["relay"].value("slurm_step", "").rfind(pool.allocation() + ".", 0) == 0, hello.dump().c_str());
+    QVERIFY2(!hello["relay"].value("cuda_visible_devices", "").empty(), hello.dump().c_str());
+  }
+
   // Without a device named, the pool looks through one step inside its allocation: no CUDA
   // device there gives the same problem as a local worker's, and the allocation is given back.
   void poolWithoutADeviceGivesItsAllocationBack() {
@@ -177,6 +197,14 @@ class TestSlurmWorkers : public QObject {
     QVERIFY(waiting.devices().empty());
     QVERIFY2(waiting.problem().find("did not grant 1 worker(s) within 2 s") != std::string::npos,
              waiting.problem().c_str());
+    // Given up while waiting (a cancel, the window closing): the same, at once.
+    kwb::EvaluatorPoolSettings given;
+    given.evaluator.launcher = launcher("gpus=1");  // the default wait: 600 s
+    given.devices = {0};
+    given.cancelled = [] { return true; };
+    kwb::EvaluatorPool gaveUp(given);
+    QVERIFY(gaveUp.devices().empty());
+    QCOMPARE(gaveUp.problem(), std::string("cancelled while waiting for a Slurm allocation"));
     for (const auto &line : cluster_->jobs())
       QVERIFY2(line.rfind(holder.allocation() + " ", 0) == 0 || line.find(" kwb-workers-") == std::string::npos ||
                    (line.find(" RUNNING") == std::string::npos && line.find(" PENDING") == std::string::npos),

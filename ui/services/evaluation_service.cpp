@@ -49,6 +49,7 @@ struct EvaluationService::Shared {
   kwb::worker::WorkerLauncher launcher;  // where the next pool's workers run, under mutex
   std::atomic<quint64> cancelledRun{0};  // the run cancel() was called for
   std::atomic<bool> shuttingDown{false};  // the service is being destroyed: other work is dropped
+  std::atomic<bool> stopWaiting{false};   // cancel(): a pool waiting for its Slurm allocation gives up
 
   std::mutex stepMutex;
   EvaluationStep latestStep;
@@ -83,9 +84,9 @@ class EvaluationService::Backend {
     if (hasDevice(*pool)) {
       if (pool->submitWork(work, device).get()) return true;
       if (device >= 0) {
-        kwb::EvaluatorSettings s = settings_;
-        s.launcher = poolLauncher_;
-        s.device = device;
+        // Through Slurm inside the pool's allocation, device 0 of a step of its own.
+        kwb::EvaluatorSettings s = pool->evaluatorSettings();
+        s.device = s.launcher.kind == kwb::worker::WorkerLauncher::Kind::Slurm ? 0 : device;
         kwb::Evaluator once(s);
         work(once);
         return true;
@@ -127,7 +128,11 @@ class EvaluationService::Backend {
       wanted = shared.devices;
       launcher = shared.launcher;
     }
-    if (pool_ && wanted == poolDevices_ && launcher.spec() == poolLauncher_.spec()) return pool_.get();
+    // A pool through Slurm with no worker (its allocation ended: time limit, preemption; or it
+    // was refused, not granted in time, cancelled while waiting) is made again, asking anew.
+    const bool spent =
+        pool_ && poolLauncher_.kind == kwb::worker::WorkerLauncher::Kind::Slurm && !hasDevice(*pool_);
+    if (pool_ && !spent && wanted == poolDevices_ && launcher.spec() == poolLauncher_.spec()) return pool_.get();
     {
       std::lock_guard lock(shared.mutex);
       shared.pool = nullptr;
@@ -137,6 +142,7 @@ class EvaluationService::Backend {
     s.evaluator = settings_;
     s.evaluator.launcher = launcher;
     s.devices = wanted;
+    s.cancelled = [&shared] { return shared.shuttingDown.load() || shared.stopWaiting.load(); };
     pool_ = std::make_unique<kwb::EvaluatorPool>(std::move(s), onPoolMessage_);
     poolDevices_ = wanted;
     poolLauncher_ = launcher;
@@ -150,8 +156,8 @@ class EvaluationService::Backend {
   // The evaluator for a pool without a GPU: it compiles, and says there is no device.
   kwb::Evaluator &compileOnly() {
     if (!evaluator_) {
-      kwb::EvaluatorSettings s = settings_;
-      s.launcher = poolLauncher_;
+      kwb::EvaluatorSettings s = pool_ ? pool_->evaluatorSettings() : settings_;
+      if (!pool_) s.launcher = poolLauncher_;
       evaluator_ = std::make_unique<kwb::Evaluator>(s);
     }
     return *evaluator_;
@@ -275,6 +281,7 @@ bool EvaluationService::run(const RunRequest &request) {
   if (running_) return false;
   running_ = true;
   cancelRequested_ = false;
+  shared_->stopWaiting = false;
   const quint64 id = ++currentRun_;
   std::shared_ptr<Shared> shared = shared_;
 
@@ -343,6 +350,7 @@ void EvaluationService::cancel() {
   if (!running_) return;
   cancelRequested_ = true;
   shared_->cancelledRun = currentRun_;
+  shared_->stopWaiting = true;
   // Evaluator::cancel() only signals the evaluation thread and stops the worker process: it
   // returns at once, so it is safe here on the GUI thread.
   std::lock_guard lock(shared_->mutex);

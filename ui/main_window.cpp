@@ -963,7 +963,7 @@ void MainWindow::cancelBackgroundWork() {
 }
 
 void MainWindow::updatePoolDevices() {
-  devices_->setPoolDevices(evaluation_->deviceStates());
+  devices_->setPoolDevices(evaluation_->deviceStates(), evaluation_->poolProblem());
 }
 
 void MainWindow::checkSettled() {

@@ -351,6 +351,20 @@ void TestGpusDock::slurmWorkersInTheDock() {
   QVERIFY(window_->evaluation()->deviceStates().isEmpty());
   for (const auto &line : cluster.jobs())
     QVERIFY2(line.rfind(jobs[0] + " ", 0) != 0 || line.find(" RUNNING") == std::string::npos, line.c_str());
+
+  // An allocation Slurm refuses: the run is compiled only, and the dock says why instead of rows.
+  settings::setWorkersSpec(QStringLiteral("slurm:partition=nosuch,gpus=1,time=00:10:00,worker=%1")
+                               .arg(QString::fromStdString(worker->string())));
+  window_->applySettings();
+  QVERIFY(window_->runCurrent());
+  QVERIFY(finished.wait(180000));
+  const auto refused = finished.takeFirst().at(0).value<kwb::ui::EvaluationRun>();
+  QVERIFY2(refused.outcome == kwb::Outcome::NotRun, qPrintable(refused.message));
+  QCOMPARE(model->rowCount(), 0);
+  QVERIFY2(panel->messageLabel()->text().contains(QStringLiteral("salloc refused the allocation")),
+           qPrintable(panel->messageLabel()->text()));
+  settings::setWorkersSpec(QString());
+  window_->applySettings();
   window_->evaluation()->setDevices({});
 }
 

@@ -41,6 +41,8 @@ class GpuDeviceModel : public QAbstractTableModel {
   // one GPU), from the pool alone: the figures are not polled (each poll would be a job step).
   void setPoolRowsOnly(bool poolOnly);
   bool poolRowsOnly() const { return poolOnly_; }
+  // Pool rows only: why the pool has no worker (noDeviceText says it).
+  void setPoolProblem(const QString &problem) { problem_ = problem; }
 
   const std::vector<kwb::GpuStats> &stats() const { return rows_; }
   // Why there are no rows ("no CUDA driver: ..."); empty when there are.

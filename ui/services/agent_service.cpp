@@ -132,6 +132,11 @@ bool AgentService::start(const AgentRequest &request) {
             // Every GPU its workers see (through Slurm: the workers it asked for); none: compile only.
             kwb::EvaluatorPoolSettings ps;
             ps.evaluator = services.evaluator;
+            // Pause or Stop while it waits for a Slurm allocation: it gives up (compile only).
+            ps.cancelled = [shared] {
+              std::lock_guard lock(shared->mutex);
+              return shared->pauseRequested || shared->stopRequested;
+            };
             auto pool = std::make_shared<kwb::EvaluatorPool>(ps);
             if (!pool->devices().empty()) services.pool = std::move(pool);
           }

@@ -43,6 +43,7 @@ struct EvaluationService::Shared {
   kwb::Evaluator *active = nullptr;      // set while evaluate() runs, under mutex
   kwb::EvaluatorPool *pool = nullptr;    // the backend's pool, under mutex (made and reset there)
   std::string poolSpec;                  // where its workers run (WorkerLauncher::spec)
+  std::string poolProblem;               // why it has no device, under mutex
   bool poolRunning = false;              // a run is on the pool, under mutex
   QString job;                           // "task · source" of that run, under mutex
   std::vector<int> devices;              // the choice for the next pool, under mutex
@@ -150,6 +151,7 @@ class EvaluationService::Backend {
     std::lock_guard lock(shared.mutex);
     shared.pool = pool_.get();
     shared.poolSpec = launcher.spec();
+    shared.poolProblem = pool_->problem();
     return pool_.get();
   }
 
@@ -380,6 +382,12 @@ bool EvaluationService::setWorkers(const QString &spec) {
 QString EvaluationService::workersDescription() const {
   std::lock_guard lock(shared_->mutex);
   return QString::fromStdString(shared_->launcher.describe());
+}
+
+QString EvaluationService::poolProblem() const {
+  std::lock_guard lock(shared_->mutex);
+  if (!shared_->pool || shared_->poolSpec != shared_->launcher.spec()) return {};
+  return QString::fromStdString(shared_->poolProblem);
 }
 
 QList<PoolDeviceRow> EvaluationService::deviceStates() const {

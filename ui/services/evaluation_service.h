@@ -65,6 +65,9 @@ class EvaluationService : public QObject {
   // The pool's devices now, with the job running on each ("task · source"); empty before the
   // first run or without a GPU. Cheap: safe on the GUI thread.
   QList<PoolDeviceRow> deviceStates() const;
+  // Why the pool for the current workers has no device (salloc refused, no CUDA device there);
+  // empty while there is no such pool or it has devices.
+  QString poolProblem() const;
 
  signals:
   void started(const QString &taskFolder);

@@ -83,9 +83,12 @@ void DevicesPanel::setLauncher(const kwb::worker::WorkerLauncher &launcher) {
   if (active_) refreshNow();
 }
 
-void DevicesPanel::setPoolDevices(const QList<PoolDeviceRow> &devices) {
+void DevicesPanel::setPoolDevices(const QList<PoolDeviceRow> &devices, const QString &problem) {
   model_->setPoolDevices(devices);
-  if (model_->poolRowsOnly()) noteSummary();
+  if (!model_->poolRowsOnly()) return;
+  if (!problem.isEmpty()) model_->setPoolProblem(problem);
+  if (model_->rowCount() == 0) message_->setText(model_->noDeviceText());
+  noteSummary();
 }
 
 void DevicesPanel::noteSummary() {

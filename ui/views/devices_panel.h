@@ -35,7 +35,8 @@ class DevicesPanel : public QWidget {
   // would be a job step of its own.
   void setLauncher(const kwb::worker::WorkerLauncher &launcher);
   // The evaluation pool's devices: their state, job and where they run, joined to the rows.
-  void setPoolDevices(const QList<PoolDeviceRow> &devices);
+  // Through Slurm, `problem` (why the pool has no worker) takes the place of the rows.
+  void setPoolDevices(const QList<PoolDeviceRow> &devices, const QString &problem = {});
   QLabel *whereLabel() const { return where_; }
 
   GpuDeviceModel *model() const { return model_; }

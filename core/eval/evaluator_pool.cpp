@@ -21,6 +21,16 @@ std::vector<VisibleDevice> describeVisibleDevices(const EvaluatorSettings &setti
     return {};
   }
   auto out = devicesInHello(hello);
+  // Through Slurm the step that looked saw its one GPU: the launcher gives as many workers as it
+  // asks for, each a GPU like it (numbered by the pool).
+  if (settings.launcher.kind == worker::WorkerLauncher::Kind::Slurm && !out.empty()) {
+    const VisibleDevice like = out.front();
+    out.clear();
+    for (int i = 0; i < worker::slurmWorkerCount(settings.launcher); ++i) {
+      out.push_back(like);
+      out.back().ordinal = i;
+    }
+  }
   if (out.empty()) {
     const auto gpu = hello.value("gpu", nlohmann::json::object());
     problem = gpu.is_object() ? gpu.value("problem", std::string("no CUDA device")) : "no CUDA device";
@@ -66,14 +76,7 @@ EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(
                  std::to_string(workers) + " worker(s)");
     ordinals.erase(beyond, ordinals.end());
   }
-  if (ordinals.empty() && settings_.devices.empty()) {
-    ordinals = visibleDevices(settings_.evaluator, problem_);
-    // Through Slurm the step that looked saw its one GPU: the pool has as many as it asked for.
-    if (stepDevices_ && !ordinals.empty()) {
-      ordinals.clear();
-      for (int i = 0; i < worker::slurmWorkerCount(launcher); ++i) ordinals.push_back(i);
-    }
-  }
+  if (ordinals.empty() && settings_.devices.empty()) ordinals = visibleDevices(settings_.evaluator, problem_);
   if (ordinals.empty() && allocation_) {
     // No worker will run in it: given back, and nothing refers to it any more.
     allocation_.reset();

@@ -52,7 +52,8 @@ struct PoolDeviceState {
 // The devices a worker started without --device sees (its hello), or empty with `problem`.
 std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &problem);
 
-// The same, with each device's name and architecture.
+// The same, with each device's name and architecture. Through Slurm: the launcher's N workers
+// (gpus=N), numbered 0..N-1, each like the GPU one step saw.
 std::vector<VisibleDevice> describeVisibleDevices(const EvaluatorSettings &settings, std::string &problem);
 
 class EvaluatorPool {

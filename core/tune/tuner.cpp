@@ -369,17 +369,7 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
   std::string arch = settings_.arch;
   std::string noDevice;
   if (settings_.useDevice) {
-    auto visible = describeVisibleDevices(settings_.evaluator, noDevice);
-    // Through Slurm the step that looked saw its one GPU: the pool's workers are as many as asked
-    // for, each a GPU like it (evaluator_pool.h).
-    if (settings_.evaluator.launcher.kind == worker::WorkerLauncher::Kind::Slurm && !visible.empty()) {
-      const VisibleDevice like = visible.front();
-      visible.clear();
-      for (int i = 0; i < worker::slurmWorkerCount(settings_.evaluator.launcher); ++i) {
-        visible.push_back(like);
-        visible.back().ordinal = i;
-      }
-    }
+    const auto visible = describeVisibleDevices(settings_.evaluator, noDevice);  // through Slurm: its N workers
     std::vector<int> chosen;
     for (const auto &d : visible)
       if (settings_.gpus.empty() || std::find(settings_.gpus.begin(), settings_.gpus.end(), d.ordinal) != settings_.gpus.end()) {

@@ -4,6 +4,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/env.sh"
 export KWB_KERNELS_DIR="$here/kernels" KWB_CLI="$here/bin/kwb" KWB_WORKER="$here/bin/kwb-worker" HOME=${HOME:-/tmp}
+# The bundle's Slurm (tst_gpu_remote's one-node cluster) loads its plugins from here.
+[ -d "$here/slurm-plugins" ] && export KWB_SLURM_PLUGIN_DIR="$here/slurm-plugins"
 export KWB_BENCH_COMMIT=${KWB_BENCH_COMMIT:-$(cat "$here/COMMIT" 2>/dev/null)}
 if [ "$(id -u)" = 0 ] && ! id sshd > /dev/null 2>&1; then
   # sshd's privilege-separation user (Ubuntu's image has no OpenSSH server of its own).

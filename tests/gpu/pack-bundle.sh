@@ -8,13 +8,26 @@ build=$1; tarball=$2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bundler=${GPU_BUNDLE:-$root/../shared/tools/gpu-bundle.sh}
 stage=$(mktemp -d)
+slurm_programs="/usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/slurmstepd /usr/bin/srun /usr/bin/salloc /usr/bin/squeue /usr/bin/scancel /usr/bin/sinfo /usr/bin/scontrol"
 "$bundler" "$stage/kwb" "$build/app/cli/kwb" "$build/app/worker/kwb-worker" \
   "$build/app/gui/kernel-workbench" $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x) \
   "$build/tests/tst_compile_service" \
   $(find "$build/bench" -maxdepth 1 -type f -name 'kwb-bench-*' -perm -u+x 2>/dev/null) \
-  $(for p in /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen; do [ -x "$p" ] && echo "$p"; done)
+  $(for p in /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen $slurm_programs; do [ -x "$p" ] && echo "$p"; done)
 # (OpenSSH's server and client: tst_gpu_remote runs workers through a real sshd on loopback
 # there. As root sshd wants its privilege-separation user: bundle-env.sh adds it.)
+# Debian's Slurm and munge too: tst_gpu_remote starts a one-node cluster there whose GPU is the
+# machine's own. Slurm loads its plugins at run time from a folder its configuration names
+# (bundle-env.sh exports it as KWB_SLURM_PLUGIN_DIR): all of them, with what they link.
+slurmplugins=/usr/lib/x86_64-linux-gnu/slurm-wlm
+if [ -d "$slurmplugins" ] && [ -x /usr/sbin/slurmd ]; then
+  mkdir -p "$stage/kwb/slurm-plugins"
+  cp -L "$slurmplugins"/*.so "$stage/kwb/slurm-plugins/"
+  ldd "$slurmplugins"/*.so 2>/dev/null | awk '$2=="=>" && $3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
+    [[ $name =~ ^(libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|ld-linux) ]] && continue
+    [ -e "$stage/kwb/lib/$name" ] || cp -L "$path" "$stage/kwb/lib/$name"
+  done
+fi
 # What the shared bundler leaves out but the GUI wants for a faithful screenshot: the SVG icon
 # and image plugins (the toolbar and tree icons are SVG) and the bold and mono DejaVu faces.
 qtplugins=$(dirname "$(dirname "$(find /usr/lib -path '*qt6/plugins/platforms/libqoffscreen.so' | head -n1)")")

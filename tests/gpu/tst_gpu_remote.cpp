@@ -2,8 +2,12 @@
 // loopback (tests/helpers/loopback_sshd.h) stands for the GPU host: the evaluation pool through
 // `ssh` lists the same GPU as a local worker and gives the same timed, correct verdict on it; a
 // connection dropped while an evaluation's request is in flight is a lost worker, and the pool
-// runs that evaluation again on a fresh worker (a new connection), which ends correct. Skips,
-// saying why, where there is no device.
+// runs that evaluation again on a fresh worker (a new connection), which ends correct. Then the
+// same through Slurm: a one-node cluster (tests/helpers/one_node_slurm.h) whose GPU is this
+// machine's own; the pool asks for an allocation with salloc and runs its worker as an srun step
+// on that GPU; the step scancelled while an evaluation's request is in flight is a lost worker,
+// and the evaluation runs again in a new step, which ends correct. Skips, saying why, where there
+// is no device (and the Slurm case where Slurm is not installed or this is not root).
 #include <QtTest>
 
 #include <atomic>
@@ -16,6 +20,7 @@
 #include "core/task/manifest_parser.h"
 #include "core/worker/worker_launcher.h"
 #include "helpers/loopback_sshd.h"
+#include "helpers/one_node_slurm.h"
 #include "helpers/test_files.h"
 
 using kwb::test::kernelsDir;
@@ -127,6 +132,66 @@ class TestGpuRemote : public QObject {
     QVERIFY(!states[0].removed);
     QVERIFY2(states[0].message.find("(run again here on a fresh worker)") != std::string::npos, states[0].message.c_str());
     std::cerr << "after the dropped connection: " << states[0].message << "\n";
+  }
+
+  // Through Slurm, on this machine's GPU: a step scancelled while an evaluation's request is in
+  // flight (as a preempted or timed-out step would end) is a lost worker; the pool runs the
+  // evaluation again in a new step of its allocation, and it ends correct on the same GPU.
+  void scancelledSlurmStepIsRunAgain() {
+    kwb::test::OneNodeSlurm cluster(kwb::test::OneNodeSlurm::Gpus::Machine);
+    const std::string &problem = cluster.problem();
+    if (problem.find("is not installed") != std::string::npos || problem.find("needs root") != std::string::npos)
+      QSKIP(problem.c_str());
+    QVERIFY2(problem.empty(), problem.c_str());
+    std::string parseProblem;
+    const auto launcher = kwb::worker::parseWorkerLauncher(std::string("slurm:partition=") +
+                                                               kwb::test::OneNodeSlurm::kPartition +
+                                                               ",gpus=1,time=00:10:00,wait=60,worker=" + worker_,
+                                                           parseProblem);
+    QVERIFY2(launcher, parseProblem.c_str());
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = settings(false);
+    ps.evaluator.workerPath.clear();
+    ps.evaluator.launcher = *launcher;
+    kwb::EvaluatorPool pool(ps);
+    const auto before = pool.devices();
+    QVERIFY2(before.size() == 1, (pool.problem() + "\n" + cluster.logs()).c_str());
+    const std::string starter = readFile(softmax_.folder / softmax_.starterSource());
+    const auto first = pool.submit(softmax_, starter, timed()).get();
+    QVERIFY2(first.outcome == kwb::Outcome::Correct, (describe(first) + "\n" + cluster.logs()).c_str());
+    const auto local = kwb::Evaluator(settings(false)).evaluate(softmax_, starter, timed());
+    QCOMPARE(first.device, local.device);
+    QVERIFY(first.configs.at(0).timing && first.configs[0].timing->ok && local.configs.at(0).timing);
+    const std::string whereBefore = pool.devices().at(0).where;
+    QVERIFY2(whereBefore.find("Slurm step") != std::string::npos, whereBefore.c_str());
+    std::atomic<int> cancelled{0};
+    std::string cancelledStep, cancelProblem;
+    auto options = timed();
+    options.onStep = [&](const kwb::EvalProgress &step) {
+      if (step.stage != "evaluate" || step.text.find(" seed ") == std::string::npos || cancelled.fetch_add(1) != 0) return;
+      const auto steps = cluster.steps();
+      if (steps.size() != 1) {
+        cancelProblem = "steps running: " + std::to_string(steps.size());
+        return;
+      }
+      cancelledStep = steps.front();
+      cancelProblem = cluster.cancel(cancelledStep);
+    };
+    const auto r = pool.submit(softmax_, starter, options).get();
+    QVERIFY(cancelled.load() > 0);
+    QVERIFY2(cancelProblem.empty(), cancelProblem.c_str());
+    QVERIFY2(r.outcome == kwb::Outcome::Correct, (describe(r) + "\n" + cluster.logs()).c_str());
+    QCOMPARE(r.device, local.device);
+    const auto states = pool.devices();
+    QCOMPARE(states.size(), std::size_t(1));
+    QVERIFY(!states[0].removed);
+    QVERIFY2(states[0].message.find("(run again here on a fresh worker)") != std::string::npos, states[0].message.c_str());
+    QVERIFY2(states[0].where != whereBefore, ("the same step after scancel: " + states[0].where).c_str());
+    QVERIFY2(states[0].where.find("Slurm step") != std::string::npos, states[0].where.c_str());
+    std::cerr << "scancel " << cancelledStep << ": " << states[0].message << "\nwhere before: " << whereBefore
+              << "\nwhere after: " << states[0].where << "\nsoftmax starter at small through srun: median "
+              << first.configs.at(0).timing->candidate.median * 1000 << " us, local "
+              << local.configs.at(0).timing->candidate.median * 1000 << " us\n";
   }
 };
 

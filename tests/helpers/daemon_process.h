@@ -10,10 +10,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/sandbox/sandbox.h"
 
 namespace kwb::test {
 
@@ -66,6 +69,15 @@ inline std::string readText(const std::filesystem::path &path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Where Debian puts `name` (the first of `usual` that can be run), else the first on $PATH (a
+// bundle's copy on the GPU machine); empty when neither has it.
+inline std::string installedProgram(const char *name, std::initializer_list<const char *> usual) {
+  for (const char *p : usual)
+    if (::access(p, X_OK) == 0) return p;
+  if (const auto found = kwb::findOnPath(name)) return found->string();
+  return {};
 }
 
 inline void stopDaemon(pid_t pid) {

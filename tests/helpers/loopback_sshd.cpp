@@ -44,14 +44,6 @@ std::string trimmed(std::string s) {
   return s;
 }
 
-// Where Debian puts `name`, else the first on $PATH (a bundle's copy on the GPU machine).
-std::string program(const char *name, std::initializer_list<const char *> usual) {
-  for (const char *p : usual)
-    if (::access(p, X_OK) == 0) return p;
-  if (const auto found = kwb::findOnPath(name)) return found->string();
-  return {};
-}
-
 // The direct children of `parent`, from /proc.
 std::vector<pid_t> childrenOf(pid_t parent) {
   std::vector<pid_t> out;
@@ -75,12 +67,12 @@ std::vector<pid_t> childrenOf(pid_t parent) {
 }  // namespace
 
 LoopbackSshd::LoopbackSshd() {
-  const std::string sshd = program("sshd", {"/usr/sbin/sshd", "/usr/local/sbin/sshd"});
+  const std::string sshd = installedProgram("sshd", {"/usr/sbin/sshd", "/usr/local/sbin/sshd"});
   if (sshd.empty()) {
     problem_ = "sshd is not installed (Debian: apt install openssh-server; packaging/install-deps.sh installs it)";
     return;
   }
-  const std::string keygen = program("ssh-keygen", {"/usr/bin/ssh-keygen"});
+  const std::string keygen = installedProgram("ssh-keygen", {"/usr/bin/ssh-keygen"});
   if (keygen.empty()) {
     problem_ = "ssh-keygen is not installed (Debian: apt install openssh-client)";
     return;

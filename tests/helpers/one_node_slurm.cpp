@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -40,19 +41,53 @@ std::string shortHostName() {
   return h.substr(0, h.find('.'));
 }
 
+// This machine's GPUs as their device files, /dev/nvidia0, /dev/nvidia1, ... in number order.
+std::vector<std::string> machineGpus() {
+  std::vector<std::pair<int, std::string>> found;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator("/dev", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("nvidia", 0) != 0 || name.size() == 6 || name.find_first_not_of("0123456789", 6) != std::string::npos)
+      continue;
+    found.emplace_back(std::stoi(name.substr(6)), e.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto &f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
 }  // namespace
 
-OneNodeSlurm::OneNodeSlurm() {
-  for (const char *p : {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/srun",
-                        "/usr/bin/squeue", "/usr/bin/scancel", "/usr/bin/sinfo"})
-    if (::access(p, X_OK) != 0) {
-      problem_ = std::string(p) + " is not installed (Debian: apt install slurmctld slurmd slurm-client munge; " +
+OneNodeSlurm::OneNodeSlurm(Gpus gpus) {
+  const std::string munged = installedProgram("munged", {"/usr/sbin/munged"});
+  const std::string slurmctld = installedProgram("slurmctld", {"/usr/sbin/slurmctld"});
+  const std::string slurmd = installedProgram("slurmd", {"/usr/sbin/slurmd"});
+  const std::string slurmstepd = installedProgram("slurmstepd", {"/usr/sbin/slurmstepd"});
+  squeue_ = installedProgram("squeue", {"/usr/bin/squeue"});
+  scancel_ = installedProgram("scancel", {"/usr/bin/scancel"});
+  sinfo_ = installedProgram("sinfo", {"/usr/bin/sinfo"});
+  const std::string srun = installedProgram("srun", {"/usr/bin/srun"});
+  const std::pair<const char *, const std::string *> needed[] = {
+      {"munged", &munged}, {"slurmctld", &slurmctld}, {"slurmd", &slurmd}, {"slurmstepd", &slurmstepd},
+      {"squeue", &squeue_}, {"scancel", &scancel_}, {"sinfo", &sinfo_}, {"srun", &srun}};
+  for (const auto &[name, path] : needed)
+    if (path->empty()) {
+      problem_ = std::string(name) + " is not installed (Debian: apt install slurmctld slurmd slurm-client munge; " +
                  "packaging/install-deps.sh installs them)";
       return;
     }
   if (::geteuid() != 0) {
     problem_ = "a one-node Slurm cluster needs root here (slurmd starts the job steps)";
     return;
+  }
+  std::vector<std::string> gpuFiles;
+  if (gpus == Gpus::Machine) {
+    gpuFiles = machineGpus();
+    if (gpuFiles.empty()) {
+      problem_ = "this machine has no GPU device files (/dev/nvidiaN) to give the Slurm node";
+      return;
+    }
   }
   char templ[] = "/tmp/kwb-slurm-XXXXXX";
   if (!::mkdtemp(templ)) {
@@ -69,27 +104,33 @@ OneNodeSlurm::OneNodeSlurm() {
     for (int i = 0; i < 1024; ++i) key.put(static_cast<char>(random() & 0xff));
   }
   ::chmod((folder_ / "munge.key").c_str(), 0400);
-  // Slurm hands out GPUs by their device files (gres.conf): character devices with /dev/null's
-  // numbers stand in for them. A step with --gpus=1 gets one, named in its CUDA_VISIBLE_DEVICES.
-  for (int i = 0; i < kGpus; ++i) {
-    const auto file = folder_ / ("gpu" + std::to_string(i));
-    if (::mknod(file.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) {
-      problem_ = "mknod " + file.string() + " failed: " + std::strerror(errno);
-      return;
+  // Slurm hands out GPUs by their device files (gres.conf). Stand-ins: character devices with
+  // /dev/null's numbers. A step with --gpus=1 gets one, named in its CUDA_VISIBLE_DEVICES.
+  if (gpus == Gpus::StandIn)
+    for (int i = 0; i < kGpus; ++i) {
+      const auto file = folder_ / ("gpu" + std::to_string(i));
+      if (::mknod(file.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) {
+        problem_ = "mknod " + file.string() + " failed: " + std::strerror(errno);
+        return;
+      }
+      gpuFiles.push_back(file.string());
     }
-  }
+  gpus_ = static_cast<int>(gpuFiles.size());
   {
     std::ofstream g(folder_ / "gres.conf");
-    g << "Name=gpu File=" << d << "/gpu[0-" << kGpus - 1 << "]\n";
+    for (const auto &f : gpuFiles) g << "Name=gpu File=" << f << "\n";
   }
   const std::string socket = d + "/munge.sock";
-  munged_ = startDaemon({"/usr/sbin/munged", "-F", "-f", "--key-file=" + d + "/munge.key", "--socket=" + socket,
+  munged_ = startDaemon({munged, "-F", "-f", "--key-file=" + d + "/munge.key", "--socket=" + socket,
                          "--pid-file=" + d + "/munged.pid", "--seed-file=" + d + "/munged.seed",
                          "--log-file=" + d + "/munged.log"},
                         d + "/munged.out");
   const std::string host = shortHostName();
   {
     std::ofstream c(folder_ / "slurm.conf");
+    // A bundle's Slurm (tests/gpu/pack-bundle.sh) loads its plugins from the bundle.
+    const char *plugins = std::getenv("KWB_SLURM_PLUGIN_DIR");
+    const std::string pluginDir = plugins && *plugins ? "PluginDir=" + std::string(plugins) + "\n" : "";
     c << "ClusterName=kwbtest\nSlurmctldHost=" << host << "(127.0.0.1)\nSlurmctldPort=" << freeLoopbackPort()
       << "\nSlurmdPort=" << freeLoopbackPort() << "\nAuthType=auth/munge\nAuthInfo=socket=" << socket
       << "\nCredType=cred/munge\nSlurmUser=root\nSlurmdUser=root\nStateSaveLocation=" << d
@@ -97,12 +138,12 @@ OneNodeSlurm::OneNodeSlurm() {
       << "/slurmd.pid\nSlurmctldLogFile=" << d << "/slurmctld.log\nSlurmdLogFile=" << d << "/slurmd.log\n"
       << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
       << "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\nMpiDefault=none\nReturnToService=2\n"
-      << "SlurmctldTimeout=30\nSlurmdTimeout=30\nKillWait=2\nGresTypes=gpu\n"
+      << pluginDir << "SlurmctldTimeout=30\nSlurmdTimeout=30\nKillWait=2\nGresTypes=gpu\n"
       // As many CPUs as a GPU node has for its GPUs (a worker step takes one), whatever this
       // machine has: config_overrides keeps the node up with fewer.
       << "SlurmdParameters=config_overrides\n"
-      << "NodeName=" << host << " NodeAddr=127.0.0.1 CPUs=" << std::max(2L * kGpus, ::sysconf(_SC_NPROCESSORS_ONLN))
-      << " Gres=gpu:" << kGpus << " State=UNKNOWN\nPartitionName=" << kPartition << " Nodes=" << host
+      << "NodeName=" << host << " NodeAddr=127.0.0.1 CPUs=" << std::max(2L * gpus_, ::sysconf(_SC_NPROCESSORS_ONLN))
+      << " Gres=gpu:" << gpus_ << " State=UNKNOWN\nPartitionName=" << kPartition << " Nodes=" << host
       << " Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:64\n";
   }
   if (const char *old = std::getenv("SLURM_CONF")) {
@@ -120,11 +161,11 @@ OneNodeSlurm::OneNodeSlurm() {
     }
     ::poll(nullptr, 0, 20);
   }
-  controller_ = startDaemon({"/usr/sbin/slurmctld", "-D", "-i", "-f", d + "/slurm.conf"}, d + "/slurmctld.out");
-  node_ = startDaemon({"/usr/sbin/slurmd", "-D", "-f", d + "/slurm.conf", "-N", host}, d + "/slurmd.out");
+  controller_ = startDaemon({slurmctld, "-D", "-i", "-f", d + "/slurm.conf"}, d + "/slurmctld.out");
+  node_ = startDaemon({slurmd, "-D", "-d", slurmstepd, "-f", d + "/slurm.conf", "-N", host}, d + "/slurmd.out");
   // Ready when sinfo says the node is idle.
   for (;;) {
-    const auto state = run({"/usr/bin/sinfo", "-h", "-o", "%T"}, std::chrono::seconds(10));
+    const auto state = run({sinfo_, "-h", "-o", "%T"}, std::chrono::seconds(10));
     if (state.succeeded() && state.output.find("idle") != std::string::npos) break;
     if (daemonExited(controller_) || daemonExited(node_) || std::chrono::steady_clock::now() > deadline) {
       problem_ = "the Slurm node did not become idle within 30 s (sinfo: " + state.output + ")\n" + logs();
@@ -135,7 +176,7 @@ OneNodeSlurm::OneNodeSlurm() {
 }
 
 OneNodeSlurm::~OneNodeSlurm() {
-  if (controller_ > 0 && problem_.empty()) run({"/usr/bin/scancel", "--partition=" + std::string(kPartition)});
+  if (controller_ > 0 && problem_.empty()) run({scancel_, "--partition=" + std::string(kPartition)});
   stopDaemon(node_);
   stopDaemon(controller_);
   stopDaemon(munged_);
@@ -147,7 +188,7 @@ OneNodeSlurm::~OneNodeSlurm() {
 
 std::vector<std::string> OneNodeSlurm::steps() const {
   std::vector<std::string> out;
-  const auto r = run({"/usr/bin/squeue", "-h", "-s", "-o", "%i"});
+  const auto r = run({squeue_, "-h", "-s", "-o", "%i"});
   std::istringstream lines(r.output);
   for (std::string line; std::getline(lines, line);)
     if (!line.empty() && line.find('.') != std::string::npos && line.find("extern") == std::string::npos) out.push_back(line);
@@ -156,7 +197,7 @@ std::vector<std::string> OneNodeSlurm::steps() const {
 
 std::vector<std::string> OneNodeSlurm::jobs() const {
   std::vector<std::string> out;
-  const auto r = run({"/usr/bin/squeue", "-h", "-o", "%i %j %T"});
+  const auto r = run({squeue_, "-h", "-o", "%i %j %T"});
   std::istringstream lines(r.output);
   for (std::string line; std::getline(lines, line);)
     if (!line.empty()) out.push_back(line);
@@ -164,7 +205,7 @@ std::vector<std::string> OneNodeSlurm::jobs() const {
 }
 
 std::string OneNodeSlurm::cancel(const std::string &step) const {
-  const auto r = run({"/usr/bin/scancel", step});
+  const auto r = run({scancel_, step});
   return r.succeeded() ? std::string() : "scancel " + step + ": " + r.output;
 }
 

@@ -1,7 +1,12 @@
 #include "core/worker/slurm_allocation.h"
 
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <sstream>
+#include <vector>
 
 #include <atomic>
 #include <cstdlib>
@@ -44,6 +49,37 @@ std::string cancelJob(const std::string &job, const std::string &name) {
   return run.succeeded() ? std::string() : run.output.empty() ? "scancel failed" : run.output;
 }
 
+// The allocations this host's workbench processes asked for (kwb-workers-HOST-PID-N) whose
+// process is gone: a crash or a kill left them held until their time limit. Each is cancelled;
+// what was done, a line each.
+std::vector<std::string> releaseOrphans(const std::string &host) {
+  std::vector<std::string> said;
+  const auto program = launcherProgram("squeue");
+  if (!program) return said;
+  ChildProcessRequest r;
+  r.argv = {*program, "--noheader", "--user=" + userName(), "--format=%i %j"};
+  r.timeout = std::chrono::seconds(30);
+  const auto run = runChildProcess(r);
+  if (!run.succeeded()) return said;
+  const std::string prefix = "kwb-workers-" + host + "-";  // then PID-N
+  std::istringstream lines(run.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string id, name;
+    if (!(fields >> id >> name) || name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const auto dash = rest.find('-');
+    if (dash == 0 || dash == std::string::npos || rest.find_first_not_of("0123456789") != dash) continue;
+    const long pid = std::atol(rest.c_str());
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    const std::string failed = cancelJob(id, name);
+    said.push_back(failed.empty() ? "released Slurm job " + id + " (" + name + "): the process that asked for it is gone"
+                                  : "could not release Slurm job " + id + " (" + name + ") left by a process that is gone: " +
+                                        failed);
+  }
+  return said;
+}
+
 }  // namespace
 
 int slurmWorkerCount(const WorkerLauncher &launcher) {
@@ -72,6 +108,8 @@ std::unique_ptr<SlurmAllocation> SlurmAllocation::request(const WorkerLauncher &
     problem = missingLauncherProgram(launcher, "salloc");
     return nullptr;
   }
+  for (const auto &line : releaseOrphans(hostName()))
+    if (progress.onLine) progress.onLine(line);
   ChildProcessRequest r;
   r.argv = {*program, "--no-shell", "--job-name=" + a->name_, "--ntasks=" + std::to_string(a->workers_)};
   // GPUs exactly when the steps ask for one each (remoteWorkerCommand: unless gpus=0).

@@ -2,7 +2,8 @@
 // A Slurm allocation the workbench asks for itself (issue 22): `salloc --no-shell` for a pool of
 // workers, one GPU each, so that every worker step (and every restart of one) runs inside it
 // with `srun --jobid` at once, instead of each step waiting in the queue as a job of its own.
-// Released (scancel) when destroyed; its time limit ends it if this process never gets there.
+// Released (scancel) when destroyed; its time limit ends it if this process never gets there, and
+// the next request from this host releases it sooner: its name carries the host and the process.
 // No Qt.
 #include <chrono>
 #include <functional>
@@ -27,7 +28,9 @@ class SlurmAllocation {
     std::function<bool()> cancelled;                       // true: give up (the pending job is cancelled)
   };
   // `salloc --no-shell --job-name=kwb-workers-HOST-PID-N --ntasks=W [--gpus=W]` with the launcher's
-  // partition, time, account, qos and constraint, for W = slurmWorkerCount(launcher). Null with
+  // partition, time, account, qos and constraint, for W = slurmWorkerCount(launcher). First, the
+  // allocations left by this host's workbench processes that are gone (a crash, a kill) are
+  // cancelled, each said through onLine. Null with
   // `problem` (salloc's own words, or the wait that ran out: a request still queued is cancelled).
   static std::unique_ptr<SlurmAllocation> request(const WorkerLauncher &launcher, std::string &problem,
                                                   const Progress &progress = {});

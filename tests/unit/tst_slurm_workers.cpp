@@ -6,14 +6,19 @@
 #include <QtTest>
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "core/eval/evaluator.h"
 #include "core/eval/evaluator_pool.h"
+#include "core/process/child_process.h"
+#include "core/worker/worker_launcher.h"
 #include "core/task/manifest_parser.h"
 #include "core/worker/worker_client.h"
 #include "helpers/one_node_slurm.h"
@@ -209,6 +214,50 @@ class TestSlurmWorkers : public QObject {
       QVERIFY2(line.rfind(holder.allocation() + " ", 0) == 0 || line.find(" kwb-workers-") == std::string::npos ||
                    (line.find(" RUNNING") == std::string::npos && line.find(" PENDING") == std::string::npos),
                line.c_str());
+  }
+
+  // A crash or a kill leaves the allocation held until its time limit; the next pool made on
+  // this host releases the ones whose process is gone (the name carries host and process) and
+  // says so; one whose process still runs stays.
+  void allocationLeftByAGoneProcessIsReleased() {
+    const pid_t gone = ::fork();
+    if (gone == 0) ::_exit(0);
+    QVERIFY(gone > 0);
+    ::waitpid(gone, nullptr, 0);
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    std::string host = name;
+    host = host.substr(0, host.find('.'));
+    const auto hold = [&](pid_t pid) {
+      kwb::ChildProcessRequest r;
+      r.argv = {*launcherProgram("salloc"), "--no-shell", "--job-name=kwb-workers-" + host + "-" + std::to_string(pid) + "-7",
+                "--ntasks=1", std::string("--partition=") + kwb::test::OneNodeSlurm::kPartition, "--time=00:10:00"};
+      r.timeout = 30s;
+      const auto run = kwb::runChildProcess(r);
+      const auto at = run.output.find("Granted job allocation ");
+      if (!run.succeeded() || at == std::string::npos) qFatal("salloc: %s", run.output.c_str());
+      return run.output.substr(at + 23, run.output.find_first_not_of("0123456789", at + 23) - at - 23);
+    };
+    const std::string orphan = hold(gone), mine = hold(::getpid());
+    QVERIFY(held(orphan) && held(mine));
+    std::mutex lock;  // the pool's threads may speak too
+    std::vector<std::string> messages;
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator.launcher = launcher("gpus=1");
+    ps.devices = {0};
+    {
+      kwb::EvaluatorPool pool(ps, [&](const std::string &m) {
+        const std::lock_guard<std::mutex> hold(lock);
+        messages.push_back(m);
+      });
+      QVERIFY2(!pool.allocation().empty(), pool.problem().c_str());
+      QVERIFY(!held(orphan));
+      QVERIFY(held(mine));
+    }
+    bool said = false;
+    for (const auto &m : messages) said = said || m.rfind("released Slurm job " + orphan + " (", 0) == 0;
+    QVERIFY2(said, messages.empty() ? "no message" : messages.front().c_str());
+    QVERIFY(cluster_->cancel(mine).empty());
   }
 
   void scancelledStepIsALostWorkerAndANewStepAnswers() {

@@ -824,11 +824,11 @@ bool Session::processGroup(GroupRecord &group) {
 }
 
 SessionState Session::run() {
+  // A pause() or stop() that came before run() (while the caller was still preparing, e.g.
+  // waiting for GPUs) holds: run() ends at once in that state. What run() was told is forgotten
+  // as it ends, so the next run() (a resume) starts afresh.
   {
     std::lock_guard lock(mutex_);
-    stopRequested_ = false;
-    requestedState_.reset();
-    requestedReason_.clear();
     llmFailure_.clear();
     budgetHit_.clear();
   }
@@ -840,6 +840,10 @@ SessionState Session::run() {
   const auto finishRun = [&](SessionState state, const std::string &reason) {
     services_.store->addElapsed(id_, elapsedNow());
     setState(state, reason);
+    std::lock_guard lock(mutex_);
+    stopRequested_ = false;
+    requestedState_.reset();
+    requestedReason_.clear();
     return state;
   };
   const auto interrupted = [&]() -> std::optional<SessionState> {
@@ -847,14 +851,19 @@ SessionState Session::run() {
     if (requestedState_) return requestedState_;
     return std::nullopt;
   };
+  const auto requestedReason = [&] {  // a copy: stop() may change it from another thread
+    std::lock_guard lock(mutex_);
+    return requestedReason_;
+  };
   try {
+    if (const auto s = interrupted()) return finishRun(*s, requestedReason());
     if (!measureBaseline()) {
       const auto s = interrupted();
-      return finishRun(s.value_or(SessionState::Paused), s ? requestedReason_ : "cancelled");
+      return finishRun(s.value_or(SessionState::Paused), s ? requestedReason() : "cancelled");
     }
     bestMs_ = incumbentFor().ms;
     for (;;) {
-      if (const auto s = interrupted()) return finishRun(*s, requestedReason_);
+      if (const auto s = interrupted()) return finishRun(*s, requestedReason());
       auto groups = services_.store->groups(id_);
       GroupRecord *current = nullptr;
       for (auto &g : groups)
@@ -884,14 +893,17 @@ SessionState Session::run() {
       }
       const bool complete = processGroup(*current);
       if (complete) continue;
-      if (const auto s = interrupted()) return finishRun(*s, requestedReason_);
+      if (const auto s = interrupted()) return finishRun(*s, requestedReason());
+      std::string llmFailure, budgetHit;
       {
         std::lock_guard lock(mutex_);
-        if (!llmFailure_.empty())
-          return finishRun(SessionState::Failed, "the provider did not answer: " + llmFailure_ +
-                                                     " (the session resumes where it was once it answers)");
-        if (!budgetHit_.empty()) return finishRun(SessionState::Finished, budgetHit_);
+        llmFailure = llmFailure_;
+        budgetHit = budgetHit_;
       }
+      if (!llmFailure.empty())
+        return finishRun(SessionState::Failed, "the provider did not answer: " + llmFailure +
+                                                   " (the session resumes where it was once it answers)");
+      if (!budgetHit.empty()) return finishRun(SessionState::Finished, budgetHit);
       return finishRun(SessionState::Failed, "a turn did not complete (evaluations were cancelled)");
     }
   } catch (const std::exception &e) {

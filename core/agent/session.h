@@ -108,7 +108,8 @@ class Session {
   Session &operator=(const Session &) = delete;
 
   // Runs until the session finishes (groups or a budget), is paused or stopped, or fails; returns
-  // the state it was left in. Safe to call again after a pause (that is a resume).
+  // the state it was left in. Safe to call again after a pause (that is a resume). A pause() or
+  // stop() before run() holds: it returns at once in that state.
   SessionState run();
   // From any thread: requests in flight are cancelled and their lines asked again on resume;
   // evaluations in flight are cancelled too. pause() leaves the session resumable ("paused"),

@@ -3,8 +3,9 @@
 // wire format), compile-only. Eight candidates stream and compile while an event-loop latency
 // probe watches the GUI thread (target: no stall over 50 ms); the tree shows every candidate and
 // the DCP decision in words; the selected candidate's answer streams into the text view; Pause
-// cancels what is in flight and Resume finishes the session; and in the real window, Optimize
-// with an LLM configured runs a session instead of the tuner.
+// cancels what is in flight and Resume finishes the session (Pause also ends the wait for a Slurm
+// allocation, on a real one-node cluster); and in the real window, Optimize with an LLM
+// configured runs a session instead of the tuner.
 #include "isolated_home.h"
 
 #include <QDialogButtonBox>
@@ -24,7 +25,10 @@
 #include <memory>
 #include <QtTest>
 
+#include "core/eval/evaluator_pool.h"
 #include "core/llm/provider_config.h"
+#include "core/worker/worker_launcher.h"
+#include "helpers/one_node_slurm.h"
 #include "helpers/replay_llm_server.h"
 #include "ui/main_window.h"
 #include "ui/services/agent_service.h"
@@ -161,6 +165,50 @@ class TestSessionView : public QObject {
     QVERIFY(finished.wait(120000));
     QCOMPARE(finished.last().at(1).toString(), QStringLiteral("finished"));
     QCOMPARE(server.http().requests().size(), std::size_t(4));  // the two cancelled, asked again
+  }
+
+  // A session on Slurm GPUs first waits for its allocation (salloc, up to 600 s by default):
+  // here every GPU of the node is held by another pool, so it waits. Pause ends that wait at
+  // once: the queued request is cancelled, not granted later, and the session ends paused.
+  void pauseEndsTheWaitForASlurmAllocation() {
+    kwb::test::OneNodeSlurm cluster;
+    QVERIFY2(cluster.problem().empty(), cluster.problem().c_str());  // install-deps installs Slurm; CI is root
+    const std::string worker = qEnvironmentVariable("KWB_WORKER").toStdString();
+    const auto slurm = [&](const std::string &gpus) {
+      std::string problem;
+      const auto l = kwb::worker::parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition +
+                                                          ",gpus=" + gpus + ",time=00:10:00,worker=" + worker,
+                                                      problem);
+      if (!l) qFatal("%s", problem.c_str());
+      return *l;
+    };
+    kwb::EvaluatorPoolSettings all;
+    all.evaluator.launcher = slurm(std::to_string(kwb::test::OneNodeSlurm::kGpus));
+    all.devices = {0};
+    kwb::EvaluatorPool holder(all);
+    QVERIFY2(!holder.allocation().empty(), holder.problem().c_str());
+    const auto waiting = [&] {
+      for (const auto &job : cluster.jobs())
+        if (job.find(" kwb-workers-") != std::string::npos && job.rfind(holder.allocation() + " ", 0) != 0 &&
+            job.find(" PENDING") != std::string::npos)
+          return true;
+      return false;
+    };
+    ReplayLlmServer server(std::filesystem::path(kSoftmax.toStdString()));
+    AgentService service;
+    service.setWorkers(slurm("1"));
+    QSignalSpy finished(&service, &AgentService::finished);
+    auto r = request(home_->path(QStringLiteral("slurm.kwb")), server, 2, 1, 1);
+    r.useDevice = true;
+    QVERIFY(service.start(r));
+    QTRY_VERIFY_WITH_TIMEOUT(waiting(), 30000);  // the session's salloc is queued
+    QElapsedTimer clock;
+    clock.start();
+    service.pause();
+    QVERIFY(finished.wait(30000));  // not the 600 s salloc would wait
+    QCOMPARE(finished.last().at(1).toString(), QStringLiteral("paused"));
+    QVERIFY(!waiting());
+    qInfo("Pause ended the wait for the allocation in %lld ms", static_cast<long long>(clock.elapsed()));
   }
 
   void optimizeWithAnLlmRunsASession() {

@@ -104,6 +104,7 @@ class TestAgentSession : public QObject {
   void truncatedAndCodelessAnswersAreNamedOutcomes();
   void tokenBudgetStopsNewRequests();
   void pauseCancelsRequestsAndResumeFinishes();
+  void pauseOrStopBeforeRunHolds();
   void settingsOutOfRangeAreRefused();
   void settingsRoundTripThroughTheStore();
   void skillCardsGoIntoFirstTurnsAndGainEvidence();
@@ -280,6 +281,24 @@ void TestAgentSession::pauseCancelsRequestsAndResumeFinishes() {
   QCOMPARE(f.store->sessionAttempts(created.id).size(), std::size_t(3));
   QCOMPARE(f.server.http().requests().size(), std::size_t(6));  // the 3 cancelled, asked again
   QVERIFY(f.store->session(created.id)->elapsedSeconds > 0);
+}
+
+// Pause or Stop pressed while the caller still prepares the run (the GUI waits for a Slurm
+// allocation first): run() ends at once in that state, asking nothing; the next run() resumes.
+void TestAgentSession::pauseOrStopBeforeRunHolds() {
+  Fixture f;
+  const auto created = Session::create(*f.store, f.task, compileOnlySettings(2, 1, 1), f.server.baseUrl(), "replay");
+  Session session(f.services(), created.id);
+  session.pause();
+  QCOMPARE(session.run(), SessionState::Paused);
+  QCOMPARE(f.store->session(created.id)->stopReason, std::string("paused by the user"));
+  QVERIFY(f.server.http().requests().empty());
+  session.stop("stopped before it ran");
+  QCOMPARE(session.run(), SessionState::Stopped);
+  QCOMPARE(f.store->session(created.id)->stopReason, std::string("stopped before it ran"));
+  QVERIFY(f.server.http().requests().empty());
+  QCOMPARE(session.run(), SessionState::Finished);  // what run() was told is forgotten as it ends
+  QCOMPARE(f.server.http().requests().size(), std::size_t(2));
 }
 
 void TestAgentSession::settingsOutOfRangeAreRefused() {

@@ -244,6 +244,13 @@ TimingOutcome readTimeReply(const worker::Reply &reply, ConfigOutcome &co) {
   TimingOutcome t;
   if (!reply.ok) {
     t.error = reply.error.kind + ": " + reply.error.message;
+    if (reply.error.kind == worker::error_kind::kWorkerLost) {
+      // A remote worker's connection or Slurm step went while it timed: the evaluation did not
+      // complete, by no doing of the candidate's (an evaluation pool runs it again).
+      co.outcome = Outcome::Error;
+      co.errorName = "worker-lost";
+      co.message = "the GPU worker was lost while timing: " + reply.error.message;
+    }
     return t;
   }
   worker::TimeReply r;

@@ -276,7 +276,7 @@ const WorkerDevice &Evaluator::device() {
   WorkerDevice d;
   d.ordinal = settings_.device;
   if (!settings_.useDevice) {
-    d.problem = "no device use requested";
+    d.problem = settings_.noDeviceReason.empty() ? "no device use requested" : settings_.noDeviceReason;
   } else if (std::string problem; !ensureWorker(problem)) {
     // A worker that did not start this time may start the next: asked again then.
     d.problem = problem;
@@ -653,6 +653,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       t = readTimeReply(reply, co);
       if (!t.ok && lostContext(reply)) worker_->restart();
       co.timing = t;
+      if (co.errorName == "worker-lost") break;  // the evaluation is incomplete: the others are not timed
     }
   }
 

@@ -111,6 +111,7 @@ struct EvaluatorSettings {
   // Where the worker runs: this machine, a host over ssh, a Slurm step (--workers).
   worker::WorkerLauncher launcher;
   bool useDevice = true;  // false: compile only, as on a machine without a GPU
+  std::string noDeviceReason;  // with useDevice false: why (the result says it); empty: "no device use requested"
   int device = 0;         // the CUDA device the worker uses
   std::chrono::milliseconds workerStartTimeout{30000};
   TorchSettings torch;  // the PyTorch reference process (core/eval/torch_reference.h)

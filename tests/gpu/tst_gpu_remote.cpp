@@ -10,10 +10,17 @@
 // is no device (and the Slurm case where Slurm is not installed or this is not root).
 #include <QtTest>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/eval/evaluator_pool.h"
 #include "core/gpu/device_info.h"
@@ -30,6 +37,30 @@ using kwb::test::readFile;
 namespace {
 
 std::string describe(const kwb::EvaluationResult &r) { return nlohmann::json(r).dump(1); }
+
+// A file of /proc/PID as its NUL-separated fields.
+std::vector<std::string> procFields(const std::filesystem::path &file) {
+  std::ifstream in(file, std::ios::binary);
+  std::vector<std::string> out;
+  for (std::string field; std::getline(in, field, '\0');) out.push_back(field);
+  return out;
+}
+
+// The relay (kwb-worker --relay) a Slurm step of `job` runs on this machine, and its step
+// ("JOB.STEP", from its environment); {-1, ""} when there is none.
+std::pair<pid_t, std::string> relayOf(const std::string &job) {
+  for (const auto &e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto argv = procFields(e.path() / "cmdline");
+    if (std::find(argv.begin(), argv.end(), "--relay") == argv.end()) continue;
+    const auto env = procFields(e.path() / "environ");
+    if (std::find(env.begin(), env.end(), "SLURM_JOB_ID=" + job) == env.end()) continue;
+    for (const auto &v : env)
+      if (v.rfind("SLURM_STEP_ID=", 0) == 0) return {std::stoi(name), job + "." + v.substr(14)};
+  }
+  return {-1, ""};
+}
 
 }  // namespace
 
@@ -164,17 +195,18 @@ class TestGpuRemote : public QObject {
     QVERIFY(first.configs.at(0).timing && first.configs[0].timing->ok && local.configs.at(0).timing);
     const std::string whereBefore = pool.devices().at(0).where;
     QVERIFY2(whereBefore.find("Slurm step") != std::string::npos, whereBefore.c_str());
+    // The worker's step, and its relay (kwb-worker --relay, on this machine): stopped at the
+    // first seed's result, so that whatever the request is then it stays unanswered until the
+    // step is cancelled.
+    const auto [relay, cancelledStep] = relayOf(pool.allocation());
+    QVERIFY2(relay > 0, ("no kwb-worker --relay with SLURM_JOB_ID=" + pool.allocation()).c_str());
+    QVERIFY2(whereBefore.find(cancelledStep) != std::string::npos, (whereBefore + " vs " + cancelledStep).c_str());
     std::atomic<int> cancelled{0};
-    std::string cancelledStep, cancelProblem;
+    std::string cancelProblem;
     auto options = timed();
     options.onStep = [&](const kwb::EvalProgress &step) {
       if (step.stage != "evaluate" || step.text.find(" seed ") == std::string::npos || cancelled.fetch_add(1) != 0) return;
-      const auto steps = cluster.steps();
-      if (steps.size() != 1) {
-        cancelProblem = "steps running: " + std::to_string(steps.size());
-        return;
-      }
-      cancelledStep = steps.front();
+      ::kill(relay, SIGSTOP);
       cancelProblem = cluster.cancel(cancelledStep);
     };
     const auto r = pool.submit(softmax_, starter, options).get();

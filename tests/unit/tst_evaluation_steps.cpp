@@ -158,6 +158,16 @@ class TestEvaluationSteps : public QObject {
     QCOMPARE(kwb::readTimeReply(ok({{"verdict", "runtime-error"}, {"reason", "launch failed"}}), other).error,
              std::string("runtime-error: launch failed"));
     QCOMPARE(other.outcome, Outcome::Correct);
+
+    // A remote worker lost while it timed (a dropped connection, a scancelled Slurm step): the
+    // configuration is an error named worker-lost (a pool runs the evaluation again), not
+    // "correct, not timed".
+    ConfigOutcome lost = config("small", Outcome::Correct);
+    QCOMPARE(kwb::readTimeReply(failed(kwb::worker::error_kind::kWorkerLost, "the Slurm step ended"), lost).error,
+             std::string(kwb::worker::error_kind::kWorkerLost) + ": the Slurm step ended");
+    QCOMPARE(lost.outcome, Outcome::Error);
+    QCOMPARE(lost.errorName, std::string("worker-lost"));
+    QCOMPARE(kwb::verdict({lost}, 3).message, std::string("small: worker-lost: the GPU worker was lost while timing: the Slurm step ended"));
   }
 
   void verdictIsTheWorstConfiguration() {

@@ -160,6 +160,12 @@ class EvaluationService::Backend {
     if (!evaluator_) {
       kwb::EvaluatorSettings s = pool_ ? pool_->evaluatorSettings() : settings_;
       if (!pool_) s.launcher = poolLauncher_;
+      if (s.launcher.kind == kwb::worker::WorkerLauncher::Kind::Slurm) {
+        // No worker in the pool through Slurm (refused, not granted in time, given up, no GPU
+        // there): asking Slurm again here would queue a job of its own. It compiles, and says why.
+        s.useDevice = false;
+        s.noDeviceReason = pool_ && !pool_->problem().empty() ? pool_->problem() : "no Slurm worker";
+      }
       evaluator_ = std::make_unique<kwb::Evaluator>(s);
     }
     return *evaluator_;
@@ -193,6 +199,10 @@ class EvaluationService::Backend {
       pool = this->pool(shared);
     } catch (const std::exception &e) {
       failRun(run, kwb::Outcome::Error, tr("the evaluation pool did not start: %1").arg(QString::fromStdString(e.what())));
+      return;
+    }
+    if (shared.cancelledRun == id) {  // while it waited for a Slurm allocation
+      failRun(run, kwb::Outcome::Cancelled, tr("cancelled by the user"));
       return;
     }
     // Without a GPU in the pool, one evaluator compiles (and says there is no device), as before.
@@ -338,6 +348,7 @@ void EvaluationService::runOnEvaluator(std::function<void(kwb::Evaluator &)> wor
       this, kind,
       [backend = backend_, shared = shared_, work = std::move(work), device](const JobTicket &ticket) {
         if (ticket.cancelled()) return tr("superseded by a newer request");
+        shared->stopWaiting = false;  // a run's cancel does not reach the next work (its pool may wait anew)
         try {
           if (!backend->onEvaluator(*shared, work, device)) return tr("the evaluation service is shutting down");
           return QString();

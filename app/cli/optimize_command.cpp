@@ -323,22 +323,28 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     }
   }
   if (!skillsProblem.empty()) log << "skill cards left out: " << skillsProblem << "\n";
+  // Ctrl+C pauses: requests in flight are cancelled (asked again on resume), what was stored stays.
+  // From here on: it also ends a wait for a Slurm allocation (the session then starts paused).
+  gInterrupts = 0;
+  std::signal(SIGINT, onOptimizeInterrupt);
+  std::signal(SIGTERM, onOptimizeInterrupt);
+  struct DefaultSignals {
+    ~DefaultSignals() {
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+    }
+  } defaultSignals;
   std::string noDevice;
   if (record->settings.useDevice) {
     kwb::EvaluatorSettings es;
     if (!applyWorkers(args.workers, es)) return 2;
-    std::vector<int> chosen;
-    for (const auto &d : kwb::describeVisibleDevices(es, noDevice))
-      if (args.gpus.empty() || std::find(args.gpus.begin(), args.gpus.end(), d.ordinal) != args.gpus.end())
-        chosen.push_back(d.ordinal);
-    if (!chosen.empty()) {
-      kwb::EvaluatorPoolSettings ps;
-      ps.evaluator = es;
-      ps.devices = chosen;
-      services.pool = std::make_shared<kwb::EvaluatorPool>(ps);
-      services.evaluator = es;
-    } else if (noDevice.empty()) {
-      noDevice = "none of the chosen GPUs is visible";
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = es;
+    ps.cancelled = [] { return gInterrupts > 0; };
+    std::vector<kwb::VisibleDevice> chosen;
+    if (auto pool = kwb::poolOfChosenDevices(ps, args.gpus, chosen, noDevice)) {
+      services.pool = std::move(pool);
+      services.evaluator = services.pool->evaluatorSettings();
     }
   } else {
     noDevice = "--no-gpu";
@@ -363,10 +369,6 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     return kExitFailed;
   }
 
-  // Ctrl+C pauses: requests in flight are cancelled (asked again on resume), what was stored stays.
-  gInterrupts = 0;
-  std::signal(SIGINT, onOptimizeInterrupt);
-  std::signal(SIGTERM, onOptimizeInterrupt);
   std::atomic<bool> finished{false};
   std::thread watcher([&] {
     bool paused = false;

@@ -44,6 +44,44 @@ std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &
   return out;
 }
 
+std::unique_ptr<EvaluatorPool> poolOfChosenDevices(EvaluatorPoolSettings settings, const std::vector<int> &gpus,
+                                                   std::vector<VisibleDevice> &described, std::string &problem) {
+  described.clear();
+  const auto chosen = [&](int ordinal) { return gpus.empty() || std::find(gpus.begin(), gpus.end(), ordinal) != gpus.end(); };
+  std::unique_ptr<EvaluatorPool> pool;
+  EvaluatorSettings look = settings.evaluator;
+  if (settings.evaluator.launcher.kind == worker::WorkerLauncher::Kind::Slurm) {
+    // Its workers by number (the pool leaves out numbers beyond gpus=N), so that it looks at none.
+    settings.devices = gpus;
+    for (int i = 0; gpus.empty() && i < worker::slurmWorkerCount(settings.evaluator.launcher); ++i)
+      settings.devices.push_back(i);
+    pool = std::make_unique<EvaluatorPool>(std::move(settings));
+    if (pool->devices().empty()) {
+      problem = pool->problem().empty() ? "none of the chosen GPUs is visible" : pool->problem();
+      return nullptr;
+    }
+    look = pool->evaluatorSettings();  // inside its allocation
+  }
+  for (const auto &d : describeVisibleDevices(look, problem))
+    if (chosen(d.ordinal)) described.push_back(d);
+  if (described.empty()) {
+    if (problem.empty()) problem = "none of the chosen GPUs is visible";
+    return nullptr;
+  }
+  if (pool) {
+    // Only the pool's own workers (a GPU chosen by a number beyond gpus=N is not one).
+    std::vector<VisibleDevice> kept;
+    for (const auto &state : pool->devices())
+      for (const auto &d : described)
+        if (d.ordinal == state.device) kept.push_back(d);
+    described = std::move(kept);
+    return pool;
+  }
+  settings.devices.clear();
+  for (const auto &d : described) settings.devices.push_back(d.ordinal);
+  return std::make_unique<EvaluatorPool>(std::move(settings));
+}
+
 EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(const std::string &)> onMessage)
     : settings_(std::move(settings)), onMessage_(std::move(onMessage)) {
   auto &launcher = settings_.evaluator.launcher;

@@ -56,6 +56,16 @@ std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &
 // (gpus=N), numbered 0..N-1, each like the GPU one step saw.
 std::vector<VisibleDevice> describeVisibleDevices(const EvaluatorSettings &settings, std::string &problem);
 
+class EvaluatorPool;
+
+// A pool on the GPUs chosen by number (`gpus`; empty: every one the launcher gives), and what they
+// are (`described`: name, architecture). Through Slurm the allocation is asked for first and the
+// GPUs are looked at inside it: a look of its own would queue as a job of its own. Null, with
+// `problem`, when none of them is there (or the allocation was refused, not granted in time, or
+// given up through `settings.cancelled`).
+std::unique_ptr<EvaluatorPool> poolOfChosenDevices(EvaluatorPoolSettings settings, const std::vector<int> &gpus,
+                                                   std::vector<VisibleDevice> &described, std::string &problem);
+
 class EvaluatorPool {
  public:
   explicit EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(const std::string &)> onMessage = {});

@@ -349,7 +349,12 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
                        const OnPoint &onPoint) {
   for (const auto &name : settings_.configs)
     if (!task.config(name)) throw std::invalid_argument("task '" + task.name + "' has no size configuration '" + name + "'");
-  cancelled_ = false;
+  // A cancel() that came before tune() (while the caller prepared) holds; it is forgotten as
+  // tune() returns, so that the next tune() starts afresh.
+  struct Forget {
+    std::atomic<bool> &flag;
+    ~Forget() { flag = false; }
+  } forget{cancelled_};
   const SearchSpace space(task.tunables);
 
   EvaluationOptions options;
@@ -369,22 +374,14 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
   std::string arch = settings_.arch;
   std::string noDevice;
   if (settings_.useDevice) {
-    const auto visible = describeVisibleDevices(settings_.evaluator, noDevice);  // through Slurm: its N workers
-    std::vector<int> chosen;
-    for (const auto &d : visible)
-      if (settings_.gpus.empty() || std::find(settings_.gpus.begin(), settings_.gpus.end(), d.ordinal) != settings_.gpus.end()) {
-        chosen.push_back(d.ordinal);
-        deviceNames.push_back(d.name);
-        if (arch.empty()) arch = d.arch;
-      }
-    if (!chosen.empty()) {
-      EvaluatorPoolSettings ps;
-      ps.evaluator = settings_.evaluator;
-      ps.devices = chosen;
-      ps.cancelled = [this] { return cancelled_.load(); };  // while it waits for a Slurm allocation
-      pool = std::make_unique<EvaluatorPool>(ps);
-    } else if (noDevice.empty()) {
-      noDevice = "none of the chosen GPUs is visible";
+    EvaluatorPoolSettings ps;
+    ps.evaluator = settings_.evaluator;
+    ps.cancelled = [this] { return cancelled_.load(); };  // while it waits for a Slurm allocation
+    std::vector<VisibleDevice> chosen;
+    pool = poolOfChosenDevices(ps, settings_.gpus, chosen, noDevice);
+    for (const auto &d : chosen) {
+      deviceNames.push_back(d.name);
+      if (arch.empty()) arch = d.arch;
     }
   }
   if (arch.empty()) arch = "sm_90";
@@ -452,9 +449,11 @@ TuneReport Tuner::tune(const Task &task, const std::string &source, const std::s
     compileOnly_ = true;
     report = search(space, measure, 1, std::string(), onPoint);
     compileOnly_ = false;
-    report.stop = "no-device";
-    report.message = "no CUDA device (" + (noDevice.empty() ? std::string("not asked to use one") : noDevice) +
-                     "): every point compiled and its launch checked; nothing was measured";
+    if (report.stop != "cancelled") {
+      report.stop = "no-device";
+      report.message = "no CUDA device (" + (noDevice.empty() ? std::string("not asked to use one") : noDevice) +
+                       "): every point compiled and its launch checked; nothing was measured";
+    }
   }
   report.task = task.name;
   report.source = sourceName;

@@ -321,6 +321,16 @@ class TestTune : public QObject {
     QCOMPARE(j["compiled_only"].get<std::size_t>(), std::size_t(9));
     QCOMPARE(j["points"].size(), std::size_t(9));
     QVERIFY(j["best"].is_null());
+    // Cancelled before tune() (the window's Stop while the run was still being prepared, as
+    // while waiting for a Slurm allocation): it returns cancelled, nothing evaluated; the next
+    // tune() starts afresh.
+    kwb::tune::Tuner early(settings);
+    early.cancel();
+    const auto cancelled = early.tune(task, kwb::test::readFile(task.folder / task.starterSource()), "transpose.cu");
+    QCOMPARE(cancelled.stop, std::string("cancelled"));
+    QCOMPARE(cancelled.points.size(), std::size_t(0));
+    QCOMPARE(early.tune(task, kwb::test::readFile(task.folder / task.starterSource()), "transpose.cu").points.size(),
+             std::size_t(9));
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, [&] {
       kwb::tune::TuneSettings bad = settings;
       bad.configs = {"nope"};

@@ -837,6 +837,9 @@ SessionState Session::run() {
   if (record_.state == SessionState::Running && !record_.updatedAt.empty() && record_.createdAt != record_.updatedAt)
     publish(event(SessionEvent::Kind::Message, 0, 0, 0, "resuming a session that was left running (its process ended)"));
   setState(SessionState::Running, {});
+  if (record_.settings.useDevice && !onGpu() && !services_.noDevice.empty())
+    publish(event(SessionEvent::Kind::Message, 0, 0, 0,
+                  "no GPU: " + services_.noDevice + "; every candidate is compiled and its launch checked, nothing is run"));
   const auto finishRun = [&](SessionState state, const std::string &reason) {
     services_.store->addElapsed(id_, elapsedNow());
     setState(state, reason);

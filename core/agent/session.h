@@ -66,6 +66,9 @@ struct SessionServices {
   std::string apiKey;
   // GPUs to evaluate on; null (or without devices): compile only.
   std::shared_ptr<EvaluatorPool> pool;
+  // Why there is no GPU when one was wanted (salloc's refusal, no CUDA device, ...): said as a
+  // Message at the start of each run. Empty: nothing said.
+  std::string noDevice;
   // The settings of the pool's evaluators: compile-only evaluations use them, and so does each
   // line's thread compiling its candidate before it queues for a GPU (the compile cache on disk
   // hands the result over), so compiles overlap other candidates' GPU time.

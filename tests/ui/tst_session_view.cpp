@@ -209,6 +209,23 @@ class TestSessionView : public QObject {
     QCOMPARE(finished.last().at(1).toString(), QStringLiteral("paused"));
     QVERIFY(!waiting());
     qInfo("Pause ended the wait for the allocation in %lld ms", static_cast<long long>(clock.elapsed()));
+
+    // salloc refuses (no such partition): the session runs compile-only, and says why.
+    std::string problem;
+    const auto refused = kwb::worker::parseWorkerLauncher("slurm:partition=nosuch,gpus=1,worker=" + worker, problem);
+    QVERIFY2(refused, problem.c_str());
+    service.setWorkers(*refused);
+    QStringList messages;
+    connect(&service, &AgentService::eventsArrived, this, [&](const QList<kwb::ui::AgentEventRow> &rows) {
+      for (const auto &row : rows)
+        if (row.event.kind == kwb::agent::SessionEvent::Kind::Message) messages << QString::fromStdString(row.event.text);
+    });
+    auto second = request(home_->path(QStringLiteral("refused.kwb")), server, 2, 1, 1);
+    second.useDevice = true;
+    QVERIFY(service.start(second));
+    QVERIFY(finished.wait(120000));
+    QCOMPARE(finished.last().at(1).toString(), QStringLiteral("finished"));
+    QVERIFY2(messages.filter(QStringLiteral("no GPU: salloc refused the allocation")).size() == 1, qPrintable(messages.join('\n')));
   }
 
   void optimizeWithAnLlmRunsASession() {

@@ -139,6 +139,7 @@ bool AgentService::start(const AgentRequest &request) {
             };
             auto pool = std::make_shared<kwb::EvaluatorPool>(ps);
             if (!pool->devices().empty()) services.pool = std::move(pool);
+            else services.noDevice = pool->problem().empty() ? "no GPU in the evaluation pool" : pool->problem();
           }
           const QString title = QStringLiteral("%1 · %2%3")
                                     .arg(QString::fromStdString(record->taskName), QString::fromStdString(record->provider),

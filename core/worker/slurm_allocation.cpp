@@ -61,16 +61,24 @@ std::vector<std::string> releaseOrphans(const std::string &host) {
   r.timeout = std::chrono::seconds(30);
   const auto run = runChildProcess(r);
   if (!run.succeeded()) return said;
-  const std::string prefix = "kwb-workers-" + host + "-";  // then PID-N
+  // "kwb-workers-" HOST "-" PID "-" N, read from the end: a host name may hold '-' itself.
+  const auto numberAtEnd = [](std::string &s) -> long {
+    const auto dash = s.rfind('-');
+    if (dash == std::string::npos || dash + 1 == s.size() || s.find_first_not_of("0123456789", dash + 1) != std::string::npos)
+      return -1;
+    const long n = std::atol(s.c_str() + dash + 1);
+    s.resize(dash);
+    return n;
+  };
   std::istringstream lines(run.output);
   for (std::string line; std::getline(lines, line);) {
     std::istringstream fields(line);
     std::string id, name;
-    if (!(fields >> id >> name) || name.rfind(prefix, 0) != 0) continue;
-    const std::string rest = name.substr(prefix.size());
-    const auto dash = rest.find('-');
-    if (dash == 0 || dash == std::string::npos || rest.find_first_not_of("0123456789") != dash) continue;
-    const long pid = std::atol(rest.c_str());
+    if (!(fields >> id >> name)) continue;
+    std::string rest = name;
+    if (numberAtEnd(rest) < 0) continue;
+    const long pid = numberAtEnd(rest);
+    if (rest != "kwb-workers-" + host) continue;
     if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     const std::string failed = cancelJob(id, name);
     said.push_back(failed.empty() ? "released Slurm job " + id + " (" + name + "): the process that asked for it is gone"

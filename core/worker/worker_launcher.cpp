@@ -126,7 +126,10 @@ std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::
                   "jobid, worker, account, qos, constraint, wait)";
         return std::nullopt;
       }
-      if (value.find_first_of(" \t\n'\"\\;&|`$") != std::string::npos) {
+      // Values go to srun and salloc as arguments of their own (no shell); a constraint may be a
+      // feature expression ("a100|h100", "[rack1*2&rack2*2]"), other values are plain words.
+      const char *refused = key == "constraint" ? " \t\n'\"\\;`$" : " \t\n'\"\\;&|`$";
+      if (value.find_first_of(refused) != std::string::npos) {
         problem = "--workers " + spec + ": the value of " + key + " holds a character srun would not take";
         return std::nullopt;
       }

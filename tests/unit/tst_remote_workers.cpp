@@ -73,6 +73,17 @@ class TestRemoteWorkers : public QObject {
     return path;
   }
   // A worker through ssh, started and ready; its relay's hello.
+  // What a process has written so far (wchar in /proc/PID/io); -1 when it cannot be read.
+  static long long bytesWritten(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/io");
+    for (std::string key; in >> key;) {
+      long long value = -1;
+      in >> value;
+      if (key == "wchar:") return value;
+    }
+    return -1;
+  }
+
   std::unique_ptr<WorkerClient> readyClient(Json &hello) {
     auto client = std::make_unique<WorkerClient>(options());
     client->start();
@@ -120,6 +131,10 @@ class TestRemoteWorkers : public QObject {
     QCOMPARE(l->kind, WorkerLauncher::Kind::Slurm);
     QCOMPARE(l->slurm.at("partition"), std::string("gpu"));
     QCOMPARE(l->describe(), std::string("slurm (partition gpu, 8 GPUs, time 01:00:00)"));
+    // A constraint may be a feature expression (srun and salloc get it as one argument).
+    l = parseWorkerLauncher("slurm:partition=gpu,constraint=a100|h100&ib", problem);
+    QVERIFY2(l, problem.c_str());
+    QCOMPARE(l->slurm.at("constraint"), std::string("a100|h100&ib"));
     // What is refused, and the message says what is expected.
     for (const auto &[spec, needle] : std::vector<std::pair<std::string, std::string>>{
              {"ssh://", "not a host name"},
@@ -129,6 +144,8 @@ class TestRemoteWorkers : public QObject {
              {"slurm:partition=gpu,color=red", "known key"},
              {"slurm:gpus=many", "not a number of GPUs"},
              {"slurm:partition=gpu;rm", "srun would not take"},
+             {"slurm:partition=a|b", "srun would not take"},
+             {"slurm:constraint=a100 h100", "srun would not take"},
              {"tcp://host", "expected local, ssh://"}}) {
       problem.clear();
       QVERIFY2(!parseWorkerLauncher(spec, problem), spec.c_str());
@@ -234,12 +251,16 @@ class TestRemoteWorkers : public QObject {
     auto client = readyClient(hello);
     QVERIFY(client);
     const pid_t remote = hello["relay"].value("worker_pid", -1);
+    const pid_t relay = hello["relay"].value("pid", -1);
     QCOMPARE(::kill(remote, SIGSTOP), 0);
     Replies replies;
+    const auto before = bytesWritten(relay);
     client->send("ping", Json::object(), replies.handlers());
+    // The relay has handed the request to its worker (into the pipe of the stopped worker).
+    QTRY_VERIFY_WITH_TIMEOUT(bytesWritten(relay) > before, 20000);
     QCOMPARE(::kill(remote, SIGKILL), 0);
     QVERIFY(replies.waitFor(1, 20s));
-    QCOMPARE(replies.inOrder[0].error.kind, std::string("worker-died"));
+    QVERIFY2(replies.inOrder[0].error.kind == "worker-died", text(replies.inOrder[0]).c_str());
     QVERIFY2(replies.inOrder[0].error.message.find("SIGKILL") != std::string::npos, text(replies.inOrder[0]).c_str());
     QTRY_COMPARE_WITH_TIMEOUT(client->state(), WorkerClient::State::Dead, 20000);
   }

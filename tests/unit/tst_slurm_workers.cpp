@@ -228,9 +228,9 @@ class TestSlurmWorkers : public QObject {
     ::gethostname(name, sizeof name - 1);
     std::string host = name;
     host = host.substr(0, host.find('.'));
-    const auto hold = [&](pid_t pid) {
+    const auto hold = [&](pid_t pid, const std::string &onHost) {
       kwb::ChildProcessRequest r;
-      r.argv = {*launcherProgram("salloc"), "--no-shell", "--job-name=kwb-workers-" + host + "-" + std::to_string(pid) + "-7",
+      r.argv = {*launcherProgram("salloc"), "--no-shell", "--job-name=kwb-workers-" + onHost + "-" + std::to_string(pid) + "-7",
                 "--ntasks=1", std::string("--partition=") + kwb::test::OneNodeSlurm::kPartition, "--time=00:10:00"};
       r.timeout = 30s;
       const auto run = kwb::runChildProcess(r);
@@ -238,8 +238,9 @@ class TestSlurmWorkers : public QObject {
       if (!run.succeeded() || at == std::string::npos) qFatal("salloc: %s", run.output.c_str());
       return run.output.substr(at + 23, run.output.find_first_not_of("0123456789", at + 23) - at - 23);
     };
-    const std::string orphan = hold(gone), mine = hold(::getpid());
-    QVERIFY(held(orphan) && held(mine));
+    // Another host whose name starts with this one's ("HOST-2"): its process is not for this host to judge.
+    const std::string orphan = hold(gone, host), mine = hold(::getpid(), host), elsewhere = hold(gone, host + "-2");
+    QVERIFY(held(orphan) && held(mine) && held(elsewhere));
     std::mutex lock;  // the pool's threads may speak too
     std::vector<std::string> messages;
     kwb::EvaluatorPoolSettings ps;
@@ -253,11 +254,13 @@ class TestSlurmWorkers : public QObject {
       QVERIFY2(!pool.allocation().empty(), pool.problem().c_str());
       QVERIFY(!held(orphan));
       QVERIFY(held(mine));
+      QVERIFY(held(elsewhere));
     }
     bool said = false;
     for (const auto &m : messages) said = said || m.rfind("released Slurm job " + orphan + " (", 0) == 0;
     QVERIFY2(said, messages.empty() ? "no message" : messages.front().c_str());
     QVERIFY(cluster_->cancel(mine).empty());
+    QVERIFY(cluster_->cancel(elsewhere).empty());
   }
 
   void scancelledStepIsALostWorkerAndANewStepAnswers() {

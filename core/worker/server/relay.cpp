@@ -109,9 +109,15 @@ int runRelay(std::optional<int> device) {
     RequestHandlers handlers;
     const std::uint64_t outer = request.id;
     handlers.onEvent = [&write, outer](const Event &e) { write(encodeEvent({outer, e.event, e.data})); };
-    handlers.onReply = [&write, outer](const Reply &r) {
+    handlers.onReply = [&write, outer, &host](const Reply &r) {
       Reply copy = r;
       copy.id = outer;
+      if (!copy.ok && copy.error.kind == error_kind::kNotRunning) {
+        // The worker here had ended before this request reached it: nothing of the request's
+        // doing; for the workbench a lost worker (it runs the request again on a fresh one).
+        copy.error.kind = error_kind::kWorkerLost;
+        copy.error.message = "the worker on " + host + " had ended before the request reached it (" + copy.error.message + ")";
+      }
       write(encodeReply(copy));
     };
     client.send(request.cmd, request.params, std::move(handlers));

@@ -216,6 +216,47 @@ class TestSlurmWorkers : public QObject {
                line.c_str());
   }
 
+  // Tune and optimize choose GPUs by number and need their names: through Slurm the pool's
+  // allocation comes first and the GPUs are looked at inside it, not by a job of its own (on a
+  // busy cluster that one would wait in the queue). Job ids are handed out in order: between two
+  // jobs asked for by hand, exactly one (the allocation) was made.
+  void chosenDevicesAreLookedAtInsideTheAllocation() {
+    kwb::EvaluatorSettings local;
+    local.workerPath = worker_;
+    std::string localProblem;
+    if (!kwb::describeVisibleDevices(local, localProblem).empty())
+      QSKIP("this machine has a CUDA device: the node's stand-in GPUs would not be honest");
+    const auto jobId = [&] {
+      kwb::ChildProcessRequest r;
+      r.argv = {*launcherProgram("salloc"), "--no-shell", "--job-name=by-hand", "--ntasks=1",
+                std::string("--partition=") + kwb::test::OneNodeSlurm::kPartition, "--time=00:01:00"};
+      r.timeout = 30s;
+      const auto run = kwb::runChildProcess(r);
+      const auto at = run.output.find("Granted job allocation ");
+      if (!run.succeeded() || at == std::string::npos) qFatal("salloc: %s", run.output.c_str());
+      const std::string id = run.output.substr(at + 23, run.output.find_first_not_of("0123456789", at + 23) - at - 23);
+      cluster_->cancel(id);
+      return std::stol(id);
+    };
+    const long before = jobId();
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator.launcher = launcher("gpus=2");
+    ps.evaluator.workerStartTimeout = 60s;
+    std::vector<kwb::VisibleDevice> described;
+    std::string problem;
+    const auto pool = kwb::poolOfChosenDevices(ps, {}, described, problem);
+    QVERIFY(!pool);  // the stand-in GPUs have no CUDA device behind them
+    QVERIFY(described.empty());
+    QCOMPARE(problem, localProblem);
+    QCOMPARE(jobId(), before + 2);
+    // ... and that one was the pool's allocation (salloc's job name), not a look of its own.
+    kwb::ChildProcessRequest show;
+    show.argv = {*launcherProgram("scontrol"), "show", "job", std::to_string(before + 1)};
+    show.timeout = 30s;
+    const auto shown = kwb::runChildProcess(show);
+    QVERIFY2(shown.output.find("JobName=kwb-workers-") != std::string::npos, shown.output.c_str());
+  }
+
   // A crash or a kill leaves the allocation held until its time limit; the next pool made on
   // this host releases the ones whose process is gone (the name carries host and process) and
   // says so; one whose process still runs stays.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 22 on the GPU machine, inside an unpacked bundle (pack-bundle.sh): workers through a real
-# sshd on loopback against the real GPU (tst_gpu_remote), then the hostile candidates
+# sshd on loopback and a one-node Slurm cluster (the bundle's) against the real GPU
+# (tst_gpu_remote), then the hostile candidates
 # (tst_gpu_eval), the pool (tst_gpu_pool) and the tuner (tst_gpu_tune) after the worker changes.
 # Results go to $1.
 set -uo pipefail
@@ -21,4 +22,9 @@ for t in tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval; do
   echo "$t: exit $rc in $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$out/machine.txt"
   grep -E "^(PASS|FAIL|SKIP|Totals)" "$out/$t.txt" | tail -40
 done
+# The bundle carries Slurm: its case must have run here, not skipped.
+if grep -q "^SKIP.*scancelledSlurmStepIsRunAgain" "$out/tst_gpu_remote.txt" 2>/dev/null; then
+  echo "tst_gpu_remote: the Slurm case skipped on the GPU machine" | tee -a "$out/machine.txt"
+  status=1
+fi
 exit $status

@@ -22,6 +22,10 @@ for t in tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval; do
   echo "$t: exit $rc in $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$out/machine.txt"
   grep -E "^(PASS|FAIL|SKIP|Totals)" "$out/$t.txt" | tail -40
 done
+# A bundled lineage's times after the worker changes (the figures the README quotes).
+"$here/bin/kwb" lineage "$here/kernels/softmax" --time --time-cap 0.3 > "$out/lineage-softmax.txt" 2>&1 ||
+  echo "kwb lineage softmax: exit $?" | tee -a "$out/machine.txt"
+tail -15 "$out/lineage-softmax.txt"
 # The bundle carries Slurm: its case must have run here, not skipped.
 if grep -q "^SKIP.*scancelledSlurmStepIsRunAgain" "$out/tst_gpu_remote.txt" 2>/dev/null; then
   echo "tst_gpu_remote: the Slurm case skipped on the GPU machine" | tee -a "$out/machine.txt"

@@ -39,7 +39,10 @@ constexpr int kExitCorrect = 4;
 constexpr int kExitPaused = 5;
 
 volatile std::sig_atomic_t gInterrupts = 0;
-extern "C" void onOptimizeInterrupt(int) { gInterrupts = gInterrupts + 1; }
+extern "C" void onOptimizeInterrupt(int) {
+  gInterrupts = gInterrupts + 1;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl+C quits at once, whatever is under way
+}
 
 fs::path workspaceFile(const std::string &arg) {
   return arg.empty() ? kwb::userDataDir() / "workspace.kwb" : fs::path(arg);
@@ -369,6 +372,8 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     return kExitFailed;
   }
 
+  // Ctrl+C while it waited for the GPUs: the session starts paused.
+  if (gInterrupts > 0) session->pause("interrupted (Ctrl+C); resume with kwb optimize --resume " + sessionId);
   std::atomic<bool> finished{false};
   std::thread watcher([&] {
     bool paused = false;

@@ -10,7 +10,11 @@
 // is no device (and the Slurm case where Slurm is not installed or this is not root).
 #include <QtTest>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -195,21 +200,37 @@ class TestGpuRemote : public QObject {
     QVERIFY(first.configs.at(0).timing && first.configs[0].timing->ok && local.configs.at(0).timing);
     const std::string whereBefore = pool.devices().at(0).where;
     QVERIFY2(whereBefore.find("Slurm step") != std::string::npos, whereBefore.c_str());
-    // The worker's step, and its relay (kwb-worker --relay, on this machine): stopped at the
-    // first seed's result, so that whatever the request is then it stays unanswered until the
-    // step is cancelled.
+    // The worker's step, and its relay (kwb-worker --relay, on this machine). As the evaluation
+    // is about to send its evaluate request, the relay is stopped; once the request waits in the
+    // relay's input (a pipe from slurmstepd), the step is cancelled: the request is certainly
+    // unanswered, as when a step is preempted mid-request.
     const auto [relay, cancelledStep] = relayOf(pool.allocation());
     QVERIFY2(relay > 0, ("no kwb-worker --relay with SLURM_JOB_ID=" + pool.allocation()).c_str());
     QVERIFY2(whereBefore.find(cancelledStep) != std::string::npos, (whereBefore + " vs " + cancelledStep).c_str());
     std::atomic<int> cancelled{0};
     std::string cancelProblem;
+    std::thread canceller;
     auto options = timed();
     options.onStep = [&](const kwb::EvalProgress &step) {
-      if (step.stage != "evaluate" || step.text.find(" seed ") == std::string::npos || cancelled.fetch_add(1) != 0) return;
+      if (step.stage != "evaluate" || step.text.rfind("evaluating configuration", 0) != 0 || cancelled.fetch_add(1) != 0)
+        return;
       ::kill(relay, SIGSTOP);
-      cancelProblem = cluster.cancel(cancelledStep);
+      canceller = std::thread([&, relay = relay, step = cancelledStep] {
+        const int input = ::open(("/proc/" + std::to_string(relay) + "/fd/0").c_str(), O_RDONLY | O_NONBLOCK);
+        int waiting = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (input >= 0 && waiting == 0 && std::chrono::steady_clock::now() < deadline) {
+          if (::ioctl(input, FIONREAD, &waiting) != 0) break;
+          if (waiting == 0) ::poll(nullptr, 0, 2);
+        }
+        if (input >= 0) ::close(input);
+        if (waiting == 0) cancelProblem = "the evaluate request never reached the relay's input";
+        const std::string said = cluster.cancel(step);
+        if (!said.empty()) cancelProblem += said;
+      });
     };
     const auto r = pool.submit(softmax_, starter, options).get();
+    if (canceller.joinable()) canceller.join();
     QVERIFY(cancelled.load() > 0);
     QVERIFY2(cancelProblem.empty(), cancelProblem.c_str());
     QVERIFY2(r.outcome == kwb::Outcome::Correct, (describe(r) + "\n" + cluster.logs()).c_str());

@@ -81,10 +81,10 @@ OneNodeSlurm::OneNodeSlurm(Gpus gpus) {
     problem_ = "a one-node Slurm cluster needs root here (slurmd starts the job steps)";
     return;
   }
-  std::vector<std::string> gpuFiles;
+  int count = kGpus;
   if (gpus == Gpus::Machine) {
-    gpuFiles = machineGpus();
-    if (gpuFiles.empty()) {
+    count = static_cast<int>(machineGpus().size());
+    if (count == 0) {
       problem_ = "this machine has no GPU device files (/dev/nvidiaN) to give the Slurm node";
       return;
     }
@@ -104,21 +104,22 @@ OneNodeSlurm::OneNodeSlurm(Gpus gpus) {
     for (int i = 0; i < 1024; ++i) key.put(static_cast<char>(random() & 0xff));
   }
   ::chmod((folder_ / "munge.key").c_str(), 0400);
-  // Slurm hands out GPUs by their device files (gres.conf). Stand-ins: character devices with
-  // /dev/null's numbers. A step with --gpus=1 gets one, named in its CUDA_VISIBLE_DEVICES.
-  if (gpus == Gpus::StandIn)
-    for (int i = 0; i < kGpus; ++i) {
-      const auto file = folder_ / ("gpu" + std::to_string(i));
-      if (::mknod(file.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) {
-        problem_ = "mknod " + file.string() + " failed: " + std::strerror(errno);
-        return;
-      }
-      gpuFiles.push_back(file.string());
+  // Slurm hands out GPUs by their device files (gres.conf): files gpu0..gpuN-1 here, character
+  // devices with /dev/null's numbers. A step with --gpus=1 gets one, named in its
+  // CUDA_VISIBLE_DEVICES. Without device cgroups (task/none) Slurm takes that number from the
+  // file's name: gpuK stands for CUDA device K, also with this machine's GPUs behind them (whose
+  // /dev/nvidiaN may carry the host's numbers, not CUDA's).
+  for (int i = 0; i < count; ++i) {
+    const auto file = folder_ / ("gpu" + std::to_string(i));
+    if (::mknod(file.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) {
+      problem_ = "mknod " + file.string() + " failed: " + std::strerror(errno);
+      return;
     }
-  gpus_ = static_cast<int>(gpuFiles.size());
+  }
+  gpus_ = count;
   {
     std::ofstream g(folder_ / "gres.conf");
-    for (const auto &f : gpuFiles) g << "Name=gpu File=" << f << "\n";
+    g << "Name=gpu File=" << d << (count == 1 ? "/gpu0" : "/gpu[0-" + std::to_string(count - 1) + "]") << "\n";
   }
   const std::string socket = d + "/munge.sock";
   munged_ = startDaemon({munged, "-F", "-f", "--key-file=" + d + "/munge.key", "--socket=" + socket,

@@ -5,8 +5,9 @@
 // host as the one node, partition `kwb`, process tracking without cgroups), on free loopback
 // ports. The node has GPUs for Slurm to hand out, so that steps get a GPU each and their own
 // CUDA_VISIBLE_DEVICES, as on a GPU cluster: kGpus device files that stand in for them (no CUDA
-// device behind them), or this machine's own (/dev/nvidiaN). $SLURM_CONF points srun, squeue
-// and scancel at it while it lives. Needs root (slurmd). No Qt.
+// device behind them), or as many as this machine has GPUs (/dev/nvidiaN), its real GPUs behind
+// them. $SLURM_CONF points srun, squeue and scancel at it while it lives. Needs root (slurmd).
+// No Qt.
 #include <sys/types.h>
 
 #include <filesystem>
@@ -26,7 +27,7 @@ class OneNodeSlurm {
   const std::string &problem() const { return problem_; }  // empty when the node is idle and ready
   static constexpr const char *kPartition = "kwb";
   static constexpr int kGpus = 4;  // the stand-ins
-  int gpus() const { return gpus_; }  // the node's: kGpus stand-ins, or this machine's
+  int gpus() const { return gpus_; }  // the node's: kGpus, or as many as this machine has
   // The jobs (not steps) in the queue: "JOBID NAME STATE" lines, from squeue.
   std::vector<std::string> jobs() const;
   // The job steps running now ("JOBID.STEPID"), from squeue.

@@ -360,6 +360,8 @@ void TestGpusDock::slurmWorkersInTheDock() {
   QVERIFY(finished.wait(180000));
   const auto refused = finished.takeFirst().at(0).value<kwb::ui::EvaluationRun>();
   QVERIFY2(refused.outcome == kwb::Outcome::NotRun, qPrintable(refused.message));
+  // The run says why, and did not ask Slurm again for a worker of its own.
+  QVERIFY2(refused.message.contains(QStringLiteral("salloc refused the allocation")), qPrintable(refused.message));
   QCOMPARE(model->rowCount(), 0);
   QVERIFY2(panel->messageLabel()->text().contains(QStringLiteral("salloc refused the allocation")),
            qPrintable(panel->messageLabel()->text()));

@@ -50,7 +50,6 @@ struct EvaluationService::Shared {
   kwb::worker::WorkerLauncher launcher;  // where the next pool's workers run, under mutex
   std::atomic<quint64> cancelledRun{0};  // the run cancel() was called for
   std::atomic<bool> shuttingDown{false};  // the service is being destroyed: other work is dropped
-  std::atomic<bool> stopWaiting{false};   // cancel(): a pool waiting for its Slurm allocation gives up
 
   std::mutex stepMutex;
   EvaluationStep latestStep;
@@ -81,7 +80,7 @@ class EvaluationService::Backend {
   // Returns false when the service is shutting down (nothing ran).
   bool onEvaluator(Shared &shared, const std::function<void(kwb::Evaluator &)> &work, int device) {
     if (shared.shuttingDown) return false;
-    kwb::EvaluatorPool *pool = this->pool(shared);
+    kwb::EvaluatorPool *pool = this->pool(shared, [&shared] { return shared.shuttingDown.load(); });
     if (hasDevice(*pool)) {
       if (pool->submitWork(work, device).get()) return true;
       if (device >= 0) {
@@ -120,8 +119,9 @@ class EvaluationService::Backend {
   }
 
  private:
-  // The pool for the devices chosen now, made again when the choice changed.
-  kwb::EvaluatorPool *pool(Shared &shared) {
+  // The pool for the devices chosen now, made again when the choice changed. `cancelled` ends its
+  // wait for a Slurm allocation (the work that makes it: a run's cancel, the window closing).
+  kwb::EvaluatorPool *pool(Shared &shared, std::function<bool()> cancelled) {
     std::vector<int> wanted;
     kwb::worker::WorkerLauncher launcher;
     {
@@ -143,7 +143,7 @@ class EvaluationService::Backend {
     s.evaluator = settings_;
     s.evaluator.launcher = launcher;
     s.devices = wanted;
-    s.cancelled = [&shared] { return shared.shuttingDown.load() || shared.stopWaiting.load(); };
+    s.cancelled = std::move(cancelled);
     pool_ = std::make_unique<kwb::EvaluatorPool>(std::move(s), onPoolMessage_);
     poolDevices_ = wanted;
     poolLauncher_ = launcher;
@@ -196,7 +196,8 @@ class EvaluationService::Backend {
     }
     kwb::EvaluatorPool *pool = nullptr;
     try {
-      pool = this->pool(shared);
+      // Its wait for a Slurm allocation ends with this run's cancel (or the window closing).
+      pool = this->pool(shared, [&shared, id] { return shared.shuttingDown.load() || shared.cancelledRun == id; });
     } catch (const std::exception &e) {
       failRun(run, kwb::Outcome::Error, tr("the evaluation pool did not start: %1").arg(QString::fromStdString(e.what())));
       return;
@@ -293,7 +294,6 @@ bool EvaluationService::run(const RunRequest &request) {
   if (running_) return false;
   running_ = true;
   cancelRequested_ = false;
-  shared_->stopWaiting = false;
   const quint64 id = ++currentRun_;
   std::shared_ptr<Shared> shared = shared_;
 
@@ -348,7 +348,6 @@ void EvaluationService::runOnEvaluator(std::function<void(kwb::Evaluator &)> wor
       this, kind,
       [backend = backend_, shared = shared_, work = std::move(work), device](const JobTicket &ticket) {
         if (ticket.cancelled()) return tr("superseded by a newer request");
-        shared->stopWaiting = false;  // a run's cancel does not reach the next work (its pool may wait anew)
         try {
           if (!backend->onEvaluator(*shared, work, device)) return tr("the evaluation service is shutting down");
           return QString();
@@ -363,7 +362,6 @@ void EvaluationService::cancel() {
   if (!running_) return;
   cancelRequested_ = true;
   shared_->cancelledRun = currentRun_;
-  shared_->stopWaiting = true;
   // Evaluator::cancel() only signals the evaluation thread and stops the worker process: it
   // returns at once, so it is safe here on the GUI thread.
   std::lock_guard lock(shared_->mutex);

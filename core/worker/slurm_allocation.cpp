@@ -31,6 +31,18 @@ std::string hostName() {
   return out;
 }
 
+// This process's PID namespace (the number in /proc/self/ns/pid's "pid:[N]"); "0" when unknown.
+// Containers that share a host name (--uts=host) have PID namespaces of their own: a PID is only
+// known to be gone within the same one.
+std::string pidNamespace() {
+  char link[64] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/pid", link, sizeof link - 1);
+  const std::string text(link, n > 0 ? static_cast<std::size_t>(n) : 0);
+  const auto open = text.find('['), close = text.find(']');
+  return open == std::string::npos || close == std::string::npos || close <= open + 1 ? "0"
+                                                                                        : text.substr(open + 1, close - open - 1);
+}
+
 std::string userName() {
   if (const passwd *pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
   return std::to_string(::getuid());
@@ -49,10 +61,10 @@ std::string cancelJob(const std::string &job, const std::string &name) {
   return run.succeeded() ? std::string() : run.output.empty() ? "scancel failed" : run.output;
 }
 
-// The allocations this host's workbench processes asked for (kwb-workers-HOST-PID-N) whose
+// The allocations this host's workbench processes asked for (slurmJobPrefix()-PID-N) whose
 // process is gone: a crash or a kill left them held until their time limit. Each is cancelled;
 // what was done, a line each.
-std::vector<std::string> releaseOrphans(const std::string &host) {
+std::vector<std::string> releaseOrphans() {
   std::vector<std::string> said;
   const auto program = launcherProgram("squeue");
   if (!program) return said;
@@ -61,7 +73,7 @@ std::vector<std::string> releaseOrphans(const std::string &host) {
   r.timeout = std::chrono::seconds(30);
   const auto run = runChildProcess(r);
   if (!run.succeeded()) return said;
-  // "kwb-workers-" HOST "-" PID "-" N, read from the end: a host name may hold '-' itself.
+  // PREFIX "-" PID "-" N, read from the end: a host name may hold '-' itself.
   const auto numberAtEnd = [](std::string &s) -> long {
     const auto dash = s.rfind('-');
     if (dash == std::string::npos || dash + 1 == s.size() || s.find_first_not_of("0123456789", dash + 1) != std::string::npos)
@@ -78,7 +90,7 @@ std::vector<std::string> releaseOrphans(const std::string &host) {
     std::string rest = name;
     if (numberAtEnd(rest) < 0) continue;
     const long pid = numberAtEnd(rest);
-    if (rest != "kwb-workers-" + host) continue;
+    if (rest != slurmJobPrefix()) continue;
     if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     const std::string failed = cancelJob(id, name);
     said.push_back(failed.empty() ? "released Slurm job " + id + " (" + name + "): the process that asked for it is gone"
@@ -89,6 +101,8 @@ std::vector<std::string> releaseOrphans(const std::string &host) {
 }
 
 }  // namespace
+
+std::string slurmJobPrefix() { return "kwb-workers-" + hostName() + "-" + pidNamespace(); }
 
 int slurmWorkerCount(const WorkerLauncher &launcher) {
   const int gpus = std::atoi(value(launcher, "gpus").c_str());
@@ -110,13 +124,13 @@ std::unique_ptr<SlurmAllocation> SlurmAllocation::request(const WorkerLauncher &
   static std::atomic<int> sequence{0};
   std::unique_ptr<SlurmAllocation> a(new SlurmAllocation);
   a->workers_ = slurmWorkerCount(launcher);
-  a->name_ = "kwb-workers-" + hostName() + "-" + std::to_string(::getpid()) + "-" + std::to_string(++sequence);
+  a->name_ = slurmJobPrefix() + "-" + std::to_string(::getpid()) + "-" + std::to_string(++sequence);
   const auto program = launcherProgram("salloc");
   if (!program) {
     problem = missingLauncherProgram(launcher, "salloc");
     return nullptr;
   }
-  for (const auto &line : releaseOrphans(hostName()))
+  for (const auto &line : releaseOrphans())
     if (progress.onLine) progress.onLine(line);
   ChildProcessRequest r;
   r.argv = {*program, "--no-shell", "--job-name=" + a->name_, "--ntasks=" + std::to_string(a->workers_)};

@@ -3,7 +3,8 @@
 // workers, one GPU each, so that every worker step (and every restart of one) runs inside it
 // with `srun --jobid` at once, instead of each step waiting in the queue as a job of its own.
 // Released (scancel) when destroyed; its time limit ends it if this process never gets there, and
-// the next request from this host releases it sooner: its name carries the host and the process.
+// the next request from this host releases it sooner: its name carries the host, the PID
+// namespace and the process.
 // No Qt.
 #include <chrono>
 #include <functional>
@@ -13,6 +14,10 @@
 #include "core/worker/worker_launcher.h"
 
 namespace kwb::worker {
+
+// The start of the job names of the allocations this process asks for: "kwb-workers-HOST-NS"
+// (NS: its PID namespace); a name then adds "-PID-N".
+std::string slurmJobPrefix();
 
 // How many workers a Slurm launcher stands for: gpus=N gives N (one GPU each); gpus=0 or none
 // gives one.
@@ -27,7 +32,7 @@ class SlurmAllocation {
     std::function<void(const std::string &line)> onLine;  // what salloc says, as it says it
     std::function<bool()> cancelled;                       // true: give up (the pending job is cancelled)
   };
-  // `salloc --no-shell --job-name=kwb-workers-HOST-PID-N --ntasks=W [--gpus=W]` with the launcher's
+  // `salloc --no-shell --job-name=kwb-workers-HOST-NS-PID-N --ntasks=W [--gpus=W]` with the launcher's
   // partition, time, account, qos and constraint, for W = slurmWorkerCount(launcher). First, the
   // allocations left by this host's workbench processes that are gone (a crash, a kill) are
   // cancelled, each said through onLine. Null with

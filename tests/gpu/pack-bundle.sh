@@ -24,7 +24,9 @@ if [ -d "$slurmplugins" ] && [ -x /usr/sbin/slurmd ]; then
   mkdir -p "$stage/kwb/slurm-plugins"
   cp -L "$slurmplugins"/*.so "$stage/kwb/slurm-plugins/"
   ldd "$slurmplugins"/*.so 2>/dev/null | awk '$2=="=>" && $3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
-    [[ $name =~ ^(libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|ld-linux) ]] && continue
+    # As the shared bundler: not the C library family, nor the driver's or the toolkit's own
+    # (a plugin for NVML would bring this machine's libnvidia-ml over the GPU machine's).
+    [[ $name =~ ^(libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libresolv\.so|libutil\.so|ld-linux|libcuda|libnvidia|libnvrtc|libcupti|libcudart|libcublas|libnvJitLink|libnvperf) ]] && continue
     [ -e "$stage/kwb/lib/$name" ] || cp -L "$path" "$stage/kwb/lib/$name"
   done
 fi

@@ -18,6 +18,7 @@
 #include "core/eval/evaluator.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/process/child_process.h"
+#include "core/worker/slurm_allocation.h"
 #include "core/worker/worker_launcher.h"
 #include "core/task/manifest_parser.h"
 #include "core/worker/worker_client.h"
@@ -265,13 +266,10 @@ class TestSlurmWorkers : public QObject {
     if (gone == 0) ::_exit(0);
     QVERIFY(gone > 0);
     ::waitpid(gone, nullptr, 0);
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    std::string host = name;
-    host = host.substr(0, host.find('.'));
-    const auto hold = [&](pid_t pid, const std::string &onHost) {
+    const std::string here = slurmJobPrefix();  // kwb-workers-HOST-NS
+    const auto hold = [&](pid_t pid, const std::string &prefix) {
       kwb::ChildProcessRequest r;
-      r.argv = {*launcherProgram("salloc"), "--no-shell", "--job-name=kwb-workers-" + onHost + "-" + std::to_string(pid) + "-7",
+      r.argv = {*launcherProgram("salloc"), "--no-shell", "--job-name=" + prefix + "-" + std::to_string(pid) + "-7",
                 "--ntasks=1", std::string("--partition=") + kwb::test::OneNodeSlurm::kPartition, "--time=00:10:00"};
       r.timeout = 30s;
       const auto run = kwb::runChildProcess(r);
@@ -279,8 +277,9 @@ class TestSlurmWorkers : public QObject {
       if (!run.succeeded() || at == std::string::npos) qFatal("salloc: %s", run.output.c_str());
       return run.output.substr(at + 23, run.output.find_first_not_of("0123456789", at + 23) - at - 23);
     };
-    // Another host whose name starts with this one's ("HOST-2"): its process is not for this host to judge.
-    const std::string orphan = hold(gone, host), mine = hold(::getpid(), host), elsewhere = hold(gone, host + "-2");
+    // Another host or PID namespace ("HOST-NS-2": a host named like this one plus "-NS", or
+    // NS2): its processes are not for this one to judge.
+    const std::string orphan = hold(gone, here), mine = hold(::getpid(), here), elsewhere = hold(gone, here + "-2");
     QVERIFY(held(orphan) && held(mine) && held(elsewhere));
     std::mutex lock;  // the pool's threads may speak too
     std::vector<std::string> messages;

@@ -3,6 +3,8 @@
 // lists and compile-only evaluations as a local worker's, and a step cancelled with `scancel` while
 // a request is in flight: a lost worker (not the candidate's doing), whose worker there goes with
 // it, and a fresh step for the next request.
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <signal.h>
@@ -256,6 +258,48 @@ class TestSlurmWorkers : public QObject {
     show.timeout = 30s;
     const auto shown = kwb::runChildProcess(show);
     QVERIFY2(shown.output.find("JobName=kwb-workers-") != std::string::npos, shown.output.c_str());
+  }
+
+  // `kwb optimize` through Slurm while every GPU is held: it waits for its allocation; Ctrl+C
+  // ends the wait (the queued request cancelled, never granted later), and the session ends
+  // paused, resumable, having asked the LLM nothing.
+  void optimizeCtrlCEndsTheWaitForSlurm() {
+    const QString kwb = qEnvironmentVariable("KWB_CLI");
+    QVERIFY2(!kwb.isEmpty(), "run through ctest: KWB_CLI names kwb");
+    kwb::EvaluatorPoolSettings all;
+    all.evaluator.launcher = launcher("gpus=" + std::to_string(kwb::test::OneNodeSlurm::kGpus));
+    all.devices = {0};
+    kwb::EvaluatorPool holder(all);
+    QVERIFY2(!holder.allocation().empty(), holder.problem().c_str());
+    const auto waiting = [&] {
+      for (const auto &line : cluster_->jobs())
+        if (line.find(" kwb-workers-") != std::string::npos && line.rfind(holder.allocation() + " ", 0) != 0 &&
+            line.find(" PENDING") != std::string::npos)
+          return true;
+      return false;
+    };
+    QTemporaryDir dir;
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("HOME"), dir.path());  // its experience memory and settings there
+    p.setProcessEnvironment(env);
+    p.start(kwb, {QStringLiteral("optimize"), QString::fromStdString((kwb::test::kernelsDir() / "softmax").string()),
+                  QStringLiteral("--provider"), QStringLiteral("http://127.0.0.1:9/v1"), QStringLiteral("--workers"),
+                  QString::fromStdString(launcher("gpus=1").spec()), QStringLiteral("-G"), QStringLiteral("2"),
+                  QStringLiteral("-K"), QStringLiteral("1"), QStringLiteral("--groups"), QStringLiteral("1"),
+                  QStringLiteral("--workspace"), dir.filePath(QStringLiteral("ws.kwb"))});
+    QVERIFY(p.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(waiting() || p.state() == QProcess::NotRunning, 60000);
+    QVERIFY2(p.state() == QProcess::Running, p.readAll().constData());
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(60000));
+    const QByteArray out = p.readAll();
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(p.exitCode() == 5, out.constData());  // paused
+    QVERIFY2(out.contains("cancelled while waiting for a Slurm allocation"), out.constData());
+    QVERIFY2(out.contains("session paused: interrupted (Ctrl+C)"), out.constData());
+    QVERIFY(!waiting());
   }
 
   // A crash or a kill leaves the allocation held until its time limit; the next pool made on

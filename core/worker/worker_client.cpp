@@ -706,6 +706,36 @@ void WorkerClient::startChildLocked(std::unique_ptr<Process> p, const std::vecto
   current_ = std::move(p);
 }
 
+namespace {
+
+// `scancel --quiet STEP`, not waited for (the caller holds the client's lock on its I/O thread):
+// a grandchild runs it, the child between is reaped at once. Only async-signal-safe calls after
+// fork.
+void cancelSlurmStepDetached(const std::string &step) {
+  const auto program = launcherProgram("scancel");
+  if (!program) return;
+  std::string a0 = *program, a1 = "--quiet", a2 = step;
+  char *argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::fork() == 0) {
+      const int null = ::open("/dev/null", O_RDWR);
+      if (null >= 0) {
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+      }
+      ::execv(argv[0], argv);
+    }
+    ::_exit(0);
+  }
+  if (child > 0)
+    while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+}
+
+}  // namespace
+
 void WorkerClient::killLocked(Process &p, const std::string &cause) {
   if (p.killed || p.pid <= 0) return;
   p.killed = true;
@@ -723,6 +753,11 @@ void WorkerClient::killLocked(Process &p, const std::string &cause) {
   // can have been reused. Inside bwrap/unshare the sandbox dies with its outer process.
   ::kill(-p.pid, SIGKILL);
   ::kill(p.pid, SIGKILL);
+  // srun killed leaves its job step running, its worker and GPU held (the next step of a
+  // one-GPU allocation then waits for ever): the step is cancelled too. Its relay named it.
+  if (options_.launcher.kind == WorkerLauncher::Kind::Slurm && p.hello.is_object())
+    if (const auto relay = p.hello.find("relay"); relay != p.hello.end() && relay->is_object())
+      if (const std::string step = relay->value("slurm_step", ""); !step.empty()) cancelSlurmStepDetached(step);
 }
 
 void WorkerClient::checkDeadlinesLocked(Calls &calls) {

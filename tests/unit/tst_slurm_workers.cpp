@@ -347,6 +347,32 @@ class TestSlurmWorkers : public QObject {
     QVERIFY(cluster_->cancel(elsewhere).empty());
   }
 
+  // A request past its limit through Slurm: the client kills its srun; the step ends with it
+  // (its relay sees its input close and stops the worker) and its GPU is free for the next step
+  // of the same one-GPU allocation, which could not start otherwise.
+  void stepPastItsLimitFreesItsGpuForTheNext() {
+    std::string problem;
+    const auto allocation = SlurmAllocation::request(launcher("gpus=1"), problem);
+    QVERIFY2(allocation, problem.c_str());
+    WorkerClientOptions o;
+    o.launcher = allocation->inside(launcher("gpus=1"));
+    o.startTimeout = 60s;
+    WorkerClient client(o);
+    client.start();
+    QVERIFY2(client.waitUntilReady(70s), cluster_->logs().c_str());
+    const pid_t remote = client.hello()["relay"].value("worker_pid", -1);
+    QVERIFY(remote > 0);
+    QCOMPARE(::kill(remote, SIGSTOP), 0);  // a hang: alive, silent
+    Replies replies;
+    client.send("ping", Json::object(), replies.handlers(), 1500ms);
+    QVERIFY(replies.waitFor(1, 30s));
+    QCOMPARE(replies.inOrder[0].error.kind, std::string("timeout"));
+    QVERIFY2(kwb::test::waitForExit(remote, 30s), "the worker outlived its killed srun");
+    client.restart();
+    QVERIFY2(client.waitUntilReady(40s), ("the next step did not get the GPU\n" + cluster_->logs()).c_str());
+    QVERIFY(client.call("ping").ok);
+  }
+
   void scancelledStepIsALostWorkerAndANewStepAnswers() {
     WorkerClientOptions o;
     o.launcher = launcher();

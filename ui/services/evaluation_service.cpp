@@ -78,9 +78,11 @@ class EvaluationService::Backend {
   // GPU asked for is not in it). Throws when the pool cannot be made.
   // A GPU the pool does not hold (not chosen, or taken out) gets an evaluator for this work only.
   // Returns false when the service is shutting down (nothing ran).
-  bool onEvaluator(Shared &shared, const std::function<void(kwb::Evaluator &)> &work, int device) {
+  // A wait for a Slurm allocation ends when the work is superseded or the window closes.
+  bool onEvaluator(Shared &shared, const std::function<void(kwb::Evaluator &)> &work, int device,
+                   const JobTicket &ticket) {
     if (shared.shuttingDown) return false;
-    kwb::EvaluatorPool *pool = this->pool(shared, [&shared] { return shared.shuttingDown.load(); });
+    kwb::EvaluatorPool *pool = this->pool(shared, [&shared, ticket] { return shared.shuttingDown.load() || ticket.cancelled(); });
     if (hasDevice(*pool)) {
       if (pool->submitWork(work, device).get()) return true;
       if (device >= 0) {
@@ -349,7 +351,7 @@ void EvaluationService::runOnEvaluator(std::function<void(kwb::Evaluator &)> wor
       [backend = backend_, shared = shared_, work = std::move(work), device](const JobTicket &ticket) {
         if (ticket.cancelled()) return tr("superseded by a newer request");
         try {
-          if (!backend->onEvaluator(*shared, work, device)) return tr("the evaluation service is shutting down");
+          if (!backend->onEvaluator(*shared, work, device, ticket)) return tr("the evaluation service is shutting down");
           return QString();
         } catch (const std::exception &e) {
           return tr("the work on the evaluation pool failed: %1").arg(QString::fromStdString(e.what()));

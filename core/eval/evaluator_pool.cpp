@@ -68,15 +68,8 @@ std::unique_ptr<EvaluatorPool> poolOfChosenDevices(EvaluatorPoolSettings setting
     if (problem.empty()) problem = "none of the chosen GPUs is visible";
     return nullptr;
   }
-  if (pool) {
-    // Only the pool's own workers (a GPU chosen by a number beyond gpus=N is not one).
-    std::vector<VisibleDevice> kept;
-    for (const auto &state : pool->devices())
-      for (const auto &d : described)
-        if (d.ordinal == state.device) kept.push_back(d);
-    described = std::move(kept);
-    return pool;
-  }
+  // Through Slurm the look gave the workers 0..N-1, the pool's own among them, no others.
+  if (pool) return pool;
   settings.devices.clear();
   for (const auto &d : described) settings.devices.push_back(d.ordinal);
   return std::make_unique<EvaluatorPool>(std::move(settings));

@@ -4,13 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <sstream>
-#include <vector>
-
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <regex>
+#include <sstream>
+#include <vector>
 
 #include "core/process/child_process.h"
 
@@ -82,6 +81,7 @@ std::vector<std::string> releaseOrphans() {
     s.resize(dash);
     return n;
   };
+  const std::string prefix = slurmJobPrefix();
   std::istringstream lines(run.output);
   for (std::string line; std::getline(lines, line);) {
     std::istringstream fields(line);
@@ -90,7 +90,7 @@ std::vector<std::string> releaseOrphans() {
     std::string rest = name;
     if (numberAtEnd(rest) < 0) continue;
     const long pid = numberAtEnd(rest);
-    if (rest != slurmJobPrefix()) continue;
+    if (rest != prefix) continue;
     if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
     const std::string failed = cancelJob(id, name);
     said.push_back(failed.empty() ? "released Slurm job " + id + " (" + name + "): the process that asked for it is gone"

@@ -121,6 +121,14 @@ OneNodeSlurm::OneNodeSlurm(Gpus gpus) {
     std::ofstream g(folder_ / "gres.conf");
     g << "Name=gpu File=" << d << (count == 1 ? "/gpu0" : "/gpu[0-" + std::to_string(count - 1) + "]") << "\n";
   }
+  {
+    // slurmd always loads a cgroup plugin, autodetected from /sys/fs/cgroup. Where that is
+    // cgroup v2 (Ubuntu 24.04's GPU machine) cgroup/v2 wants a delegated, writable hierarchy
+    // under systemd, and slurmd ends at startup without one. This cluster tracks processes
+    // without cgroups (proctrack/linuxproc, task/none): cgroup/v1 loads without touching any.
+    std::ofstream g(folder_ / "cgroup.conf");
+    g << "CgroupPlugin=cgroup/v1\n";
+  }
   const std::string socket = d + "/munge.sock";
   munged_ = startDaemon({munged, "-F", "-f", "--key-file=" + d + "/munge.key", "--socket=" + socket,
                          "--pid-file=" + d + "/munged.pid", "--seed-file=" + d + "/munged.seed",

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -122,10 +123,10 @@ OneNodeSlurm::OneNodeSlurm(Gpus gpus) {
     g << "Name=gpu File=" << d << (count == 1 ? "/gpu0" : "/gpu[0-" + std::to_string(count - 1) + "]") << "\n";
   }
   {
-    // slurmd always loads a cgroup plugin, autodetected from /sys/fs/cgroup. Where that is
-    // cgroup v2 (Ubuntu 24.04's GPU machine) cgroup/v2 wants a delegated, writable hierarchy
-    // under systemd, and slurmd ends at startup without one. This cluster tracks processes
-    // without cgroups (proctrack/linuxproc, task/none): cgroup/v1 loads without touching any.
+    // slurmd always loads a cgroup plugin, autodetected from /sys/fs/cgroup. With cgroup v2
+    // there and no hierarchy of its own, cgroup/v2 ends slurmd at startup (seen with cgroup2
+    // mounted on /sys/fs/cgroup in a mount namespace). This cluster tracks processes without
+    // cgroups (proctrack/linuxproc, task/none): cgroup/v1 loads without touching any.
     std::ofstream g(folder_ / "cgroup.conf");
     g << "CgroupPlugin=cgroup/v1\n";
   }
@@ -178,6 +179,8 @@ OneNodeSlurm::OneNodeSlurm(Gpus gpus) {
     if (state.succeeded() && state.output.find("idle") != std::string::npos) break;
     if (daemonExited(controller_) || daemonExited(node_) || std::chrono::steady_clock::now() > deadline) {
       problem_ = "the Slurm node did not become idle within 30 s (sinfo: " + state.output + ")\n" + logs();
+      // QTest cuts a failure's message at about 1 KB: the daemons' logs go to stderr whole.
+      std::cerr << problem_ << "\n";
       return;
     }
     ::poll(nullptr, 0, 100);

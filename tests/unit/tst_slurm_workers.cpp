@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <future>
-#include <iostream>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -71,8 +70,6 @@ class TestSlurmWorkers : public QObject {
     QVERIFY2(!worker_.empty(), "run through ctest: KWB_WORKER names kwb-worker");
     cluster_ = std::make_unique<kwb::test::OneNodeSlurm>();
     // packaging/install-deps.sh installs Slurm and munge; CI runs as root: no reason to skip.
-    // QTest cuts a message at about 1 KB: the daemons' logs go to stderr whole.
-    if (!cluster_->problem().empty()) std::cerr << cluster_->problem() << "\n";
     QVERIFY2(cluster_->problem().empty(), cluster_->problem().c_str());
   }
 

@@ -11,9 +11,11 @@ stage=$(mktemp -d)
 slurm_programs="/usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/slurmstepd /usr/bin/srun /usr/bin/salloc /usr/bin/squeue /usr/bin/scancel /usr/bin/sinfo /usr/bin/scontrol"
 "$bundler" "$stage/kwb" "$build/app/cli/kwb" "$build/app/worker/kwb-worker" \
   "$build/app/gui/kernel-workbench" $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x) \
-  "$build/tests/tst_compile_service" \
+  "$build/tests/tst_compile_service" "$build/tests/tst_slurm_workers" "$build/tests/tst_remote_workers" \
   $(find "$build/bench" -maxdepth 1 -type f -name 'kwb-bench-*' -perm -u+x 2>/dev/null) \
   $(for p in /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen $slurm_programs; do [ -x "$p" ] && echo "$p"; done)
+# (tst_slurm_workers and tst_remote_workers: the bundle's Slurm and sshd without a GPU, for
+# emulate-device.sh's rehearsal.)
 # (OpenSSH's server and client: tst_gpu_remote runs workers through a real sshd on loopback
 # there. As root sshd wants its privilege-separation user: bundle-env.sh adds it.)
 # Debian's Slurm and munge too: tst_gpu_remote starts a one-node cluster there whose GPU is the

@@ -13,6 +13,10 @@ status=0
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ) commit: $(cat "$here/COMMIT")"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  # What the one-node Slurm cluster depends on there: the kernel, the cgroup file system and the
+  # process's place in it, the user, the host name and its addresses.
+  echo "kernel: $(uname -r); /sys/fs/cgroup: $(stat -fc %T /sys/fs/cgroup 2>&1); cgroup: $(tr '\n' ' ' < /proc/self/cgroup)"
+  echo "user: $(id -un) ($(id -u)); host: $(hostname); addresses: $(hostname -I 2>/dev/null || echo unknown)"
 } | tee "$out/machine.txt"
 for t in tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval; do
   start=$(date +%s%N)
@@ -24,8 +28,15 @@ for t in tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval; do
 done
 # A bundled lineage's times after the worker changes (the figures the README quotes).
 "$here/bin/kwb" lineage "$here/kernels/softmax" --time --time-cap 0.3 > "$out/lineage-softmax.txt" 2>&1 ||
-  echo "kwb lineage softmax: exit $?" | tee -a "$out/machine.txt"
+  { echo "kwb lineage softmax: exit $?" | tee -a "$out/machine.txt"; status=1; }
 tail -15 "$out/lineage-softmax.txt"
+# A suite skipped whole (no GPU: as in emulate-device.sh's rehearsal) has tested nothing here.
+for t in tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval; do
+  if grep -q "^SKIP.*::initTestCase()" "$out/$t.txt" 2>/dev/null; then
+    echo "$t: skipped whole: $(grep -m1 "^SKIP.*::initTestCase()" "$out/$t.txt" | sed 's/.*initTestCase() //')" | tee -a "$out/machine.txt"
+    status=1
+  fi
+done
 # The bundle carries Slurm: its case must have run here, not skipped.
 if grep -q "^SKIP.*scancelledSlurmStepIsRunAgain" "$out/tst_gpu_remote.txt" 2>/dev/null; then
   echo "tst_gpu_remote: the Slurm case skipped on the GPU machine" | tee -a "$out/machine.txt"

@@ -2,9 +2,11 @@
 # A rehearsal of the GPU machine, without its GPU, before device time is spent: a bundle
 # (pack-bundle.sh) unpacked in Ubuntu 24.04's userland (debootstrap from archive.ubuntu.com) and
 # booted under QEMU on Debian's kernel with cgroup v1 switched off (cgroup_no_v1=all), so that
-# /sys/fs/cgroup is cgroup2 alone, as on the GPU machine. The system is an initramfs: no disk
-# image, no kernel modules beyond the one for a dummy network interface (a non-loopback address,
-# as the GPU machine has; glibc's AI_ADDRCONFIG finds no address to resolve without one).
+# /sys/fs/cgroup is cgroup2 alone, as Ubuntu 24.04 mounts it by default (what the GPU machine
+# mounts is not yet recorded: issue22-remote.sh now writes it down). The system is an initramfs:
+# no disk image, no kernel modules beyond the one for a dummy network interface. That gives a
+# non-loopback address, without which glibc's AI_ADDRCONFIG resolves nothing and Slurm cannot
+# reach 127.0.0.1; on the GPU machine sinfo reached slurmctld, so it has one.
 #
 #   tests/gpu/emulate-device.sh BUNDLE.tar.xz [COMMAND]
 #
@@ -21,6 +23,7 @@ bundle=$(readlink -f "$1")
 command=${2:-'s=0; for t in tst_slurm_workers tst_remote_workers; do bin/$t || s=1; done; exit $s'}
 [ "$(id -u)" = 0 ] || { echo "emulate-device: needs root (debootstrap, device files in the initramfs)" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+bundler=${GPU_BUNDLE:-$root/../shared/tools/gpu-bundle.sh}
 dir=${KWB_EMU_DIR:-/var/tmp/kwb-emu}
 mkdir -p "$dir"
 say() { echo "emulate-device: $*" >&2; }
@@ -39,14 +42,14 @@ fi
 # is the one every later Ubuntu release uses.
 if [ ! -e "$dir/noble.done" ]; then
   say "debootstrap Ubuntu 24.04 (noble) into $dir/noble (a few minutes)"
-  rm -rf "$dir/noble"
+  rm -rf --one-file-system "$dir/noble"
   debootstrap --variant=minbase --no-check-gpg noble "$dir/noble" http://archive.ubuntu.com/ubuntu \
     /usr/share/debootstrap/scripts/gutsy > "$dir/debootstrap.log" 2>&1 || { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
   touch "$dir/noble.done"
 fi
 
 # Debian's kernel, and its dummy network driver.
-if [ ! -e "$dir/kernel/vmlinuz" ]; then
+if [ ! -e "$dir/kernel.done" ]; then
   say "fetching Debian's kernel"
   rm -rf "$dir/kernel" "$dir/kernel-deb" && mkdir -p "$dir/kernel" "$dir/kernel-deb"
   package=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
@@ -55,13 +58,15 @@ if [ ! -e "$dir/kernel/vmlinuz" ]; then
   cp "$dir/kernel-deb/x/boot/vmlinuz-"* "$dir/kernel/vmlinuz"
   cp "$(find "$dir/kernel-deb/x/lib/modules" -name dummy.ko | head -n1)" "$dir/kernel/dummy.ko"
   rm -rf "$dir/kernel-deb"
+  touch "$dir/kernel.done"
 fi
 
 # The base archive: the userland, ip(8) with its libraries, a loader for the one module.
-if [ ! -e "$dir/base.cpio.gz" ] || [ "$dir/noble.done" -nt "$dir/base.cpio.gz" ]; then
+if [ ! -e "$dir/base.cpio.gz" ] || [ "$dir/noble.done" -nt "$dir/base.cpio.gz" ] ||
+  [ "$dir/kernel.done" -nt "$dir/base.cpio.gz" ]; then
   say "packing the base initramfs"
   rm -rf "$dir/noble/opt/emu"
-  bash "$root/../shared/tools/gpu-bundle.sh" "$dir/noble/opt/emu" "$(command -v ip)" > /dev/null
+  bash "$bundler" "$dir/noble/opt/emu" "$(command -v ip)" > /dev/null
   cp "$dir/kernel/dummy.ko" "$dir/noble/opt/emu/"
   printf '%s\n' '#include <fcntl.h>' '#include <stdio.h>' '#include <sys/syscall.h>' '#include <unistd.h>' \
     'int main(int argc, char **argv) {' '  int fd = argc > 1 ? open(argv[1], O_RDONLY) : -1;' \
@@ -69,25 +74,27 @@ if [ ! -e "$dir/base.cpio.gz" ] || [ "$dir/noble.done" -nt "$dir/base.cpio.gz" ]
     '  return 0;' '}' > "$dir/insmod.c"
   cc -static -O2 -o "$dir/noble/opt/emu/bin/insmod" "$dir/insmod.c"
   printf '127.0.0.1 localhost\n' > "$dir/noble/etc/hosts"
-  (cd "$dir/noble" && find . -xdev | cpio -o -H newc 2> /dev/null | gzip -1 > "$dir/base.cpio.gz")
+  # Written aside and moved in whole: a cut-short archive is never taken for the cache.
+  (cd "$dir/noble" && find . -xdev | cpio -o -H newc --quiet | gzip -1 > "$dir/base.cpio.gz.part")
+  mv "$dir/base.cpio.gz.part" "$dir/base.cpio.gz"
 fi
 
 # The run's archive: the bundle and /init. The kernel unpacks both archives, in order, into one tree.
 stage=$(mktemp -d "$dir/stage.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/opt/run"
-tar -C "$stage/opt/run" -xf "$bundle"
-printf '%s\n' "$command" > "$stage/opt/run/command.sh"
+mkdir -p "$stage/root/opt/run"
+tar -C "$stage/root/opt/run" -xf "$bundle"
+printf '%s\n' "$command" > "$stage/root/opt/run/command.sh"
 # The GPU machine has the CUDA toolkit: NVRTC and the toolkit's headers, for compile-only work.
 cuda=${CUDA_HOME:-/usr/local/cuda}
 if [ -e "$cuda/lib64/libnvrtc.so.13" ]; then
-  mkdir -p "$stage/usr/local/cuda/lib64"
-  cp -a "$cuda/lib64/"libnvrtc.so* "$cuda/lib64/"libnvrtc-builtins.so* "$stage/usr/local/cuda/lib64/"
-  cp -rL "$cuda/include" "$stage/usr/local/cuda/include"
+  mkdir -p "$stage/root/usr/local/cuda/lib64"
+  cp -a "$cuda/lib64/"libnvrtc.so* "$cuda/lib64/"libnvrtc-builtins.so* "$stage/root/usr/local/cuda/lib64/"
+  cp -rL "$cuda/include" "$stage/root/usr/local/cuda/include"
 else
   say "no NVRTC under $cuda/lib64: compile-only cases will say so"
 fi
-cat > "$stage/init" <<'INIT'
+cat > "$stage/root/init" <<'INIT'
 #!/bin/bash
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -109,17 +116,16 @@ echo "=== emu: exit $?"
 echo o > /proc/sysrq-trigger
 sleep 30
 INIT
-chmod +x "$stage/init"
-(cd "$stage" && find . | cpio -o -H newc 2> /dev/null | gzip -1 > "$dir/run.cpio.gz")
-cat "$dir/base.cpio.gz" "$dir/run.cpio.gz" > "$dir/initrd.gz"
-rm -f "$dir/run.cpio.gz"
+chmod +x "$stage/root/init"
+(cd "$stage/root" && find . | cpio -o -H newc --quiet | gzip -1 > "$stage/run.cpio.gz")
+cat "$dir/base.cpio.gz" "$stage/run.cpio.gz" > "$stage/initrd.gz"
+rm -f "$stage/run.cpio.gz"
 
 say "booting (console in $dir/console.log)"
 timeout "${KWB_EMU_TIMEOUT:-3000}" qemu-system-x86_64 -accel tcg -cpu max -m "${KWB_EMU_MEMORY:-6144}" -smp 2 \
-  -nographic -no-reboot -nic none -kernel "$dir/kernel/vmlinuz" -initrd "$dir/initrd.gz" \
+  -nographic -no-reboot -nic none -kernel "$dir/kernel/vmlinuz" -initrd "$stage/initrd.gz" \
   -append "console=ttyS0 rdinit=/init cgroup_no_v1=all panic=-1 loglevel=3" > "$dir/console.log" 2>&1 ||
   say "qemu ended with status $? (a timeout is 124)"
-rm -f "$dir/initrd.gz"
 # (the first line follows the firmware's terminal escapes)
 tr -d '\r' < "$dir/console.log" | sed -n '/=== emu: start/,/^=== emu: exit/{s/.*=== emu: start/=== emu: start/;p}'
 status=$(tr -d '\r' < "$dir/console.log" | sed -n 's/^=== emu: exit \([0-9]*\)$/\1/p' | tail -n1)

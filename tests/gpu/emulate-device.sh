@@ -11,9 +11,9 @@
 #   tests/gpu/emulate-device.sh BUNDLE.tar.xz [COMMAND]
 #
 # As root. NVRTC and the CUDA headers go in from this machine's toolkit (CUDA_HOME or
-# /usr/local/cuda), as the GPU machine has them. COMMAND runs in the unpacked bundle's folder with bundle-env.sh sourced; by default
-# the bundle's tst_slurm_workers and tst_remote_workers (its one-node Slurm cluster and its sshd,
-# as tst_gpu_remote starts them there). What it prints comes back over the serial console; the
+# /usr/local/cuda), as the GPU machine has them. COMMAND runs in the unpacked bundle's folder
+# with bundle-env.sh sourced; by default the bundle's tst_slurm_workers and tst_remote_workers
+# (its one-node Slurm cluster and its sshd, as tst_gpu_remote starts them there). What it prints comes back over the serial console; the
 # script exits with COMMAND's status. QEMU emulates the CPU in software (this machine's nested
 # KVM did not boot the kernel), so it is several times slower than the machine. The root file
 # system, the kernel and the tools are kept in ${KWB_EMU_DIR:-/var/tmp/kwb-emu} for the next run.
@@ -68,10 +68,17 @@ if [ ! -e "$dir/base.cpio.gz" ] || [ "$dir/noble.done" -nt "$dir/base.cpio.gz" ]
   rm -rf "$dir/noble/opt/emu"
   bash "$bundler" "$dir/noble/opt/emu" "$(command -v ip)" > /dev/null
   cp "$dir/kernel/dummy.ko" "$dir/noble/opt/emu/"
-  printf '%s\n' '#include <fcntl.h>' '#include <stdio.h>' '#include <sys/syscall.h>' '#include <unistd.h>' \
-    'int main(int argc, char **argv) {' '  int fd = argc > 1 ? open(argv[1], O_RDONLY) : -1;' \
-    '  if (fd < 0 || syscall(SYS_finit_module, fd, "", 0) != 0) { perror(argc > 1 ? argv[1] : "insmod"); return 1; }' \
-    '  return 0;' '}' > "$dir/insmod.c"
+  cat > "$dir/insmod.c" <<'C'
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  int fd = argc > 1 ? open(argv[1], O_RDONLY) : -1;
+  if (fd < 0 || syscall(SYS_finit_module, fd, "", 0) != 0) { perror(argc > 1 ? argv[1] : "insmod"); return 1; }
+  return 0;
+}
+C
   cc -static -O2 -o "$dir/noble/opt/emu/bin/insmod" "$dir/insmod.c"
   printf '127.0.0.1 localhost\n' > "$dir/noble/etc/hosts"
   # Written aside and moved in whole: a cut-short archive is never taken for the cache.
@@ -127,7 +134,8 @@ timeout "${KWB_EMU_TIMEOUT:-3000}" qemu-system-x86_64 -accel tcg -cpu max -m "${
   -append "console=ttyS0 rdinit=/init cgroup_no_v1=all panic=-1 loglevel=3" > "$dir/console.log" 2>&1 ||
   say "qemu ended with status $? (a timeout is 124)"
 # (the first line follows the firmware's terminal escapes)
-tr -d '\r' < "$dir/console.log" | sed -n '/=== emu: start/,/^=== emu: exit/{s/.*=== emu: start/=== emu: start/;p}'
-status=$(tr -d '\r' < "$dir/console.log" | sed -n 's/^=== emu: exit \([0-9]*\)$/\1/p' | tail -n1)
+console=$(tr -d '\r' < "$dir/console.log")
+sed -n '/=== emu: start/,/^=== emu: exit/{s/.*=== emu: start/=== emu: start/;p}' <<< "$console"
+status=$(sed -n 's/^=== emu: exit \([0-9]*\)$/\1/p' <<< "$console" | tail -n1)
 [ -n "$status" ] || { say "the command did not finish; the console's end:"; tail -20 "$dir/console.log" >&2; exit 1; }
 exit "$status"

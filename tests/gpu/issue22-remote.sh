@@ -10,6 +10,7 @@ out=${1:-$PWD/gpu-results}
 mkdir -p "$out"
 source "$here/bundle-env.sh"
 status=0
+suites="tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ) commit: $(cat "$here/COMMIT")"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
@@ -18,7 +19,7 @@ status=0
   echo "kernel: $(uname -r); /sys/fs/cgroup: $(stat -fc %T /sys/fs/cgroup 2>&1); cgroup: $(tr '\n' ' ' < /proc/self/cgroup)"
   echo "user: $(id -un) ($(id -u)); host: $(hostname); addresses: $(hostname -I 2>/dev/null || echo unknown)"
 } | tee "$out/machine.txt"
-for t in tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval; do
+for t in $suites; do
   start=$(date +%s%N)
   "$here/bin/$t" -o "$out/$t.txt,txt" -o -,txt > "$out/$t.log" 2>&1
   rc=$?
@@ -31,7 +32,7 @@ done
   { echo "kwb lineage softmax: exit $?" | tee -a "$out/machine.txt"; status=1; }
 tail -15 "$out/lineage-softmax.txt"
 # A suite skipped whole (no GPU: as in emulate-device.sh's rehearsal) has tested nothing here.
-for t in tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval; do
+for t in $suites; do
   if grep -q "^SKIP.*::initTestCase()" "$out/$t.txt" 2>/dev/null; then
     echo "$t: skipped whole: $(grep -m1 "^SKIP.*::initTestCase()" "$out/$t.txt" | sed 's/.*initTestCase() //')" | tee -a "$out/machine.txt"
     status=1

@@ -126,8 +126,9 @@ OneNodeSlurm::OneNodeSlurm(Gpus gpus) {
     // slurmd always loads a cgroup plugin, autodetected from /sys/fs/cgroup. With cgroup v2
     // there and no D-Bus system daemon (no systemd), cgroup/v2 cannot make its scope and ends
     // slurmd at startup (seen in Ubuntu 24.04 on a cgroup2-only kernel,
-    // tests/gpu/emulate-device.sh; with cgroup2 mounted in a mount namespace it ends on "Hybrid mode"). This cluster tracks processes
-    // without cgroups (proctrack/linuxproc, task/none): cgroup/v1 loads without touching any.
+    // tests/gpu/emulate-device.sh; with cgroup2 mounted in a mount namespace it ends on
+    // "Hybrid mode"). This cluster tracks processes without cgroups (proctrack/linuxproc,
+    // task/none): cgroup/v1 loads without touching any.
     std::ofstream g(folder_ / "cgroup.conf");
     g << "CgroupPlugin=cgroup/v1\n";
   }

@@ -36,6 +36,7 @@ namespace {
 constexpr std::size_t kStderrLineCap = 4096;            // longer stderr lines are cut
 constexpr std::chrono::milliseconds kGracefulExit{1000};  // idle worker, input closed
 constexpr std::chrono::milliseconds kClosedOutputGrace{2000};
+constexpr std::chrono::milliseconds kRelayEndGrace{10000};  // a relay after its worker's death
 
 std::string seconds(std::chrono::milliseconds ms) {
   char text[32];
@@ -239,6 +240,8 @@ struct WorkerClient::Process {
   std::optional<Clock::time_point> killAt;  // kill then unless it has exited
   std::string killAtCause;
   Json hello;
+  // A relay's "worker-died" replies, held until its transport ends (see handleLineLocked).
+  std::map<std::uint64_t, Reply> relayedDeaths;
 };
 
 struct WorkerClient::Pending {
@@ -939,6 +942,18 @@ void WorkerClient::handleLineLocked(Process &p, const DecodedLine &line, Calls &
       complainLocked("a reply to request " + std::to_string(*reply.id) + ", which is not waiting", calls);
       return;
     }
+    if (options_.launcher.remote() && !reply.ok && reply.error.kind == error_kind::kWorkerDied) {
+      // The far side's worker died: the candidate's doing, or its job step's end? Cancelling a
+      // step (scancel, preemption, its time limit) kills the worker and the relay one after the
+      // other; a worker killed first makes the relay say "worker-died" before it goes too. So the
+      // reply waits for the transport's end: the relay's own status confirms it (reapLocked).
+      p.relayedDeaths.emplace(*reply.id, reply);
+      if (!p.killAt) {
+        p.killAt = Clock::now() + kRelayEndGrace;
+        p.killAtCause = "its relay did not end within " + seconds(kRelayEndGrace) + " after its worker died";
+      }
+      return;
+    }
     auto node = pending_.extract(*reply.id);
     if (node.mapped()->handlers.onReply)
       calls.push_back([cb = std::move(node.mapped()->handlers.onReply), reply] { cb(reply); });
@@ -1165,8 +1180,12 @@ void WorkerClient::reapLocked(Process &p, Calls &calls) {
   std::vector<std::uint64_t> mine;
   for (const auto &[id, r] : pending_)
     if (r->generation == p.generation) mine.push_back(id);
+  // The relay ended on its own after its worker's death (or was stopped here): its word stands.
+  const bool relayEnded = p.killed || (!e.signal && e.exitCode == kRelayExitWorkerEnded);
   for (const auto id : mine) {
+    const auto relayed = p.relayedDeaths.find(id);
     if (stopping_) failLocked(id, {error_kind::kCancelled, "the worker client shut down before the reply came", {}}, calls);
+    else if (relayed != p.relayedDeaths.end() && relayEnded) failLocked(id, relayed->second.error, calls);
     else if (options_.launcher.remote() && !p.killed)
       failLocked(id,
                  {error_kind::kWorkerLost,
@@ -1174,7 +1193,11 @@ void WorkerClient::reapLocked(Process &p, Calls &calls) {
                       e.description + (options_.launcher.kind == WorkerLauncher::Kind::Slurm
                                            ? ": the job step was cancelled, preempted or ran past its time limit?"
                                            : ": the connection dropped?") +
-                      ")" + tail,
+                      ")" +
+                      (relayed == p.relayedDeaths.end()
+                           ? ""
+                           : "; before it ended, its relay said: " + relayed->second.error.message) +
+                      tail,
                   details},
                  calls);
     else failLocked(id, {error_kind::kWorkerDied, what + tail, details}, calls);

@@ -33,6 +33,11 @@ struct WorkerLauncher {
   std::string spec() const;
 };
 
+// `kwb-worker --relay` ends with this status after its worker ended (a crash, a lost context),
+// once the replies saying so are written. ssh and srun pass it through; a transport that ends
+// otherwise (killed by a signal, a cancelled job step, a dropped connection) ends another way.
+inline constexpr int kRelayExitWorkerEnded = 3;
+
 // --workers: "local", "ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker]",
 // "slurm:partition=gpu,gpus=8,time=01:00:00[,jobid=N][,worker=PATH][,account=A][,wait=S]". nullopt with
 // `problem` saying what is wrong and what is expected.

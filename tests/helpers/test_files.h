@@ -1,7 +1,7 @@
 #pragma once
 // For the test suites: the bundled kernels folder ($KWB_KERNELS_DIR when set, e.g. a bundle run
 // on the GPU machine), the test's output folder, reading a file whole, and a file with one
-// textual change.
+// textual change, a shell script written executable.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,6 +36,15 @@ inline std::string fileVariant(const std::filesystem::path &file, const std::str
   const auto at = text.find(from);
   if (at == std::string::npos) throw std::runtime_error(file.filename().string() + " changed: '" + from + "' not found");
   return text.replace(at, from.size(), to);
+}
+
+// An executable /bin/sh script at `path` running `body`.
+inline void writeScript(const std::filesystem::path &path, const std::string &body) {
+  {
+    std::ofstream out(path);
+    out << "#!/bin/sh\n" << body << "\n";
+  }
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
 }
 
 }  // namespace kwb::test

@@ -23,20 +23,16 @@
 #include "core/compile/nvcc_compiler.h"
 #include "core/sandbox/sandbox.h"
 #include "core/task/task_catalog.h"
+#include "helpers/test_files.h"
 
 using namespace kwb;
 namespace fs = std::filesystem;
 
 Q_DECLARE_METATYPE(kwb::SandboxPreference)
 
-namespace {
+using kwb::test::readFile;
 
-std::string readFile(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+namespace {
 
 std::string describe(const std::vector<Diagnostic> &diagnostics) {
   std::string out;
@@ -683,13 +679,9 @@ Compilation terminated.
     const fs::path dir = cacheRoot_ / "flaky-nvcc";
     fs::create_directories(dir);
     const fs::path script = dir / "nvcc";
-    {
-      std::ofstream out(script);
-      out << "#!/bin/sh\n"
-             "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.0'; exit 0; fi\n"
-             "echo 'nvcc fatal   : Could not open output file: No space left on device' >&2\nexit 1\n";
-    }
-    fs::permissions(script, fs::perms::owner_all);
+    kwb::test::writeScript(script,
+                           "if [ \"$1\" = --version ]; then echo 'Cuda compilation tools, release 13.0, V13.0.0'; exit 0; fi\n"
+                           "echo 'nvcc fatal   : Could not open output file: No space left on device' >&2\nexit 1");
     Compiler compiler(CompilerOptions{.cacheDirectory = dir / "cache", .nvcc = script});
     CompileRequest request;
     request.form = SourceForm::HostLauncher;

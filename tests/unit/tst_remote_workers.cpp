@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "core/eval/evaluator.h"
@@ -31,6 +30,7 @@ using namespace kwb::worker;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using kwb::test::Replies;
+using kwb::test::bytesWritten;
 using kwb::test::waitForExit;
 
 namespace {
@@ -66,24 +66,10 @@ class TestRemoteWorkers : public QObject {
   // A script that answers like a remote kwb-worker with the given hello line.
   fs::path fakeWorker(const QString &name, const std::string &hello) const {
     const fs::path path = fs::path(runtime_.path().toStdString()) / name.toStdString();
-    std::ofstream out(path);
-    out << "#!/bin/sh\necho '" << hello << "'\nexec cat >/dev/null\n";
-    out.close();
-    fs::permissions(path, fs::perms::owner_all);
+    kwb::test::writeScript(path, "echo '" + hello + "'\nexec cat >/dev/null");
     return path;
   }
   // A worker through ssh, started and ready; its relay's hello.
-  // What a process has written so far (wchar in /proc/PID/io); -1 when it cannot be read.
-  static long long bytesWritten(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/io");
-    for (std::string key; in >> key;) {
-      long long value = -1;
-      in >> value;
-      if (key == "wchar:") return value;
-    }
-    return -1;
-  }
-
   std::unique_ptr<WorkerClient> readyClient(Json &hello) {
     auto client = std::make_unique<WorkerClient>(options());
     client->start();
@@ -263,6 +249,33 @@ class TestRemoteWorkers : public QObject {
     QVERIFY2(replies.inOrder[0].error.kind == "worker-died", text(replies.inOrder[0]).c_str());
     QVERIFY2(replies.inOrder[0].error.message.find("SIGKILL") != std::string::npos, text(replies.inOrder[0]).c_str());
     QTRY_COMPARE_WITH_TIMEOUT(client->state(), WorkerClient::State::Dead, 20000);
+  }
+
+  // The far side's worker dies and its relay says so, but the relay is then killed itself
+  // before it can end on its own (a cancelled Slurm step kills them one after the other): not the
+  // candidate's doing for certain, so a lost worker, whose message keeps what the relay said.
+  void relayKilledAfterItsWorkerDiedIsALostWorker() {
+    const fs::path wrapper = fs::path(runtime_.path().toStdString()) / "killed-relay";
+    kwb::test::writeScript(wrapper, "'" + worker_.string() + "' \"$@\"\nkill -KILL $$");
+    auto client = std::make_unique<WorkerClient>(options(wrapper.string()));
+    client->start();
+    QVERIFY2(client->waitUntilReady(40s), sshd_->log().c_str());
+    const Json hello = client->hello();
+    const pid_t remote = hello["relay"].value("worker_pid", -1);
+    const pid_t relay = hello["relay"].value("pid", -1);
+    QCOMPARE(::kill(remote, SIGSTOP), 0);
+    Replies replies;
+    const auto before = bytesWritten(relay);
+    client->send("ping", Json::object(), replies.handlers());
+    QTRY_VERIFY_WITH_TIMEOUT(bytesWritten(relay) > before, 20000);
+    QCOMPARE(::kill(remote, SIGKILL), 0);
+    QVERIFY(replies.waitFor(1, 20s));
+    const auto &r = replies.inOrder[0];
+    QVERIFY2(r.error.kind == "worker-lost", text(r).c_str());
+    QVERIFY2(r.error.message.find("its relay said") != std::string::npos &&
+                 r.error.message.find("SIGKILL") != std::string::npos,
+             text(r).c_str());
+    QVERIFY2(r.error.details.value("exit_code", Json()) != Json(kRelayExitWorkerEnded), r.error.details.dump().c_str());
   }
 
   // The connection drops (its sshd process killed): what was in flight ends "worker-died", the

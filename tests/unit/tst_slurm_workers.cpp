@@ -406,6 +406,43 @@ class TestSlurmWorkers : public QObject {
     QCOMPARE(now.size(), std::size_t(1));
     QVERIFY(now.front() != steps.front());
   }
+
+  // The order a cancelled step may take: its worker killed first, the relay saying "worker-died",
+  // then the relay killed before it ends on its own (here a wrapper kills itself after the relay
+  // returns). srun's status is then not the relay's: a lost worker, not the candidate's doing.
+  void relayKilledAfterItsWorkerDiedIsALostWorker() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string wrapper = dir.path().toStdString() + "/killed-relay";
+    kwb::test::writeScript(wrapper, "'" + worker_ + "' \"$@\"\nkill -KILL $$");
+    std::string problem;
+    const auto l = parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition +
+                                           ",gpus=0,time=00:10:00,worker=" + wrapper,
+                                       problem);
+    QVERIFY2(l, problem.c_str());
+    WorkerClientOptions o;
+    o.launcher = *l;
+    o.startTimeout = 60s;
+    WorkerClient client(o);
+    client.start();
+    QVERIFY2(client.waitUntilReady(70s), cluster_->logs().c_str());
+    const pid_t remote = client.hello()["relay"].value("worker_pid", -1);
+    const pid_t relay = client.hello()["relay"].value("pid", -1);
+    QVERIFY(remote > 0 && relay > 0);
+    QCOMPARE(::kill(remote, SIGSTOP), 0);
+    Replies replies;
+    const auto before = kwb::test::bytesWritten(relay);
+    client.send("ping", Json::object(), replies.handlers());
+    // The relay has handed the request to its worker (into the pipe of the stopped worker).
+    QTRY_VERIFY_WITH_TIMEOUT(kwb::test::bytesWritten(relay) > before, 20000);
+    QCOMPARE(::kill(remote, SIGKILL), 0);
+    QVERIFY(replies.waitFor(1, 60s));
+    const auto &r = replies.inOrder[0];
+    QVERIFY2(r.error.kind == "worker-lost", (r.error.kind + ": " + r.error.message).c_str());
+    QVERIFY2(r.error.message.find("job step") != std::string::npos &&
+                 r.error.message.find("its relay said") != std::string::npos,
+             r.error.message.c_str());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestSlurmWorkers)

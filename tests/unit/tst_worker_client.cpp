@@ -19,6 +19,7 @@
 
 #include "core/sandbox/worker_sandbox.h"
 #include "core/worker/worker_client.h"
+#include "helpers/test_files.h"
 #include "helpers/worker_replies.h"
 
 using namespace kwb::worker;
@@ -400,11 +401,7 @@ class TestWorkerClient : public QObject {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     const std::string path = dir.path().toStdString() + "/fake-worker";
-    {
-      std::ofstream out(path);
-      out << "#!/bin/sh\n" << script.toStdString() << "\n";
-    }
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    kwb::test::writeScript(path, script.toStdString());
     auto o = options();
     o.workerPath = path;
     o.sandbox = SandboxPreference::None;

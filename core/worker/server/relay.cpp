@@ -15,6 +15,7 @@
 
 #include "core/worker/server/line_io.h"
 #include "core/worker/worker_client.h"
+#include "core/worker/worker_launcher.h"
 
 namespace kwb::worker {
 
@@ -141,7 +142,7 @@ int runRelay(std::optional<int> device) {
     decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)), lines);
     for (const auto &l : lines) handle(l);
   }
-  return workerEnded ? 3 : 0;
+  return workerEnded ? kRelayExitWorkerEnded : 0;
 }
 
 }  // namespace kwb::worker

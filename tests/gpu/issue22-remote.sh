@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 22 on the GPU machine, inside an unpacked bundle (pack-bundle.sh): workers through a real
 # sshd on loopback and a one-node Slurm cluster (the bundle's) against the real GPU
-# (tst_gpu_remote), then the hostile candidates
+# (tst_gpu_remote; tst_slurm_workers and tst_remote_workers, the same without the GPU, in that
+# machine's kernel and cgroups), then the hostile candidates
 # (tst_gpu_eval), the pool (tst_gpu_pool) and the tuner (tst_gpu_tune) after the worker changes.
 # Results go to $1.
 set -uo pipefail
@@ -10,7 +11,7 @@ out=${1:-$PWD/gpu-results}
 mkdir -p "$out"
 source "$here/bundle-env.sh"
 status=0
-suites="tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval"
+suites="tst_slurm_workers tst_remote_workers tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ) commit: $(cat "$here/COMMIT")"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1

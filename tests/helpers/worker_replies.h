@@ -1,7 +1,14 @@
 #pragma once
 // For tests of the worker client: replies delivered on the client's I/O thread, collected so the
-// test thread can wait for them (no sleeps).
+// test thread can wait for them (no sleeps); a request in flight when a remote worker dies.
+#include <QTest>
+
+#include <signal.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <string>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -9,6 +16,7 @@
 #include <vector>
 
 #include "core/worker/worker_client.h"
+#include "helpers/process_wait.h"
 
 namespace kwb::test {
 
@@ -35,5 +43,21 @@ struct Replies {
     return inOrder.size();
   }
 };
+
+// Through a ready remote client: a ping its relay has handed over (written into the pipe of its
+// worker, stopped for that), then that worker killed with SIGKILL, the request in flight. Empty
+// when it went so, else what did not.
+inline std::string pingThenKillTheRemoteWorker(worker::WorkerClient &client, Replies &replies) {
+  const auto relayHello = client.hello().value("relay", worker::Json::object());
+  const pid_t remote = relayHello.value("worker_pid", -1), relay = relayHello.value("pid", -1);
+  if (remote <= 0 || relay <= 0) return "no relay in the hello: " + client.hello().dump();
+  if (::kill(remote, SIGSTOP) != 0) return std::string("SIGSTOP: ") + std::strerror(errno);
+  const auto before = bytesWritten(relay);
+  client.send("ping", worker::Json::object(), replies.handlers());
+  if (!QTest::qWaitFor([&] { return bytesWritten(relay) > before; }, 20000))
+    return "the relay did not hand the request over within 20 s";
+  if (::kill(remote, SIGKILL) != 0) return std::string("SIGKILL: ") + std::strerror(errno);
+  return {};
+}
 
 }  // namespace kwb::test

@@ -30,7 +30,6 @@ using namespace kwb::worker;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using kwb::test::Replies;
-using kwb::test::bytesWritten;
 using kwb::test::waitForExit;
 
 namespace {
@@ -236,15 +235,9 @@ class TestRemoteWorkers : public QObject {
     Json hello;
     auto client = readyClient(hello);
     QVERIFY(client);
-    const pid_t remote = hello["relay"].value("worker_pid", -1);
-    const pid_t relay = hello["relay"].value("pid", -1);
-    QCOMPARE(::kill(remote, SIGSTOP), 0);
     Replies replies;
-    const auto before = bytesWritten(relay);
-    client->send("ping", Json::object(), replies.handlers());
-    // The relay has handed the request to its worker (into the pipe of the stopped worker).
-    QTRY_VERIFY_WITH_TIMEOUT(bytesWritten(relay) > before, 20000);
-    QCOMPARE(::kill(remote, SIGKILL), 0);
+    const auto failed = kwb::test::pingThenKillTheRemoteWorker(*client, replies);
+    QVERIFY2(failed.empty(), failed.c_str());
     QVERIFY(replies.waitFor(1, 20s));
     QVERIFY2(replies.inOrder[0].error.kind == "worker-died", text(replies.inOrder[0]).c_str());
     QVERIFY2(replies.inOrder[0].error.message.find("SIGKILL") != std::string::npos, text(replies.inOrder[0]).c_str());
@@ -260,15 +253,9 @@ class TestRemoteWorkers : public QObject {
     auto client = std::make_unique<WorkerClient>(options(wrapper.string()));
     client->start();
     QVERIFY2(client->waitUntilReady(40s), sshd_->log().c_str());
-    const Json hello = client->hello();
-    const pid_t remote = hello["relay"].value("worker_pid", -1);
-    const pid_t relay = hello["relay"].value("pid", -1);
-    QCOMPARE(::kill(remote, SIGSTOP), 0);
     Replies replies;
-    const auto before = bytesWritten(relay);
-    client->send("ping", Json::object(), replies.handlers());
-    QTRY_VERIFY_WITH_TIMEOUT(bytesWritten(relay) > before, 20000);
-    QCOMPARE(::kill(remote, SIGKILL), 0);
+    const auto failed = kwb::test::pingThenKillTheRemoteWorker(*client, replies);
+    QVERIFY2(failed.empty(), failed.c_str());
     QVERIFY(replies.waitFor(1, 20s));
     const auto &r = replies.inOrder[0];
     QVERIFY2(r.error.kind == "worker-lost", text(r).c_str());

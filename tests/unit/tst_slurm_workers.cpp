@@ -426,16 +426,9 @@ class TestSlurmWorkers : public QObject {
     WorkerClient client(o);
     client.start();
     QVERIFY2(client.waitUntilReady(70s), cluster_->logs().c_str());
-    const pid_t remote = client.hello()["relay"].value("worker_pid", -1);
-    const pid_t relay = client.hello()["relay"].value("pid", -1);
-    QVERIFY(remote > 0 && relay > 0);
-    QCOMPARE(::kill(remote, SIGSTOP), 0);
     Replies replies;
-    const auto before = kwb::test::bytesWritten(relay);
-    client.send("ping", Json::object(), replies.handlers());
-    // The relay has handed the request to its worker (into the pipe of the stopped worker).
-    QTRY_VERIFY_WITH_TIMEOUT(kwb::test::bytesWritten(relay) > before, 20000);
-    QCOMPARE(::kill(remote, SIGKILL), 0);
+    const auto failed = kwb::test::pingThenKillTheRemoteWorker(client, replies);
+    QVERIFY2(failed.empty(), failed.c_str());
     QVERIFY(replies.waitFor(1, 60s));
     const auto &r = replies.inOrder[0];
     QVERIFY2(r.error.kind == "worker-lost", (r.error.kind + ": " + r.error.message).c_str());

@@ -36,7 +36,6 @@ namespace {
 constexpr std::size_t kStderrLineCap = 4096;            // longer stderr lines are cut
 constexpr std::chrono::milliseconds kGracefulExit{1000};  // idle worker, input closed
 constexpr std::chrono::milliseconds kClosedOutputGrace{2000};
-constexpr std::chrono::milliseconds kRelayEndGrace{10000};  // a relay after its worker's death
 
 std::string seconds(std::chrono::milliseconds ms) {
   char text[32];
@@ -240,8 +239,11 @@ struct WorkerClient::Process {
   std::optional<Clock::time_point> killAt;  // kill then unless it has exited
   std::string killAtCause;
   Json hello;
-  // A relay's "worker-died" replies, held until its transport ends (see handleLineLocked).
+  // A relay's "worker-died" replies, held until its transport ends (see handleLineLocked), and
+  // when it is killed unless it has ended; whether it was (the replies then do not stand).
   std::map<std::uint64_t, Reply> relayedDeaths;
+  std::optional<Clock::time_point> relayEndDeadline;
+  bool relayEndMissed = false;
 };
 
 struct WorkerClient::Pending {
@@ -531,6 +533,7 @@ void WorkerClient::run() {
           else needWaitid = true;
           if (!p.ready && !p.killed) next = std::min(next, p.startDeadline);
           if (p.killAt && !p.killed) next = std::min(next, *p.killAt);
+          if (p.relayEndDeadline && !p.killed) next = std::min(next, *p.relayEndDeadline);
         };
         if (current_) add(*current_);
         for (auto &p : dying_) add(*p);
@@ -794,6 +797,9 @@ void WorkerClient::checkDeadlinesLocked(Calls &calls) {
                         (p.helloSeen ? " (no answer to the sandbox probe)" : " (no hello)"));
     } else if (p.killAt && now >= *p.killAt) {
       killLocked(p, p.killAtCause);
+    } else if (p.relayEndDeadline && now >= *p.relayEndDeadline) {
+      p.relayEndMissed = true;
+      killLocked(p, "its relay did not end within " + seconds(options_.relayEndGrace) + " after its worker died");
     }
   };
   if (current_) check(*current_);
@@ -948,10 +954,8 @@ void WorkerClient::handleLineLocked(Process &p, const DecodedLine &line, Calls &
       // other; a worker killed first makes the relay say "worker-died" before it goes too. So the
       // reply waits for the transport's end: the relay's own status confirms it (reapLocked).
       p.relayedDeaths.emplace(*reply.id, reply);
-      if (!p.killAt) {
-        p.killAt = Clock::now() + kRelayEndGrace;
-        p.killAtCause = "its relay did not end within " + seconds(kRelayEndGrace) + " after its worker died";
-      }
+      if (!p.relayEndDeadline) p.relayEndDeadline = Clock::now() + options_.relayEndGrace;
+      pending_[*reply.id]->deadline.reset();  // answered: its own time limit no longer runs
       return;
     }
     auto node = pending_.extract(*reply.id);
@@ -1180,17 +1184,20 @@ void WorkerClient::reapLocked(Process &p, Calls &calls) {
   std::vector<std::uint64_t> mine;
   for (const auto &[id, r] : pending_)
     if (r->generation == p.generation) mine.push_back(id);
-  // The relay ended on its own after its worker's death (or was stopped here): its word stands.
-  const bool relayEnded = p.killed || (!e.signal && e.exitCode == kRelayExitWorkerEnded);
+  // The relay ended on its own after its worker's death (or was stopped here, not for want of
+  // that end): its word stands.
+  const bool relayEnded =
+      (p.killed && !p.relayEndMissed) || (!e.signal && e.exitCode == kRelayExitWorkerEnded);
   for (const auto id : mine) {
     const auto relayed = p.relayedDeaths.find(id);
     if (stopping_) failLocked(id, {error_kind::kCancelled, "the worker client shut down before the reply came", {}}, calls);
     else if (relayed != p.relayedDeaths.end() && relayEnded) failLocked(id, relayed->second.error, calls);
-    else if (options_.launcher.remote() && !p.killed)
+    else if (options_.launcher.remote() && (!p.killed || relayed != p.relayedDeaths.end()))
       failLocked(id,
                  {error_kind::kWorkerLost,
                   "the connection to the worker on " + options_.launcher.describe() + " ended with the request unanswered (" +
-                      e.description + (options_.launcher.kind == WorkerLauncher::Kind::Slurm
+                      e.description + (e.cause.empty() ? "" : " after " + e.cause) +
+                      (options_.launcher.kind == WorkerLauncher::Kind::Slurm
                                            ? ": the job step was cancelled, preempted or ran past its time limit?"
                                            : ": the connection dropped?") +
                       ")" +

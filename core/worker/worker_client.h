@@ -54,6 +54,10 @@ struct WorkerClientOptions {
   // `environment` are not used here; the far side's `kwb-worker --relay` makes and checks the
   // sandbox there, and its hello must match this program's version and protocol (handshake).
   WorkerLauncher launcher;
+  // Remote: how long a relay's "worker-died" reply waits for its ssh/srun to end (the reply stands
+  // only when the relay ended on its own: PROTOCOL.md, "Remote workers"); then it is killed and
+  // the request is a lost worker. Longer than Slurm's KillWait (30 s by default) plus srun's 2 s.
+  std::chrono::milliseconds relayEndGrace{40000};
 };
 
 // How a worker process ended.

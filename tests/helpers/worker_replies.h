@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/worker/worker_client.h"
@@ -44,16 +45,18 @@ struct Replies {
   }
 };
 
-// Through a ready remote client: a ping its relay has handed over (written into the pipe of its
-// worker, stopped for that), then that worker killed with SIGKILL, the request in flight. Empty
-// when it went so, else what did not.
-inline std::string pingThenKillTheRemoteWorker(worker::WorkerClient &client, Replies &replies) {
+// Through a ready remote client: a ping (its time limit `timeout`, else the client's) its relay
+// has taken in (the relay wrote something since: the request, to its worker stopped for that, or
+// its own wake-up), then that worker killed with SIGKILL, the request in flight. Empty when it
+// went so, else what did not.
+inline std::string pingThenKillTheRemoteWorker(worker::WorkerClient &client, Replies &replies,
+                                               std::optional<std::chrono::milliseconds> timeout = {}) {
   const auto relayHello = client.hello().value("relay", worker::Json::object());
   const pid_t remote = relayHello.value("worker_pid", -1), relay = relayHello.value("pid", -1);
   if (remote <= 0 || relay <= 0) return "no relay in the hello: " + client.hello().dump();
   if (::kill(remote, SIGSTOP) != 0) return std::string("SIGSTOP: ") + std::strerror(errno);
   const auto before = bytesWritten(relay);
-  client.send("ping", worker::Json::object(), replies.handlers());
+  client.send("ping", worker::Json::object(), replies.handlers(), timeout);
   if (!QTest::qWaitFor([&] { return bytesWritten(relay) > before; }, 20000))
     return "the relay did not hand the request over within 20 s";
   if (::kill(remote, SIGKILL) != 0) return std::string("SIGKILL: ") + std::strerror(errno);

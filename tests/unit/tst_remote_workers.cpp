@@ -265,6 +265,28 @@ class TestRemoteWorkers : public QObject {
     QVERIFY2(r.error.details.value("exit_code", Json()) != Json(kRelayExitWorkerEnded), r.error.details.dump().c_str());
   }
 
+  // The relay says its worker died, but its connection does not end (here a wrapper keeps it
+  // open): the reply waits no longer than relayEndGrace, then the connection is killed and the
+  // request is a lost worker; the request's own time limit, shorter, does not turn it into a timeout.
+  void relayThatDoesNotEndAfterItsWorkerDiedIsALostWorker() {
+    const fs::path wrapper = fs::path(runtime_.path().toStdString()) / "lingering-relay";
+    kwb::test::writeScript(wrapper, "'" + worker_.string() + "' \"$@\"\nexec cat >/dev/null");
+    auto o = options(wrapper.string());
+    o.relayEndGrace = 5s;
+    WorkerClient client(o);
+    client.start();
+    QVERIFY2(client.waitUntilReady(40s), sshd_->log().c_str());
+    Replies replies;
+    const auto failed = kwb::test::pingThenKillTheRemoteWorker(client, replies, 3s);
+    QVERIFY2(failed.empty(), failed.c_str());
+    QVERIFY(replies.waitFor(1, 20s));
+    const auto &r = replies.inOrder[0];
+    QVERIFY2(r.error.kind == "worker-lost", text(r).c_str());
+    QVERIFY2(r.error.message.find("did not end within 5.0 s") != std::string::npos &&
+                 r.error.message.find("its relay said") != std::string::npos,
+             text(r).c_str());
+  }
+
   // The connection drops (its sshd process killed): what was in flight ends "worker-died", the
   // worker on the far side goes with it, and a restart connects again.
   void droppedConnectionIsALostWorker() {

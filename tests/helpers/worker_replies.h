@@ -7,13 +7,13 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <string>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/worker/worker_client.h"

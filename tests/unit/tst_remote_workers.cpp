@@ -68,9 +68,10 @@ class TestRemoteWorkers : public QObject {
     kwb::test::writeScript(path, "echo '" + hello + "'\nexec cat >/dev/null");
     return path;
   }
-  // A worker through ssh, started and ready; its relay's hello.
-  std::unique_ptr<WorkerClient> readyClient(Json &hello) {
-    auto client = std::make_unique<WorkerClient>(options());
+  // A worker through ssh (these options, else the defaults), started and ready; its relay's hello.
+  std::unique_ptr<WorkerClient> readyClient(Json &hello) { return readyClient(hello, options()); }
+  std::unique_ptr<WorkerClient> readyClient(Json &hello, const WorkerClientOptions &o) {
+    auto client = std::make_unique<WorkerClient>(o);
     client->start();
     if (!client->waitUntilReady(40s)) {
       const auto e = client->lastExit();
@@ -250,9 +251,9 @@ class TestRemoteWorkers : public QObject {
   void relayKilledAfterItsWorkerDiedIsALostWorker() {
     const fs::path wrapper = fs::path(runtime_.path().toStdString()) / "killed-relay";
     kwb::test::writeScript(wrapper, "'" + worker_.string() + "' \"$@\"\nkill -KILL $$");
-    auto client = std::make_unique<WorkerClient>(options(wrapper.string()));
-    client->start();
-    QVERIFY2(client->waitUntilReady(40s), sshd_->log().c_str());
+    Json hello;
+    auto client = readyClient(hello, options(wrapper.string()));
+    QVERIFY(client);
     Replies replies;
     const auto failed = kwb::test::pingThenKillTheRemoteWorker(*client, replies);
     QVERIFY2(failed.empty(), failed.c_str());
@@ -273,11 +274,11 @@ class TestRemoteWorkers : public QObject {
     kwb::test::writeScript(wrapper, "'" + worker_.string() + "' \"$@\"\nexec cat >/dev/null");
     auto o = options(wrapper.string());
     o.relayEndGrace = 5s;
-    WorkerClient client(o);
-    client.start();
-    QVERIFY2(client.waitUntilReady(40s), sshd_->log().c_str());
+    Json hello;
+    auto client = readyClient(hello, o);
+    QVERIFY(client);
     Replies replies;
-    const auto failed = kwb::test::pingThenKillTheRemoteWorker(client, replies, 3s);
+    const auto failed = kwb::test::pingThenKillTheRemoteWorker(*client, replies, 3s);
     QVERIFY2(failed.empty(), failed.c_str());
     QVERIFY(replies.waitFor(1, 20s));
     const auto &r = replies.inOrder[0];

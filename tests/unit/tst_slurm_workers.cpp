@@ -39,10 +39,11 @@ class TestSlurmWorkers : public QObject {
   std::unique_ptr<kwb::test::OneNodeSlurm> cluster_;
   std::string worker_;
 
-  WorkerLauncher launcher(const std::string &options = "gpus=0") const {
+  // `worker`: the far side's program, kwb-worker when empty.
+  WorkerLauncher launcher(const std::string &options = "gpus=0", const std::string &worker = {}) const {
     std::string problem;
     const auto l = parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition + "," +
-                                           options + ",time=00:10:00,worker=" + worker_,
+                                           options + ",time=00:10:00,worker=" + (worker.empty() ? worker_ : worker),
                                        problem);
     if (!l) qFatal("%s", problem.c_str());
     return *l;
@@ -415,13 +416,8 @@ class TestSlurmWorkers : public QObject {
     QVERIFY(dir.isValid());
     const std::string wrapper = dir.path().toStdString() + "/killed-relay";
     kwb::test::writeScript(wrapper, "'" + worker_ + "' \"$@\"\nkill -KILL $$");
-    std::string problem;
-    const auto l = parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition +
-                                           ",gpus=0,time=00:10:00,worker=" + wrapper,
-                                       problem);
-    QVERIFY2(l, problem.c_str());
     WorkerClientOptions o;
-    o.launcher = *l;
+    o.launcher = launcher("gpus=0", wrapper);
     o.startTimeout = 60s;
     WorkerClient client(o);
     client.start();

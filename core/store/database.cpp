@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
+#include <thread>
 #include <utility>
 
 namespace kwb {
@@ -57,6 +58,35 @@ std::string excerpt(std::string_view sql) {
 
 [[noreturn]] void failWith(sqlite3 *db, const std::string &what) {
   fail(fileOf(db), what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+// Switches a connection to write-ahead logging and returns the journal mode it ended in.
+// Changing the mode reads the header, then upgrades to a write lock; SQLite does not call the
+// busy handler for that upgrade (two readers upgrading at once would deadlock), so when another
+// connection is switching the same new file at that moment this one gets SQLITE_BUSY at once,
+// whatever the busy timeout. Only a new workspace or library is not yet in WAL mode, so this is
+// two first opens meeting (seen once in CI: two threads of tst_skills_views opening a new
+// library). Retry as long as the busy timeout would have waited.
+std::string switchToWal(sqlite3 *db) {
+  using namespace std::chrono;
+  const auto deadline = steady_clock::now() + milliseconds(kBusyTimeoutMs);
+  for (int attempt = 1;; ++attempt) {
+    sqlite3_stmt *stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &stmt, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    const unsigned char *text = rc == SQLITE_ROW ? sqlite3_column_text(stmt, 0) : nullptr;
+    const std::string mode = text ? reinterpret_cast<const char *>(text) : "";
+    const std::string message = sqlite3_errmsg(db);
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_ROW) return mode;
+    if ((rc & 0xff) != SQLITE_BUSY) fail(fileOf(db), "\"PRAGMA journal_mode=WAL\" failed", message);
+    if (steady_clock::now() >= deadline) {
+      fail(fileOf(db), "cannot switch the database to write-ahead logging",
+           message + " (another process kept it locked for " + std::to_string(kBusyTimeoutMs / 1000) +
+               " s; close other Kernel Workbench windows using it and try again)");
+    }
+    std::this_thread::sleep_for(milliseconds(attempt < 10 ? 5 * attempt : 50));
+  }
 }
 
 }  // namespace
@@ -267,7 +297,7 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path), 
 
     // Write-ahead log: readers never block the writer, and a commit is one append to the log.
     // A read-only reader takes the file as it is.
-    const std::string journal = readOnly_ ? std::string("wal") : pragma("journal_mode=WAL");
+    const std::string journal = readOnly_ ? std::string("wal") : switchToWal(db_);
     if (journal != "wal") {
       fail(file, "cannot switch the database to write-ahead logging",
            "journal_mode is \"" + journal + "\" (is the file on a network or read-only filesystem?)");

@@ -9,11 +9,14 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <sys/stat.h>
 
+#include <atomic>
+#include <future>
 #include <thread>
 
 #include <filesystem>
@@ -158,6 +161,7 @@ class TestWorkspaceStore : public QObject {
   void create();
   void reopen();
   void openExistingNeedsTheFile();
+  void firstOpensAtOnce();
   void refuseNonDatabase();
   void refuseForeignDatabase();
   void privateFilesOnly();
@@ -337,6 +341,71 @@ void TestWorkspaceStore::openExistingNeedsTheFile() {
   QVERIFY2(message.contains(QString::fromStdString(file.string())), qPrintable(message));
   QVERIFY2(message.contains(QStringLiteral("does not exist")), qPrintable(message));
   QVERIFY(!std::filesystem::exists(file));
+}
+
+namespace {
+
+// SQLite's error log, while a test listens: the first SQLITE_BUSY it reports.
+struct BusyListener {
+  std::atomic<bool> heard{false};
+  std::promise<void> busy;
+};
+
+void onSqliteLog(void *arg, int code, const char *) {
+  auto *listener = static_cast<BusyListener *>(arg);
+  if ((code & 0xff) == SQLITE_BUSY && !listener->heard.exchange(true)) listener->busy.set_value();
+}
+
+}  // namespace
+
+// Two connections switching a new file to write-ahead logging at once: SQLite answers one of
+// them SQLITE_BUSY without calling the busy handler (the switch upgrades a read lock). Here a
+// bare connection holds the write lock of a new rollback-mode file; the Database opening it meets
+// that lock in the switch; the first "database is locked" SQLite logs lets the holder go, and the
+// open must then succeed (it failed at once before: CI, tst_skills_views).
+void TestWorkspaceStore::firstOpensAtOnce() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const auto file = pathIn(dir, "new-library.sqlite");
+  BusyListener listener;
+  // The error log is set only while SQLite is shut down (no connection is open here).
+  QCOMPARE(sqlite3_shutdown(), SQLITE_OK);
+  QCOMPARE(sqlite3_config(SQLITE_CONFIG_LOG, onSqliteLog, &listener), SQLITE_OK);
+  QCOMPARE(sqlite3_initialize(), SQLITE_OK);
+  auto restoreLog = qScopeGuard([] {
+    sqlite3_shutdown();
+    sqlite3_config(SQLITE_CONFIG_LOG, nullptr, nullptr);
+    sqlite3_initialize();
+  });
+
+  sqlite3 *holder = nullptr;
+  QCOMPARE(sqlite3_open_v2(file.c_str(), &holder, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
+  auto closeHolder = qScopeGuard([&] { sqlite3_close(holder); });
+  sqlite3_busy_timeout(holder, 5000);
+  QCOMPARE(sqlite3_exec(holder, "CREATE TABLE t(x); INSERT INTO t VALUES (1); BEGIN IMMEDIATE", nullptr,
+                        nullptr, nullptr),
+           SQLITE_OK);
+
+  std::string error;
+  std::string journal;
+  std::int64_t rows = -1;
+  std::thread opener([&] {
+    try {
+      Database db(file, Database::Mode::OpenOrCreate);
+      journal = db.pragma("journal_mode");
+      rows = rowCount(db, "t");
+    } catch (const std::exception &e) {
+      error = e.what();
+    }
+  });
+  const bool metTheLock = listener.busy.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  const int released = sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  opener.join();
+  QVERIFY2(metTheLock, "the open never met the holder's lock: the test proves nothing");
+  QCOMPARE(released, SQLITE_OK);
+  QVERIFY2(error.empty(), error.c_str());
+  QCOMPARE(journal, std::string("wal"));
+  QCOMPARE(rows, std::int64_t{1});
 }
 
 void TestWorkspaceStore::refuseNonDatabase() {

@@ -126,6 +126,7 @@ def main():
     readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
     with open(readme, encoding="utf-8") as f:
         lines = f.read().split("\n")
+    name = os.path.relpath(readme, ROOT) if os.path.isabs(readme) else readme
     exempt_used = [False] * len(EXEMPT)
     problems, checked = [], 0
     for first_line, text in blocks(lines):
@@ -151,13 +152,13 @@ def main():
             for citation in cited:
                 resolved = resolve(citation)
                 if not resolved:
-                    problems.append(f"README.md:{first_line}: `{citation}` names no committed file")
+                    problems.append(f"{name}:{first_line}: `{citation}` names no committed file")
                 files += resolved
             checked += 1
             if files and not found_in(figure, files):
                 window = text[max(0, m.start() - 50):m.end() + 20]
                 names = ", ".join(f"`{c}`" for c in cited)
-                problems.append(f"README.md:{first_line}: {figure} is in none of {names} (…{window}…)")
+                problems.append(f"{name}:{first_line}: {figure} is in none of {names} (…{window}…)")
     own_readme = os.path.realpath(readme) == os.path.join(ROOT, "README.md")
     for used, (context, figure, _why) in zip(exempt_used, EXEMPT):
         if own_readme and not used:

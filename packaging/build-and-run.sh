@@ -5,7 +5,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KWB_BUILD_DIR:-$root/build}
-"$root/packaging/build.sh"
+# Only what it opens: the window, the worker it starts, and the command-line tool (the test
+# command, packaging/build-and-test.sh, builds the rest: tests and benchmarks).
+"$root/packaging/build.sh" kernel-workbench kwb-worker kwb
 task=${1:-$root/kernels/softmax}
 app="$build/app/gui/kernel-workbench"
 if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then

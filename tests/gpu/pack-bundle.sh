@@ -54,7 +54,7 @@ cp -r "$root/kernels" "$stage/kwb/kernels"
 cp -r "$root/resources/prompts" "$stage/kwb/prompts"
 cp -r "$root/resources/python" "$stage/kwb/python"
 strip --strip-debug "$stage/kwb/bin/"*   # debug info would push the bundle past what travels
-cp "$root/tests/gpu/run-on-gpu.sh" "$root/tests/gpu/bundle-env.sh" "$root/tests/gpu/issue22-remote.sh" "$stage/kwb/"
+cp "$root/tests/gpu/run-on-gpu.sh" "$root/tests/gpu/bundle-env.sh" "$root/tests/gpu/issue22-remote.sh" "$root/tests/gpu/check-skips.sh" "$stage/kwb/"
 # The benchmarks (bench/README.md): their scripts and candidates beside the programs, and the
 # commit they were built from (bench/run-on-gpu.sh names its result files with it).
 mkdir -p "$stage/kwb/bench"

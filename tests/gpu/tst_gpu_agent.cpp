@@ -195,6 +195,61 @@ class TestGpuAgent : public QObject {
     std::cout << "second session: " << fromSession << " Case(s) of the first in its first prompt; context "
               << first.context["tokens"] << " of " << first.context["budget"] << " tokens\n";
   }
+
+  // The session's sanitizer gate (Session::sanitizeBefore) with a kernel that fails it: the only
+  // answer is softmax's step 2 with a race the double run does not see (ReplayFault::Racy). It is
+  // correct on the checks and faster than the starter, so it would be the best; compute-sanitizer's
+  // racecheck must turn it into an incorrect attempt, and no Best event may name it.
+  void racyKernelIsNeverTheBest() {
+    QTemporaryDir dir;
+    ReplayLlmServer server(kernelsDir() / "softmax");
+    server.script({ReplayFault::Racy});
+    auto store = std::make_shared<SessionStore>(std::filesystem::path(dir.filePath("ws.kwb").toStdString()));
+    const Task task = loadTask(kernelsDir() / "softmax");
+    SessionSettings s;
+    s.candidates = 1;
+    s.dcp.maxTurns = 1;
+    s.groups = 1;
+    s.configs = {"small"};
+    s.timingCapSeconds = 0.3;
+    QVERIFY(s.sanitizeBest);
+    const auto created = Session::create(*store, task, s, server.baseUrl(), "replay");
+    SessionServices services;
+    services.store = store;
+    services.provider = llm::adHocProvider(server.baseUrl());
+    EvaluatorPoolSettings ps;
+    ps.evaluator.workerPath = worker_;
+    ps.evaluator.compiler.cacheDirectory = outputDir() / "gpu-agent-compile-cache";
+    services.pool = std::make_shared<EvaluatorPool>(ps);
+    services.evaluator = ps.evaluator;
+    QVERIFY2(!services.pool->devices().empty(), services.pool->problem().c_str());
+    std::mutex eventsMutex;
+    std::vector<std::string> bests, sanitized;
+    Session session(services, created.id, [&](const SessionEvent &e) {
+      if (e.kind == SessionEvent::Kind::Text) return;
+      std::cout << "event g" << e.group << " l" << e.line << " t" << e.turn << ": " << e.text.substr(0, 300) << "\n";
+      std::lock_guard lock(eventsMutex);
+      if (e.kind == SessionEvent::Kind::Best) bests.push_back(e.text);
+      if (e.kind == SessionEvent::Kind::Message && e.text.rfind("sanitized ", 0) == 0) sanitized.push_back(e.text);
+    });
+    const SessionState state = session.run();
+    const auto record = store->session(created.id);
+    QVERIFY2(state == SessionState::Finished, record->stopReason.c_str());
+    QVERIFY(record->baseline && record->baseline->ms);
+    const auto attempts = store->attempts(store->groups(created.id).front().id);
+    QCOMPARE(attempts.size(), std::size_t(1));
+    const AttemptRecord &racy = attempts.front();
+    QCOMPARE(server.stepShown(racy.responseText), std::size_t(0));  // step 2 changed: no step as it is
+    // Faster than the starter (the gate runs only for a would-be best), and then refused.
+    QVERIFY2(racy.ms && *racy.ms < *record->baseline->ms, racy.feedback.c_str());
+    QCOMPARE(racy.outcome, std::string("incorrect"));
+    QVERIFY2(racy.message.rfind("compute-sanitizer: ", 0) == 0, racy.message.c_str());
+    QVERIFY2(racy.feedback.find("compute-sanitizer found errors") != std::string::npos, racy.feedback.c_str());
+    QVERIFY2(racy.feedback.find("racecheck") != std::string::npos, racy.feedback.c_str());
+    QVERIFY(!racy.success);
+    QCOMPARE(sanitized.size(), std::size_t(1));
+    QVERIFY2(bests.empty(), bests.front().c_str());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestGpuAgent)

@@ -68,6 +68,7 @@ class TestGpuTorch : public QObject {
   void twinsGiveTheSameVerdicts();
   void wrongCandidateFailsAgainstBoth();
   void speedupOverPyTorch();
+  void evaluationWithoutTheInterpreterSaysWhy();
 
  private:
   kwb::TorchRun runOn(const fs::path &dir, std::uint64_t seed = 1) {
@@ -223,6 +224,22 @@ void TestGpuTorch::speedupOverPyTorch() {
   qInfo("softmax small: candidate %.4f ms, PyTorch eager %.4f ms (%.2fx), torch.compile %s",
         co.timing->candidate.median, co.torch->eagerMs, co.torch->speedupEager,
         co.torch->compiledMs > 0 ? (std::to_string(co.torch->compiledMs) + " ms").c_str() : co.torch->compiledError.c_str());
+}
+
+void TestGpuTorch::evaluationWithoutTheInterpreterSaysWhy() {
+  // On a device the PyTorch reference's process must run: an interpreter that is not there ends
+  // the evaluation with that reason (tst_torch_reference checks the same task without a device).
+  const auto dir = taskCopy("softmax", "no-python", dropCudaReference);
+  const kwb::Task task = kwb::loadTask(dir);
+  kwb::EvaluatorSettings settings;
+  settings.torch.python = (dir / "no-such-python").string();
+  kwb::EvaluationOptions options;
+  options.configs = {task.configs.front().name};
+  options.freshSeed = false;
+  const auto result = kwb::evaluate(task, readFile(dir / "softmax.cu"), options, settings);
+  QCOMPARE(result.reference, std::string("pytorch"));
+  QCOMPARE(result.outcome, kwb::Outcome::Error);
+  QVERIFY2(result.message.find("the PyTorch reference: no-python") == 0, result.message.c_str());
 }
 
 QTEST_GUILESS_MAIN(TestGpuTorch)

@@ -132,8 +132,9 @@ ScriptedResponse ReplayLlmServer::answer(const ReceivedRequest &request) {
     r.chunks = openAiStream("NOTHING LEFT", "stop");
     return r;
   }
-  const std::size_t next =
+  std::size_t next =
       backward_ ? std::max<std::size_t>(shown, 2) - 1 : std::min(std::min(shown + 1, sources_.size()), lastStep_);
+  if (fault == ReplayFault::Racy) next = std::min<std::size_t>(2, sources_.size());
   std::string code = sources_[next - 1];
   std::string text, finish = "stop";
   switch (fault) {
@@ -154,6 +155,14 @@ ScriptedResponse ReplayLlmServer::answer(const ReceivedRequest &request) {
       const auto inv = code.find("1.0f / ");
       if (inv != std::string::npos) code.replace(inv, 4, "2.0f");
       text = "```cuda\n" + code + "```\n";
+      break;
+    }
+    case ReplayFault::Racy: {
+      const std::string shared = "__shared__ float sumPartials[BLOCK / 32];";
+      const auto at = code.find(shared);
+      if (at == std::string::npos) throw std::runtime_error("replay server: step 2 has no sumPartials buffer to share");
+      code.replace(at, shared.size(), "float *const sumPartials = maxPartials;  // one buffer for both reductions");
+      text = "Both reductions can share one buffer.\n\n```cuda\n" + code + "```\n";
       break;
     }
     case ReplayFault::Truncated:

@@ -103,6 +103,9 @@ class TestAgentSession : public QObject {
   void replayLoopWithRepairsAndRewards();
   void truncatedAndCodelessAnswersAreNamedOutcomes();
   void tokenBudgetStopsNewRequests();
+  void dollarBudgetStopsNewRequests();
+  void wallTimeBudgetStopsNewRequests();
+  void wallTimeSpentInEarlierRunsCounts();
   void pauseCancelsRequestsAndResumeFinishes();
   void pauseOrStopBeforeRunHolds();
   void settingsOutOfRangeAreRefused();
@@ -252,6 +255,58 @@ void TestAgentSession::tokenBudgetStopsNewRequests() {
   // The first group's two requests went out before anything was spent; none after.
   QCOMPARE(f.server.http().requests().size(), std::size_t(2));
   QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
+}
+
+void TestAgentSession::dollarBudgetStopsNewRequests() {
+  Fixture f;
+  // As for tokens: both first requests go out before either answer is priced; at $1 a token the
+  // first answers spend far more than the $0.01 budget, so the second group never starts.
+  f.server.setDelays(std::chrono::milliseconds(500), std::chrono::milliseconds(0));
+  auto settings = compileOnlySettings(2, 3, 5);
+  settings.dollars = 0.01;
+  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+  auto services = f.services();
+  services.provider.price = llm::Price{1e6, 1e6};
+  Session session(services, created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto record = f.store->session(created.id);
+  QVERIFY2(record->stopReason.find("dollar budget reached: $") == 0, record->stopReason.c_str());
+  QVERIFY2(record->stopReason.find(" of $0.01 spent") != std::string::npos, record->stopReason.c_str());
+  QVERIFY(f.store->spend(created.id).cost > 0.01);
+  QCOMPARE(f.server.http().requests().size(), std::size_t(2));
+  QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
+}
+
+void TestAgentSession::wallTimeBudgetStopsNewRequests() {
+  Fixture f;
+  // Every answer takes at least 1.5 s, so by the time the first group's answers are in, the
+  // session has run for more than its 1 s: the second group's requests are refused.
+  f.server.setDelays(std::chrono::milliseconds(1500), std::chrono::milliseconds(0));
+  auto settings = compileOnlySettings(2, 3, 5);
+  settings.wallSeconds = 1.0;
+  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+  Session session(f.services(), created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto record = f.store->session(created.id);
+  QVERIFY2(record->stopReason.find("wall-time budget reached: ") == 0, record->stopReason.c_str());
+  QVERIFY2(record->stopReason.find(" s of 1 s") != std::string::npos, record->stopReason.c_str());
+  QCOMPARE(f.server.http().requests().size(), std::size_t(2));
+  QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
+  QVERIFY(f.store->session(created.id)->elapsedSeconds >= 1.5);
+}
+
+void TestAgentSession::wallTimeSpentInEarlierRunsCounts() {
+  Fixture f;
+  // A resumed session's earlier runs count: 100 s already spent of a 50 s budget sends nothing.
+  auto settings = compileOnlySettings(2, 3, 5);
+  settings.wallSeconds = 50.0;
+  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+  f.store->addElapsed(created.id, 100.0);
+  Session session(f.services(), created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto record = f.store->session(created.id);
+  QVERIFY2(record->stopReason.find("wall-time budget reached: 100 s of 50 s") == 0, record->stopReason.c_str());
+  QCOMPARE(f.server.http().requests().size(), std::size_t(0));
 }
 
 void TestAgentSession::pauseCancelsRequestsAndResumeFinishes() {

@@ -136,7 +136,8 @@ std::unique_ptr<SkillLibrary> SkillLibrary::open(const std::filesystem::path &pa
   return std::unique_ptr<SkillLibrary>(new SkillLibrary(path));
 }
 
-SkillLibrary::SkillLibrary(const std::filesystem::path &path) : db_(path, Database::Mode::OpenOrCreate) {
+SkillLibrary::SkillLibrary(const std::filesystem::path &path)
+    : db_(path, libraryOpenMode(path), DatabaseKind::Library) {
   migrateForward(db_, libraryMigrations());
 }
 

@@ -98,7 +98,8 @@ std::unique_ptr<ExperienceStore> ExperienceStore::open(const std::filesystem::pa
 
 std::unique_ptr<ExperienceStore> ExperienceStore::open() { return open(libraryDatabasePath()); }
 
-ExperienceStore::ExperienceStore(const std::filesystem::path &path) : db_(path, Database::Mode::OpenOrCreate) {
+ExperienceStore::ExperienceStore(const std::filesystem::path &path)
+    : db_(path, libraryOpenMode(path), DatabaseKind::Library) {
   migrateForward(db_, libraryMigrations());
   // Retrieval and score updates touch pages all over a large memory (100k Cases: ~130 MB): up to
   // 32 MB of them stay in this connection's cache instead of being read again from the file.

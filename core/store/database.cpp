@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -87,6 +88,95 @@ std::string switchToWal(sqlite3 *db) {
     }
     std::this_thread::sleep_for(milliseconds(attempt < 10 ? 5 * attempt : 50));
   }
+}
+
+// What a kind of file is called, how a file made before the kinds were marked shows which it is
+// (tables only it has), and what to do about it when it was given where another belongs.
+struct KindInfo {
+  DatabaseKind kind;
+  std::int32_t id;                 // its application_id: four ASCII letters
+  const char *name;
+  const char *noun;  // in "cannot open the ..."
+  std::vector<std::string> tables;
+  const char *want;  // where a file of this kind is given, when another kind was
+  const char *use;   // what this kind is opened with, when it was given where another belongs
+};
+
+constexpr std::int32_t fourLetters(const char (&s)[5]) {
+  return (std::int32_t(s[0]) << 24) | (std::int32_t(s[1]) << 16) | (std::int32_t(s[2]) << 8) | std::int32_t(s[3]);
+}
+
+const std::vector<KindInfo> &kinds() {
+  static const std::vector<KindInfo> all = {
+      {DatabaseKind::Workspace, fourLetters("KWBW"), "Kernel Workbench workspace", "workspace database", {"tasks", "candidates"},
+       "pass a workspace (the workbench's own is ~/.local/share/kernel-workbench/workspace.kwb)",
+       "a workspace is given with --workspace"},
+      {DatabaseKind::Library, fourLetters("KWBL"), "Kernel Workbench skill library", "skill library",
+       {"skill_cards", "lineage_steps", "memory_cases"},
+       "pass the skill library with --library or $KWB_LIBRARY (by default "
+       "~/.local/share/kernel-workbench/library.sqlite)",
+       "a skill library is read and changed with `kwb skills` and `kwb memory` (--library or $KWB_LIBRARY)"},
+      {DatabaseKind::TuneCache, fourLetters("KWBT"), "Kernel Workbench tuning cache", "tuning cache", {"tune_points"},
+       "pass a tuning cache with --cache (by default ~/.cache/kernel-workbench/tune.sqlite)",
+       "a tuning cache is given with `kwb tune --cache`"},
+  };
+  return all;
+}
+
+const KindInfo *infoOf(DatabaseKind kind) {
+  for (const KindInfo &info : kinds())
+    if (info.kind == kind) return &info;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string kindName(DatabaseKind kind) {
+  const KindInfo *info = infoOf(kind);
+  return info ? info->name : "Kernel Workbench database";
+}
+
+std::int32_t applicationIdOf(DatabaseKind kind) {
+  const KindInfo *info = infoOf(kind);
+  return info ? info->id : 0;
+}
+
+namespace {
+
+// What the file db has open is, read without writing: its application_id, else (unmarked: made
+// before the mark, or new) its tables. Returns the id found: expected's own, or 0 for an unmarked
+// file of the expected kind or an empty one. Throws StoreError, naming both kinds, for a file of
+// another kind or of another application.
+std::int32_t checkKind(Database &db, const std::string &file, DatabaseKind expected) {
+  const KindInfo &want = *infoOf(expected);
+  const auto refuse = [&](const std::string &is, const char *use) -> std::int32_t {
+    throw StoreError(file + " is " + is + ", not a " + want.name + ", and was left as it is: " + want.want +
+                     (use ? std::string("; ") + use : std::string()));
+  };
+  const std::string mark = db.pragma("application_id");
+  const std::int32_t id = mark.empty() ? 0 : static_cast<std::int32_t>(std::stoll(mark));
+  if (id == want.id) return id;
+  if (id != 0) {
+    for (const KindInfo &other : kinds())
+      if (other.id == id) return refuse(std::string("a ") + other.name, other.use);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", static_cast<unsigned>(id));
+    return refuse(std::string("a SQLite database of another application (application_id ") + hex + ")", nullptr);
+  }
+  std::vector<std::string> tables;
+  for (Statement query = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+       query.step();)
+    tables.push_back(query.columnText(0));
+  if (tables.empty()) return 0;
+  std::vector<const KindInfo *> like;
+  for (const KindInfo &info : kinds()) {
+    if (std::any_of(info.tables.begin(), info.tables.end(),
+                    [&](const std::string &t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); }))
+      like.push_back(&info);
+  }
+  if (like.size() == 1 && like.front()->kind == expected) return 0;
+  if (like.size() == 1) return refuse(std::string("a ") + like.front()->name + " (made before files were marked)", like.front()->use);
+  return refuse("a SQLite database of another application (its tables are no Kernel Workbench file's)", nullptr);
 }
 
 }  // namespace
@@ -241,12 +331,15 @@ bool Statement::columnIsNull(int index) const {
 // ---------------------------------------------------------------------------------------------
 // Database
 
-Database::Database(const std::filesystem::path &path, Mode mode) : path_(path), readOnly_(mode == Mode::ReadOnly) {
+Database::Database(const std::filesystem::path &path, Mode mode, DatabaseKind kind)
+    : path_(path), readOnly_(mode == Mode::ReadOnly), kind_(kind) {
   const std::string file = path_.string();
+  const std::string noun = infoOf(kind == DatabaseKind::Any ? DatabaseKind::Workspace : kind)->noun;
+  const std::string opening = "cannot open " + noun;
   if (mode != Mode::OpenOrCreate) {
     std::error_code ec;
     if (!std::filesystem::exists(path_, ec)) {
-      throw StoreError(file + ": cannot open workspace database: the file does not exist");
+      throw StoreError(file + ": " + opening + ": the file does not exist");
     }
   }
 
@@ -256,7 +349,7 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path), 
     std::error_code ec;
     const auto status = std::filesystem::status(path_, ec);
     if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-      throw StoreError(file + ": cannot open workspace database: not a regular file");
+      throw StoreError(file + ": " + opening + ": not a regular file");
   }
   if (mode == Mode::OpenOrCreate) {
     // A new workspace is the user's alone (0600; SQLite gives its journal the same mode): it
@@ -275,7 +368,7 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path), 
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
     db_ = nullptr;
-    fail(file, "cannot open workspace database", message);
+    fail(file, opening, message);
   }
   sqlite3_extended_result_codes(db_, 1);
 
@@ -290,10 +383,15 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path), 
       const std::string message = sqlite3_errmsg(db_);
       sqlite3_finalize(probe);
       if ((probeRc & 0xff) == SQLITE_NOTADB) {
-        fail(file, "not a SQLite database, so not a Kernel Workbench workspace", message);
+        fail(file, "not a SQLite database, so not a " + kindName(kind == DatabaseKind::Any ? DatabaseKind::Workspace : kind), message);
       }
-      if (probeRc != SQLITE_ROW) fail(file, "cannot read workspace database", message);
+      if (probeRc != SQLITE_ROW) fail(file, "cannot read " + noun, message);
     }
+
+    // A file of another kind is refused here, before the journal switch (a write when the file
+    // is not in WAL mode yet) or anything else writes to it (issue 45: a skill library given as a
+    // workspace was migrated as one and ruined).
+    const std::int32_t mark = kind == DatabaseKind::Any ? 0 : checkKind(*this, file, kind);
 
     // Write-ahead log: readers never block the writer, and a commit is one append to the log.
     // A read-only reader takes the file as it is.
@@ -313,6 +411,14 @@ Database::Database(const std::filesystem::path &path, Mode mode) : path_(path), 
     exec("PRAGMA foreign_keys=ON");
     if (pragma("foreign_keys") != "1") {
       fail(file, "cannot enable foreign keys", "this SQLite was built without them");
+    }
+
+    // An unmarked file of this kind (or a new one) gets its mark, checked again under the write
+    // lock: another process may have marked it meanwhile.
+    if (kind != DatabaseKind::Any && mark == 0 && !readOnly_) {
+      transaction([&] {
+        if (checkKind(*this, file, kind) == 0) exec("PRAGMA application_id=" + std::to_string(applicationIdOf(kind)));
+      });
     }
   } catch (...) {
     sqlite3_close_v2(db_);
@@ -344,6 +450,10 @@ Statement Database::prepare(std::string_view sql) {
 
 void Database::transaction(const std::function<void()> &fn) {
   if (!db_) throw StoreError(path_.string() + ": transaction on a closed database");
+  if (readOnly_) {
+    throw StoreError(path_.string() + ": cannot change it: it is open read-only, because this user may not write the " +
+                     "file or its folder (nothing was changed; give this user write access to both, or work on a copy)");
+  }
 
   if (sqlite3_get_autocommit(db_) == 0) {
     // Already inside a transaction: nest as a savepoint, so the inner work can be undone alone
@@ -380,6 +490,11 @@ void Database::transaction(const std::function<void()> &fn) {
 
 std::int64_t Database::lastInsertId() const {
   return db_ ? sqlite3_last_insert_rowid(db_) : 0;
+}
+
+bool Database::writable(const std::filesystem::path &path) {
+  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  return ::access(path.c_str(), W_OK) == 0 && ::access(folder.c_str(), W_OK) == 0;
 }
 
 std::string Database::pragma(std::string_view name) {

@@ -54,19 +54,34 @@ class Statement {
   sqlite3_stmt *stmt_ = nullptr;
 };
 
+// The kinds of file Kernel Workbench keeps in SQLite. Each is marked with its own application_id
+// (a number in the file's header: ASCII "KWBW", "KWBL", "KWBT"), so that an open for one kind
+// refuses another before it writes anything; files made before the mark are recognised by their
+// tables, and marked when opened for writing. Any: no check (tests, tools).
+enum class DatabaseKind { Any, Workspace, Library, TuneCache };
+// "Kernel Workbench workspace", "Kernel Workbench skill library", ...
+std::string kindName(DatabaseKind kind);
+std::int32_t applicationIdOf(DatabaseKind kind);
+
 class Database {
  public:
   // Opens (creating when allowed) with WAL, foreign keys on and a busy timeout. ReadOnly opens
   // an existing file for reading only (a workspace on a read-only disk, or another user's file):
-  // no journal switch, every write fails.
+  // no journal switch, every write fails. With a kind, a file of another kind (or another
+  // application's) is refused before anything is written to it, naming both kinds.
   enum class Mode { OpenOrCreate, OpenExisting, ReadOnly };
-  explicit Database(const std::filesystem::path &path, Mode mode = Mode::OpenOrCreate);
+  explicit Database(const std::filesystem::path &path, Mode mode = Mode::OpenOrCreate,
+                    DatabaseKind kind = DatabaseKind::Any);
+  // Whether this process may write the file and its folder (SQLite writes its -wal and -shm
+  // beside it); false means it can only be opened ReadOnly.
+  static bool writable(const std::filesystem::path &path);
   ~Database();
   Database(const Database &) = delete;
   Database &operator=(const Database &) = delete;
 
   const std::filesystem::path &path() const { return path_; }
   bool readOnly() const { return readOnly_; }
+  DatabaseKind kind() const { return kind_; }
   void exec(std::string_view sql);
   Statement prepare(std::string_view sql);
   // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back and rethrows on an exception.
@@ -80,6 +95,7 @@ class Database {
   std::filesystem::path path_;
   sqlite3 *db_ = nullptr;
   bool readOnly_ = false;
+  DatabaseKind kind_ = DatabaseKind::Any;
 };
 
 }  // namespace kwb

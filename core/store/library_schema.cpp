@@ -115,4 +115,10 @@ std::filesystem::path libraryDatabasePath() {
   return userDataDir() / "library.sqlite";
 }
 
+Database::Mode libraryOpenMode(const std::filesystem::path &path) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  return exists && !Database::writable(path) ? Database::Mode::ReadOnly : Database::Mode::OpenOrCreate;
+}
+
 }  // namespace kwb

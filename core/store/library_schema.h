@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/store/database.h"
 #include "core/store/migrations.h"
 
 namespace kwb {
@@ -14,5 +15,9 @@ const std::vector<Migration> &libraryMigrations();
 
 // $KWB_LIBRARY when set, else $XDG_DATA_HOME/kernel-workbench/library.sqlite (~/.local/share/...).
 std::filesystem::path libraryDatabasePath();
+
+// How the library at `path` opens: created or written, or, when the file exists and this process
+// may not write it or its folder, read-only (listed and searched; every change refused).
+Database::Mode libraryOpenMode(const std::filesystem::path &path);
 
 }  // namespace kwb

@@ -243,11 +243,18 @@ void migrateForward(Database &db, const std::vector<Migration> &migrations) {
   };
 
   const int found = readSchemaVersion(db);
+  const std::string kind = db.kind() == DatabaseKind::Any ? kindName(DatabaseKind::Workspace) : kindName(db.kind());
+  if (db.readOnly()) {
+    // Nothing can be migrated here: only the current schema is read.
+    if (found == newest) return;
+    throw StoreError(file + ": the " + kind + " is at schema version " +
+                     std::to_string(found) + ", this build reads " + std::to_string(newest) + ", and it cannot be " +
+                     (found < newest ? "upgraded" : "read") +
+                     " where it is: it is read-only here (open it once where it may be written)");
+  }
   refuseNewer(found);
   if (found == 0 && userTableCount(db) > 0) {
-    throw StoreError(file +
-                     " is a SQLite database but not a Kernel Workbench workspace "
-                     "(it has tables but no schema version)");
+    throw StoreError(file + " is a SQLite database but not a " + kind + " (it has tables but no schema version)");
   }
 
   for (const Migration &migration : migrations) {

@@ -17,7 +17,8 @@ const std::vector<Migration> &workspaceMigrations();
 
 // Reads the current version (0 for a new, empty file).
 int readSchemaVersion(Database &db);
-// Applies every migration above the current version, each in its own transaction.
+// Applies every migration above the current version, each in its own transaction. A read-only
+// database is only checked: it must be at the newest version.
 // Throws StoreError when the file's version is newer than the newest known one.
 void migrateForward(Database &db, const std::vector<Migration> &migrations);
 

@@ -1,7 +1,5 @@
 #include "core/store/workspace.h"
 
-#include <unistd.h>
-
 #include "core/store/migrations.h"
 #include "core/text/content_hash.h"
 
@@ -66,21 +64,13 @@ std::unique_ptr<Workspace> Workspace::openExisting(const std::filesystem::path &
   if (!std::filesystem::exists(path, ec))
     throw StoreError("no workspace at " + path.string() + " (is the path right? the workbench's own is " +
                      "~/.local/share/kernel-workbench/workspace.kwb)");
-  // SQLite writes beside the file (its -wal and -shm): both must be writable to open it so.
-  const auto folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(folder.c_str(), W_OK) == 0;
-  return std::unique_ptr<Workspace>(new Workspace(path, writable ? Database::Mode::OpenExisting : Database::Mode::ReadOnly));
+  return std::unique_ptr<Workspace>(
+      new Workspace(path, Database::writable(path) ? Database::Mode::OpenExisting : Database::Mode::ReadOnly));
 }
 
-Workspace::Workspace(const std::filesystem::path &path, Database::Mode mode) : db_(path, mode) {
-  if (!db_.readOnly()) {
-    migrateForward(db_, workspaceMigrations());
-    return;
-  }
-  if (const int version = readSchemaVersion(db_); version != kSchemaVersion)
-    throw StoreError(path.string() + ": the workspace is at schema version " + std::to_string(version) + ", this build reads " +
-                     std::to_string(kSchemaVersion) + ", and it cannot be " + (version < kSchemaVersion ? "upgraded" : "read") +
-                     " where it is: it is read-only here (open it once where it may be written)");
+Workspace::Workspace(const std::filesystem::path &path, Database::Mode mode)
+    : db_(path, mode, DatabaseKind::Workspace) {
+  migrateForward(db_, workspaceMigrations());
 }
 
 int Workspace::schemaVersion() {

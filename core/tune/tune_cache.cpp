@@ -11,7 +11,7 @@ std::filesystem::path TuneCache::defaultPath() { return userCacheDir() / "tune.s
 TuneCache::TuneCache(const std::filesystem::path &path) : path_(path) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  db_ = std::make_unique<Database>(path);
+  db_ = std::make_unique<Database>(path, Database::Mode::OpenOrCreate, DatabaseKind::TuneCache);
   db_->transaction([&] {
     db_->exec(
         "CREATE TABLE IF NOT EXISTS tune_points ("

@@ -20,12 +20,14 @@
 #include <thread>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/store/database.h"
+#include "core/store/library_schema.h"
 #include "core/store/migrations.h"
 #include "core/store/workspace.h"
 #include "core/text/content_hash.h"
@@ -151,6 +153,37 @@ QString storeErrorOf(Fn &&fn) {
   return {};
 }
 
+QByteArray bytesOf(const std::filesystem::path &file) {
+  QFile in(QString::fromStdString(file.string()));
+  return in.open(QIODevice::ReadOnly) ? in.readAll() : QByteArray();
+}
+
+// What SQLite leaves beside a file while it is open (or after a process died with it open).
+bool hasSideFiles(const std::filesystem::path &file) {
+  for (const char *suffix : {"-wal", "-shm", "-journal"})
+    if (std::filesystem::exists(file.string() + suffix)) return true;
+  return false;
+}
+
+// The file's application_id, read without writing anything.
+std::int64_t markOf(const std::filesystem::path &file) {
+  Database db(file, Database::Mode::ReadOnly);
+  return scalar(db, "PRAGMA application_id");
+}
+
+// A skill library at the current schema with a card and a Case; unmarked: as made before files
+// had a kind (application_id 0).
+void makeLibrary(const std::filesystem::path &file, bool marked) {
+  Database db(file, Database::Mode::OpenOrCreate, marked ? DatabaseKind::Library : DatabaseKind::Any);
+  migrateForward(db, libraryMigrations());
+  db.exec(
+      "INSERT INTO skill_cards(id, status, card_json, created_at, updated_at) VALUES('kept', 'admitted', "
+      "'{\"skill_id\":\"kept\"}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')");
+  db.exec(
+      "INSERT INTO memory_cases(source, task, outcome, correct, created_at, ratio, label, score) "
+      "VALUES('run', 'softmax', 'correct', 1, '2026-01-01T00:00:00.000Z', 1.0, 'effective', 1.0)");
+}
+
 }  // namespace
 
 class TestWorkspaceStore : public QObject {
@@ -164,6 +197,11 @@ class TestWorkspaceStore : public QObject {
   void firstOpensAtOnce();
   void refuseNonDatabase();
   void refuseForeignDatabase();
+  void kindsAreMarked();
+  void otherKindLeftAsItIs();
+  void unmarkedFilesRecognised();
+  void foreignFileLeftAsItIs();
+  void readOnlyRefusesChanges();
   void privateFilesOnly();
   void migrateFromVersion1();
   void migrateFromVersion2();
@@ -441,6 +479,183 @@ void TestWorkspaceStore::refuseForeignDatabase() {
   QVERIFY2(message.contains(QStringLiteral("not a Kernel Workbench workspace")), qPrintable(message));
   Database db(file, Database::Mode::OpenExisting);
   QVERIFY(!hasObject(db, "table", "tasks"));
+}
+
+// Issue 45, 1: each kind of file carries its own mark (SQLite's application_id), from its first open.
+void TestWorkspaceStore::kindsAreMarked() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  QCOMPARE(applicationIdOf(DatabaseKind::Workspace), std::int32_t{0x4B574257});  // "KWBW"
+  QCOMPARE(applicationIdOf(DatabaseKind::Library), std::int32_t{0x4B57424C});    // "KWBL"
+  QCOMPARE(applicationIdOf(DatabaseKind::TuneCache), std::int32_t{0x4B574254});  // "KWBT"
+  QCOMPARE(kindName(DatabaseKind::Library), std::string("Kernel Workbench skill library"));
+  const auto workspace = pathIn(dir, "new.kwb");
+  Workspace::open(workspace).reset();
+  QCOMPARE(markOf(workspace), std::int64_t{applicationIdOf(DatabaseKind::Workspace)});
+  const auto library = pathIn(dir, "library.sqlite");
+  makeLibrary(library, true);
+  QCOMPARE(markOf(library), std::int64_t{applicationIdOf(DatabaseKind::Library)});
+  // An empty file (made by touch, or a first open that died) becomes the kind that opens it.
+  const auto empty = pathIn(dir, "empty.kwb");
+  QVERIFY(QFile(QString::fromStdString(empty.string())).open(QIODevice::WriteOnly));
+  Workspace::openExisting(empty).reset();
+  QCOMPARE(markOf(empty), std::int64_t{applicationIdOf(DatabaseKind::Workspace)});
+}
+
+// Issue 45, 1: a skill library opened as a workspace was migrated as one (and then could be opened
+// as neither). Every open of the wrong kind is refused, naming both kinds, and the file is left
+// byte for byte as it was, with nothing beside it; the reverse too.
+void TestWorkspaceStore::otherKindLeftAsItIs() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const auto library = pathIn(dir, "library.sqlite");
+  makeLibrary(library, true);
+  const QByteArray before = bytesOf(library);
+  const auto modified = std::filesystem::last_write_time(library);
+  QVERIFY(!before.isEmpty());
+  QVERIFY(!hasSideFiles(library));
+  const QString name = QString::fromStdString(library.string());
+  const QString asWorkspace = name + QStringLiteral(" is a Kernel Workbench skill library, not a Kernel Workbench workspace, "
+                                                    "and was left as it is: pass a workspace");
+  const std::vector<std::function<void()>> opens = {
+      [&] { Workspace::open(library); },
+      [&] { Workspace::openExisting(library); },
+      [&] { Database db(library, Database::Mode::ReadOnly, DatabaseKind::Workspace); },
+  };
+  for (const auto &open : opens) {
+    const QString message = storeErrorOf(open);
+    QVERIFY2(message.startsWith(asWorkspace), qPrintable(message));
+    QVERIFY2(message.contains(QStringLiteral("`kwb skills` and `kwb memory`")), qPrintable(message));
+    QCOMPARE(bytesOf(library), before);
+    QVERIFY(!hasSideFiles(library));
+    QVERIFY(std::filesystem::last_write_time(library) == modified);
+  }
+  {
+    // Still a library, at its version, with its card and its Case.
+    Database db(library, Database::Mode::OpenExisting, DatabaseKind::Library);
+    migrateForward(db, libraryMigrations());
+    QCOMPARE(readSchemaVersion(db), 2);
+    QCOMPARE(rowCount(db, "skill_cards"), std::int64_t{1});
+    QCOMPARE(rowCount(db, "memory_cases"), std::int64_t{1});
+    QVERIFY(!hasObject(db, "table", "evaluations"));
+  }
+
+  const auto workspace = pathIn(dir, "ws.kwb");
+  Workspace::open(workspace)->recordTaskOpened("softmax", "/tasks/softmax", "");
+  const QByteArray workspaceBefore = bytesOf(workspace);
+  for (const auto mode : {Database::Mode::OpenOrCreate, Database::Mode::ReadOnly}) {
+    const QString message = storeErrorOf([&] { Database db(workspace, mode, DatabaseKind::Library); });
+    QVERIFY2(message.startsWith(QString::fromStdString(workspace.string()) +
+                                QStringLiteral(" is a Kernel Workbench workspace, not a Kernel Workbench skill library, "
+                                               "and was left as it is: pass the skill library with --library or "
+                                               "$KWB_LIBRARY")),
+             qPrintable(message));
+    QCOMPARE(bytesOf(workspace), workspaceBefore);
+    QVERIFY(!hasSideFiles(workspace));
+  }
+  // A tuning cache is a third kind.
+  const QString message = storeErrorOf([&] { Database db(workspace, Database::Mode::OpenOrCreate, DatabaseKind::TuneCache); });
+  QVERIFY2(message.contains(QStringLiteral(" is a Kernel Workbench workspace, not a Kernel Workbench tuning cache")),
+           qPrintable(message));
+  QCOMPARE(bytesOf(workspace), workspaceBefore);
+}
+
+// Files written before the mark (application_id 0) are known by their tables: the right kind
+// opens and is marked, the wrong kind is refused as a marked one is, unchanged.
+void TestWorkspaceStore::unmarkedFilesRecognised() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const auto library = pathIn(dir, "old-library.sqlite");
+  makeLibrary(library, false);
+  QCOMPARE(markOf(library), std::int64_t{0});
+  const QByteArray before = bytesOf(library);
+  for (const auto &open : std::vector<std::function<void()>>{[&] { Workspace::open(library); },
+                                                            [&] { Workspace::openExisting(library); }}) {
+    const QString message = storeErrorOf(open);
+    QVERIFY2(message.startsWith(QString::fromStdString(library.string()) +
+                                QStringLiteral(" is a Kernel Workbench skill library (made before files were marked), "
+                                               "not a Kernel Workbench workspace, and was left as it is")),
+             qPrintable(message));
+    QCOMPARE(bytesOf(library), before);
+    QVERIFY(!hasSideFiles(library));
+  }
+  // Read-only, it is read as it is; written, it gets its mark.
+  {
+    Database db(library, Database::Mode::ReadOnly, DatabaseKind::Library);
+    migrateForward(db, libraryMigrations());
+    QCOMPARE(rowCount(db, "skill_cards"), std::int64_t{1});
+  }
+  QCOMPARE(bytesOf(library), before);
+  {
+    Database db(library, Database::Mode::OpenExisting, DatabaseKind::Library);
+    migrateForward(db, libraryMigrations());
+  }
+  QCOMPARE(markOf(library), std::int64_t{applicationIdOf(DatabaseKind::Library)});
+
+  // A workspace of version 1 (as that build wrote it) opens, is migrated, and marked; before that
+  // it is refused as a library.
+  const auto workspace = pathIn(dir, "v1.kwb");
+  const QString error = buildFromScript(workspace, fixture("workspace-v1.sql"));
+  QVERIFY2(error.isEmpty(), qPrintable(error));
+  const QByteArray workspaceBefore = bytesOf(workspace);
+  const QString message = storeErrorOf([&] { Database db(workspace, Database::Mode::OpenOrCreate, DatabaseKind::Library); });
+  QVERIFY2(message.contains(QStringLiteral(" is a Kernel Workbench workspace (made before files were marked), not a "
+                                           "Kernel Workbench skill library")),
+           qPrintable(message));
+  QCOMPARE(bytesOf(workspace), workspaceBefore);
+  QCOMPARE(Workspace::open(workspace)->schemaVersion(), Workspace::kSchemaVersion);
+  QCOMPARE(markOf(workspace), std::int64_t{applicationIdOf(DatabaseKind::Workspace)});
+}
+
+// Another application's SQLite file is refused before anything is written, the switch to
+// write-ahead logging included (it rewrote the header of a file in rollback mode).
+void TestWorkspaceStore::foreignFileLeftAsItIs() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const auto tables = pathIn(dir, "bookmarks.db");
+  sqlite3 *raw = nullptr;
+  QCOMPARE(sqlite3_open_v2(tables.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
+  QCOMPARE(sqlite3_exec(raw, "CREATE TABLE bookmarks(url TEXT); INSERT INTO bookmarks VALUES('x')", nullptr, nullptr, nullptr),
+           SQLITE_OK);
+  sqlite3_close(raw);
+  const auto marked = pathIn(dir, "marked.db");
+  QCOMPARE(sqlite3_open_v2(marked.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr), SQLITE_OK);
+  QCOMPARE(sqlite3_exec(raw, "PRAGMA application_id = 1234", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+
+  for (const auto &[file, is] : std::vector<std::pair<std::filesystem::path, QString>>{
+           {tables, QStringLiteral("a SQLite database of another application (its tables are no Kernel Workbench file's)")},
+           {marked, QStringLiteral("a SQLite database of another application (application_id 0x000004d2)")}}) {
+    const QByteArray before = bytesOf(file);
+    QCOMPARE(before.at(18), char(1));  // rollback journal, not WAL
+    for (const auto kind : {DatabaseKind::Workspace, DatabaseKind::Library}) {
+      const QString message = storeErrorOf([&, file = file] { Database db(file, Database::Mode::OpenOrCreate, kind); });
+      QVERIFY2(message.startsWith(QString::fromStdString(file.string()) + " is " + is + ", not a " +
+                                  QString::fromStdString(kindName(kind))),
+               qPrintable(message));
+      QCOMPARE(bytesOf(file), before);
+      QVERIFY(!hasSideFiles(file));
+    }
+  }
+}
+
+// A file opened read-only says so when something tries to change it, naming the file.
+void TestWorkspaceStore::readOnlyRefusesChanges() {
+  QTemporaryDir dir = makeDir();
+  QVERIFY(dir.isValid());
+  const auto library = pathIn(dir, "library.sqlite");
+  makeLibrary(library, true);
+  const QByteArray before = bytesOf(library);
+  Database db(library, Database::Mode::ReadOnly, DatabaseKind::Library);
+  migrateForward(db, libraryMigrations());  // at the current version: nothing to do
+  QCOMPARE(rowCount(db, "skill_cards"), std::int64_t{1});
+  const QString message = storeErrorOf([&] { db.transaction([&] { db.exec("DELETE FROM skill_cards"); }); });
+  QVERIFY2(message.startsWith(QString::fromStdString(library.string()) +
+                              QStringLiteral(": cannot change it: it is open read-only, because this user may not "
+                                             "write the file or its folder")),
+           qPrintable(message));
+  QCOMPARE(rowCount(db, "skill_cards"), std::int64_t{1});
+  QCOMPARE(bytesOf(library), before);
 }
 
 // Issue 17, 6: a new workspace (and its journal) was created 0644 under the usual umask, and a

@@ -528,7 +528,8 @@ int main(int argc, char **argv) {
   auto *skillsShow = skills->add_subcommand("show", "Show a card as SKILL.md, with its audit trail");
   auto *skillsImport = skills->add_subcommand(
       "import", "Import SKILL.md cards: a file, FOLDER/SKILL.md or FOLDER/*/SKILL.md; all are checked first, and\n"
-                "a folder with any malformed file imports nothing (exit 2, each problem as FILE:LINE: what)");
+                "a folder with any malformed file imports nothing (exit 2, each problem as FILE:LINE: what).\n"
+                "A new card enters as proposed: a file never sets a status or evidence (review and the gate do)");
   auto *skillsExport = skills->add_subcommand("export", "Write each card to FOLDER/<skill_id>/SKILL.md");
   auto *skillsApprove = skills->add_subcommand("approve", "Admit a card (recorded with who and when)");
   auto *skillsReject = skills->add_subcommand("reject", "Reject a card, with the reason (recorded with who and when)");
@@ -549,6 +550,9 @@ int main(int argc, char **argv) {
   }
   for (auto *sub : {skillsShow, skillsApprove, skillsReject}) sub->add_option("ID", skillsArgs.id, "The card's skill_id")->required();
   for (auto *sub : {skillsImport, skillsExport}) sub->add_option("FOLDER", skillsArgs.folder, "Folder of cards")->required();
+  skillsImport->add_flag("--replace", skillsArgs.replace,
+                         "A card whose skill_id the library holds takes the file's text and keeps its status, evidence "
+                         "and verification log (without --replace such an import is refused)");
   for (auto *sub : {skillsList, skillsExport}) {
     sub->add_option("--status", skillsArgs.status, "Only cards in this status: proposed, admitted, rejected");
     sub->add_option("--case", skillsArgs.scopeCase, "Only cards whose scope covers this operator class (gemm, softmax, ...)");

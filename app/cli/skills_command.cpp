@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "core/eval/evaluator.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/paths/safe_write.h"
 #include "core/task/source_file.h"
 #include "core/text/printable.h"
 
@@ -40,35 +40,35 @@ std::string reviewer(const SkillsArgs &args) {
   return std::string("reviewer:") + (user && *user ? user : "unknown");
 }
 
-// The SKILL.md files of an import: the file itself, or FOLDER/SKILL.md and FOLDER/*/SKILL.md.
-std::vector<fs::path> skillFiles(const fs::path &folder) {
-  std::error_code ec;
-  if (fs::is_regular_file(folder, ec)) return {folder};
-  std::vector<fs::path> files;
-  if (fs::is_regular_file(folder / "SKILL.md", ec)) files.push_back(folder / "SKILL.md");
-  for (const auto &entry : fs::directory_iterator(folder, ec))
-    if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / "SKILL.md", ec)) files.push_back(entry.path() / "SKILL.md");
-  std::sort(files.begin(), files.end());
-  return files;
-}
+// A SKILL.md of an import: the path shown, and the path read (links resolved).
+struct SkillFile {
+  fs::path shown, resolved;
+  bool named = false;     // the file the user named (read as named)
+  std::string refusal;    // why it is not read: it leads outside the folder
+};
 
-bool writeAtomically(const fs::path &path, const std::string &text, std::string &error) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      error = "cannot write " + tmp.string();
-      return false;
-    }
-  }
+// The SKILL.md files of an import: the file itself, or FOLDER/SKILL.md and FOLDER/*/SKILL.md. In a
+// folder, a file reached through a symbolic link is read only where the link leads inside the
+// folder; one leading outside it is refused, naming where it leads.
+std::vector<SkillFile> skillFiles(const fs::path &folder) {
   std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    error = "cannot write " + path.string() + ": " + ec.message();
-    return false;
+  if (fs::is_regular_file(folder, ec)) return {{folder, folder, true, {}}};
+  std::vector<fs::path> found;
+  if (fs::is_regular_file(folder / "SKILL.md", ec)) found.push_back(folder / "SKILL.md");
+  for (const auto &entry : fs::directory_iterator(folder, ec))
+    if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / "SKILL.md", ec)) found.push_back(entry.path() / "SKILL.md");
+  std::sort(found.begin(), found.end());
+  const fs::path root = fs::canonical(folder, ec);
+  std::vector<SkillFile> files;
+  for (const auto &f : found) {
+    SkillFile file{f, fs::canonical(f, ec), false, {}};
+    if (ec || root.empty() || !kwb::isInsideFolder(file.resolved, root))
+      file.refusal = f.string() + ": leads through a symbolic link to " +
+                     (ec ? std::string("a file that cannot be resolved") : file.resolved.string()) + ", outside " +
+                     folder.string() + ": not followed (copy the card into the folder)";
+    files.push_back(std::move(file));
   }
-  return true;
+  return files;
 }
 
 // The cards --status, --case and --text ask for; nothing (and a message) for a status unknown.
@@ -110,7 +110,7 @@ int skillsListCommand(const SkillsArgs &args, bool asJson) {
     std::cout << cards.size() << " card" << (cards.size() == 1 ? "" : "s") << " in " << library->path().string() << "\n";
     for (const auto &c : cards)
       std::cout << "  " << c.id << "  " << kwb::toString(c.status) << "  " << fixed(c.measuredSpeedup(), 2) << "x  "
-                << c.evidence.size() << " measurements  " << c.intent.substr(0, 70) << "\n";
+                << c.evidence.size() << " measurements  " << kwb::printable(kwb::clippedLine(c.intent, 70)) << "\n";
   } catch (const std::exception &e) {
     std::cerr << "kwb: the skill library: " << e.what() << "\n";
     return 1;
@@ -138,7 +138,9 @@ int skillsShowCommand(const SkillsArgs &args, bool asJson) {
     }
     std::cout << kwb::writeSkillMarkdown(*card);
     std::cout << "\n<!-- audit trail -->\n";
-    for (const auto &a : audit) std::cout << "<!-- " << a.at << "  " << a.who << "  " << a.action << "  " << a.detail << " -->\n";
+    for (const auto &a : audit)
+      std::cout << "<!-- " << a.at << "  " << kwb::printable(a.who) << "  " << a.action << "  " << kwb::printable(a.detail)
+                << " -->\n";
   } catch (const std::exception &e) {
     std::cerr << "kwb: the skill library: " << e.what() << "\n";
     return 1;
@@ -152,55 +154,87 @@ int skillsImportCommand(const SkillsArgs &args, bool asJson) {
     std::cerr << "kwb: " << kwb::printable(args.folder) << ": no such file or folder\n";
     return kExitInvalid;
   }
+  // Every file is read and checked before anything is stored: an import never half-applies.
   const auto files = skillFiles(args.folder);
   if (files.empty()) {
     std::cerr << "kwb: " << kwb::printable(args.folder) << ": no SKILL.md in it or in its subfolders\n";
     return kExitInvalid;
   }
-  // Every file is read and checked before anything is stored: an import never half-applies.
-  std::vector<kwb::SkillCard> cards;
+  struct Read {
+    kwb::SkillFileRead read;
+    std::string file;
+  };
+  std::vector<Read> reads;
   std::vector<std::string> problems;
   std::map<std::string, fs::path> seen;
   for (const auto &f : files) {
+    if (!f.refusal.empty()) {
+      problems.push_back(f.refusal);
+      continue;
+    }
     std::string text;
     try {
       kwb::SourceReadOptions o;
       o.maxBytes = kwb::kMaxSkillFileBytes;
       o.what = "SKILL.md";
-      text = kwb::readSourceFile(f, o);
+      o.followFinalLink = f.named;  // in a folder: the resolved path, so a link swapped in since is refused
+      text = kwb::readSourceFile(f.resolved, o);
     } catch (const std::exception &e) {
       problems.push_back(e.what());
       continue;
     }
-    auto read = kwb::readSkillMarkdown(text, f.string());
-    for (const auto &p : read.problems) problems.push_back(kwb::printable(p.text()));
+    auto read = kwb::readSkillMarkdown(text, f.shown.string());
+    for (const auto &p : read.problems) problems.push_back(p.text());
     if (!read.card) continue;
-    if (auto [it, inserted] = seen.emplace(read.card->id, f); !inserted) {
-      problems.push_back(f.string() + ": skill_id '" + read.card->id + "' is also the id of " + it->second.string());
+    if (auto [it, inserted] = seen.emplace(read.card->id, f.shown); !inserted) {
+      problems.push_back(f.shown.string() + ": skill_id '" + read.card->id + "' is also the id of " + it->second.string());
       continue;
     }
-    cards.push_back(std::move(*read.card));
+    reads.push_back({std::move(read), f.shown.string()});
   }
   if (!problems.empty()) {
-    for (const auto &p : problems) std::cerr << p << "\n";
+    for (const auto &p : problems) std::cerr << kwb::printable(p) << "\n";
     std::cerr << "kwb: nothing imported (" << problems.size() << " problem" << (problems.size() == 1 ? "" : "s") << " in "
               << files.size() << " file" << (files.size() == 1 ? "" : "s") << ")\n";
     return kExitInvalid;
   }
   try {
     auto library = openLibrary(args);
-    library->putCards(cards, "kwb skills import", "imported", "from " + fs::absolute(args.folder).string());
+    std::vector<kwb::SkillLibrary::CardFromFile> cards;
+    for (const auto &r : reads) cards.push_back({*r.read.card, fs::absolute(r.file).string()});
+    const auto result = library->importCards(
+        cards, args.replace ? kwb::SkillLibrary::KnownCards::Merge : kwb::SkillLibrary::KnownCards::Refuse, "kwb skills import");
+    if (!result.known.empty()) {
+      for (const auto &id : result.known)
+        std::cerr << kwb::printable(seen.at(id).string()) << ": the library holds a card '" << id << "' already\n";
+      std::cerr << "kwb: nothing imported: " << result.known.size() << " of the cards are in the library already; "
+                << "--replace gives them the files' text and keeps their status, evidence and verification log\n";
+      return kExitInvalid;
+    }
+    // What a file said of a card's record and the library did not take.
+    json notices = json::array();
+    for (const auto &r : reads)
+      for (const auto &p : kwb::recordClaims(r.read, r.file, library->card(r.read.card->id).value_or(kwb::SkillCard{}))) {
+        std::cerr << kwb::printable(p.text()) << "\n";
+        notices.push_back(p.text());
+      }
     if (asJson) {
       json ids = json::array();
-      for (const auto &c : cards) ids.push_back(c.id);
-      std::cout << json{{"library", library->path().string()}, {"imported", ids}}.dump(2) << "\n";
+      for (const auto &c : cards) ids.push_back(c.card.id);
+      std::cout << json{{"library", library->path().string()}, {"imported", ids},     {"added", result.added},
+                        {"merged", result.merged},           {"not_taken", notices}}
+                       .dump(2, ' ', false, json::error_handler_t::replace)
+                << "\n";
     } else {
       std::cout << "imported " << cards.size() << " card" << (cards.size() == 1 ? "" : "s") << " into "
-                << library->path().string() << "\n";
-      for (const auto &c : cards) std::cout << "  " << c.id << "  " << kwb::toString(c.status) << "\n";
+                << kwb::printable(library->path().string()) << ": " << result.added.size() << " new (proposed), "
+                << result.merged.size() << " merged (the file's text; status, evidence and verification log kept)\n";
+      for (const auto &id : result.added) std::cout << "  " << id << "  new  proposed\n";
+      for (const auto &id : result.merged)
+        std::cout << "  " << id << "  merged  " << kwb::toString(library->card(id)->status) << "\n";
     }
   } catch (const std::exception &e) {
-    std::cerr << "kwb: the skill library: " << e.what() << "; nothing imported\n";
+    std::cerr << "kwb: the skill library: " << kwb::printable(e.what()) << "; nothing imported\n";
     return 1;
   }
   return 0;
@@ -212,27 +246,38 @@ int skillsExportCommand(const SkillsArgs &args, bool asJson) {
   try {
     auto library = openLibrary(args);
     const auto cards = library->cards(*filter);
-    std::error_code ec;
-    fs::create_directories(args.folder, ec);
-    if (ec) {
-      std::cerr << "kwb: cannot make " << kwb::printable(args.folder) << ": " << ec.message() << "\n";
+    // Ids are checked on the way out as on the way in: each names one folder inside FOLDER.
+    std::size_t unusable = 0;
+    for (const auto &c : cards)
+      if (std::string why; !kwb::validSkillId(c.id, &why)) {
+        std::cerr << "kwb: " << kwb::printable(library->path().string()) << ": a card's skill_id '" << kwb::printable(c.id)
+                  << "' is not usable: " << why << "\n";
+        ++unusable;
+      }
+    if (unusable > 0) {
+      std::cerr << "kwb: nothing exported: the library holds " << unusable << " card" << (unusable == 1 ? "" : "s")
+                << " no import or lineage could have made (was the file changed by other means?)\n";
       return 1;
     }
+    // Written without following links: a link at FOLDER/<id> or FOLDER/<id>/SKILL.md is replaced by
+    // the folder or the file, never written through (core/paths/safe_write.h).
+    const auto root = kwb::SafeFolder::open(args.folder);
     json written = json::array();
     for (const auto &c : cards) {
-      const fs::path dir = fs::path(args.folder) / c.id;  // the id is a plain name (validSkillId)
-      fs::create_directories(dir, ec);
-      std::string error;
-      if (ec || !writeAtomically(dir / "SKILL.md", kwb::writeSkillMarkdown(c), error)) {
-        std::cerr << "kwb: " << (error.empty() ? "cannot make " + dir.string() + ": " + ec.message() : error) << "\n";
-        return 1;
-      }
-      written.push_back((dir / "SKILL.md").string());
+      root.subfolder(c.id).write("SKILL.md", kwb::writeSkillMarkdown(c));
+      written.push_back((fs::path(args.folder) / c.id / "SKILL.md").string());
     }
-    if (asJson) std::cout << json{{"library", library->path().string()}, {"written", written}}.dump(2) << "\n";
-    else std::cout << "wrote " << written.size() << " SKILL.md file" << (written.size() == 1 ? "" : "s") << " under " << args.folder << "\n";
+    if (asJson)
+      std::cout << json{{"library", library->path().string()}, {"written", written}}.dump(2, ' ', false, json::error_handler_t::replace)
+                << "\n";
+    else
+      std::cout << "wrote " << written.size() << " SKILL.md file" << (written.size() == 1 ? "" : "s") << " under "
+                << kwb::printable(args.folder) << "\n";
+  } catch (const kwb::SafeWriteError &e) {
+    std::cerr << "kwb: " << kwb::printable(e.what()) << "\n";
+    return 1;
   } catch (const std::exception &e) {
-    std::cerr << "kwb: the skill library: " << e.what() << "\n";
+    std::cerr << "kwb: the skill library: " << kwb::printable(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -12,6 +12,7 @@ struct SkillsArgs {
   std::string text;
   std::string by;   // approve, reject: who (default: $USER)
   std::string why;  // approve, reject
+  bool replace = false;  // import: a card whose id the library holds takes the file's text (else refused)
   // apply: the task, the kernel (default: the task's starter; a lineage step runs as that step)
   // and the provider that applies the card.
   std::string task, kernel, provider, format, model;

@@ -107,6 +107,42 @@ int LineageRecord::acceptedSteps() const {
   return static_cast<int>(std::count_if(steps.begin(), steps.end(), [](const auto &s) { return s.accepted; }));
 }
 
+SkillCard withRecordOf(SkillCard text, const SkillCard &record) {
+  text.status = record.status;
+  text.evidence = record.evidence;
+  text.verification = record.verification;
+  return text;
+}
+
+std::vector<SkillFileProblem> recordClaims(const SkillFileRead &read, const std::string &file, const SkillCard &kept) {
+  std::vector<SkillFileProblem> out;
+  if (!read.card) return out;
+  const auto &claimed = *read.card;
+  const auto count = [](std::size_t n, const char *one, const char *many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  for (const auto &[key, line] : read.recordKeys) {
+    if (key == "status" && claimed.status != kept.status)
+      out.push_back({file, line,
+                     "status '" + toString(claimed.status) + "' is not taken from the file: the card is " +
+                         toString(kept.status) +
+                         " (a status changes only by review: kwb skills approve or reject, or the Skills view; or by "
+                         "the gate: kwb skills apply)"});
+    if (key == "evidence" && claimed.evidence != kept.evidence)
+      out.push_back({file, line,
+                     "evidence (" + count(claimed.evidence.size(), "measurement", "measurements") +
+                         ") is not taken from the file: the card keeps its " +
+                         count(kept.evidence.size(), "measurement", "measurements") +
+                         " (evidence comes only from measurements this library made)"});
+    if (key == "verification" && claimed.verification != kept.verification)
+      out.push_back({file, line,
+                     "verification (" + count(claimed.verification.size(), "entry", "entries") +
+                         ") is not taken from the file: the card keeps its log of " +
+                         count(kept.verification.size(), "entry", "entries") + " (written by review and the gate)"});
+  }
+  return out;
+}
+
 bool wildcardMatch(const std::string &pattern, const std::string &text) {
   return wildcardFrom(lower(pattern), 0, lower(text), 0);
 }
@@ -250,7 +286,9 @@ void SkillLibrary::proposeCard(const SkillCard &card, const std::string &who, co
   db_.transaction([&] {
     auto stored = this->card(card.id);
     if (!stored) {
-      writeCard(card, false);
+      SkillCard proposed = card;
+      proposed.status = CardStatus::Proposed;  // admitted or rejected only by review or the gate
+      writeCard(proposed, false);
       record(card.id, who, "proposed", detail);
       return;
     }
@@ -288,21 +326,37 @@ void SkillLibrary::proposeCard(const SkillCard &card, const std::string &who, co
   });
 }
 
-void SkillLibrary::putCard(const SkillCard &card, const std::string &who, const std::string &action,
-                           const std::string &detail) {
-  putCards({card}, who, action, detail);
+SkillLibrary::ImportResult SkillLibrary::importCards(const std::vector<CardFromFile> &cards, KnownCards known,
+                                                     const std::string &who) {
+  for (const auto &[card, file] : cards)
+    if (std::string why; !validSkillId(card.id, &why)) throw StoreError("skill_id '" + card.id + "' is not usable: " + why);
+  ImportResult result;
+  db_.transaction([&] {
+    for (const auto &[card, file] : cards)
+      if (this->card(card.id)) result.known.push_back(card.id);
+    if (known == KnownCards::Refuse && !result.known.empty()) return;
+    result.known.clear();
+    for (const auto &[card, file] : cards) {
+      const auto stored = this->card(card.id);
+      writeCard(withRecordOf(card, stored ? *stored : SkillCard{}), stored.has_value());
+      if (stored) {
+        record(card.id, who, "merged", "from " + file + ": its text; status, evidence and verification log kept");
+        result.merged.push_back(card.id);
+      } else {
+        record(card.id, who, "imported", "from " + file);
+        result.added.push_back(card.id);
+      }
+    }
+  });
+  return result;
 }
 
-void SkillLibrary::putCards(const std::vector<SkillCard> &cards, const std::string &who, const std::string &action,
-                            const std::string &detail) {
-  for (const auto &card : cards)
-    if (std::string why; !validSkillId(card.id, &why)) throw StoreError("skill_id '" + card.id + "' is not usable: " + why);
+void SkillLibrary::editCard(const SkillCard &edited, const std::string &who, const std::string &detail) {
   db_.transaction([&] {
-    for (const auto &card : cards) {
-      const bool exists = this->card(card.id).has_value();
-      writeCard(card, exists);
-      record(card.id, who, action, detail);
-    }
+    const auto stored = this->card(edited.id);
+    if (!stored) throw StoreError("no skill card '" + edited.id + "' in the library (kwb skills list shows them)");
+    writeCard(withRecordOf(edited, *stored), true);
+    record(edited.id, who, "edited", detail);
   });
 }
 

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/lineage/skill_card.h"
+#include "core/lineage/skill_markdown.h"
 #include "core/profile/profile_request.h"
 #include "core/store/database.h"
 
@@ -86,6 +87,13 @@ struct CardFilter {
   std::string text;       // in the id, intent or anchor (case-insensitive)
 };
 
+// `text` with the record (status, evidence, verification log) of `record`.
+SkillCard withRecordOf(SkillCard text, const SkillCard &record);
+// Where a file read as `read` claims a record that is not `kept`'s (a status, evidence or a
+// verification log that differs): one problem for each, at the key's line in `file`, saying what
+// the card keeps and how its record changes. An import reports them; an edit is refused with them.
+std::vector<SkillFileProblem> recordClaims(const SkillFileRead &read, const std::string &file, const SkillCard &kept);
+
 // Whether `pattern` (with '*' for any run of characters) matches `text`, ignoring case.
 bool wildcardMatch(const std::string &pattern, const std::string &text);
 // Whether any of `patterns` matches `text` (an empty list matches everything).
@@ -113,15 +121,36 @@ class SkillLibrary {
   std::optional<LineageRecord> lineage(const std::string &name, bool withSources = false);
   std::optional<std::string> source(const std::string &hash);
 
-  // Adds a card, or merges it into the card of the same id: its evidence is appended (evidence
-  // of the same lineage step is replaced), empty fields of the stored card are filled, the rest
-  // kept (a reviewer's edits win). Records "proposed" or "merged" in the audit trail.
+  // A card's record — its status, evidence and verification log — changes only here: through
+  // review or the gate (setStatus), a measurement (addEvidence) or a lineage's cards (proposeCard,
+  // putLineage). An import or an edit changes a card's text and keeps its record.
+
+  // Adds a card lifted from a lineage (as proposed, whatever its status says), or merges it into
+  // the card of the same id: its evidence is appended (evidence of the same lineage step is
+  // replaced), empty fields of the stored card are filled, the rest kept (a reviewer's edits
+  // win). Records "proposed" or "merged" in the audit trail.
   void proposeCard(const SkillCard &card, const std::string &who, const std::string &detail);
-  // Replaces the card as given (an edit or an import), recording `action`.
-  void putCard(const SkillCard &card, const std::string &who, const std::string &action, const std::string &detail);
-  // Puts several cards in one transaction: all are stored or none.
-  void putCards(const std::vector<SkillCard> &cards, const std::string &who, const std::string &action,
-                const std::string &detail);
+
+  // Imports cards read from files, all in one transaction. A new card enters as proposed, with no
+  // evidence and no verification log, whatever its file says ("imported", "from FILE"). A card
+  // whose id the library holds is, with KnownCards::Merge, given the file's text (intent, anchor,
+  // preconditions, scope, features, body, extra keys) and keeps its status, evidence and log
+  // ("merged", "from FILE: ..."); with KnownCards::Refuse nothing at all is stored and the
+  // result's `known` names those ids. Throws StoreError for an unusable id (nothing stored).
+  enum class KnownCards { Refuse, Merge };
+  struct CardFromFile {
+    SkillCard card;
+    std::string file;  // where it was read, for the audit trail
+  };
+  struct ImportResult {
+    std::vector<std::string> added, merged, known;  // ids
+  };
+  ImportResult importCards(const std::vector<CardFromFile> &cards, KnownCards known, const std::string &who);
+  // Gives the card of `edited.id` the edited text, as an import's merge does: its status,
+  // evidence and verification log stay as stored. Records "edited". Throws StoreError when the
+  // card is unknown.
+  void editCard(const SkillCard &edited, const std::string &who, const std::string &detail);
+
   // Sets the status, recording who and why. Throws StoreError when the card is unknown.
   void setStatus(const std::string &id, CardStatus status, const std::string &who, const std::string &why);
   // Adds one piece of evidence (a gated application, success or failure).

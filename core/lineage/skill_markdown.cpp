@@ -2,6 +2,7 @@
 
 #include <yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -42,14 +44,126 @@ struct YamlNode {
 // Nodes at most: aliases may point at a node many times, and a small file must not expand into
 // a huge tree ("billion laughs").
 constexpr std::size_t kMaxNodes = 100000;
-constexpr int kMaxDepth = 64;
+constexpr int kMaxDepth = kMaxSkillNesting;
 
 struct Reader {
   std::string file;
   int lineOffset = 0;  // the front matter's first line in the file, less one
   std::vector<SkillFileProblem> problems;
+  std::vector<SkillRecordKey> recordKeys;
   void problem(int line, std::string message) { problems.push_back({file, line, std::move(message)}); }
 };
+
+// ---- checks before the parser --------------------------------------------------------------
+
+// Where the text first stops being UTF-8 (overlong forms, surrogates and code points past
+// U+10FFFF included, as the JSON the library stores refuses them): its offset, or nothing.
+std::optional<std::size_t> firstNonUtf8(const std::string &text) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = byte(i);
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+    if (c < 0x80) n = 1;
+    else if (c >= 0xc2 && c <= 0xdf) n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+      n = 3;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return i;
+    }
+    if (i + n > text.size()) return i;
+    for (std::size_t k = 1; k < n; ++k)
+      if (byte(i + k) < (k == 1 ? lo : 0x80) || byte(i + k) > (k == 1 ? hi : 0xbf)) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+// Where the front matter first nests deeper than `limit`: one pass over the text, no parser.
+// It counts flow collections ('[' and '{' that start a value, outside quotes and comments) and
+// block levels (the columns of the lines' nodes and of each "- ", "? " and ": " indicator), and
+// skips block scalars ('|', '>') and quoted text. It may count more levels than the parser
+// would (a plain text line that starts with unclosed '['), never fewer for what the parser
+// nests, so any file it lets through parses in time linear in its size.
+struct DeepAt {
+  int line = 0, column = 0;  // 0-based, in the front matter
+};
+std::optional<DeepAt> nestingBeyond(const std::string &yaml, int limit) {
+  std::vector<int> block;  // the columns of the open block nodes
+  int flow = 0;
+  char quote = 0;            // inside a quoted scalar: its quote
+  int blockScalarAbove = -1;  // inside a block scalar: its lines are indented more than this
+  bool valueStart = false;   // the next non-space character starts a value
+  int line = 0;
+  for (std::size_t pos = 0; pos <= yaml.size(); ++line) {
+    std::size_t eol = yaml.find('\n', pos);
+    if (eol == std::string::npos) eol = yaml.size();
+    const std::string_view text(yaml.data() + pos, eol - pos);
+    pos = eol + 1;
+    std::size_t i = 0;
+    const std::size_t indent = text.find_first_not_of(' ') == std::string_view::npos ? text.size() : text.find_first_not_of(' ');
+    const bool blank = indent == text.size() || text[indent] == '\r';
+    if (blockScalarAbove >= 0) {
+      if (blank || static_cast<int>(indent) > blockScalarAbove) continue;
+      blockScalarAbove = -1;
+    }
+    if (!quote && flow == 0) {
+      if (blank || text[indent] == '#') continue;
+      while (!block.empty() && block.back() >= static_cast<int>(indent)) block.pop_back();
+      block.push_back(static_cast<int>(indent));
+      i = indent;
+      // "- ", "? " and ": " at the start of a node open one more level each ("- - - x").
+      while (i < text.size() && (text[i] == '-' || text[i] == '?' || text[i] == ':') &&
+             (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\t' || text[i + 1] == '\r')) {
+        ++i;
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+        if (i == text.size() || text[i] == '#' || text[i] == '\r') break;
+        block.push_back(static_cast<int>(i));
+        if (static_cast<int>(block.size()) > limit) return DeepAt{line, static_cast<int>(i)};
+      }
+      if (static_cast<int>(block.size()) > limit) return DeepAt{line, static_cast<int>(indent)};
+      valueStart = true;
+    }
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (quote) {
+        if (quote == '"' && c == '\\') ++i;
+        else if (c == quote && quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') ++i;  // '' is a quote
+        else if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') continue;
+      if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) break;  // a comment
+      if (valueStart && (c == '\'' || c == '"')) {
+        quote = c;
+        valueStart = false;
+      } else if ((c == '[' || c == '{') && (valueStart || flow > 0)) {
+        ++flow;
+        if (static_cast<int>(block.size()) + flow > limit) return DeepAt{line, static_cast<int>(i)};
+        valueStart = true;
+      } else if (flow > 0 && (c == ']' || c == '}')) {
+        --flow;
+        valueStart = false;
+      } else if (flow > 0 && (c == ',' || c == ':' || c == '?')) {
+        valueStart = true;
+      } else if (flow == 0 && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\t')) {
+        valueStart = true;  // a block mapping's value follows
+      } else if (flow == 0 && valueStart && (c == '|' || c == '>')) {
+        blockScalarAbove = block.back();
+        break;
+      } else {
+        valueStart = false;
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 bool convert(yaml_document_t &doc, yaml_node_t *node, YamlNode &out, int depth, std::size_t &count, Reader &r) {
   if (++count > kMaxNodes) {
@@ -326,6 +440,8 @@ SkillCard readCard(const YamlNode &root, Reader &r) {
   if (const auto *v = root.find("requires")) readTextList(*v, "requires", card.requiredFeatures, r);
   if (const auto *v = root.find("provides")) readTextList(*v, "provides", card.providedFeatures, r);
   if (const auto *v = root.find("conflicts")) readTextList(*v, "conflicts", card.conflictingFeatures, r);
+  for (const auto &[k, v] : root.entries)
+    if (k.value == "status" || k.value == "evidence" || k.value == "verification") r.recordKeys.push_back({k.value, k.line});
   if (const auto *v = root.find("verification")) readTextList(*v, "verification", card.verification, r);
   if (const auto *s = root.find("status")) {
     std::string text;
@@ -469,6 +585,16 @@ SkillFileRead readSkillMarkdown(const std::string &text, const std::string &disp
     out.problems = std::move(r.problems);
     return out;
   }
+  if (const auto bad = firstNonUtf8(text)) {
+    const std::size_t lineStart = *bad == 0 ? 0 : text.rfind('\n', *bad - 1) + 1;  // npos + 1 is 0
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n'));
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[*bad]));
+    r.problem(line, "column " + std::to_string(*bad - lineStart + 1) + ": the byte " + byte +
+                        " is not UTF-8: SKILL.md is UTF-8 text (save the file as UTF-8)");
+    out.problems = std::move(r.problems);
+    return out;
+  }
   // The front matter: from a first line "---" to the next line "---" (or "...").
   std::size_t start = 0;
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) start = 3;  // a byte-order mark
@@ -504,7 +630,15 @@ SkillFileRead readSkillMarkdown(const std::string &text, const std::string &disp
     return out;
   }
   r.lineOffset = 1;
-  const auto tree = parseYaml(text.substr(yamlStart, yamlEnd - yamlStart), r);
+  const std::string yaml = text.substr(yamlStart, yamlEnd - yamlStart);
+  if (const auto deep = nestingBeyond(yaml, kMaxDepth)) {
+    r.problem(r.lineOffset + deep->line + 1, "column " + std::to_string(deep->column + 1) +
+                                                 ": the front matter nests deeper than " + std::to_string(kMaxDepth) +
+                                                 " levels (lists and mappings inside one another; a card needs 3)");
+    out.problems = std::move(r.problems);
+    return out;
+  }
+  const auto tree = parseYaml(yaml, r);
   if (!tree) {
     out.problems = std::move(r.problems);
     return out;
@@ -518,10 +652,11 @@ SkillFileRead readSkillMarkdown(const std::string &text, const std::string &disp
   card.body = parseBody(text.substr(bodyStart));
   if (r.problems.empty()) out.card = std::move(card);
   out.problems = std::move(r.problems);
+  out.recordKeys = std::move(r.recordKeys);
   return out;
 }
 
-std::string writeSkillMarkdown(const SkillCard &card) {
+std::string writeSkillMarkdown(const SkillCard &card, bool withRecord) {
   Emitter y;
   y.startMap();
   y.text("skill_id");
@@ -552,13 +687,15 @@ std::string writeSkillMarkdown(const SkillCard &card) {
       y.text(key);
       y.textList(*list);
     }
-  y.text("status");
-  y.text(toString(card.status));
-  if (!card.evidence.empty()) {
+  if (withRecord) {
+    y.text("status");
+    y.text(toString(card.status));
+  }
+  if (withRecord && !card.evidence.empty()) {
     y.text("evidence");
     y.value(json(card.evidence));
   }
-  if (!card.verification.empty()) {
+  if (withRecord && !card.verification.empty()) {
     y.text("verification");
     y.textList(card.verification);
   }

@@ -5,16 +5,20 @@
 #include <QtTest>
 
 #include <QComboBox>
-#include <QElapsedTimer>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QTreeWidget>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -44,6 +48,24 @@ const kwb::SkillCard *cardOf(const SkillLibraryService &service, const std::stri
   for (const auto &c : service.snapshot().cards)
     if (c.id == id) return &c;
   return nullptr;
+}
+
+// Clicks the panel's Edit button; in the dialog it opens, `change` is given the text shown and the
+// dialog's note, and what it returns is saved. Returns the text shown.
+QString editInTheDialog(SkillsPanel &panel, const std::function<QString(const QString &, const QString &)> &change) {
+  QString shown;
+  QTimer::singleShot(0, &panel, [&] {
+    auto *dialog = panel.findChild<QDialog *>();
+    if (!dialog) return;
+    auto *editor = dialog->findChild<QPlainTextEdit *>(QStringLiteral("skillEditor"));
+    QString note;
+    for (auto *label : dialog->findChildren<QLabel *>()) note += label->text();
+    shown = editor->toPlainText();
+    editor->setPlainText(change(shown, note));
+    dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Save)->click();
+  });
+  panel.findChild<QPushButton *>(QStringLiteral("skillEdit"))->click();
+  return shown;
 }
 
 }  // namespace
@@ -79,7 +101,7 @@ class TestSkillsViews : public QObject {
     for (const auto &entry : fs::directory_iterator(published)) {
       const auto read = readSkillMarkdown(test::readFile(entry.path() / "SKILL.md"), entry.path().string());
       QVERIFY(read.card);
-      lib->putCard(*read.card, "test", "imported", "fixture");
+      lib->importCards({{*read.card, entry.path().string()}}, SkillLibrary::KnownCards::Refuse, "test");
     }
   }
 
@@ -143,7 +165,8 @@ class TestSkillsViews : public QObject {
     service.refresh();
     QVERIFY(loaded.wait(10000));
     const int all = panel.visibleCards();
-    QVERIFY(all >= 10);
+    // 10 cards lifted from gemm-bf16 (12 steps, step 7 rejected), 5 from sgemm, 2 published-shaped.
+    QCOMPARE(all, 17);
     // Filters: status, operator class (the published '*' card covers softmax), text.
     panel.setFilters(QString(), QStringLiteral("softmax"), QString());
     QCOMPARE(panel.visibleCards(), 1);
@@ -152,7 +175,7 @@ class TestSkillsViews : public QObject {
     panel.setFilters(QStringLiteral("admitted"), QString(), QString());
     QCOMPARE(panel.visibleCards(), 0);
     panel.setFilters(QString(), QString(), QStringLiteral("CP-ASYNC"));
-    QVERIFY(panel.visibleCards() >= 1);
+    QCOMPARE(panel.visibleCards(), 2);  // cp-async and 4-stage-cp-async-pipeline
     panel.setFilters(QString(), QString(), QString());
     QCOMPARE(panel.visibleCards(), all);
 
@@ -206,6 +229,69 @@ class TestSkillsViews : public QObject {
     QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("cp-async").back().action, std::string("edited"));
   }
 
+  // Issue 45, 3: the window's Edit changes a card's text, never its status, evidence or log. The
+  // dialog does not show them; a text that adds them is refused with the line; the full SKILL.md
+  // with them unchanged is accepted, and they stay as stored.
+  void editCannotTouchTheRecord() {
+    SkillLibraryService service(library_);
+    SkillsPanel panel;
+    panel.attach(&service);
+    panel.show();
+    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
+    service.refresh();
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(panel.selectCard(QStringLiteral("vectorized-access")));
+    const auto stored = [&] { return *SkillLibrary::open(library_.toStdString())->card("vectorized-access"); };
+    const SkillCard before = stored();
+    QVERIFY(before.status == CardStatus::Proposed);
+    QCOMPARE(before.evidence.size(), std::size_t{6});
+    QSignalSpy edited(&service, &SkillLibraryService::edited);
+    QSignalSpy refused(&service, &SkillLibraryService::editRefused);
+
+    // The dialog: the text without the record, and a note that says so; a saved change is stored.
+    QString note;
+    const QString shown = editInTheDialog(panel, [&](const QString &text, const QString &n) {
+      note = n;
+      return text + QStringLiteral("\n# Reviewer notes\n\nUnaligned rows fault.\n");
+    });
+    for (const char *key : {"status:", "evidence:", "verification:"}) QVERIFY2(!shown.contains(QLatin1String(key)), key);
+    QVERIFY2(note.contains(QStringLiteral("Its status (proposed), evidence and verification log are not edited here")),
+             qPrintable(note));
+    QVERIFY(edited.wait(10000));
+    auto after = stored();
+    QCOMPARE(after.section("Reviewer notes"), std::string("\nUnaligned rows fault.\n"));
+    QCOMPARE(after, withRecordOf(after, before));  // the record as it was
+
+    // A status or evidence written into the text: refused, with the line, and nothing changes.
+    editInTheDialog(panel, [](const QString &text, const QString &) {
+      const auto end = text.indexOf(QStringLiteral("\n---\n"));  // the front matter's end
+      return QString(text).insert(end, QStringLiteral("\nstatus: admitted"));
+    });
+    QVERIFY(refused.wait(10000));
+    const QString problems = refused.last().at(1).toStringList().join(QLatin1Char('\n'));
+    QVERIFY2(problems.contains(QRegularExpression(QStringLiteral(
+                 "vectorized-access/SKILL.md:\\d+: status 'admitted' is not taken from the file: the card is proposed"))),
+             qPrintable(problems));
+    QCOMPARE(stored(), after);
+    QVERIFY2(panel.message().contains(QStringLiteral("not taken from the file")), qPrintable(panel.message()));
+    const std::string full = writeSkillMarkdown(after);
+    SkillCard forged = after;
+    forged.evidence.front().speedup = 40;
+    panel.editAs(QStringLiteral("reviewer:ada"), QString::fromStdString(writeSkillMarkdown(forged)));
+    QVERIFY(refused.wait(10000));
+    QVERIFY2(refused.last().at(1).toStringList().join(QLatin1Char('\n')).contains(QStringLiteral(
+                 "evidence (6 measurements) is not taken from the file: the card keeps its 6 measurements")),
+             qPrintable(refused.last().at(1).toStringList().join(QLatin1Char('\n'))));
+    QCOMPARE(stored(), after);
+    // The whole SKILL.md, its record as stored: accepted (the record is the stored one).
+    panel.editAs(QStringLiteral("reviewer:ada"), QString::fromStdString(full + "\nMore.\n"));
+    QVERIFY(edited.wait(10000));
+    after = stored();
+    QVERIFY(after.section("Reviewer notes").find("More.") != std::string::npos);
+    QCOMPARE(after, withRecordOf(after, before));
+    QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("vectorized-access").back().action, std::string("edited"));
+  }
+
   // "Try on current kernel": the card applied to a kernel by the replay LLM server (softmax step 1
   // shown, step 2 answered), compile only here. A compile error rejects the proposed card, shown
   // in the list after the refresh; a slow answer is cancelled from the panel's Cancel button.
@@ -255,8 +341,9 @@ class TestSkillsViews : public QObject {
     QVERIFY(panel.cancelTryButton()->isHidden());
     QVERIFY(panel.tryButton()->isEnabled());
 
-    // A model that takes its time: Cancel ends the try at once, nothing recorded.
-    server.setDelays(std::chrono::milliseconds(8000), std::chrono::milliseconds(0));
+    // A model that would answer only after ten minutes: Cancel ends the try (the wait below is far
+    // shorter than the answer, so its end is the cancel's), nothing recorded.
+    server.setDelays(std::chrono::minutes(10), std::chrono::milliseconds(0));
     QVERIFY(panel.selectCard(QStringLiteral("vectorized-access")));
     tried.clear();
     QSignalSpy asking(&service, &SkillLibraryService::tryProgress);
@@ -265,11 +352,8 @@ class TestSkillsViews : public QObject {
     while (std::none_of(asking.begin(), asking.end(),
                         [](const QList<QVariant> &a) { return a.at(0).toString().startsWith(QStringLiteral("asking")); }))
       QVERIFY(asking.wait(60000));
-    QElapsedTimer clock;
-    clock.start();
     panel.cancelTryButton()->click();
-    QVERIFY(tried.wait(20000));
-    QVERIFY2(clock.elapsed() < 4000, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY(tried.wait(60000));
     QCOMPARE(tried.at(0).at(1).toString(), QStringLiteral("not-gated"));
     QCOMPARE(tried.at(0).at(2).toString(), QStringLiteral("cancelled"));
     QCOMPARE(tried.at(0).at(3).toString(), QStringLiteral("not recorded (not-gated)"));
@@ -346,17 +430,15 @@ class TestSkillsViews : public QObject {
     QCOMPARE(progress.last().at(2).toInt(), 15);  // counted against the step limit
     QCOMPARE(server.answeredSteps(), (std::vector<std::size_t>{3, 2, 1, 0}));
 
-    // A model that takes its time: Cancel ends it within a second or two, nothing stored.
-    server.setDelays(std::chrono::milliseconds(8000), std::chrono::milliseconds(0));
+    // A model that would answer only after ten minutes: Cancel ends it (the wait below is far
+    // shorter than the answer, so its end is the cancel's), nothing stored.
+    server.setDelays(std::chrono::minutes(10), std::chrono::milliseconds(0));
     failed.clear();
     progress.clear();
-    QElapsedTimer clock;
-    clock.start();
     panel.deoptimizeButton()->click();
     QVERIFY(progress.wait(20000));
     panel.cancelButton()->click();
-    QVERIFY(failed.wait(20000));
-    QVERIFY2(clock.elapsed() < 7500, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY(failed.wait(60000));
     QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("cancelled")), qPrintable(failed.at(0).at(0).toString()));
     QVERIFY(!service.isBuilding());
     QVERIFY(panel.buildButton()->isEnabled());

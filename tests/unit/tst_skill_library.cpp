@@ -315,7 +315,9 @@ class TestSkillLibrary : public QObject {
     // Filters.
     QCOMPARE(lib->cards(CardFilter{CardStatus::Admitted, "", ""}).size(), std::size_t{1});
     QCOMPARE(lib->cards(CardFilter{std::nullopt, "softmax", ""}).size(), std::size_t{0});
-    QVERIFY(lib->cards(CardFilter{std::nullopt, "gemm", ""}).size() >= 5);
+    // gemm-bf16's 12 steps give 11 cards (one per step after the first), each scoped to gemm.
+    QCOMPARE(lib->cards().size(), std::size_t{11});
+    QCOMPARE(lib->cards(CardFilter{std::nullopt, "gemm", ""}).size(), std::size_t{11});
     QCOMPARE(lib->cards(CardFilter{std::nullopt, "", "4-STAGE"}).size(), std::size_t{1});
 
     // A gated application adds evidence, success or failure.
@@ -341,8 +343,102 @@ class TestSkillLibrary : public QObject {
     good.id = "good";
     SkillCard bad;
     bad.id = "Bad Id";
-    QVERIFY_THROWS_EXCEPTION(StoreError, lib->putCards({good, bad}, "test", "imported", ""));
+    QVERIFY_THROWS_EXCEPTION(StoreError,
+                             lib->importCards({{good, "a.md"}, {bad, "b.md"}}, SkillLibrary::KnownCards::Merge, "test"));
     QVERIFY(!lib->card("good"));
+  }
+
+  // A file never sets a card's record (issue 45, 3): a new card enters as proposed with no
+  // evidence or log whatever its file says; a known id is refused (nothing stored) or merged (the
+  // file's text; the status, evidence and log kept), each with its audit row; an edit keeps the
+  // record too. Only review and the gate change a status.
+  void importAndEditKeepTheRecord() {
+    auto lib = SkillLibrary::open(dir_ / "library.sqlite");
+    const std::string file =
+        "---\nskill_id: tiles\nintent: Tile in shared memory\npreconditions: ['Data types: f32']\n"
+        "scope: {cases: [gemm], languages: [cuda], platforms: ['*']}\nstatus: admitted\n"
+        "evidence:\n- kind: application\n  speedup: 50.0\nverification: ['admitted by nobody']\n---\n# Overview\n\nFirst.\n";
+    const auto read = readSkillMarkdown(file, "cards/tiles/SKILL.md");
+    QVERIFY(read.card);
+    QVERIFY(read.card->status == CardStatus::Admitted);  // what the file says
+    auto result = lib->importCards({{*read.card, "cards/tiles/SKILL.md"}}, SkillLibrary::KnownCards::Refuse, "test");
+    QCOMPARE(result.added, std::vector<std::string>{"tiles"});
+    auto stored = lib->card("tiles");
+    QVERIFY(stored->status == CardStatus::Proposed);
+    QVERIFY(stored->evidence.empty());
+    QVERIFY(stored->verification.empty());
+    QCOMPARE(stored->intent, std::string("Tile in shared memory"));
+    QCOMPARE(lib->audit("tiles").back().action, std::string("imported"));
+    QCOMPARE(lib->audit("tiles").back().detail, std::string("from cards/tiles/SKILL.md"));
+    // What the file claimed and the card did not take, at the keys' lines.
+    const auto claims = recordClaims(read, "cards/tiles/SKILL.md", *stored);
+    QCOMPARE(claims.size(), std::size_t{3});
+    QCOMPARE(claims[0].text(),
+             std::string("cards/tiles/SKILL.md:6: status 'admitted' is not taken from the file: the card is proposed (a "
+                         "status changes only by review: kwb skills approve or reject, or the Skills view; or by the "
+                         "gate: kwb skills apply)"));
+    QCOMPARE(claims[1].text(), std::string("cards/tiles/SKILL.md:7: evidence (1 measurement) is not taken from the file: "
+                                           "the card keeps its 0 measurements (evidence comes only from measurements "
+                                           "this library made)"));
+    QCOMPARE(claims[2].line, 10);
+
+    // Its record grows by review and measurement only.
+    lib->setStatus("tiles", CardStatus::Rejected, "reviewer:ada", "no gain on sm_90");
+    CardEvidence measured;
+    measured.kind = "application";
+    measured.speedup = 1.1;
+    lib->addEvidence("tiles", measured, "gate");
+    const auto record = *lib->card("tiles");
+    QCOMPARE(record.verification.size(), std::size_t{1});
+
+    // The same id again: refused, and nothing else of that import is stored either.
+    SkillCard fresh;
+    fresh.id = "fresh";
+    auto again = *read.card;
+    again.intent = "Tile in shared memory, twice";
+    result = lib->importCards({{fresh, "f.md"}, {again, "cards/tiles/SKILL.md"}}, SkillLibrary::KnownCards::Refuse, "test");
+    QCOMPARE(result.known, std::vector<std::string>{"tiles"});
+    QVERIFY(result.added.empty());
+    QVERIFY(!lib->card("fresh"));
+    QCOMPARE(lib->card("tiles")->intent, std::string("Tile in shared memory"));
+    QCOMPARE(lib->audit("tiles").size(), std::size_t{3});  // imported, rejected, evidence
+
+    // Merged: the file's text; the status, evidence and log kept.
+    result = lib->importCards({{fresh, "f.md"}, {again, "cards/tiles/SKILL.md"}}, SkillLibrary::KnownCards::Merge, "test");
+    QCOMPARE(result.added, std::vector<std::string>{"fresh"});
+    QCOMPARE(result.merged, std::vector<std::string>{"tiles"});
+    stored = lib->card("tiles");
+    QCOMPARE(stored->intent, std::string("Tile in shared memory, twice"));
+    QVERIFY(stored->status == CardStatus::Rejected);
+    QCOMPARE(stored->evidence, record.evidence);
+    QCOMPARE(stored->verification, record.verification);
+    QCOMPARE(lib->audit("tiles").back().action, std::string("merged"));
+    QCOMPARE(lib->audit("tiles").back().detail,
+             std::string("from cards/tiles/SKILL.md: its text; status, evidence and verification log kept"));
+
+    // An edit: its text; the record as stored, whatever the edited card holds.
+    auto edited = *stored;
+    edited.setSection("Risk", "Bank conflicts without padding.\n");
+    edited.status = CardStatus::Admitted;
+    edited.evidence.clear();
+    edited.verification = {"forged"};
+    lib->editCard(edited, "reviewer:ada", "in a test");
+    stored = lib->card("tiles");
+    QCOMPARE(stored->section("Risk"), std::string("Bank conflicts without padding.\n"));
+    QVERIFY(stored->status == CardStatus::Rejected);
+    QCOMPARE(stored->evidence, record.evidence);
+    QCOMPARE(stored->verification, record.verification);
+    QCOMPARE(lib->audit("tiles").back().action, std::string("edited"));
+    SkillCard unknown;
+    unknown.id = "unknown";
+    QVERIFY_THROWS_EXCEPTION(StoreError, lib->editCard(unknown, "x", ""));
+
+    // A lifted card proposed with another status still enters as proposed.
+    SkillCard lifted;
+    lifted.id = "lifted";
+    lifted.status = CardStatus::Admitted;
+    lib->proposeCard(lifted, "test", "a lineage");
+    QVERIFY(lib->card("lifted")->status == CardStatus::Proposed);
   }
 
   void wildcards() {

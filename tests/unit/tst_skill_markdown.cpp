@@ -3,6 +3,8 @@
 // stable; malformed files name their line and the problem.
 #include <QtTest>
 
+#include <QElapsedTimer>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -195,6 +197,106 @@ class TestSkillMarkdown : public QObject {
     for (const auto &p : r.problems) found = found || (p.line == line && p.message.find(message.toStdString()) != std::string::npos);
     QVERIFY2(found, problemsOf(r).c_str());
     QVERIFY2(r.problems.front().text().rfind("cards/x/SKILL.md:", 0) == 0, problemsOf(r).c_str());
+  }
+
+  // Nesting is measured before libyaml runs (its time grows with the square of the depth: 100,000
+  // '[' took 36 s): a bomb is refused with the place where it passes the limit, 63 levels of '['
+  // are read, 64 are refused. The time taken is printed (qInfo), not asserted: this suite runs
+  // beside others. Before the check the refusal came from the tree after the parse, without a
+  // column, and only after the parser's minutes.
+  void nestingBombsAreRefusedBeforeTheParser_data() {
+    QTest::addColumn<QByteArray>("front");  // the front matter's last line(s)
+    QTest::addColumn<int>("line");
+    QTest::addColumn<QString>("message");  // empty: the card reads
+    const QByteArray head = "---\nskill_id: deep\nintent: x\npreconditions: []\nscope: {cases: ['*'], languages: ['*'], platforms: ['*']}\n";
+    const auto nested = [](int depth, char open, char close) {
+      return QByteArray(depth, open) + "x" + QByteArray(depth, close);
+    };
+    QTest::newRow("100,000 [") << head + "deep: " + QByteArray(100000, '[') + "\n" << 6
+                               << "column 70: the front matter nests deeper than 64 levels";
+    // 2 million '[' in a file under the 4 MiB limit.
+    QTest::newRow("2 million [") << head + "deep: " + QByteArray(2000000, '[') + "\n" << 6
+                                 << "column 70: the front matter nests deeper than 64 levels";
+    QTest::newRow("2 million {") << head + "deep: " + QByteArray(2000000, '{') + "\n" << 6
+                                 << "column 70: the front matter nests deeper than 64 levels";
+    QTest::newRow("1 million '- '") << head + "deep:\n" + QByteArray("- ").repeated(1000000) + "x\n" << 7
+                                    << "column 129: the front matter nests deeper than 64 levels";
+    QByteArray stairs = head + "deep:\n";
+    for (int i = 1; i <= 100; ++i) stairs += QByteArray(i, ' ') + "k:\n";
+    QTest::newRow("indented keys") << stairs << 70 << "column 65: the front matter nests deeper than 64 levels";
+    QTest::newRow("63 levels") << head + "deep: " + nested(63, '[', ']') + "\n" << 0 << "";
+    QTest::newRow("64 levels") << head + "deep: " + nested(64, '[', ']') + "\n" << 6
+                               << "column 70: the front matter nests deeper than 64 levels";
+    // Brackets inside quotes, comments, block scalars and plain text are text.
+    QTest::newRow("brackets as text") << head + "deep: '" + QByteArray(100, '[') + "'\nd2: \"" + QByteArray(100, '{') +
+                                             "\"\n# " + QByteArray(100, '[') + "\nd3: |\n  " + QByteArray(100, '[') +
+                                             "\nd4: a" + QByteArray(100, '[') + "\n"
+                                      << 0 << "";
+  }
+
+  void nestingBombsAreRefusedBeforeTheParser() {
+    QFETCH(QByteArray, front);
+    QFETCH(int, line);
+    QFETCH(QString, message);
+    const std::string text = front.toStdString() + "---\n# Overview\n";
+    QVERIFY(text.size() < kMaxSkillFileBytes);
+    QElapsedTimer clock;
+    clock.start();
+    const auto r = readSkillMarkdown(text, "cards/deep/SKILL.md");
+    qInfo("%s: %lld ms for %zu bytes", QTest::currentDataTag(), static_cast<long long>(clock.elapsed()), text.size());
+    if (message.isEmpty()) {
+      QVERIFY2(r.card, problemsOf(r).c_str());
+      return;
+    }
+    QVERIFY(!r.card);
+    QCOMPARE(r.problems.size(), std::size_t{1});
+    QCOMPARE(r.problems[0].line, line);
+    QVERIFY2(r.problems[0].message.rfind(message.toStdString(), 0) == 0, problemsOf(r).c_str());
+  }
+
+  // A byte that is not UTF-8 is named by its line and column, before it reaches the library's
+  // JSON (which threw "[json.exception.type_error.316] invalid UTF-8 byte at index 3: 0xFF").
+  void badUtf8IsNamedByLineAndColumn_data() {
+    QTest::addColumn<QByteArray>("bad");
+    QTest::addColumn<QString>("byte");
+    QTest::newRow("0xff") << QByteArray("ab\xff") << "0xff";
+    QTest::newRow("cut sequence") << QByteArray("ab\xe2\x82") << "0xe2";
+    QTest::newRow("overlong '/'") << QByteArray("ab\xc0\xaf") << "0xc0";
+    QTest::newRow("surrogate") << QByteArray("ab\xed\xa0\x80") << "0xed";
+    QTest::newRow("past U+10FFFF") << QByteArray("ab\xf4\x90\x80\x80") << "0xf4";
+  }
+
+  void badUtf8IsNamedByLineAndColumn() {
+    QFETCH(QByteArray, bad);
+    QFETCH(QString, byte);
+    const std::string text = "---\nskill_id: a\nintent: b\npreconditions: []\nscope: {cases: ['*']}\n---\n"
+                             "# Overview\n\nText \u00e9 fine.\n" +
+                             bad.toStdString() + "\n";
+    const auto r = readSkillMarkdown(text, "cards/a/SKILL.md");
+    QVERIFY(!r.card);
+    QCOMPARE(r.problems.size(), std::size_t{1});
+    QCOMPARE(r.problems[0].text(),
+             "cards/a/SKILL.md:10: column 3: the byte " + byte.toStdString() + " is not UTF-8: SKILL.md is UTF-8 text (save the file as UTF-8)");
+  }
+
+  // The keys of a card's record a file holds, with their lines: the library keeps its own.
+  void recordKeysAreNamed() {
+    const std::string text = "---\nskill_id: a\nintent: b\npreconditions: []\nscope: {cases: ['*']}\nstatus: admitted\n"
+                             "evidence:\n- kind: application\n  speedup: 9.0\nverification: ['approved by nobody']\n---\n";
+    const auto r = readSkillMarkdown(text, "a.md");
+    QVERIFY2(r.card, problemsOf(r).c_str());
+    QCOMPARE(r.recordKeys.size(), std::size_t{3});
+    QCOMPARE(r.recordKeys[0].key, std::string("status"));
+    QCOMPARE(r.recordKeys[0].line, 6);
+    QCOMPARE(r.recordKeys[1].key, std::string("evidence"));
+    QCOMPARE(r.recordKeys[1].line, 7);
+    QCOMPARE(r.recordKeys[2].key, std::string("verification"));
+    QCOMPARE(r.recordKeys[2].line, 10);
+    // Written without its record (the Skills view's Edit): no status, evidence or log.
+    const std::string text2 = writeSkillMarkdown(*r.card, false);
+    for (const char *key : {"status:", "evidence:", "verification:"})
+      QVERIFY2(text2.find(key) == std::string::npos, text2.c_str());
+    QVERIFY(readSkillMarkdown(text2, "b.md").recordKeys.empty());
   }
 
   void setSectionKeepsThePublishedOrder() {

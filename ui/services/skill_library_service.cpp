@@ -363,7 +363,13 @@ void SkillLibraryService::edit(const QString &id, const QString &skillMarkdown, 
              a.problems << QStringLiteral("%1/SKILL.md: skill_id is '%2': an edit keeps the card's id")
                                .arg(QString::fromStdString(id), QString::fromStdString(read.card->id));
            if (!a.problems.isEmpty()) return;
-           l.putCard(*read.card, who, "edited", "in the Skills view");
+           // The status, evidence and verification log are the card's record: not edited here.
+           const auto stored = l.card(id);
+           if (stored)
+             for (const auto &p : kwb::recordClaims(read, id + "/SKILL.md", *stored))
+               a.problems << QString::fromStdString(p.text());
+           if (!a.problems.isEmpty()) return;
+           l.editCard(*read.card, who, "in the Skills view");
          });
        },
        [this, id](const Answer &a) {

@@ -166,11 +166,17 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
     auto *editor = new QPlainTextEdit(&dialog);
     editor->setObjectName(QStringLiteral("skillEditor"));
     editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    editor->setPlainText(q(kwb::writeSkillMarkdown(*it)));
+    editor->setPlainText(q(kwb::writeSkillMarkdown(*it, false)));  // without its status, evidence, log
     auto *box = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, &dialog);
     connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
     connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto *note = new QLabel(tr("The card's text. Its status (%1), evidence and verification log are not edited here: "
+                               "Approve, Reject and the gate change them.")
+                                .arg(q(kwb::toString(it->status))),
+                            &dialog);
+    note->setWordWrap(true);
     auto *l = new QVBoxLayout(&dialog);
+    l->addWidget(note);
     l->addWidget(editor, 1);
     l->addWidget(box);
     dialog.resize(820, 640);

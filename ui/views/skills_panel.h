@@ -4,7 +4,8 @@
 // card rendered with every field (intent, anchor, preconditions, scope, features, the measured
 // gain, each piece of evidence linked to its lineage step, risk, the verification log, the
 // carrier and the rest of its body) and its audit trail; Approve, Reject (with a reason) and
-// Edit (its SKILL.md, checked before it is stored) recorded with who and when; Try on current
+// Edit (its SKILL.md text, checked before it is stored; never its status, evidence or verification
+// log, which only review and the gate change) recorded with who and when; Try on current
 // kernel (a gated application of the card to the editor's kernel: SkillLibraryService::tryCard),
 // with its progress and a Cancel.
 #include <QWidget>

@@ -125,6 +125,10 @@ std::unique_ptr<SlurmAllocation> SlurmAllocation::request(const WorkerLauncher &
   std::unique_ptr<SlurmAllocation> a(new SlurmAllocation);
   a->workers_ = slurmWorkerCount(launcher);
   a->name_ = slurmJobPrefix() + "-" + std::to_string(::getpid()) + "-" + std::to_string(++sequence);
+  if (const auto why = launcherProblem(launcher); !why.empty()) {
+    problem = "--workers: " + why;
+    return nullptr;
+  }
   const auto program = launcherProgram("salloc");
   if (!program) {
     problem = missingLauncherProgram(launcher, "salloc");

@@ -670,6 +670,9 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
 void WorkerClient::spawnRemoteLocked(std::unique_ptr<Process> p, Calls &calls) {
   std::vector<std::string> workerArgs{"--relay"};
   if (options_.device) workerArgs.insert(workerArgs.end(), {"--device", std::to_string(*options_.device)});
+  // A launcher that did not come through parseWorkerLauncher is checked the same before ssh or srun.
+  if (const auto why = launcherProblem(options_.launcher); !why.empty())
+    return failStartLocked(*p, "--workers: " + why, calls);
   auto argv = remoteWorkerCommand(options_.launcher, workerArgs);
   const std::string program = argv.empty() ? std::string() : argv.front();
   const auto found = launcherProgram(program);

@@ -3,31 +3,111 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <sstream>
 
 #include "core/process/child_process.h"
 #include "core/sandbox/sandbox.h"
+#include "core/text/printable.h"
 
 namespace kwb::worker {
 
 namespace {
 
-bool validHost(const std::string &host) {
-  if (host.empty() || host.front() == '-') return false;  // never an ssh option
-  for (const char c : host)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == '@'))
-      return false;
-  return true;
-}
-
 const char *kSlurmKeys[] = {"partition", "gpus", "time", "jobid", "worker", "account", "qos", "constraint", "wait"};
 
+bool onlyOf(const std::string &value, const char *others) {
+  return std::all_of(value.begin(), value.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || (c != 0 && std::strchr(others, c));
+  });
+}
+
+bool digits(const std::string &value) {
+  return !value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A whole number of digits only (no sign, no spaces) within [low, high].
+bool wholeNumberIn(const std::string &value, long low, long high) {
+  if (!digits(value) || value.size() > 9) return false;
+  const long n = std::stol(value);
+  return n >= low && n <= high;
+}
+
+// Slurm's time formats: MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS,
+// DAYS-HOURS:MINUTES, DAYS-HOURS:MINUTES:SECONDS, or UNLIMITED / INFINITE.
+bool slurmTime(const std::string &value) {
+  if (value == "UNLIMITED" || value == "INFINITE") return true;
+  static const std::regex form(R"((\d{1,6}-)?\d{1,6}(:\d{1,2}){0,2})");
+  return std::regex_match(value, form);
+}
+
+// An absolute path to a program: '/' first (never an option), and only characters a path of an
+// installed program holds (no spaces, quotes, control characters or shell syntax).
+bool programPath(const std::string &value) { return value.size() > 1 && value.front() == '/' && onlyOf(value, "/_.-+@%:=~"); }
+
+// A name (partition, account, qos, user, host): never begins with '-', so never an option.
+bool plainName(const std::string &value, const char *others) {
+  return !value.empty() && value.front() != '-' && onlyOf(value, others);
+}
+
+// Why `value` will not do for the Slurm field `key` (the rule), or empty.
+std::string slurmFieldRule(const std::string &key, const std::string &value) {
+  if (key == "worker")
+    return programPath(value) ? "" : "must be the absolute path of kwb-worker on the cluster's nodes "
+                                     "(/opt/kwb/bin/kwb-worker: '/' first; letters, digits and / _ . - + @ % : = ~)";
+  if (key == "gpus") return wholeNumberIn(value, 0, 4096) ? "" : "must be a number of GPUs, 0 to 4096";
+  if (key == "wait") return wholeNumberIn(value, 1, 604800) ? "" : "must be a number of seconds, 1 to 604800 (a week)";
+  if (key == "jobid") return wholeNumberIn(value, 1, 999999999) ? "" : "must be a job id: digits only (squeue's JOBID)";
+  if (key == "time")
+    return slurmTime(value) ? "" : "must be a time limit as srun takes it: MINUTES, HH:MM:SS, DAYS-HH[:MM[:SS]] or UNLIMITED";
+  if (key == "constraint")
+    return plainName(value, "_.-|&*[]():!")
+               ? ""
+               : "must be a feature expression: letters, digits and _ . - | & * [ ] ( ) : !, not beginning with '-'";
+  return plainName(value, "_.-") ? "" : "must be a name of letters, digits and _ . -, not beginning with '-'";
+}
+
+// Why `host` ([USER@]HOST) will not do, or empty.
+std::string sshHostRule(const std::string &host) {
+  const auto at = host.find('@');
+  const std::string user = at == std::string::npos ? std::string() : host.substr(0, at);
+  const std::string name = at == std::string::npos ? host : host.substr(at + 1);
+  if (at != std::string::npos && !plainName(user, "_.-"))
+    return "the user must be letters, digits and _ . -, not beginning with '-'";
+  if (!plainName(name, "_.-")) return "the host must be letters, digits and _ . -, not beginning with '-'";
+  return {};
+}
+
 }  // namespace
+
+std::string launcherProblem(const WorkerLauncher &launcher) {
+  if (launcher.kind == WorkerLauncher::Kind::Ssh) {
+    if (const auto rule = sshHostRule(launcher.host); !rule.empty())
+      return "'" + printable(launcher.host, 200) + "' is not [USER@]HOST: " + rule;
+    if (launcher.port < 0 || launcher.port > 65535) return std::to_string(launcher.port) + " is not a port number (1 to 65535)";
+    if (!launcher.remoteWorker.empty() && !programPath(launcher.remoteWorker))
+      return "the worker program '" + printable(launcher.remoteWorker, 200) + "' " + slurmFieldRule("worker", "");
+  }
+  if (launcher.kind == WorkerLauncher::Kind::Slurm) {
+    for (const auto &[key, value] : launcher.slurm) {
+      if (std::find(std::begin(kSlurmKeys), std::end(kSlurmKeys), key) == std::end(kSlurmKeys))
+        return "'" + printable(key, 100) + "' is not a known key (partition, gpus, time, jobid, worker, account, qos, "
+               "constraint, wait)";
+      if (const auto rule = slurmFieldRule(key, value); !rule.empty())
+        return key + "='" + printable(value, 200) + "': " + key + " " + rule;
+    }
+    if (!launcher.remoteWorker.empty() && !programPath(launcher.remoteWorker))
+      return "worker='" + printable(launcher.remoteWorker, 200) + "': worker " + slurmFieldRule("worker", "");
+  }
+  return {};
+}
 
 std::string shellQuote(const std::string &argument) {
   if (!argument.empty() && argument.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -85,6 +165,8 @@ std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::
   const std::string expected =
       "expected local, ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker] or "
       "slurm:partition=P,gpus=N,time=HH:MM:SS[,jobid=N][,worker=PATH][,wait=SECONDS]";
+  // The spec is shown as typed, its control characters escaped.
+  const std::string shown = "--workers " + printable(spec, 300) + ": ";
   WorkerLauncher l;
   if (spec.empty() || spec == "local") return l;
   if (spec.rfind("ssh://", 0) == 0) {
@@ -96,20 +178,22 @@ std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::
     }
     if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
       const std::string port = rest.substr(colon + 1);
-      char *end = nullptr;
-      const long n = std::strtol(port.c_str(), &end, 10);
-      if (port.empty() || *end || n <= 0 || n > 65535) {
-        problem = "--workers " + spec + ": '" + port + "' is not a port number (1 to 65535)";
+      if (!wholeNumberIn(port, 1, 65535)) {
+        problem = shown + "'" + printable(port, 100) + "' is not a port number (1 to 65535)";
         return std::nullopt;
       }
-      l.port = static_cast<int>(n);
+      l.port = std::stoi(port);
       rest = rest.substr(0, colon);
     }
-    if (!validHost(rest)) {
-      problem = "--workers " + spec + ": '" + rest + "' is not a host name ([USER@]HOST: letters, digits, . - _); " + expected;
+    if (const auto rule = sshHostRule(rest); !rule.empty()) {
+      problem = shown + "'" + printable(rest, 200) + "' is not a host name ([USER@]HOST: " + rule + "); " + expected;
       return std::nullopt;
     }
     l.host = rest;
+    if (!l.remoteWorker.empty() && !programPath(l.remoteWorker)) {
+      problem = shown + "the worker program '" + printable(l.remoteWorker, 200) + "' " + slurmFieldRule("worker", "");
+      return std::nullopt;
+    }
     return l;
   }
   if (spec.rfind("slurm", 0) == 0 && (spec.size() == 5 || spec[5] == ':')) {
@@ -119,42 +203,23 @@ std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::
       if (field.empty()) continue;
       const auto eq = field.find('=');
       const std::string key = field.substr(0, eq), value = eq == std::string::npos ? "" : field.substr(eq + 1);
-      bool known = false;
-      for (const char *k : kSlurmKeys) known = known || key == k;
-      if (!known || value.empty()) {
-        problem = "--workers " + spec + ": '" + field + "' is not KEY=VALUE with a known key (partition, gpus, time, " +
+      if (std::find(std::begin(kSlurmKeys), std::end(kSlurmKeys), key) == std::end(kSlurmKeys) || value.empty()) {
+        problem = shown + "'" + printable(field, 200) + "' is not KEY=VALUE with a known key (partition, gpus, time, " +
                   "jobid, worker, account, qos, constraint, wait)";
         return std::nullopt;
       }
-      // Values go to srun and salloc as arguments of their own (no shell); a constraint may be a
-      // feature expression ("a100|h100", "[rack1*2&rack2*2]"), other values are plain words.
-      const char *refused = key == "constraint" ? " \t\n'\"\\;`$" : " \t\n'\"\\;&|`$";
-      if (value.find_first_of(refused) != std::string::npos) {
-        problem = "--workers " + spec + ": the value of " + key + " holds a character srun would not take";
+      // Each value reaches srun and salloc as an argument of its own (no shell), and is checked by
+      // its kind: never an option of theirs, never a character they would read otherwise.
+      if (const auto rule = slurmFieldRule(key, value); !rule.empty()) {
+        problem = shown + key + "='" + printable(value, 200) + "': " + key + " " + rule;
         return std::nullopt;
       }
       l.slurm[key] = value;
     }
-    if (auto it = l.slurm.find("gpus"); it != l.slurm.end()) {
-      char *end = nullptr;
-      const long n = std::strtol(it->second.c_str(), &end, 10);
-      if (*end || n < 0 || n > 4096) {
-        problem = "--workers " + spec + ": gpus=" + it->second + " is not a number of GPUs";
-        return std::nullopt;
-      }
-    }
-    if (auto it = l.slurm.find("wait"); it != l.slurm.end()) {
-      char *end = nullptr;
-      const long n = std::strtol(it->second.c_str(), &end, 10);
-      if (*end || n <= 0) {
-        problem = "--workers " + spec + ": wait=" + it->second + " is not a number of seconds";
-        return std::nullopt;
-      }
-    }
     if (auto it = l.slurm.find("worker"); it != l.slurm.end()) l.remoteWorker = it->second;
     return l;
   }
-  problem = "--workers " + spec + ": " + expected;
+  problem = shown + expected;
   return std::nullopt;
 }
 
@@ -198,6 +263,7 @@ std::vector<std::string> sshOptions(const WorkerLauncher &launcher, const std::s
 
 std::string ensureSshMaster(const WorkerLauncher &launcher) {
   if (launcher.kind != WorkerLauncher::Kind::Ssh) return {};
+  if (const auto why = launcherProblem(launcher); !why.empty()) return "--workers: " + why;
   const std::string control = sshControlDirectory();
   if (control.empty()) return {};
   static std::mutex mutex;
@@ -277,6 +343,8 @@ std::vector<std::string> remoteWorkerCommand(const WorkerLauncher &launcher,
     // One GPU per worker step (gpus=0: a cluster without GPUs, compile-only work and tests).
     if (auto it = launcher.slurm.find("gpus"); it == launcher.slurm.end() || it->second != "0")
       argv.push_back("--gpus=1");
+    // Options end here: whatever follows is the program and its arguments.
+    argv.push_back("--");
     argv.push_back(program);
     argv.insert(argv.end(), workerArguments.begin(), workerArguments.end());
     return argv;

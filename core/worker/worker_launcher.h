@@ -41,7 +41,16 @@ inline constexpr int kRelayExitWorkerEnded = 3;
 // --workers: "local", "ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker]",
 // "slurm:partition=gpu,gpus=8,time=01:00:00[,jobid=N][,worker=PATH][,account=A][,wait=S]". nullopt with
 // `problem` saying what is wrong and what is expected.
+// Every field is checked by its kind, so that none reaches ssh, srun or salloc as an option or
+// as anything but the one argument it is: the worker program an absolute path ('/' first), a host
+// and user, partition, account and qos names that do not begin with '-' (letters, digits, _ . -),
+// a constraint a feature expression, gpus, wait and jobid whole numbers in range, time one of
+// srun's time formats, a port 1 to 65535.
 std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::string &problem);
+
+// The same checks for a launcher made otherwise: empty when each field is acceptable, else which
+// field and the rule it breaks. Checked again before ssh, srun or salloc runs.
+std::string launcherProblem(const WorkerLauncher &launcher);
 
 // The ssh program and its own options: $KWB_SSH_COMMAND split at spaces (as GIT_SSH_COMMAND),
 // else "ssh".

@@ -121,27 +121,90 @@ class TestRemoteWorkers : public QObject {
     l = parseWorkerLauncher("slurm:partition=gpu,constraint=a100|h100&ib", problem);
     QVERIFY2(l, problem.c_str());
     QCOMPARE(l->slurm.at("constraint"), std::string("a100|h100&ib"));
-    // What is refused, and the message says what is expected.
+    // srun's time formats, job ids, waits and no GPUs at all (compile-only work) are taken.
+    for (const char *spec : {"slurm:time=60", "slurm:time=10:00", "slurm:time=2-12", "slurm:time=2-00:30:00",
+                             "slurm:time=UNLIMITED", "slurm:jobid=123456,wait=30,gpus=0", "slurm:account=lab-1.a_b,qos=high",
+                             "slurm:constraint=[rack1*2&rack2*2]", "ssh://a.b-c_d@h-1.lab/opt/k~w/kwb-worker"}) {
+      problem.clear();
+      QVERIFY2(parseWorkerLauncher(spec, problem), (std::string(spec) + ": " + problem).c_str());
+    }
+    // What is refused, and the message names the field and says what is expected.
     for (const auto &[spec, needle] : std::vector<std::pair<std::string, std::string>>{
              {"ssh://", "not a host name"},
              {"ssh://-oProxyCommand=x", "not a host name"},
+             {"ssh://ana@-oProxyCommand=x", "the host must be letters"},
+             {"ssh://-oProxyCommand=x@host", "the user must be letters"},
+             {"ssh://@host", "the user must be"},
              {"ssh://host:99999", "not a port number"},
              {"ssh://host:", "not a port number"},
+             {"ssh://host:+22", "not a port number"},
+             {"ssh://host:-22", "not a port number"},
+             {"ssh://host/opt/k w/kwb-worker", "must be the absolute path"},
+             {"ssh://host/opt/kwb\nworker", "must be the absolute path"},
+             {"ssh://host/opt/$(id)/kwb-worker", "must be the absolute path"},
+             // Issue 45, 7: never an option of srun's.
+             {"slurm:partition=gpu,worker=--prolog=/path/evil.sh", "worker='--prolog=/path/evil.sh': worker must be the absolute path"},
+             {"slurm:worker=kwb-worker", "worker must be the absolute path"},
+             {"slurm:worker=/opt/kwb worker", "worker must be the absolute path"},
+             {"slurm:worker=/opt/kwb-worker;id", "worker must be the absolute path"},
+             {"slurm:worker=/", "worker must be the absolute path"},
+             {"slurm:partition=--prolog=/x", "partition must be a name of letters, digits and _ . -, not beginning with '-'"},
+             {"slurm:account=-x", "account must be a name"},
+             {"slurm:qos=a b", "qos must be a name"},
              {"slurm:partition=gpu,color=red", "known key"},
-             {"slurm:gpus=many", "not a number of GPUs"},
-             {"slurm:partition=gpu;rm", "srun would not take"},
-             {"slurm:partition=a|b", "srun would not take"},
-             {"slurm:constraint=a100 h100", "srun would not take"},
+             {"slurm:gpus=many", "gpus must be a number of GPUs, 0 to 4096"},
+             {"slurm:gpus=-1", "gpus must be a number of GPUs"},
+             {"slurm:gpus=+8", "gpus must be a number of GPUs"},
+             {"slurm:gpus=5000", "gpus must be a number of GPUs"},
+             {"slurm:time=--begin=now", "time must be a time limit"},
+             {"slurm:time=1:2:3:4", "time must be a time limit"},
+             {"slurm:time=01:00:00x", "time must be a time limit"},
+             {"slurm:jobid=12x", "jobid must be a job id"},
+             {"slurm:jobid=-5", "jobid must be a job id"},
+             {"slurm:jobid=0", "jobid must be a job id"},
+             {"slurm:wait=0", "wait must be a number of seconds"},
+             {"slurm:wait=10s", "wait must be a number of seconds"},
+             {"slurm:wait=99999999", "wait must be a number of seconds"},
+             {"slurm:constraint=--x", "constraint must be a feature expression"},
+             {"slurm:partition=gpu;rm", "partition must be a name"},
+             {"slurm:partition=a|b", "partition must be a name"},
+             {"slurm:constraint=a100 h100", "constraint must be a feature expression"},
+             {"slurm:constraint=a100;id", "constraint must be a feature expression"},
              {"tcp://host", "expected local, ssh://"}}) {
       problem.clear();
       QVERIFY2(!parseWorkerLauncher(spec, problem), spec.c_str());
       QVERIFY2(problem.find(needle) != std::string::npos, (spec + ": " + problem).c_str());
     }
+    // A terminal's escape sequence in a spec is shown escaped, never as itself.
+    problem.clear();
+    QVERIFY(!parseWorkerLauncher("slurm:partition=gpu\x1b[31m", problem));
+    QVERIFY2(problem.find('\x1b') == std::string::npos && problem.find("\\x1b") != std::string::npos, problem.c_str());
+  }
+
+  // A launcher made without the parser (a program's own struct) is checked the same before ssh
+  // runs: a host that would be an option never reaches it.
+  void handMadeLauncherIsCheckedBeforeSsh() {
+    const fs::path marker = fs::path(runtime_.path().toStdString()) / "proxy-command-ran";
+    kwb::EvaluatorSettings s;
+    s.launcher = launcher();
+    s.launcher.host = "-oProxyCommand=touch " + marker.string();
+    QVERIFY(!launcherProblem(s.launcher).empty());
+    std::string problem;
+    QVERIFY(!kwb::startWorker(s, std::nullopt, problem));
+    QVERIFY2(problem.find("--workers: '-oProxyCommand=touch") != std::string::npos &&
+                 problem.find("is not [USER@]HOST") != std::string::npos,
+             problem.c_str());
+    s.launcher = launcher();
+    s.launcher.remoteWorker = "relative/kwb-worker";
+    problem.clear();
+    QVERIFY(!kwb::startWorker(s, std::nullopt, problem));
+    QVERIFY2(problem.find("must be the absolute path") != std::string::npos, problem.c_str());
+    QVERIFY(!fs::exists(marker));
   }
 
   void commandLines() {
     std::string problem;
-    auto l = *parseWorkerLauncher("ssh://ana@box:2200/opt/k w/kwb-worker", problem);
+    auto l = *parseWorkerLauncher("ssh://ana@box:2200/opt/k~w/kwb-worker", problem);
     const auto argv = remoteWorkerCommand(l, {"--relay", "--device", "3"});
     const auto has = [&](const std::string &a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); };
     QVERIFY(has("BatchMode=yes") && has("-T") && has("2200") && has("ControlMaster=no"));
@@ -149,13 +212,15 @@ class TestRemoteWorkers : public QObject {
     const auto dashes = std::find(argv.begin(), argv.end(), "--");
     QVERIFY(dashes != argv.end() && dashes + 3 == argv.end());
     QCOMPARE(*(dashes + 1), std::string("ana@box"));
-    QCOMPARE(argv.back(), std::string("'/opt/k w/kwb-worker' --relay --device 3"));
+    QCOMPARE(argv.back(), std::string("'/opt/k~w/kwb-worker' --relay --device 3"));
     QCOMPARE(shellQuote("it's"), std::string("'it'\\''s'"));
     l = *parseWorkerLauncher("slurm:partition=gpu,time=00:30:00,jobid=42,worker=/opt/kwb-worker", problem);
     const auto srun = remoteWorkerCommand(l, {"--relay"});
     QCOMPARE(srun.front(), std::string("srun"));
     for (const char *a : {"--jobid=42", "--partition=gpu", "--time=00:30:00", "--gpus=1", "--unbuffered"})
       QVERIFY2(std::find(srun.begin(), srun.end(), a) != srun.end(), a);
+    // srun's options end before the program ("--"): nothing after it is read as one of them.
+    QCOMPARE(srun[srun.size() - 3], std::string("--"));
     QCOMPARE(srun[srun.size() - 2], std::string("/opt/kwb-worker"));
     QCOMPARE(srun.back(), std::string("--relay"));
   }

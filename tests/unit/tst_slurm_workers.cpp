@@ -139,6 +139,35 @@ class TestSlurmWorkers : public QObject {
     QVERIFY2(!held(job), "the pool's allocation outlived the pool");
   }
 
+  // Issue 45, 7: `worker=--prolog=SCRIPT` never reaches srun as an option: a spec holding it is
+  // refused when parsed, a launcher made otherwise before srun starts (and salloc is not asked),
+  // and the script never runs.
+  void workerThatIsAnSrunOptionNeverReachesSrun() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::filesystem::path evil = dir.filePath("evil.sh").toStdString(), ran = dir.filePath("ran").toStdString();
+    kwb::test::writeScript(evil, "touch '" + ran.string() + "'");
+    std::string problem;
+    QVERIFY(!parseWorkerLauncher(std::string("slurm:partition=") + kwb::test::OneNodeSlurm::kPartition +
+                                     ",gpus=0,time=00:10:00,worker=--prolog=" + evil.string(),
+                                 problem));
+    QVERIFY2(problem.find("worker must be the absolute path") != std::string::npos, problem.c_str());
+    kwb::EvaluatorSettings s;
+    s.launcher = launcher("gpus=0");
+    s.launcher.remoteWorker = s.launcher.slurm["worker"] = "--prolog=" + evil.string();
+    s.workerStartTimeout = 60s;
+    problem.clear();
+    QVERIFY(!kwb::startWorker(s, std::nullopt, problem));
+    QVERIFY2(problem.find("worker must be the absolute path") != std::string::npos, problem.c_str());
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = s;
+    ps.devices = {0};
+    kwb::EvaluatorPool pool(ps);
+    QVERIFY(pool.allocation().empty());
+    QVERIFY2(pool.problem().find("worker must be the absolute path") != std::string::npos, pool.problem().c_str());
+    QVERIFY2(!std::filesystem::exists(ran), "srun ran the worker= value as its --prolog");
+  }
+
   // No gpus= in the spec: one worker with one GPU, the allocation asking for it as the step does.
   void withoutGpusTheWorkerStillGetsOne() {
     kwb::EvaluatorPoolSettings ps;

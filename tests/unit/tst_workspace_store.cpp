@@ -628,6 +628,10 @@ void TestWorkspaceStore::foreignFileLeftAsItIs() {
            {marked, QStringLiteral("a SQLite database of another application (application_id 0x000004d2)")}}) {
     const QByteArray before = bytesOf(file);
     QCOMPARE(before.at(18), char(1));  // rollback journal, not WAL
+    // Through the workspace's open (its migrations refused the file only after the switch).
+    const QString refused = storeErrorOf([&, file = file] { Workspace::open(file); });
+    QVERIFY2(refused.contains(QStringLiteral("not a Kernel Workbench workspace")), qPrintable(refused));
+    QCOMPARE(bytesOf(file), before);
     for (const auto kind : {DatabaseKind::Workspace, DatabaseKind::Library}) {
       const QString message = storeErrorOf([&, file = file] { Database db(file, Database::Mode::OpenOrCreate, kind); });
       QVERIFY2(message.startsWith(QString::fromStdString(file.string()) + " is " + is + ", not a " +

@@ -508,14 +508,63 @@ std::string testText(const ExportInput &in, const Layout &l) {
   return s;
 }
 
+// The architectures a package builds for when no GPU is found and none was measured: code for
+// Ampere (runs on every sm_8x) and Hopper, with Hopper's PTX for later GPUs to compile at load.
+const char *const kFallbackCudaArchitectures = "80-real;90";
+
+// The CMake that chooses the architectures before project() (which would otherwise fix the
+// compiler's default): the user's -DCMAKE_CUDA_ARCHITECTURES or CUDAARCHS; else the GPUs
+// nvidia-smi sees (the measured architecture on a GPU of its kind, keeping its specific features:
+// 90a, not 90); else the measured one, else kFallbackCudaArchitectures. Never bare `native`, which
+// CMake refuses where no GPU is found ("no GPU was detected": most CI machines).
+std::string cmakeArchitecturesText(const Layout &l) {
+  const std::string measured = l.cmakeArch;
+  std::string measuredDigits = measured;
+  while (!measuredDigits.empty() && !std::isdigit(static_cast<unsigned char>(measuredDigits.back()))) measuredDigits.pop_back();
+  const std::string fallback = measured.empty() ? kFallbackCudaArchitectures : measured;
+  const std::string fallbackWhy = measured.empty() ? "no GPU found and none measured: Ampere and Hopper code, Hopper PTX for later GPUs"
+                                                   : "no GPU found: the architecture the workbench measured it on";
+  std::string s;
+  s += "# The GPU architectures to build for, chosen before project(). Name them with\n"
+       "# -DCMAKE_CUDA_ARCHITECTURES=90a (or \"80;90\", or native) or the CUDAARCHS environment variable;\n"
+       "# otherwise this machine's GPUs as nvidia-smi reports them";
+  if (!measured.empty()) s += " (" + measuredDigits + " as " + measured + ", as the workbench compiled it)";
+  s += ",\n# else " + fallback + " (" + fallbackWhy + ").\n";
+  s += "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})\n";
+  s += "  set(kwb_architectures \"\")\n";
+  s += "  find_program(KWB_NVIDIA_SMI nvidia-smi)\n";
+  s += "  if(KWB_NVIDIA_SMI)\n";
+  s += "    execute_process(COMMAND \"${KWB_NVIDIA_SMI}\" --query-gpu=compute_cap --format=csv,noheader\n"
+       "                    RESULT_VARIABLE kwb_status OUTPUT_VARIABLE kwb_caps ERROR_QUIET TIMEOUT 60)\n";
+  s += "    if(kwb_status EQUAL 0)\n";
+  s += "      string(REGEX MATCHALL \"[0-9]+\\\\.[0-9]+\" kwb_caps \"${kwb_caps}\")\n";
+  s += "      foreach(kwb_cap IN LISTS kwb_caps)\n";
+  s += "        string(REPLACE \".\" \"\" kwb_arch \"${kwb_cap}\")\n";
+  if (!measured.empty() && measured != measuredDigits)
+    s += "        if(kwb_arch STREQUAL \"" + measuredDigits + "\")\n          set(kwb_arch \"" + measured + "\")\n        endif()\n";
+  s += "        list(APPEND kwb_architectures \"${kwb_arch}\")\n";
+  s += "      endforeach()\n";
+  s += "    endif()\n";
+  s += "  endif()\n";
+  s += "  if(kwb_architectures)\n";
+  s += "    list(REMOVE_DUPLICATES kwb_architectures)\n";
+  s += "    set(kwb_why \"this machine's GPU, from nvidia-smi\")\n";
+  s += "  else()\n";
+  s += "    set(kwb_architectures \"" + fallback + "\")\n";
+  s += "    set(kwb_why \"" + fallbackWhy + "\")\n";
+  s += "  endif()\n";
+  s += "  set(CMAKE_CUDA_ARCHITECTURES \"${kwb_architectures}\" CACHE STRING \"The GPU architectures to build for\")\n";
+  s += "  message(STATUS \"" + l.id + "_kernel: CUDA architectures ${kwb_architectures} (${kwb_why}); \"\n"
+       "                 \"-DCMAKE_CUDA_ARCHITECTURES=... names others\")\n";
+  s += "endif()\n";
+  return s;
+}
+
 std::string cmakeText(const ExportInput &in, const Layout &l) {
-  const std::string arch = l.cmakeArch.empty() ? "native" : l.cmakeArch;
   std::string s = commented(in.task.name + "'s kernel as a CMake library, with its test against the task's reference.\n" +
                             provenanceComment(in) + "Build: cmake -S . -B build && cmake --build build && ./build/test_" + l.id, "# ");
   s += "cmake_minimum_required(VERSION 3.24)\n";
-  s += "# The architecture it was measured on; -DCMAKE_CUDA_ARCHITECTURES=native builds for this machine's GPU.\n"
-       "# (Before project(), which would otherwise set the compiler's default.)\n";
-  s += "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n  set(CMAKE_CUDA_ARCHITECTURES " + arch + ")\nendif()\n";
+  s += cmakeArchitecturesText(l);
   s += "project(" + l.id + "_kernel LANGUAGES CXX CUDA)\n\n";
   s += "if(NOT CMAKE_BUILD_TYPE)\n  set(CMAKE_BUILD_TYPE Release)\nendif()\n";
   s += "set(CMAKE_CUDA_STANDARD 17)\nset(CMAKE_CUDA_STANDARD_REQUIRED ON)\nset(CMAKE_CXX_STANDARD 17)\n\n";
@@ -547,6 +596,10 @@ std::string readmeText(const ExportInput &in, const Layout &l) {
   s += "## Build and test\n\n```sh\ncmake -S . -B build && cmake --build build\n./build/test_" + l.id +
        "            # every configuration and seed, then the times\n./build/test_" + l.id +
        " --config " + (task.configs.empty() ? std::string("NAME") : task.configs.front().name) + " --seed 1\n```\n\n";
+  s += "It builds for the GPUs of the machine that configures it (as nvidia-smi reports them), else for " +
+       (l.cmakeArch.empty() ? std::string(kFallbackCudaArchitectures) + " (none was measured)"
+                            : l.cmakeArch + " (the architecture the workbench measured it on)") +
+       "; name others with\n`cmake -S . -B build -DCMAKE_CUDA_ARCHITECTURES=90a` (a list: `\"80;90\"`; or `native`).\n\n";
   s += "The test makes the workbench's inputs (the same bytes for a seed as `kwb eval --seed N`), runs the task's\n"
        "reference (`test/reference.cu`) and the kernel, compares every output with the task's tolerance, and\n"
        "times both with CUDA events (L2 flushed before each sample, median). Exit status 0: every check passed.\n";
@@ -564,14 +617,6 @@ std::string readmeText(const ExportInput &in, const Layout &l) {
     }
   }
   return s;
-}
-
-void writeFile(const fs::path &path, const std::string &text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw ExportError("could not write " + path.string());
 }
 
 Layout layoutOf(const ExportInput &in) {
@@ -613,6 +658,9 @@ Layout layoutOf(const ExportInput &in) {
 // The folder to write into: made when missing; one with files in it only with `overwrite`.
 void prepareFolder(const fs::path &dir, bool overwrite) {
   std::error_code ec;
+  if (fs::is_symlink(dir, ec))
+    throw ExportError(dir.string() + " is a symbolic link (to " + fs::read_symlink(dir, ec).string() +
+                      "); an export is not written through links: name the folder it leads to, or a new one");
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw ExportError(dir.string() + " is a file; name a folder to export into");
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !overwrite)
@@ -624,12 +672,21 @@ void prepareFolder(const fs::path &dir, bool overwrite) {
 
 PackageWriter::PackageWriter(const fs::path &dir, bool overwrite, std::vector<std::string> notes) {
   prepareFolder(dir, overwrite);
+  try {
+    folder = SafeFolder::open(dir, false);
+  } catch (const SafeWriteError &e) {
+    throw ExportError(e.what());
+  }
   package.dir = dir;
   package.notes = std::move(notes);
 }
 
 void PackageWriter::put(const std::string &name, const std::string &text) {
-  writeFile(package.dir / name, text);
+  try {
+    folder->writeRelative(name, text);
+  } catch (const SafeWriteError &e) {
+    throw ExportError(std::string("could not write the export: ") + e.what());
+  }
   package.files.push_back(name);
 }
 
@@ -686,8 +743,9 @@ ExportedPackage exportCudaPackage(const ExportInput &given, const fs::path &dir,
   PackageWriter writer(dir, overwrite, in.notes);
   ExportedPackage &out = writer.package;
   if (l.cmakeArch.empty())
-    out.notes.push_back("no measured architecture: it builds for the building machine's GPU (native); a kernel using "
-                        "architecture-specific features (wgmma: sm_90a) needs -DCMAKE_CUDA_ARCHITECTURES=90a");
+    out.notes.push_back(std::string("no measured architecture: it builds for the building machine's GPUs (nvidia-smi), else for ") +
+                        kFallbackCudaArchitectures + "; a kernel using architecture-specific features (wgmma: sm_90a) needs "
+                        "-DCMAKE_CUDA_ARCHITECTURES=90a");
   auto put = [&](const std::string &name, const std::string &text) { writer.put(name, text); };
   put("README.md", readmeText(in, l));
   put("CMakeLists.txt", cmakeText(in, l));

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/export/kernel_export.h"
+#include "core/paths/safe_write.h"
 
 namespace kwb::exporting::parts {
 
@@ -34,14 +36,16 @@ Layout layoutOf(const ExportInput &in);
 std::string readTaskReference(const Task &task);  // throws ExportError
 void prepareFolder(const std::filesystem::path &dir, bool overwrite);
 
-// An export's folder (prepared: made, or refused when it has files and `overwrite` is false) and
-// the files written into it, in order.
+// An export's folder (prepared: made, or refused when it has files and `overwrite` is false; held
+// open, a symbolic link in its place refused) and the files written into it, in order: each made
+// new and renamed into place (SafeFolder), so a link planted in the folder is replaced, never
+// written through.
 struct PackageWriter {
   PackageWriter(const std::filesystem::path &dir, bool overwrite, std::vector<std::string> notes);
   void put(const std::string &name, const std::string &text);  // relative to the folder
   ExportedPackage package;
+  std::optional<SafeFolder> folder;
 };
-void writeFile(const std::filesystem::path &path, const std::string &text);
 
 std::string number(double v);               // a C++ double literal (NAN, INFINITY for those)
 std::string pyNumber(double v);             // a Python float literal

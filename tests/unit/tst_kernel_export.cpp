@@ -11,8 +11,11 @@
 #include <QSvgRenderer>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -220,6 +223,134 @@ class TestKernelExport : public QObject {
       QVERIFY2(tested.exitCode == 3, (tested.out + tested.err).c_str());
       QVERIFY2(tested.err.find("failed:") != std::string::npos, tested.err.c_str());
     }
+  }
+
+  // --force (issue 45 item 4): links planted in the folder are replaced, never written through: a
+  // file's link to a file outside, a subfolder's link to a folder outside; every format. The
+  // folder itself a link: refused, its target untouched.
+  void forceNeverWritesThroughLinks_data() {
+    QTest::addColumn<QString>("format");
+    QTest::newRow("cuda") << "cuda";
+    QTest::newRow("torch") << "torch";
+  }
+
+  void forceNeverWritesThroughLinks() {
+    QFETCH(QString, format);
+    QTemporaryDir dir;
+    const fs::path root(dir.path().toStdString());
+    const fs::path outside = root / "outside", package = root / "package";
+    fs::create_directories(outside / "folder");
+    fs::create_directories(package);
+    std::ofstream(outside / "victim.txt") << "keep me\n";
+    std::ofstream(outside / "folder" / "softmax.h") << "keep me too\n";
+    fs::create_symlink(outside / "victim.txt", package / "README.md");
+    fs::create_symlink(outside / "folder", package / "include");
+    const ExportInput in = inputOf("softmax");
+    const auto exportTo = [&](const fs::path &to, bool force) {
+      return format == QStringLiteral("cuda") ? exportCudaPackage(in, to, force) : exportTorchPackage(in, to, force);
+    };
+    QVERIFY_THROWS_EXCEPTION(ExportError, exportTo(package, false));  // not empty
+    exportTo(package, true);
+    QCOMPARE(test::readFile(outside / "victim.txt"), std::string("keep me\n"));
+    QCOMPARE(test::readFile(outside / "folder" / "softmax.h"), std::string("keep me too\n"));
+    QCOMPARE(std::distance(fs::directory_iterator(outside / "folder"), fs::directory_iterator()), std::ptrdiff_t{1});
+    QCOMPARE(std::distance(fs::directory_iterator(outside), fs::directory_iterator()), std::ptrdiff_t{2});
+    QVERIFY(!fs::is_symlink(package / "README.md") && fs::is_regular_file(package / "README.md"));
+    QVERIFY(test::readFile(package / "README.md").find("# softmax") == 0);
+    QVERIFY(!fs::is_symlink(package / "include") && fs::is_directory(package / "include"));
+    QVERIFY(test::readFile(package / "include" / "softmax.h").find("cudaError_t softmax(") != std::string::npos);
+    for (const auto &entry : fs::recursive_directory_iterator(package))  // no temporary left behind
+      QVERIFY2(entry.path().filename().string().find(".kwb-") == std::string::npos, entry.path().c_str());
+
+    // The folder named is itself a link (to a folder with files): refused, with --force too.
+    const fs::path linked = root / "linked";
+    fs::create_symlink(outside, linked);
+    try {
+      exportTo(linked, true);
+      QFAIL("an export into a link was written");
+    } catch (const ExportError &e) {
+      QCOMPARE(std::string(e.what()), linked.string() + " is a symbolic link (to " + outside.string() +
+                                          "); an export is not written through links: name the folder it leads to, or a new one");
+    }
+    QCOMPARE(test::readFile(outside / "victim.txt"), std::string("keep me\n"));
+    QVERIFY(!fs::exists(outside / "provenance.json"));
+  }
+
+  // A package exported with no measured architecture configures and builds on a machine without
+  // a GPU (this one; most CI): CMake refuses a bare `native` there ("no GPU was detected"). Without
+  // nvidia-smi it builds for 80-real;90, or the measured architecture; with one (a stand-in here),
+  // for the GPUs it reports, the measured one keeping its features (90 -> 90a); a user's
+  // -DCMAKE_CUDA_ARCHITECTURES wins.
+  void packageConfiguresWithoutAGpu() {
+    QTemporaryDir dir;
+    const fs::path root(dir.path().toStdString());
+    const fs::path bin = root / "bin";  // PATH: cmake's own tools, and no nvidia-smi unless written
+    fs::create_directories(bin);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("PATH"), QString::fromStdString(bin.string()) + QStringLiteral(":/usr/bin:/bin"));
+    env.remove(QStringLiteral("CUDAARCHS"));
+    const auto configure = [&](const fs::path &package, const QStringList &extra = {}) {
+      QProcess p;
+      p.setProcessEnvironment(env);
+      p.setProcessChannelMode(QProcess::MergedChannels);
+      p.start(QStringLiteral("cmake"), QStringList{QStringLiteral("-S"), QString::fromStdString(package.string()), QStringLiteral("-B"),
+                                                   QString::fromStdString((package / "build").string()),
+                                                   QStringLiteral("-DCMAKE_CUDA_COMPILER=") + nvcc()} + extra);
+      p.waitForFinished(300000);
+      return std::make_pair(p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAll().toStdString());
+    };
+    const auto cachedArchitectures = [](const fs::path &package) {
+      const std::string cache = test::readFile(package / "build" / "CMakeCache.txt");
+      const auto at = cache.find("\nCMAKE_CUDA_ARCHITECTURES:");  // :STRING= as chosen, :UNINITIALIZED= as given
+      if (at == std::string::npos) return std::string("(not cached)");
+      const auto value = cache.find('=', at) + 1;
+      return cache.substr(value, cache.find('\n', value) - value);
+    };
+
+    // Not measured, no GPU: configured and built (the library: the kernel and its launcher).
+    ExportInput in = inputOf("softmax");
+    const fs::path unmeasured = root / "unmeasured";
+    const auto out = exportCudaPackage(in, unmeasured);
+    QVERIFY(test::readFile(unmeasured / "CMakeLists.txt").find("CMAKE_CUDA_ARCHITECTURES native") == std::string::npos);
+    QVERIFY(std::any_of(out.notes.begin(), out.notes.end(), [](const std::string &n) { return n.find("else for 80-real;90") != std::string::npos; }));
+    auto [status, output] = configure(unmeasured);
+    QVERIFY2(status == 0, output.c_str());
+    QVERIFY2(output.find("softmax_kernel: CUDA architectures 80-real;90 (no GPU found and none measured") != std::string::npos, output.c_str());
+    QCOMPARE(cachedArchitectures(unmeasured), std::string("80-real;90"));
+    QProcess build;
+    build.setProcessEnvironment(env);
+    build.setProcessChannelMode(QProcess::MergedChannels);
+    build.start(QStringLiteral("cmake"), {QStringLiteral("--build"), QString::fromStdString((unmeasured / "build").string()), QStringLiteral("--target"),
+                                          QStringLiteral("softmax_kernel")});
+    build.waitForFinished(300000);
+    const std::string built = build.readAll().toStdString();
+    QVERIFY2(build.exitStatus() == QProcess::NormalExit && build.exitCode() == 0, built.c_str());
+
+    // Measured on sm_90 (90a as compiled): that, without a GPU; with nvidia-smi reporting an 8.6
+    // and a 9.0, both, the 9.0 as 90a.
+    in.arch = "sm_90";
+    const fs::path measured = root / "measured";
+    exportCudaPackage(in, measured);
+    std::tie(status, output) = configure(measured);
+    QVERIFY2(status == 0, output.c_str());
+    QCOMPARE(cachedArchitectures(measured), std::string("90a"));
+    test::writeScript(bin / "nvidia-smi", "printf '8.6\\n9.0\\n9.0\\n'");
+    fs::remove_all(measured / "build");
+    std::tie(status, output) = configure(measured);
+    QVERIFY2(status == 0, output.c_str());
+    QVERIFY2(output.find("CUDA architectures 86;90a (this machine's GPU, from nvidia-smi)") != std::string::npos, output.c_str());
+    QCOMPARE(cachedArchitectures(measured), std::string("86;90a"));
+    // nvidia-smi failing (a driver that does not answer): as without it.
+    test::writeScript(bin / "nvidia-smi", "echo 'NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver' >&2; exit 9");
+    fs::remove_all(measured / "build");
+    std::tie(status, output) = configure(measured);
+    QVERIFY2(status == 0, output.c_str());
+    QCOMPARE(cachedArchitectures(measured), std::string("90a"));
+    // The user's choice wins.
+    fs::remove_all(measured / "build");
+    std::tie(status, output) = configure(measured, {QStringLiteral("-DCMAKE_CUDA_ARCHITECTURES=80")});
+    QVERIFY2(status == 0, output.c_str());
+    QCOMPARE(cachedArchitectures(measured), std::string("80"));
   }
 
   // The PyTorch extension's files: the binding's checks and allocations read as written, the Python

@@ -2,11 +2,13 @@
 // --json an array of the outcomes.
 #include "app/cli/import_command.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/import/kernelbench_import.h"
+#include "core/text/printable.h"
 
 namespace {
 
@@ -28,14 +30,27 @@ void printOutcome(const kwb::ImportOutcome &o) {
               << ": configurations " << configs << "; " << counted(o.inputs, "input") << ", "
               << counted(o.outputs, "output") << "\n";
   } else {
-    std::cerr << "kwb import kernelbench: " << o.message << "\n";
+    std::cerr << "kwb import kernelbench: " << kwb::printable(o.message, 8192) << "\n";
   }
-  for (const auto &w : o.warnings) (o.ok ? std::cout : std::cerr) << "  warning: " << w << "\n";
+  for (const auto &w : o.warnings) (o.ok ? std::cout : std::cerr) << "  warning: " << kwb::printable(w, 8192) << "\n";
 }
 
 }  // namespace
 
-int importKernelBenchCommand(const ImportArgs &args, bool asJson) {
+int importKernelBenchCommand(const ImportArgs &given, bool asJson) {
+  ImportArgs args = given;
+  for (const auto &extra : given.extras) {
+    std::error_code ec;
+    if (extra == "--") continue;  // what follows it is already a PROBLEM
+    if (extra.size() > 1 && extra[0] == '-' && std::filesystem::is_regular_file(extra, ec)) {
+      args.problems.push_back(extra);  // a problem named like an option: a file, as it exists
+      continue;
+    }
+    const std::string shown = kwb::printable(extra, 256);
+    std::cerr << "kwb import kernelbench: unknown option '" << shown << "'; a problem file whose name begins with '-' is "
+              << "given as ./" << shown << " or after --: kwb import kernelbench --to DIR -- " << shown << "\n";
+    return 2;
+  }
   if (args.problems.empty() || args.to.empty()) {
     std::cerr << "kwb import kernelbench: " << (args.problems.empty() ? "give one or more PROBLEM.py files" : "--to DIR is required")
               << "; usage: kwb import kernelbench PROBLEM.py... --to DIR [--force] [--json] [--python PATH]\n";

@@ -10,6 +10,9 @@ struct ImportArgs {
   std::string to;                     // the folder the task folders are made in
   std::string python;                 // the interpreter (default: $KWB_PYTHON, else python3 on PATH)
   bool force = false;                 // write into a task folder that already holds files
+  // What the parser did not take: options it does not know. One that names an existing file (a
+  // problem called --no-torch.py) is a problem file; any other is a usage error.
+  std::vector<std::string> extras;
 };
 
 // Exit status: 0 every problem imported; 1 one or more failed; 2 usage error.

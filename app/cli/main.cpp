@@ -710,6 +710,7 @@ int main(int argc, char **argv) {
   importKernelBench->add_option("--python", importArgs.python,
                                 "The Python interpreter with PyTorch (default: $KWB_PYTHON, else python3 on PATH)");
   importKernelBench->add_flag("--json", asJson, "Machine-readable output: an array of the outcomes");
+  importKernelBench->allow_extras();  // an unknown option naming a file (--no-torch.py) is a problem file: import_command
 
   SuiteArgs suiteArgs;
   auto *suiteCmd = app.add_subcommand(
@@ -757,7 +758,10 @@ int main(int argc, char **argv) {
 
   if (*devices) return devicesCommand(devicesWorkers, asJson);
   if (*exportCmd) return exportCommand(exportArgs, asJson);
-  if (*importKernelBench) return importKernelBenchCommand(importArgs, asJson);
+  if (*importKernelBench) {
+    importArgs.extras = importKernelBench->remaining();
+    return importKernelBenchCommand(importArgs, asJson);
+  }
   if (*suiteCmd) return suiteCommand(suiteArgs, asJson);
   if (*tasksList) return tasksListCommand(listDir, asJson);
   if (*taskShow) return taskCommand(showPath, asJson, false);

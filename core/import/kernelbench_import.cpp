@@ -11,13 +11,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
 
+#include "core/paths/safe_write.h"
 #include "core/process/child_process.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
@@ -734,13 +734,6 @@ Draft draftFrom(const json &reader, const json *doubled) {
 
 // ------------------------------------------------------------- the folder
 
-void writeWhole(const fs::path &path, const std::string &text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) throw std::runtime_error(path.string() + ": cannot be written");
-}
-
 // The reader's JSON for `problem`, run in the interpreter the settings name.
 json runReader(const fs::path &problem, const TorchSettings &settings, const std::vector<std::string> &extra = {}) {
   const std::string shown = problem.string();
@@ -750,8 +743,9 @@ json runReader(const fs::path &problem, const TorchSettings &settings, const std
   const auto script = bundledPythonScript(kReaderScript, why);
   if (!script) throw Refusal(shown + ": reader: " + why);
   ChildProcessRequest child;
-  child.argv = {python->string(), script->string(), shown};
+  child.argv = {python->string(), script->string()};
   child.argv.insert(child.argv.end(), extra.begin(), extra.end());
+  child.argv.insert(child.argv.end(), {"--", shown});  // a problem named --no-torch.py is a file
   child.timeout = kReaderTimeLimit;
   std::string resultLine;
   child.onLine = [&](const std::string &line) {
@@ -772,18 +766,24 @@ json runReader(const fs::path &problem, const TorchSettings &settings, const std
   return result;
 }
 
-// toDir / name, made; refused when it holds files and `force` is not given.
-fs::path taskFolder(const fs::path &toDir, const std::string &name, bool force) {
+// toDir / name, made and held open (SafeFolder: a symbolic link in its place refused); refused
+// when it holds files and `force` is not given.
+SafeFolder taskFolder(const fs::path &toDir, const std::string &name, bool force) {
   const fs::path folder = toDir / name;
   std::error_code ec;
+  if (fs::is_symlink(folder, ec))
+    throw Refusal(folder.string() + ": is a symbolic link; an import is not written through links: remove it or choose another --to");
   if (fs::exists(folder, ec)) {
     if (!fs::is_directory(folder, ec)) throw Refusal(folder.string() + ": exists and is not a folder; choose another --to");
     if (!fs::is_empty(folder, ec) && !force)
       throw Refusal(folder.string() + ": already holds files; pass --force to write over them");
   }
-  fs::create_directories(folder, ec);
-  if (ec) throw Refusal(folder.string() + ": cannot be made: " + ec.message());
-  return folder;
+  try {
+    checkPathComponent(name, "the task's name");
+    return SafeFolder::open(folder, true);
+  } catch (const SafeWriteError &e) {
+    throw Refusal(e.what());
+  }
 }
 
 void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toDir, bool force,
@@ -791,7 +791,7 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   std::error_code ec;
   if (!fs::is_regular_file(problem, ec))
     throw Refusal(problem.string() + ": file: not a readable file; give the path of a KernelBench problem (.py)");
-  const std::string text = readSourceFile(problem, {kMaxSourceBytes, true, "the problem"});
+  const std::string text = readSourceFile(problem, {kMaxSourceBytes, true, "problem"});
   // Learned weights are seen in the text: refused before the reader runs any of the problem's code.
   if (const auto weights = learnedWeightsProblem(text)) throw Refusal(problem.string() + ": " + *weights);
   // One reader run: the outputs, and again with the batch doubled ("doubled", for outputDim).
@@ -805,10 +805,16 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   const auto task = taskFromKernelBench(reader, error, doubled.is_object() ? &doubled : nullptr);
   if (!task) throw Refusal(error);
   out.name = task->name;
-  out.folder = taskFolder(toDir, task->name, force);
-  writeWhole(out.folder / kManifestFileName, task->manifest);
-  writeWhole(out.folder / "reference.py", text);
-  writeWhole(out.folder / task->starterFile, task->starter);
+  const SafeFolder folder = taskFolder(toDir, task->name, force);
+  out.folder = folder.path();
+  try {
+    // Each file made new and renamed into place: a link planted in the folder is replaced, never written through.
+    folder.write(kManifestFileName, task->manifest);
+    folder.write("reference.py", text);
+    folder.write(task->starterFile, task->starter);
+  } catch (const SafeWriteError &e) {
+    throw Refusal(e.what());
+  }
   Task loaded;
   try {
     loaded = loadTask(out.folder);

@@ -2,13 +2,20 @@
 # kwb_kernelbench.py: reads one KernelBench-format problem file for
 # `kwb import kernelbench` and prints what the importer needs, as JSON.
 #
-# Usage: python3 kwb_kernelbench.py PROBLEM.py [--no-torch] [--double-batch] [--set NAME=INT]...
+# Usage: python3 kwb_kernelbench.py [--no-torch] [--double-batch] [--set NAME=INT]... [--] PROBLEM.py
+#   After `--` every argument is a file, so a problem named `--no-torch.py` is read as one.
 #   --set replaces a module-level constant's value (before anything uses it); --double-batch adds
 #   "doubled": {"constant", "value", "outputs", "outputs_problem"}, the outputs read again with
 #   the first input's first dimension (when it is a module constant) doubled.
 #   Prints ONE JSON object on stdout.  Exit status: 0 ok; 2 the problem
 #   cannot be read (the error object is printed); 1 usage error (message
 #   on stderr, nothing on stdout).
+#
+# The static read runs under its own limits (lowered soft RLIMIT_DATA and
+# RLIMIT_CPU: STATIC_MEMORY_BYTES, STATIC_CPU_SECONDS), and a constant it
+# folds holds at most MAX_CONSTANT_ITEMS items and integers at most
+# MAX_INT_BITS bits; the file's folding as a whole at most FOLD_BUDGET
+# (error kind "too-large").
 #
 # The problem is read statically with `ast`: it is never executed, except
 # for the optional output-shape step, which imports it under PyTorch and
@@ -62,7 +69,8 @@
 #
 # Error object (exit 2):
 #   {"ok": false,
-#    "kind": "cannot-express" | "syntax" | "no-model" | "no-get-inputs" | "io",
+#    "kind": "cannot-express" | "syntax" | "no-model" | "no-get-inputs" | "io"
+#            | "too-large",
 #    "part": "get_inputs" | "get_init_inputs" | "Model" | "file",
 #    "line": int or null,
 #    "message": "PROBLEM.py:LINE: PART: why; what the user can do"}
@@ -96,6 +104,17 @@ BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub,
           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
           ast.Pow: operator.pow}
 CPU_RETRY_LIMIT = 2 ** 24
+# Bounds of the static read (a constant folded from `s = s + s` fourteen times reached 618 MB):
+# a constant's items (a string's characters; a tuple's or list's elements, nested ones counted;
+# a number is one), an integer's bits, the items folded in the whole file, and the soft memory
+# and CPU limits the static read runs under. KernelBench's constants are sizes and short tuples.
+MAX_CONSTANT_ITEMS = 10000
+MAX_INT_BITS = 4096
+FOLD_BUDGET = 1000000
+STATIC_MEMORY_BYTES = 256 << 20
+STATIC_CPU_SECONDS = 20
+TOO_LARGE_FIX = ("KernelBench constants are sizes and short tuples: write the value out, "
+                 "or write the task by hand")
 TENSOR_FIX = "write the tensor's init by hand"
 FIXES = {"get_inputs": "write that input by hand in the task",
          "get_init_inputs": "write Model's constructor arguments by hand",
@@ -133,6 +152,17 @@ class Unreadable(Exception):
                             self.fix or FIXES[part])
 
 
+class TooLarge(ProblemError):
+    """The static read ran past one of its bounds: refused, whatever uses the constant."""
+
+    def __init__(self, line, why, fix=TOO_LARGE_FIX):
+        super().__init__("too-large", "file", line, why, fix)
+
+
+class StaticReadTimeout(Exception):
+    """SIGXCPU: the static read ran past STATIC_CPU_SECONDS of CPU time."""
+
+
 class TorchDType(str):
     """A torch dtype named in the source, e.g. torch.float16 -> 'f16'."""
 
@@ -144,8 +174,54 @@ def src(node):
 
 # ------------------------------------------------------- constant values
 
+FOLDED = [0]  # items folded so far in this file (FOLD_BUDGET)
+
+
 def eval_const(node, env, aliases):
     """Reduces a constant expression to a Python value, or raises."""
+    value = eval_node(node, env, aliases)
+    FOLDED[0] += 1 + value_size(value, MAX_CONSTANT_ITEMS, node)
+    if FOLDED[0] > FOLD_BUDGET:
+        raise TooLarge(getattr(node, "lineno", None),
+                       f"folding the file's constants took more than {FOLD_BUDGET} items "
+                       "(the reader's limit for a whole file)")
+    return value
+
+
+def value_size(value, limit, node):
+    """Items in value: a string's characters (at least 1), a number 1, a tuple or list 1 and
+    its elements'; raises TooLarge past limit (or for an integer past MAX_INT_BITS)."""
+    size, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (str, bytes)):
+            size += max(len(item), 1)
+        elif isinstance(item, (tuple, list)):
+            size += 1
+            stack.extend(item)
+        else:
+            size += 1
+            if isinstance(item, int) and item.bit_length() > MAX_INT_BITS:
+                raise too_large_int(node, f"{item.bit_length()} bits")
+        if size > limit:
+            raise too_large(node, f"more than {limit}")
+    return size
+
+
+def too_large(node, items):
+    return TooLarge(getattr(node, "lineno", None),
+                    f"{src(node)} makes a value of {items} items, past the reader's limit of "
+                    f"{MAX_CONSTANT_ITEMS} items for one constant (characters of a string, "
+                    "elements of a tuple or list, nested ones counted)")
+
+
+def too_large_int(node, bits):
+    return TooLarge(getattr(node, "lineno", None),
+                    f"{src(node)} makes an integer of {bits}, past the reader's limit of "
+                    f"{MAX_INT_BITS} bits for an integer")
+
+
+def eval_node(node, env, aliases):
     if isinstance(node, ast.Constant):
         return const_literal(node)
     if isinstance(node, (ast.Tuple, ast.List)):
@@ -178,7 +254,7 @@ def const_literal(node):
 
 
 def const_items(elts, env, aliases):
-    items = []
+    items, size = [], 1
     for elt in elts:
         if isinstance(elt, ast.Starred):
             inner = eval_const(elt.value, env, aliases)
@@ -186,8 +262,12 @@ def const_items(elts, env, aliases):
                 raise Unreadable(elt, f"{src(elt)} unpacks something that "
                                       "is not a tuple")
             items.extend(inner)
+            size += value_size(inner, MAX_CONSTANT_ITEMS, elt) - 1
         else:
             items.append(eval_const(elt, env, aliases))
+            size += value_size(items[-1], MAX_CONSTANT_ITEMS, elt)
+        if size > MAX_CONSTANT_ITEMS:
+            raise too_large(elt, f"more than {MAX_CONSTANT_ITEMS}")
     return items
 
 
@@ -212,7 +292,7 @@ def const_binop(node, env, aliases):
     right = eval_const(node.right, env, aliases)
     op = BINOPS.get(type(node.op))
     if op is None or isinstance(left, TorchDType) or \
-            isinstance(right, TorchDType) or too_big(node.op, left, right):
+            isinstance(right, TorchDType) or too_big(node.op, left, right, node):
         raise Unreadable(node, f"{src(node)} is not a constant expression")
     try:
         value = op(left, right)
@@ -223,14 +303,30 @@ def const_binop(node, env, aliases):
     return value
 
 
-def too_big(op, left, right):
-    """Guards against constants that would take long to compute."""
+def too_big(op, left, right, node=None):
+    """Guards against constants that would take long to compute or hold too much: raises
+    TooLarge for a result past the bounds, before computing it; true for forms not read."""
+    if isinstance(op, ast.Mod) and isinstance(left, str):
+        return True  # '%' formatting: a width makes any length
     if isinstance(op, ast.Pow) and is_number(left) and is_number(right):
+        if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1 \
+                and (abs(left).bit_length() - 1) * right > MAX_INT_BITS:
+            raise too_large_int(node, f"at least {(abs(left).bit_length() - 1) * right} bits")
         return abs(right) > 256 and abs(left) > 1
     if isinstance(op, ast.Mult):
+        if isinstance(left, int) and isinstance(right, int) and \
+                left.bit_length() + right.bit_length() > MAX_INT_BITS + 1:
+            raise too_large_int(node, f"about {left.bit_length() + right.bit_length()} bits")
         seq, count = (left, right) if is_number(right) else (right, left)
-        return isinstance(seq, (str, tuple, list)) and is_number(count) \
-            and count > 100000
+        if isinstance(seq, (str, tuple, list)) and is_number(count):
+            each = value_size(seq, MAX_CONSTANT_ITEMS, node) - (0 if isinstance(seq, str) else 1)
+            if count * each > MAX_CONSTANT_ITEMS:
+                raise too_large(node, f"{int(count * each)}")
+    if isinstance(op, ast.Add) and isinstance(left, (str, tuple, list)) and type(left) is type(right):
+        joined = sum(value_size(v, MAX_CONSTANT_ITEMS, node) for v in (left, right)) - \
+            (0 if isinstance(left, str) else 1)
+        if joined > MAX_CONSTANT_ITEMS:
+            raise too_large(node, f"{joined}")
     return False
 
 
@@ -1297,7 +1393,7 @@ def add_doubled(result, path):
     name = first["shape_names"][0]
     OVERRIDES[name] = 2 * first["shape"][0]
     try:
-        again, init_values = read_problem(path)
+        again, init_values = read_problem_bounded(path)
     except ProblemError as err:
         result["doubled"] = {"constant": name, "value": OVERRIDES[name], "outputs": None,
                              "outputs_problem": err.to_json(path)["message"]}
@@ -1311,7 +1407,7 @@ def add_doubled(result, path):
 
 # ------------------------------------------------------------------- main
 
-USAGE = "usage: python3 kwb_kernelbench.py PROBLEM.py [--no-torch] [--double-batch] [--set NAME=INT]..."
+USAGE = "usage: python3 kwb_kernelbench.py [--no-torch] [--double-batch] [--set NAME=INT]... [--] PROBLEM.py"
 
 
 # --set NAME=INT: module-level constants replaced (the importer reads a problem a second time with
@@ -1338,8 +1434,12 @@ def take_overrides(argv):
 
 
 def parse_args(argv):
+    files = []
+    if "--" in argv:  # after it, every argument is a file (`-- --no-torch.py`)
+        at = argv.index("--")
+        argv, files = argv[:at], argv[at + 1:]
     argv = take_overrides(argv)
-    paths = [a for a in argv if not a.startswith("--")]
+    paths = [a for a in argv if not a.startswith("--")] + files
     options = [a for a in argv if a.startswith("--")]
     if "--help" in options:
         print(USAGE)
@@ -1353,10 +1453,63 @@ def parse_args(argv):
     return paths[0], "--no-torch" in options, "--double-batch" in options
 
 
+@contextlib.contextmanager
+def static_limits():
+    """The static read under its own soft limits: RLIMIT_DATA at STATIC_MEMORY_BYTES, RLIMIT_CPU
+    STATIC_CPU_SECONDS beyond what was used so far (SIGXCPU raises StaticReadTimeout); the
+    process's limits again afterwards (soft limits are raised back, up to the hard ones)."""
+    try:
+        import resource
+        import signal
+    except ImportError:  # not a POSIX system: the bounds on folding still hold
+        yield
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    wanted = {resource.RLIMIT_DATA: STATIC_MEMORY_BYTES,
+              resource.RLIMIT_CPU: int(usage.ru_utime + usage.ru_stime) + 1 + STATIC_CPU_SECONDS}
+    saved = {}
+    for which, value in wanted.items():
+        soft, hard = resource.getrlimit(which)
+        lower = [v for v in (soft, hard) if v != resource.RLIM_INFINITY]
+        try:
+            resource.setrlimit(which, (min([value] + lower), hard))
+            saved[which] = (soft, hard)
+        except (ValueError, OSError):
+            pass
+
+    def on_cpu_limit(_signum, _frame):
+        raise StaticReadTimeout()
+    previous = signal.signal(signal.SIGXCPU, on_cpu_limit)
+    try:
+        yield
+    finally:
+        for which, limits in saved.items():
+            resource.setrlimit(which, limits)
+        signal.signal(signal.SIGXCPU, previous)
+
+
+def read_problem_bounded(path):
+    """read_problem under static_limits, its running out of them as a TooLarge."""
+    FOLDED[0] = 0
+    fix = "KernelBench problems are short files; check this one is one"
+    try:
+        with static_limits():
+            return read_problem(path)
+    except MemoryError:
+        why = (f"reading the file statically needed more than {STATIC_MEMORY_BYTES >> 20} MiB "
+               "(the static reader's memory limit)")
+    except StaticReadTimeout:
+        why = (f"reading the file statically took more than {STATIC_CPU_SECONDS} s of CPU time "
+               "(the static reader's limit)")
+    except RecursionError:
+        why = "the file nests expressions too deeply to read"
+    raise TooLarge(None, why, fix)
+
+
 def main(argv):
     path, no_torch, double_batch = parse_args(argv)
     try:
-        result, init_values = read_problem(path)
+        result, init_values = read_problem_bounded(path)
     except ProblemError as err:
         print(json.dumps(err.to_json(path)))
         return 2

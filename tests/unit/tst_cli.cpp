@@ -470,6 +470,36 @@ class TestCli : public QObject {
     }
   }
 
+  // kwb import kernelbench with a problem named like an option (issue 45 item 8): --no-torch.py
+  // given as ./--no-torch.py, after --, or as it is (an unknown option that names a file) is read
+  // as the file; an unknown option naming no file is a usage error saying how to name such a file.
+  // The reader reads it either way; without PyTorch here the import then stops at the outputs.
+  void importProblemNamedLikeAnOption() {
+    QTemporaryDir dir;
+    QVERIFY(QFile::copy(QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/kernelbench/relu.py"), dir.filePath("--no-torch.py")));
+    const auto importIn = [&](const QStringList &args) {
+      QProcess p;
+      p.setWorkingDirectory(dir.path());
+      p.start(kwb_, QStringList{"import", "kernelbench", "--python", "python3"} + args);
+      p.waitForFinished(60000);
+      return Run{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+                 QString::fromUtf8(p.readAllStandardError())};
+    };
+    int n = 0;
+    for (const QStringList &given : {QStringList{"./--no-torch.py"}, QStringList{"--", "--no-torch.py"}, QStringList{"--no-torch.py"}}) {
+      const QString to = QStringLiteral("tasks%1").arg(++n);
+      const Run r = importIn(QStringList{"--to", to} + given);
+      const bool read = r.exitCode == 0 ? r.out.contains("imported --no-torch.py -> " + to + "/--no-torch")
+                                        : r.exitCode == 1 && r.err.contains("--no-torch.py: outputs: the output's shape and dtype need PyTorch");
+      QVERIFY2(read, qPrintable(given.join(' ') + ": " + QString::number(r.exitCode) + " " + r.out + r.err));
+    }
+    const Run unknown = importIn({"--to", "tasks", "--frobnicate.py"});
+    QCOMPARE(unknown.exitCode, 2);
+    QCOMPARE(unknown.err, QStringLiteral("kwb import kernelbench: unknown option '--frobnicate.py'; a problem file whose name begins "
+                                         "with '-' is given as ./--frobnicate.py or after --: kwb import kernelbench --to DIR -- "
+                                         "--frobnicate.py\n"));
+  }
+
  private:
   QString kwb_;
   QString worker_;

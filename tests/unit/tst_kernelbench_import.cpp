@@ -7,6 +7,7 @@
 // The outputs below are the ones the reader reported with PyTorch 2.11 on the H200 (forward on the
 // meta device): relu [16, 16384] f32; sum_dim [16, 1, 256] f32; matmul [1024, 2048] f32; rmsnorm the
 // input's shape, [16, 64, 256, 256] f32.
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -26,6 +27,7 @@
 #include "core/import/kernelbench_import.h"
 #include "core/process/child_process.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/source_file.h"
 #include "helpers/python3.h"
 #include "helpers/test_files.h"
 
@@ -96,6 +98,62 @@ bool anyContains(const std::vector<std::string> &lines, const std::string &part)
   for (const auto &l : lines)
     if (l.find(part) != std::string::npos) return true;
   return false;
+}
+
+// A stand-in for a Python with PyTorch, in `dir`: the real reader without torch, its outputs
+// filled as PyTorch fills them for relu.py.
+kwb::TorchSettings pythonWithOutputs(const fs::path &dir) {
+  const fs::path fake = dir / "python-with-outputs";
+  writeText(fake, "#!/bin/sh\nexec " + python3() +
+                      " -c 'import json, subprocess, sys\n"
+                      "r = subprocess.run([sys.executable, sys.argv[1], \"--no-torch\"] + sys.argv[2:], "
+                      "capture_output=True, text=True)\n"
+                      "j = json.loads(r.stdout)\n"
+                      "if j.get(\"ok\"):\n"
+                      "    j[\"outputs\"] = [{\"dtype\": \"f32\", \"shape\": [16, 16384]}]\n"
+                      "    j[\"outputs_problem\"] = None\n"
+                      "print(json.dumps(j))\n"
+                      "sys.exit(r.returncode)' \"$@\"\n");
+  ::chmod(fake.c_str(), 0755);
+  kwb::TorchSettings python;
+  python.python = fake.string();
+  return python;
+}
+
+// The reader (without PyTorch) on `problem`, in a process of its own whose only child it is: its
+// JSON, exit status, peak memory and CPU time; under a 4 GiB address-space limit, so that a reader
+// without bounds fails the test instead of taking the machine.
+struct MeasuredReaderRun {
+  int exitCode = -1;
+  json result;
+  double peakMiB = 0, cpuSeconds = 0;
+};
+
+MeasuredReaderRun measuredReaderRun(const fs::path &problem) {
+  kwb::ChildProcessRequest child;
+  child.argv = {python3(), "-c",
+                "import json, resource, subprocess, sys\n"
+                "def guard():\n"
+                "    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+                "r = subprocess.run(sys.argv[1:], capture_output=True, text=True, preexec_fn=guard)\n"
+                "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+                "print(json.dumps({'status': r.returncode, 'out': r.stdout, 'peak_kib': u.ru_maxrss,\n"
+                "                  'cpu': u.ru_utime + u.ru_stime}))\n",
+                python3(), readerScript().string(), "--no-torch", problem.string()};
+  std::string line;
+  child.onLine = [&](const std::string &l) {
+    if (l.rfind("{\"status\"", 0) == 0) line = l;
+  };
+  kwb::runChildProcess(child);
+  const json j = json::parse(line, nullptr, false);
+  MeasuredReaderRun r;
+  if (!j.is_object()) return r;
+  r.exitCode = j.value("status", -1);
+  std::string out = j.value("out", std::string());
+  r.result = json::parse(out.substr(0, out.find('\n')), nullptr, false);
+  r.peakMiB = j.value("peak_kib", 0.0) / 1024;
+  r.cpuSeconds = j.value("cpu", 0.0);
+  return r;
 }
 
 // A problem with a scalar argument of forward.
@@ -177,6 +235,12 @@ class TestKernelBenchImport : public QObject {
   void outputsNeedPyTorch();
   void importWritesTheFolder();
   void importFailures();
+  void constantsPastTheLimitsAreRefused_data();
+  void constantsPastTheLimitsAreRefused();
+  void staticReadMemoryLimit();
+  void problemNamedLikeAnOption();
+  void tooLargeProblemMessage();
+  void forceNeverWritesThroughLinks();
 
  private:
   QTemporaryDir tmp_;
@@ -559,22 +623,7 @@ void TestKernelBenchImport::outputsNeedPyTorch() {
 }
 
 void TestKernelBenchImport::importWritesTheFolder() {
-  // A stand-in for a Python with PyTorch: the real reader without torch, its outputs filled as
-  // PyTorch fills them for relu.py.
-  const fs::path fake = dir_ / "python-with-outputs";
-  writeText(fake, "#!/bin/sh\nexec " + python3() +
-                      " -c 'import json, subprocess, sys\n"
-                      "r = subprocess.run([sys.executable, sys.argv[1], sys.argv[2], \"--no-torch\"], "
-                      "capture_output=True, text=True)\n"
-                      "j = json.loads(r.stdout)\n"
-                      "if j.get(\"ok\"):\n"
-                      "    j[\"outputs\"] = [{\"dtype\": \"f32\", \"shape\": [16, 16384]}]\n"
-                      "    j[\"outputs_problem\"] = None\n"
-                      "print(json.dumps(j))\n"
-                      "sys.exit(r.returncode)' \"$@\"\n");
-  ::chmod(fake.c_str(), 0755);
-  kwb::TorchSettings python;
-  python.python = fake.string();
+  const kwb::TorchSettings python = pythonWithOutputs(dir_);
   const fs::path to = dir_ / "tasks";
 
   const auto outcome = kwb::importKernelBench(fixture("relu.py"), to, false, python);
@@ -611,6 +660,142 @@ void TestKernelBenchImport::importFailures() {
   QVERIFY2(noPython.message.find(fixture("relu.py").string() + ": python: the Python interpreter " +
                                  (dir_ / "no-such-python").string()) == 0,
            noPython.message.c_str());
+}
+
+// Issue 45 item 6: the static reader folds constants within stated bounds: one constant holds at
+// most 10000 items, an integer at most 4096 bits, the file's folding at most 1000000 items.
+// `s = s + s` fourteen times reached 618 MB: now refused at the doubling past the bound, with
+// the file, line and limit, in well under a second and about 20 MB.
+void TestKernelBenchImport::constantsPastTheLimitsAreRefused_data() {
+  QTest::addColumn<QString>("extra");    // appended to relu.py
+  QTest::addColumn<int>("line");         // of `extra` (1: its first), where it is refused; 0: not checked
+  QTest::addColumn<QString>("message");  // after "FILE:LINE: "
+  const QString perConstant = QStringLiteral(
+      ", past the reader's limit of 10000 items for one constant (characters of a string, elements of a tuple or "
+      "list, nested ones counted); KernelBench constants are sizes and short tuples: write the value out, or write the "
+      "task by hand");
+  const QString doubled = QStringLiteral("file: s + s makes a value of 16384 items") + perConstant;
+  QTest::newRow("s + s fourteen times") << QStringLiteral("s = \"x\"\n") + QStringLiteral("s = s + s\n").repeated(14) << 15 << doubled;
+  QTest::newRow("s + s forty times") << QStringLiteral("s = \"x\"\n") + QStringLiteral("s = s + s\n").repeated(40) << 15 << doubled;
+  QTest::newRow("a tuple doubled") << QStringLiteral("t = (1, 2, 3, 4)\n") + QStringLiteral("t = t + t\n").repeated(40) << 13
+                                   << QStringLiteral("file: t + t makes a value of 16385 items") + perConstant;
+  QTest::newRow("repeated") << QStringLiteral("s = \"x\" * 100000\n") << 1
+                            << QStringLiteral("file: 'x' * 100000 makes a value of 100000 items") + perConstant;
+  QTest::newRow("a list of long strings") << QStringLiteral("s = \"x\" * 5000\nt = [s] * 50\n") << 2
+                                          << QStringLiteral("file: [s] * 50 makes a value of 250000 items") + perConstant;
+  QTest::newRow("unpacked") << QStringLiteral("s = tuple(\"x\" * 6000)\nt = (*s, *s)\n") << 2
+                            << QStringLiteral("file: *s makes a value of more than 10000 items") + perConstant;
+  QTest::newRow("an integer's power") << QStringLiteral("a = 10 ** 256\nb = a ** 256\nc = b ** 256\n") << 2
+                                      << QStringLiteral("file: a ** 256 makes an integer of at least 217600 bits, past the reader's "
+                                                        "limit of 4096 bits for an integer; KernelBench constants are sizes and short "
+                                                        "tuples: write the value out, or write the task by hand");
+  QString many;
+  for (int i = 0; i < 200; ++i) many += QStringLiteral("a%1 = \"x\" * 9000\n").arg(i);
+  QTest::newRow("the whole file") << many << 0
+                                  << QStringLiteral("file: folding the file's constants took more than 1000000 items (the reader's "
+                                                    "limit for a whole file); KernelBench constants are sizes and short tuples: write "
+                                                    "the value out, or write the task by hand");
+}
+
+void TestKernelBenchImport::constantsPastTheLimitsAreRefused() {
+  QFETCH(QString, extra);
+  QFETCH(int, line);
+  QFETCH(QString, message);
+  const std::string base = kwb::test::readFile(fixture("relu.py"));
+  const int baseLines = static_cast<int>(std::count(base.begin(), base.end(), '\n'));
+  const fs::path problem = dir_ / "constants.py";
+  writeText(problem, base + extra.toStdString());
+  const auto r = measuredReaderRun(problem);
+  QCOMPARE(r.exitCode, 2);
+  QCOMPARE(r.result.value("kind", std::string()), std::string("too-large"));
+  const std::string text = r.result.value("message", std::string());
+  const std::string where = problem.string() + ":" + std::to_string(baseLines + line) + ": ";
+  if (line) QCOMPARE(text, where + message.toStdString());
+  else QVERIFY2(text.find(": " + message.toStdString()) != std::string::npos, text.c_str());
+  QVERIFY2(r.peakMiB < 100, std::to_string(r.peakMiB).c_str());  // about 18 MiB here
+  QVERIFY2(r.cpuSeconds < 10, std::to_string(r.cpuSeconds).c_str());  // about 0.2 s here
+
+  // Through the importer: the same message, said once.
+  const auto outcome = kwb::importKernelBench(problem, dir_ / "too-large", false, pythonWithOutputs(dir_));
+  QVERIFY(!outcome.ok);
+  QCOMPARE(outcome.message, text);
+}
+
+// The static read runs under its own memory limit (a soft RLIMIT_DATA of 256 MiB; CPU: 20 s):
+// a 4 MB file of small constants, whose syntax tree alone took 1.6 GB and 12 s to build, is
+// refused when the read passes the limit, at about the limit.
+void TestKernelBenchImport::staticReadMemoryLimit() {
+  const std::string base = kwb::test::readFile(fixture("relu.py"));
+  const std::string line = "a = [[1, 2], [3, 4], [5, 6], [7, 8]]\n";
+  std::string text = base;
+  while (text.size() + line.size() < kwb::kMaxSourceBytes) text += line;
+  const fs::path problem = dir_ / "many_constants.py";
+  writeText(problem, text);
+  const auto r = measuredReaderRun(problem);
+  QCOMPARE(r.exitCode, 2);
+  QCOMPARE(r.result.value("message", std::string()),
+           problem.string() + ": file: reading the file statically needed more than 256 MiB (the static reader's memory "
+                              "limit); KernelBench problems are short files; check this one is one");
+  QVERIFY2(r.peakMiB < 320, std::to_string(r.peakMiB).c_str());
+}
+
+// Issue 45 item 8: a problem file named like one of the reader's options is read as a file.
+void TestKernelBenchImport::problemNamedLikeAnOption() {
+  const fs::path folder = dir_ / "option-named";
+  fs::create_directories(folder);
+  fs::copy_file(fixture("relu.py"), folder / "--no-torch.py");
+  const QString before = QDir::currentPath();
+  QVERIFY(QDir::setCurrent(QString::fromStdString(folder.string())));
+  const auto outcome = kwb::importKernelBench("--no-torch.py", folder / "tasks", false, pythonWithOutputs(dir_));
+  QVERIFY(QDir::setCurrent(before));
+  QVERIFY2(outcome.ok, outcome.message.c_str());
+  QCOMPARE(outcome.name, std::string("--no-torch"));
+  QCOMPARE(kwb::test::readFile(folder / "tasks" / "--no-torch" / "reference.py"), kwb::test::readFile(fixture("relu.py")));
+}
+
+// Issue 45 item 8: the size message says "the problem" once.
+void TestKernelBenchImport::tooLargeProblemMessage() {
+  const fs::path problem = dir_ / "huge.py";
+  writeText(problem, std::string(kwb::kMaxSourceBytes + 1, '#'));
+  kwb::TorchSettings python;
+  python.python = python3();
+  const auto outcome = kwb::importKernelBench(problem, dir_ / "imported", false, python);
+  QVERIFY(!outcome.ok);
+  QCOMPARE(outcome.message, "the problem " + problem.string() + " is " + std::to_string(kwb::kMaxSourceBytes + 1) +
+                                " bytes or more; at most " + std::to_string(kwb::kMaxSourceBytes) + " are read");
+}
+
+// Issue 45 item 4: --force replaces links planted in the task folder, never writing through them;
+// a task folder that is itself a link is refused.
+void TestKernelBenchImport::forceNeverWritesThroughLinks() {
+  const kwb::TorchSettings python = pythonWithOutputs(dir_);
+  const fs::path to = dir_ / "linked-tasks", outside = dir_ / "outside";
+  fs::create_directories(to / "relu");
+  fs::create_directories(outside);
+  for (const char *name : {"task.toml", "reference.py", "relu.cu"}) {
+    writeText(outside / name, "keep me\n");
+    fs::create_symlink(outside / name, to / "relu" / name);
+  }
+  const auto refused = kwb::importKernelBench(fixture("relu.py"), to, false, python);
+  QVERIFY(!refused.ok);  // not empty
+  const auto forced = kwb::importKernelBench(fixture("relu.py"), to, true, python);
+  QVERIFY2(forced.ok, forced.message.c_str());
+  for (const char *name : {"task.toml", "reference.py", "relu.cu"}) {
+    QCOMPARE(kwb::test::readFile(outside / name), std::string("keep me\n"));
+    QVERIFY2(!fs::is_symlink(to / "relu" / name) && fs::is_regular_file(to / "relu" / name), name);
+  }
+  QCOMPARE(kwb::test::readFile(to / "relu" / "reference.py"), kwb::test::readFile(fixture("relu.py")));
+  QCOMPARE(kwb::loadTask(to / "relu").name, std::string("relu"));
+
+  const fs::path to2 = dir_ / "linked-folder";
+  fs::create_directories(to2);
+  fs::create_symlink(outside, to2 / "relu");
+  const auto linked = kwb::importKernelBench(fixture("relu.py"), to2, true, python);
+  QVERIFY(!linked.ok);
+  QCOMPARE(linked.message, (to2 / "relu").string() +
+                               ": is a symbolic link; an import is not written through links: remove it or choose another --to");
+  for (const char *name : {"task.toml", "reference.py", "relu.cu"})
+    QCOMPARE(kwb::test::readFile(outside / name), std::string("keep me\n"));
 }
 
 QTEST_GUILESS_MAIN(TestKernelBenchImport)

@@ -50,6 +50,19 @@ const kwb::SkillCard *cardOf(const SkillLibraryService &service, const std::stri
   return nullptr;
 }
 
+// A Skills panel over the library at `path`, shown, its first load asked for (wait on `loaded`).
+struct ShownPanel {
+  SkillLibraryService service;
+  SkillsPanel panel;
+  QSignalSpy loaded{&service, &SkillLibraryService::loaded};
+  explicit ShownPanel(const QString &path, QSize size = {}) : service(path) {
+    panel.attach(&service);
+    if (size.isValid()) panel.resize(size);
+    panel.show();
+    service.refresh();
+  }
+};
+
 // Clicks the panel's Edit button; in the dialog it opens, `change` is given the text shown and the
 // dialog's note, and what it returns is saved. Returns the text shown.
 QString editInTheDialog(SkillsPanel &panel, const std::function<QString(const QString &, const QString &)> &change) {
@@ -156,13 +169,8 @@ class TestSkillsViews : public QObject {
   }
 
   void cardReviewAndEdit() {
-    SkillLibraryService service(library_);
-    SkillsPanel panel;
-    panel.attach(&service);
-    panel.resize(1400, 800);
-    panel.show();
-    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
-    service.refresh();
+    ShownPanel view(library_, QSize(1400, 800));
+    auto &[service, panel, loaded] = view;
     QVERIFY(loaded.wait(10000));
     const int all = panel.visibleCards();
     // 10 cards lifted from gemm-bf16 (12 steps, step 7 rejected), 5 from sgemm, 2 published-shaped.
@@ -233,12 +241,8 @@ class TestSkillsViews : public QObject {
   // dialog does not show them; a text that adds them is refused with the line; the full SKILL.md
   // with them unchanged is accepted, and they stay as stored.
   void editCannotTouchTheRecord() {
-    SkillLibraryService service(library_);
-    SkillsPanel panel;
-    panel.attach(&service);
-    panel.show();
-    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
-    service.refresh();
+    ShownPanel view(library_);
+    auto &[service, panel, loaded] = view;
     QVERIFY(loaded.wait(10000));
     QVERIFY(panel.selectCard(QStringLiteral("vectorized-access")));
     const auto stored = [&] { return *SkillLibrary::open(library_.toStdString())->card("vectorized-access"); };
@@ -304,12 +308,8 @@ class TestSkillsViews : public QObject {
     }
     kwb::test::ReplayLlmServer server(test::kernelsDir() / "softmax");
     server.script({kwb::test::ReplayFault::CompileError});
-    SkillLibraryService service(library);
-    SkillsPanel panel;
-    panel.attach(&service);
-    panel.show();
-    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
-    service.refresh();
+    ShownPanel view(library);
+    auto &[service, panel, loaded] = view;
     QVERIFY(loaded.wait(10000));
     QVERIFY(panel.selectCard(QStringLiteral("warp-shuffle")));
     QVERIFY(panel.tryButton()->isEnabled());

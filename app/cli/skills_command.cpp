@@ -136,7 +136,9 @@ int skillsShowCommand(const SkillsArgs &args, bool asJson) {
       std::cout << out.dump(2) << "\n";
       return 0;
     }
-    std::cout << kwb::writeSkillMarkdown(*card);
+    // The body is the card's text verbatim: each line with its control characters escaped.
+    std::istringstream lines(kwb::writeSkillMarkdown(*card));
+    for (std::string line; std::getline(lines, line);) std::cout << kwb::printable(line, line.size() * 6 + 16) << "\n";
     std::cout << "\n<!-- audit trail -->\n";
     for (const auto &a : audit)
       std::cout << "<!-- " << a.at << "  " << kwb::printable(a.who) << "  " << a.action << "  " << kwb::printable(a.detail)

@@ -301,12 +301,19 @@ class TestSkillsCli : public QObject {
     fs::create_directories(folder / "card");
     std::ofstream(folder / "card" / "SKILL.md")
         << "---\nskill_id: esc\nintent: \"Clear \\e[2J\\e]0;title\\a done\"\npreconditions: []\n"
-           "scope: {cases: ['*'], languages: ['*'], platforms: ['*']}\n---\n# Overview\n";
+           "scope: {cases: ['*'], languages: ['*'], platforms: ['*']}\n---\n# Overview\nBody \x1b[2J\x1b]0;body\x07 text\n";
     auto r = kwb({"skills", "import", QString::fromStdString(folder.string())});
     QVERIFY2(r.exitCode == 0, r.err.c_str());
     r = kwb({"skills", "list"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.find("Clear \\x1b[2J\\x1b]0;title\\x07 done") != std::string::npos, r.out.c_str());
+    QVERIFY(r.out.find('\x1b') == std::string::npos);
+    QVERIFY(r.out.find('\x07') == std::string::npos);
+    // skills show: the body's text too (the front matter is escaped by YAML).
+    r = kwb({"skills", "show", "esc"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.find("# Overview\nBody \\x1b[2J\\x1b]0;body\\x07 text\n") != std::string::npos, r.out.c_str());
+    QVERIFY2(r.out.find("intent: \"Clear \\e[2J\\e]0;title\\a done\"") != std::string::npos, r.out.c_str());
     QVERIFY(r.out.find('\x1b') == std::string::npos);
     QVERIFY(r.out.find('\x07') == std::string::npos);
 
@@ -325,7 +332,7 @@ class TestSkillsCli : public QObject {
     std::ofstream(folder / "card" / "SKILL.md", std::ios::app) << "\nLatin-1 caf\xe9\n";
     r = kwb({"skills", "import", "--replace", QString::fromStdString(folder.string())});
     QCOMPARE(r.exitCode, 2);
-    QVERIFY2(r.err.find((folder / "card" / "SKILL.md").string() + ":9: column 12: the byte 0xe9 is not UTF-8") !=
+    QVERIFY2(r.err.find((folder / "card" / "SKILL.md").string() + ":10: column 12: the byte 0xe9 is not UTF-8") !=
                  std::string::npos,
              r.err.c_str());
     QVERIFY2(r.err.find("json") == std::string::npos, r.err.c_str());

@@ -1,5 +1,6 @@
 #include "core/sandbox/sandbox.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,12 +9,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 
 extern char **environ;
 
@@ -188,7 +192,135 @@ SandboxSupport tryUnshare(std::string &whyNot) {
   return s;
 }
 
+// What the dynamic loader reads from one object's dynamic section.
+struct DynamicSection {
+  std::vector<std::string> needed;   // DT_NEEDED
+  std::vector<std::string> rpath;    // DT_RPATH, split at ':'
+  std::vector<std::string> runpath;  // DT_RUNPATH, split at ':'
+};
+
+// `object`'s dynamic section as the loader sees it (program headers: PT_DYNAMIC, and its string
+// table found through the PT_LOAD segments); nothing for a file that is not a 64-bit ELF object of
+// this machine's byte order, or not dynamically linked. Reads headers and tables only, each
+// bounds-checked and capped.
+std::optional<DynamicSection> readDynamicSection(const fs::path &object) {
+  const int fd = ::open(object.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  auto readAt = [&](std::uint64_t offset, void *into, std::size_t size) {
+    return ::pread(fd, into, size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size);
+  };
+  Elf64_Ehdr header{};
+  if (!readAt(0, &header, sizeof header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
+      header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != (std::endian::native == std::endian::little ? ELFDATA2LSB : ELFDATA2MSB) ||
+      header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phnum > 512)
+    return std::nullopt;
+  std::vector<Elf64_Phdr> segments(header.e_phnum);
+  if (!readAt(header.e_phoff, segments.data(), segments.size() * sizeof(Elf64_Phdr))) return std::nullopt;
+  const auto dynamic = std::find_if(segments.begin(), segments.end(), [](const Elf64_Phdr &p) { return p.p_type == PT_DYNAMIC; });
+  if (dynamic == segments.end() || dynamic->p_filesz > (1u << 20)) return std::nullopt;
+  std::vector<Elf64_Dyn> entries(dynamic->p_filesz / sizeof(Elf64_Dyn));
+  if (!readAt(dynamic->p_offset, entries.data(), entries.size() * sizeof(Elf64_Dyn))) return std::nullopt;
+  std::uint64_t stringsAddress = 0, stringsSize = 0;
+  for (const auto &e : entries) {
+    if (e.d_tag == DT_STRTAB) stringsAddress = e.d_un.d_ptr;
+    if (e.d_tag == DT_STRSZ) stringsSize = e.d_un.d_val;
+  }
+  if (stringsSize == 0 || stringsSize > (16u << 20)) return std::nullopt;
+  // The string table's file offset: through the loaded segment that holds its address.
+  std::optional<std::uint64_t> stringsOffset;
+  for (const auto &p : segments)
+    if (p.p_type == PT_LOAD && stringsAddress >= p.p_vaddr && stringsAddress - p.p_vaddr + stringsSize <= p.p_filesz)
+      stringsOffset = p.p_offset + (stringsAddress - p.p_vaddr);
+  if (!stringsOffset) return std::nullopt;
+  std::string strings(stringsSize, '\0');
+  if (!readAt(*stringsOffset, strings.data(), strings.size())) return std::nullopt;
+  auto text = [&](std::uint64_t offset) {
+    return offset < strings.size() ? std::string(strings.c_str() + offset, ::strnlen(strings.c_str() + offset, strings.size() - offset))
+                                   : std::string();
+  };
+  DynamicSection out;
+  for (const auto &e : entries) {
+    if (e.d_tag == DT_NULL) break;
+    if (e.d_tag == DT_NEEDED) out.needed.push_back(text(e.d_un.d_val));
+    if (e.d_tag == DT_RPATH)
+      for (const auto &p : splitPathList(text(e.d_un.d_val))) out.rpath.push_back(p);
+    if (e.d_tag == DT_RUNPATH)
+      for (const auto &p : splitPathList(text(e.d_un.d_val))) out.runpath.push_back(p);
+  }
+  return out;
+}
+
+// A RUNPATH or RPATH entry of an object in `origin` as the loader reads it: $ORIGIN and ${ORIGIN}
+// replaced; empty for an entry that is relative (to whatever the working directory is) or names
+// another token ($LIB, $PLATFORM: the system's own folders).
+std::string expandedLoadPath(std::string entry, const std::string &origin) {
+  for (const std::string token : {"${ORIGIN}", "$ORIGIN"})
+    for (auto at = entry.find(token); at != std::string::npos; at = entry.find(token, at + origin.size()))
+      entry.replace(at, token.size(), origin);
+  if (entry.empty() || entry.front() != '/' || entry.find('$') != std::string::npos) return {};
+  return entry;
+}
+
+// libraryFolders' walk: `object`'s load paths, then each library it needs that is found in them
+// (or in LD_LIBRARY_PATH), in turn. `inherited`: the RPATH entries of the objects that loaded it
+// (the loader searches them too, unless the object has a RUNPATH).
+void collectLibraryFolders(const fs::path &object, const std::vector<std::string> &inherited,
+                           const std::vector<std::string> &libraryPath, std::set<std::string> &visited,
+                           std::vector<std::string> &folders) {
+  if (visited.size() > 1024 || !visited.insert(object.string()).second) return;
+  const auto dynamic = readDynamicSection(object);
+  if (!dynamic) return;
+  const std::string origin = object.parent_path().string();
+  std::vector<std::string> rpath = inherited, runpath;
+  for (const auto &p : dynamic->rpath)
+    if (const auto e = expandedLoadPath(p, origin); !e.empty()) rpath.push_back(e);
+  for (const auto &p : dynamic->runpath)
+    if (const auto e = expandedLoadPath(p, origin); !e.empty()) runpath.push_back(e);
+  // The loader's order: RPATH (only without a RUNPATH), LD_LIBRARY_PATH, RUNPATH; then the
+  // system's cache and folders, which the sandbox never covers and are not followed here.
+  std::vector<std::string> search = runpath.empty() ? rpath : std::vector<std::string>{};
+  search.insert(search.end(), libraryPath.begin(), libraryPath.end());
+  search.insert(search.end(), runpath.begin(), runpath.end());
+  for (const auto &dir : runpath.empty() ? rpath : runpath)
+    if (const auto d = resolvedDirectory(dir); !d.empty()) folders.push_back(d);
+  for (const auto &name : dynamic->needed) {
+    std::vector<fs::path> candidates;
+    if (name.find('/') != std::string::npos) candidates.push_back(name);
+    else
+      for (const auto &dir : search) candidates.push_back(fs::path(dir) / name);
+    for (const auto &candidate : candidates) {
+      std::error_code ec;
+      const auto found = fs::canonical(candidate, ec);
+      if (ec || !fs::is_regular_file(found, ec)) continue;
+      folders.push_back(found.parent_path().string());
+      collectLibraryFolders(found, runpath.empty() ? rpath : std::vector<std::string>{}, libraryPath, visited, folders);
+      break;
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> libraryFolders(const fs::path &program) {
+  std::error_code ec;
+  const auto object = fs::canonical(program, ec);  // $ORIGIN is the folder of the file itself
+  if (ec) return {};
+  std::vector<std::string> libraryPath;
+  if (const char *libraries = std::getenv("LD_LIBRARY_PATH"))
+    for (const auto &entry : splitPathList(libraries))
+      if (entry.front() == '/') libraryPath.push_back(entry);
+  std::set<std::string> visited;
+  std::vector<std::string> folders;
+  collectLibraryFolders(object, {}, libraryPath, visited, folders);
+  std::sort(folders.begin(), folders.end());
+  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+  return folders;
+}
 
 const char *sandboxKindName(SandboxKind kind) {
   switch (kind) {
@@ -302,7 +434,11 @@ SandboxCovers sandboxCovers(const fs::path &executable, const std::vector<std::s
   SandboxCovers result;
   result.covers = outermost(std::move(covers));
   std::vector<std::string> keeps;
-  if (!executable.empty()) keeps.push_back(resolvedDirectory(fs::absolute(executable).parent_path().string()));
+  if (!executable.empty()) {
+    keeps.push_back(resolvedDirectory(fs::absolute(executable).parent_path().string()));
+    // Where it loads its libraries from: a relocatable bundle's $ORIGIN/../lib under /tmp or $HOME.
+    for (const auto &folder : libraryFolders(executable)) keeps.push_back(folder);
+  }
   if (const char *libraries = std::getenv("LD_LIBRARY_PATH"))
     for (const auto &entry : splitPathList(libraries)) keeps.push_back(resolvedDirectory(entry));
   for (const auto &k : extraKeeps) keeps.push_back(resolvedDirectory(k));

@@ -69,7 +69,8 @@ std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std
 //           those that exist, symbolic links resolved, none inside another. (/dev/shm is
 //           private too: part of the fresh /dev.)
 //   keeps   folders under a cover the program needs, bound back read-only: the folder of
-//           `executable`, the LD_LIBRARY_PATH entries and `extraKeeps`.
+//           `executable` and those it loads libraries from (libraryFolders), the
+//           LD_LIBRARY_PATH entries and `extraKeeps`.
 // The private directory is bound read-write after both. $HOME, $XDG_RUNTIME_DIR and
 // LD_LIBRARY_PATH are read from this process's environment.
 struct SandboxCovers {
@@ -78,6 +79,12 @@ struct SandboxCovers {
 };
 SandboxCovers sandboxCovers(const std::filesystem::path &executable, const std::vector<std::string> &extraCovers = {},
                             const std::vector<std::string> &extraKeeps = {});
+// The folders the dynamic loader takes `program`'s libraries from, as far as its files say
+// without running it: each RUNPATH and RPATH entry ($ORIGIN expanded, links resolved) and the
+// folder of each library found there or in LD_LIBRARY_PATH, and theirs in turn (a relocatable
+// bundle's $ORIGIN/../lib). The system's own folders (ld.so.cache) are not followed. Sorted;
+// empty for a file that is not a dynamically linked 64-bit ELF program.
+std::vector<std::string> libraryFolders(const std::filesystem::path &program);
 // The variables that hand the caller's covers and keeps to `kwb-worker --sandbox unshare` (and
 // `--sandbox-exec`), which mounts them itself (colon-separated paths).
 inline constexpr const char *kSandboxCoversVariable = "KWB_SANDBOX_COVERS";

@@ -635,8 +635,12 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
       if (!tool.parent_path().empty()) toolKeeps.push_back(tool.parent_path().string());
     if (support.kind == SandboxKind::Unshare)
       command.insert(command.begin(), {workerArgv.front(), "--sandbox-exec", "--private-dir", p->privateDir.string(), "--"});
-    else
+    else {
+      // The tool starts the worker: its folder and the folders it loads libraries from (a bundle's
+      // $ORIGIN/../lib) stay visible too.
       toolKeeps.push_back(fs::path(workerArgv.front()).parent_path().string());
+      for (const auto &folder : libraryFolders(workerArgv.front())) toolKeeps.push_back(folder);
+    }
   }
   SandboxCommandOptions sandboxOptions;
   sandboxOptions.extraKeeps = toolKeeps;

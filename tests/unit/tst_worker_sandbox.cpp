@@ -2,6 +2,7 @@
 // loopback, cannot write into (a pretend) $HOME or /tmp, and can write its private directory.
 // Checked for each mechanism that works here (bwrap, unshare); the same probe run without a
 // sandbox succeeds, so the checks are real attempts, not a stub that always says "isolated".
+#include <QProcess>
 #include <QtTest>
 
 #include <arpa/inet.h>
@@ -10,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <cerrno>
@@ -224,6 +226,100 @@ class TestWorkerSandbox : public QObject {
     const auto withToolkit = sandboxCovers(homePath + "/bin/kwb-worker", {}, {homePath + "/cuda", "/usr"});
     QVERIFY(has(withToolkit.keeps, homePath + "/cuda"));
     QVERIFY(!has(withToolkit.keeps, "/usr"));
+  }
+
+  // Issue 45: a relocatable bundle (packaging/make-bundle.sh) unpacked under $HOME or /tmp, where a
+  // user unpacks a tarball. Its programs find their libraries through RUNPATH $ORIGIN/../lib, which
+  // the sandbox must keep visible, read-only, beside the program's own folder: for the worker (bwrap
+  // starts it inside), and for what starts inside the sandbox after it is made (unshare: the worker
+  // locks down first, then a tool, a host launcher's process or compute-sanitizer, starts
+  // kwb-worker again). Here a copy of kwb-worker in X/usr/bin needs one library it can find only in
+  // X/usr/lib (renamed, so the system's copy does not stand in), started under a tool (env) as
+  // --sanitize starts it under compute-sanitizer.
+  void relocatedWorkerFindsItsLibraries_data() {
+    QTest::addColumn<SandboxPreference>("preference");
+    QTest::addColumn<bool>("underHome");
+    QTest::newRow("bwrap-home") << SandboxPreference::Bwrap << true;
+    QTest::newRow("bwrap-tmp") << SandboxPreference::Bwrap << false;
+    QTest::newRow("unshare-home") << SandboxPreference::Unshare << true;
+    QTest::newRow("unshare-tmp") << SandboxPreference::Unshare << false;
+  }
+
+  void relocatedWorkerFindsItsLibraries() {
+    QFETCH(SandboxPreference, preference);
+    QFETCH(bool, underHome);
+    const auto support = probeSandboxSupport(preference);
+    if (support.kind == SandboxKind::None) QSKIP(qPrintable("not available here: " + QString::fromStdString(support.reason)));
+    const auto patchelf = kwb::findOnPath("patchelf");
+    QVERIFY2(patchelf, "patchelf is not on PATH (packaging/install-deps.sh installs it)");
+    QTemporaryDir home(QDir::currentPath() + "/kwb-home-XXXXXX"), tmp;  // tmp: under /tmp
+    QVERIFY(home.isValid() && tmp.isValid());
+    const fs::path homePath = fs::canonical(home.path().toStdString());
+    ScopedEnv homeEnv("HOME", homePath.string());
+    const fs::path root = fs::canonical((underHome ? home : tmp).path().toStdString()) / "kernel-workbench";
+    fs::create_directories(root / "usr/bin");
+    fs::create_directories(root / "usr/lib");
+    const fs::path worker = root / "usr/bin/kwb-worker";
+    fs::copy_file(worker_, worker);
+    // patchelf ARGUMENTS: what it printed, nothing when it failed.
+    const auto run = [&](const QStringList &arguments) -> std::optional<QString> {
+      QProcess p;
+      p.start(QString::fromStdString(patchelf->string()), arguments);
+      const bool ok = p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+      if (!ok) qWarning("patchelf %s: %s", qPrintable(arguments.join(' ')), p.readAllStandardError().constData());
+      if (!ok) return std::nullopt;
+      return QString::fromLocal8Bit(p.readAllStandardOutput());
+    };
+    // The first library it needs that is not the C library's: moved into usr/lib under a new name.
+    QString moved;
+    for (const auto &needed : run({"--print-needed", QString::fromStdString(worker.string())}).value_or("").split('\n', Qt::SkipEmptyParts))
+      if (!needed.startsWith("libc.so") && !needed.startsWith("ld-linux") && !needed.startsWith("libm.so")) {
+        moved = needed;
+        break;
+      }
+    QVERIFY2(!moved.isEmpty(), "kwb-worker needs no library to move");
+    const QString renamed = "libkwbtest-moved-" + moved;
+    QProcess ldconfig;
+    const auto system = kwb::findOnPath("ldconfig").value_or("/sbin/ldconfig");
+    ldconfig.start(QString::fromStdString(system.string()), {"-p"});
+    QVERIFY(ldconfig.waitForFinished(30000));
+    QString systemCopy;
+    for (const auto &line : QString::fromLocal8Bit(ldconfig.readAllStandardOutput()).split('\n'))
+      if (line.trimmed().startsWith(moved + " ") && line.contains("=> ")) {
+        systemCopy = line.section("=> ", 1).trimmed();
+        break;
+      }
+    QVERIFY2(!systemCopy.isEmpty(), qPrintable("ldconfig -p does not list " + moved));
+    fs::copy_file(systemCopy.toStdString(), root / "usr/lib" / renamed.toStdString());
+    QVERIFY(run({"--replace-needed", moved, renamed, QString::fromStdString(worker.string())}));
+    QVERIFY(run({"--set-rpath", "$ORIGIN/../lib", QString::fromStdString(worker.string())}));
+
+    // The loader's folders, read from the program: the bundle's lib, links resolved.
+    const auto folders = kwb::libraryFolders(worker);
+    QVERIFY2(std::find(folders.begin(), folders.end(), (root / "usr/lib").string()) != folders.end(),
+             qPrintable(QString::fromStdString(kwb::joinPathList(folders))));
+    const auto covers = sandboxCovers(worker);
+    QVERIFY(std::find(covers.keeps.begin(), covers.keeps.end(), (root / "usr/lib").string()) != covers.keeps.end());
+
+    for (const bool underTool : {false, true}) {
+      auto o = options(preference, homePath);
+      o.workerPath = worker;
+      if (underTool) o.wrapper = {kwb::findOnPath("env").value_or("/usr/bin/env").string()};
+      WorkerClient client(o);
+      client.start();
+      const bool ready = client.waitUntilReady(20s);
+      const auto exit = client.lastExit();
+      QVERIFY2(ready, qPrintable(QString("%1 %2: %3 %4")
+                                     .arg(underTool ? "under env" : "alone", QString::fromStdString(root.string()),
+                                          QString::fromStdString(exit ? exit->description + " " + exit->cause : ""),
+                                          QString::fromStdString(exit ? exit->stderrTail : ""))));
+      QCOMPARE(client.sandbox().state, std::string(sandboxKindName(support.kind)));
+      // Visible, but read-only: the bundle is not the sandbox's to change.
+      const auto r = client.call("probe-sandbox", {{"write", {(root / "usr/lib/written").string()}}, {"timeout_ms", 1000}});
+      QVERIFY2(r.ok, r.error.message.c_str());
+      QVERIFY2(!r.result["write"][0].value("ok", true), r.result["write"][0].dump().c_str());
+      QVERIFY(!fs::exists(root / "usr/lib/written"));
+    }
   }
 
   void environmentLeavesSecretsBehind() {

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/text/printable.h"
+
 namespace kwb {
 
 namespace fs = std::filesystem;
@@ -50,7 +52,8 @@ void checkPathComponent(const std::string &name, const std::string &what) {
   else if (name.find('/') != std::string::npos) why = "holds '/'";
   else if (name.find('\0') != std::string::npos) why = "holds a NUL byte";
   if (why)
-    throw SafeWriteError(what + " '" + name + "' " + why + "; a file or folder written here is named by one path component");
+    throw SafeWriteError(what + " '" + printable(name, 256) + "' " + why +
+                         "; a file or folder written here is named by one path component");
 }
 
 SafeFolder::SafeFolder(fs::path path, int fd) : path_(std::move(path)), fd_(new int(fd), closeFd) {}
@@ -62,8 +65,10 @@ SafeFolder SafeFolder::open(const fs::path &dir, bool create) {
   if (create) {
     // Parents are the user's to choose (a home folder may be a link); the folder itself is
     // checked by the open below.
-    if (!fs::is_symlink(dir, ec)) fs::create_directories(dir, ec);
-    if (ec) throw SafeWriteError(dir.string() + ": cannot be made: " + ec.message());
+    if (!fs::is_symlink(dir, ec) && !fs::exists(dir, ec)) {
+      fs::create_directories(dir, ec);
+      if (ec) throw SafeWriteError(dir.string() + ": cannot be made: " + ec.message());
+    }
   }
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {

@@ -38,6 +38,7 @@
 #include "core/task/manifest_parser.h"
 #include "core/llm/provider_config.h"
 #include "core/text/content_hash.h"
+#include "core/text/url_credentials.h"
 #include "kwb/version.h"
 #include "ui/settings/app_settings.h"
 #include "ui/views/cuda_editor.h"
@@ -82,6 +83,11 @@ namespace {
 
 constexpr int kStateVersion = 1;
 constexpr int kStatusMessageMs = 5000;
+
+// A provider as shown: a name, or a base URL without its credentials (issue 45, 2).
+QString shownProvider(const QString &provider) {
+  return QString::fromStdString(kwb::redactUrlsIn(provider.toStdString()));
+}
 
 QString counted(qsizetype n, const char *singular, const char *plural) {
   return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? singular : plural));
@@ -1553,7 +1559,7 @@ bool MainWindow::tryCardOnCurrentKernel(const QString &id) {
   request.model = lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_;
   request.useDevice = !(gpuProbed_ && !gpuPresent_);
   if (!skills_->tryCard(request)) return false;
-  skillsPanel_->showMessage(tr("Trying %1 on %2 with %3…").arg(id, editor->fileName(), provider));
+  skillsPanel_->showMessage(tr("Trying %1 on %2 with %3…").arg(id, editor->fileName(), shownProvider(provider)));
   return true;
 }
 
@@ -1609,7 +1615,7 @@ bool MainWindow::deoptimizeCurrentKernel() {
     lineagePanel_->showBuildMessage(tr("A card try or another build is running: wait for it, or cancel it."));
     return false;
   }
-  lineagePanel_->buildStarted(tr("De-optimizing %1 with %2…").arg(editor->fileName(), provider));
+  lineagePanel_->buildStarted(tr("De-optimizing %1 with %2…").arg(editor->fileName(), shownProvider(provider)));
   return true;
 }
 
@@ -1636,7 +1642,7 @@ bool MainWindow::startAgentSession(const QString &provider, const QString &model
   sessionDock_->show();
   sessionDock_->raise();
   log_->info(tr("Optimizing %1 on task %2 with %3: G=%4, K=%5, %6 group(s)")
-                 .arg(editor->fileName(), taskName_, provider)
+                 .arg(editor->fileName(), taskName_, shownProvider(provider))
                  .arg(request.settings.candidates)
                  .arg(request.settings.dcp.maxTurns)
                  .arg(request.settings.groups));

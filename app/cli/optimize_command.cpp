@@ -23,6 +23,7 @@
 #include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
+#include "core/text/url_credentials.h"
 
 namespace fs = std::filesystem;
 namespace agent = kwb::agent;
@@ -237,7 +238,16 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
                 << " (kwb sessions --workspace FILE lists them)\n";
       return kExitUsage;
     }
-    if (providerTarget.empty()) providerTarget = existing->provider;
+    if (providerTarget.empty()) {
+      // A base URL's credentials were not stored (issue 45, 2): only the user can give them again.
+      if (kwb::urlHasCredentials(existing->provider)) {
+        std::cerr << "kwb: session " << sessionId << " was started with a provider URL holding credentials, which are "
+                  << "not stored (" << existing->provider << "); give it again: kwb optimize --resume " << sessionId
+                  << " --provider URL\n";
+        return kExitUsage;
+      }
+      providerTarget = existing->provider;
+    }
     // Budgets and the group count given now replace the stored ones (to resume with more).
     agent::SessionSettings s = existing->settings;
     bool changed = false;

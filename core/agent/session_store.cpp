@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/llm/transcript_store.h"
+#include "core/text/url_credentials.h"
 
 using nlohmann::json;
 
@@ -166,7 +167,7 @@ std::optional<SessionState> sessionStateFromName(const std::string &name) {
 
 void to_json(json &j, const SessionSettings &s) {
   j = json{{"task_folder", s.taskFolder},
-           {"provider", s.provider},
+           {"provider", redactUrlsIn(s.provider)},  // a base URL's credentials are never stored (issue 45, 2)
            {"model", s.model},
            {"candidates", s.candidates},
            {"max_turns", s.dcp.maxTurns},
@@ -296,9 +297,10 @@ SessionRecord SessionStore::createSession(const std::string &taskName, const std
   SessionRecord r;
   r.taskId = task.id;
   r.taskName = taskName;
-  r.provider = provider;
+  r.provider = redactUrlsIn(provider);  // a base URL's credentials are never stored (issue 45, 2)
   r.model = model;
   r.settings = settings;
+  r.settings.provider = redactUrlsIn(settings.provider);
   r.createdAt = r.updatedAt = utcTimestamp();
   Database &db = workspace_->database();
   for (int tries = 0;; ++tries) {
@@ -311,8 +313,8 @@ SessionRecord SessionStore::createSession(const std::string &taskName, const std
     Statement insert = db.prepare(
         "INSERT INTO agent_sessions(id, task_id, task_name, provider, model, settings_json, state, created_at, "
         "updated_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)");
-    insert.bind(1, r.id).bind(2, r.taskId).bind(3, taskName).bind(4, provider).bind(5, model);
-    insert.bind(6, json(settings).dump()).bind(7, toString(r.state)).bind(8, r.createdAt);
+    insert.bind(1, r.id).bind(2, r.taskId).bind(3, taskName).bind(4, r.provider).bind(5, model);
+    insert.bind(6, json(r.settings).dump()).bind(7, toString(r.state)).bind(8, r.createdAt);
     insert.run();
   });
   return r;
@@ -340,7 +342,7 @@ void SessionStore::setState(const std::string &id, SessionState state, const std
   Database &db = workspace_->database();
   db.transaction([&] {
     Statement u = db.prepare("UPDATE agent_sessions SET state = ?2, stop_reason = ?3, updated_at = ?4 WHERE id = ?1");
-    u.bind(1, id).bind(2, toString(state)).bind(3, reason).bind(4, utcTimestamp());
+    u.bind(1, id).bind(2, toString(state)).bind(3, redactUrlsIn(reason)).bind(4, utcTimestamp());
     u.run();
   });
 }
@@ -447,7 +449,7 @@ AttemptRecord SessionStore::addAttempt(const AttemptRecord &attempt, const std::
     if (a.parentId) insert.bind(4, a.parentId);
     else insert.bindNull(4);
     insert.bind(5, messagesToJson(a.messages).dump(-1, ' ', false, json::error_handler_t::replace));
-    insert.bind(6, a.responseText).bind(7, a.finishReason).bind(8, a.answerOutcome).bind(9, a.answerNote);
+    insert.bind(6, a.responseText).bind(7, a.finishReason).bind(8, a.answerOutcome).bind(9, redactUrlsIn(a.answerNote));
     if (a.sourceHash.empty()) insert.bindNull(10);
     else insert.bind(10, a.sourceHash);
     insert.bind(11, a.outcome).bind(12, a.message).bind(13, a.inputTokens).bind(14, a.outputTokens);

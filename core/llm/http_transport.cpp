@@ -210,11 +210,11 @@ HttpResult perform(const HttpRequest &request, const TransportOptions &options,
         case CURLE_COULDNT_RESOLVE_PROXY:
         case CURLE_SSL_CONNECT_ERROR:
           result.failure = HttpResult::Failure::Connect;
-          result.error = "could not connect to " + request.url + ": " + detail;
+          result.error = "could not connect to " + redactedUrl(request.url) + ": " + detail;
           break;
         case CURLE_OPERATION_TIMEDOUT:
           result.failure = result.status ? HttpResult::Failure::Stalled : HttpResult::Failure::Connect;
-          result.error = (result.status ? "timed out: " : "could not connect to " + request.url + ": ") + detail;
+          result.error = (result.status ? "timed out: " : "could not connect to " + redactedUrl(request.url) + ": ") + detail;
           break;
         case CURLE_PARTIAL_FILE:
         case CURLE_RECV_ERROR:
@@ -230,6 +230,8 @@ HttpResult perform(const HttpRequest &request, const TransportOptions &options,
       }
     }
   }
+  // libcurl's words may name the URL, its user or its host part (issue 45, 2).
+  if (!result.error.empty()) result.error = withoutUrlSecrets(redactUrlsIn(result.error), request.url);
   result.seconds = std::chrono::duration<double>(Clock::now() - t.start).count();
   curl_multi_remove_handle(multi, easy);
   curl_easy_cleanup(easy);

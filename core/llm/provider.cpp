@@ -46,7 +46,8 @@ bool waitCancellable(std::chrono::milliseconds delay, const CancelToken *cancel)
 // What a refused request means, with the fix.
 std::string statusMessage(const ProviderConfig &c, int status, const std::string &body) {
   const std::string said = printable(errorMessageFromBody(body), 2048);  // the server's words, escaped (issue 17, 6)
-  const std::string where = c.name.empty() ? redactedUrl(c.baseUrl) : c.name + " (" + redactedUrl(c.baseUrl) + ")";
+  const std::string url = redactedUrl(c.baseUrl);
+  const std::string where = c.name.empty() || c.name == url ? url : c.name + " (" + url + ")";
   const std::string keyHint = c.apiKeyEnv.empty() ? (c.keyInKeychain ? "the key stored in the keychain for " + c.name : "the provider's API key")
                                                   : "$" + c.apiKeyEnv;
   switch (status) {
@@ -60,9 +61,13 @@ std::string statusMessage(const ProviderConfig &c, int status, const std::string
   return "HTTP " + std::to_string(status) + " from " + where + ": " + said;
 }
 
-void redactKey(std::string &text, const std::string &key) {
-  if (key.empty()) return;
-  for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at)) text.replace(at, key.size(), "[redacted]");
+// A server (or proxy) that echoes the key, or the credentials of the provider's URL, must not put
+// them in our messages or transcripts (issue 45, 2). A message also has every URL in it redacted;
+// the raw body keeps the others (a replay reads it again).
+void redactSecrets(std::string &text, const std::string &key, const std::string &url, bool urlsInText = true) {
+  if (!key.empty())
+    for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at)) text.replace(at, key.size(), "[redacted]");
+  text = withoutUrlSecrets(urlsInText ? redactUrlsIn(text) : std::move(text), url);
 }
 
 std::string messagesText(const ChatRequest &r) {
@@ -257,7 +262,7 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
       const auto &r = decoder->response();
       if (!r.error.empty()) {
         result.incomplete = true;
-        result.error = "the server reported an error in the response: " + r.error;
+        result.error = "the response cannot be used: " + r.error;
       } else if (!r.complete) {
         result.incomplete = true;
         result.error = "the response ended without its end marker after " + std::to_string(h.bodyBytes) +
@@ -297,8 +302,8 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
   }
 
   result.response = decoder ? decoder->response() : ChatResponse{};
-  // A server (or proxy) that echoes the key in an error must not put it in our messages.
-  for (std::string *text : {&result.error, &result.response.error, &raw}) redactKey(*text, apiKey_);
+  for (std::string *text : {&result.error, &result.response.error}) redactSecrets(*text, apiKey_, config_.baseUrl);
+  redactSecrets(raw, apiKey_, config_.baseUrl, false);
   if (!result.response.usage.reported && result.response.usage.inputTokens == 0)
     result.response.usage.inputTokens = estimateTokens(messagesText(request));
   const bool costKnown = config_.price.has_value();
@@ -362,7 +367,7 @@ ModelsResult Provider::models(const CancelToken *cancel) {
     const bool retry = (h.status == 0 || retryableStatus(h.status)) && attempt < config_.retry.maxAttempts;
     if (!retry) {
       out.error = h.status && h.failure == HttpResult::Failure::None ? statusMessage(config_, h.status, errorBody) : h.error;
-      redactKey(out.error, apiKey_);
+      redactSecrets(out.error, apiKey_, config_.baseUrl);
       return out;
     }
     std::optional<std::chrono::milliseconds> retryAfter;

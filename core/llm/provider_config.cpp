@@ -11,6 +11,13 @@ namespace kwb::llm {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+// The most a providers file may ask of retries: attempts per answer (the first included), and
+// the backoff before one (initial and longest).
+constexpr int kMaxRetryAttempts = 10;
+constexpr int kMaxRetryBackoffMs = 60000;
+}  // namespace
+
 fs::path providersFile() {
   if (const char *f = std::getenv("KWB_PROVIDERS_FILE"); f && *f) return f;
   fs::path config;
@@ -69,11 +76,29 @@ ProviderConfig providerFromJson(const json &j) {
   if (j.contains("stall_timeout_s")) c.stallTimeout = std::chrono::seconds(std::max(1, j["stall_timeout_s"].get<int>()));
   if (j.contains("retry")) {
     const auto &r = j["retry"];
-    c.retry.maxAttempts = std::max(1, r.value("max_attempts", c.retry.maxAttempts));
-    c.retry.initialBackoff = std::chrono::milliseconds(r.value("initial_backoff_ms", static_cast<long long>(c.retry.initialBackoff.count())));
-    c.retry.multiplier = r.value("multiplier", c.retry.multiplier);
-    c.retry.maxBackoff = std::chrono::milliseconds(r.value("max_backoff_ms", static_cast<long long>(c.retry.maxBackoff.count())));
-    c.retry.jitter = r.value("jitter", c.retry.jitter);
+    if (!r.is_object()) throw std::runtime_error(c.name + ": \"retry\" must be an object");
+    // Bounded (issue 45, 8: 100000 attempts without backoff sent 63,985 requests in 40 s).
+    auto bounded = [&](const char *key, double value, double min, double max, bool whole, const char *unit) {
+      if (!r.contains(key)) return value;
+      const json &v = r[key];
+      const bool ok = v.is_number() && (!whole || v.is_number_integer() || v.is_number_unsigned());
+      const double d = ok ? v.get<double>() : 0;
+      if (ok && d >= min && d <= max) return d;
+      auto number = [](double n) {
+        std::ostringstream o;
+        o << n;
+        return o.str();
+      };
+      throw std::runtime_error(c.name + ": \"retry." + key + "\" is " + v.dump() + "; it must be " +
+                               (whole ? "a whole number" : "a number") + " from " + number(min) + " to " + number(max) + unit);
+    };
+    c.retry.maxAttempts = static_cast<int>(bounded("max_attempts", c.retry.maxAttempts, 1, kMaxRetryAttempts, true, " (requests per answer, the first included)"));
+    c.retry.initialBackoff = std::chrono::milliseconds(static_cast<long long>(
+        bounded("initial_backoff_ms", static_cast<double>(c.retry.initialBackoff.count()), 0, kMaxRetryBackoffMs, true, " ms")));
+    c.retry.multiplier = bounded("multiplier", c.retry.multiplier, 1, 10, false, "");
+    c.retry.maxBackoff = std::chrono::milliseconds(static_cast<long long>(
+        bounded("max_backoff_ms", static_cast<double>(c.retry.maxBackoff.count()), 0, kMaxRetryBackoffMs, true, " ms")));
+    c.retry.jitter = bounded("jitter", c.retry.jitter, 0, 1, false, " (a fraction of the backoff)");
   }
   if (j.contains("price")) {
     const auto &p = j["price"];
@@ -93,8 +118,22 @@ std::vector<ProviderConfig> loadProviders(const fs::path &file) {
   } catch (const json::parse_error &e) {
     throw std::runtime_error(file.string() + ": not valid JSON: " + e.what());
   }
-  const json &list = j.is_object() ? j.value("providers", json::array()) : j;
-  if (!list.is_array()) throw std::runtime_error(file.string() + ": expected {\"providers\": [...]}");
+  // {"providers": [...]} as saveProviders writes it, or the list alone; anything else is refused
+  // (issue 45, 8: an object without the list was read as no providers).
+  const auto kind = [](const json &v) -> std::string {
+    if (v.is_object()) return "an object";
+    if (v.is_array()) return "a list";
+    if (v.is_string()) return "a string";
+    if (v.is_number()) return "a number";
+    if (v.is_boolean()) return "a boolean";
+    return "null";
+  };
+  const std::string expected = R"(; expected {"providers": [...]}, a list of providers)";
+  if (j.is_object() && !j.contains("providers"))
+    throw std::runtime_error(file.string() + ": the top level is an object without \"providers\"" + expected);
+  const json &list = j.is_object() ? j["providers"] : j;
+  if (!list.is_array())
+    throw std::runtime_error(file.string() + (j.is_object() ? ": \"providers\" is " : ": the top level is ") + kind(list) + expected);
   std::vector<ProviderConfig> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     try {
@@ -156,7 +195,7 @@ std::string keyFromEnvironment(const ProviderConfig &c) {
 
 ProviderConfig adHocProvider(const std::string &baseUrl, std::optional<WireFormat> format) {
   ProviderConfig c;
-  c.name = baseUrl;
+  c.name = redactedUrl(baseUrl);  // shown, stored and exported: never the URL's credentials
   c.baseUrl = baseUrl;
   c.format = format.value_or(WireFormat::OpenAIChat);
   c.apiKeyEnv = "KWB_LLM_API_KEY";

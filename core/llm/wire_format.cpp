@@ -97,6 +97,21 @@ std::optional<json> parseJson(std::string_view text, std::string *error) {
   return std::nullopt;
 }
 
+// What a JSON value is, in words: "a number", "an object", "null".
+std::string typeName(const json &j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return j.empty() ? "an empty array" : "an array";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "a number";
+    default: return "not a JSON value";
+  }
+}
+
 // The first `max` characters (UTF-8 code points) of s.
 std::string cutUtf8(std::string_view s, std::size_t max) {
   std::size_t characters = 0;
@@ -150,6 +165,13 @@ std::string stripSlashes(std::string base) {
   while (!base.empty() && (base.back() == '/' || base.back() == ' ')) base.pop_back();
   while (!base.empty() && base.front() == ' ') base.erase(base.begin());
   return base;
+}
+
+// The base URL with `path` ("/chat/completions") after its path and before its query, if any.
+std::string endpointUrl(const std::string &baseUrl, const std::string &path) {
+  const auto query = baseUrl.find_first_of("?#");
+  if (query == std::string::npos) return stripSlashes(baseUrl) + path;
+  return stripSlashes(baseUrl.substr(0, query)) + path + baseUrl.substr(query);
 }
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -256,6 +278,40 @@ class DecoderBase : public ResponseDecoder {
     if (text.empty()) return;
     response_.text += text;
     emit(StreamDelta::Kind::Text, text);
+  }
+
+  // An answer whose text is not text (issue 45, 8: a number was reported as answered, exit 0).
+  void noTextContent(const std::string &where, const json *value) {
+    addError("the server's answer has no text content: `" + where + "` is " + (value ? typeName(*value) : "missing"));
+  }
+
+  // The text at `key` of `j`, which must be a string; null or absent is no text when allowed.
+  void addTextAt(const json &j, const char *key, const std::string &where, bool absentAllowed) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+      if (!absentAllowed) noTextContent(where, it == j.end() ? nullptr : &*it);
+    } else if (it->is_string()) {
+      addText(it->get<std::string>());
+    } else {
+      noTextContent(where, &*it);
+    }
+  }
+
+  // A message's `content` (OpenAI): a string, or a list of parts whose text parts
+  // ({"type":"text","text":...}) count and whose other parts (an image, a refusal) are passed over.
+  void addContent(const json &message, const std::string &where, bool absentAllowed) {
+    const auto it = message.find("content");
+    if (it == message.end() || !it->is_array()) return addTextAt(message, "content", where, absentAllowed);
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json &part = (*it)[i];
+      const std::string at = where + "[" + std::to_string(i) + "]";
+      if (!part.is_object()) return noTextContent(at, &part);
+      if (part.contains("text")) {
+        addTextAt(part, "text", at + ".text", false);
+      } else if (stringAt(part, "type").value_or("text") == "text") {
+        return noTextContent(at + ".text", nullptr);
+      }
+    }
   }
 
   void addReasoning(const std::string &text) {
@@ -397,18 +453,6 @@ void applyOpenAIUsage(const json &j, std::function<void(std::int64_t)> in, std::
   if (auto c = intAt(*usage, "completion_tokens")) out(*c);
 }
 
-// Text of a message's content: a string, or a list of parts [{"type":"text","text":..}].
-std::string contentText(const json &content) {
-  if (content.is_string()) return content.get<std::string>();
-  std::string text;
-  if (content.is_array()) {
-    for (const auto &part : content) {
-      if (auto t = stringAt(part, "text")) text += *t;
-    }
-  }
-  return text;
-}
-
 std::string reasoningOf(const json &delta) {
   if (auto r = stringAt(delta, "reasoning_content")) return *r;
   if (auto r = stringAt(delta, "reasoning")) return *r;
@@ -451,7 +495,7 @@ class OpenAIStreamDecoder : public SseDecoder {
 
   void applyDelta(const json &delta) {
     addReasoning(reasoningOf(delta));
-    if (const json *content = member(delta, "content")) addText(contentText(*content));
+    addContent(delta, "choices[0].delta.content", true);
     if (const json *calls = arrayAt(delta, "tool_calls")) {
       for (std::size_t i = 0; i < calls->size(); ++i) {
         const json &fragment = (*calls)[i];
@@ -481,12 +525,17 @@ class OpenAIBodyDecoder : public WholeBodyDecoder {
   // Used by the stream decoder when the server answered with a whole body.
   void applyWhole(const json &body) override {
     setIdentity(body);
-    if (const json *choices = arrayAt(body, "choices")) {
+    const json *choices = arrayAt(body, "choices");
+    if (!choices || choices->empty()) noTextContent("choices", member(body, "choices"));
+    if (choices && !choices->empty() && !objectAt(choices->front(), "message"))
+      noTextContent("choices[0].message", member(choices->front(), "message"));
+    if (choices) {
       for (const auto &choice : *choices) {
         if (auto index = intAt(choice, "index"); index && *index != 0) continue;
         if (const json *message = objectAt(choice, "message")) {
           addReasoning(reasoningOf(*message));
-          if (const json *content = member(*message, "content")) addText(contentText(*content));
+          // No text is an answer only when it calls tools.
+          addContent(*message, "choices[0].message.content", arrayAt(*message, "tool_calls") != nullptr);
           if (const json *calls = arrayAt(*message, "tool_calls")) {
             for (std::size_t i = 0; i < calls->size(); ++i) {
               const json &c = (*calls)[i];
@@ -562,7 +611,7 @@ class AnthropicStreamDecoder : public SseDecoder {
       Block &b = blocks_[index];
       b.type = stringAt(*block, "type").value_or("");
       if (b.type == "text") {
-        addText(stringAt(*block, "text").value_or(""));
+        addTextAt(*block, "text", "content_block.text", true);
       } else if (b.type == "thinking") {
         addReasoning(stringAt(*block, "thinking").value_or(""));
       } else if (b.type == "tool_use") {
@@ -579,7 +628,7 @@ class AnthropicStreamDecoder : public SseDecoder {
       if (!delta) return;
       std::string deltaType = stringAt(*delta, "type").value_or("");
       if (deltaType == "text_delta") {
-        addText(stringAt(*delta, "text").value_or(""));
+        addTextAt(*delta, "text", "delta.text", false);
       } else if (deltaType == "thinking_delta") {
         addReasoning(stringAt(*delta, "thinking").value_or(""));
       } else if (deltaType == "input_json_delta") {
@@ -627,12 +676,13 @@ class AnthropicBodyDecoder : public WholeBodyDecoder {
   using WholeBodyDecoder::WholeBodyDecoder;
   void applyWhole(const json &body) override {
     setIdentity(body);
+    if (const json *content = member(body, "content"); !content || !content->is_array()) noTextContent("content", content);
     if (const json *content = arrayAt(body, "content")) {
       for (std::size_t i = 0; i < content->size(); ++i) {
         const json &block = (*content)[i];
         std::string type = stringAt(block, "type").value_or("");
         if (type == "text") {
-          addText(stringAt(block, "text").value_or(""));
+          addTextAt(block, "text", "content[" + std::to_string(i) + "].text", false);
         } else if (type == "thinking") {
           addReasoning(stringAt(block, "thinking").value_or(""));
         } else if (type == "tool_use") {
@@ -670,14 +720,15 @@ class OllamaDecoderBase : public DecoderBase {
   using DecoderBase::DecoderBase;
 
  protected:
-  // One object of the stream (or the whole body).
-  void applyObject(const json &j) {
+  // One object of the stream, or the whole body (which must carry text or tool calls).
+  void applyObject(const json &j, bool whole) {
     if (response_.model.empty()) {
       if (auto model = stringAt(j, "model")) response_.model = *model;
     }
+    if (whole && !objectAt(j, "message")) noTextContent("message", member(j, "message"));
     if (const json *message = objectAt(j, "message")) {
       addReasoning(stringAt(*message, "thinking").value_or(""));
-      addText(stringAt(*message, "content").value_or(""));
+      addTextAt(*message, "content", "message.content", !whole || arrayAt(*message, "tool_calls"));
       if (const json *calls = arrayAt(*message, "tool_calls")) {
         for (const auto &c : *calls) {
           const json *function = objectAt(c, "function");
@@ -744,7 +795,7 @@ class OllamaStreamDecoder : public OllamaDecoderBase {
       addError(*error);
       return;
     }
-    applyObject(*parsed);
+    applyObject(*parsed, false);
   }
 
   NdjsonParser ndjson_;
@@ -761,7 +812,7 @@ class OllamaBodyDecoder : public OllamaDecoderBase {
  protected:
   void finishBody() override {
     if (auto parsed = wholeBody(body_)) {
-      applyObject(*parsed);
+      applyObject(*parsed, true);
       markComplete();  // a whole body is the whole answer, whether or not it says done
     }
   }
@@ -1010,44 +1061,6 @@ std::unique_ptr<ResponseDecoder> makeDecoder(WireFormat format, bool stream, Res
   return std::make_unique<OpenAIBodyDecoder>(std::move(onDelta));
 }
 
-std::string redactedUrl(std::string_view url) {
-  std::string out(url);
-  const auto scheme = out.find("://");
-  if (scheme != std::string::npos) {
-    const std::size_t start = scheme + 3;
-    const std::size_t end = std::min(out.find_first_of("/?#", start), out.size());
-    const auto at = out.rfind('@', end - 1);
-    if (at != std::string::npos && at >= start && at < end) {
-      const auto colon = out.find(':', start);
-      if (colon != std::string::npos && colon < at)
-        out.replace(colon + 1, at - colon - 1, "***");
-      else
-        out.replace(start, at - start, "***");
-    }
-  }
-  const auto query = out.find('?');
-  if (query == std::string::npos) return out;
-  const std::size_t fragment = std::min(out.find('#', query), out.size());
-  static const char *const kSecretNames[] = {"key", "api_key", "api-key", "apikey", "token", "access_token"};
-  std::string rebuilt = out.substr(0, query + 1);
-  std::size_t pos = query + 1;
-  while (pos <= fragment) {
-    const std::size_t end = std::min(out.find('&', pos), fragment);
-    std::string part = out.substr(pos, end - pos);
-    if (const auto eq = part.find('='); eq != std::string::npos) {
-      std::string name = part.substr(0, eq);
-      for (auto &c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      for (const char *secret : kSecretNames)
-        if (name == secret) part = part.substr(0, eq + 1) + "***";
-    }
-    rebuilt += part;
-    if (end >= fragment) break;
-    rebuilt += '&';
-    pos = end + 1;
-  }
-  return rebuilt + out.substr(fragment);
-}
-
 std::vector<std::pair<std::string, std::string>> redactedHeaders(const HttpRequest &request) {
   auto headers = request.headers;
   for (auto &[name, value] : headers) {
@@ -1064,10 +1077,9 @@ std::vector<std::pair<std::string, std::string>> redactedHeaders(const HttpReque
 HttpRequest buildChatRequest(WireFormat format, const std::string &baseUrl, const std::string &apiKey, const ChatRequest &request) {
   HttpRequest http;
   http.method = "POST";
-  std::string base = stripSlashes(baseUrl);
   switch (format) {
     case WireFormat::OpenAIChat: {
-      http.url = base + "/chat/completions";
+      http.url = endpointUrl(baseUrl, "/chat/completions");
       http.headers.emplace_back("Content-Type", "application/json");
       if (!apiKey.empty()) http.headers.emplace_back("Authorization", "Bearer " + apiKey);
       ojson body = ojson::object();
@@ -1082,14 +1094,14 @@ HttpRequest buildChatRequest(WireFormat format, const std::string &baseUrl, cons
       break;
     }
     case WireFormat::AnthropicMessages:
-      http.url = base + "/messages";
+      http.url = endpointUrl(baseUrl, "/messages");
       if (!apiKey.empty()) http.headers.emplace_back("x-api-key", apiKey);
       http.headers.emplace_back("anthropic-version", "2023-06-01");
       http.headers.emplace_back("content-type", "application/json");
       http.body = anthropicBody(request);
       break;
     case WireFormat::OllamaChat:
-      http.url = base + "/api/chat";
+      http.url = endpointUrl(baseUrl, "/api/chat");
       http.headers.emplace_back("Content-Type", "application/json");
       if (!apiKey.empty()) http.headers.emplace_back("Authorization", "Bearer " + apiKey);
       http.body = ollamaBody(request);
@@ -1101,19 +1113,18 @@ HttpRequest buildChatRequest(WireFormat format, const std::string &baseUrl, cons
 HttpRequest buildModelsRequest(WireFormat format, const std::string &baseUrl, const std::string &apiKey) {
   HttpRequest http;
   http.method = "GET";
-  std::string base = stripSlashes(baseUrl);
   switch (format) {
     case WireFormat::OpenAIChat:
-      http.url = base + "/models";
+      http.url = endpointUrl(baseUrl, "/models");
       if (!apiKey.empty()) http.headers.emplace_back("Authorization", "Bearer " + apiKey);
       break;
     case WireFormat::AnthropicMessages:
-      http.url = base + "/models";
+      http.url = endpointUrl(baseUrl, "/models");
       if (!apiKey.empty()) http.headers.emplace_back("x-api-key", apiKey);
       http.headers.emplace_back("anthropic-version", "2023-06-01");
       break;
     case WireFormat::OllamaChat:
-      http.url = base + "/api/tags";
+      http.url = endpointUrl(baseUrl, "/api/tags");
       if (!apiKey.empty()) http.headers.emplace_back("Authorization", "Bearer " + apiKey);
       break;
   }

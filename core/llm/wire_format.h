@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/llm/llm_types.h"
+#include "core/text/url_credentials.h"
 
 namespace kwb::llm {
 
@@ -79,12 +80,12 @@ struct HttpRequest {
   std::string body;
 };
 std::vector<std::pair<std::string, std::string>> redactedHeaders(const HttpRequest &request);
-// A URL as it may be shown and stored (issue 17, 6): a password or token in its user part
-// ("http://user:KEY@host", "https://KEY@host") and the values of key-like query parameters
-// (key, api_key, api-key, apikey, token, access_token) replaced by "***".
-std::string redactedUrl(std::string_view url);
+// A URL as it may be shown and stored (issue 17, 6; issue 45, 2): its user part and the values of
+// key-like parameters replaced by "***" (core/text/url_credentials.h says which).
+using ::kwb::redactedUrl;
 
 // baseUrl: "https://api.openai.com/v1", "http://127.0.0.1:11434" (Ollama native), "https://api.anthropic.com/v1".
+// A query in the base URL ("...?api-version=2024-06-01") stays at the end of the request's URL.
 // OpenAI streams ask for the usage chunk (stream_options.include_usage).
 HttpRequest buildChatRequest(WireFormat format, const std::string &baseUrl, const std::string &apiKey,
                              const ChatRequest &request);

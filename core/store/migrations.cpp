@@ -1,8 +1,10 @@
 #include "core/store/migrations.h"
 
 #include <string>
+#include <utility>
 
 #include "core/store/database.h"
+#include "core/text/url_credentials.h"
 
 namespace kwb {
 
@@ -187,6 +189,30 @@ CREATE INDEX agent_attempts_evaluation ON agent_attempts(evaluation_id);
 INSERT OR IGNORE INTO settings(key, value) VALUES('workspace_id', lower(hex(randomblob(16))));
 )sql";
 
+// Issue 45, 2: a provider's base URL was stored as given, credentials and all
+// ("http://user:KEY@host/v1?key=KEY"), in sessions (provider, settings, stop reason, an answer's
+// note) and transcripts (provider, url, error). Every URL in those columns is redacted in place.
+void redactStoredUrls(Database &db) {
+  static const std::pair<const char *, const char *> kColumns[] = {
+      {"agent_sessions", "provider"}, {"agent_sessions", "settings_json"}, {"agent_sessions", "stop_reason"},
+      {"agent_attempts", "answer_note"}, {"llm_transcripts", "provider"},   {"llm_transcripts", "url"},
+      {"llm_transcripts", "error"}};
+  for (const auto &[table, column] : kColumns) {
+    std::vector<std::pair<std::int64_t, std::string>> changed;
+    Statement rows = db.prepare(std::string("SELECT rowid, ") + column + " FROM " + table + " WHERE " + column +
+                                " LIKE '%://%'");
+    while (rows.step()) {
+      const std::string text = rows.columnText(1);
+      if (std::string redacted = redactUrlsIn(text); redacted != text) changed.emplace_back(rows.columnInt(0), std::move(redacted));
+    }
+    Statement update = db.prepare(std::string("UPDATE ") + table + " SET " + column + " = ?2 WHERE rowid = ?1");
+    for (const auto &[rowid, text] : changed) {
+      update.bind(1, rowid).bind(2, text);
+      update.run();
+    }
+  }
+}
+
 bool hasTable(Database &db, std::string_view name) {
   Statement query = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   query.bind(1, name);
@@ -211,6 +237,7 @@ const std::vector<Migration> &workspaceMigrations() {
       {5, "agent sessions, groups and attempts", kVersion5},
       {6, "the skill cards an attempt's prompt carried", kVersion6},
       {7, "the experience an attempt's prompt carried, and why", kVersion7},
+      {8, "credentials in stored provider URLs redacted", "", redactStoredUrls},
   };
   return migrations;
 }
@@ -257,6 +284,7 @@ void migrateForward(Database &db, const std::vector<Migration> &migrations) {
     throw StoreError(file + " is a SQLite database but not a " + kind + " (it has tables but no schema version)");
   }
 
+  bool rewroteRows = false;
   for (const Migration &migration : migrations) {
     if (migration.version <= found) continue;
     db.transaction([&] {
@@ -265,6 +293,11 @@ void migrateForward(Database &db, const std::vector<Migration> &migrations) {
       refuseNewer(current);
       if (migration.version <= current) return;
       db.exec(migration.sql);
+      if (migration.step) {
+        db.exec("PRAGMA secure_delete = ON");
+        migration.step(db);
+        rewroteRows = rewroteRows || found > 0;
+      }
       Statement record =
           db.prepare("INSERT INTO schema_version(version, description, applied_at) VALUES(?1, ?2, ?3)");
       record.bind(1, static_cast<std::int64_t>(migration.version))
@@ -272,6 +305,14 @@ void migrateForward(Database &db, const std::vector<Migration> &migrations) {
           .bind(3, utcTimestamp());
       record.run();
     });
+  }
+  if (rewroteRows) {
+    // The rows' old bytes: out of the WAL into the file (where secure_delete zeroed them), then the
+    // WAL emptied. A reader in another process can hold the checkpoint back: the next one finishes it.
+    try {
+      db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch (const StoreError &) {
+    }
   }
 }
 

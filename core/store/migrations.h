@@ -1,5 +1,6 @@
 #pragma once
 // Forward-only schema migrations for the workspace database.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,10 @@ struct Migration {
   int version;              // schema version after this step
   std::string description;
   std::string sql;
+  // Work SQL cannot do (parsing URLs), run after `sql` in the same transaction. A step rewrites
+  // rows so that what they held is gone: it runs with secure_delete on, and once every migration
+  // is applied the WAL is checkpointed and truncated, so the old bytes leave the files too.
+  std::function<void(Database &)> step = {};
 };
 
 const std::vector<Migration> &workspaceMigrations();

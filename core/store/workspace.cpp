@@ -2,6 +2,7 @@
 
 #include "core/store/migrations.h"
 #include "core/text/content_hash.h"
+#include "core/text/url_credentials.h"
 
 namespace kwb {
 
@@ -208,6 +209,10 @@ LlmTranscriptRecord Workspace::addLlmTranscript(const LlmTranscriptRecord &recor
   std::lock_guard lock(transcriptMutex_);
   LlmTranscriptRecord r = record;
   if (r.startedAt.empty()) r.startedAt = utcTimestamp();
+  // A base URL's credentials are never stored (issue 45, 2), whoever sends the record.
+  r.provider = redactUrlsIn(r.provider);
+  r.url = redactedUrl(r.url);
+  r.error = redactUrlsIn(r.error);
   db_.transaction([&] {
     Statement insert = db_.prepare(
         "INSERT INTO llm_transcripts(session, provider, model, url, request_headers, request_body, response_text, "

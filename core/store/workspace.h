@@ -67,7 +67,7 @@ struct LlmTranscriptRecord {
 
 class Workspace {
  public:
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   // Creates the file when missing, migrates it when older. Throws StoreError.
   static std::unique_ptr<Workspace> open(const std::filesystem::path &path);

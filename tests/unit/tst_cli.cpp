@@ -319,6 +319,33 @@ class TestCli : public QObject {
     QCOMPARE(r.exitCode, 2);
   }
 
+  // Issue 45, 8: an answer whose content is not text (a number, an object) made kwb llm test say
+  // it answered, exit 0.
+  void llmTestOfAnAnswerWithoutTextFails() {
+    using kwb::test::ScriptedResponse;
+    kwb::test::LoopbackHttpServer server;
+    ScriptedResponse number;
+    number.headers = {{"Content-Type", "application/json"}};
+    number.chunks = {nlohmann::json{{"id", "c"},
+                                    {"model", "m"},
+                                    {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", 42}}}, {"finish_reason", "stop"}}}},
+                                    {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 1}}}}
+                         .dump()};
+    ScriptedResponse object;
+    object.headers = {{"Content-Type", "text/event-stream"}};
+    object.chunks = {"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":{\"text\":\"hi\"}}}]}\n\n", "data: [DONE]\n\n"};
+    server.route("POST", "/v1/chat/completions", {number, object});
+    const QString base = QString::fromStdString(server.baseUrl() + "/v1");
+    auto r = run(kwb_, {"llm", "test", base, "--model", "m", "--no-stream"});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("the server's answer has no text content: `choices[0].message.content` is a number"), qPrintable(r.err));
+    r = run(kwb_, {"llm", "test", base, "--model", "m", "--json"});
+    QCOMPARE(r.exitCode, 1);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QVERIFY(!j["ok"].get<bool>());
+    QVERIFY2(j["error"].get<std::string>().find("`choices[0].delta.content` is an object") != std::string::npos, qPrintable(r.out));
+  }
+
   // kwb llm against a real HTTP server on loopback: models and a streamed test through a base
   // URL, a configured provider by name, the errors a user can make; the key travels in the
   // request header and nowhere else: no file written under the session's HOME holds it.

@@ -607,6 +607,37 @@ class TestLlmClient : public QObject {
     QVERIFY(errorOf(one(ftp)).find("must start with http") != std::string::npos);
     QVERIFY(errorOf(json{{"providers", json::array({base, base})}}.dump()).find("two providers are named 'p'") != std::string::npos);
     QVERIFY(errorOf("{not json").find("not valid JSON") != std::string::npos);
+
+    // Issue 45, 8: a top level that is not the list was read as no providers.
+    const std::string expected = "; expected {\"providers\": [...]}, a list of providers";
+    QCOMPARE(errorOf(R"({"provider": []})"), file.string() + ": the top level is an object without \"providers\"" + expected);
+    QCOMPARE(errorOf(R"({"providers": {"name": "p"}})"), file.string() + ": \"providers\" is an object" + expected);
+    QCOMPARE(errorOf("\"p\""), file.string() + ": the top level is a string" + expected);
+    QCOMPARE(errorOf("null"), file.string() + ": the top level is null" + expected);
+    QCOMPARE(errorOf(json::array({base}).dump()), std::string());  // the list alone is read
+    // ... and retries were unbounded (100000 attempts without backoff: 63,985 requests in 40 s).
+    auto retry = [&](json r) {
+      json p = base;
+      p["retry"] = std::move(r);
+      return errorOf(one(p));
+    };
+    const std::string where = file.string() + ": providers[0]: p: ";
+    QCOMPARE(retry({{"max_attempts", 100000}}),
+             where + "\"retry.max_attempts\" is 100000; it must be a whole number from 1 to 10 (requests per answer, the first included)");
+    QCOMPARE(retry({{"max_attempts", 0}}),
+             where + "\"retry.max_attempts\" is 0; it must be a whole number from 1 to 10 (requests per answer, the first included)");
+    QCOMPARE(retry({{"max_attempts", 2.5}}),
+             where + "\"retry.max_attempts\" is 2.5; it must be a whole number from 1 to 10 (requests per answer, the first included)");
+    QCOMPARE(retry({{"initial_backoff_ms", -5}}), where + "\"retry.initial_backoff_ms\" is -5; it must be a whole number from 0 to 60000 ms");
+    QCOMPARE(retry({{"max_backoff_ms", 3600000}}), where + "\"retry.max_backoff_ms\" is 3600000; it must be a whole number from 0 to 60000 ms");
+    QCOMPARE(retry({{"multiplier", 0}}), where + "\"retry.multiplier\" is 0; it must be a number from 1 to 10");
+    QCOMPARE(retry({{"jitter", "lots"}}), where + "\"retry.jitter\" is \"lots\"; it must be a number from 0 to 1 (a fraction of the backoff)");
+    QCOMPARE(retry(json::array()), where + "\"retry\" must be an object");
+    QCOMPARE(retry({{"max_attempts", 10}, {"initial_backoff_ms", 0}, {"max_backoff_ms", 60000}, {"multiplier", 1}, {"jitter", 0}}),
+             std::string());
+    const auto bounded = llm::loadProviders(file);
+    QCOMPARE(bounded.at(0).retry.maxAttempts, 10);
+    QCOMPARE(bounded.at(0).retry.maxBackoff.count(), 60000LL);
   }
 
   void retryAfterParses() {

@@ -272,6 +272,10 @@ class TestLlmWireFormat : public QObject {
   void finishTwiceAndFeedAfterFinish();
   void openAIRequest();
   void urlsAreRedacted();
+  void urlsInTextAreRedacted();
+  void baseUrlWithAQuery();
+  void answersWithoutText_data();
+  void answersWithoutText();
   void anthropicRequest();
   void ollamaRequest();
   void redaction();
@@ -571,13 +575,13 @@ void TestLlmWireFormat::malformedChunks() {
     QVERIFY2(d.response.error.rfind("malformed JSON in stream chunk 2: ", 0) == 0, d.response.error.c_str());
     QVERIFY(!d.response.usage.reported);
   }
-  // Values of the wrong type are ignored, not thrown.
+  // Values of the wrong type are not thrown; content that is not text is an error (issue 45, 8).
   {
     auto d = decodeWhole(WireFormat::OpenAIChat, true,
                          "data: {\"id\":5,\"choices\":[{\"delta\":{\"content\":7,\"tool_calls\":[{\"index\":\"x\",\"function\":[]}]}},3],"
                          "\"usage\":{\"prompt_tokens\":\"9\",\"completion_tokens\":1e300}}\n\ndata: [DONE]\n\n");
     QVERIFY(d.response.complete);
-    QVERIFY(d.response.error.empty());
+    QCOMPARE(d.response.error, std::string("the server's answer has no text content: `choices[0].delta.content` is a number"));
     QCOMPARE(d.response.text, std::string(""));
   }
   // Non-streaming bodies.
@@ -888,17 +892,122 @@ void TestLlmWireFormat::formatNames() {
   QVERIFY(wireFormatFromName("OpenAI") == WireFormat::OpenAIChat);
   QVERIFY(!wireFormatFromName("gemini").has_value());
 }
-#endif  // Q_MOC_RUN
 
-// Issue 17, 6: a key given inside a base URL was printed and stored as it was.
+// Issue 17, 6: a key given inside a base URL was printed and stored as it was. Issue 45, 2: the
+// user name too, and every parameter named like a key or a token.
 void TestLlmWireFormat::urlsAreRedacted() {
-  QCOMPARE(redactedUrl("http://user:sk-secret@host:8080/v1"), std::string("http://user:***@host:8080/v1"));
+  QCOMPARE(redactedUrl("http://user:sk-secret@host:8080/v1"), std::string("http://***@host:8080/v1"));
+  QCOMPARE(redactedUrl("http://sk-user@host/v1"), std::string("http://***@host/v1"));
+  QCOMPARE(redactedUrl("https://h/v1?Api-Key=a&access_token=b&client_secret=c&X-Amz-Signature=d&sig=e&pwd=f&auth=g"),
+           std::string("https://h/v1?Api-Key=***&access_token=***&client_secret=***&X-Amz-Signature=***&sig=***&pwd=***&auth=***"));
+  QCOMPARE(redactedUrl("https://h/v1?subscription-key=a;api%5Fkey=b&monkey=c&keys=d&tokenizer=e&api-version=2024-06-01"),
+           std::string("https://h/v1?subscription-key=***;api%5Fkey=***&monkey=c&keys=d&tokenizer=e&api-version=2024-06-01"));
+  QCOMPARE(redactedUrl("https://h/cb#access_token=abc&state=1"), std::string("https://h/cb#access_token=***&state=1"));
+  QCOMPARE(redactedUrl("https://h/v1?key="), std::string("https://h/v1?key="));
+  QVERIFY(kwb::urlHasCredentials("http://***@h/v1"));
+  QVERIFY(kwb::urlHasCredentials("http://h/v1?token=***"));
+  QVERIFY(!kwb::urlHasCredentials("http://h/v1?alt=json"));
+  QVERIFY(!kwb::urlHasCredentials("http://127.0.0.1:8080/v1"));
   QCOMPARE(redactedUrl("https://sk-secret@api.example.com/v1/chat"), std::string("https://***@api.example.com/v1/chat"));
   QCOMPARE(redactedUrl("https://h/v1/models?key=AIza123&alt=json#x"), std::string("https://h/v1/models?key=***&alt=json#x"));
   QCOMPARE(redactedUrl("https://h/v1?API_KEY=a&token=b&x=1"), std::string("https://h/v1?API_KEY=***&token=***&x=1"));
   QCOMPARE(redactedUrl("http://127.0.0.1:8080/v1"), std::string("http://127.0.0.1:8080/v1"));
   QCOMPARE(redactedUrl("http://h/a@b"), std::string("http://h/a@b"));  // an @ in the path is not a user part
 }
+
+// libcurl's and servers' messages name URLs inside sentences, or echo a key alone.
+void TestLlmWireFormat::urlsInTextAreRedacted() {
+  const std::string url = "http://bob:s3cr3tKEY@127.0.0.1:1/v1?key=s3cr3tKEY&alt=json";
+  QCOMPARE(kwb::redactUrlsIn("could not connect to " + url + "/chat/completions: refused (" + url + ")."),
+           std::string("could not connect to http://***@127.0.0.1:1/v1?key=***&alt=json/chat/completions: refused "
+                       "(http://***@127.0.0.1:1/v1?key=***&alt=json)."));
+  QCOMPARE(kwb::redactUrlsIn(R"({"provider":"https://u:p4ss@h/v1?token=t0k3n","model":"m"})"),
+           std::string(R"({"provider":"https://***@h/v1?token=***","model":"m"})"));
+  QCOMPARE(kwb::redactUrlsIn("no url here: key=abc, :// alone"), std::string("no url here: key=abc, :// alone"));
+  QCOMPARE(kwb::withoutUrlSecrets("Login denied for bob:s3cr3tKEY: bad password s3cr3tKEY", url),
+           std::string("Login denied for ***: bad password ***"));
+  QCOMPARE(kwb::withoutUrlSecrets("key s3cr3t%4BEY", "http://h/?key=s3cr3t%4BEY"), std::string("key ***"));
+  QCOMPARE(kwb::withoutUrlSecrets("user bob", "http://bob:pw@h/"), std::string("user bob"));  // under 4 characters: left
+}
+
+// A query in the base URL stays at the end of every request's URL (the path goes before it).
+void TestLlmWireFormat::baseUrlWithAQuery() {
+  const std::string base = "https://h.example/openai/v1/?api-version=2024-06-01&key=K";
+  QCOMPARE(buildChatRequest(WireFormat::OpenAIChat, base, "", conversation(true)).url,
+           std::string("https://h.example/openai/v1/chat/completions?api-version=2024-06-01&key=K"));
+  QCOMPARE(buildModelsRequest(WireFormat::OllamaChat, "http://h:11434?token=T", "").url, std::string("http://h:11434/api/tags?token=T"));
+  QCOMPARE(buildChatRequest(WireFormat::AnthropicMessages, "https://h/v1/", "", conversation(true)).url, std::string("https://h/v1/messages"));
+}
+
+// Issue 45, 8: an answer whose content is a number (an object, a list of numbers, null) was taken
+// for an answer with no text, and `kwb llm test` said it answered (exit 0).
+void TestLlmWireFormat::answersWithoutText_data() {
+  QTest::addColumn<int>("format");
+  QTest::addColumn<bool>("stream");
+  QTest::addColumn<QByteArray>("body");
+  QTest::addColumn<QByteArray>("error");  // empty: a good answer
+  const int openai = static_cast<int>(WireFormat::OpenAIChat), anthropic = static_cast<int>(WireFormat::AnthropicMessages),
+            ollama = static_cast<int>(WireFormat::OllamaChat);
+  const auto openaiBody = [](const std::string &content) {
+    return QByteArray::fromStdString(R"({"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":)" + content +
+                                     R"(},"finish_reason":"stop"}]})");
+  };
+  const auto no = [](const char *what) { return QByteArray("the server's answer has no text content: ") + what; };
+  QTest::newRow("openai body: number") << openai << false << openaiBody("42") << no("`choices[0].message.content` is a number");
+  QTest::newRow("openai body: object") << openai << false << openaiBody(R"({"text":"x"})") << no("`choices[0].message.content` is an object");
+  QTest::newRow("openai body: null") << openai << false << openaiBody("null") << no("`choices[0].message.content` is null");
+  QTest::newRow("openai body: boolean") << openai << false << openaiBody("true") << no("`choices[0].message.content` is a boolean");
+  QTest::newRow("openai body: list of numbers") << openai << false << openaiBody("[1,2]") << no("`choices[0].message.content[0]` is a number");
+  QTest::newRow("openai body: text parts") << openai << false << openaiBody(R"([{"type":"text","text":"ok"}])") << QByteArray();
+  QTest::newRow("openai body: string") << openai << false << openaiBody(R"("ok")") << QByteArray();
+  QTest::newRow("openai body: no choices") << openai << false << QByteArray(R"({"id":"c","choices":[]})")
+                                           << no("`choices` is an empty array");
+  QTest::newRow("openai body: null with tool calls")
+      << openai << false
+      << QByteArray(R"({"choices":[{"message":{"content":null,"tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]}}]})")
+      << QByteArray();
+  QTest::newRow("openai stream: object")
+      << openai << true << QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":{\"a\":1}}}]}\n\ndata: [DONE]\n\n")
+      << no("`choices[0].delta.content` is an object");
+  QTest::newRow("openai stream: null deltas")
+      << openai << true
+      << QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}]}\n\n"
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n\n")
+      << QByteArray();
+  QTest::newRow("anthropic body: number")
+      << anthropic << false << QByteArray(R"({"id":"m","type":"message","content":[{"type":"text","text":5}],"stop_reason":"end_turn"})")
+      << no("`content[0].text` is a number");
+  QTest::newRow("anthropic body: content a string")
+      << anthropic << false << QByteArray(R"({"id":"m","type":"message","content":"hi","stop_reason":"end_turn"})")
+      << no("`content` is a string");
+  QTest::newRow("anthropic stream: list")
+      << anthropic << true
+      << QByteArray("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":[1]}}\n\n"
+                    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+      << no("`delta.text` is an array");
+  QTest::newRow("ollama body: number") << ollama << false
+                                       << QByteArray(R"({"model":"m","message":{"role":"assistant","content":3.5},"done":true})")
+                                       << no("`message.content` is a number");
+  QTest::newRow("ollama body: no message") << ollama << false << QByteArray(R"({"model":"m","done":true})")
+                                           << no("`message` is missing");
+  QTest::newRow("ollama stream: object")
+      << ollama << true << QByteArray("{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":{}},\"done\":true}\n")
+      << no("`message.content` is an object");
+}
+
+void TestLlmWireFormat::answersWithoutText() {
+  QFETCH(int, format);
+  QFETCH(bool, stream);
+  QFETCH(QByteArray, body);
+  QFETCH(QByteArray, error);
+  for (const auto &[name, pieces] : splits(static_cast<std::size_t>(body.size()))) {
+    const auto d = decode(static_cast<WireFormat>(format), stream, body.toStdString(), pieces);
+    QVERIFY2(d.response.error == error.toStdString(), (name + ": " + d.response.error).c_str());
+  }
+}
+
+#endif  // Q_MOC_RUN
 
 QTEST_GUILESS_MAIN(TestLlmWireFormat)
 #include "tst_llm_wire_format.moc"

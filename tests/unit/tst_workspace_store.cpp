@@ -239,7 +239,7 @@ void TestWorkspaceStore::create() {
   Database &db = ws->database();
 
   QCOMPARE(ws->schemaVersion(), Workspace::kSchemaVersion);
-  QCOMPARE(ws->schemaVersion(), 7);
+  QCOMPARE(ws->schemaVersion(), 8);
   QCOMPARE(db.pragma("journal_mode"), std::string("wal"));
   QCOMPARE(db.pragma("foreign_keys"), std::string("1"));
   QCOMPARE(db.pragma("synchronous"), std::string("2"));  // FULL
@@ -254,7 +254,7 @@ void TestWorkspaceStore::create() {
   QVERIFY(hasObject(db, "table", "agent_groups"));
   QVERIFY(hasObject(db, "table", "agent_attempts"));
   QVERIFY(hasObject(db, "table", "agent_profiles"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{7});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{8});
   {
     Statement versions = db.prepare("SELECT version, applied_at FROM schema_version ORDER BY rowid");
     QVERIFY(versions.step());
@@ -272,6 +272,8 @@ void TestWorkspaceStore::create() {
     QCOMPARE(versions.columnInt(0), std::int64_t{6});
     QVERIFY(versions.step());
     QCOMPARE(versions.columnInt(0), std::int64_t{7});
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{8});
     QVERIFY(!versions.step());
   }
 
@@ -350,8 +352,8 @@ void TestWorkspaceStore::reopen() {
   for (int round = 0; round < 2; ++round) {
     auto ws = Workspace::open(file);
     Database &db = ws->database();
-    QCOMPARE(ws->schemaVersion(), 7);
-    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{7});  // nothing re-applied
+    QCOMPARE(ws->schemaVersion(), 8);
+    QCOMPARE(rowCount(db, "schema_version"), std::int64_t{8});  // nothing re-applied
     Statement row = db.prepare("SELECT applied_at FROM schema_version WHERE version = 2");
     QVERIFY(row.step());
     QCOMPARE(row.columnText(0), appliedAt);
@@ -368,7 +370,7 @@ void TestWorkspaceStore::reopen() {
   }
   // The plain Database opens an existing file too.
   Database existing(file, Database::Mode::OpenExisting);
-  QCOMPARE(readSchemaVersion(existing), 7);
+  QCOMPARE(readSchemaVersion(existing), 8);
 }
 
 void TestWorkspaceStore::openExistingNeedsTheFile() {
@@ -700,7 +702,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
 
   auto ws = Workspace::open(file);
   Database &db = ws->database();
-  QCOMPARE(ws->schemaVersion(), 7);
+  QCOMPARE(ws->schemaVersion(), 8);
   {
     Statement versions =
         db.prepare("SELECT version, description, applied_at FROM schema_version ORDER BY rowid");
@@ -721,6 +723,8 @@ void TestWorkspaceStore::migrateFromVersion1() {
     QCOMPARE(versions.columnInt(0), std::int64_t{6});
     QVERIFY(versions.step());
     QCOMPARE(versions.columnInt(0), std::int64_t{7});
+    QVERIFY(versions.step());
+    QCOMPARE(versions.columnInt(0), std::int64_t{8});
     QVERIFY(!versions.step());
   }
 
@@ -775,7 +779,7 @@ void TestWorkspaceStore::migrateFromVersion1() {
   QCOMPARE(ws->addCandidate(reopened.id, warp, "again").sourceHash, softmax[1].sourceHash);
   QCOMPARE(rowCount(db, "sources"), std::int64_t{3});
   ws.reset();
-  QCOMPARE(Workspace::open(file)->schemaVersion(), 7);
+  QCOMPARE(Workspace::open(file)->schemaVersion(), 8);
 }
 
 void TestWorkspaceStore::migrateFromVersion2() {
@@ -802,12 +806,12 @@ void TestWorkspaceStore::migrateFromVersion2() {
 
   auto ws = Workspace::open(file);
   Database &db = ws->database();
-  QCOMPARE(ws->schemaVersion(), 7);
+  QCOMPARE(ws->schemaVersion(), 8);
   {
     Statement last = db.prepare("SELECT version, description FROM schema_version ORDER BY rowid DESC");
     QVERIFY(last.step());
-    QCOMPARE(last.columnInt(0), std::int64_t{7});
-    QCOMPARE(last.columnText(1), workspaceMigrations()[6].description);
+    QCOMPARE(last.columnInt(0), std::int64_t{8});
+    QCOMPARE(last.columnText(1), workspaceMigrations().back().description);
   }
   {
     const auto fresh = pathIn(dir, "fresh.kwb");
@@ -844,7 +848,7 @@ void TestWorkspaceStore::migrateFromVersion2() {
   ws.reset();
 
   auto again = Workspace::open(file);
-  QCOMPARE(again->schemaVersion(), 7);
+  QCOMPARE(again->schemaVersion(), 8);
   const auto runs = again->evaluations(7);
   QCOMPARE(runs.size(), std::size_t{1});
   QCOMPARE(runs[0].id, stored.id);
@@ -1026,12 +1030,12 @@ void TestWorkspaceStore::failedMigrationChangesNothing() {
   Workspace::open(file).reset();
   Database db(file, Database::Mode::OpenExisting);
   std::vector<Migration> migrations = workspaceMigrations();
-  migrations.push_back({8, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
+  migrations.push_back({9, "broken", "CREATE TABLE extra(x); INSERT INTO no_such_table VALUES(1);"});
   const QString message = storeErrorOf([&] { migrateForward(db, migrations); });
   QVERIFY2(message.contains(QStringLiteral("no_such_table")), qPrintable(message));
-  QCOMPARE(readSchemaVersion(db), 7);
+  QCOMPARE(readSchemaVersion(db), 8);
   QVERIFY(!hasObject(db, "table", "extra"));
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{7});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{8});
 }
 
 void TestWorkspaceStore::refuseNewer() {
@@ -1049,11 +1053,11 @@ void TestWorkspaceStore::refuseNewer() {
   const QString expected =
       QString::fromStdString(file.string()) + QStringLiteral(
                                                   " was written by a newer Kernel Workbench (schema 99, this "
-                                                  "build knows up to 7); open it with a newer version");
+                                                  "build knows up to 8); open it with a newer version");
   QCOMPARE(message, expected);
   Database db(file, Database::Mode::OpenExisting);
   QCOMPARE(readSchemaVersion(db), 99);
-  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{8});
+  QCOMPARE(rowCount(db, "schema_version"), std::int64_t{9});
   QCOMPARE(rowCount(db, "tasks"), std::int64_t{1});
 }
 

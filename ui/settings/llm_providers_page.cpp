@@ -782,7 +782,7 @@ void LlmProvidersPage::refreshModels() {
   }
   modelsFor_ = e->uid;
   modelsUrl_ = qs(e->config.baseUrl);
-  setMessage(modelsStatus_, tr("Asking %1 for its models…").arg(modelsUrl_), kHintStyle);
+  setMessage(modelsStatus_, tr("Asking %1 for its models…").arg(qs(kwb::redactedUrl(e->config.baseUrl))), kHintStyle);
   const quint64 uid = e->uid;
   const kwb::llm::ProviderConfig config = e->config;
   withKey(*e, [this, uid, config](const QString &key) {
@@ -837,7 +837,7 @@ void LlmProvidersPage::testConnection() {
   const quint64 serial = ++testSerial_;
   testOutput_->clear();
   setMessage(testStatus_,
-             tr("Sending a tiny request to %1 at %2…").arg(qs(e->config.model), qs(e->config.baseUrl)),
+             tr("Sending a tiny request to %1 at %2…").arg(qs(e->config.model), qs(kwb::redactedUrl(e->config.baseUrl))),
              kHintStyle);
   setTesting(true);
   const kwb::llm::ProviderConfig config = e->config;

@@ -97,7 +97,7 @@ int suiteCommand(const SuiteArgs &args, bool asJson) {
     std::string source;
     try {
       task = kwb::loadTask(folder);
-      if (fs::exists(candidate)) source = kwb::readSourceFile(candidate, {kwb::kMaxSourceBytes, true, "the candidate"});
+      if (fs::exists(candidate)) source = kwb::readSourceFile(candidate, {kwb::kMaxSourceBytes, true, "candidate"});
     } catch (const std::exception &e) {
       p.done = kwb::SuiteEntry{p.task, "", "error", e.what()};
       pending.push_back(std::move(p));

@@ -25,7 +25,7 @@ class SourceFileError : public std::runtime_error {
 struct SourceReadOptions {
   std::uintmax_t maxBytes = kMaxSourceBytes;
   bool followFinalLink = true;  // false: a symbolic link at the path itself is refused
-  std::string what = "source";  // in messages: "the candidate", "task.toml"...
+  std::string what = "source";  // in messages, after "the ": "candidate", "task.toml"...
 };
 
 // The file's bytes; throws SourceFileError naming the path and what is wrong with it.

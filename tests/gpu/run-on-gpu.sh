@@ -19,9 +19,13 @@ status=0
 } 2>&1 | tee "$out/devices.txt"
 kwb devices --json > "$out/devices.json" || status=1
 kwb tasks list | tee -a "$out/devices.txt"
+# KWB_GPU_SUITES="tst_gpu_eval tst_gpu_agent" runs only those (a device call has 10 minutes).
 for t in "$here"/bin/tst_gpu_*; do
   [ -x "$t" ] || continue
+  if [ -n "${KWB_GPU_SUITES:-}" ] && [[ " $KWB_GPU_SUITES " != *" $(basename "$t") "* ]]; then continue; fi
+  start=$(date +%s)
   "$t" -o "$out/$(basename "$t").txt,txt" -o -,txt || status=1
+  echo "$(basename "$t"): $(grep -a '^Totals' "$out/$(basename "$t").txt") in $(( $(date +%s) - start )) s" >> "$out/suites.txt"
 done
 # On a machine with a GPU a test function that skips (a whole suite or one case) tested nothing.
 if nvidia-smi -L > /dev/null 2>&1 && ! "$here/check-skips.sh" "$out"/tst_gpu_*.txt | tee -a "$out/devices.txt"; then

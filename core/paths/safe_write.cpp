@@ -116,11 +116,16 @@ void SafeFolder::write(const std::string &name, std::string_view bytes, mode_t m
     if (out < 0 && errno != EEXIST) throw SafeWriteError(shown.string() + ": cannot be written: " + errorText(errno));
   }
   if (out < 0) throw SafeWriteError(shown.string() + ": cannot be written: no free temporary name beside it");
-  const bool written = writeAll(out, bytes) && ::fsync(out) == 0;
-  const int writeError = errno;
-  if (::close(out) != 0 || !written) {
+  // The first error wins, taken when it happens (a later call may change errno, a short write
+  // may leave it unset).
+  int writeError = 0;
+  errno = 0;
+  if (!writeAll(out, bytes)) writeError = errno != 0 ? errno : EIO;
+  else if (::fsync(out) != 0) writeError = errno;
+  if (::close(out) != 0 && writeError == 0) writeError = errno;
+  if (writeError != 0) {
     ::unlinkat(fd(), temporary.c_str(), 0);
-    throw SafeWriteError(shown.string() + ": cannot be written: " + errorText(written ? errno : writeError));
+    throw SafeWriteError(shown.string() + ": cannot be written: " + errorText(writeError));
   }
   if (::renameat(fd(), temporary.c_str(), fd(), name.c_str()) != 0) {
     const int error = errno;
@@ -129,6 +134,7 @@ void SafeFolder::write(const std::string &name, std::string_view bytes, mode_t m
     if (what == "a folder") throw SafeWriteError(shown.string() + ": is a folder, where a file goes; remove it or write elsewhere");
     throw SafeWriteError(shown.string() + ": cannot be written: " + errorText(error));
   }
+  ::fsync(fd());  // the folder's new entry too, so a crash keeps the new name (best effort)
 }
 
 void SafeFolder::writeRelative(const fs::path &relative, std::string_view bytes, mode_t mode) const {

@@ -259,9 +259,10 @@ void TestAgentSession::tokenBudgetStopsNewRequests() {
 
 void TestAgentSession::dollarBudgetStopsNewRequests() {
   Fixture f;
-  // As for tokens: both first requests go out before either answer is priced; at $1 a token the
-  // first answers spend far more than the $0.01 budget, so the second group never starts.
-  f.server.setDelays(std::chrono::milliseconds(500), std::chrono::milliseconds(0));
+  // As for tokens: both first requests go out before either answer is priced (each answer waits
+  // 2 s: room for the second line's thread to start on a loaded machine); at $1 a token the first
+  // answers spend far more than the $0.01 budget, so the second group never starts.
+  f.server.setDelays(std::chrono::milliseconds(2000), std::chrono::milliseconds(0));
   auto settings = compileOnlySettings(2, 3, 5);
   settings.dollars = 0.01;
   const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
@@ -279,20 +280,21 @@ void TestAgentSession::dollarBudgetStopsNewRequests() {
 
 void TestAgentSession::wallTimeBudgetStopsNewRequests() {
   Fixture f;
-  // Every answer takes at least 1.5 s, so by the time the first group's answers are in, the
-  // session has run for more than its 1 s: the second group's requests are refused.
-  f.server.setDelays(std::chrono::milliseconds(1500), std::chrono::milliseconds(0));
+  // Every answer takes at least 6 s, so by the time the first group's answers are in, the
+  // session has run for more than its 5 s: the second group's requests are refused. The first
+  // group's requests go out after the starter's compile, well inside 5 s even on a loaded machine.
+  f.server.setDelays(std::chrono::milliseconds(6000), std::chrono::milliseconds(0));
   auto settings = compileOnlySettings(2, 3, 5);
-  settings.wallSeconds = 1.0;
+  settings.wallSeconds = 5.0;
   const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
   Session session(f.services(), created.id);
   QCOMPARE(session.run(), SessionState::Finished);
   const auto record = f.store->session(created.id);
   QVERIFY2(record->stopReason.find("wall-time budget reached: ") == 0, record->stopReason.c_str());
-  QVERIFY2(record->stopReason.find(" s of 1 s") != std::string::npos, record->stopReason.c_str());
+  QVERIFY2(record->stopReason.find(" s of 5 s") != std::string::npos, record->stopReason.c_str());
   QCOMPARE(f.server.http().requests().size(), std::size_t(2));
   QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
-  QVERIFY(f.store->session(created.id)->elapsedSeconds >= 1.5);
+  QVERIFY(f.store->session(created.id)->elapsedSeconds >= 6.0);
 }
 
 void TestAgentSession::wallTimeSpentInEarlierRunsCounts() {

@@ -11,7 +11,6 @@
 #include <functional>
 #include <memory>
 #include <set>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -85,84 +84,38 @@ std::optional<std::size_t> firstNonUtf8(const std::string &text) {
   return std::nullopt;
 }
 
-// Where the front matter first nests deeper than `limit`: one pass over the text, no parser.
-// It counts flow collections ('[' and '{' that start a value, outside quotes and comments) and
-// block levels (the columns of the lines' nodes and of each "- ", "? " and ": " indicator), and
-// skips block scalars ('|', '>') and quoted text. It may count more levels than the parser
-// would (a plain text line that starts with unclosed '['), never fewer for what the parser
-// nests, so any file it lets through parses in time linear in its size.
+// Where the front matter's first document first nests deeper than `limit` lists and mappings,
+// counted on libyaml's own events, without building the tree; nothing when it does not, or when
+// it is not YAML (the load that follows names that problem). libyaml's time to load grows with
+// the square of the flow nesting ('[[[...': each token looks at every open '[' for a pending
+// key), but its scanner reads at most about 1,024 characters past the event it gives, so
+// stopping at the event that passes the limit keeps the time linear in the file's size. The
+// count is the parser's own: anchors, tags, quotes, plain text on several lines, CRLF, tabs and
+// directives cannot make it count fewer levels than the load would build (a second scanner of
+// the text did: 'deep: &a [[[...' passed it).
 struct DeepAt {
   int line = 0, column = 0;  // 0-based, in the front matter
 };
 std::optional<DeepAt> nestingBeyond(const std::string &yaml, int limit) {
-  std::vector<int> block;  // the columns of the open block nodes
-  int flow = 0;
-  char quote = 0;            // inside a quoted scalar: its quote
-  int blockScalarAbove = -1;  // inside a block scalar: its lines are indented more than this
-  bool valueStart = false;   // the next non-space character starts a value
-  int line = 0;
-  for (std::size_t pos = 0; pos <= yaml.size(); ++line) {
-    std::size_t eol = yaml.find('\n', pos);
-    if (eol == std::string::npos) eol = yaml.size();
-    const std::string_view text(yaml.data() + pos, eol - pos);
-    pos = eol + 1;
-    std::size_t i = 0;
-    const std::size_t indent = text.find_first_not_of(' ') == std::string_view::npos ? text.size() : text.find_first_not_of(' ');
-    const bool blank = indent == text.size() || text[indent] == '\r';
-    if (blockScalarAbove >= 0) {
-      if (blank || static_cast<int>(indent) > blockScalarAbove) continue;
-      blockScalarAbove = -1;
-    }
-    if (!quote && flow == 0) {
-      if (blank || text[indent] == '#') continue;
-      while (!block.empty() && block.back() >= static_cast<int>(indent)) block.pop_back();
-      block.push_back(static_cast<int>(indent));
-      i = indent;
-      // "- ", "? " and ": " at the start of a node open one more level each ("- - - x").
-      while (i < text.size() && (text[i] == '-' || text[i] == '?' || text[i] == ':') &&
-             (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\t' || text[i + 1] == '\r')) {
-        ++i;
-        while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
-        if (i == text.size() || text[i] == '#' || text[i] == '\r') break;
-        block.push_back(static_cast<int>(i));
-        if (static_cast<int>(block.size()) > limit) return DeepAt{line, static_cast<int>(i)};
-      }
-      if (static_cast<int>(block.size()) > limit) return DeepAt{line, static_cast<int>(indent)};
-      valueStart = true;
-    }
-    for (; i < text.size(); ++i) {
-      const char c = text[i];
-      if (quote) {
-        if (quote == '"' && c == '\\') ++i;
-        else if (c == quote && quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') ++i;  // '' is a quote
-        else if (c == quote) quote = 0;
-        continue;
-      }
-      if (c == ' ' || c == '\t' || c == '\r') continue;
-      if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) break;  // a comment
-      if (valueStart && (c == '\'' || c == '"')) {
-        quote = c;
-        valueStart = false;
-      } else if ((c == '[' || c == '{') && (valueStart || flow > 0)) {
-        ++flow;
-        if (static_cast<int>(block.size()) + flow > limit) return DeepAt{line, static_cast<int>(i)};
-        valueStart = true;
-      } else if (flow > 0 && (c == ']' || c == '}')) {
-        --flow;
-        valueStart = false;
-      } else if (flow > 0 && (c == ',' || c == ':' || c == '?')) {
-        valueStart = true;
-      } else if (flow == 0 && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\t')) {
-        valueStart = true;  // a block mapping's value follows
-      } else if (flow == 0 && valueStart && (c == '|' || c == '>')) {
-        blockScalarAbove = block.back();
-        break;
-      } else {
-        valueStart = false;
-      }
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return std::nullopt;
+  std::unique_ptr<yaml_parser_t, void (*)(yaml_parser_t *)> parserGuard(&parser, yaml_parser_delete);
+  yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char *>(yaml.data()), yaml.size());
+  int depth = 0;
+  for (;;) {
+    yaml_event_t event;
+    if (!yaml_parser_parse(&parser, &event)) return std::nullopt;
+    const yaml_event_type_t type = event.type;
+    const yaml_mark_t mark = event.start_mark;
+    yaml_event_delete(&event);
+    if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+      if (++depth > limit) return DeepAt{static_cast<int>(mark.line), static_cast<int>(mark.column)};
+    } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+      --depth;
+    } else if (type == YAML_DOCUMENT_END_EVENT || type == YAML_STREAM_END_EVENT) {
+      return std::nullopt;  // the load reads the first document only
     }
   }
-  return std::nullopt;
 }
 
 bool convert(yaml_document_t &doc, yaml_node_t *node, YamlNode &out, int depth, std::size_t &count, Reader &r) {

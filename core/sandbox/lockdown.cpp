@@ -346,18 +346,25 @@ struct HostPath {
   std::string source() const { return "/proc/self/fd/" + std::to_string(fd); }
 };
 
+// A folder, or a file (a library kept file by file: sandboxCovers), followed through links.
 HostPath openHostPath(const std::string &path, std::vector<std::string> &problems) {
-  HostPath h{path, ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+  HostPath h{path, ::open(path.c_str(), O_PATH | O_CLOEXEC)};
   if (h.fd < 0) problems.push_back(errnoText("opening " + path));
   return h;
 }
 
-// Binds `host` (opened before the covers) back at its own path, creating the mount point
-// inside the covering tmpfs where needed.
+// Binds `host` (opened before the covers) back at its own path, creating the mount point (a
+// folder, or an empty file for a file) inside the covering tmpfs where needed.
 bool bindBack(const HostPath &host, std::vector<std::string> &problems) {
   if (host.fd < 0) return false;
   std::error_code ec;
-  fs::create_directories(host.path, ec);  // inside a fresh tmpfs; exists otherwise
+  struct stat st{};
+  if (::fstat(host.fd, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    fs::create_directories(fs::path(host.path).parent_path(), ec);
+    if (!fs::exists(host.path, ec)) std::ofstream(host.path).close();  // inside a fresh tmpfs
+  } else {
+    fs::create_directories(host.path, ec);  // inside a fresh tmpfs; exists otherwise
+  }
   if (::mount(host.source().c_str(), host.path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
     problems.push_back(errnoText("binding " + host.path + " back"));
     return false;

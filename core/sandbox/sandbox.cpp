@@ -266,12 +266,27 @@ std::string expandedLoadPath(std::string entry, const std::string &origin) {
   return entry;
 }
 
-// libraryFolders' walk: `object`'s load paths, then each library it needs that is found in them
-// (or in LD_LIBRARY_PATH), in turn. `inherited`: the RPATH entries of the objects that loaded it
-// (the loader searches them too, unless the object has a RUNPATH).
-void collectLibraryFolders(const fs::path &object, const std::vector<std::string> &inherited,
-                           const std::vector<std::string> &libraryPath, std::set<std::string> &visited,
-                           std::vector<std::string> &folders) {
+// A file as the loader or exec opens it: its folder's links resolved, its own name kept (it may
+// be a link, which a bind mount then follows); empty when the folder does not exist.
+std::string resolvedFile(const fs::path &path) {
+  if (!path.has_filename()) return {};
+  const auto folder = resolvedDirectory(path.parent_path().string());
+  return folder.empty() ? std::string() : (fs::path(folder) / path.filename()).string();
+}
+
+// A library the loader takes from a folder named in RUNPATH, RPATH or LD_LIBRARY_PATH: the path it
+// opens (the folder where it was found / the name it needs) and the file that path leads to.
+struct FoundLibrary {
+  std::string opened;
+  std::string file;
+};
+
+// libraryKeeps' walk: each library `object` needs, looked for as the loader does, and the libraries
+// those need, in turn. `inherited`: the RPATH entries of the objects that loaded it (the loader
+// searches them too, unless the object has a RUNPATH).
+void collectLibraries(const fs::path &object, const std::vector<std::string> &inherited,
+                      const std::vector<std::string> &libraryPath, std::set<std::string> &visited,
+                      std::vector<FoundLibrary> &found) {
   if (visited.size() > 1024 || !visited.insert(object.string()).second) return;
   const auto dynamic = readDynamicSection(object);
   if (!dynamic) return;
@@ -286,40 +301,79 @@ void collectLibraryFolders(const fs::path &object, const std::vector<std::string
   std::vector<std::string> search = runpath.empty() ? rpath : std::vector<std::string>{};
   search.insert(search.end(), libraryPath.begin(), libraryPath.end());
   search.insert(search.end(), runpath.begin(), runpath.end());
-  for (const auto &dir : runpath.empty() ? rpath : runpath)
-    if (const auto d = resolvedDirectory(dir); !d.empty()) folders.push_back(d);
   for (const auto &name : dynamic->needed) {
     std::vector<fs::path> candidates;
-    if (name.find('/') != std::string::npos) candidates.push_back(name);
-    else
+    if (name.find('/') != std::string::npos) {
+      if (name.front() == '/') candidates.push_back(name);  // a relative one depends on the working directory
+    } else {
       for (const auto &dir : search) candidates.push_back(fs::path(dir) / name);
+    }
     for (const auto &candidate : candidates) {
       std::error_code ec;
-      const auto found = fs::canonical(candidate, ec);
-      if (ec || !fs::is_regular_file(found, ec)) continue;
-      folders.push_back(found.parent_path().string());
-      collectLibraryFolders(found, runpath.empty() ? rpath : std::vector<std::string>{}, libraryPath, visited, folders);
+      const auto file = fs::canonical(candidate, ec);
+      if (ec || !fs::is_regular_file(file, ec)) continue;
+      found.push_back({resolvedFile(candidate), file.string()});
+      collectLibraries(file, runpath.empty() ? rpath : std::vector<std::string>{}, libraryPath, visited, found);
       break;
     }
   }
 }
 
-}  // namespace
+// The folders the sandbox covers, each resolved, before those inside others are dropped ($HOME
+// under /home stays in the list: a folder to keep must not reveal it either).
+std::vector<std::string> coverCandidates(const std::vector<std::string> &extraCovers) {
+  std::vector<std::string> candidates{"/tmp", "/run", "/var/run", "/home", "/root", "/var/tmp"};
+  for (const char *variable : {"XDG_RUNTIME_DIR", "HOME"})
+    if (const char *value = std::getenv(variable); value && *value) candidates.emplace_back(value);
+  candidates.insert(candidates.end(), extraCovers.begin(), extraCovers.end());
+  std::vector<std::string> covers;
+  for (const auto &c : candidates) {
+    const auto dir = resolvedDirectory(c);  // /var/run -> /run: covered once
+    if (!dir.empty() && dir != "/") covers.push_back(dir);
+  }
+  return covers;
+}
 
-std::vector<std::string> libraryFolders(const fs::path &program) {
+// Whether showing `folder` would show a covered folder whole: it is one, or lies above one.
+bool revealsCover(const std::string &folder, const std::vector<std::string> &covers) {
+  return std::any_of(covers.begin(), covers.end(), [&](const std::string &c) { return within(c, folder); });
+}
+
+// What to show of `file` (resolvedFile): its folder, or the file alone where the folder would
+// reveal a cover (a program in $HOME itself, a RUNPATH of $ORIGIN/.. from ~/bin).
+std::string folderOrFile(const std::string &file, const std::vector<std::string> &covers) {
+  if (file.empty()) return {};
+  const auto folder = fs::path(file).parent_path().string();
+  if (!revealsCover(folder, covers)) return folder;
   std::error_code ec;
+  return fs::exists(file, ec) ? file : std::string();
+}
+
+std::vector<std::string> programKeepsUnder(const fs::path &program, const std::vector<std::string> &covers) {
+  if (program.empty()) return {};
+  std::error_code ec;
+  std::vector<std::string> keeps{folderOrFile(resolvedFile(fs::absolute(program, ec)), covers)};
   const auto object = fs::canonical(program, ec);  // $ORIGIN is the folder of the file itself
-  if (ec) return {};
+  if (ec) return keeps;
   std::vector<std::string> libraryPath;
   if (const char *libraries = std::getenv("LD_LIBRARY_PATH"))
     for (const auto &entry : splitPathList(libraries))
       if (entry.front() == '/') libraryPath.push_back(entry);
   std::set<std::string> visited;
-  std::vector<std::string> folders;
-  collectLibraryFolders(object, {}, libraryPath, visited, folders);
-  std::sort(folders.begin(), folders.end());
-  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
-  return folders;
+  std::vector<FoundLibrary> found;
+  collectLibraries(object, {}, libraryPath, visited, found);
+  for (const auto &library : found)
+    for (const auto &path : {library.opened, library.file}) keeps.push_back(folderOrFile(path, covers));
+  keeps.erase(std::remove(keeps.begin(), keeps.end(), std::string()), keeps.end());
+  std::sort(keeps.begin(), keeps.end());
+  keeps.erase(std::unique(keeps.begin(), keeps.end()), keeps.end());
+  return keeps;
+}
+
+}  // namespace
+
+std::vector<std::string> programKeeps(const fs::path &program, const std::vector<std::string> &extraCovers) {
+  return programKeepsUnder(program, coverCandidates(extraCovers));
 }
 
 const char *sandboxKindName(SandboxKind kind) {
@@ -422,26 +476,25 @@ std::string joinPathList(const std::vector<std::string> &paths) {
 
 SandboxCovers sandboxCovers(const fs::path &executable, const std::vector<std::string> &extraCovers,
                             const std::vector<std::string> &extraKeeps) {
-  std::vector<std::string> candidates{"/tmp", "/run", "/var/run", "/home", "/root", "/var/tmp"};
-  for (const char *variable : {"XDG_RUNTIME_DIR", "HOME"})
-    if (const char *value = std::getenv(variable); value && *value) candidates.emplace_back(value);
-  candidates.insert(candidates.end(), extraCovers.begin(), extraCovers.end());
-  std::vector<std::string> covers;
-  for (const auto &c : candidates) {
-    const auto dir = resolvedDirectory(c);  // /var/run -> /run: covered once
-    if (!dir.empty() && dir != "/") covers.push_back(dir);
-  }
+  const auto candidates = coverCandidates(extraCovers);
   SandboxCovers result;
-  result.covers = outermost(std::move(covers));
-  std::vector<std::string> keeps;
-  if (!executable.empty()) {
-    keeps.push_back(resolvedDirectory(fs::absolute(executable).parent_path().string()));
-    // Where it loads its libraries from: a relocatable bundle's $ORIGIN/../lib under /tmp or $HOME.
-    for (const auto &folder : libraryFolders(executable)) keeps.push_back(folder);
-  }
+  result.covers = outermost(candidates);
+  // The program's folder and where it loads its libraries from (a relocatable bundle's
+  // $ORIGIN/../lib under /tmp or $HOME), each narrowed to files where it would reveal a cover.
+  std::vector<std::string> keeps = programKeepsUnder(executable, candidates);
+  // A folder that would reveal a cover is never kept: the libraries the loader takes from
+  // LD_LIBRARY_PATH are among the program's keeps already, file by file where need be.
+  const auto folderKeep = [&](const std::string &path) {
+    const auto folder = resolvedDirectory(path);
+    if (!revealsCover(folder, candidates)) keeps.push_back(folder);
+  };
   if (const char *libraries = std::getenv("LD_LIBRARY_PATH"))
-    for (const auto &entry : splitPathList(libraries)) keeps.push_back(resolvedDirectory(entry));
-  for (const auto &k : extraKeeps) keeps.push_back(resolvedDirectory(k));
+    for (const auto &entry : splitPathList(libraries)) folderKeep(entry);
+  for (const auto &k : extraKeeps) {
+    std::error_code ec;
+    if (k.empty() || k.front() != '/' || fs::is_directory(k, ec)) folderKeep(k);
+    else if (fs::exists(k, ec)) keeps.push_back(resolvedFile(k));  // a file: programKeeps'
+  }
   std::vector<std::string> needed;
   for (const auto &k : keeps)
     if (!k.empty() && std::any_of(result.covers.begin(), result.covers.end(),

@@ -68,9 +68,12 @@ std::vector<std::string> sandboxCommand(const SandboxSupport &support, const std
 //           $XDG_RUNTIME_DIR and $HOME (where not under one already), `extraCovers`; only
 //           those that exist, symbolic links resolved, none inside another. (/dev/shm is
 //           private too: part of the fresh /dev.)
-//   keeps   folders under a cover the program needs, bound back read-only: the folder of
-//           `executable` and those it loads libraries from (libraryFolders), the
-//           LD_LIBRARY_PATH entries and `extraKeeps`.
+//   keeps   what lies under a cover and the program needs, bound back read-only: the folder
+//           of `executable` and those it loads libraries from (programKeeps), the
+//           LD_LIBRARY_PATH entries and `extraKeeps` (folders, or programKeeps' files). A folder
+//           that is a covered folder or lies above one ($HOME, /tmp, /home, /run/user/N, `/`)
+//           is never kept: the program's own file and libraries there are kept file by file,
+//           other such folders are left covered.
 // The private directory is bound read-write after both. $HOME, $XDG_RUNTIME_DIR and
 // LD_LIBRARY_PATH are read from this process's environment.
 struct SandboxCovers {
@@ -79,12 +82,16 @@ struct SandboxCovers {
 };
 SandboxCovers sandboxCovers(const std::filesystem::path &executable, const std::vector<std::string> &extraCovers = {},
                             const std::vector<std::string> &extraKeeps = {});
-// The folders the dynamic loader takes `program`'s libraries from, as far as its files say
-// without running it: each RUNPATH and RPATH entry ($ORIGIN expanded, links resolved) and the
-// folder of each library found there or in LD_LIBRARY_PATH, and theirs in turn (a relocatable
-// bundle's $ORIGIN/../lib). The system's own folders (ld.so.cache) are not followed. Sorted;
-// empty for a file that is not a dynamically linked 64-bit ELF program.
-std::vector<std::string> libraryFolders(const std::filesystem::path &program);
+// What of `program` must stay visible for it to start: its folder, and the folders the dynamic
+// loader takes its libraries from, as far as its files say without running it — each library it
+// needs (DT_NEEDED), looked for through RPATH, LD_LIBRARY_PATH and RUNPATH in the loader's order
+// ($ORIGIN expanded), the folder where it was found and the one its links lead to, and theirs in
+// turn (a relocatable bundle's $ORIGIN/../lib). A search folder that supplies no library is not
+// kept. Where a folder would reveal a covered one (sandboxCovers, `extraCovers`), the file alone
+// (its path as the loader opens it, and the file its links lead to). The system's own folders
+// (ld.so.cache) are not followed. Sorted.
+std::vector<std::string> programKeeps(const std::filesystem::path &program,
+                                      const std::vector<std::string> &extraCovers = {});
 // The variables that hand the caller's covers and keeps to `kwb-worker --sandbox unshare` (and
 // `--sandbox-exec`), which mounts them itself (colon-separated paths).
 inline constexpr const char *kSandboxCoversVariable = "KWB_SANDBOX_COVERS";

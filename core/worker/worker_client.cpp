@@ -632,14 +632,13 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
     if (support.kind == SandboxKind::Unshare) command.push_back("--sandbox-finished");
     command.insert(command.begin(), options_.wrapper.begin(), options_.wrapper.end());
     for (const auto &tool : {fs::path(options_.wrapper.front()), fs::weakly_canonical(options_.wrapper.front(), ec)})
-      if (!tool.parent_path().empty()) toolKeeps.push_back(tool.parent_path().string());
+      for (const auto &keep : programKeeps(tool)) toolKeeps.push_back(keep);
     if (support.kind == SandboxKind::Unshare)
       command.insert(command.begin(), {workerArgv.front(), "--sandbox-exec", "--private-dir", p->privateDir.string(), "--"});
     else {
       // The tool starts the worker: its folder and the folders it loads libraries from (a bundle's
-      // $ORIGIN/../lib) stay visible too.
-      toolKeeps.push_back(fs::path(workerArgv.front()).parent_path().string());
-      for (const auto &folder : libraryFolders(workerArgv.front())) toolKeeps.push_back(folder);
+      // $ORIGIN/../lib) stay visible too (file by file where a folder would reveal a cover).
+      for (const auto &keep : programKeeps(workerArgv.front())) toolKeeps.push_back(keep);
     }
   }
   SandboxCommandOptions sandboxOptions;

@@ -153,6 +153,48 @@ class TestWorkerSandbox : public QObject {
     return o;
   }
 
+  // A copy of kwb-worker at `worker` that needs one library (the first it needs beyond the C
+  // library's) it can find only in `libraryFolder`, under a new name so the system's copy does not
+  // stand in, through RUNPATH `runpath`: the copied library, or nothing with the reason in `why`.
+  std::optional<fs::path> relocatedWorker(const fs::path &patchelf, const fs::path &worker, const fs::path &libraryFolder,
+                                          const QString &runpath, QString &why) const {
+    fs::copy_file(worker_, worker);
+    // patchelf ARGUMENTS: what it printed, nothing when it failed.
+    const auto run = [&](const QStringList &arguments) -> std::optional<QString> {
+      QProcess p;
+      p.start(QString::fromStdString(patchelf.string()), arguments);
+      const bool ok = p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+      if (!ok) why = "patchelf " + arguments.join(' ') + ": " + QString::fromLocal8Bit(p.readAllStandardError());
+      if (!ok) return std::nullopt;
+      return QString::fromLocal8Bit(p.readAllStandardOutput());
+    };
+    QString moved;
+    for (const auto &needed : run({"--print-needed", QString::fromStdString(worker.string())}).value_or("").split('\n', Qt::SkipEmptyParts))
+      if (!needed.startsWith("libc.so") && !needed.startsWith("ld-linux") && !needed.startsWith("libm.so")) {
+        moved = needed;
+        break;
+      }
+    if (moved.isEmpty()) return why = "kwb-worker needs no library to move", std::nullopt;
+    const QString renamed = "libkwbtest-moved-" + moved;
+    QProcess ldconfig;
+    const auto system = kwb::findOnPath("ldconfig").value_or("/sbin/ldconfig");
+    ldconfig.start(QString::fromStdString(system.string()), {"-p"});
+    if (!ldconfig.waitForFinished(30000)) return why = "ldconfig -p did not finish", std::nullopt;
+    QString systemCopy;
+    for (const auto &line : QString::fromLocal8Bit(ldconfig.readAllStandardOutput()).split('\n'))
+      if (line.trimmed().startsWith(moved + " ") && line.contains("=> ")) {
+        systemCopy = line.section("=> ", 1).trimmed();
+        break;
+      }
+    if (systemCopy.isEmpty()) return why = "ldconfig -p does not list " + moved, std::nullopt;
+    const fs::path library = libraryFolder / renamed.toStdString();
+    fs::copy_file(systemCopy.toStdString(), library);
+    if (!run({"--replace-needed", moved, renamed, QString::fromStdString(worker.string())}) ||
+        !run({"--set-rpath", runpath, QString::fromStdString(worker.string())}))
+      return std::nullopt;
+    return library;
+  }
+
  private slots:
   void initTestCase() {
     worker_ = qEnvironmentVariable("KWB_WORKER").toStdString();
@@ -251,7 +293,7 @@ class TestWorkerSandbox : public QObject {
     const auto support = probeSandboxSupport(preference);
     if (support.kind == SandboxKind::None) QSKIP(qPrintable("not available here: " + QString::fromStdString(support.reason)));
     const auto patchelf = kwb::findOnPath("patchelf");
-    QVERIFY2(patchelf, "patchelf is not on PATH (packaging/install-deps.sh installs it)");
+    if (!patchelf) QSKIP("patchelf is not on PATH (packaging/install-deps.sh installs it)");
     QTemporaryDir home(QDir::currentPath() + "/kwb-home-XXXXXX"), tmp;  // tmp: under /tmp
     QVERIFY(home.isValid() && tmp.isValid());
     const fs::path homePath = fs::canonical(home.path().toStdString());
@@ -260,44 +302,13 @@ class TestWorkerSandbox : public QObject {
     fs::create_directories(root / "usr/bin");
     fs::create_directories(root / "usr/lib");
     const fs::path worker = root / "usr/bin/kwb-worker";
-    fs::copy_file(worker_, worker);
-    // patchelf ARGUMENTS: what it printed, nothing when it failed.
-    const auto run = [&](const QStringList &arguments) -> std::optional<QString> {
-      QProcess p;
-      p.start(QString::fromStdString(patchelf->string()), arguments);
-      const bool ok = p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-      if (!ok) qWarning("patchelf %s: %s", qPrintable(arguments.join(' ')), p.readAllStandardError().constData());
-      if (!ok) return std::nullopt;
-      return QString::fromLocal8Bit(p.readAllStandardOutput());
-    };
-    // The first library it needs that is not the C library's: moved into usr/lib under a new name.
-    QString moved;
-    for (const auto &needed : run({"--print-needed", QString::fromStdString(worker.string())}).value_or("").split('\n', Qt::SkipEmptyParts))
-      if (!needed.startsWith("libc.so") && !needed.startsWith("ld-linux") && !needed.startsWith("libm.so")) {
-        moved = needed;
-        break;
-      }
-    QVERIFY2(!moved.isEmpty(), "kwb-worker needs no library to move");
-    const QString renamed = "libkwbtest-moved-" + moved;
-    QProcess ldconfig;
-    const auto system = kwb::findOnPath("ldconfig").value_or("/sbin/ldconfig");
-    ldconfig.start(QString::fromStdString(system.string()), {"-p"});
-    QVERIFY(ldconfig.waitForFinished(30000));
-    QString systemCopy;
-    for (const auto &line : QString::fromLocal8Bit(ldconfig.readAllStandardOutput()).split('\n'))
-      if (line.trimmed().startsWith(moved + " ") && line.contains("=> ")) {
-        systemCopy = line.section("=> ", 1).trimmed();
-        break;
-      }
-    QVERIFY2(!systemCopy.isEmpty(), qPrintable("ldconfig -p does not list " + moved));
-    fs::copy_file(systemCopy.toStdString(), root / "usr/lib" / renamed.toStdString());
-    QVERIFY(run({"--replace-needed", moved, renamed, QString::fromStdString(worker.string())}));
-    QVERIFY(run({"--set-rpath", "$ORIGIN/../lib", QString::fromStdString(worker.string())}));
+    QString why;
+    QVERIFY2(relocatedWorker(*patchelf, worker, root / "usr/lib", "$ORIGIN/../lib", why), qPrintable(why));
 
     // The loader's folders, read from the program: the bundle's lib, links resolved.
-    const auto folders = kwb::libraryFolders(worker);
-    QVERIFY2(std::find(folders.begin(), folders.end(), (root / "usr/lib").string()) != folders.end(),
-             qPrintable(QString::fromStdString(kwb::joinPathList(folders))));
+    const auto keeps = kwb::programKeeps(worker);
+    QVERIFY2(std::find(keeps.begin(), keeps.end(), (root / "usr/lib").string()) != keeps.end(),
+             qPrintable(QString::fromStdString(kwb::joinPathList(keeps))));
     const auto covers = sandboxCovers(worker);
     QVERIFY(std::find(covers.keeps.begin(), covers.keeps.end(), (root / "usr/lib").string()) != covers.keeps.end());
 
@@ -319,6 +330,68 @@ class TestWorkerSandbox : public QObject {
       QVERIFY2(r.ok, r.error.message.c_str());
       QVERIFY2(!r.result["write"][0].value("ok", true), r.result["write"][0].dump().c_str());
       QVERIFY(!fs::exists(root / "usr/lib/written"));
+    }
+  }
+
+  // Review of issue 45: a library search path must never show a covered folder whole. A program in
+  // ~/bin with RUNPATH $ORIGIN/.. finds its library in $HOME itself: only that file (and the
+  // program's folder) may come back, never $HOME's other files (~/.ssh, providers.json,
+  // library.sqlite); a RUNPATH entry that supplies no library (here $ORIGIN/../data) is not kept.
+  void libraryPathNeverRevealsHome_data() {
+    QTest::addColumn<SandboxPreference>("preference");
+    QTest::newRow("bwrap") << SandboxPreference::Bwrap;
+    QTest::newRow("unshare") << SandboxPreference::Unshare;
+  }
+
+  void libraryPathNeverRevealsHome() {
+    QFETCH(SandboxPreference, preference);
+    const auto patchelf = kwb::findOnPath("patchelf");
+    if (!patchelf) QSKIP("patchelf is not on PATH (packaging/install-deps.sh installs it)");
+    QTemporaryDir home(QDir::currentPath() + "/kwb-home-XXXXXX");
+    QVERIFY(home.isValid());
+    const fs::path homePath = fs::canonical(home.path().toStdString());
+    ScopedEnv homeEnv("HOME", homePath.string());
+    fs::create_directories(homePath / "bin");
+    fs::create_directories(homePath / ".ssh");
+    fs::create_directories(homePath / "data");
+    const auto secret = homePath / ".ssh/id_ed25519", notes = homePath / "data/notes.txt";
+    std::ofstream(secret) << "-----BEGIN OPENSSH PRIVATE KEY-----\n";
+    std::ofstream(notes) << "not the sandbox's\n";
+    const fs::path worker = homePath / "bin/kwb-worker";
+    QString why;
+    const auto library = relocatedWorker(*patchelf, worker, homePath, "$ORIGIN/..:$ORIGIN/../data", why);
+    QVERIFY2(library, qPrintable(why));
+
+    // Kept: the program's folder and the library file; not $HOME, not the folder that supplies nothing.
+    const auto keeps = kwb::programKeeps(worker);
+    for (const auto &folder : {homePath, homePath / "data"})
+      QVERIFY2(std::find(keeps.begin(), keeps.end(), folder.string()) == keeps.end(),
+               qPrintable(QString::fromStdString(kwb::joinPathList(keeps))));
+    const std::vector<std::string> expected{(homePath / "bin").string(), library->string()};
+    QCOMPARE(sandboxCovers(worker).keeps, expected);
+    // Folders handed in to keep that are a cover or lie above one are left covered too.
+    QCOMPARE(sandboxCovers(worker, {}, {homePath.string(), homePath.parent_path().string(), "/"}).keeps, expected);
+
+    const auto support = probeSandboxSupport(preference);
+    if (support.kind == SandboxKind::None) QSKIP(qPrintable("not available here: " + QString::fromStdString(support.reason)));
+    for (const bool underTool : {false, true}) {
+      auto o = options(preference, homePath);
+      o.workerPath = worker;
+      if (underTool) o.wrapper = {kwb::findOnPath("env").value_or("/usr/bin/env").string()};
+      WorkerClient client(o);
+      client.start();
+      const bool ready = client.waitUntilReady(20s);
+      const auto exit = client.lastExit();
+      QVERIFY2(ready, qPrintable(QString("%1: %2 %3").arg(underTool ? "under env" : "alone",
+                                                           QString::fromStdString(exit ? exit->description + " " + exit->cause : ""),
+                                                           QString::fromStdString(exit ? exit->stderrTail : ""))));
+      const auto r = client.call("probe-sandbox", {{"read", {library->string(), secret.string(), notes.string()}},
+                                                   {"timeout_ms", 1000}});
+      QVERIFY2(r.ok, r.error.message.c_str());
+      QCOMPARE(r.result["read"].size(), std::size_t(3));
+      QVERIFY2(r.result["read"][0].value("ok", false), r.result["read"][0].dump().c_str());  // the read is real
+      QVERIFY2(!r.result["read"][1].value("ok", true), r.result["read"][1].dump().c_str());
+      QVERIFY2(!r.result["read"][2].value("ok", true), r.result["read"][2].dump().c_str());
     }
   }
 

@@ -91,7 +91,9 @@ std::string launcherProblem(const WorkerLauncher &launcher) {
   if (launcher.kind == WorkerLauncher::Kind::Ssh) {
     if (const auto rule = sshHostRule(launcher.host); !rule.empty())
       return "'" + printable(launcher.host, 200) + "' is not [USER@]HOST: " + rule;
-    if (launcher.port < 0 || launcher.port > 65535) return std::to_string(launcher.port) + " is not a port number (1 to 65535)";
+    // 0 is the struct's "no port given": no -p, ssh's own choice (~/.ssh/config).
+    if (launcher.port < 0 || launcher.port > 65535)
+      return "port " + std::to_string(launcher.port) + " is not a port number (1 to 65535, or 0 for ssh's own choice)";
     if (!launcher.remoteWorker.empty() && !programPath(launcher.remoteWorker))
       return "the worker program '" + printable(launcher.remoteWorker, 200) + "' " + slurmFieldRule("worker", "");
   }

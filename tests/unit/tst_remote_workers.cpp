@@ -194,6 +194,23 @@ class TestRemoteWorkers : public QObject {
     QVERIFY2(problem.find("--workers: '-oProxyCommand=touch") != std::string::npos &&
                  problem.find("is not [USER@]HOST") != std::string::npos,
              problem.c_str());
+    // The port: 0 is "none given" (ssh's own choice, no -p); anything else outside 1 to 65535 is refused,
+    // and the message says which values are allowed.
+    for (const int port : {-1, 65536, 100000}) {
+      auto l = launcher();
+      l.port = port;
+      const auto why = launcherProblem(l);
+      QVERIFY2(why.find("port " + std::to_string(port) + " is not a port number (1 to 65535, or 0 for ssh's own choice)") !=
+                   std::string::npos,
+               why.c_str());
+    }
+    for (const int port : {0, 1, 65535}) {
+      auto l = launcher();
+      l.port = port;
+      QVERIFY2(launcherProblem(l).empty(), launcherProblem(l).c_str());
+      const auto argv = remoteWorkerCommand(l, {"--relay"});
+      QCOMPARE(std::find(argv.begin(), argv.end(), "-p") != argv.end(), port != 0);
+    }
     s.launcher = launcher();
     s.launcher.remoteWorker = "relative/kwb-worker";
     problem.clear();

@@ -4,6 +4,7 @@
 // pictures of both views in the test output folder.
 #include <QtTest>
 
+#include <QApplication>
 #include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -19,6 +20,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -64,21 +66,38 @@ struct ShownPanel {
 };
 
 // Clicks the panel's Edit button; in the dialog it opens, `change` is given the text shown and the
-// dialog's note, and what it returns is saved. Returns the text shown.
-QString editInTheDialog(SkillsPanel &panel, const std::function<QString(const QString &, const QString &)> &change) {
-  QString shown;
-  QTimer::singleShot(0, &panel, [&] {
+// dialog's note, and what it returns is saved. Returns the text shown, or nothing when no Edit
+// dialog with its editor and Save button opened: the test has then failed with what was missing,
+// and any dialog left open was closed (it waited for a click that never came, and the test hung).
+std::optional<QString> editInTheDialog(SkillsPanel &panel, const std::function<QString(const QString &, const QString &)> &change) {
+  std::optional<QString> shown;
+  QString missing = QStringLiteral("Edit opened no dialog");
+  QTimer inTheDialog;  // destroyed on return: it cannot fire later, into this function's gone locals
+  inTheDialog.setSingleShot(true);
+  QObject::connect(&inTheDialog, &QTimer::timeout, &panel, [&] {
     auto *dialog = panel.findChild<QDialog *>();
-    if (!dialog) return;
-    auto *editor = dialog->findChild<QPlainTextEdit *>(QStringLiteral("skillEditor"));
+    auto *editor = dialog ? dialog->findChild<QPlainTextEdit *>(QStringLiteral("skillEditor")) : nullptr;
+    auto *buttons = dialog ? dialog->findChild<QDialogButtonBox *>() : nullptr;
+    auto *save = buttons ? buttons->button(QDialogButtonBox::Save) : nullptr;
+    if (!save || !editor) {
+      missing = !dialog ? QStringLiteral("no dialog of the panel is open after Edit")
+                        : !editor ? QStringLiteral("the Edit dialog has no editor 'skillEditor'")
+                                  : QStringLiteral("the Edit dialog has no Save button");
+      for (auto *widget : QApplication::topLevelWidgets())
+        if (auto *open = qobject_cast<QDialog *>(widget); open && open->isVisible()) open->reject();
+      return;
+    }
+    missing.clear();
     QString note;
     for (auto *label : dialog->findChildren<QLabel *>()) note += label->text();
     shown = editor->toPlainText();
-    editor->setPlainText(change(shown, note));
-    dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Save)->click();
+    editor->setPlainText(change(*shown, note));
+    save->click();
   });
+  inTheDialog.start(0);
   panel.findChild<QPushButton *>(QStringLiteral("skillEdit"))->click();
-  return shown;
+  if (!missing.isEmpty()) QTest::qFail(qPrintable(missing), __FILE__, __LINE__);
+  return missing.isEmpty() ? shown : std::nullopt;
 }
 
 }  // namespace
@@ -254,11 +273,12 @@ class TestSkillsViews : public QObject {
 
     // The dialog: the text without the record, and a note that says so; a saved change is stored.
     QString note;
-    const QString shown = editInTheDialog(panel, [&](const QString &text, const QString &n) {
+    const auto shown = editInTheDialog(panel, [&](const QString &text, const QString &n) {
       note = n;
       return text + QStringLiteral("\n# Reviewer notes\n\nUnaligned rows fault.\n");
     });
-    for (const char *key : {"status:", "evidence:", "verification:"}) QVERIFY2(!shown.contains(QLatin1String(key)), key);
+    if (!shown) return;  // failed, with what was missing
+    for (const char *key : {"status:", "evidence:", "verification:"}) QVERIFY2(!shown->contains(QLatin1String(key)), key);
     QVERIFY2(note.contains(QStringLiteral("Its status (proposed), evidence and verification log are not edited here")),
              qPrintable(note));
     QVERIFY(edited.wait(10000));
@@ -267,10 +287,11 @@ class TestSkillsViews : public QObject {
     QCOMPARE(after, withRecordOf(after, before));  // the record as it was
 
     // A status or evidence written into the text: refused, with the line, and nothing changes.
-    editInTheDialog(panel, [](const QString &text, const QString &) {
-      const auto end = text.indexOf(QStringLiteral("\n---\n"));  // the front matter's end
-      return QString(text).insert(end, QStringLiteral("\nstatus: admitted"));
-    });
+    if (!editInTheDialog(panel, [](const QString &text, const QString &) {
+          const auto end = text.indexOf(QStringLiteral("\n---\n"));  // the front matter's end
+          return QString(text).insert(end, QStringLiteral("\nstatus: admitted"));
+        }))
+      return;
     QVERIFY(refused.wait(10000));
     const QString problems = refused.last().at(1).toStringList().join(QLatin1Char('\n'));
     QVERIFY2(problems.contains(QRegularExpression(QStringLiteral(

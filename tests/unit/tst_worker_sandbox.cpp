@@ -195,6 +195,24 @@ class TestWorkerSandbox : public QObject {
     return library;
   }
 
+  // Options for `worker` (a relocated copy), started under env when `underTool`, as --sanitize
+  // starts it under compute-sanitizer.
+  WorkerClientOptions relocatedOptions(SandboxPreference preference, const fs::path &home, const fs::path &worker,
+                                       bool underTool) const {
+    auto o = options(preference, home);
+    o.workerPath = worker;
+    if (underTool) o.wrapper = {kwb::findOnPath("env").value_or("/usr/bin/env").string()};
+    return o;
+  }
+
+  // Starts `client`: empty once it is ready, else how it ended and what it printed.
+  static QString started(WorkerClient &client) {
+    client.start();
+    if (client.waitUntilReady(20s)) return {};
+    const auto exit = client.lastExit();
+    return QString::fromStdString(exit ? exit->description + " " + exit->cause + " " + exit->stderrTail : "not ready");
+  }
+
  private slots:
   void initTestCase() {
     worker_ = qEnvironmentVariable("KWB_WORKER").toStdString();
@@ -313,17 +331,9 @@ class TestWorkerSandbox : public QObject {
     QVERIFY(std::find(covers.keeps.begin(), covers.keeps.end(), (root / "usr/lib").string()) != covers.keeps.end());
 
     for (const bool underTool : {false, true}) {
-      auto o = options(preference, homePath);
-      o.workerPath = worker;
-      if (underTool) o.wrapper = {kwb::findOnPath("env").value_or("/usr/bin/env").string()};
-      WorkerClient client(o);
-      client.start();
-      const bool ready = client.waitUntilReady(20s);
-      const auto exit = client.lastExit();
-      QVERIFY2(ready, qPrintable(QString("%1 %2: %3 %4")
-                                     .arg(underTool ? "under env" : "alone", QString::fromStdString(root.string()),
-                                          QString::fromStdString(exit ? exit->description + " " + exit->cause : ""),
-                                          QString::fromStdString(exit ? exit->stderrTail : ""))));
+      WorkerClient client(relocatedOptions(preference, homePath, worker, underTool));
+      const auto why = started(client);
+      QVERIFY2(why.isEmpty(), qPrintable(QString::fromStdString(root.string()) + (underTool ? " under env: " : ": ") + why));
       QCOMPARE(client.sandbox().state, std::string(sandboxKindName(support.kind)));
       // Visible, but read-only: the bundle is not the sandbox's to change.
       const auto r = client.call("probe-sandbox", {{"write", {(root / "usr/lib/written").string()}}, {"timeout_ms", 1000}});
@@ -337,11 +347,7 @@ class TestWorkerSandbox : public QObject {
   // ~/bin with RUNPATH $ORIGIN/.. finds its library in $HOME itself: only that file (and the
   // program's folder) may come back, never $HOME's other files (~/.ssh, providers.json,
   // library.sqlite); a RUNPATH entry that supplies no library (here $ORIGIN/../data) is not kept.
-  void libraryPathNeverRevealsHome_data() {
-    QTest::addColumn<SandboxPreference>("preference");
-    QTest::newRow("bwrap") << SandboxPreference::Bwrap;
-    QTest::newRow("unshare") << SandboxPreference::Unshare;
-  }
+  void libraryPathNeverRevealsHome_data() { isolation_data(); }
 
   void libraryPathNeverRevealsHome() {
     QFETCH(SandboxPreference, preference);
@@ -375,16 +381,9 @@ class TestWorkerSandbox : public QObject {
     const auto support = probeSandboxSupport(preference);
     if (support.kind == SandboxKind::None) QSKIP(qPrintable("not available here: " + QString::fromStdString(support.reason)));
     for (const bool underTool : {false, true}) {
-      auto o = options(preference, homePath);
-      o.workerPath = worker;
-      if (underTool) o.wrapper = {kwb::findOnPath("env").value_or("/usr/bin/env").string()};
-      WorkerClient client(o);
-      client.start();
-      const bool ready = client.waitUntilReady(20s);
-      const auto exit = client.lastExit();
-      QVERIFY2(ready, qPrintable(QString("%1: %2 %3").arg(underTool ? "under env" : "alone",
-                                                           QString::fromStdString(exit ? exit->description + " " + exit->cause : ""),
-                                                           QString::fromStdString(exit ? exit->stderrTail : ""))));
+      WorkerClient client(relocatedOptions(preference, homePath, worker, underTool));
+      const auto why = started(client);
+      QVERIFY2(why.isEmpty(), qPrintable((underTool ? "under env: " : "alone: ") + why));
       const auto r = client.call("probe-sandbox", {{"read", {library->string(), secret.string(), notes.string()}},
                                                    {"timeout_ms", 1000}});
       QVERIFY2(r.ok, r.error.message.c_str());

@@ -122,8 +122,9 @@ std::shared_ptr<kwb::Workspace> openWorkspace(const LlmArgs &args, bool forReadi
   }
 }
 
-// Which wire format a stored request spoke, from its URL.
-llm::WireFormat formatOfUrl(const std::string &url) {
+// Which wire format a stored request spoke, from its URL's path (a query, "?key=***", follows it).
+llm::WireFormat formatOfUrl(std::string url) {
+  url = url.substr(0, url.find_first_of("?#"));
   if (url.find("/api/chat") != std::string::npos) return llm::WireFormat::OllamaChat;
   if (url.size() >= 9 && url.compare(url.size() - 9, 9, "/messages") == 0) return llm::WireFormat::AnthropicMessages;
   return llm::WireFormat::OpenAIChat;
@@ -156,6 +157,7 @@ int llmListCommand(bool asJson) {
     json out = {{"file", llm::providersFile().string()}, {"providers", json::array()}};
     for (const auto &p : providers) {
       json j = llm::toJson(p);
+      j["base_url"] = llm::redactedUrl(p.baseUrl);  // toJson's is the file's, credentials and all (issue 45, 2)
       j["key"] = keySource(p);
       out["providers"].push_back(j);
     }
@@ -232,7 +234,7 @@ int llmTestCommand(const LlmArgs &args, bool asJson) {
   request.temperature = 0.0;
   request.stream = !args.noStream;
   const bool live = !asJson;
-  if (live) std::cerr << "kwb: " << config->name << " (" << llm::redactedUrl(config->baseUrl) << "), model " << request.model << ":\n";
+  if (live) std::cerr << "kwb: " << llm::shownName(*config) << ", model " << request.model << ":\n";
   const auto r = provider.chat(request, [&](const llm::StreamDelta &d) {
     if (live && d.kind == llm::StreamDelta::Kind::Text) std::cout << d.text << std::flush;
   }, &interrupt.token);

@@ -46,8 +46,7 @@ bool waitCancellable(std::chrono::milliseconds delay, const CancelToken *cancel)
 // What a refused request means, with the fix.
 std::string statusMessage(const ProviderConfig &c, int status, const std::string &body) {
   const std::string said = printable(errorMessageFromBody(body), 2048);  // the server's words, escaped (issue 17, 6)
-  const std::string url = redactedUrl(c.baseUrl);
-  const std::string where = c.name.empty() || c.name == url ? url : c.name + " (" + url + ")";
+  const std::string where = shownName(c);
   const std::string keyHint = c.apiKeyEnv.empty() ? (c.keyInKeychain ? "the key stored in the keychain for " + c.name : "the provider's API key")
                                                   : "$" + c.apiKeyEnv;
   switch (status) {
@@ -77,6 +76,11 @@ std::string messagesText(const ChatRequest &r) {
 }
 
 }  // namespace
+
+std::string shownName(const ProviderConfig &c) {
+  const std::string url = redactedUrl(c.baseUrl);
+  return c.name.empty() || c.name == url ? url : c.name + " (" + url + ")";
+}
 
 // ---- Accounting ----
 

@@ -49,6 +49,10 @@ struct ProviderConfig {
   std::optional<Price> price;       // absent: cost unknown (local servers: 0)
 };
 
+// How a provider is named in messages: "name (redacted base URL)", or the redacted URL alone when
+// that is its name (a provider given as a URL is named by it).
+std::string shownName(const ProviderConfig &c);
+
 // Tokens and dollars, per session and in total, and the budget that stops new requests.
 class Accounting {
  public:

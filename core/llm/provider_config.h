@@ -19,6 +19,8 @@ std::vector<ProviderConfig> loadProviders(const std::filesystem::path &file = pr
 // Writes atomically (temporary file, then rename); throws std::runtime_error on failure.
 void saveProviders(const std::vector<ProviderConfig> &providers, const std::filesystem::path &file = providersFile());
 
+// The providers file's form: base_url as given, credentials included. Anything shown or printed
+// takes redactedUrl(baseUrl) instead (kwb llm list --json does).
 nlohmann::json toJson(const ProviderConfig &);
 // Throws std::runtime_error naming the field.
 ProviderConfig providerFromJson(const nlohmann::json &);

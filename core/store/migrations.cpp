@@ -294,7 +294,19 @@ void migrateForward(Database &db, const std::vector<Migration> &migrations) {
       if (migration.version <= current) return;
       db.exec(migration.sql);
       if (migration.step) {
-        db.exec("PRAGMA secure_delete = ON");
+        // On for the step only: the connection then goes on as it was (secure_delete costs every
+        // later delete a write of zeros).
+        struct SecureDelete {
+          Database &db;
+          const std::string before = db.pragma("secure_delete");
+          explicit SecureDelete(Database &d) : db(d) { db.exec("PRAGMA secure_delete = ON"); }
+          ~SecureDelete() {
+            try {
+              db.exec("PRAGMA secure_delete = " + (before == "2" ? std::string("FAST") : before));  // 2 is read, not taken
+            } catch (const StoreError &) {
+            }
+          }
+        } secureDelete(db);
         migration.step(db);
         rewroteRows = rewroteRows || found > 0;
       }

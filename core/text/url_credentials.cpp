@@ -37,20 +37,42 @@ bool endsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool isSecretName(std::string_view raw) {
-  std::string name = percentDecoded(raw);
-  for (char &c : name) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (c == '-' || c == '.' || c == ' ') c = '_';
+// A parameter's name in lower-case words: split at '_', '-', '.', blanks and camelCase humps
+// ("accessToken" -> access token, "XAmzSignature" -> x amz signature, "APIKey" -> api key).
+std::vector<std::string> nameWords(std::string_view raw) {
+  const std::string name = percentDecoded(raw);
+  std::vector<std::string> words(1);
+  auto isUpper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
+  auto isLower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '_' || c == '-' || c == '.' || c == ' ') {
+      if (!words.back().empty()) words.emplace_back();
+      continue;
+    }
+    // A hump: "tT" (access|Token), or the last capital of a run before a lower-case ("API|Key").
+    const bool hump = i > 0 && isUpper(c) &&
+                      (isLower(name[i - 1]) || std::isdigit(static_cast<unsigned char>(name[i - 1])) || (isUpper(name[i - 1]) && i + 1 < name.size() && isLower(name[i + 1])));
+    if (hump && !words.back().empty()) words.emplace_back();
+    words.back().push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
-  static constexpr std::string_view kNames[] = {"key",  "apikey", "token",         "secret",    "password",  "passwd", "pwd",
-                                                "auth", "sig",    "authorization", "signature", "credential", "credentials"};
-  static constexpr std::string_view kSuffixes[] = {"_key",    "_apikey", "_token",     "_secret",     "_password", "_passwd",
-                                                   "_auth",   "_sig",    "_signature", "_credential", "_credentials"};
-  for (std::string_view n : kNames)
-    if (name == n) return true;
-  for (std::string_view s : kSuffixes)
-    if (endsWith(name, s)) return true;
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+bool isSecretName(std::string_view raw) {
+  // A word that is one of these ("key" in "access_key_id", "sessionKey", "key")...
+  static constexpr std::string_view kWords[] = {"key",  "pwd", "auth", "authorization", "sig",  "bearer",
+                                                "jwt",  "session", "sessionid", "credential", "credentials"};
+  // ...or ends in one of these ("accessToken", "clientsecret", "dbPassword", "apikey"), but not
+  // "tokenizer" or "max_tokens".
+  static constexpr std::string_view kEndings[] = {"token", "secret", "password", "passwd", "passphrase", "apikey", "signature"};
+  for (const std::string &word : nameWords(raw)) {
+    for (std::string_view w : kWords)
+      if (word == w) return true;
+    for (std::string_view e : kEndings)
+      if (endsWith(word, e)) return true;
+  }
   return false;
 }
 
@@ -166,15 +188,17 @@ std::string withoutUrlSecrets(std::string text, std::string_view url) {
     for (std::string v : {std::string(s), percentDecoded(s)})
       if (v.size() >= 4 && v != kMask) secrets.push_back(std::move(v));
   };
+  // The user part's password, and the whole "user:password"; never the user name alone: a name
+  // ("completion", "chat") can be any word of the text, and blanking it corrupts a stored answer
+  // that `kwb llm replay` reads again. (In a URL the whole user part is still redacted.)
   const UrlParts p = partsOf(url);
   for (const auto &[b, e] : secretSpans(url)) {
     const std::string_view value = url.substr(b, e - b);
-    add(value);
-    if (b == p.userStart) {
-      if (const auto colon = value.find(':'); colon != std::string_view::npos) {
-        add(value.substr(0, colon));
-        add(value.substr(colon + 1));
-      }
+    if (b != p.userStart) {
+      add(value);
+    } else if (const auto colon = value.find(':'); colon != std::string_view::npos) {
+      add(value);
+      add(value.substr(colon + 1));
     }
   }
   // Longest first: a user part "user:KEY" goes whole before "KEY" alone.

@@ -2,12 +2,13 @@
 // Credentials inside a URL (issue 45, 2): "http://user:KEY@host/v1?key=KEY" must never be stored,
 // printed or exported as given. What counts as a credential:
 //   - the user part, user and password alike ("http://user:KEY@h", "https://KEY@h");
-//   - the value of a query (or fragment) parameter whose name looks like a key or a token,
-//     case-insensitive, '-' and '.' read as '_', percent-escapes decoded: key, apikey, token,
-//     secret, password, passwd, pwd, auth, authorization, sig, signature, credential(s), and any
-//     name ending in _key, _apikey, _token, _secret, _password, _passwd, _auth, _sig,
-//     _signature, _credential(s) ("api_key", "access_token", "subscription-key",
-//     "X-Amz-Signature").
+//   - the value of a query (or fragment) parameter whose name looks like a key or a token. The
+//     name (percent-escapes decoded) is read as words, split at '_', '-', '.' and camelCase humps,
+//     case-insensitive ("accessToken" is access + token, "X-Amz-Signature" x + amz + signature):
+//     a credential when a word is key, pwd, auth, authorization, sig, bearer, jwt, session,
+//     sessionid, credential(s), or ends in token, secret, password, passwd, passphrase, apikey or
+//     signature ("api_key", "access_key_id", "subscriptionKey", "clientSecret", "authToken";
+//     not "monkey", "keys", "tokenizer", "max_tokens").
 // The rest of the URL stays as it was, so it can still be read and compared. The request itself
 // uses the real URL; these are for everything else.
 #include <string>
@@ -26,8 +27,11 @@ bool urlHasCredentials(std::string_view url);
 std::string redactUrlsIn(std::string_view text);
 
 // `text` with the raw credentials of `url` (and their percent-decoded forms) replaced by "***"
-// wherever they appear, not only inside the URL: a server's or libcurl's message may echo a user
-// name or a key alone. Values shorter than 4 characters are left (they would blot out the text).
+// wherever they appear, not only inside the URL: a server's or libcurl's message may echo a
+// password or a key alone. Those are the password, the whole "user:password" and the values of
+// key-like parameters; never a user name alone (it may be any word of the text: a stored answer
+// blanked there no longer replays). Values shorter than 4 characters are left (they would blot
+// out the text).
 std::string withoutUrlSecrets(std::string text, std::string_view url);
 
 }  // namespace kwb

@@ -913,6 +913,19 @@ void TestLlmWireFormat::urlsAreRedacted() {
   QCOMPARE(redactedUrl("https://h/v1?API_KEY=a&token=b&x=1"), std::string("https://h/v1?API_KEY=***&token=***&x=1"));
   QCOMPARE(redactedUrl("http://127.0.0.1:8080/v1"), std::string("http://127.0.0.1:8080/v1"));
   QCOMPARE(redactedUrl("http://h/a@b"), std::string("http://h/a@b"));  // an @ in the path is not a user part
+  // Names read as words: camelCase humps split before the case is folded (the review of issue 45, 2).
+  for (const char *name : {"accessToken", "authToken", "clientSecret", "apiToken", "subscriptionKey", "access_key_id",
+                           "bearer", "jwt", "AccessKeyId", "APIKey", "apiKEY", "x-api-key", "sessionId", "session",
+                           "passphrase", "dbPassword", "userpassword", "XAmzSignature", "Authorization", "credentials",
+                           "refreshtoken", "v2Key", "sig", "oauth_token", "Ocp-Apim-Subscription-Key"}) {
+    const std::string n = name;
+    QVERIFY2(redactedUrl("https://h/v1?" + n + "=s3cr3t&alt=json") == "https://h/v1?" + n + "=***&alt=json", name);
+  }
+  for (const char *name : {"monkey", "keys", "keyword", "tokenizer", "max_tokens", "author", "api-version", "alt",
+                           "Turkey", "donkeyKong", "sessions2", "signed", "state"}) {
+    const std::string n = name;
+    QVERIFY2(redactedUrl("https://h/v1?" + n + "=plain") == "https://h/v1?" + n + "=plain", name);
+  }
 }
 
 // libcurl's and servers' messages name URLs inside sentences, or echo a key alone.
@@ -928,6 +941,14 @@ void TestLlmWireFormat::urlsInTextAreRedacted() {
            std::string("Login denied for ***: bad password ***"));
   QCOMPARE(kwb::withoutUrlSecrets("key s3cr3t%4BEY", "http://h/?key=s3cr3t%4BEY"), std::string("key ***"));
   QCOMPARE(kwb::withoutUrlSecrets("user bob", "http://bob:pw@h/"), std::string("user bob"));  // under 4 characters: left
+  // A user name alone is never blanked: it can be any word of a stored answer ("completion" in
+  // "chat.completion.chunk"), which then no longer replays. The password and the pair are.
+  const std::string chunk = R"({"object":"chat.completion.chunk","usage":{"completion_tokens":3}})";
+  QCOMPARE(kwb::withoutUrlSecrets(chunk, "http://completion:s3cr3tKEY@h/v1"), chunk);
+  QCOMPARE(kwb::withoutUrlSecrets(chunk, "http://completion@h/v1"), chunk);
+  QCOMPARE(kwb::withoutUrlSecrets("completion:s3cr3tKEY and s3cr3tKEY for completion", "http://completion:s3cr3tKEY@h/v1"),
+           std::string("*** and *** for completion"));
+  QCOMPARE(kwb::withoutUrlSecrets("key dG9rZW4 by completion", "http://h/v1?accessToken=dG9rZW4"), std::string("key *** by completion"));
 }
 
 // A query in the base URL stays at the end of every request's URL (the path goes before it).

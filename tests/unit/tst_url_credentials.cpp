@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include <deque>
+#include <fstream>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -67,6 +68,8 @@ class TestUrlCredentials : public QObject {
   Q_OBJECT
  private slots:
   void noCommandLeaksAKeyInTheUrl();
+  void replayOfARunThroughAUserNameInTheWireFormat();
+  void migrationLeavesSecureDeleteAsItWas();
   void migrationRedactsStoredUrls();
 };
 
@@ -85,6 +88,8 @@ void TestUrlCredentials::noCommandLeaksAKeyInTheUrl() {
     closedPort = gone.port();
   }
   const QString url = QString::fromStdString(withKey(server.baseUrl(), key));
+  // What the commands show of it: the URL, without its credentials.
+  const QByteArray shown = QByteArray::fromStdString(withKey(server.baseUrl(), "***")).replace("user:***@", "***@");
   const QString closed = QString::fromStdString(withKey("http://127.0.0.1:" + std::to_string(closedPort) + "/v1", key));
   const QString ws = dir.filePath("ws.kwb");
 
@@ -96,7 +101,15 @@ void TestUrlCredentials::noCommandLeaksAKeyInTheUrl() {
   env.insert("XDG_CACHE_HOME", dir.filePath("cache"));
   env.insert("KWB_LIBRARY", dir.filePath("library.sqlite"));
   env.remove("KWB_LLM_API_KEY");
-  env.remove("KWB_PROVIDERS_FILE");
+  // A configured provider whose base URL holds the key. The file is the user's own, key and all,
+  // so it lies outside the folder searched.
+  QTemporaryDir config;
+  QVERIFY(config.isValid());
+  const QString providers = config.filePath("providers.json");
+  std::ofstream(providers.toStdString()) <<
+                       nlohmann::json{{"providers", {{{"name", "keyed"}, {"format", "openai"}, {"base_url", url.toStdString()},
+                                                      {"model", "replay"}}}}}.dump();
+  env.insert("KWB_PROVIDERS_FILE", providers);
   std::deque<Run> runs;  // references to its runs stay valid
   auto kwb = [&](QStringList args) -> const Run & {
     QProcess p;
@@ -114,8 +127,24 @@ void TestUrlCredentials::noCommandLeaksAKeyInTheUrl() {
   const QString softmax = QString::fromStdString(kSoftmax.string());
   const QStringList small = {"--no-gpu", "-G", "1", "-K", "1", "--groups", "1", "--workspace", ws};
 
-  // The connection test, answered and refused, as text and JSON.
-  QCOMPARE(kwb({"llm", "test", url, "--model", "replay", "--workspace", ws}).exitCode, 0);
+  // The configured providers, as text and JSON.
+  const Run &list = kwb({"llm", "list"});
+  QCOMPARE(list.exitCode, 0);
+  QVERIFY2(list.out.contains("keyed  openai  " + shown + "  model replay"), list.out.constData());
+  const Run &listJson = kwb({"llm", "list", "--json"});
+  QCOMPARE(listJson.exitCode, 0);
+  const auto listed = nlohmann::json::parse(listJson.out.toStdString());
+  QCOMPARE(listed["providers"].size(), std::size_t(1));
+  QCOMPARE(listed["providers"][0]["base_url"].get<std::string>(), shown.toStdString());
+  // The connection test, answered and refused, as text and JSON; the banner names the provider
+  // once (a URL is its own name).
+  const Run &tested = kwb({"llm", "test", url, "--model", "replay", "--workspace", ws});
+  QCOMPARE(tested.exitCode, 0);
+  QVERIFY2(("\n" + tested.err).contains("\nkwb: " + shown + ", model replay:\n"), tested.err.constData());
+  QCOMPARE(tested.err.count(shown), 1);
+  const Run &testedByName = kwb({"llm", "test", "keyed", "--workspace", ws});
+  QCOMPARE(testedByName.exitCode, 0);
+  QVERIFY2(("\n" + testedByName.err).contains("\nkwb: keyed (" + shown + "), model replay:\n"), testedByName.err.constData());
   QCOMPARE(kwb({"llm", "test", url, "--model", "replay", "--json", "--workspace", ws}).exitCode, 0);
   QCOMPARE(kwb({"llm", "test", closed, "--model", "replay", "--workspace", ws}).exitCode, 1);
   QCOMPARE(kwb({"llm", "test", closed, "--model", "replay", "--json", "--workspace", ws}).exitCode, 1);
@@ -135,27 +164,56 @@ void TestUrlCredentials::noCommandLeaksAKeyInTheUrl() {
   const Run &resume = kwb({"optimize", "--resume", ids.front(), "--workspace", ws});
   QCOMPARE(resume.exitCode, 2);
   QVERIFY2(resume.err.contains("give it again: kwb optimize --resume"), resume.err.constData());
-  const Run &listed = kwb({"sessions", "--workspace", ws});
-  QCOMPARE(listed.exitCode, 0);
+  const Run &sessionList = kwb({"sessions", "--workspace", ws});
+  QCOMPARE(sessionList.exitCode, 0);
   // The URL is still there to read, without its credentials.
-  const QByteArray shown = QByteArray::fromStdString(withKey(server.baseUrl(), "***"))
-                               .replace("user:***@", "***@");
-  QVERIFY2(listed.out.contains(shown), (listed.out + "\nexpected " + shown).constData());
+  QVERIFY2(sessionList.out.contains(shown), (sessionList.out + "\nexpected " + shown).constData());
   QVERIFY2(failed.out.contains("could not connect to http://***@127.0.0.1:"), failed.out.constData());
   // The stored exchanges, and the sessions' exports.
   QCOMPARE(kwb({"llm", "transcripts", "--workspace", ws}).exitCode, 0);
-  QCOMPARE(kwb({"llm", "transcripts", "--workspace", ws, "--json"}).exitCode, 0);
+  const Run &transcripts = kwb({"llm", "transcripts", "--workspace", ws, "--json"});
+  QCOMPARE(transcripts.exitCode, 0);
+  // The request's URL: the path, then the base URL's query (stored without its credentials).
+  const auto exchanges = nlohmann::json::parse(transcripts.out.toStdString());
+  QVERIFY(!exchanges.empty());
+  QCOMPARE(exchanges[0]["url"].get<std::string>(),
+           "http://***@127.0.0.1:" + std::to_string(server.http().port()) + "/v1/chat/completions?key=***&api_key=***&alt=json");
+  // A session export needs a correct candidate, which a machine without a GPU never measures: one
+  // compiled candidate is marked correct in the workspace, so one export writes its report.
+  QString exportable;
+  {
+    kwb::Database db(ws.toStdString());
+    kwb::Statement compiled = db.prepare(
+        "SELECT a.id, g.session_id FROM agent_attempts a JOIN agent_groups g ON g.id = a.group_id "
+        "WHERE a.evaluation_id IS NOT NULL ORDER BY a.id LIMIT 1");
+    QVERIFY(compiled.step());
+    exportable = QString::fromStdString(compiled.columnText(1));
+    db.exec("UPDATE agent_attempts SET outcome = 'correct', objective_ms = 1.0 WHERE id = " + std::to_string(compiled.columnInt(0)));
+  }
   for (const QString &id : ids) {
     QCOMPARE(kwb({"llm", "transcripts", "--session", id, "--workspace", ws, "--json"}).exitCode, 0);
     QCOMPARE(kwb({"trajectories", "export", id, "--all", "--workspace", ws}).exitCode, 0);
     QCOMPARE(kwb({"trajectories", "export", id, "--all", "--output", dir.filePath("t-" + id + ".jsonl"), "--workspace", ws}).exitCode, 0);
-    kwb({"export", "session:" + id, "--task", softmax, "--format", "report", "--to", dir.filePath("report-" + id), "--workspace", ws});
+    const Run &exported = kwb({"export", "session:" + id, "--task", softmax, "--format", "report", "--to", dir.filePath("report-" + id), "--workspace", ws});
+    if (id == exportable) {
+      QVERIFY2(exported.exitCode == 0, exported.err.constData());
+      const QStringList report = filesHolding(dir.filePath("report-" + id).toStdString(), "***@127.0.0.1:");
+      QVERIFY2(!report.isEmpty(), "the report names the session's provider, without its credentials");
+    } else {
+      QCOMPARE(exported.exitCode, 2);
+      QVERIFY2(exported.err.contains("has no correct candidate yet"), exported.err.constData());
+    }
   }
 
-  // The real requests went with the real URL: the key reached the server, and only the server.
-  bool keyReachedServer = false;
-  for (const auto &r : server.http().requests()) keyReachedServer = keyReachedServer || r.path.find("key=" + key) != std::string::npos;
-  QVERIFY(keyReachedServer);
+  // The real requests went with the real URL: the key reached the server, and only the server,
+  // the base URL's query after the endpoint's path.
+  const std::string requestPath = "/v1/chat/completions?key=" + key + "&api_key=" + key + "&alt=json";
+  std::size_t requestsWithTheKey = 0;
+  for (const auto &r : server.http().requests()) {
+    QCOMPARE(r.path, requestPath);
+    ++requestsWithTheKey;
+  }
+  QVERIFY(requestsWithTheKey > 0);
   for (const Run &r : runs) {
     const QByteArray where = r.args.join(' ').replace(QString::fromStdString(key), "KEY").toUtf8();
     QVERIFY2(!r.out.contains(QByteArray::fromStdString(key)), ("stdout of kwb " + where + ":\n" + r.out).constData());
@@ -165,6 +223,95 @@ void TestUrlCredentials::noCommandLeaksAKeyInTheUrl() {
   QVERIFY(fs::exists(dir.filePath("library.sqlite").toStdString()));
   const QStringList leaked = filesHolding(home, key);
   QVERIFY2(leaked.isEmpty(), qPrintable(leaked.join('\n')));
+}
+
+// The review of issue 45, 2: the URL's user name alone was blanked in the stored raw answer too,
+// so a user name that is a word of the wire format ("completion": "chat.completion.chunk",
+// "completion_tokens") corrupted it and `kwb llm replay` said DIFFERS. And a base URL's query
+// after the endpoint's path ("/v1/messages?key=***") made replay read an Anthropic answer as
+// OpenAI's.
+void TestUrlCredentials::replayOfARunThroughAUserNameInTheWireFormat() {
+  QVERIFY2(!kwbProgram().isEmpty(), "run through ctest: KWB_CLI names kwb");
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const std::string key = uniqueKey();
+  kwb::test::ReplayLlmServer server(kSoftmax);
+  kwb::test::LoopbackHttpServer anthropic;
+  kwb::test::ScriptedResponse message;
+  message.headers = {{"Content-Type", "application/json"}};
+  message.chunks = {R"({"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"hello from messages"}],)"
+                    R"("stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":3}})"};
+  anthropic.route("POST", "/v1/messages", {message});
+  const QString ws = dir.filePath("ws.kwb");
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("HOME", dir.path());
+  env.insert("XDG_CONFIG_HOME", dir.filePath("config"));
+  env.insert("XDG_DATA_HOME", dir.filePath("data"));
+  env.remove("KWB_LLM_API_KEY");
+  env.remove("KWB_PROVIDERS_FILE");
+  auto kwb = [&](const QStringList &args) {
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(kwbProgram(), args);
+    Run r;
+    r.args = args;
+    if (p.waitForFinished(120000) && p.exitStatus() == QProcess::NormalExit) r.exitCode = p.exitCode();
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+  };
+  const std::string host = "127.0.0.1:";
+  // User names that are words of what comes back: of the wire format ("chat.completion.chunk",
+  // "completion_tokens"), and of the answer's text (the kernel's "float").
+  for (const std::string user : {"completion", "float"}) {
+    const QString openai = QString::fromStdString("http://" + user + ":" + key + "@" + host + std::to_string(server.http().port()) + "/v1");
+    const Run streamed = kwb({"llm", "test", openai, "--model", "replay", "--workspace", ws});
+    QVERIFY2(streamed.exitCode == 0, streamed.err.constData());
+  }
+  const QString messages = QString::fromStdString("http://" + host + std::to_string(anthropic.port()) + "/v1?key=" + key);
+  const Run other = kwb({"llm", "test", messages, "--format", "anthropic", "--model", "m", "--no-stream", "--workspace", ws});
+  QVERIFY2(other.exitCode == 0, other.err.constData());
+  QVERIFY2(other.out.contains("hello from messages"), other.out.constData());
+  const auto stored = nlohmann::json::parse(kwb({"llm", "transcripts", "--workspace", ws, "--json"}).out.toStdString());
+  QCOMPARE(stored.size(), std::size_t(3));
+  for (const auto &t : stored) {
+    const QString id = QString::number(t["id"].get<long long>());
+    const Run replay = kwb({"llm", "replay", id, "--workspace", ws, "--json"});
+    QVERIFY2(replay.exitCode == 0, (id.toUtf8() + ": " + replay.out + replay.err).constData());
+    const auto r = nlohmann::json::parse(replay.out.toStdString());
+    QVERIFY2(r["matches_stored_text"].get<bool>(), replay.out.constData());
+    QVERIFY(!r["text"].get<std::string>().empty());
+    QVERIFY2(!replay.out.contains(QByteArray::fromStdString(key)), replay.out.constData());
+  }
+  QCOMPARE(stored.back()["url"].get<std::string>(), "http://" + host + std::to_string(anthropic.port()) + "/v1/messages?key=***");
+  {
+    // The raw answers as received: the user names' words intact.
+    kwb::Database db(ws.toStdString());
+    kwb::Statement raw = db.prepare("SELECT response_raw FROM llm_transcripts ORDER BY id LIMIT 2");
+    for (int i = 0; i < 2; ++i) {
+      QVERIFY(raw.step());
+      const std::string bytes = raw.columnText(0);
+      QVERIFY2(bytes.find(R"("object":"chat.completion.chunk")") != std::string::npos, bytes.c_str());
+      QVERIFY2(bytes.find(R"("completion_tokens":)") != std::string::npos, bytes.c_str());
+      QVERIFY2(bytes.find("float") != std::string::npos, bytes.c_str());
+    }
+  }
+  QVERIFY(filesHolding(dir.path().toStdString(), key).isEmpty());
+}
+
+void TestUrlCredentials::migrationLeavesSecureDeleteAsItWas() {
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  for (const std::string mode : {"OFF", "FAST"}) {  // FAST reads as 2, which SQLite does not take back
+    kwb::Database db(dir.filePath(QString::fromStdString("v7-" + mode + ".kwb")).toStdString());
+    const auto &all = kwb::workspaceMigrations();
+    kwb::migrateForward(db, std::vector<kwb::Migration>(all.begin(), all.begin() + 7));
+    db.exec("PRAGMA secure_delete = " + mode);
+    const std::string before = db.pragma("secure_delete");
+    kwb::migrateForward(db, all);
+    QCOMPARE(kwb::readSchemaVersion(db), all.back().version);
+    QCOMPARE(db.pragma("secure_delete"), before);
+  }
 }
 
 void TestUrlCredentials::migrationRedactsStoredUrls() {
@@ -200,6 +347,9 @@ void TestUrlCredentials::migrationRedactsStoredUrls() {
           "INSERT INTO llm_transcripts(session, provider, model, url, request_headers, request_body, response_text, "
           "response_raw, status, attempts, outcome, error, input_tokens, output_tokens, usage_reported, cost, seconds, "
           "started_at) VALUES('s1', ?1, 'm', ?2, '{}', '{}', 'kept text', '', 0, 1, 'error', ?3, 0, 0, 0, 0, 0, 'x')");
+      // The URL as builds before the fix built it: the path after the base URL's query (the
+      // request now puts the query last, see noCommandLeaksAKeyInTheUrl); the migration changes
+      // only the credentials in it.
       transcript.bind(1, url).bind(2, url + "/chat/completions").bind(3, longError);
       transcript.run();
     });

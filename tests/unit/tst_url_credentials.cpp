@@ -53,6 +53,20 @@ struct Run {
   QByteArray out, err;
 };
 
+// kwb run as a user runs it, in `folder`, with `env`.
+Run runKwb(const QProcessEnvironment &env, const QString &folder, const QStringList &args) {
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.setWorkingDirectory(folder);
+  p.start(kwbProgram(), args);
+  Run r;
+  r.args = args;
+  if (p.waitForFinished(240000) && p.exitStatus() == QProcess::NormalExit) r.exitCode = p.exitCode();
+  r.out = p.readAllStandardOutput();
+  r.err = p.readAllStandardError();
+  return r;
+}
+
 // Every file under `folder` that holds `needle`.
 QStringList filesHolding(const fs::path &folder, const std::string &needle) {
   QStringList found;
@@ -112,16 +126,7 @@ void TestUrlCredentials::noCommandLeaksAKeyInTheUrl() {
   env.insert("KWB_PROVIDERS_FILE", providers);
   std::deque<Run> runs;  // references to its runs stay valid
   auto kwb = [&](QStringList args) -> const Run & {
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.setWorkingDirectory(dir.path());
-    p.start(kwbProgram(), args);
-    Run r;
-    r.args = args;
-    if (p.waitForFinished(240000) && p.exitStatus() == QProcess::NormalExit) r.exitCode = p.exitCode();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    runs.push_back(r);
+    runs.push_back(runKwb(env, dir.path(), args));
     return runs.back();
   };
   const QString softmax = QString::fromStdString(kSoftmax.string());
@@ -249,17 +254,7 @@ void TestUrlCredentials::replayOfARunThroughAUserNameInTheWireFormat() {
   env.insert("XDG_DATA_HOME", dir.filePath("data"));
   env.remove("KWB_LLM_API_KEY");
   env.remove("KWB_PROVIDERS_FILE");
-  auto kwb = [&](const QStringList &args) {
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.start(kwbProgram(), args);
-    Run r;
-    r.args = args;
-    if (p.waitForFinished(120000) && p.exitStatus() == QProcess::NormalExit) r.exitCode = p.exitCode();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-  };
+  auto kwb = [&](const QStringList &args) { return runKwb(env, dir.path(), args); };
   const std::string host = "127.0.0.1:";
   // User names that are words of what comes back: of the wire format ("chat.completion.chunk",
   // "completion_tokens"), and of the answer's text (the kernel's "float").

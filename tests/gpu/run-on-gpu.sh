@@ -19,6 +19,9 @@ status=0
 } 2>&1 | tee "$out/devices.txt"
 kwb devices --json > "$out/devices.json" || status=1
 kwb tasks list | tee -a "$out/devices.txt"
+# QtTest ends a test function after 5 minutes; the agent's replay session took 300 s of its ~400
+# on an H100 (2026-12-06) and was cut there.
+export QTEST_FUNCTION_TIMEOUT=${QTEST_FUNCTION_TIMEOUT:-900000}
 # KWB_GPU_SUITES="tst_gpu_eval tst_gpu_agent" runs only those (a device call has 10 minutes).
 for t in "$here"/bin/tst_gpu_*; do
   [ -x "$t" ] || continue

@@ -37,6 +37,19 @@ class TestGpuAgent : public QObject {
   Q_OBJECT
   std::string worker_;
 
+  // A session's store, the replay server as its provider and a pool of the real worker.
+  SessionServices gpuServices(const std::shared_ptr<SessionStore> &store, const std::string &baseUrl) const {
+    SessionServices services;
+    services.store = store;
+    services.provider = llm::adHocProvider(baseUrl);
+    EvaluatorPoolSettings ps;
+    ps.evaluator.workerPath = worker_;
+    ps.evaluator.compiler.cacheDirectory = outputDir() / "gpu-agent-compile-cache";
+    services.pool = std::make_shared<EvaluatorPool>(ps);
+    services.evaluator = ps.evaluator;
+    return services;
+  }
+
  private slots:
   void initTestCase() {
     KWB_REQUIRE_GPU_WORKER(worker_);
@@ -58,15 +71,8 @@ class TestGpuAgent : public QObject {
     s.timingCapSeconds = 0.5;
     const auto created = Session::create(*store, task, s, server.baseUrl(), "replay");
 
-    SessionServices services;
-    services.store = store;
-    services.provider = llm::adHocProvider(server.baseUrl());
+    SessionServices services = gpuServices(store, server.baseUrl());
     services.provider.maxConcurrent = 2;
-    EvaluatorPoolSettings ps;
-    ps.evaluator.workerPath = worker_;
-    ps.evaluator.compiler.cacheDirectory = outputDir() / "gpu-agent-compile-cache";
-    services.pool = std::make_shared<EvaluatorPool>(ps);
-    services.evaluator = ps.evaluator;
     QVERIFY2(!services.pool->devices().empty(), services.pool->problem().c_str());
 
     const auto t0 = std::chrono::steady_clock::now();
@@ -214,14 +220,7 @@ class TestGpuAgent : public QObject {
     s.timingCapSeconds = 0.3;
     QVERIFY(s.sanitizeBest);
     const auto created = Session::create(*store, task, s, server.baseUrl(), "replay");
-    SessionServices services;
-    services.store = store;
-    services.provider = llm::adHocProvider(server.baseUrl());
-    EvaluatorPoolSettings ps;
-    ps.evaluator.workerPath = worker_;
-    ps.evaluator.compiler.cacheDirectory = outputDir() / "gpu-agent-compile-cache";
-    services.pool = std::make_shared<EvaluatorPool>(ps);
-    services.evaluator = ps.evaluator;
+    const SessionServices services = gpuServices(store, server.baseUrl());
     QVERIFY2(!services.pool->devices().empty(), services.pool->problem().c_str());
     std::mutex eventsMutex;
     std::vector<std::string> bests, sanitized;

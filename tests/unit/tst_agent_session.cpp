@@ -9,7 +9,9 @@
 #include <csignal>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -240,61 +242,63 @@ void TestAgentSession::truncatedAndCodelessAnswersAreNamedOutcomes() {
   for (const auto &a : ofTurn(attempts, 2)) QVERIFY(a.success);
 }
 
+// A compile-only session of G = 2 (up to 5 groups) whose answers each wait `delay`, with a budget
+// set by `limit`: both first requests are checked against the budget before either answer (and
+// what it spends) arrives, so the budget must stop the session after the first group's two
+// requests. Fails the calling test otherwise; returns the session as stored.
+static std::optional<SessionRecord> stoppedAfterTheFirstGroup(Fixture &f, std::chrono::milliseconds delay,
+                                                       const std::function<void(SessionSettings &)> &limit,
+                                                       std::optional<llm::Price> price = {}) {
+  f.server.setDelays(delay, std::chrono::milliseconds(0));
+  auto settings = compileOnlySettings(2, 3, 5);
+  limit(settings);
+  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+  auto services = f.services();
+  services.provider.price = price;
+  Session session(services, created.id);
+  const SessionState state = session.run();
+  const auto record = f.store->session(created.id);
+  const std::size_t requests = f.server.http().requests().size(), groups = f.store->groups(created.id).size();
+  if (state != SessionState::Finished || requests != 2 || groups != 1) {
+    QTest::qFail(("stopped as '" + record->stopReason + "' after " + std::to_string(requests) + " requests in " +
+                  std::to_string(groups) + " groups; expected 2 in 1")
+                     .c_str(),
+                 __FILE__, __LINE__);
+    return std::nullopt;
+  }
+  return record;
+}
+
 void TestAgentSession::tokenBudgetStopsNewRequests() {
   Fixture f;
-  // Both first requests are checked against the budget before either answer (and its
-  // transcript) can arrive: the answers wait half a second.
-  f.server.setDelays(std::chrono::milliseconds(500), std::chrono::milliseconds(0));
-  auto settings = compileOnlySettings(2, 3, 5);
-  settings.tokens = 1;
-  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
-  Session session(f.services(), created.id);
-  QCOMPARE(session.run(), SessionState::Finished);
-  const auto record = f.store->session(created.id);
+  const auto record = stoppedAfterTheFirstGroup(f, std::chrono::milliseconds(500), [](SessionSettings &s) { s.tokens = 1; });
+  QVERIFY(record);
   QVERIFY2(record->stopReason.find("token budget reached") == 0, record->stopReason.c_str());
-  // The first group's two requests went out before anything was spent; none after.
-  QCOMPARE(f.server.http().requests().size(), std::size_t(2));
-  QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
 }
 
 void TestAgentSession::dollarBudgetStopsNewRequests() {
   Fixture f;
-  // As for tokens: both first requests go out before either answer is priced (each answer waits
-  // 2 s: room for the second line's thread to start on a loaded machine); at $1 a token the first
-  // answers spend far more than the $0.01 budget, so the second group never starts.
-  f.server.setDelays(std::chrono::milliseconds(2000), std::chrono::milliseconds(0));
-  auto settings = compileOnlySettings(2, 3, 5);
-  settings.dollars = 0.01;
-  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
-  auto services = f.services();
-  services.provider.price = llm::Price{1e6, 1e6};
-  Session session(services, created.id);
-  QCOMPARE(session.run(), SessionState::Finished);
-  const auto record = f.store->session(created.id);
+  // At $1 a token the first answers spend far more than the $0.01 budget (each answer waits 2 s:
+  // room for the second line's thread to start on a loaded machine).
+  const auto record = stoppedAfterTheFirstGroup(f, std::chrono::milliseconds(2000),
+                                                [](SessionSettings &s) { s.dollars = 0.01; }, llm::Price{1e6, 1e6});
+  QVERIFY(record);
   QVERIFY2(record->stopReason.find("dollar budget reached: $") == 0, record->stopReason.c_str());
   QVERIFY2(record->stopReason.find(" of $0.01 spent") != std::string::npos, record->stopReason.c_str());
-  QVERIFY(f.store->spend(created.id).cost > 0.01);
-  QCOMPARE(f.server.http().requests().size(), std::size_t(2));
-  QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
+  QVERIFY(f.store->spend(record->id).cost > 0.01);
 }
 
 void TestAgentSession::wallTimeBudgetStopsNewRequests() {
   Fixture f;
   // Every answer takes at least 6 s, so by the time the first group's answers are in, the
-  // session has run for more than its 5 s: the second group's requests are refused. The first
-  // group's requests go out after the starter's compile, well inside 5 s even on a loaded machine.
-  f.server.setDelays(std::chrono::milliseconds(6000), std::chrono::milliseconds(0));
-  auto settings = compileOnlySettings(2, 3, 5);
-  settings.wallSeconds = 5.0;
-  const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
-  Session session(f.services(), created.id);
-  QCOMPARE(session.run(), SessionState::Finished);
-  const auto record = f.store->session(created.id);
+  // session has run for more than its 5 s. The first group's requests go out after the starter's
+  // compile, well inside 5 s even on a loaded machine.
+  const auto record = stoppedAfterTheFirstGroup(f, std::chrono::milliseconds(6000),
+                                                [](SessionSettings &s) { s.wallSeconds = 5.0; });
+  QVERIFY(record);
   QVERIFY2(record->stopReason.find("wall-time budget reached: ") == 0, record->stopReason.c_str());
   QVERIFY2(record->stopReason.find(" s of 5 s") != std::string::npos, record->stopReason.c_str());
-  QCOMPARE(f.server.http().requests().size(), std::size_t(2));
-  QCOMPARE(f.store->groups(created.id).size(), std::size_t(1));
-  QVERIFY(f.store->session(created.id)->elapsedSeconds >= 6.0);
+  QVERIFY(record->elapsedSeconds >= 6.0);
 }
 
 void TestAgentSession::wallTimeSpentInEarlierRunsCounts() {

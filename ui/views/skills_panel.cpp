@@ -35,8 +35,11 @@ QString listOf(const std::vector<std::string> &items) {
 // A card as Markdown for QTextBrowser: its fields, then its body as written.
 QString markdownOf(const kwb::SkillCard &c) {
   QString md;
-  md += QStringLiteral("# %1\n\n**%2** · status **%3** · measured gain **\u00d7%4**\n\n")
-            .arg(q(c.id), q(c.intent), q(kwb::toString(c.status)), QString::number(c.measuredSpeedup(), 'f', 2));
+  // No evidence (a card just imported: a file never brings its own) is no gain measured, not x0.00.
+  const QString gain = c.measuredSpeedup() > 0
+                           ? QStringLiteral("measured gain **\u00d7%1**").arg(c.measuredSpeedup(), 0, 'f', 2)
+                           : QStringLiteral("no gain measured yet");
+  md += QStringLiteral("# %1\n\n**%2** · status **%3** · %4\n\n").arg(q(c.id), q(c.intent), q(kwb::toString(c.status)), gain);
   if (!c.anchor.empty()) md += QStringLiteral("Anchor: `%1`\n\n").arg(q(c.anchor));
   md += QStringLiteral("## Preconditions\n\n");
   for (const auto &p : c.preconditions) md += QStringLiteral("- %1\n").arg(q(p));

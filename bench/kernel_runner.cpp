@@ -179,6 +179,7 @@ int main(int argc, char **argv) {
 
   struct TensorBuffer {
     const kwb::Tensor *tensor = nullptr;
+    std::vector<std::int64_t> shape;
     std::uint64_t count = 1;
     std::size_t bytes = 0;
     kwb::CUdeviceptr device = 0;
@@ -205,7 +206,10 @@ int main(int argc, char **argv) {
     std::map<std::string, std::size_t> tensorIndex;
     for (const auto &t : task.tensors) {
       TensorBuffer b{&t};
-      for (const auto &dim : t.shape) b.count *= static_cast<std::uint64_t>(dim.evaluate(config->values));
+      for (const auto &dim : t.shape) {
+        b.shape.push_back(dim.evaluate(config->values));
+        b.count *= static_cast<std::uint64_t>(b.shape.back());
+      }
       b.bytes = static_cast<std::size_t>(b.count * kwb::dtypeSize(t.dtype));
       tensorIndex[t.name] = tensors.size();
       tensors.push_back(b);
@@ -216,7 +220,7 @@ int main(int argc, char **argv) {
       if (t.tensor->role == kwb::TensorRole::Out) {
         check(cu.cuMemsetD8(t.device, 0, t.bytes), "clearing '" + t.tensor->name + "'");
       } else {
-        const auto input = kwb::generateInput(*t.tensor, t.count, seed);
+        const auto input = kwb::generateInput(*t.tensor, t.shape, seed);
         check(cu.cuMemcpyHtoD(t.device, input.data(), t.bytes), "copying input '" + t.tensor->name + "'");
       }
     }

@@ -165,69 +165,138 @@ std::int64_t ceilToInt64(double x) {
   return std::int64_t(x);
 }
 
-template <class S>
-void fillTyped(std::byte *out, const Generator &g, PhiloxKey key, std::uint64_t first, std::uint64_t count) {
+// Element `index`'s place in its matrix (the last two dimensions): row and column.
+struct MatrixPlace {
+  std::uint64_t row = 0;
+  std::uint64_t col = 0;
+  std::uint64_t matrixStart = 0;  // the index of the matrix's element (0, 0)
+};
+MatrixPlace placeOf(std::uint64_t index, MatrixShape shape) {
+  const std::uint64_t size = shape.rows * shape.cols;
+  const std::uint64_t within = index % size;
+  return {within / shape.cols, within % shape.cols, index - within};
+}
+
+// Whether element (row, col) is zero in a triangular structure (torch.triu / torch.tril with
+// `diagonal`).
+bool zeroedByTriangle(const Generator &g, std::uint64_t row, std::uint64_t col) {
+  // Both below 2^63 (element indices), so the difference cannot overflow.
+  const std::int64_t offset = std::int64_t(col) - std::int64_t(row);
+  if (g.matrix == Generator::Matrix::Upper) return offset < g.diagonal;
+  if (g.matrix == Generator::Matrix::Lower) return offset > g.diagonal;
+  return false;
+}
+
+// Fills elements [first, first + count) with valueAt(index, Philox words of index) (`words`:
+// whether valueAt reads them), then applies the generator's matrix structure: symmetric elements
+// below the diagonal take the value of their mirror above it (computed again from the mirror's own
+// index), triangular ones are zero.
+template <class S, class ValueAt>
+void fillElements(std::byte *out, const Generator &g, PhiloxKey key, std::uint64_t first, std::uint64_t count,
+                  MatrixShape matrix, bool words, ValueAt valueAt) {
   using T = typename S::T;
   const auto put = [out](std::uint64_t j, T v) { std::memcpy(out + j * sizeof(T), &v, sizeof(T)); };
+  if (words)
+    forEachDraw(first, count, key, [&](std::uint64_t j, const PhiloxBlock &w) { put(j, valueAt(first + j, w)); });
+  else
+    for (std::uint64_t j = 0; j < count; ++j) put(j, valueAt(first + j, PhiloxBlock{}));
+  if (g.matrix == Generator::Matrix::None) return;
+  const T zero = S::fromInteger(0);
+  for (std::uint64_t j = 0; j < count; ++j) {
+    const MatrixPlace p = placeOf(first + j, matrix);
+    if (g.matrix == Generator::Matrix::Symmetric) {
+      if (p.row <= p.col) continue;
+      const std::uint64_t mirror = p.matrixStart + p.col * matrix.cols + p.row;
+      put(j, valueAt(mirror, words ? wordsAt(mirror, key) : PhiloxBlock{}));
+    } else if (zeroedByTriangle(g, p.row, p.col)) {
+      put(j, zero);
+    }
+  }
+}
+
+template <class S>
+void fillTyped(std::byte *out, const Generator &g, PhiloxKey key, std::uint64_t first, std::uint64_t count,
+               MatrixShape matrix) {
+  using T = typename S::T;
+  // Scale and shift (in double, a multiply and an add rounded separately). The defaults leave the
+  // draw untouched, and only then do the stored-value rules below apply.
+  const bool transforms = generatorScalesOrShifts(g);
+  const double scale = g.scale, shift = g.shift;
+  const auto real = [=](double x) { return transforms ? S::fromReal(x * scale + shift) : S::fromReal(x); };
+  const auto integer = [=](Int128 k) { return transforms ? S::fromReal(double(k) * scale + shift) : S::fromInteger(k); };
   // Keeps a stored float below `high` (uniform and randint are half-open).
-  const auto belowHigh = [](T v, double high) {
+  const auto belowHigh = [transforms](T v, double high) {
     if constexpr (S::kFloating) {
-      if (S::value(v) >= high) return S::below(v);
+      if (!transforms && S::value(v) >= high) return S::below(v);
     }
     (void)high;
     return v;
+  };
+  const auto fill = [&](bool words, auto valueAt) {
+    fillElements<S>(out, g, key, first, count, matrix, words, valueAt);
   };
 
   switch (g.kind) {
     case Generator::Kind::Uniform: {
       const double low = g.a, high = g.b, width = high - low;
       const double highest = std::nextafter(high, -std::numeric_limits<double>::infinity());
-      forEachDraw(first, count, key, [&](std::uint64_t j, const PhiloxBlock &w) {
+      return fill(true, [=](std::uint64_t, const PhiloxBlock &w) {
         double x = low + width * unitInterval(w[0], w[1]);
         if (x >= high) x = highest;
-        put(j, belowHigh(S::fromReal(x), high));
+        return belowHigh(real(x), high);
       });
-      return;
     }
     case Generator::Kind::Normal: {
       const double mean = g.a, stddev = g.b;
-      forEachDraw(first, count, key, [&](std::uint64_t j, const PhiloxBlock &w) {
+      return fill(true, [=](std::uint64_t, const PhiloxBlock &w) {
         const double u1 = 1.0 - unitInterval(w[0], w[1]);
         const double u2 = unitInterval(w[2], w[3]);
         const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
-        put(j, S::fromReal(mean + stddev * z));
+        return real(mean + stddev * z);
       });
-      return;
     }
     case Generator::Kind::RandInt: {
       const std::int64_t low = ceilToInt64(g.a), high = ceilToInt64(g.b);
       const std::uint64_t n = high > low ? std::uint64_t(high) - std::uint64_t(low) : 0;
-      forEachDraw(first, count, key, [&](std::uint64_t j, const PhiloxBlock &w) {
+      return fill(true, [=](std::uint64_t, const PhiloxBlock &w) {
         const Int128 k = n ? Int128(low) + Int128(scaleToRange(w, n)) : Int128(low);
-        put(j, belowHigh(S::fromInteger(k), double(high)));
+        return belowHigh(integer(k), double(high));
       });
-      return;
     }
     case Generator::Kind::Arange: {
       if (!S::kFloating && isWholeInt64(g.a) && isWholeInt64(g.b)) {
         const auto start = std::int64_t(g.a), step = std::int64_t(g.b);
-        for (std::uint64_t j = 0; j < count; ++j)
-          put(j, S::fromInteger(Int128(start) + Int128(first + j) * Int128(step)));
-      } else {
-        const double start = g.a, step = g.b;
-        for (std::uint64_t j = 0; j < count; ++j) {
-          const double product = double(first + j) * step;
-          put(j, S::fromReal(start + product));
-        }
+        return fill(false, [=](std::uint64_t index, const PhiloxBlock &) {
+          return integer(Int128(start) + Int128(index) * Int128(step));
+        });
       }
-      return;
+      const double start = g.a, step = g.b;
+      return fill(false, [=](std::uint64_t index, const PhiloxBlock &) {
+        const double product = double(index) * step;
+        return real(start + product);
+      });
     }
     case Generator::Kind::Constant: {
-      const T v = S::fromReal(g.a);
-      for (std::uint64_t j = 0; j < count; ++j) put(j, v);
-      return;
+      const T v = real(g.a);
+      return fill(false, [=](std::uint64_t, const PhiloxBlock &) { return v; });
     }
   }
+}
+
+// A generator with a matrix structure needs the tensor's last two dimensions (symmetric: square
+// ones), and a whole tensor (`whole`) `count` whole matrices of them.
+void checkMatrixShape(const Generator &g, MatrixShape matrix, std::uint64_t count, bool whole) {
+  if (g.matrix == Generator::Matrix::None || count == 0) return;
+  const std::string structure(generatorMatrixName(g.matrix));
+  if (matrix.rows == 0 || matrix.cols == 0)
+    throw std::invalid_argument("a " + structure + " generator needs the tensor's last two dimensions (its shape)");
+  if (g.matrix == Generator::Matrix::Symmetric && matrix.rows != matrix.cols)
+    throw std::invalid_argument("a symmetric generator needs square matrices, not " + std::to_string(matrix.rows) +
+                                " x " + std::to_string(matrix.cols));
+  std::uint64_t size = 0;
+  if (__builtin_mul_overflow(matrix.rows, matrix.cols, &size) || (whole && count % size != 0))
+    throw std::invalid_argument(std::to_string(count) + " elements are not whole " + std::to_string(matrix.rows) +
+                                " x " + std::to_string(matrix.cols) + " matrices");
 }
 
 }  // namespace
@@ -270,40 +339,42 @@ PhiloxKey inputKey(std::uint64_t seed, std::uint64_t seedOffset, std::string_vie
 }
 
 void fillInputRange(std::span<std::byte> out, DType dtype, const Generator &generator, PhiloxKey key,
-                    std::uint64_t first, std::uint64_t count) {
+                    std::uint64_t first, std::uint64_t count, MatrixShape matrix) {
   const std::size_t size = dtypeSize(dtype);
   if (count > out.size() / size)
     throw std::invalid_argument("input buffer of " + std::to_string(out.size()) + " bytes is too small for " +
                                 std::to_string(count) + " " + std::string(dtypeName(dtype)) + " elements");
+  checkMatrixShape(generator, matrix, count, false);
   std::byte *p = out.data();
   switch (dtype) {
     case DType::F64:
-      return fillTyped<StoreF64>(p, generator, key, first, count);
+      return fillTyped<StoreF64>(p, generator, key, first, count, matrix);
     case DType::F32:
-      return fillTyped<StoreF32>(p, generator, key, first, count);
+      return fillTyped<StoreF32>(p, generator, key, first, count, matrix);
     case DType::F16:
-      return fillTyped<StoreF16>(p, generator, key, first, count);
+      return fillTyped<StoreF16>(p, generator, key, first, count, matrix);
     case DType::BF16:
-      return fillTyped<StoreBF16>(p, generator, key, first, count);
+      return fillTyped<StoreBF16>(p, generator, key, first, count, matrix);
     case DType::I64:
-      return fillTyped<StoreInteger<std::int64_t>>(p, generator, key, first, count);
+      return fillTyped<StoreInteger<std::int64_t>>(p, generator, key, first, count, matrix);
     case DType::I32:
-      return fillTyped<StoreInteger<std::int32_t>>(p, generator, key, first, count);
+      return fillTyped<StoreInteger<std::int32_t>>(p, generator, key, first, count, matrix);
     case DType::I8:
-      return fillTyped<StoreInteger<std::int8_t>>(p, generator, key, first, count);
+      return fillTyped<StoreInteger<std::int8_t>>(p, generator, key, first, count, matrix);
     case DType::U8:
-      return fillTyped<StoreInteger<std::uint8_t>>(p, generator, key, first, count);
+      return fillTyped<StoreInteger<std::uint8_t>>(p, generator, key, first, count, matrix);
     case DType::Bool:
-      return fillTyped<StoreBool>(p, generator, key, first, count);
+      return fillTyped<StoreBool>(p, generator, key, first, count, matrix);
   }
 }
 
 void fillInput(std::span<std::byte> out, DType dtype, std::uint64_t count, const Generator &generator,
-               std::uint64_t seed, std::string_view tensorName, unsigned threads) {
+               std::uint64_t seed, std::string_view tensorName, unsigned threads, MatrixShape matrix) {
   const std::size_t size = dtypeSize(dtype);
   if (count > out.size() / size)
     throw std::invalid_argument("input buffer of " + std::to_string(out.size()) + " bytes is too small for " +
                                 std::to_string(count) + " " + std::string(dtypeName(dtype)) + " elements");
+  checkMatrixShape(generator, matrix, count, true);
   const PhiloxKey key = inputKey(seed, generator.seedOffset, tensorName);
   std::uint64_t workers = threads;
   if (workers == 0)
@@ -318,9 +389,9 @@ void fillInput(std::span<std::byte> out, DType dtype, std::uint64_t count, const
     if (first >= count) break;
     const std::uint64_t n = std::min(chunk, count - first);
     pool.emplace_back(
-        [=] { fillInputRange(out.subspan(first * size, n * size), dtype, generator, key, first, n); });
+        [=] { fillInputRange(out.subspan(first * size, n * size), dtype, generator, key, first, n, matrix); });
   }
-  fillInputRange(out, dtype, generator, key, 0, std::min(chunk, count));
+  fillInputRange(out, dtype, generator, key, 0, std::min(chunk, count), matrix);
   for (auto &t : pool) t.join();
 }
 
@@ -334,6 +405,34 @@ std::vector<std::byte> generateInput(DType dtype, std::uint64_t count, const Gen
 std::vector<std::byte> generateInput(const Tensor &tensor, std::uint64_t count, std::uint64_t seed,
                                      unsigned threads) {
   return generateInput(tensor.dtype, count, generatorForSeed(tensor, seed), seed, tensor.name, threads);
+}
+
+MatrixShape matrixShapeOf(std::span<const std::int64_t> shape) {
+  if (shape.size() < 2) return {};
+  return {std::uint64_t(shape[shape.size() - 2]), std::uint64_t(shape[shape.size() - 1])};
+}
+
+std::uint64_t elementCount(std::span<const std::int64_t> shape) {
+  std::uint64_t count = 1;
+  for (const std::int64_t d : shape) {
+    if (d < 0) throw std::invalid_argument("negative dimension " + std::to_string(d) + " in an input's shape");
+    if (__builtin_mul_overflow(count, std::uint64_t(d), &count))
+      throw std::invalid_argument("an input's element count overflows 64 bits");
+  }
+  return count;
+}
+
+std::vector<std::byte> generateInput(DType dtype, std::span<const std::int64_t> shape, const Generator &generator,
+                                     std::uint64_t seed, std::string_view tensorName, unsigned threads) {
+  const std::uint64_t count = elementCount(shape);
+  std::vector<std::byte> out(count * dtypeSize(dtype));
+  fillInput(out, dtype, count, generator, seed, tensorName, threads, matrixShapeOf(shape));
+  return out;
+}
+
+std::vector<std::byte> generateInput(const Tensor &tensor, std::span<const std::int64_t> shape, std::uint64_t seed,
+                                     unsigned threads) {
+  return generateInput(tensor.dtype, shape, generatorForSeed(tensor, seed), seed, tensor.name, threads);
 }
 
 }  // namespace kwb

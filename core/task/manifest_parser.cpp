@@ -134,6 +134,24 @@ bool isPlainName(const std::string &s) {
 }
 
 const char *const kIdentifierRule = "an identifier (letters, digits and '_', not starting with a digit)";
+const char *const kStateExample =
+    "the module's state-dict key, identifiers or numbers joined by '.', e.g. \"conv.weight\" or \"layers.0.bias\"";
+
+// A state-dict key: "conv.weight", "layers.0.weight", "h0".
+bool isStateKey(const std::string &s) {
+  if (s.empty()) return false;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = s.find('.', start);
+    const std::string part = s.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool number = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+    if (!number && !isIdentifier(part)) return false;
+    if (dot == std::string::npos) return true;
+    start = dot + 1;
+  }
+}
 const char *const kPlainNameRule = "letters, digits, '_' and '-' only";
 
 // One key of a table, with where it was written.
@@ -166,8 +184,15 @@ std::string child(const std::string &prefix, const std::string &key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
 
-// Each configuration's name with a tensor's element count in it.
-using ElementCounts = std::vector<std::pair<std::string, std::int64_t>>;
+// A tensor's extent in one configuration: its element count and last two dimensions (rows and
+// columns of a generator's matrix structure; 0 where the tensor has fewer dimensions).
+struct ConfigExtent {
+  std::string config;
+  std::int64_t count = 1;
+  std::int64_t rows = 0;
+  std::int64_t cols = 0;
+};
+using ElementCounts = std::vector<ConfigExtent>;
 
 // The values a dtype holds: integers exactly (i64 within +/-2^53, where doubles hold them
 // exactly), real numbers within the finite range.
@@ -421,6 +446,9 @@ class ManifestReader {
   void checkLaunch(const LaunchSource &l, const Task &task, bool withTunables, const SizeConfig *only = nullptr) const;
   void readParams(const toml::table &root, Task &task);
   void readReference(const toml::table &root, Task &task, LaunchSource &reference) const;
+  void readForward(const toml::node &n, Task &task) const;
+  // Every tensor with `state` needs a PyTorch reference to load it into.
+  void checkStateHasModule(const toml::table &root, const Task &task) const;
   void readConfigLaunches(const toml::table &root, Task &task, const LaunchSource *reference,
                           const LaunchSource *launch) const;
   void checkLaunchPoint(const LaunchSource &l, const Values &values, const std::string &context) const;
@@ -467,6 +495,7 @@ Task ManifestReader::read(const std::string &text) {
 
   LaunchSource reference;
   readReference(root, task, reference);
+  checkStateHasModule(root, task);
   std::optional<LaunchSource> launch;
   if (const toml::node *launchNode = root.get("launch")) {
     const toml::table &t = asTable(*launchNode, "launch", "a [launch] table");
@@ -629,7 +658,18 @@ void ManifestReader::readTensors(const toml::table &root, Task &task) const {
   const toml::table &t = asTable(n, "tensors", expected);
   const std::vector<Entry> entries = entriesInOrder(t);
   if (entries.empty()) fail(lineOf(n), "tensors", std::string("empty; expected ") + expected);
-  for (const Entry &e : entries) task.tensors.push_back(readTensor(e, task));
+  std::map<std::string, std::string> stateOwners;  // state-dict key -> tensor
+  for (const Entry &e : entries) {
+    Tensor tensor = readTensor(e, task);
+    if (!tensor.state.empty()) {
+      const auto [owner, fresh] = stateOwners.emplace(tensor.state, tensor.name);
+      if (!fresh)
+        fail(lineOf(*e.node->as_table()->get("state")), "tensors." + tensor.name + ".state",
+             inQuotes(tensor.state) + " is also the state of tensor " + inQuotes(owner->second) +
+                 "; expected each state-dict key once");
+    }
+    task.tensors.push_back(std::move(tensor));
+  }
   const bool hasOutput = std::any_of(task.tensors.begin(), task.tensors.end(),
                                      [](const Tensor &x) { return x.role != TensorRole::In; });
   if (!hasOutput)
@@ -645,7 +685,7 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
                                  join(sizeNames_) + ")");
   const toml::table &t = asTable(*entry.node, prefix, "a table ([" + prefix + "])");
   const int line = lineOf(t);
-  checkKeys(t, prefix, {"dtype", "shape", "role", "init", "tolerance"});
+  checkKeys(t, prefix, {"dtype", "shape", "role", "init", "tolerance", "state"});
 
   Tensor tensor;
   tensor.name = entry.key;
@@ -668,16 +708,19 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
   for (const SizeConfig &config : task.configs) {
     const std::string context = "for configuration " + inQuotes(config.name);
     std::int64_t bytes = static_cast<std::int64_t>(dtypeSize(tensor.dtype));
-    std::int64_t count = 1;  // never overflows: bytes = count * dtype size does not
-    for (const LocatedExpression &d : dims) {
+    ConfigExtent extent{config.name};  // count never overflows: bytes = count * dtype size does not
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      const LocatedExpression &d = dims[i];
       const std::int64_t v = evaluate(d, shapeField, config.values, context);
       requireRange(v, d, shapeField, context, 0, std::numeric_limits<std::int64_t>::max(), "a dimension");
       if (__builtin_mul_overflow(bytes, v, &bytes))
         fail(lineOf(shapeNode), shapeField, "the tensor's size in bytes overflows 64 bits " + context +
                                                 "; expected smaller dimensions");
-      count *= v;
+      extent.count *= v;
+      if (i + 2 == dims.size()) extent.rows = v;
+      if (i + 1 == dims.size() && dims.size() >= 2) extent.cols = v;
     }
-    elements.emplace_back(config.name, count);
+    elements.push_back(std::move(extent));
   }
   for (LocatedExpression &d : dims) tensor.shape.push_back(std::move(d.expr));
 
@@ -724,6 +767,16 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
     }
     tensor.tolerance = readTolerance(*tolerance, prefix + ".tolerance", tensor);
   }
+
+  if (const toml::node *state = t.get("state")) {
+    const std::string field = prefix + ".state";
+    if (tensor.role != TensorRole::In)
+      fail(lineOf(*state), field, "not allowed for " + roleText +
+                                      " (module state is an input the module reads: role 'in'); expected no state");
+    tensor.state = asString(*state, field, kStateExample);
+    if (!isStateKey(tensor.state))
+      fail(lineOf(*state), field, inQuotes(tensor.state) + " is not a state-dict key; expected " + kStateExample);
+  }
   return tensor;
 }
 
@@ -744,9 +797,11 @@ Generator ManifestReader::readInit(const toml::node &n, const std::string &field
   const GeneratorParams names = generatorParameterNames(g.kind);
   const std::string aKey = names.first;
   const std::string bKey = names.second ? names.second : "";
-  std::vector<std::string> allowed{"kind", aKey};
-  if (!bKey.empty()) allowed.push_back(bKey);
-  allowed.push_back("seed_offset");
+  std::vector<std::string> needs{aKey};
+  if (!bKey.empty()) needs.push_back(bKey);
+  std::vector<std::string> allowed{"kind"};
+  allowed.insert(allowed.end(), needs.begin(), needs.end());
+  for (const char *k : {"seed_offset", "scale", "shift", "matrix", "diagonal"}) allowed.push_back(k);
   checkKeys(t, field, allowed);
 
   const std::string dtype(dtypeName(tensor.dtype));
@@ -760,22 +815,23 @@ Generator ManifestReader::readInit(const toml::node &n, const std::string &field
              "; expected " + joinOr(integral));
   }
 
-  const std::string params = kind + " needs " + join(std::vector<std::string>(allowed.begin() + 1, allowed.end() - 1), " and ");
+  // A number of the generator: integers only for randint's bounds and for every number of an
+  // integer or bool tensor (constant's value may be a boolean there).
+  const auto numberAt = [&](const toml::node &v, const std::string &f, bool integral, bool allowBool) -> double {
+    if (!integral && floating) return asNumber(v, f, "a number");
+    std::int64_t i = 0;
+    if (const auto *b = v.as_boolean(); b && allowBool)
+      i = b->get() ? 1 : 0;
+    else
+      i = asInteger(v, f, std::string("an integer") + (integral ? "" : " (tensor " + inQuotes(tensor.name) + " is " + dtype + ")"));
+    if (i < -kMaxExactInteger || i > kMaxExactInteger)
+      fail(lineOf(v), f, "found " + std::to_string(i) + "; expected an integer within +/-2^53");
+    return static_cast<double>(i);
+  };
+  const std::string params = kind + " needs " + join(needs, " and ");
   auto param = [&](const std::string &key, bool integral) -> double {
     const toml::node &v = require(t, line, field, key, std::string(integral ? "an integer" : "a number") + " (" + params + ")");
-    const std::string f = field + "." + key;
-    if (integral || !floating) {
-      // Integers only: randint always, and every parameter of an integer or bool tensor.
-      std::int64_t i = 0;
-      if (const auto *b = v.as_boolean(); b && g.kind == Generator::Kind::Constant)
-        i = b->get() ? 1 : 0;
-      else
-        i = asInteger(v, f, std::string("an integer") + (integral ? "" : " (tensor " + inQuotes(tensor.name) + " is " + dtype + ")"));
-      if (i < -kMaxExactInteger || i > kMaxExactInteger)
-        fail(lineOf(v), f, "found " + std::to_string(i) + "; expected an integer within +/-2^53");
-      return static_cast<double>(i);
-    }
-    return asNumber(v, f, "a number");
+    return numberAt(v, field + "." + key, integral, g.kind == Generator::Kind::Constant);
   };
 
   g.a = param(aKey, g.kind == Generator::Kind::RandInt);
@@ -796,14 +852,31 @@ Generator ManifestReader::readInit(const toml::node &n, const std::string &field
       break;
   }
 
+  // x = draw * scale + shift (core/eval/input_generator.h).
+  if (const toml::node *v = t.get("scale")) {
+    g.scale = numberAt(*v, field + ".scale", false, false);
+    if (g.scale == 0.0)
+      fail(lineOf(*v), field + ".scale",
+           "found 0; expected a nonzero number (every value would be the shift: use kind = \"constant\")");
+  }
+  if (const toml::node *v = t.get("shift")) g.shift = numberAt(*v, field + ".shift", false, false);
+  const bool transforms = generatorScalesOrShifts(g);
+  const auto mapped = [&](double v) { return transforms ? v * g.scale + g.shift : v; };
+  const std::string afterText =
+      transforms ? " after scale " + number(g.scale) + " and shift " + number(g.shift) : std::string();
+
   // The generated values must fit the dtype: integers exactly, real numbers within its finite range.
   const ValueRange range = valueRange(tensor.dtype);
   const std::string rangeText = "[" + number(range.lo) + ", " + number(range.hi) + "]";
   const auto fits = [&](double v) { return v >= range.lo && v <= range.hi; };
+  // "300" or "300 (600 after scale 2 and shift 0)"
+  const auto shown = [&](double v) {
+    return transforms ? number(v) + " (" + number(mapped(v)) + afterText + ")" : number(v);
+  };
   const auto requireFits = [&](const std::string &key, double v) {
-    if (!fits(v))
+    if (!fits(mapped(v)))
       fail(lineOf(*t.get(key)), field + "." + key,
-           "found " + number(v) + ", which does not fit " + dtype + "; expected a value in " + rangeText);
+           "found " + shown(v) + ", which does not fit " + dtype + "; expected a value in " + rangeText);
   };
   switch (g.kind) {
     case Generator::Kind::Uniform:
@@ -812,16 +885,17 @@ Generator ManifestReader::readInit(const toml::node &n, const std::string &field
       break;
     case Generator::Kind::Normal:
       requireFits(aKey, g.a);
-      if (g.b > range.hi)
+      if (g.b * std::fabs(g.scale) > range.hi)
         fail(lineOf(*t.get(bKey)), field + "." + bKey,
-             "found " + number(g.b) + ", which does not fit " + dtype +
-                 "; expected a standard deviation <= " + number(range.hi));
+             "found " + number(g.b) + (transforms ? " (" + number(g.b * std::fabs(g.scale)) + afterText + ")" : "") +
+                 ", which does not fit " + dtype + "; expected a standard deviation <= " + number(range.hi));
       break;
     case Generator::Kind::RandInt:
-      if (!fits(g.a) || !fits(g.b - 1))
+      if (!fits(mapped(g.a)) || !fits(mapped(g.b - 1)))
         fail(line, field,
-             "randint draws from [" + number(g.a) + ", " + number(g.b - 1) + "], which does not fit " +
-                 dtype + "; expected values in " + rangeText);
+             "randint draws from [" + number(g.a) + ", " + number(g.b - 1) + "]" +
+                 (transforms ? " (from " + number(mapped(g.a)) + " to " + number(mapped(g.b - 1)) + afterText + ")" : "") +
+                 ", which does not fit " + dtype + "; expected values in " + rangeText);
       break;
     case Generator::Kind::Constant:
       requireFits(aKey, g.a);
@@ -829,31 +903,61 @@ Generator ManifestReader::readInit(const toml::node &n, const std::string &field
     case Generator::Kind::Arange:
       // start, start + step, ..., start + step * (n - 1) for the n elements of every configuration.
       requireFits(aKey, g.a);
-      for (const auto &[config, count] : elements) {
-        if (count < 1) continue;
+      for (const ConfigExtent &e : elements) {
+        if (e.count < 1) continue;
         double last = 0.0;
         bool ok = true;
         if (floating) {
-          const long double l = static_cast<long double>(g.a) + static_cast<long double>(g.b) * (count - 1);
-          ok = l >= range.lo && l <= range.hi;
+          const long double l = static_cast<long double>(g.a) + static_cast<long double>(g.b) * (e.count - 1);
           last = static_cast<double>(l);
+          ok = transforms ? fits(mapped(last)) : l >= range.lo && l <= range.hi;
         } else {
           // Exact in 64 bits; beyond them it fits no integer dtype.
           std::int64_t product = 0, l = 0;
           const bool overflows =
-              __builtin_mul_overflow(static_cast<std::int64_t>(g.b), count - 1, &product) ||
+              __builtin_mul_overflow(static_cast<std::int64_t>(g.b), e.count - 1, &product) ||
               __builtin_add_overflow(static_cast<std::int64_t>(g.a), product, &l);
-          ok = !overflows && l >= static_cast<std::int64_t>(range.lo) &&
-               l <= static_cast<std::int64_t>(range.hi);
-          last = overflows ? g.a + g.b * static_cast<double>(count - 1) : static_cast<double>(l);
+          last = overflows ? g.a + g.b * static_cast<double>(e.count - 1) : static_cast<double>(l);
+          ok = !overflows && (transforms ? fits(mapped(last))
+                                         : l >= static_cast<std::int64_t>(range.lo) &&
+                                               l <= static_cast<std::int64_t>(range.hi));
         }
         if (!ok)
           fail(line, field,
-               "arange runs from " + number(g.a) + " to " + number(last) + " over " + std::to_string(count) +
-                   " elements for configuration " + inQuotes(config) + ", which does not fit " + dtype +
-                   "; expected values in " + rangeText);
+               "arange runs from " + number(g.a) + " to " + number(last) + " over " + std::to_string(e.count) +
+                   " elements for configuration " + inQuotes(e.config) +
+                   (transforms ? " (from " + number(mapped(g.a)) + " to " + number(mapped(last)) + afterText + ")" : "") +
+                   ", which does not fit " + dtype + "; expected values in " + rangeText);
       }
       break;
+  }
+
+  if (const toml::node *m = t.get("matrix")) {
+    const std::string f = field + ".matrix";
+    const std::string what = "\"symmetric\", \"upper\" or \"lower\" (a structure over the last two dimensions)";
+    const std::string name = asString(*m, f, what);
+    const auto parsed = generatorMatrixFromName(name);
+    if (!parsed || *parsed == Generator::Matrix::None)
+      fail(lineOf(*m), f, "unknown matrix structure " + inQuotes(name) + "; expected " + what);
+    g.matrix = *parsed;
+    if (tensor.shape.size() < 2)
+      fail(lineOf(*m), f,
+           "tensor " + inQuotes(tensor.name) + " has " + std::to_string(tensor.shape.size()) +
+               (tensor.shape.size() == 1 ? " dimension" : " dimensions") +
+               "; expected a tensor of at least 2 (the structure is over the last two: rows, columns)");
+    if (g.matrix == Generator::Matrix::Symmetric)
+      for (const ConfigExtent &e : elements)
+        if (e.rows != e.cols)
+          fail(lineOf(*m), f,
+               "symmetric needs square matrices, but tensor " + inQuotes(tensor.name) + " is " +
+                   std::to_string(e.rows) + " x " + std::to_string(e.cols) + " in its last two dimensions for configuration " +
+                   inQuotes(e.config) + "; expected them equal in every configuration");
+  }
+  if (const toml::node *d = t.get("diagonal")) {
+    if (g.matrix != Generator::Matrix::Upper && g.matrix != Generator::Matrix::Lower)
+      fail(lineOf(*d), field + ".diagonal",
+           "given without matrix = \"upper\" or \"lower\"; expected it only with a triangular structure");
+    g.diagonal = asInteger(*d, field + ".diagonal", "an integer (0: the main diagonal, 1: the one above it, -1: below)");
   }
 
   if (const toml::node *s = t.get("seed_offset")) {
@@ -893,7 +997,7 @@ LaunchSource ManifestReader::readLaunch(const toml::table &t, int tableLine, con
                                         const Task &task, bool withSource, fs::path *source,
                                         const LaunchSource *base) const {
   std::vector<std::string> allowed;
-  if (withSource) allowed = {"source", "python", "init"};
+  if (withSource) allowed = {"source", "python", "init", "forward"};
   for (const char *k : {"kernel", "grid", "block", "shared_bytes", "args"}) allowed.push_back(k);
   checkKeys(t, prefix, allowed);
 
@@ -1108,18 +1212,20 @@ void ManifestReader::readReference(const toml::table &root, Task &task, LaunchSo
   if (const toml::node *init = ref.get("init")) {
     if (task.reference.python.empty())
       fail(lineOf(*init), "reference.init", "given without reference.python; expected it only with a PyTorch module");
-    const toml::array &a = asArray(*init, "reference.init", "an array of parameter names, e.g. [\"dim\"]");
+    const toml::array &a = asArray(*init, "reference.init", "an array of parameter and size names, e.g. [\"dim\"]");
     std::vector<std::string> names;
     for (const toml::node &e : a) {
-      const std::string name = asString(e, "reference.init", "a parameter name (a string)");
-      if (!paramSet_.count(name))
+      const std::string name = asString(e, "reference.init", "a parameter or size name (a string)");
+      if (!paramSet_.count(name) && !sizeSet_.count(name))
         fail(lineOf(e), "reference.init",
-             "unknown parameter " + inQuotes(name) + "; expected one of [params]" +
-                 (paramNames_.empty() ? std::string(" (there are none)") : ": " + join(paramNames_)));
+             "unknown name " + inQuotes(name) + "; expected a parameter ([params]" +
+                 (paramNames_.empty() ? std::string(": there are none") : ": " + join(paramNames_)) + ") or a size (" +
+                 join(sizeNames_) + ")");
       names.push_back(name);
     }
     task.reference.init = names;
   }
+  if (const toml::node *forward = ref.get("forward")) readForward(*forward, task);
   if (ref.get("source") || task.reference.python.empty()) {
     reference = readLaunch(ref, lineOf(ref), "reference", Scope::Sizes, task, true, &task.reference.source);
     task.reference.launch = reference.launch;
@@ -1131,7 +1237,55 @@ void ManifestReader::readReference(const toml::table &root, Task &task, LaunchSo
       fail(lineOf(*n), std::string("reference.") + k,
            "given without reference.source; expected the CUDA source its kernel is in, or none of kernel, grid, "
            "block, shared_bytes and args for a PyTorch-only reference");
-  checkKeys(ref, "reference", {"python", "init", "source"});
+  checkKeys(ref, "reference", {"python", "init", "forward", "source"});
+}
+
+void ManifestReader::readForward(const toml::node &n, Task &task) const {
+  const std::string field = "reference.forward";
+  if (task.reference.python.empty())
+    fail(lineOf(n), field, "given without reference.python; expected it only with a PyTorch module");
+  // What forward may take: in and inout tensors without state (each exactly once), and parameters.
+  std::vector<std::string> tensors;
+  for (const Tensor &t : task.tensors)
+    if (t.role != TensorRole::Out && t.state.empty()) tensors.push_back(t.name);
+  std::string allowedText = "an in or inout tensor without state (" +
+                            (tensors.empty() ? std::string("there are none") : join(tensors)) + ")";
+  if (!paramNames_.empty()) allowedText += " or a parameter (" + join(paramNames_) + ")";
+  const toml::array &a =
+      asArray(n, field, "an array of forward's arguments in order, tensor and parameter names, e.g. [\"x\", \"alpha\"]");
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const toml::node &e : a) {
+    const std::string name = asString(e, field, "a tensor or parameter name (a string)");
+    const Tensor *t = task.tensor(name);
+    if (t && !t->state.empty())
+      fail(lineOf(e), field,
+           "tensor " + inQuotes(name) + " is module state (state = \"" + t->state +
+               "\"), loaded into the module, not passed to forward; expected " + allowedText);
+    if (t && t->role == TensorRole::Out)
+      fail(lineOf(e), field, "tensor " + inQuotes(name) + " is an output (forward returns it); expected " + allowedText);
+    if (!t && !paramSet_.count(name)) fail(lineOf(e), field, "unknown name " + inQuotes(name) + "; expected " + allowedText);
+    if (!seen.insert(name).second)
+      fail(lineOf(e), field, inQuotes(name) + " appears twice; expected each name once");
+    names.push_back(name);
+  }
+  for (const std::string &name : tensors)
+    if (!seen.count(name))
+      fail(lineOf(n), field,
+           "tensor " + inQuotes(name) + " is missing; expected every in and inout tensor without state exactly once (" +
+               join(tensors) + ")");
+  task.reference.forward = names;
+}
+
+void ManifestReader::checkStateHasModule(const toml::table &root, const Task &task) const {
+  if (!task.reference.python.empty()) return;
+  for (const Tensor &t : task.tensors) {
+    if (t.state.empty()) continue;
+    const toml::node *state = root.get("tensors")->as_table()->get(t.name)->as_table()->get("state");
+    fail(lineOf(*state), "tensors." + t.name + ".state",
+         "module state needs a PyTorch reference to load it into, and the task has none; expected [reference] "
+         "python = \"MODULE.py\" (whose Model has the state-dict key " + inQuotes(t.state) + "), or no state");
+  }
 }
 
 void ManifestReader::readConfigLaunches(const toml::table &root, Task &task, const LaunchSource *reference,

@@ -132,6 +132,61 @@ bool generatorDrawsReals(Generator::Kind kind) {
   return info(kind).drawsReals;
 }
 
+bool generatorScalesOrShifts(const Generator &g) { return g.scale != 1.0 || g.shift != 0.0; }
+
+namespace {
+constexpr std::array<std::pair<Generator::Matrix, std::string_view>, 4> kMatrices = {{
+    {Generator::Matrix::None, "none"},
+    {Generator::Matrix::Symmetric, "symmetric"},
+    {Generator::Matrix::Upper, "upper"},
+    {Generator::Matrix::Lower, "lower"},
+}};
+}  // namespace
+
+std::string_view generatorMatrixName(Generator::Matrix matrix) {
+  for (const auto &[m, name] : kMatrices)
+    if (m == matrix) return name;
+  return "none";
+}
+
+std::optional<Generator::Matrix> generatorMatrixFromName(std::string_view name) {
+  for (const auto &[m, n] : kMatrices)
+    if (n == name) return m;
+  return std::nullopt;
+}
+
+std::string generatorExtrasText(const Generator &g) {
+  const auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    // The shortest text that reads back as v.
+    for (int digits = 1; digits < 17; ++digits) {
+      char shorter[32];
+      std::snprintf(shorter, sizeof shorter, "%.*g", digits, v);
+      if (std::strtod(shorter, nullptr) == v) return std::string(shorter);
+    }
+    return std::string(buf);
+  };
+  std::string out;
+  const auto add = [&out](const std::string &part) { out += (out.empty() ? "" : ", ") + part; };
+  if (g.scale != 1.0) add("scale " + number(g.scale));
+  if (g.shift != 0.0) add("shift " + number(g.shift));
+  if (g.matrix != Generator::Matrix::None) {
+    std::string m(generatorMatrixName(g.matrix));
+    if (g.matrix != Generator::Matrix::Symmetric) m += " (diagonal " + std::to_string(g.diagonal) + ")";
+    add(m);
+  }
+  return out;
+}
+
+std::vector<std::string> forwardArguments(const Task &task) {
+  if (task.reference.forward) return *task.reference.forward;
+  std::vector<std::string> out;
+  for (const Tensor &t : task.tensors)
+    if (t.role != TensorRole::Out && t.state.empty()) out.push_back(t.name);
+  return out;
+}
+
 const Tensor *Task::tensor(std::string_view wanted) const {
   for (const auto &t : tensors)
     if (t.name == wanted) return &t;

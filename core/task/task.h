@@ -33,6 +33,18 @@ struct Generator {
   double a = 0.0;  // uniform: low; normal: mean; randint: low (inclusive); arange: start; constant: value
   double b = 1.0;  // uniform: high; normal: std; randint: high (exclusive); arange: step
   std::uint64_t seedOffset = 0;
+  // Applied to every draw, in double (separate roundings): x = draw * scale + shift, before the
+  // value is stored in the tensor's dtype (`torch.randint(0, 2, s).float() * 2 - 1`: randint 0..2,
+  // scale 2, shift -1). Defaults leave the draw as it is.
+  double scale = 1.0;
+  double shift = 0.0;
+  // A structure over the last two dimensions (rows r, columns c), applied after the draws:
+  // Symmetric: element (r, c) with r > c is element (c, r) (rows == columns required);
+  // Upper: elements with c - r < diagonal are 0 (torch.triu(A, diagonal)); Lower: elements with
+  // c - r > diagonal are 0 (torch.tril(A, diagonal)).
+  enum class Matrix { None, Symmetric, Upper, Lower };
+  Matrix matrix = Matrix::None;
+  std::int64_t diagonal = 0;
 };
 std::string_view generatorKindName(Generator::Kind);
 std::optional<Generator::Kind> generatorKindFromName(std::string_view);
@@ -46,6 +58,14 @@ struct GeneratorParams {
 GeneratorParams generatorParameterNames(Generator::Kind);
 // Whether the generator draws real numbers (uniform, normal), so suits floating-point tensors only.
 bool generatorDrawsReals(Generator::Kind);
+// Whether scale or shift change a draw (scale 1 and shift 0 leave every draw as it is, bit for bit).
+bool generatorScalesOrShifts(const Generator &);
+// A matrix structure's manifest name ("symmetric", "upper", "lower"; "none" for None).
+std::string_view generatorMatrixName(Generator::Matrix);
+std::optional<Generator::Matrix> generatorMatrixFromName(std::string_view);
+// Scale, shift and matrix structure in words, for listings: "scale 2, shift -1, upper (diagonal 1)";
+// empty for the defaults.
+std::string generatorExtrasText(const Generator &);
 
 // rtol/atol, or exact equality (required for integer and bool outputs).
 struct Tolerance {
@@ -64,6 +84,11 @@ struct Tensor {
   // a task can mix typical values with the extremes its operator must survive.
   std::vector<Generator> moreInits;
   std::optional<Tolerance> tolerance; // required for out/inout
+  // A PyTorch reference's module state (role "in" only): the Model's parameter, buffer or tensor
+  // attribute this tensor is (its state-dict key, e.g. "conv.weight"), loaded into the module
+  // before forward instead of passed to forward. The worker and the candidate see it as any
+  // other input. Empty: not module state.
+  std::string state;
   int line = 0;                       // manifest line, for messages
 };
 
@@ -120,7 +145,13 @@ struct Reference {
   std::filesystem::path python;
   // Model(...)'s arguments, parameter names in order ([reference] init = ["dim"]); absent:
   // the module's get_init_inputs(), or none.
+  // Names of [params] or sizes (a size's value is the configuration's). Model is built once per
+  // configuration when a size is named.
   std::optional<std::vector<std::string>> init;
+  // forward's arguments in order ([reference] forward = ["x", "alpha"]): in/inout tensors
+  // without `state`, and [params] (passed as Python numbers). Absent: every in/inout tensor
+  // without `state`, in manifest order.
+  std::optional<std::vector<std::string>> forward;
   bool hasCuda() const { return !source.empty(); }
 };
 
@@ -185,6 +216,10 @@ struct Task {
   // The source a user edits first: the starter if given, else the reference.
   std::filesystem::path starterSource() const;
 };
+
+// A PyTorch reference's forward arguments in order: [reference] forward, else every in/inout tensor
+// without `state`, in manifest order (tensor and parameter names).
+std::vector<std::string> forwardArguments(const Task &task);
 
 // The generator `seed` fills `tensor` with: seed 1 the first, seed 2 the second, ... cycling
 // through init and moreInits (seed 0 the first). Throws std::invalid_argument without init.

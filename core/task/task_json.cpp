@@ -21,6 +21,11 @@ json generatorToJson(const Generator &g) {
   const GeneratorParams params = generatorParameterNames(g.kind);
   out[params.first] = value(g.a);
   if (params.second) out[params.second] = value(g.b);
+  // Only where they differ from the defaults, as a manifest would say them.
+  if (g.scale != 1.0) out["scale"] = g.scale;
+  if (g.shift != 0.0) out["shift"] = g.shift;
+  if (g.matrix != Generator::Matrix::None) out["matrix"] = generatorMatrixName(g.matrix);
+  if (g.matrix == Generator::Matrix::Upper || g.matrix == Generator::Matrix::Lower) out["diagonal"] = g.diagonal;
   return out;
 }
 
@@ -100,13 +105,18 @@ nlohmann::json taskToJson(const Task &task) {
       for (const auto &g : t.moreInits) j["init"].push_back(generatorToJson(g));
     }
     if (t.tolerance) j["tolerance"] = toleranceToJson(*t.tolerance);
+    if (!t.state.empty()) j["state"] = t.state;
     tensors.push_back(j);
   }
   out["tensors"] = tensors;
 
   json reference = task.reference.hasCuda() ? launchToJson(task.reference.launch) : json::object();
   reference["source"] = task.reference.source.generic_string();
-  if (!task.reference.python.empty()) reference["python"] = task.reference.python.generic_string();
+  if (!task.reference.python.empty()) {
+    reference["python"] = task.reference.python.generic_string();
+    if (task.reference.init) reference["init"] = *task.reference.init;
+    reference["forward"] = forwardArguments(task);  // the default spelled out
+  }
   out["reference"] = reference;
   json params = json::array();
   for (const Param &p : task.params)

@@ -421,6 +421,223 @@ class TestEvalInputGenerator : public QObject {
     QCOMPARE(half[3], double(kwb::halfToFloat(kwb::doubleToHalf(0.1))));
   }
 
+  // Issue 46's additions leave every existing generator's bytes as they were: FNV-1a of 1000
+  // elements in every dtype (seed 5, tensor "golden"), measured on the code before scale, shift and
+  // matrix existed.
+  void existingGeneratorsKeepTheirBytes() {
+    struct Case {
+      Generator::Kind kind;
+      double a, b;
+      std::uint64_t offset, hash;
+    };
+    using K = Generator::Kind;
+    const Case cases[] = {
+        {K::Uniform, -1, 1, 0, 0x7a11754ae2e1c42bull},  {K::Uniform, 0, 1, 3, 0x727688b37e2961d7ull},
+        {K::Uniform, -3, -1, 0, 0x4374b8783adbfee8ull}, {K::Normal, 0, 1, 0, 0x35443952145e545aull},
+        {K::Normal, 1.5, 40, 2, 0x43364b09fb33f497ull}, {K::RandInt, 0, 2, 0, 0xecb43643e6c4a4b9ull},
+        {K::RandInt, -300, 300, 1, 0x6fa54b4868164ae7ull}, {K::RandInt, -7, 1000, 0, 0x5864f85b257120eaull},
+        {K::Arange, 0, 1, 0, 0x2e4f0c5b3b28f6bbull},    {K::Arange, -5, 0.25, 0, 0xd8aec0a110fce885ull},
+        {K::Arange, 100, -3, 0, 0x839248f011abf573ull}, {K::Constant, 0.1, 0, 0, 0xd62db1d3f637aaddull},
+        {K::Constant, 7, 0, 0, 0xffb4c4c93eb9ecddull},
+    };
+    for (const Case &c : cases) {
+      std::string bytes;
+      for (DType dtype : kAllDTypes) {
+        const auto b = kwb::generateInput(dtype, 1000, gen(c.kind, c.a, c.b, c.offset), 5, "golden", 1);
+        bytes.append(reinterpret_cast<const char *>(b.data()), b.size());
+      }
+      QVERIFY2(kwb::fnv1a64(bytes) == c.hash, qPrintable(QString("%1(%2, %3)").arg(int(c.kind)).arg(c.a).arg(c.b)));
+      // The shape overload without a structure: the same bytes.
+      const std::vector<std::int64_t> shape{10, 20, 5};
+      QVERIFY(kwb::generateInput(DType::F32, shape, gen(c.kind, c.a, c.b, c.offset), 5, "golden") ==
+              kwb::generateInput(DType::F32, 1000, gen(c.kind, c.a, c.b, c.offset), 5, "golden"));
+    }
+  }
+
+  // x = draw * scale + shift, in double, then stored as the dtype stores any value.
+  void scaleAndShift() {
+    Generator bits = gen(Generator::Kind::RandInt, 0, 2);
+    Generator sign = bits;  // torch.randint(0, 2, s).float() * 2 - 1
+    sign.scale = 2;
+    sign.shift = -1;
+    const std::uint64_t n = 10000;
+    const auto k = values(kwb::generateInput(DType::I32, n, bits, 3, "s"), DType::I32);
+    const auto x = values(kwb::generateInput(DType::F32, n, sign, 3, "s"), DType::F32);
+    std::map<double, int> seen;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      QCOMPARE(x[i], 2 * k[i] - 1);  // exactly -1 or 1
+      ++seen[x[i]];
+    }
+    QCOMPARE(seen.size(), std::size_t(2));
+    QVERIFY(seen[-1.0] > 4500 && seen[1.0] > 4500);
+    // The same in every dtype that holds -1 and 1; bool stores nonzero as 1, so every element.
+    for (DType dtype : {DType::F64, DType::F16, DType::BF16, DType::I64, DType::I8})
+      QVERIFY(values(kwb::generateInput(dtype, n, sign, 3, "s"), dtype) == x);
+    QVERIFY(values(kwb::generateInput(DType::Bool, n, sign, 3, "s"), DType::Bool) == std::vector<double>(n, 1.0));
+    // Integers: an integer scale and shift on randint and arange; u8 saturates at 0.
+    Generator r = gen(Generator::Kind::RandInt, 0, 10);
+    r.scale = 3;
+    r.shift = -4;
+    const auto k10 = values(kwb::generateInput(DType::I64, n, gen(Generator::Kind::RandInt, 0, 10), 3, "r"), DType::I64);
+    const auto scaled = values(kwb::generateInput(DType::I32, n, r, 3, "r"), DType::I32);
+    const auto saturated = values(kwb::generateInput(DType::U8, n, r, 3, "r"), DType::U8);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      QCOMPARE(scaled[i], 3 * k10[i] - 4);
+      QCOMPARE(saturated[i], std::max(0.0, 3 * k10[i] - 4));
+    }
+    Generator a = gen(Generator::Kind::Arange, 5, 2);
+    a.scale = -1;
+    a.shift = 0.5;  // i64: rounded toward negative infinity
+    const auto arange = values(kwb::generateInput(DType::I64, 100, a, 1, "a"), DType::I64);
+    for (int i = 0; i < 100; ++i) QCOMPARE(arange[i], std::floor(-(5 + 2.0 * i) + 0.5));
+    // Reals: the f64 draw with one multiply and one add; narrower dtypes round that double once.
+    for (const Generator &base : {gen(Generator::Kind::Uniform, -2, 3), gen(Generator::Kind::Normal, 1, 2),
+                                  gen(Generator::Kind::Constant, 0.1, 0)}) {
+      Generator g = base;
+      g.scale = 0.3;
+      g.shift = 7.25;
+      const auto draw = values(kwb::generateInput(DType::F64, n, base, 9, "u"), DType::F64);
+      const auto f64 = values(kwb::generateInput(DType::F64, n, g, 9, "u"), DType::F64);
+      const auto f32 = values(kwb::generateInput(DType::F32, n, g, 9, "u"), DType::F32);
+      const auto f16 = kwb::generateInput(DType::F16, n, g, 9, "u");
+      for (std::uint64_t i = 0; i < n; ++i) {
+        volatile double product = draw[i] * 0.3;  // no fused multiply-add
+        const double want = product + 7.25;
+        QCOMPARE(f64[i], want);
+        QCOMPARE(f32[i], double(float(want)));
+        std::uint16_t h;
+        std::memcpy(&h, f16.data() + 2 * i, 2);
+        QCOMPARE(h, kwb::doubleToHalf(want));
+      }
+    }
+    // Uniform keeps the draw below high before scale and shift; the stored value then may reach
+    // high * scale + shift (as torch.rand(n) * scale may): uniform [0, 1) * 2048 in f16 rounds
+    // draws near 1 up to 2048.
+    Generator u = gen(Generator::Kind::Uniform, 0, 1);
+    u.scale = 2048;
+    const auto wide = values(kwb::generateInput(DType::F16, 1000000, u, 1, "w"), DType::F16);
+    QCOMPARE(*std::max_element(wide.begin(), wide.end()), 2048.0);
+    // Without a scale the stored value stays below high.
+    const auto plain = values(kwb::generateInput(DType::F16, 1000000, gen(Generator::Kind::Uniform, 0, 2048), 1, "w"), DType::F16);
+    QVERIFY(*std::max_element(plain.begin(), plain.end()) < 2048.0);
+  }
+
+  // Symmetric: element (m, r, c) with r > c is element (m, c, r), which is the unstructured draw.
+  void symmetricMatrices() {
+    const std::vector<std::int64_t> shape{3, 7, 7};
+    const std::uint64_t n = 3 * 7 * 7;
+    for (const auto &[dtype, base] :
+         std::vector<std::pair<DType, Generator>>{{DType::F32, gen(Generator::Kind::Normal, 0, 1)},
+                                                  {DType::F16, gen(Generator::Kind::Uniform, -1, 1)},
+                                                  {DType::F64, gen(Generator::Kind::Uniform, 0, 1, 4)},
+                                                  {DType::I32, gen(Generator::Kind::RandInt, -50, 50)},
+                                                  {DType::BF16, gen(Generator::Kind::Arange, 0, 1)},
+                                                  {DType::Bool, gen(Generator::Kind::RandInt, 0, 2)}}) {
+      Generator g = base;
+      g.matrix = Generator::Matrix::Symmetric;
+      const auto plain = values(kwb::generateInput(dtype, n, base, 11, "a"), dtype);
+      const auto bytes = kwb::generateInput(dtype, shape, g, 11, "a");
+      const auto sym = values(bytes, dtype);
+      for (int m = 0; m < 3; ++m)
+        for (int r = 0; r < 7; ++r)
+          for (int c = 0; c < 7; ++c) {
+            const int i = m * 49 + r * 7 + c;
+            QCOMPARE(sym[i], sym[m * 49 + c * 7 + r]);
+            QCOMPARE(sym[i], plain[r <= c ? i : m * 49 + c * 7 + r]);
+          }
+      if (dtype != DType::Bool && dtype != DType::BF16)  // the matrices differ from each other
+        QVERIFY(!std::equal(sym.begin(), sym.begin() + 49, sym.begin() + 49));
+      // Any thread count and any index range: the same bytes.
+      const auto large = std::vector<std::int64_t>{5, 300, 300};
+      const auto one = kwb::generateInput(dtype, large, g, 2, "big", 1);
+      QVERIFY(kwb::generateInput(dtype, large, g, 2, "big", 3) == one);
+      const std::size_t size = kwb::dtypeSize(dtype);
+      std::vector<std::byte> part(70001 * size);
+      kwb::fillInputRange(part, dtype, g, kwb::inputKey(2, 4 * (dtype == DType::F64), "big"), 123457, 70001, {300, 300});
+      QVERIFY(std::equal(part.begin(), part.end(), one.begin() + 123457 * size));
+    }
+    // With scale and shift: the mirror is transformed the same way.
+    Generator g = gen(Generator::Kind::Normal, 0, 1);
+    g.matrix = Generator::Matrix::Symmetric;
+    g.scale = 3;
+    g.shift = 1;
+    const auto sym = values(kwb::generateInput(DType::F32, std::vector<std::int64_t>{4, 4}, g, 1, "t"), DType::F32);
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c) QCOMPARE(sym[r * 4 + c], sym[c * 4 + r]);
+  }
+
+  // Upper and lower as torch.triu(A, diagonal) and torch.tril(A, diagonal), over 2 matrices of 3 x 4
+  // (and a 4 x 3 one): the zeros written out by hand; every other element is the unstructured draw.
+  void triangularMatrices() {
+    struct Case {
+      Generator::Matrix matrix;
+      std::int64_t diagonal;
+      const char *kept;  // rows of a 3 x 4 matrix: 1 kept, 0 zero
+    };
+    using M = Generator::Matrix;
+    const Case cases[] = {
+        {M::Upper, 0, "1111 0111 0011"},  {M::Upper, 1, "0111 0011 0001"},  {M::Upper, -1, "1111 1111 0111"},
+        {M::Upper, 4, "0000 0000 0000"},  {M::Upper, -3, "1111 1111 1111"}, {M::Lower, 0, "1000 1100 1110"},
+        {M::Lower, 1, "1100 1110 1111"},  {M::Lower, -1, "0000 1000 1100"}, {M::Lower, -3, "0000 0000 0000"},
+        {M::Lower, 3, "1111 1111 1111"},
+    };
+    const std::vector<std::int64_t> shape{2, 3, 4};
+    for (DType dtype : {DType::F32, DType::F16, DType::I64, DType::U8}) {
+      const Generator base = kwb::dtypeIsFloating(dtype) ? gen(Generator::Kind::Uniform, 1, 2) : gen(Generator::Kind::RandInt, 1, 9);
+      const auto plain = values(kwb::generateInput(dtype, 24, base, 3, "t"), dtype);
+      for (const Case &c : cases) {
+        Generator g = base;
+        g.matrix = c.matrix;
+        g.diagonal = c.diagonal;
+        const auto got = values(kwb::generateInput(dtype, shape, g, 3, "t"), dtype);
+        const std::string kept = QString(c.kept).remove(' ').toStdString();
+        for (int i = 0; i < 24; ++i) {
+          const bool keep = kept[i % 12] == '1';
+          QVERIFY2(got[i] == (keep ? plain[i] : 0.0),
+                   qPrintable(QString("matrix %1 diagonal %2 element %3").arg(int(c.matrix)).arg(c.diagonal).arg(i)));
+        }
+      }
+    }
+    // 4 x 3 (more rows than columns), triu with diagonal -1 and tril with diagonal 0.
+    Generator up = gen(Generator::Kind::Constant, 5, 0);
+    up.matrix = M::Upper;
+    up.diagonal = -1;
+    QCOMPARE(values(kwb::generateInput(DType::F32, std::vector<std::int64_t>{4, 3}, up, 1, "t"), DType::F32),
+             (std::vector<double>{5, 5, 5, 5, 5, 5, 0, 5, 5, 0, 0, 5}));
+    Generator low = up;
+    low.matrix = M::Lower;
+    low.diagonal = 0;
+    QCOMPARE(values(kwb::generateInput(DType::F32, std::vector<std::int64_t>{4, 3}, low, 1, "t"), DType::F32),
+             (std::vector<double>{5, 0, 0, 5, 5, 0, 5, 5, 5, 5, 5, 5}));
+    // The zeros are +0 in every float dtype.
+    Generator neg = gen(Generator::Kind::Constant, -1, 0);
+    neg.matrix = M::Upper;
+    const auto f16 = kwb::generateInput(DType::F16, std::vector<std::int64_t>{2, 2}, neg, 1, "z");
+    std::uint16_t below;
+    std::memcpy(&below, f16.data() + 4, 2);
+    QCOMPARE(below, std::uint16_t(0));
+  }
+
+  // A structure needs the shape: the count-only entry points refuse it, as do shapes that do not fit.
+  void matrixNeedsTheShape() {
+    Generator g = gen(Generator::Kind::Uniform, 0, 1);
+    g.matrix = Generator::Matrix::Symmetric;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::generateInput(DType::F32, 16, g, 1, "x"));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::generateInput(DType::F32, std::vector<std::int64_t>{4, 5}, g, 1, "x"));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::generateInput(DType::F32, std::vector<std::int64_t>{16}, g, 1, "x"));
+    std::vector<std::byte> out(4 * 10);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::fillInput(out, DType::F32, 10, g, 1, "x", 1, {3, 3}));
+    g.matrix = Generator::Matrix::Upper;
+    QVERIFY(kwb::generateInput(DType::F32, std::vector<std::int64_t>{4, 5}, g, 1, "x").size() == 80);
+    QVERIFY(kwb::generateInput(DType::F32, std::vector<std::int64_t>{0, 5}, g, 1, "x").empty());  // nothing to fill
+    kwb::Tensor t;
+    t.name = "x";
+    t.init = g;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::generateInput(t, 20, 1));
+    QCOMPARE(kwb::generateInput(t, std::vector<std::int64_t>{4, 5}, 1),
+             kwb::generateInput(DType::F32, std::vector<std::int64_t>{4, 5}, g, 1, "x"));
+  }
+
   void errors() {
     std::vector<std::byte> small(10);
     QVERIFY_THROWS_EXCEPTION(

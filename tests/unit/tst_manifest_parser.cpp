@@ -61,6 +61,23 @@ QString manifest(std::initializer_list<std::pair<int, QString>> edits = {}, cons
   return out;
 }
 
+// The base manifest with a PyTorch-only reference (python on line 19, `referenceMore` on line 23),
+// [launch] from line 27, [editor] on 32-33, and a third input w on lines 34-38 (a 2-D [cols, cols]
+// f32 uniform) with `wMore` from line 39 on. `edits` replace base lines first, as manifest() does.
+QString torchManifest(const QString &referenceMore, const QString &wMore,
+                      std::initializer_list<std::pair<int, QString>> edits = {}) {
+  QStringList lines;
+  for (const char *line : kBase) lines << QString::fromUtf8(line);
+  for (const auto &[number, text] : edits) lines[number - 1] = text;
+  lines[18] = "python = \"ref.py\"";
+  for (int i = 19; i <= 21; ++i) lines[i] = "";
+  lines[22] = referenceMore;
+  lines << "[launch]" << "kernel = \"k\"" << "grid = [\"rows\"]" << "block = [32]" << "args = [\"x\", \"y\", \"w\"]"
+        << "[editor]" << "starter = \"k.cu\"" << "[tensors.w]" << "dtype = \"f32\"" << "shape = [\"cols\", \"cols\"]"
+        << "role = \"in\"" << "init = { kind = \"uniform\", low = -1.0, high = 1.0 }" << wMore;
+  return lines.join('\n') + '\n';
+}
+
 QString errorOf(const QString &text, const std::filesystem::path &folder = {}) {
   try {
     parseManifest(text.toStdString(), "task.toml", folder);
@@ -87,8 +104,12 @@ class TestManifestParser : public QObject {
   void softmaxManifest();
   void sgemmManifest();
   void validVariants();
+  void moduleStateForwardAndInit();
+  void generatorScaleShiftAndMatrix();
   void malformed_data();
   void malformed();
+  void moduleAndGeneratorErrors_data();
+  void moduleAndGeneratorErrors();
   void sourceFiles_data();
   void sourceFiles();
   void errorParts();
@@ -432,6 +453,286 @@ void TestManifestParser::validVariants() {
   }
 }
 
+// Issue 46: [tensors.X] state, [reference] forward, and init naming sizes, read back as written
+// (the model, forwardArguments and kwb task show --json).
+void TestManifestParser::moduleStateForwardAndInit() {
+  {
+    PARSE(t, torchManifest("forward = [\"alpha\", \"x\"]\ninit = [\"cols\", \"alpha\"]",
+                           "state = \"layers.0.weight\"\n[params]\nalpha = 0.5"));
+    QCOMPARE(t.tensors.size(), std::size_t(3));
+    QCOMPARE(t.tensors[0].state, std::string());
+    QCOMPARE(t.tensors[2].name, std::string("w"));
+    QCOMPARE(t.tensors[2].state, std::string("layers.0.weight"));
+    QCOMPARE(*t.reference.forward, (std::vector<std::string>{"alpha", "x"}));
+    QCOMPARE(kwb::forwardArguments(t), (std::vector<std::string>{"alpha", "x"}));
+    QCOMPARE(*t.reference.init, (std::vector<std::string>{"cols", "alpha"}));  // a size and a parameter
+    const auto j = kwb::taskToJson(t);
+    QCOMPARE(j["tensors"][2]["state"].get<std::string>(), std::string("layers.0.weight"));
+    QVERIFY(!j["tensors"][0].contains("state"));
+    QCOMPARE(j["reference"]["forward"], nlohmann::json({"alpha", "x"}));
+    QCOMPARE(j["reference"]["init"], nlohmann::json({"cols", "alpha"}));
+  }
+  {
+    // No forward: every in/inout tensor without state, in manifest order (w is state).
+    PARSE(t, torchManifest("", "state = \"h0\""));
+    QVERIFY(!t.reference.forward);
+    QVERIFY(!t.reference.init);
+    QCOMPARE(kwb::forwardArguments(t), (std::vector<std::string>{"x"}));
+    QCOMPARE(kwb::taskToJson(t)["reference"]["forward"], nlohmann::json({"x"}));
+  }
+  {
+    // Without state w is passed to forward; an empty forward is allowed when every input is state.
+    PARSE(t, torchManifest("", ""));
+    QCOMPARE(kwb::forwardArguments(t), (std::vector<std::string>{"x", "w"}));
+    PARSE(u, torchManifest("forward = []", "state = \"fc.weight\"", {{11, "role = \"in\"\nstate = \"fc.bias\""}}));
+    QCOMPARE(u.tensors[0].state, std::string("fc.bias"));
+    QCOMPARE(kwb::forwardArguments(u), std::vector<std::string>{});
+  }
+  for (const char *key : {"conv.weight", "layers.0.weight", "h0", "a.1.b_2.3", "_x"}) {
+    PARSE(t, torchManifest("", QString("state = \"%1\"").arg(key)));
+    QCOMPARE(t.tensors[2].state, std::string(key));
+  }
+}
+
+void TestManifestParser::generatorScaleShiftAndMatrix() {
+  {
+    // torch.randint(0, 2, s).float() * 2 - 1
+    PARSE(t, manifest({{12, "init = { kind = \"randint\", low = 0, high = 2, scale = 2.0, shift = -1.0 }"}}));
+    const Generator &g = *t.tensors[0].init;
+    QCOMPARE(g.kind, Generator::Kind::RandInt);
+    QCOMPARE(g.scale, 2.0);
+    QCOMPARE(g.shift, -1.0);
+    QCOMPARE(g.matrix, Generator::Matrix::None);
+    QCOMPARE(kwb::taskToJson(t)["tensors"][0]["init"],
+             nlohmann::json({{"kind", "randint"}, {"low", 0}, {"high", 2}, {"seed_offset", 0}, {"scale", 2.0}, {"shift", -1.0}}));
+    QCOMPARE(kwb::generatorExtrasText(g), std::string("scale 2, shift -1"));
+  }
+  {
+    // The defaults: nothing in the JSON, nothing in the text.
+    PARSE(t, manifest());
+    const Generator &g = *t.tensors[0].init;
+    QCOMPARE(g.scale, 1.0);
+    QCOMPARE(g.shift, 0.0);
+    QCOMPARE(g.matrix, Generator::Matrix::None);
+    QCOMPARE(g.diagonal, std::int64_t(0));
+    QVERIFY(!kwb::taskToJson(t)["tensors"][0]["init"].contains("scale"));
+    QCOMPARE(kwb::generatorExtrasText(g), std::string());
+  }
+  {
+    // Values need only fit after scale and shift: randint [0, 200) shifted by -100 fits i8.
+    PARSE(t, manifest({{9, "dtype = \"i8\""}, {12, "init = { kind = \"randint\", low = 0, high = 200, shift = -100 }"},
+                       {14, "dtype = \"i8\""}, {17, "tolerance = \"exact\""}}));
+    QCOMPARE(t.tensors[0].init->shift, -100.0);
+  }
+  {
+    // Every generator kind takes them; a list of generators each its own.
+    PARSE(t, manifest({{10, "shape = [\"cols\", \"cols\"]"},
+                       {12, "init = [{ kind = \"normal\", mean = 0.0, std = 1.0, matrix = \"symmetric\", scale = 0.5 }, "
+                            "{ kind = \"uniform\", low = 1.0, high = 2.0, matrix = \"upper\", diagonal = 1 }, "
+                            "{ kind = \"arange\", start = 0.0, step = 1.0, matrix = \"lower\", diagonal = -1, shift = 3.0 }, "
+                            "{ kind = \"constant\", value = 1.0, matrix = \"lower\" }]"}}));
+    const auto &x = t.tensors[0];
+    QCOMPARE(x.init->matrix, Generator::Matrix::Symmetric);
+    QCOMPARE(x.init->scale, 0.5);
+    QCOMPARE(x.moreInits[0].matrix, Generator::Matrix::Upper);
+    QCOMPARE(x.moreInits[0].diagonal, std::int64_t(1));
+    QCOMPARE(x.moreInits[1].matrix, Generator::Matrix::Lower);
+    QCOMPARE(x.moreInits[1].diagonal, std::int64_t(-1));
+    QCOMPARE(x.moreInits[1].shift, 3.0);
+    QCOMPARE(x.moreInits[2].diagonal, std::int64_t(0));
+    const auto j = kwb::taskToJson(t)["tensors"][0]["init"];
+    QCOMPARE(j[0]["matrix"].get<std::string>(), std::string("symmetric"));
+    QVERIFY(!j[0].contains("diagonal"));
+    QCOMPARE(j[1]["matrix"].get<std::string>(), std::string("upper"));
+    QCOMPARE(j[1]["diagonal"].get<int>(), 1);
+    QCOMPARE(j[2]["diagonal"].get<int>(), -1);
+    QCOMPARE(kwb::generatorExtrasText(x.init.value()), std::string("scale 0.5, symmetric"));
+    QCOMPARE(kwb::generatorExtrasText(x.moreInits[1]), std::string("shift 3, lower (diagonal -1)"));
+  }
+  {
+    // Symmetric over the last two of more dimensions, square in every configuration.
+    PARSE(t, manifest({{3, "sizes = [\"rows\", \"cols\", \"b\"]"}, {7, "cols = 8\nb = 3"},
+                       {10, "shape = [\"b\", \"cols\", \"cols\"]"},
+                       {12, "init = { kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"symmetric\" }"}},
+                      "[[configs]]\nname = \"d\"\nrows = 2\ncols = 5\nb = 1"));
+    QCOMPARE(t.tensors[0].init->matrix, Generator::Matrix::Symmetric);
+  }
+}
+
+void TestManifestParser::moduleAndGeneratorErrors_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QString>("expected");
+  const QString stateRule = "the module's state-dict key, identifiers or numbers joined by '.', e.g. \"conv.weight\" or "
+                            "\"layers.0.bias\"";
+  // --- [tensors.X] state ---
+  QTest::newRow("state on an output")
+      << torchManifest("", "", {{17, "tolerance = { rtol = 1e-5, atol = 1e-6 }\nstate = \"fc.weight\""}})
+      << "task.toml:18: tensors.y.state: not allowed for role 'out' (module state is an input the module reads: role "
+         "'in'); expected no state";
+  QTest::newRow("state on an inout tensor")
+      << torchManifest("", "role = \"inout\"\ntolerance = \"exact\"\nstate = \"fc.weight\"", {})
+             .replace("role = \"in\"\ninit = { kind = \"uniform\", low = -1.0, high = 1.0 }\nrole",
+                      "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\nrole")
+      << "task.toml:40: tensors.w.state: not allowed for role 'inout' (module state is an input the module reads: role "
+         "'in'); expected no state";
+  QTest::newRow("state not a string") << torchManifest("", "state = 3")
+                                      << "task.toml:39: tensors.w.state: found an integer; expected " + stateRule;
+  for (const char *bad : {"", "conv..weight", "conv.weight.", ".bias", "conv-weight", "0w.x", "a b"})
+    QTest::newRow(qPrintable(QString("state '%1'").arg(bad)))
+        << torchManifest("", QString("state = \"%1\"").arg(bad))
+        << QString("task.toml:39: tensors.w.state: '%1' is not a state-dict key; expected ").arg(bad) + stateRule;
+  QTest::newRow("state twice")
+      << torchManifest("", "state = \"fc.weight\"", {{11, "role = \"in\"\nstate = \"fc.weight\""}})
+      << "task.toml:40: tensors.w.state: 'fc.weight' is also the state of tensor 'x'; expected each state-dict key once";
+  QTest::newRow("state without a PyTorch reference")
+      << manifest({{12, "init = { kind = \"uniform\", low = 0.0, high = 1.0 }\nstate = \"fc.weight\""}})
+      << "task.toml:13: tensors.x.state: module state needs a PyTorch reference to load it into, and the task has none; "
+         "expected [reference] python = \"MODULE.py\" (whose Model has the state-dict key 'fc.weight'), or no state";
+
+  // --- [reference] forward ---
+  const QString params = "state = \"fc.weight\"\n[params]\nalpha = 0.5";
+  const QString allowed = "expected an in or inout tensor without state (x) or a parameter (alpha)";
+  QTest::newRow("forward names module state")
+      << torchManifest("forward = [\"x\", \"w\"]", params)
+      << "task.toml:23: reference.forward: tensor 'w' is module state (state = \"fc.weight\"), loaded into the module, "
+         "not passed to forward; " + allowed;
+  QTest::newRow("forward names an unknown name") << torchManifest("forward = [\"x\", \"z\"]", params)
+                                                 << "task.toml:23: reference.forward: unknown name 'z'; " + allowed;
+  QTest::newRow("forward names a size") << torchManifest("forward = [\"x\", \"rows\"]", params)
+                                        << "task.toml:23: reference.forward: unknown name 'rows'; " + allowed;
+  QTest::newRow("forward names an output")
+      << torchManifest("forward = [\"x\", \"y\"]", params)
+      << "task.toml:23: reference.forward: tensor 'y' is an output (forward returns it); " + allowed;
+  QTest::newRow("forward names a tensor twice")
+      << torchManifest("forward = [\"x\", \"alpha\", \"x\"]", params)
+      << "task.toml:23: reference.forward: 'x' appears twice; expected each name once";
+  QTest::newRow("forward names a parameter twice")
+      << torchManifest("forward = [\"alpha\", \"x\", \"alpha\"]", params)
+      << "task.toml:23: reference.forward: 'alpha' appears twice; expected each name once";
+  QTest::newRow("forward misses a tensor")
+      << torchManifest("forward = [\"alpha\"]", params)
+      << "task.toml:23: reference.forward: tensor 'x' is missing; expected every in and inout tensor without state "
+         "exactly once (x)";
+  QTest::newRow("forward misses a tensor without state")
+      << torchManifest("forward = [\"x\"]", "")
+      << "task.toml:23: reference.forward: tensor 'w' is missing; expected every in and inout tensor without state "
+         "exactly once (x, w)";
+  QTest::newRow("forward not an array")
+      << torchManifest("forward = \"x\"", params)
+      << "task.toml:23: reference.forward: found a string; expected an array of forward's arguments in order, tensor "
+         "and parameter names, e.g. [\"x\", \"alpha\"]";
+  QTest::newRow("forward entry not a string")
+      << torchManifest("forward = [1]", params)
+      << "task.toml:23: reference.forward: found an integer; expected a tensor or parameter name (a string)";
+  QTest::newRow("forward without python")
+      << manifest({{23, "args = [\"x\", \"y\", \"rows\", \"cols\"]\nforward = [\"x\"]"}})
+      << "task.toml:24: reference.forward: given without reference.python; expected it only with a PyTorch module";
+  QTest::newRow("init names an unknown name")
+      << torchManifest("init = [\"cols\", \"beta\"]", params)
+      << "task.toml:23: reference.init: unknown name 'beta'; expected a parameter ([params]: alpha) or a size (rows, cols)";
+  QTest::newRow("init names a tensor")
+      << torchManifest("init = [\"x\"]", params)
+      << "task.toml:23: reference.init: unknown name 'x'; expected a parameter ([params]: alpha) or a size (rows, cols)";
+
+  // --- generator scale, shift, matrix, diagonal ---
+  const auto init = [](const QString &fields) { return manifest({{12, "init = { " + fields + " }"}}); };
+  const auto intInit = [](const char *dtype, const QString &fields) {
+    return manifest({{9, QString("dtype = \"%1\"").arg(dtype)}, {12, "init = { " + fields + " }"},
+                     {14, QString("dtype = \"%1\"").arg(dtype)}, {17, "tolerance = \"exact\""}});
+  };
+  QTest::newRow("scale 0") << init("kind = \"uniform\", low = 0.0, high = 1.0, scale = 0.0")
+                           << "task.toml:12: tensors.x.init.scale: found 0; expected a nonzero number (every value "
+                              "would be the shift: use kind = \"constant\")";
+  QTest::newRow("scale a string") << init("kind = \"uniform\", low = 0.0, high = 1.0, scale = \"2\"")
+                                  << "task.toml:12: tensors.x.init.scale: found a string; expected a number";
+  QTest::newRow("scale nan") << init("kind = \"uniform\", low = 0.0, high = 1.0, scale = nan")
+                             << "task.toml:12: tensors.x.init.scale: found nan; expected a finite number";
+  QTest::newRow("shift infinite") << init("kind = \"normal\", mean = 0.0, std = 1.0, shift = -inf")
+                                  << "task.toml:12: tensors.x.init.shift: found -inf; expected a finite number";
+  QTest::newRow("scale a fraction on an integer tensor")
+      << intInit("i32", "kind = \"randint\", low = 0, high = 10, scale = 0.5")
+      << "task.toml:12: tensors.x.init.scale: found a floating-point number; expected an integer (tensor 'x' is i32)";
+  QTest::newRow("shift a fraction on a bool tensor")
+      << intInit("bool", "kind = \"randint\", low = 0, high = 2, shift = 0.5")
+      << "task.toml:12: tensors.x.init.shift: found a floating-point number; expected an integer (tensor 'x' is bool)";
+  QTest::newRow("randint scaled beyond i8")
+      << intInit("i8", "kind = \"randint\", low = 0, high = 100, scale = 2")
+      << "task.toml:12: tensors.x.init: randint draws from [0, 99] (from 0 to 198 after scale 2 and shift 0), which "
+         "does not fit i8; expected values in [-128, 127]";
+  QTest::newRow("randint scaled by -1 below u8")
+      << intInit("u8", "kind = \"randint\", low = 0, high = 100, scale = -1")
+      << "task.toml:12: tensors.x.init: randint draws from [0, 99] (from 0 to -99 after scale -1 and shift 0), which "
+         "does not fit u8; expected values in [0, 255]";
+  QTest::newRow("randint shifted beyond bool")
+      << intInit("bool", "kind = \"randint\", low = 0, high = 2, scale = 2, shift = -1")
+      << "task.toml:12: tensors.x.init: randint draws from [0, 1] (from -1 to 1 after scale 2 and shift -1), which "
+         "does not fit bool; expected values in [0, 1]";
+  QTest::newRow("constant scaled beyond f16")
+      << manifest({{9, "dtype = \"f16\""}, {12, "init = { kind = \"constant\", value = 1000.0, scale = 100.0 }"}})
+      << "task.toml:12: tensors.x.init.value: found 1000 (100000 after scale 100 and shift 0), which does not fit f16; "
+         "expected a value in [-65504, 65504]";
+  QTest::newRow("uniform shifted beyond f16")
+      << manifest({{9, "dtype = \"f16\""}, {12, "init = { kind = \"uniform\", low = 0.0, high = 1.0, shift = 65504.0 }"}})
+      << "task.toml:12: tensors.x.init.high: found 1 (65505 after scale 1 and shift 65504), which does not fit f16; "
+         "expected a value in [-65504, 65504]";
+  QTest::newRow("normal std scaled beyond f16")
+      << manifest({{9, "dtype = \"f16\""}, {12, "init = { kind = \"normal\", mean = 0.0, std = 1000.0, scale = -100.0 }"}})
+      << "task.toml:12: tensors.x.init.std: found 1000 (100000 after scale -100 and shift 0), which does not fit f16; "
+         "expected a standard deviation <= 65504";
+  QTest::newRow("arange shifted below u8")
+      << intInit("u8", "kind = \"arange\", start = 0, step = 1, shift = -1")
+      << "task.toml:12: tensors.x.init.start: found 0 (-1 after scale 1 and shift -1), which does not fit u8; expected "
+         "a value in [0, 255]";
+  QTest::newRow("arange scaled beyond u8")
+      << intInit("u8", "kind = \"arange\", start = 0, step = 1, scale = 10")
+      << "task.toml:12: tensors.x.init: arange runs from 0 to 31 over 32 elements for configuration 'c' (from 0 to 310 "
+         "after scale 10 and shift 0), which does not fit u8; expected values in [0, 255]";
+  const QString structures = "expected \"symmetric\", \"upper\" or \"lower\" (a structure over the last two dimensions)";
+  QTest::newRow("matrix unknown") << init("kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"diagonal\"")
+                                  << "task.toml:12: tensors.x.init.matrix: unknown matrix structure 'diagonal'; " + structures;
+  QTest::newRow("matrix none") << init("kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"none\"")
+                               << "task.toml:12: tensors.x.init.matrix: unknown matrix structure 'none'; " + structures;
+  QTest::newRow("matrix not a string") << init("kind = \"uniform\", low = 0.0, high = 1.0, matrix = 1")
+                                       << "task.toml:12: tensors.x.init.matrix: found an integer; " + structures;
+  QTest::newRow("matrix on a vector")
+      << manifest({{10, "shape = [\"rows\"]"}, {12, "init = { kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"upper\" }"}})
+      << "task.toml:12: tensors.x.init.matrix: tensor 'x' has 1 dimension; expected a tensor of at least 2 (the "
+         "structure is over the last two: rows, columns)";
+  QTest::newRow("matrix on a scalar")
+      << manifest({{10, "shape = []"}, {12, "init = { kind = \"constant\", value = 1.0, matrix = \"lower\" }"}})
+      << "task.toml:12: tensors.x.init.matrix: tensor 'x' has 0 dimensions; expected a tensor of at least 2 (the "
+         "structure is over the last two: rows, columns)";
+  QTest::newRow("symmetric not square")
+      << init("kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"symmetric\"")
+      << "task.toml:12: tensors.x.init.matrix: symmetric needs square matrices, but tensor 'x' is 4 x 8 in its last two "
+         "dimensions for configuration 'c'; expected them equal in every configuration";
+  QTest::newRow("symmetric not square in the second configuration")
+      << manifest({{6, "rows = 8"}, {12, "init = [{ kind = \"normal\", mean = 0.0, std = 1.0 }, "
+                                         "{ kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"symmetric\" }]"}},
+                  "[[configs]]\nname = \"wide\"\nrows = 2\ncols = 8")
+      << "task.toml:12: tensors.x.init[1].matrix: symmetric needs square matrices, but tensor 'x' is 2 x 8 in its last "
+         "two dimensions for configuration 'wide'; expected them equal in every configuration";
+  QTest::newRow("diagonal without matrix")
+      << init("kind = \"uniform\", low = 0.0, high = 1.0, diagonal = 1")
+      << "task.toml:12: tensors.x.init.diagonal: given without matrix = \"upper\" or \"lower\"; expected it only with a "
+         "triangular structure";
+  QTest::newRow("diagonal with symmetric")
+      << manifest({{10, "shape = [\"cols\", \"cols\"]"},
+                   {12, "init = { kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"symmetric\", diagonal = 0 }"}})
+      << "task.toml:12: tensors.x.init.diagonal: given without matrix = \"upper\" or \"lower\"; expected it only with a "
+         "triangular structure";
+  QTest::newRow("diagonal not an integer")
+      << init("kind = \"uniform\", low = 0.0, high = 1.0, matrix = \"upper\", diagonal = 0.5")
+      << "task.toml:12: tensors.x.init.diagonal: found a floating-point number; expected an integer (0: the main "
+         "diagonal, 1: the one above it, -1: below)";
+}
+
+void TestManifestParser::moduleAndGeneratorErrors() {
+  QFETCH(QString, text);
+  QFETCH(QString, expected);
+  QCOMPARE(errorOf(text), expected);
+}
+
 void TestManifestParser::malformed_data() {
   QTest::addColumn<QString>("text");
   QTest::addColumn<QString>("expected");
@@ -536,7 +837,7 @@ void TestManifestParser::malformed_data() {
       << "task.toml: tensors: missing; expected at least one [tensors.<name>] table";
   QTest::newRow("unknown tensor key")
       << manifest({{9, "dtpye = \"f32\""}})
-      << "task.toml:9: tensors.x.dtpye: unknown key; expected one of: dtype, shape, role, init, tolerance";
+      << "task.toml:9: tensors.x.dtpye: unknown key; expected one of: dtype, shape, role, init, tolerance, state";
   QTest::newRow("bad dtype")
       << manifest({{9, "dtype = \"f31\""}})
       << "task.toml:9: tensors.x.dtype: unknown dtype 'f31'; expected one of: f64, f32, f16, bf16, i64, i32, i8, u8, "
@@ -589,7 +890,7 @@ void TestManifestParser::malformed_data() {
       << "task.toml:12: tensors.x.init.high: missing; expected a number (uniform needs low and high)";
   QTest::newRow("unknown generator parameter")
       << manifest({{12, "init = { kind = \"normal\", mean = 0.0, sigma = 1.0 }"}})
-      << "task.toml:12: tensors.x.init.sigma: unknown key; expected one of: kind, mean, std, seed_offset";
+      << "task.toml:12: tensors.x.init.sigma: unknown key; expected one of: kind, mean, std, seed_offset, scale, shift, matrix, diagonal";
   QTest::newRow("normal std zero") << manifest({{12, "init = { kind = \"normal\", mean = 0.0, std = 0.0 }"}})
                                    << "task.toml:12: tensors.x.init.std: found 0; expected a standard deviation > 0";
   QTest::newRow("uniform on an integer tensor")
@@ -759,7 +1060,8 @@ void TestManifestParser::malformed_data() {
          "none of kernel, grid, block, shared_bytes and args for a PyTorch-only reference";
   QTest::newRow("python reference init names no parameter")
       << manifest({{19, "python = \"ref.py\"\ninit = [\"dim\"]"}, {20, ""}, {21, ""}, {22, ""}, {23, ""}})
-      << "task.toml:20: reference.init: unknown parameter 'dim'; expected one of [params] (there are none)";
+      << "task.toml:20: reference.init: unknown name 'dim'; expected a parameter ([params]: there are none) or a size (rows, "
+         "cols)";
   QTest::newRow("python reference without a starter")
       << manifest({{19, "python = \"ref.py\""}, {20, ""}, {21, ""}, {22, ""}, {23, ""}},
                   "[launch]\nkernel = \"k\"\ngrid = [\"rows\"]\nblock = [32]\nargs = [\"x\", \"y\"]")
@@ -790,7 +1092,7 @@ void TestManifestParser::malformed_data() {
                                         "PyTorch module)";
   QTest::newRow("reference unknown key")
       << manifest({{20, "kernal = \"ref\""}})
-      << "task.toml:20: reference.kernal: unknown key; expected one of: source, python, init, kernel, grid, block, "
+      << "task.toml:20: reference.kernal: unknown key; expected one of: source, python, init, forward, kernel, grid, block, "
          "shared_bytes, args";
   QTest::newRow("reference kernel missing")
       << manifest({{20, ""}})

@@ -248,7 +248,7 @@ TensorBytes &EvaluateContext::inputsFor(const std::string &key, const std::vecto
   if (auto *cached = inputCache_.find(key)) return *cached;
   TensorBytes inputs;
   for (const auto &t : tensors)
-    if (t.tensor->role != TensorRole::Out) inputs[t.tensor->name] = generateInput(*t.tensor, t.count, seed);
+    if (t.tensor->role != TensorRole::Out) inputs[t.tensor->name] = generateInput(*t.tensor, t.shape, seed);
   return inputCache_.insert(key, std::move(inputs));
 }
 

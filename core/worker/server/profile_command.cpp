@@ -113,7 +113,7 @@ prof::ProfileReply ProfilingContext::profile(const prof::ProfileRequest &p, Even
     stage = "inputs";
     for (auto &t : tensors) {
       if (!t.bytes || t.tensor->role == TensorRole::Out) continue;
-      const auto host = generateInput(*t.tensor, t.count, seed);
+      const auto host = generateInput(*t.tensor, t.shape, seed);
       const CUdeviceptr target = t.tensor->role == TensorRole::In ? t.buf : t.pristine;
       check(driver_.cuMemcpyHtoD(target, host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
     }

@@ -548,7 +548,7 @@ void TimingContext::uploadInputs(TimingRun &run) {
     // The first generator (the task's typical values): a timed figure does not depend on which of
     // the task's extremes a seed would pick.
     if (!t.tensor->init) throw bad("tensor '" + t.tensor->name + "' has no generator (init)");
-    t.host = generateInput(t.tensor->dtype, t.count, *t.tensor->init, run.seed, t.tensor->name);
+    t.host = generateInput(t.tensor->dtype, t.shape, *t.tensor->init, run.seed, t.tensor->name);
     check(driver_.cuMemcpyHtoD(t.original, t.host.data(), t.bytes), "copying input '" + t.tensor->name + "'");
     // Something valid in the buffers the kernels get before the first sample permutes them (the
     // warm-up's batches run without that when warmup_launches is 0).

@@ -254,28 +254,40 @@ __global__ void kwb_copy(const float *x, float *out, long long n) {
     "linear": r"""
 // torch.nn.functional.linear: y[m][j] = sum_k x[m][k] * w[j][k] + b[j] (b may be null);
 // x is [m_rows, k_in], w is [n_out, k_in], y is [m_rows, n_out]. One thread per output element,
-// float accumulation in k order.
+// float accumulation in blocks of 256 terms added up in float (as a blocked GEMM does), so a
+// long dot product (k_in ~ 10^6) stays within 1e-4 of PyTorch.
 __global__ void kwb_linear(const float *x, const float *w, const float *b, float *y, long long m_rows, long long n_out, long long k_in) {
   long long n = m_rows * n_out;
   GRID_STRIDE {
     long long m = i / n_out, j = i % n_out;
     const float *xr = x + m * k_in, *wr = w + j * k_in;
     float acc = 0.0f;
-    for (long long k = 0; k < k_in; ++k) acc += xr[k] * wr[k];
+    for (long long k0 = 0; k0 < k_in; k0 += 256) {
+      long long k1 = k0 + 256 < k_in ? k0 + 256 : k_in;
+      float part = 0.0f;
+      for (long long k = k0; k < k1; ++k) part += xr[k] * wr[k];
+      acc += part;
+    }
     y[i] = b ? acc + b[j] : acc;
   }
 }
 """,
     "matmul": r"""
 // torch.matmul of a [batch, m_rows, k_in] by b [batch or 1, k_in, n_out] (b_batch_stride 0 when b
-// is one matrix for every batch): y[p][m][j] = sum_k a[p][m][k] * b[p][k][j], float accumulation.
+// is one matrix for every batch): y[p][m][j] = sum_k a[p][m][k] * b[p][k][j], float accumulation
+// in blocks of 256 terms as in kwb_linear.
 __global__ void kwb_matmul(const float *a, const float *b, float *y, long long batch, long long m_rows, long long n_out, long long k_in, long long b_batch_stride) {
   long long n = batch * m_rows * n_out;
   GRID_STRIDE {
     long long j = i % n_out, m = (i / n_out) % m_rows, p = i / (n_out * m_rows);
     const float *ar = a + (p * m_rows + m) * k_in, *bc = b + p * b_batch_stride + j;
     float acc = 0.0f;
-    for (long long k = 0; k < k_in; ++k) acc += ar[k] * bc[k * n_out];
+    for (long long k0 = 0; k0 < k_in; k0 += 256) {
+      long long k1 = k0 + 256 < k_in ? k0 + 256 : k_in;
+      float part = 0.0f;
+      for (long long k = k0; k < k1; ++k) part += ar[k] * bc[k * n_out];
+      acc += part;
+    }
     y[i] = acc;
   }
 }
@@ -289,7 +301,7 @@ __global__ void kwb_conv(const float *x, const float *w, const float *b, float *
                          long long nb, long long cin, long long id, long long ih, long long iw,
                          long long cout, long long od, long long oh, long long ow,
                          int kd, int kh, int kw, int sd, int sh, int sw, int pd, int ph, int pw,
-                         int dd, int dh, int dw, int groups) {
+                         int dd, int dh, int dw, long long groups) {
   long long n = nb * cout * od * oh * ow;
   long long cin_g = cin / groups, cout_g = cout / groups;
   GRID_STRIDE {
@@ -327,7 +339,7 @@ __global__ void kwb_conv_transpose(const float *x, const float *w, const float *
                                    long long nb, long long cin, long long id, long long ih, long long iw,
                                    long long cout, long long od, long long oh, long long ow,
                                    int kd, int kh, int kw, int sd, int sh, int sw, int pd, int ph, int pw,
-                                   int dd, int dh, int dw, int groups) {
+                                   int dd, int dh, int dw, long long groups) {
   long long n = nb * cout * od * oh * ow;
   long long cin_g = cin / groups, cout_g = cout / groups;
   GRID_STRIDE {
@@ -852,6 +864,22 @@ class Gen:
             raise Refuse("forward reads %s, which no kernel argument carries (no \"state\": \"%s\")" % (key, key))
         return None
 
+    def get_attr(self, target):
+        """A state tensor's kernel argument, or the value of a one-element constant the trace made
+        (torch.tensor(3.0) in forward becomes the graph's _tensor_constant0)."""
+        found = self.state(target, required=False)
+        if found is not None:
+            return found
+        obj = self.gm
+        for part in target.split("."):
+            obj = getattr(obj, part, None)
+        import torch
+        if isinstance(obj, torch.Tensor) and obj.device.type != "meta" and obj.numel() == 1 and obj.dim() == 0 \
+                and not any(True for _ in self.model.named_parameters() if _[0] == target) \
+                and obj.dtype in (torch.float32, torch.float64, torch.int64, torch.int32, torch.bool):
+            return scalar_of(obj.item(), "constant %s" % target)
+        return self.state(target)
+
     def module_state(self, path, name):
         m = self.modules[path]
         t = getattr(m, name, None)
@@ -1330,7 +1358,14 @@ class Interp(Gen):
         out = self.new_tensor([x.shape[0], cout] + out_sp)
         self.library.add("conv_transpose" if transpose else "conv")
         i3, o3 = pad3(sp, lit(1)), pad3(out_sp, lit(1))
-        consts = [k.c for k in pad3(ks, lit(1))] + [str(c) for c in pad3(s, 1) + pad3(p, 0) + pad3(d, 1) + [groups]]
+        g = lit(groups)
+        if groups != 1 and not transpose and not (x.shape[1].is_lit() and w.shape[1].is_lit()):
+            # in_channels / (in_channels per group): right where groups follows the channels
+            # (a depthwise convolution), so no configuration's groups is baked in
+            if w.shape[1].v * groups != x.shape[1].v:
+                raise Refuse("%s: %d input channels are not %d groups of %d" % (label, x.shape[1].v, groups, w.shape[1].v))
+            g = self.dim("%s / %s" % (x.shape[1].c, w.shape[1].c), groups)
+        consts = [k.c for k in pad3(ks, lit(1))] + [str(c) for c in pad3(s, 1) + pad3(p, 0) + pad3(d, 1)] + [g.c]
         self.launch("kwb_conv_transpose" if transpose else "kwb_conv", out.buf.numel,
                     [self.ref(x), self.ref(w), self.ref(b) if b else "nullptr", self.ref(out),
                      x.shape[0].c, x.shape[1].c] + [e.c for e in i3] + [cout.c] + [e.c for e in o3] + consts)
@@ -1689,7 +1724,7 @@ def interpret(gen, gm, table):
             env[node] = gen.arg_vals[name]
             continue
         if node.op == "get_attr":
-            env[node] = gen.state(node.target)
+            env[node] = gen.get_attr(node.target)
             continue
         if node.op == "output":
             outputs = node.args[0]
@@ -1703,7 +1738,8 @@ def interpret(gen, gm, table):
         args = torch.fx.node.map_arg(node.args, resolve)
         kwargs = torch.fx.node.map_arg(node.kwargs, resolve)
         # in-place: allowed when nothing reads the overwritten input afterwards
-        inplace = (node.op == "call_method" and INPLACE_METHOD.match(node.target)) or kwargs.get("inplace") is True or \
+        fname = node.target if node.op == "call_method" else getattr(node.target, "__name__", "") if node.op == "call_function" else ""
+        inplace = (node.op != "call_module" and INPLACE_METHOD.match(fname) and fname[:-1] in table) or kwargs.get("inplace") is True or \
             (node.op == "call_module" and getattr(gen.modules.get(node.target), "inplace", False))
         if inplace and node.args and isinstance(node.args[0], torch.fx.Node):
             src = node.args[0]
@@ -1720,9 +1756,9 @@ def interpret(gen, gm, table):
                 value = gen.call_module(node.target, gen.modules[node.target], list(args), kwargs)
             else:
                 key = node.target
-                if node.op == "call_method":
-                    key = node.target[:-1] if INPLACE_METHOD.match(node.target) and node.target[:-1] in table else node.target
                 handler = table.get(key) if (isinstance(key, str) or _hashable(key)) else None
+                if handler is None and INPLACE_METHOD.match(fname) and fname[:-1] in table:
+                    handler = table[fname[:-1]]  # x.relu_(), torch.relu_(x): checked above
                 if handler is None:
                     raise Refuse("forward calls %s%s, which the starter writer has no naive kernel for" % (node_text(node), gen.at()))
                 value = handler(gen, *args, **kwargs)

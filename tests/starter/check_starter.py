@@ -79,22 +79,29 @@ def shrink_plans(ns):
     groups = [v for k, v in ints.items() if re.search(r"group", k, re.I) and v > 0]
     g = max(groups) if groups else 1
     plans = []
-    for variant in range(3):
+    for variant in range(6):
         a, b = {}, {}
         ch = 0
         for k, v in ints.items():
             if k == "batch_size" or k == "batch":
                 a[k], b[k] = 2, 3
             elif SPATIAL.match(k):
-                if variant == 2:
+                if variant == 3:  # a LayerNorm over the last dimension of a stride-2 transposed conv
+                    a[k], b[k] = 4, 6
+                elif variant >= 4:  # large (dilated) kernels and pools
+                    a[k], b[k] = (32, 40) if variant == 4 else (64, 72)
+                elif variant == 2:
                     a[k], b[k] = 8, 12
                 else:
                     a[k], b[k] = (6, 8) if "depth" in k or k in ("d", "D") else (8, 10)
             elif KEEP.search(k):
                 continue
             elif CHANNELS.search(k) or v >= 64:
-                if variant == 2:
+                if variant in (2, 3):
                     a[k], b[k] = 8, 12
+                    continue
+                if variant >= 4:
+                    a[k], b[k] = 4 * max(1, g // 4), 6 * max(1, g // 4) if g <= 4 else 2 * g
                     continue
                 base = max(g, 4 if variant == 0 else 8)
                 a[k] = base * (2 + ch)

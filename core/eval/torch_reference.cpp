@@ -25,6 +25,8 @@ using nlohmann::json;
 namespace {
 
 constexpr const char *kScriptName = "kwb_torch_reference.py";
+// In a job's cache folder: its outputs were computed with the repeat check.
+constexpr const char *kRepeatChecked = "repeat-checked";
 
 std::string hex64(std::uint64_t v) {
   char buf[17];
@@ -49,17 +51,54 @@ void writeBytes(const fs::path &path, const std::vector<std::byte> &bytes) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
-// The task's Model(...) arguments: [reference] init's parameters, or null (the module's own
-// get_init_inputs(), or none).
-json initArguments(const Task &task) {
+// A parameter as Python gets it (Param::literal's semantics): an int, or a float.
+json paramValue(const Param &p) { return p.isInteger() ? json(p.integer) : json(p.real); }
+
+// Whether [reference] init names a size: Model is then built per configuration.
+bool initNamesSize(const Task &task) {
+  if (!task.reference.init) return false;
+  for (const auto &name : *task.reference.init)
+    if (!task.param(name)) return true;
+  return false;
+}
+
+// The task's Model(...) arguments in `config` (sizes take its values; none: the parameters
+// only), or null (the module's own get_init_inputs(), or none).
+json initArguments(const Task &task, const SizeConfig *config) {
   if (!task.reference.init) return nullptr;
   json out = json::array();
   for (const auto &name : *task.reference.init) {
-    const Param *p = task.param(name);
-    if (!p) continue;  // the parser checked
-    if (p->isInteger()) out.push_back(p->integer);
-    else out.push_back(p->real);
+    if (const Param *p = task.param(name)) {
+      out.push_back(paramValue(*p));
+    } else if (config) {
+      const auto it = config->values.find(name);
+      if (it != config->values.end()) out.push_back(it->second);  // else: the parser checked
+    }
   }
+  return out;
+}
+
+// forward's arguments as the helper reads them (kwb::forwardArguments): a tensor's name, or a
+// parameter's value.
+json forwardSpec(const Task &task) {
+  json out = json::array();
+  for (const auto &name : forwardArguments(task)) {
+    if (const Param *p = task.param(name)) out.push_back({{"name", name}, {"value", paramValue(*p)}});
+    else out.push_back(name);  // a tensor (the parser checked)
+  }
+  return out;
+}
+
+// A job's or timing's own Model(...) arguments, where they depend on the configuration.
+void addInit(json &entry, const Task &task, const SizeConfig &config) {
+  if (initNamesSize(task)) entry["init"] = initArguments(task, &config);
+}
+
+// What a configuration's outputs depend on beyond its name: its sizes (and so its Model(...)
+// arguments where init names a size).
+std::string configIdentity(const SizeConfig &config) {
+  std::string out = config.name;
+  for (const auto &[name, value] : config.values) out += "\n" + name + "=" + std::to_string(value);
   return out;
 }
 
@@ -72,10 +111,11 @@ json writeInputs(const Task &task, const SizeConfig &config, std::uint64_t seed,
     std::uint64_t count = 0;
     const auto shape = shapeIn(t, config, count);
     const fs::path file = dir / (t.name + ".in.bin");
-    writeBytes(file, firstGenerator && t.init ? generateInput(t.dtype, count, *t.init, seed, t.name)
-                                              : generateInput(t, count, seed));
+    writeBytes(file, firstGenerator && t.init ? generateInput(t.dtype, shape, *t.init, seed, t.name)
+                                              : generateInput(t, shape, seed));
     inputs.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape}, {"file", file.string()},
                       {"role", roleName(t.role)}});
+    if (!t.state.empty()) inputs.back()["state"] = t.state;
   }
   return inputs;
 }
@@ -131,11 +171,18 @@ TorchTiming timingOf(const json &t, bool compiled) {
   return timing;
 }
 
-// What the module's outputs depend on: the manifest, the module's text, Model(...)'s arguments.
+// What the module's outputs depend on: the manifest, the module's text, Model(...)'s and
+// forward's arguments, which inputs are module state (the last three from the task itself: a task
+// need not come from its manifest's text). Version 2: the module keeps its own mode (no eval()).
 // Throws when a file cannot be read.
 std::string identityOf(const Task &task) {
-  return "kwb-torch-reference-1\n" + readManifestText(task.manifestPath) + "\n\x1f" +
-         readTaskFile(task, task.reference.python) + "\n\x1f" + initArguments(task).dump() + "\n";
+  std::string state;
+  for (const auto &t : task.tensors)
+    if (!t.state.empty()) state += t.name + "=" + t.state + "\n";
+  const json init = task.reference.init ? json(*task.reference.init) : json();
+  return "kwb-torch-reference-2\n" + readManifestText(task.manifestPath) + "\n\x1f" +
+         readTaskFile(task, task.reference.python) + "\n\x1f" + init.dump() + "\n" +
+         initArguments(task, nullptr).dump() + "\n" + forwardSpec(task).dump() + "\n" + state;
 }
 
 // Removes a folder when it goes out of scope.
@@ -306,7 +353,7 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
     return run;
   }
   auto timingIdentity = [&](const SizeConfig &config) {
-    return "timing\n" + identity + config.name + "\n" + std::to_string(request.timingSeed) + "\n" +
+    return "timing\n" + identity + configIdentity(config) + "\n" + std::to_string(request.timingSeed) + "\n" +
            (request.timeCompiled ? "eager+compile" : "eager") + "\n" + request.deviceName + "\n" + python->string() +
            "\n" + std::to_string(request.timeCapMs) + "/" + std::to_string(request.targetSpread);
   };
@@ -315,8 +362,9 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
   static std::atomic<unsigned> counter{0};
   ScratchDir scratch{cache / ("run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))};
   json spec = {{"module", (task.folder / task.reference.python).string()},
-               {"init", initArguments(task)},
-               {"device", settings.device},
+               {"init", initNamesSize(task) ? json() : initArguments(task, nullptr)},
+               {"device", settings.cpuForTests ? json("cpu") : json(settings.device)},
+               {"forward", forwardSpec(task)},
                {"jobs", json::array()},
                {"timings", json::array()}};
   struct Pending {
@@ -330,9 +378,10 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
     if (ec) throw std::runtime_error("cannot create " + scratch.path.string() + ": " + ec.message());
     for (const auto &job : request.outputs) {
       const std::string jobId = torchJobKey(job);
-      const fs::path folder = cache / hex64(fnv1a64(identity + jobId));
+      const fs::path folder = cache / hex64(fnv1a64(identity + jobId + "\n" + configIdentity(*job.config)));
       std::map<std::string, fs::path> files;
-      bool complete = true;
+      // Outputs computed without the repeat check do not answer a request that wants it.
+      bool complete = !request.repeatCheck || fs::exists(folder / kRepeatChecked, ec);
       for (const auto &t : task.tensors)
         if (t.role != TensorRole::In) {
           files[t.name] = folder / (t.name + ".bin");
@@ -347,7 +396,9 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
       fs::create_directories(jobFolder, ec);
       spec["jobs"].push_back({{"id", jobId},
                               {"inputs", writeInputs(task, *job.config, job.seed, job.firstGenerator, jobFolder)},
-                              {"outputs", outputsOf(task, *job.config, jobFolder)}});
+                              {"outputs", outputsOf(task, *job.config, jobFolder)},
+                              {"repeat_check", request.repeatCheck}});
+      addInit(spec["jobs"].back(), task, *job.config);
       pending.push_back({jobId, folder, jobFolder});
     }
     for (const auto *config : request.timings) {
@@ -374,6 +425,7 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
                                  {"max_samples", request.maxSamples},
                                  {"target_spread", request.targetSpread},
                                  {"warmup_ms", 50}});
+      addInit(spec["timings"].back(), task, *config);
     }
   } catch (const std::exception &e) {
     run.kind = "cache";
@@ -399,6 +451,7 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
     const fs::path staged = p.jobFolder / "out";
     fs::create_directories(staged, ec);
     for (const auto &[name, file] : run.outputs[p.key]) fs::rename(p.jobFolder / (name + ".out.bin"), staged / file.filename(), ec);
+    if (request.repeatCheck) std::ofstream(staged / kRepeatChecked) << "forward ran twice, the same bits\n";
     fs::remove_all(p.cacheFolder, ec);
     fs::rename(staged, p.cacheFolder, ec);
     if (ec) {

@@ -6,7 +6,14 @@
 // against; and timed (L2 flushed, CUPTI kernel spans, adaptive samples) eagerly and through
 // torch.compile, for the speedup over PyTorch.
 //
-// The outputs are cached per (manifest text, module text, configuration, seed) under
+// Inputs with Tensor::state are loaded into the module (its parameters, buffers or tensor
+// attributes) before every forward instead of passed to it; forward gets Reference::forward's
+// tensors and parameters, and Model is built per configuration where Reference::init names a
+// size. The module keeps the mode its constructor left it (no eval(): KernelBench's own
+// evaluation does not call it), so BatchNorm in training mode uses batch statistics.
+//
+// The outputs are cached per (manifest text, module text, init, forward and state mapping,
+// configuration with its sizes, seed) under
 // userCacheDir()/torch-reference/, as files of the tensor's bytes; the Evaluator copies them into
 // the worker's private directory for each request (PROTOCOL.md, `reference.outputs`), where the
 // worker reads and removes them before candidate code runs.
@@ -32,6 +39,9 @@ struct TorchSettings {
   std::filesystem::path script;    // empty: the bundled kwb_torch_reference.py
   std::filesystem::path cacheDir;  // empty: userCacheDir() / "torch-reference"
   int device = 0;                  // the CUDA device ordinal
+  // Tests only: the module runs on the CPU (the helper's "device": "cpu"; no timings), so a
+  // machine without a GPU can check state loading, forward's arguments and the repeat check.
+  bool cpuForTests = false;
   std::chrono::milliseconds timeLimit{600000};  // the whole helper run
 };
 
@@ -70,6 +80,11 @@ struct TorchRunRequest {
   double timeCapMs = 3000;
   std::size_t minSamples = 10, maxSamples = 1000;
   double targetSpread = 0.01;
+  // Run forward twice on each job's inputs (module state reloaded) and fail the run with kind
+  // "nondeterministic" when an output differs by one bit: a reference whose output is random
+  // (dropout in training mode, torch.rand in forward, nondeterministic atomics). Cached outputs
+  // computed without it are computed again.
+  bool repeatCheck = false;
   // Timings are cached too (the module does not change between candidates), per configuration,
   // seed, modes, interpreter and this device: its name ("NVIDIA H200"). Empty: not cached.
   std::string deviceName;
@@ -80,8 +95,10 @@ struct TorchRunRequest {
 struct TorchRun {
   bool ok = false;
   // The failure: "no-python", "no-script", "no-torch", "no-cuda", "module-load", "no-model",
-  // "init-raised", "forward-raised", "wrong-output", "input-file", "bad-spec", "timeout",
-  // "cancelled", "crashed" (no result line), "cache" (a file could not be written).
+  // "init-raised", "module-state" (a state tensor the module lacks, or of another shape or
+  // dtype), "forward-raised", "wrong-output", "nondeterministic" (repeatCheck), "input-file",
+  // "bad-spec", "timeout", "cancelled", "crashed" (no result line), "cache" (a file could not be
+  // written).
   std::string kind, message, file, job, traceback;
   int line = 0;
   std::string python, torchVersion, device;  // as the helper reported them

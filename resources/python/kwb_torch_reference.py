@@ -20,23 +20,59 @@ SPEC.json
     {"module": "/abs/reference.py",      KernelBench format: class Model(nn.Module)
      "init": [...] | null,               Model(*init); null/absent: get_init_inputs()
                                          when the module defines it, else no arguments
-     "device": 0,                        CUDA device index (default 0)
+     "device": 0,                        CUDA device index (default 0); "cpu": the CPU,
+                                         for tests of this helper only (no timings)
      "seed": 0,                          torch.manual_seed before building (default 0)
+     "forward": [ARG...] | null,         forward's arguments in order (below)
      "jobs": [{"id": "small/seed 1",
-               "inputs":  [TENSOR...],   roles "in" | "inout"; forward(*inputs) in order
+               "init": [...],            optional: Model(*init) for this job (overrides
+                                         the top level's)
+               "repeat_check": false,    optional: run forward twice (below)
+               "inputs":  [TENSOR...],   roles "in" | "inout"
                "outputs": [TENSOR...]}], roles "out" | "inout"
-     "timings": [{"id": "small", "inputs": [TENSOR...], "outputs": ignored,
+     "timings": [{"id": "small", "init": [...], "inputs": [TENSOR...], "outputs": ignored,
                   "modes": ["eager", "compile"], "cap_ms": 3000,
                   "min_samples": 10, "max_samples": 1000,
                   "target_spread": 0.01, "warmup_ms": 50}]}   (numbers optional)
     TENSOR = {"name": "x", "dtype": "f32", "shape": [16, 256],
-              "file": "/tmp/x.bin", "role": "in"}
+              "file": "/tmp/x.bin", "role": "in", "state": "fc.weight"}
     dtypes: f64 f32 f16 bf16 i64 i32 i8 u8 bool. Files hold the raw little-endian
     element bytes, row-major (bool: one byte 0/1). The "out" outputs are, in
     order, what forward returns (one tensor or a tuple/list of tensors); an
     "inout" output is the input of that name after forward ran. Shapes and
     dtypes are checked strictly (a one-element output may come back as a
     0-dim or [1] tensor); each output's bytes are written to its file.
+    ARG = "x" (an input without "state") | {"name": "alpha", "value": 0.5}
+    (a number passed as it is: a JSON integer as a Python int, else a float).
+    Without "forward": every input without "state", in order. With it, every
+    input without "state" must be one of its arguments.
+
+Model. Built once per distinct argument list (a job's or timing's "init",
+else the top level's), after torch.manual_seed(seed), and moved to the
+device. It stays in the mode its constructor left it (nn.Module starts in
+training mode, as KernelBench evaluates it): no eval() is called, so
+BatchNorm uses batch statistics and Dropout is active unless the module
+says otherwise.
+
+Module state. An input with "state" is not an argument of forward: it is
+loaded into the module before forward. A parameter or buffer (state-dict
+key: "conv.weight", "bn.running_mean", "layers.0.weight_ih_l0") is copied
+into the module's tensor, whose shape and dtype must be the input's; a plain
+tensor attribute ("h0" for self.h0 = torch.randn(...) in __init__, a dotted
+path into submodules) is replaced by the input on the device (same shape and
+dtype too). Other keys fail ("module-state"). The parameters and buffers
+the spec does not give keep the values Model built (listed in a progress
+line). Before every forward of a job the whole state is put back (those
+values, then the given ones), so a training-mode BatchNorm's in-place update
+of its running statistics never carries from one job or run to the next;
+timing loads the state once per mode (outputs do not depend on what
+forward updates in training mode, and eval mode updates nothing).
+
+Repeat check ("repeat_check": true): forward runs a second time on the same
+inputs (read again, state reloaded, the random generator NOT reseeded) and
+every output must be the first run's bit for bit; otherwise the job fails
+with "nondeterministic", naming the output, how many elements differ and by
+how much at most. The first run's outputs are written.
 
 Timing (per timing entry and mode; "compile" = torch.compile(model, dynamic=False)
 after torch._dynamo.reset(), its first call timed as compile_seconds): before
@@ -71,7 +107,8 @@ written there: fd 1 is pointed at stderr and the protocol uses a private copy)
     {"result": {"ok": false, "kind": K, "message": M, "file"?: F, "line"?: L,
                 "job"?: ID, "traceback"?: T (last 20 lines)}}
     K: bad-spec | no-torch | no-cuda | module-load | no-model | init-raised |
-       forward-raised | wrong-output | input-file | output-file | internal
+       module-state | forward-raised | wrong-output | nondeterministic |
+       input-file | output-file | internal
 Exit status: 0 ok, 2 failure.  Non-finite floats are written as null.
 """
 
@@ -252,6 +289,11 @@ def check_tensor(entry, where, roles, need_file):
     if t["role"] not in roles:
         bad(f"{where}.role", f"{t['role']!r} is not one of {', '.join(roles)}")
     t["file"] = _str(entry, "file", where) if need_file else entry.get("file")
+    t["state"] = None
+    if entry.get("state") is not None:
+        t["state"] = _str(entry, "state", where)
+        if t["role"] != "in":
+            bad(f"{where}.state", f"{t['name']!r} is module state ({t['state']!r}); only an \"in\" tensor can be")
     return t
 
 
@@ -279,19 +321,84 @@ def check_inouts(job, where):
             bad(f"{where}.outputs[{i}]", f"inout output {out['name']!r} differs from its input in dtype or shape")
 
 
-def check_job(entry, where):
+def check_init(obj, where):
+    """A list of Model(...)'s arguments, or None (absent or null)."""
+    init = obj.get("init")
+    if init is not None and not isinstance(init, list):
+        bad(f"{where}.init", "must be a list or null")
+    return init
+
+
+def check_forward(spec):
+    """forward's arguments: [("tensor", name) | ("value", name, number)], or None."""
+    entries = spec.get("forward")
+    if entries is None:
+        return None
+    if not isinstance(entries, list):
+        bad("spec.forward", "must be a list or null")
+    out = []
+    for i, e in enumerate(entries):
+        where = f"spec.forward[{i}]"
+        if isinstance(e, str) and e:
+            out.append(("tensor", e))
+            continue
+        if not isinstance(e, dict):
+            bad(where, "must be an input's name or {\"name\": ..., \"value\": NUMBER}")
+        value = e.get("value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            bad(f"{where}.value", "missing" if "value" not in e else "not a number")
+        out.append(("value", _str(e, "name", where), value))
+    names = [a[1] for a in out]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            bad(f"spec.forward[{i}]", f"{name!r} appears twice")
+    return out
+
+
+def check_arguments(entry, forward, where):
+    """forward names inputs of this entry that are not module state, and every
+    such input is one of its arguments."""
+    inputs = {t["name"]: t for t in entry["inputs"]}
+    if forward is None:
+        return
+    for i, arg in enumerate(forward):
+        if arg[0] != "tensor":
+            continue
+        t = inputs.get(arg[1])
+        if t is None:
+            bad(f"spec.forward[{i}]", f"{arg[1]!r} is not an input of {where} (its inputs: "
+                                       f"{', '.join(inputs) or 'none'})")
+        if t["state"] is not None:
+            bad(f"spec.forward[{i}]", f"{arg[1]!r} is module state ({t['state']!r}), loaded into Model, "
+                                       f"not an argument of forward")
+    named = {a[1] for a in forward if a[0] == "tensor"}
+    for i, t in enumerate(entry["inputs"]):
+        if t["state"] is None and t["name"] not in named:
+            bad(f"{where}.inputs[{i}]", f"{t['name']!r} is neither module state nor an argument of forward "
+                                        f"(spec.forward names {', '.join(sorted(named)) or 'no tensor'})")
+
+
+def check_job(entry, where, forward):
     _dict(entry, where)
     job = {"id": _str(entry, "id", where),
            "inputs": check_tensors(entry, "inputs", where, ("in", "inout"), True),
-           "outputs": check_tensors(entry, "outputs", where, ("out", "inout"), True)}
+           "outputs": check_tensors(entry, "outputs", where, ("out", "inout"), True),
+           "init": check_init(entry, where)}
+    repeat = entry.get("repeat_check", False)
+    if not isinstance(repeat, bool):
+        bad(f"{where}.repeat_check", "not true or false")
+    job["repeat_check"] = repeat
     check_inouts(job, where)
+    check_arguments(job, forward, where)
     return job
 
 
-def check_timing(entry, where):
+def check_timing(entry, where, forward):
     _dict(entry, where)
     t = {"id": _str(entry, "id", where),
-         "inputs": check_tensors(entry, "inputs", where, ("in", "inout"), True)}
+         "inputs": check_tensors(entry, "inputs", where, ("in", "inout"), True),
+         "init": check_init(entry, where)}
+    check_arguments(t, forward, where)
     modes = _list(entry, "modes", where)
     if not modes or any(m not in MODES for m in modes) or len(set(modes)) != len(modes):
         bad(f"{where}.modes", f"must be a non-empty list of distinct modes from {', '.join(MODES)}")
@@ -308,15 +415,15 @@ def check_timing(entry, where):
 def check_spec(spec):
     _dict(spec, "(top level)")
     out = {"module": os.path.abspath(_str(spec, "module", "spec"))}
-    init = spec.get("init")
-    if init is not None and not isinstance(init, list):
-        bad("spec.init", "must be a list or null")
-    out["init"] = init
-    out["device"] = _int(spec, "device", "spec", 0)
+    out["init"] = check_init(spec, "spec")
+    out["device"] = "cpu" if spec.get("device") == "cpu" else _int(spec, "device", "spec", 0)
     out["seed"] = _int(spec, "seed", "spec", 0)
-    out["jobs"] = [check_job(e, f"jobs[{i}]") for i, e in enumerate(_list(spec, "jobs", "spec"))]
-    out["timings"] = [check_timing(e, f"timings[{i}]")
+    out["forward"] = check_forward(spec)
+    out["jobs"] = [check_job(e, f"jobs[{i}]", out["forward"]) for i, e in enumerate(_list(spec, "jobs", "spec"))]
+    out["timings"] = [check_timing(e, f"timings[{i}]", out["forward"])
                       for i, e in enumerate(_list(spec, "timings", "spec", required=False))]
+    if out["timings"] and out["device"] == "cpu":
+        bad("spec.timings", "timing needs a CUDA device (\"device\": \"cpu\" is for tests of the reference only)")
     return out
 
 
@@ -388,6 +495,8 @@ def import_torch():
 
 
 def select_device(torch, index):
+    if index == "cpu":  # tests of the reference without a GPU
+        return torch.device("cpu")
     if not torch.cuda.is_available():
         raise Failure("no-cuda", f"CUDA is not available to PyTorch {torch.__version__} "
                                  f"(built for CUDA {torch.version.cuda}; "
@@ -464,18 +573,17 @@ def init_arguments(module, init, path):
     return list(args)
 
 
-def build_model(torch, module, spec, device):
-    path = spec["module"]
+def build_model(torch, module, path, seed, args, device):
+    """Model(*args) on the device, in the mode its constructor left it."""
     cls = getattr(module, "Model", None)
     if cls is None or not callable(cls):
         what = "does not define" if cls is None else "defines a non-callable"
         raise Failure("no-model", f"{os.path.basename(path)} {what} Model", file=path)
-    torch.manual_seed(spec["seed"])
+    torch.manual_seed(seed)
     # Full f32: no TF32 in matmuls or convolutions (cuDNN allows it by default), so the module's
     # outputs are the f32 results a f32 kernel is checked against, and its timings are of f32 work.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    args = init_arguments(module, spec["init"], path)
     try:
         model = cls(*args)
     except BaseException as e:
@@ -485,9 +593,133 @@ def build_model(torch, module, spec, device):
     if not isinstance(model, torch.nn.Module):
         raise Failure("no-model", f"Model(*init) built a {type(model).__name__}, not a torch.nn.Module", file=path)
     try:
-        return model.to(device).eval()
+        return model.to(device)  # no eval(): training-mode behaviour is the problem's (see the header)
     except BaseException as e:
         raise Failure("init-raised", f"moving the model to {device} raised {describe(e)}", exc=e)
+
+
+class Built:
+    """One Model instance, and what its state was before the task's state
+    was first loaded into it (the parameters and buffers the task does not
+    give, restored before every forward)."""
+
+    def __init__(self, model, label):
+        self.model, self.label = model, label
+        self.kept = None  # state key -> copy of the module's own value
+
+
+class Models:
+    """Model built once per distinct argument list: an entry's "init", else the
+    spec's, else get_init_inputs() (called once)."""
+
+    def __init__(self, torch, module, spec, device):
+        self.torch, self.module, self.spec, self.device = torch, module, spec, device
+        self.built = {}
+        self.default_args = None
+
+    def get(self, entry):
+        init = entry["init"] if entry["init"] is not None else self.spec["init"]
+        if init is None:
+            if self.default_args is None:
+                self.default_args = init_arguments(self.module, None, self.spec["module"])
+            key, args = "get_init_inputs", self.default_args
+        else:
+            key, args = json.dumps(init), init
+        if key not in self.built:
+            label = "Model(" + ", ".join(repr(a) for a in args)[:200] + ")"
+            model, seconds = timed(f"building {label}", lambda: build_model(
+                self.torch, self.module, self.spec["module"], self.spec["seed"], args, self.device))
+            mode = "training" if model.training else "eval"
+            progress(f"{label} built ({seconds:.1f} s, {mode} mode)")
+            self.built[key] = Built(model, label)
+        return self.built[key]
+
+
+# ------------------------------------------------------------ module state
+
+def spec_dtype_name(torch, dtype):
+    for name, (attr, _) in DTYPES.items():
+        if getattr(torch, attr) == dtype:
+            return name
+    return str(dtype).replace("torch.", "")
+
+
+def state_tensors(model):
+    """Every parameter and buffer by state key (a tied one under each name)."""
+    found = dict(model.named_parameters(remove_duplicate=False))
+    for key, b in model.named_buffers(remove_duplicate=False):
+        found.setdefault(key, b)
+    return found
+
+
+def tensor_attribute(torch, model, key):
+    """(owner module, attribute name) of a plain tensor attribute at the
+    dotted path `key` ("h0", "cell.h0"), or None."""
+    *path, attr = key.split(".")
+    owner = model
+    for part in path:
+        owner = getattr(owner, part, None)
+        if not isinstance(owner, torch.nn.Module):
+            return None
+    if not isinstance(getattr(owner, attr, None), torch.Tensor):
+        return None
+    return owner, attr
+
+
+def unknown_state(model, t, known, job_id):
+    keys = list(known)
+    listed = ", ".join(keys[:8]) + (f", ... ({len(keys)} in all)" if len(keys) > 8 else "")
+    has = f"its parameters and buffers: {listed}" if keys else "it has no parameters or buffers"
+    raise Failure("module-state", f"input {t['name']}: state {t['state']!r} is not a parameter, buffer or "
+                                  f"tensor attribute of Model ({has})", job=job_id)
+
+
+def check_state_match(torch, current, t, job_id):
+    if list(current.shape) != t["shape"] or current.dtype != torch_dtype(torch, t["dtype"]):
+        raise Failure("module-state",
+                      f"input {t['name']}: Model's {t['state']!r} is {list(current.shape)} "
+                      f"{spec_dtype_name(torch, current.dtype)}, the task's is {t['shape']} {t['dtype']}; "
+                      f"make the task's shape and dtype those of the module", job=job_id)
+
+
+def load_state(torch, built, entry, inputs):
+    """The task's state tensors into the module, after the parameters and
+    buffers it does not give are put back as Model built them: every forward
+    starts from the same state (a training-mode BatchNorm updates its running
+    statistics in place)."""
+    model, job_id = built.model, entry["id"]
+    known = state_tensors(model)
+    given = [(t, x) for t, x in zip(entry["inputs"], inputs) if t["state"] is not None]
+    if built.kept is None:
+        given_ids = {id(known[t["state"]]) for t, _ in given if t["state"] in known}
+        built.kept = {k: v.detach().clone() for k, v in known.items() if id(v) not in given_ids}
+        if built.kept:
+            names = list(built.kept)
+            listed = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12 else "")
+            progress(f"{built.label}: module state the task does not give, kept as Model built it: {listed}")
+    with torch.no_grad():
+        for key, value in built.kept.items():
+            known[key].copy_(value)
+        for t, x in given:
+            target = known.get(t["state"])
+            if target is not None:
+                check_state_match(torch, target, t, job_id)
+                target.copy_(x)
+                continue
+            found = tensor_attribute(torch, model, t["state"])
+            if found is None:
+                unknown_state(model, t, known, job_id)
+            check_state_match(torch, getattr(*found), t, job_id)
+            setattr(found[0], found[1], x)
+
+
+def forward_arguments(forward, entry, inputs):
+    """forward's arguments: the spec's "forward" order, else every input that
+    is not module state, in order."""
+    by_name = {t["name"]: x for t, x in zip(entry["inputs"], inputs)}
+    if forward is None:
+        return [x for t, x in zip(entry["inputs"], inputs) if t["state"] is None]
+    return [by_name[a[1]] if a[0] == "tensor" else a[2] for a in forward]
 
 
 def torch_dtype(torch, name):
@@ -573,20 +805,86 @@ def collect_outputs(torch, job, result, inputs):
     return pairs
 
 
-def run_job(torch, model, job, device, path):
-    progress(f"{job['id']}: running forward")
+def sync(torch, device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def forward_once(torch, built, job, forward, device, path):
+    """Reads the job's inputs, loads the state, runs forward: (outputs, seconds)."""
     inputs = [read_tensor(torch, t, device, job["id"]) for t in job["inputs"]]
+    load_state(torch, built, job, inputs)
+    args = forward_arguments(forward, job, inputs)
     start = time.perf_counter()
     try:
         with torch.no_grad():
-            result = model(*inputs)
-        torch.cuda.synchronize(device)
+            result = built.model(*args)
+        sync(torch, device)
     except BaseException as e:
         file, line = frame_in(e, path)
         raise Failure("forward-raised", f"forward raised {describe(e)}{_at(file, line)}",
                       file=file, line=line, job=job["id"], exc=e)
-    seconds = time.perf_counter() - start
-    for o, value in collect_outputs(torch, job, result, inputs):
+    return collect_outputs(torch, job, result, inputs), time.perf_counter() - start
+
+
+BITS = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+def bit_pattern(torch, value):
+    """The tensor's elements as integers of the same width (bool as uint8)."""
+    t = value.detach().contiguous().reshape(-1)
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8)
+    return t.view(getattr(torch, BITS[t.element_size()]))
+
+
+def difference(torch, first, second):
+    """(number of elements whose bits differ, their max finite abs difference
+    or None, whether a non-finite value is among them)."""
+    differ = bit_pattern(torch, first) != bit_pattern(torch, second)
+    count = int(differ.sum())
+    if not count:
+        return 0, None, False
+    a = first.detach().reshape(-1)[differ].to(torch.float64)
+    b = second.detach().reshape(-1)[differ].to(torch.float64)
+    finite = torch.isfinite(a) & torch.isfinite(b)
+    largest = float((a[finite] - b[finite]).abs().max()) if bool(finite.any()) else None
+    return count, largest, not bool(finite.all())
+
+
+def repeat_check(torch, built, job, forward, device, path, first):
+    """forward again on the same inputs (read again, state reloaded): every
+    output must be bit for bit the first run's."""
+    second, _ = forward_once(torch, built, job, forward, device, path)
+    found = []
+    for (o, a), (_, b) in zip(first, second):
+        count, largest, nonfinite = difference(torch, a, b)
+        if count:
+            found.append((o["name"], count, a.numel(), largest, nonfinite))
+    if not found:
+        progress(f"{job['id']}: forward ran twice, the same outputs bit for bit")
+        return
+    name, count, total, largest, nonfinite = found[0]
+    what = f"max abs difference {largest:.6g}" if largest is not None else "no finite difference"
+    if nonfinite:
+        what += ", some of them NaN or infinite in one run only"
+    also = f"; also {', '.join(f[0] for f in found[1:])}" if len(found) > 1 else ""
+    raise Failure("nondeterministic",
+                  f"forward run twice on the same inputs (module state reloaded) disagrees with itself: output "
+                  f"{name} differs in {count} of {total} elements ({what}){also}. A reference whose output is "
+                  f"random cannot check a kernel: dropout (p > 0) in training mode, random operations in forward "
+                  f"(torch.rand, torch.randn_like, ...), or atomics in a nondeterministic operator "
+                  f"(torch.use_deterministic_algorithms(True) may help)", job=job["id"])
+
+
+def run_job(torch, models, job, forward, device, path):
+    built = models.get(job)
+    progress(f"{job['id']}: running forward")
+    outputs, seconds = forward_once(torch, built, job, forward, device, path)
+    if job["repeat_check"]:
+        outputs = [(o, v.detach().clone()) for o, v in outputs]  # not a view of what the second run changes
+        repeat_check(torch, built, job, forward, device, path, outputs)
+    for o, value in outputs:
         write_tensor(torch, value, o, job["id"])
     progress(f"{job['id']}: forward ran ({seconds:.1f} s)")
     return {"id": job["id"], "seconds": seconds}
@@ -840,13 +1138,15 @@ def prepare_compiled(torch, bench, model, inputs, label):
     return seconds
 
 
-def time_mode(torch, bench, model, t, mode, device):
+def time_mode(torch, bench, built, t, mode, device, forward):
     label = f"timing {t['id']} ({mode})"
     inputs = [read_tensor(torch, x, device, t["id"]) for x in t["inputs"]]
-    bench.fn, bench.what = (lambda: model(*inputs)), "forward"
+    load_state(torch, built, t, inputs)  # once: outputs do not depend on what forward updates
+    model, args = built.model, forward_arguments(forward, t, inputs)
+    bench.fn, bench.what = (lambda: model(*args)), "forward"
     compile_seconds = None
     if mode == "compile":
-        compile_seconds = prepare_compiled(torch, bench, model, inputs, label)
+        compile_seconds = prepare_compiled(torch, bench, model, args, label)
     progress(f"{label}: warming up")
     warm_up(bench, t["warmup_ms"])
     progress(f"{label}: measuring")
@@ -861,12 +1161,13 @@ def time_mode(torch, bench, model, t, mode, device):
     return report
 
 
-def run_timing(torch, bench, model, t, device):
+def run_timing(torch, bench, models, t, device, forward):
+    built = models.get(t)
     entry = {"id": t["id"]}
     for mode in t["modes"]:
         try:
             with torch.no_grad():
-                entry[mode] = time_mode(torch, bench, model, t, mode, device)
+                entry[mode] = time_mode(torch, bench, built, t, mode, device, forward)
         except Failure:
             raise
         except ModeError as e:
@@ -905,16 +1206,16 @@ def run(spec_arg):
     torch, seconds = timed("loading torch", import_torch)
     progress(f"torch {torch.__version__} loaded ({seconds:.1f} s)")
     device = select_device(torch, spec["device"])
-    name = torch.cuda.get_device_name(device)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     module, seconds = timed(f"loading {os.path.basename(spec['module'])}", lambda: load_module(spec["module"]))
     progress(f"module loaded ({seconds:.1f} s)")
-    model, seconds = timed("building Model", lambda: build_model(torch, module, spec, device))
-    progress(f"model built ({seconds:.1f} s)")
-    jobs = [run_job(torch, model, job, device, spec["module"]) for job in spec["jobs"]]
+    models = Models(torch, module, spec, device)
+    forward = spec["forward"]
+    jobs = [run_job(torch, models, job, forward, device, spec["module"]) for job in spec["jobs"]]
     timings = []
     if spec["timings"]:
         bench = Bench(torch, device)
-        timings = [run_timing(torch, bench, model, t, device) for t in spec["timings"]]
+        timings = [run_timing(torch, bench, models, t, device, forward) for t in spec["timings"]]
     return {"ok": True, "python": platform.python_version(), "torch": torch.__version__,
             "device": name, "jobs": jobs, "timings": timings}
 

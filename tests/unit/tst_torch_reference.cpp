@@ -1,9 +1,15 @@
 // The PyTorch reference process (core/eval/torch_reference.h) where PyTorch may be missing: no
 // interpreter, an interpreter without torch (a real python3 started with -S, so no site
 // packages), the helper script missing, and an evaluation whose reference is a PyTorch module
-// ending in an error that says which and why. The module's own failures (it raises, it returns
-// the wrong shape), and a missing interpreter met by an evaluation on a device, need a GPU:
-// tests/gpu/tst_gpu_torch.cpp.
+// ending in an error that says which and why; the helper's refusals of a bad spec (module state,
+// forward's arguments, per-job init, the repeat check), with any python3.
+// With a Python that has PyTorch (tests/helpers/torch_tasks.h; skipped, saying so, without one)
+// real modules run on the CPU (TorchSettings::cpuForTests): module state loaded into parameters,
+// buffers and tensor attributes and put back before every forward, forward's arguments in order
+// with parameters as Python numbers, Model built per configuration, the module's own mode, the
+// cache keyed by sizes and state mapping, the repeat check. The module's own failures (it raises,
+// it returns the wrong shape), and a missing interpreter met by an evaluation on a device, need a
+// GPU: tests/gpu/tst_gpu_torch.cpp.
 #include <QtTest>
 
 #include <cstdlib>
@@ -14,9 +20,11 @@
 
 #include "core/eval/evaluator.h"
 #include "core/eval/torch_reference.h"
+#include "core/process/child_process.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/python3.h"
 #include "helpers/test_files.h"
+#include "helpers/torch_tasks.h"
 
 namespace fs = std::filesystem;
 
@@ -43,6 +51,44 @@ void script(const fs::path &path, const std::string &text) {
 
 using kwb::test::python3;
 
+// A task over sizes b and n: x [b, n] in, y [b, n] out, `more` manifest text (tensors, params),
+// `reference` lines after python = "reference.py", the configurations `configs` (TOML).
+std::string smallManifest(const std::string &more, const std::string &reference = {},
+                          const std::string &configs = "[[configs]]\nname = \"small\"\nb = 4\nn = 3\n") {
+  // The launch names every tensor: the kernel gets those `more` adds after x and y.
+  std::string moreArgs;
+  for (auto at = more.find("[tensors."); at != std::string::npos; at = more.find("[tensors.", at + 1))
+    moreArgs += "\"" + more.substr(at + 9, more.find(']', at) - at - 9) + "\", ";
+  return "name = \"small\"\ndescription = \"a small PyTorch-only task\"\nsizes = [\"b\", \"n\"]\nseeds = [1, 2, 3]\n\n" + configs +
+         "\n[tensors.x]\ndtype = \"f32\"\nshape = [\"b\", \"n\"]\nrole = \"in\"\n"
+         "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n" +
+         more +
+         "[tensors.y]\ndtype = \"f32\"\nshape = [\"b\", \"n\"]\nrole = \"out\"\n"
+         "tolerance = { rtol = 1e-5, atol = 1e-6 }\n\n"
+         "[reference]\npython = \"reference.py\"\n" +
+         reference +
+         "\n[launch]\nkernel = \"k\"\ngrid = [\"b\"]\nblock = [32]\nargs = [\"x\", \"y\", " + moreArgs +
+         "\"b\", \"n\"]\n"
+         "\n[cost]\nflops = \"b * n\"\nbytes = \"8 * b * n\"\n"
+         "\n[editor]\nstarter = \"k.cu\"\n";
+}
+
+const char *const kEmptyKernel =
+    "extern \"C\" __global__ void k(const float *x, float *y, long long b, long long n) {}\n";
+
+// The lines the helper reported, joined.
+std::string joined(const std::vector<std::string> &lines) {
+  std::string out;
+  for (const auto &l : lines) out += l + "\n";
+  return out;
+}
+
+std::size_t occurrences(const std::string &text, const std::string &what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace
 
 class TestTorchReference : public QObject {
@@ -56,10 +102,32 @@ class TestTorchReference : public QObject {
   void missingHelperScript();
   void evaluationSaysWhyTheReferenceDidNotRun();
   void cudaReferenceAskedOfATorchOnlyTask();
+  void helperRefusesABadSpec_data();
+  void helperRefusesABadSpec();
+  // With PyTorch, on the CPU.
+  void stateReachesTheModule();
+  void forwardTakesTensorsAndParamsInOrder();
+  void modelPerConfigurationAndCacheKeys();
+  void stateTheModuleLacks();
+  void moduleKeepsItsMode();
+  void stateIsPutBackBeforeEveryForward();
+  void randomReferenceIsCaught_data();
+  void randomReferenceIsCaught();
+  void repeatCheckedOutputsAreCachedApart();
 
  private:
+  // The module's outputs on the CPU for `seeds` of every configuration; progress lines into `lines`.
+  kwb::TorchRun runOnCpu(const kwb::Task &task, const std::vector<std::uint64_t> &seeds, bool repeatCheck = false,
+                         std::vector<std::string> *lines = nullptr);
+  // skips the calling test (returns true) without a Python that has PyTorch.
+  bool noTorch();
+  std::vector<double> output(const kwb::TorchRun &run, const kwb::SizeConfig &config, std::uint64_t seed,
+                             const std::string &tensor = "y");
+
   fs::path dir_;
   kwb::Task task_;
+  std::string torchPython_, noTorchReason_;
+  bool torchLooked_ = false;
 };
 
 void TestTorchReference::initTestCase() {
@@ -171,6 +239,414 @@ void TestTorchReference::cudaReferenceAskedOfATorchOnlyTask() {
   }
   options.reference = "numpy";
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, kwb::evaluate(task_, "", options, settings));
+}
+
+// The helper's own spec checks, before torch is imported (any python3): each refusal names the
+// field and what is wrong.
+void TestTorchReference::helperRefusesABadSpec_data() {
+  QTest::addColumn<QString>("patch");  // a JSON merge into the good spec below ("jobs" replaces)
+  QTest::addColumn<QString>("message");
+  const std::string x = R"({"name": "x", "dtype": "f32", "shape": [2], "file": "/x", "role": "in"})";
+  const std::string w = R"({"name": "w", "dtype": "f32", "shape": [2], "file": "/w", "role": "in", "state": "fc.weight"})";
+  const std::string y = R"({"name": "y", "dtype": "f32", "shape": [2], "file": "/y", "role": "out"})";
+  auto job = [&](const std::string &inputs, const std::string &extra = {}) {
+    return QString::fromStdString(R"({"jobs": [{"id": "j", "inputs": [)" + inputs + R"(], "outputs": [)" + y + "]" +
+                                  extra + "}]}");
+  };
+  QTest::newRow("state not a string")
+      << job(x + R"(, {"name": "w", "dtype": "f32", "shape": [2], "file": "/w", "role": "in", "state": 5})")
+      << "spec field jobs[0].inputs[1].state: not a non-empty string";
+  QTest::newRow("state of an inout tensor")
+      << job(R"({"name": "x", "dtype": "f32", "shape": [2], "file": "/x", "role": "inout", "state": "h0"})")
+      << "spec field jobs[0].inputs[0].state: 'x' is module state ('h0'); only an \"in\" tensor can be";
+  QTest::newRow("forward names a missing input")
+      << QString(R"({"forward": ["x", "z"]})") << "spec field spec.forward[1]: 'z' is not an input of jobs[0] (its inputs: x, w)";
+  QTest::newRow("forward names module state")
+      << QString(R"({"forward": ["x", "w"]})")
+      << "spec field spec.forward[1]: 'w' is module state ('fc.weight'), loaded into Model, not an argument of forward";
+  QTest::newRow("an input neither state nor argument")
+      << QString(R"({"forward": [{"name": "alpha", "value": 2}]})")
+      << "spec field jobs[0].inputs[0]: 'x' is neither module state nor an argument of forward (spec.forward names no "
+         "tensor)";
+  QTest::newRow("a parameter that is not a number")
+      << QString(R"({"forward": ["x", {"name": "alpha", "value": "2"}]})") << "spec field spec.forward[1].value: not a number";
+  QTest::newRow("a parameter that is a boolean")
+      << QString(R"({"forward": ["x", {"name": "alpha", "value": true}]})") << "spec field spec.forward[1].value: not a number";
+  QTest::newRow("an argument twice") << QString(R"({"forward": ["x", "x"]})") << "spec field spec.forward[1]: 'x' appears twice";
+  QTest::newRow("forward not a list") << QString(R"({"forward": "x"})") << "spec field spec.forward: must be a list or null";
+  QTest::newRow("repeat_check not a boolean") << job(x + ", " + w, R"(, "repeat_check": "yes")")
+                                              << "spec field jobs[0].repeat_check: not true or false";
+  QTest::newRow("a job's init not a list") << job(x + ", " + w, R"(, "init": 3)") << "spec field jobs[0].init: must be a list or null";
+  QTest::newRow("timing on the cpu")
+      << QString::fromStdString(R"({"timings": [{"id": "t", "inputs": [)" + x + ", " + w + R"(], "modes": ["eager"]}]})")
+      << "spec field spec.timings: timing needs a CUDA device (\"device\": \"cpu\" is for tests of the reference only)";
+}
+
+void TestTorchReference::helperRefusesABadSpec() {
+  QFETCH(QString, patch);
+  QFETCH(QString, message);
+  const std::string python = python3();
+  if (python.empty()) QSKIP("no python3 on PATH");
+  std::string problem;
+  const auto helper = kwb::bundledPythonScript("kwb_torch_reference.py", problem);
+  QVERIFY2(helper, problem.c_str());
+  nlohmann::json spec = nlohmann::json::parse(R"({"module": "/no/such/module.py", "device": "cpu", "forward": ["x"],
+    "jobs": [{"id": "j", "outputs": [{"name": "y", "dtype": "f32", "shape": [2], "file": "/y", "role": "out"}],
+              "inputs": [{"name": "x", "dtype": "f32", "shape": [2], "file": "/x", "role": "in"},
+                         {"name": "w", "dtype": "f32", "shape": [2], "file": "/w", "role": "in", "state": "fc.weight"}]}]})");
+  spec.merge_patch(nlohmann::json::parse(patch.toStdString()));
+  const fs::path file = dir_ / "bad-spec.json";
+  std::ofstream(file, std::ios::trunc) << spec.dump();
+  kwb::ChildProcessRequest child;
+  child.argv = {python, helper->string(), file.string()};
+  const auto out = kwb::runChildProcess(child);
+  QCOMPARE(out.exitCode, 2);
+  const auto at = out.output.find("{\"result\"");
+  QVERIFY2(at != std::string::npos, out.output.c_str());
+  const auto result = nlohmann::json::parse(out.output.substr(at, out.output.find('\n', at) - at))["result"];
+  QCOMPARE(result.value("kind", std::string()), std::string("bad-spec"));
+  QCOMPARE(QString::fromStdString(result.value("message", std::string())), message);
+}
+
+bool TestTorchReference::noTorch() {
+  if (!torchLooked_) {
+    torchPython_ = kwb::test::torchPython(noTorchReason_);
+    torchLooked_ = true;
+  }
+  return torchPython_.empty();
+}
+
+kwb::TorchRun TestTorchReference::runOnCpu(const kwb::Task &task, const std::vector<std::uint64_t> &seeds,
+                                           bool repeatCheck, std::vector<std::string> *lines) {
+  kwb::TorchSettings settings;
+  settings.python = torchPython_;
+  settings.cacheDir = dir_ / "cpu-cache";
+  settings.cpuForTests = true;
+  kwb::TorchRunRequest request;
+  for (const auto &config : task.configs)
+    for (const auto seed : seeds) request.outputs.push_back({&config, seed, false});
+  request.repeatCheck = repeatCheck;
+  if (lines) request.onProgress = [lines](const std::string &line) { lines->push_back(line); };
+  return kwb::runTorchReference(task, request, settings);
+}
+
+std::vector<double> TestTorchReference::output(const kwb::TorchRun &run, const kwb::SizeConfig &config,
+                                               std::uint64_t seed, const std::string &tensor) {
+  const auto it = run.outputs.find(kwb::torchJobKey({&config, seed, false}));
+  if (it == run.outputs.end() || !it->second.count(tensor)) return {};
+  return kwb::test::f32File(it->second.at(tensor));
+}
+
+#define REQUIRE_TORCH()                                   \
+  do {                                                    \
+    if (noTorch()) QSKIP(noTorchReason_.c_str());         \
+  } while (false)
+
+namespace {
+
+// Every element of `got` within a relative 1e-5 (and 1e-6 absolute) of `want`; the first that is
+// not, in words.
+std::string mismatch(const std::vector<double> &got, const std::vector<double> &want) {
+  if (got.size() != want.size()) return "sizes " + std::to_string(got.size()) + " and " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::abs(got[i] - want[i]) > 1e-6 + 1e-5 * std::abs(want[i]))
+      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " against " + std::to_string(want[i]);
+  return {};
+}
+
+}  // namespace
+
+// The Linear task: the module's output is x @ W^T + b of the very input bytes (its own random
+// init would give anything else), for each seed; Model(n_in, n_out) built once.
+void TestTorchReference::stateReachesTheModule() {
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(dir_ / "linear",
+                                             kwb::test::linearManifest("{ kind = \"uniform\", low = 0.5, high = 1.0 }"),
+                                             kwb::test::kLinearModule, {{"linear.cu", kwb::test::kLinearKernel}});
+  const kwb::Task task = kwb::loadTask(dir);
+  QCOMPARE(task.tensor("fc_weight")->state, std::string("fc.weight"));
+  std::vector<std::string> lines;
+  const auto run = runOnCpu(task, {1, 2}, false, &lines);
+  QVERIFY2(run.ok, (run.describe() + "\n" + run.traceback).c_str());
+  const auto &c = task.configs.front();
+  for (const std::uint64_t seed : {1, 2}) {
+    const auto want = kwb::test::linearOf(kwb::test::inputValues(task, "x", c, seed),
+                                          kwb::test::inputValues(task, "fc_weight", c, seed),
+                                          kwb::test::inputValues(task, "fc_bias", c, seed), 8, 64, 4);
+    const auto problem = mismatch(output(run, c, seed), want);
+    QVERIFY2(problem.empty(), ("seed " + std::to_string(seed) + ": " + problem).c_str());
+  }
+  const std::string text = joined(lines);
+  QCOMPARE(occurrences(text, "building Model(64, 4)"), std::size_t(1));
+  QVERIFY2(text.find("does not give") == std::string::npos, text.c_str());  // every state given
+}
+
+// [reference] forward = ["alpha", "x", "k"]: a float parameter as a Python float, an integer one
+// as an int (the module raises otherwise), in that order.
+void TestTorchReference::forwardTakesTensorsAndParamsInOrder() {
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(
+      dir_ / "forward-order", smallManifest("[params]\nalpha = 0.5\nk = 3\n\n", "forward = [\"alpha\", \"x\", \"k\"]\n"),
+      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+      "    def forward(self, alpha, x, k):\n"
+      "        if type(alpha) is not float or type(k) is not int:\n"
+      "            raise TypeError(f'alpha is {type(alpha).__name__}, k is {type(k).__name__}')\n"
+      "        return x * alpha + k\n",
+      {{"k.cu", kEmptyKernel}});
+  const kwb::Task task = kwb::loadTask(dir);
+  const auto run = runOnCpu(task, {1});
+  QVERIFY2(run.ok, (run.describe() + "\n" + run.traceback).c_str());
+  const auto &c = task.configs.front();
+  auto want = kwb::test::inputValues(task, "x", c, 1);
+  for (auto &v : want) v = static_cast<float>(static_cast<float>(v) * 0.5f) + 3.0f;
+  const auto problem = mismatch(output(run, c, 1), want);
+  QVERIFY2(problem.empty(), problem.c_str());
+}
+
+// init = ["n"] names a size: Model(n) per configuration (once each, whatever the seeds), its
+// weights' shapes following. The cache knows a configuration by its sizes, not only its name, and
+// knows which input is which state.
+void TestTorchReference::modelPerConfigurationAndCacheKeys() {
+  REQUIRE_TORCH();
+  const std::string weights =
+      "[tensors.w1]\ndtype = \"f32\"\nshape = [\"n\", \"n\"]\nrole = \"in\"\nstate = \"fc.weight\"\n"
+      "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n"
+      "[tensors.w2]\ndtype = \"f32\"\nshape = [\"n\", \"n\"]\nrole = \"in\"\nstate = \"fc2.weight\"\n"
+      "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n";
+  const auto dir = kwb::test::writeTorchTask(
+      dir_ / "per-config", smallManifest(weights, "init = [\"n\"]\n",
+                                         "[[configs]]\nname = \"four\"\nb = 2\nn = 4\n\n"
+                                         "[[configs]]\nname = \"eight\"\nb = 2\nn = 8\n"),
+      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+      "    def __init__(self, n):\n"
+      "        super().__init__()\n"
+      "        self.fc = nn.Linear(n, n, bias=False)\n"
+      "        self.fc2 = nn.Linear(n, n, bias=False)\n"
+      "    def forward(self, x):\n"
+      "        return self.fc2(self.fc(x))\n",
+      {{"k.cu", kEmptyKernel}});
+  kwb::Task task = kwb::loadTask(dir);
+  // y = x @ first^T @ second^T over [b, n].
+  auto expect = [&](const kwb::SizeConfig &c, std::uint64_t seed, const char *first, const char *second) {
+    const std::int64_t b = c.values.at("b"), n = c.values.at("n");
+    const std::vector<double> zero(static_cast<std::size_t>(n), 0.0);
+    auto h = kwb::test::linearOf(kwb::test::inputValues(task, "x", c, seed), kwb::test::inputValues(task, first, c, seed),
+                                 zero, b, n, n);
+    for (auto &v : h) v = static_cast<float>(v);
+    return kwb::test::linearOf(h, kwb::test::inputValues(task, second, c, seed), zero, b, n, n);
+  };
+  auto check = [&](const kwb::TorchRun &run, const char *first, const char *second) {
+    for (const auto &c : task.configs)
+      for (const std::uint64_t seed : {1, 2}) {
+        const auto problem = mismatch(output(run, c, seed), expect(c, seed, first, second));
+        if (!problem.empty()) return c.name + " seed " + std::to_string(seed) + ": " + problem;
+      }
+    return std::string();
+  };
+
+  std::vector<std::string> lines;
+  const auto first = runOnCpu(task, {1, 2}, false, &lines);
+  QVERIFY2(first.ok, (first.describe() + "\n" + first.traceback).c_str());
+  QCOMPARE(first.computedJobs, std::size_t(4));
+  QVERIFY2(check(first, "w1", "w2").empty(), check(first, "w1", "w2").c_str());
+  QCOMPARE(occurrences(joined(lines), "building Model(4)"), std::size_t(1));
+  QCOMPARE(occurrences(joined(lines), "building Model(8)"), std::size_t(1));
+  QCOMPARE(occurrences(joined(lines), "building Model("), std::size_t(2));
+
+  const auto again = runOnCpu(task, {1, 2});
+  QCOMPARE(again.cachedJobs, std::size_t(4));
+
+  // The same configuration name with other sizes (as --set makes one): computed anew, Model(6).
+  task.configs.front().values["n"] = 6;
+  lines.clear();
+  const auto resized = runOnCpu(task, {1, 2}, false, &lines);
+  QVERIFY2(resized.ok, (resized.describe() + "\n" + resized.traceback).c_str());
+  QCOMPARE(resized.computedJobs, std::size_t(2));
+  QCOMPARE(resized.cachedJobs, std::size_t(2));
+  QVERIFY2(check(resized, "w1", "w2").empty(), check(resized, "w1", "w2").c_str());
+  QCOMPARE(occurrences(joined(lines), "building Model(6)"), std::size_t(1));
+
+  // The weights swapped between the layers (the task built in code, its manifest unchanged).
+  for (auto &t : task.tensors) {
+    if (t.name == "w1") t.state = "fc2.weight";
+    else if (t.name == "w2") t.state = "fc.weight";
+  }
+  const auto swapped = runOnCpu(task, {1, 2});
+  QVERIFY2(swapped.ok, (swapped.describe() + "\n" + swapped.traceback).c_str());
+  QCOMPARE(swapped.computedJobs, std::size_t(4));
+  QVERIFY2(check(swapped, "w2", "w1").empty(), check(swapped, "w2", "w1").c_str());
+}
+
+// A state key the module does not have, and one of another shape: errors naming the input, the
+// key, the module's keys or shape, and the task's.
+void TestTorchReference::stateTheModuleLacks() {
+  REQUIRE_TORCH();
+  std::string manifest = kwb::test::linearManifest("{ kind = \"uniform\", low = 0.5, high = 1.0 }");
+  manifest.replace(manifest.find("state = \"fc.weight\""), 19, "state = \"fc.wieght\"");
+  auto dir = kwb::test::writeTorchTask(dir_ / "unknown-state", manifest, kwb::test::kLinearModule,
+                                       {{"linear.cu", kwb::test::kLinearKernel}});
+  const auto unknown = runOnCpu(kwb::loadTask(dir), {1});
+  QVERIFY(!unknown.ok);
+  QCOMPARE(unknown.kind, std::string("module-state"));
+  QCOMPARE(unknown.message, std::string("input fc_weight: state 'fc.wieght' is not a parameter, buffer or tensor "
+                                        "attribute of Model (its parameters and buffers: fc.weight, fc.bias)"));
+  QCOMPARE(unknown.job, std::string("small/seed 1"));
+
+  std::string swapped = kwb::test::kLinearModule;
+  swapped.replace(swapped.find("nn.Linear(n_in, n_out)"), 22, "nn.Linear(n_out, n_in)");
+  dir = kwb::test::writeTorchTask(dir_ / "state-shape",
+                                  kwb::test::linearManifest("{ kind = \"uniform\", low = 0.5, high = 1.0 }"), swapped,
+                                  {{"linear.cu", kwb::test::kLinearKernel}});
+  const auto shape = runOnCpu(kwb::loadTask(dir), {1});
+  QVERIFY(!shape.ok);
+  QCOMPARE(shape.kind, std::string("module-state"));
+  QCOMPARE(shape.message, std::string("input fc_weight: Model's 'fc.weight' is [64, 4] f32, the task's is [4, 64] f32; "
+                                      "make the task's shape and dtype those of the module"));
+}
+
+// No eval(): a BatchNorm left in training mode (nn.Module's default) normalises by the batch's
+// statistics, and says what the task does not give; one whose constructor calls eval() uses the
+// running statistics the task gives.
+void TestTorchReference::moduleKeepsItsMode() {
+  REQUIRE_TORCH();
+  const std::string configs = "[[configs]]\nname = \"small\"\nb = 16\nn = 3\n";
+  const std::string module = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+                             "    def __init__(self):\n"
+                             "        super().__init__()\n"
+                             "        self.bn = nn.BatchNorm1d(3)\n"
+                             "    def forward(self, x):\n"
+                             "        return self.bn(x)\n";
+  auto dir = kwb::test::writeTorchTask(dir_ / "training", smallManifest("", "", configs), module, {{"k.cu", kEmptyKernel}});
+  kwb::Task task = kwb::loadTask(dir);
+  std::vector<std::string> lines;
+  const auto training = runOnCpu(task, {1}, false, &lines);
+  QVERIFY2(training.ok, (training.describe() + "\n" + training.traceback).c_str());
+  const auto y = output(training, task.configs.front(), 1);
+  QCOMPARE(y.size(), std::size_t(48));
+  for (int c = 0; c < 3; ++c) {
+    double mean = 0;
+    for (int r = 0; r < 16; ++r) mean += y[r * 3 + c] / 16;
+    QVERIFY2(std::abs(mean) < 1e-5, ("column " + std::to_string(c) + " mean " + std::to_string(mean)).c_str());
+  }
+  const std::string text = joined(lines);
+  QVERIFY2(text.find("Model() built") != std::string::npos && text.find("training mode") != std::string::npos,
+           text.c_str());
+  QVERIFY2(text.find("module state the task does not give, kept as Model built it: bn.weight, bn.bias, "
+                     "bn.running_mean, bn.running_var, bn.num_batches_tracked") != std::string::npos,
+           text.c_str());
+
+  std::string evalModule = module;
+  evalModule.replace(evalModule.find("self.bn = nn.BatchNorm1d(3)\n"), 28,
+                     "self.bn = nn.BatchNorm1d(3)\n        self.eval()\n");
+  const std::string stats =
+      "[tensors.mean]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"bn.running_mean\"\n"
+      "init = { kind = \"constant\", value = 0.25 }\n\n"
+      "[tensors.var]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"bn.running_var\"\n"
+      "init = { kind = \"constant\", value = 4.0 }\n\n";
+  dir = kwb::test::writeTorchTask(dir_ / "eval", smallManifest(stats, "", configs), evalModule, {{"k.cu", kEmptyKernel}});
+  task = kwb::loadTask(dir);
+  lines.clear();
+  const auto eval = runOnCpu(task, {1}, false, &lines);
+  QVERIFY2(eval.ok, (eval.describe() + "\n" + eval.traceback).c_str());
+  QVERIFY2(joined(lines).find("eval mode") != std::string::npos, joined(lines).c_str());
+  auto want = kwb::test::inputValues(task, "x", task.configs.front(), 1);
+  for (auto &v : want) v = (v - 0.25) / std::sqrt(4.0 + 1e-5);
+  const auto problem = mismatch(output(eval, task.configs.front(), 1), want);
+  QVERIFY2(problem.empty(), problem.c_str());
+}
+
+// forward changes a buffer the task gives, one it does not, and reads a tensor attribute the task
+// replaces: every job (and the repeat check's second run) starts from the same state, so every
+// seed's output is x + (2 + 1) + 10 h0 + 100 x 1.
+void TestTorchReference::stateIsPutBackBeforeEveryForward() {
+  REQUIRE_TORCH();
+  const std::string state =
+      "[tensors.offset]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"offset\"\n"
+      "init = { kind = \"constant\", value = 2.0 }\n\n"
+      "[tensors.h0]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"h0\"\n"
+      "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n";
+  const auto dir = kwb::test::writeTorchTask(
+      dir_ / "reload", smallManifest(state, "init = [\"n\"]\n"),
+      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+      "    def __init__(self, n):\n"
+      "        super().__init__()\n"
+      "        self.register_buffer('calls', torch.zeros(1))\n"
+      "        self.register_buffer('offset', torch.zeros(n))\n"
+      "        self.h0 = torch.zeros(n)\n"
+      "    def forward(self, x):\n"
+      "        self.calls += 1\n"
+      "        self.offset += 1\n"
+      "        return x + self.offset + self.h0 * 10 + self.calls * 100\n",
+      {{"k.cu", kEmptyKernel}});
+  const kwb::Task task = kwb::loadTask(dir);
+  std::vector<std::string> lines;
+  const auto run = runOnCpu(task, {1, 2, 3}, true, &lines);
+  QVERIFY2(run.ok, (run.describe() + "\n" + run.traceback).c_str());
+  QVERIFY2(joined(lines).find("kept as Model built it: calls\n") != std::string::npos, joined(lines).c_str());
+  const auto &c = task.configs.front();
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    const auto x = kwb::test::inputValues(task, "x", c, seed);
+    const auto h0 = kwb::test::inputValues(task, "h0", c, seed);
+    std::vector<double> want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+      want[i] = static_cast<float>(static_cast<float>(static_cast<float>(x[i] + 3.0f) + static_cast<float>(h0[i % 3] * 10.0f)) + 100.0f);
+    const auto problem = mismatch(output(run, c, seed), want);
+    QVERIFY2(problem.empty(), ("seed " + std::to_string(seed) + ": " + problem).c_str());
+  }
+}
+
+void TestTorchReference::randomReferenceIsCaught_data() {
+  QTest::addColumn<QString>("forward");
+  QTest::newRow("dropout in training mode") << "return nn.functional.dropout(x, 0.5, self.training)";
+  QTest::newRow("torch.rand in forward") << "return x + torch.rand_like(x)";
+}
+
+// A reference whose output is random: with the repeat check, a "nondeterministic" failure naming
+// the output, how many elements and by how much, and the likely causes; without it, no complaint.
+void TestTorchReference::randomReferenceIsCaught() {
+  QFETCH(QString, forward);
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(
+      dir_ / ("random-" + std::string(QTest::currentDataTag())),
+      smallManifest("", "", "[[configs]]\nname = \"small\"\nb = 64\nn = 64\n"),
+      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+      "    def forward(self, x):\n"
+      "        " + forward.toStdString() + "\n",
+      {{"k.cu", kEmptyKernel}});
+  const kwb::Task task = kwb::loadTask(dir);
+  const auto checked = runOnCpu(task, {1}, true);
+  QVERIFY(!checked.ok);
+  QCOMPARE(checked.kind, std::string("nondeterministic"));
+  QCOMPARE(checked.job, std::string("small/seed 1"));
+  for (const char *part : {"forward run twice on the same inputs (module state reloaded) disagrees with itself: output y "
+                           "differs in ",
+                           " of 4096 elements (max abs difference ", "dropout (p > 0) in training mode",
+                           "random operations in forward", "torch.use_deterministic_algorithms(True) may help"})
+    QVERIFY2(checked.message.find(part) != std::string::npos, (std::string(part) + "\n" + checked.message).c_str());
+  const auto unchecked = runOnCpu(task, {1}, false);
+  QVERIFY2(unchecked.ok, unchecked.describe().c_str());
+}
+
+// Outputs computed without the repeat check do not answer a run that wants it; outputs computed
+// with it answer both.
+void TestTorchReference::repeatCheckedOutputsAreCachedApart() {
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(dir_ / "repeat-cache", smallManifest(""),
+                                             "import torch.nn as nn\n\nclass Model(nn.Module):\n"
+                                             "    def forward(self, x):\n        return x * 2\n",
+                                             {{"k.cu", kEmptyKernel}});
+  const kwb::Task task = kwb::loadTask(dir);
+  const auto plain = runOnCpu(task, {1}, false);
+  QVERIFY2(plain.ok, plain.describe().c_str());
+  QCOMPARE(plain.computedJobs, std::size_t(1));
+  std::vector<std::string> lines;
+  const auto checked = runOnCpu(task, {1}, true, &lines);
+  QVERIFY2(checked.ok, checked.describe().c_str());
+  QCOMPARE(checked.computedJobs, std::size_t(1));
+  QVERIFY2(joined(lines).find("forward ran twice, the same outputs bit for bit") != std::string::npos,
+           joined(lines).c_str());
+  QCOMPARE(runOnCpu(task, {1}, true).cachedJobs, std::size_t(1));
+  QCOMPARE(runOnCpu(task, {1}, false).cachedJobs, std::size_t(1));
 }
 
 QTEST_GUILESS_MAIN(TestTorchReference)

@@ -2,8 +2,11 @@
 // raises, one that returns the wrong shape and one that does not load each end in an error
 // naming the file, the line and why; outputs are cached per configuration and seed; every
 // bundled task's PyTorch twin (its reference.py) gives the same verdicts as its CUDA reference;
-// a timed evaluation reports the speedup over PyTorch eager and torch.compile. Skips, saying
-// why, without a device or without PyTorch.
+// a timed evaluation reports the speedup over PyTorch eager and torch.compile. Module state
+// (issue 46): a Linear layer's weight and bias given as state give the reference x @ W^T + b of
+// the very input bytes, and one weight changed moves the reference's output and the candidate's
+// alike (the candidate stays correct), while a reference and a candidate one weight apart
+// disagree. Skips, saying why, without a device or without PyTorch.
 #include <QtTest>
 
 #include <filesystem>
@@ -14,6 +17,7 @@
 #include "core/eval/torch_reference.h"
 #include "core/task/manifest_parser.h"
 #include "helpers/test_files.h"
+#include "helpers/torch_tasks.h"
 
 namespace fs = std::filesystem;
 using kwb::test::kernelsDir;
@@ -69,6 +73,8 @@ class TestGpuTorch : public QObject {
   void wrongCandidateFailsAgainstBoth();
   void speedupOverPyTorch();
   void evaluationWithoutTheInterpreterSaysWhy();
+  void linearStateGivesTheReferenceItsOutput();
+  void oneWeightMovesReferenceAndCandidate();
 
  private:
   kwb::TorchRun runOn(const fs::path &dir, std::uint64_t seed = 1) {
@@ -240,6 +246,131 @@ void TestGpuTorch::evaluationWithoutTheInterpreterSaysWhy() {
   QCOMPARE(result.reference, std::string("pytorch"));
   QCOMPARE(result.outcome, kwb::Outcome::Error);
   QVERIFY2(result.message.find("the PyTorch reference: no-python") == 0, result.message.c_str());
+}
+
+namespace {
+
+// The Linear task (tests/helpers/torch_tasks.h) under the test's output as `name`.
+kwb::Task linearTask(const std::string &name, const std::string &weightInit, const std::string &moreTensors = {},
+                     const std::string &forward = {}, const std::string &args = kwb::test::kLinearArgs,
+                     const std::string &module = kwb::test::kLinearModule) {
+  return kwb::loadTask(kwb::test::writeTorchTask(kwb::test::outputDir() / "torch" / name,
+                                                 kwb::test::linearManifest(weightInit, moreTensors, forward, args),
+                                                 module, {{"linear.cu", kwb::test::kLinearKernel}}));
+}
+
+const char *const kRandomWeights = "{ kind = \"uniform\", low = 0.5, high = 1.0 }";
+// The same draws with element (3, 0) zeroed: torch.triu(W, -2) of a 4-row W zeroes only the
+// element with c - r = -3.
+const char *const kOneWeightZeroed = "{ kind = \"uniform\", low = 0.5, high = 1.0, matrix = \"upper\", diagonal = -2 }";
+
+// The first element of `got` more than rtol 1e-5 + atol 1e-6 from `want`, in words; empty when none.
+std::string linearMismatch(const std::vector<double> &got, const std::vector<double> &want) {
+  if (got.size() != want.size()) return "sizes " + std::to_string(got.size()) + " and " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::abs(got[i] - want[i]) > 1e-6 + 1e-5 * std::abs(want[i]))
+      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " against " + std::to_string(want[i]);
+  return {};
+}
+
+}  // namespace
+
+// (a) fc.weight and fc.bias as state: the module's output for each seed is x @ W^T + b computed
+// here in double from the inputs the workbench generates (its own random init would differ).
+void TestGpuTorch::linearStateGivesTheReferenceItsOutput() {
+  const kwb::Task task = linearTask("linear-a", kRandomWeights);
+  QCOMPARE(task.tensor("fc_weight")->state, std::string("fc.weight"));
+  kwb::TorchRunRequest r;
+  const auto &c = task.configs.front();
+  for (const std::uint64_t seed : {1, 2}) r.outputs.push_back({&c, seed, false});
+  const auto run = kwb::runTorchReference(task, r, settings_);
+  QVERIFY2(run.ok, describe(run).c_str());
+  for (const std::uint64_t seed : {1, 2}) {
+    const auto want = kwb::test::linearOf(kwb::test::inputValues(task, "x", c, seed),
+                                          kwb::test::inputValues(task, "fc_weight", c, seed),
+                                          kwb::test::inputValues(task, "fc_bias", c, seed), 8, 64, 4);
+    const auto got = kwb::test::f32File(run.outputs.at(kwb::torchJobKey({&c, seed, false})).at("y"));
+    const auto problem = linearMismatch(got, want);
+    QVERIFY2(problem.empty(), ("seed " + std::to_string(seed) + ": " + problem).c_str());
+  }
+}
+
+// (b) Two tasks one weight apart (fc_weight's element (3, 0) zeroed in the second, every other
+// input the same bytes): the reference's output moves in column 3 by x[r][0] * W[3][0] (at least
+// 0.25, 2500 times the tolerance), and the candidate, given the weights as arguments, is correct
+// against both, so its output moved the same way. A reference and a candidate given weights one
+// element apart (the module's fc.weight from one tensor, the kernel's weight from another) fail.
+void TestGpuTorch::oneWeightMovesReferenceAndCandidate() {
+  const kwb::Task before = linearTask("linear-before", kRandomWeights);
+  const kwb::Task after = linearTask("linear-after", kOneWeightZeroed);
+  const auto &cb = before.configs.front();
+  const auto &ca = after.configs.front();
+  kwb::TorchRunRequest rb, ra;
+  for (const std::uint64_t seed : {1, 2}) {
+    rb.outputs.push_back({&cb, seed, false});
+    ra.outputs.push_back({&ca, seed, false});
+  }
+  const auto runBefore = kwb::runTorchReference(before, rb, settings_);
+  const auto runAfter = kwb::runTorchReference(after, ra, settings_);
+  QVERIFY2(runBefore.ok, describe(runBefore).c_str());
+  QVERIFY2(runAfter.ok, describe(runAfter).c_str());
+  for (const std::uint64_t seed : {1, 2}) {
+    const auto wb = kwb::test::inputValues(before, "fc_weight", cb, seed);
+    const auto wa = kwb::test::inputValues(after, "fc_weight", ca, seed);
+    const auto x = kwb::test::inputValues(before, "x", cb, seed);
+    QCOMPARE(x, kwb::test::inputValues(after, "x", ca, seed));
+    QCOMPARE(kwb::test::inputValues(before, "fc_bias", cb, seed), kwb::test::inputValues(after, "fc_bias", ca, seed));
+    std::vector<std::size_t> changed;
+    for (std::size_t i = 0; i < wb.size(); ++i)
+      if (wb[i] != wa[i]) changed.push_back(i);
+    QCOMPARE(changed, std::vector<std::size_t>{3 * 64});
+    QCOMPARE(wa[3 * 64], 0.0);
+    const auto yb = kwb::test::f32File(runBefore.outputs.at(kwb::torchJobKey({&cb, seed, false})).at("y"));
+    const auto ya = kwb::test::f32File(runAfter.outputs.at(kwb::torchJobKey({&ca, seed, false})).at("y"));
+    QCOMPARE(yb.size(), std::size_t(32));
+    QCOMPARE(ya.size(), std::size_t(32));
+    for (std::size_t r = 0; r < 8; ++r)
+      for (std::size_t c = 0; c < 4; ++c) {
+        const double moved = yb[r * 4 + c] - ya[r * 4 + c];
+        const double want = c == 3 ? x[r * 64] * wb[3 * 64] : 0.0;
+        QVERIFY2(std::abs(moved - want) <= 1e-5 * (1 + std::abs(yb[r * 4 + c])),
+                 ("seed " + std::to_string(seed) + " y[" + std::to_string(r) + "][" + std::to_string(c) + "] moved " +
+                  std::to_string(moved) + ", expected " + std::to_string(want)).c_str());
+        if (c == 3) QVERIFY(moved >= 0.25);
+      }
+  }
+
+  kwb::EvaluatorSettings settings;
+  settings.torch = settings_;
+  kwb::Evaluator evaluator(settings);
+  kwb::EvaluationOptions options;
+  options.configs = {"small"};
+  options.freshSeed = false;
+  const std::string candidate = kwb::test::kLinearKernel;
+  for (const kwb::Task *task : {&before, &after}) {
+    const auto result = evaluator.evaluate(*task, candidate, options);
+    QVERIFY2(result.outcome == kwb::Outcome::Correct,
+             (task->folder.filename().string() + ": " + result.message + "\n" + nlohmann::json(result).dump(1)).c_str());
+    QCOMPARE(result.reference, std::string("pytorch"));
+    QCOMPARE(result.configs.front().seeds.size(), std::size_t(2));
+  }
+
+  // The negative: the module loads constant weights, the kernel gets the same with element (3, 0)
+  // zeroed: w_kernel as its weight (forward takes it and ignores it), fc_weight last, ignored.
+  const kwb::Task apart = linearTask(
+      "linear-apart", "{ kind = \"constant\", value = 0.75 }",
+      "[tensors.w_kernel]\ndtype = \"f32\"\nshape = [\"n_out\", \"n_in\"]\nrole = \"in\"\n"
+      "init = { kind = \"constant\", value = 0.75, matrix = \"upper\", diagonal = -2 }\n\n",
+      "forward = [\"x\", \"w_kernel\"]\n",
+      "\"x\", \"w_kernel\", \"fc_bias\", \"y\", \"batch\", \"n_in\", \"n_out\", \"fc_weight\"",
+      kwb::test::fileVariant(kwb::test::outputDir() / "torch" / "linear-before" / "reference.py",
+                             "def forward(self, x):", "def forward(self, x, w_kernel):"));
+  std::string ignoring = candidate;
+  ignoring.replace(ignoring.find("long long n_out)"), 16, "long long n_out, const float *ignored)");
+  const auto result = evaluator.evaluate(apart, ignoring, options);
+  QVERIFY2(result.outcome == kwb::Outcome::Incorrect, (result.message + "\n" + nlohmann::json(result).dump(1)).c_str());
+  QCOMPARE(result.configs.front().reason, std::string("mismatch"));
+  for (const auto &seed : result.configs.front().seeds) QVERIFY(!seed.passed);
 }
 
 QTEST_GUILESS_MAIN(TestGpuTorch)

@@ -118,12 +118,14 @@ inline const char *const kLinearKernel =
     "  y[i] = acc + b[c];\n"
     "}\n";
 
+inline const char *const kLinearArgs = "\"x\", \"fc_weight\", \"fc_bias\", \"y\", \"batch\", \"n_in\", \"n_out\"";
+
 // The Linear task's manifest: sizes batch, n_in, n_out (one configuration "small": 8, 64, 4),
 // Model(n_in, n_out) per configuration, fc_weight and fc_bias as fc's state. `weightInit` is
-// fc_weight's generator (inline table); `kernelWeight` the tensor the candidate gets as its weight
-// (fc_weight, or one that `moreTensors` adds); `forward` the [reference] forward line, if any.
-inline std::string linearManifest(const std::string &weightInit, const std::string &kernelWeight = "fc_weight",
-                                  const std::string &moreTensors = {}, const std::string &forward = {}) {
+// fc_weight's generator (inline table); `moreTensors` more [tensors.X] tables; `forward` the
+// [reference] forward line, if any; `args` the candidate's launch arguments.
+inline std::string linearManifest(const std::string &weightInit, const std::string &moreTensors = {},
+                                  const std::string &forward = {}, const std::string &args = kLinearArgs) {
   return "name = \"linear\"\n"
          "description = \"y = x @ fc.weight^T + fc.bias, the weights as module state\"\n"
          "sizes = [\"batch\", \"n_in\", \"n_out\"]\n"
@@ -169,7 +171,7 @@ inline std::string linearManifest(const std::string &weightInit, const std::stri
          "kernel = \"linear\"\n"
          "grid = [\"(batch * n_out + 127) / 128\"]\n"
          "block = [128]\n"
-         "args = [\"x\", \"" + kernelWeight + "\", \"fc_bias\", \"y\", \"batch\", \"n_in\", \"n_out\"]\n"
+         "args = [" + args + "]\n"
          "\n"
          "[cost]\n"
          "flops = \"2 * batch * n_in * n_out\"\n"

@@ -264,15 +264,6 @@ const char *const kRandomWeights = "{ kind = \"uniform\", low = 0.5, high = 1.0 
 // element with c - r = -3.
 const char *const kOneWeightZeroed = "{ kind = \"uniform\", low = 0.5, high = 1.0, matrix = \"upper\", diagonal = -2 }";
 
-// The first element of `got` more than rtol 1e-5 + atol 1e-6 from `want`, in words; empty when none.
-std::string linearMismatch(const std::vector<double> &got, const std::vector<double> &want) {
-  if (got.size() != want.size()) return "sizes " + std::to_string(got.size()) + " and " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (std::abs(got[i] - want[i]) > 1e-6 + 1e-5 * std::abs(want[i]))
-      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " against " + std::to_string(want[i]);
-  return {};
-}
-
 }  // namespace
 
 // (a) fc.weight and fc.bias as state: the module's output for each seed is x @ W^T + b computed
@@ -290,7 +281,7 @@ void TestGpuTorch::linearStateGivesTheReferenceItsOutput() {
                                           kwb::test::inputValues(task, "fc_weight", c, seed),
                                           kwb::test::inputValues(task, "fc_bias", c, seed), 8, 64, 4);
     const auto got = kwb::test::f32File(run.outputs.at(kwb::torchJobKey({&c, seed, false})).at("y"));
-    const auto problem = linearMismatch(got, want);
+    const auto problem = kwb::test::valuesMismatch(got, want);
     QVERIFY2(problem.empty(), ("seed " + std::to_string(seed) + ": " + problem).c_str());
   }
 }
@@ -359,8 +350,8 @@ void TestGpuTorch::oneWeightMovesReferenceAndCandidate() {
   // zeroed: w_kernel as its weight (forward takes it and ignores it), fc_weight last, ignored.
   const kwb::Task apart = linearTask(
       "linear-apart", "{ kind = \"constant\", value = 0.75 }",
-      "[tensors.w_kernel]\ndtype = \"f32\"\nshape = [\"n_out\", \"n_in\"]\nrole = \"in\"\n"
-      "init = { kind = \"constant\", value = 0.75, matrix = \"upper\", diagonal = -2 }\n\n",
+      kwb::test::inputTable("w_kernel", "[\"n_out\", \"n_in\"]", "",
+                            "{ kind = \"constant\", value = 0.75, matrix = \"upper\", diagonal = -2 }"),
       "forward = [\"x\", \"w_kernel\"]\n",
       "\"x\", \"w_kernel\", \"fc_bias\", \"y\", \"batch\", \"n_in\", \"n_out\", \"fc_weight\"",
       kwb::test::fileVariant(kwb::test::outputDir() / "torch" / "linear-before" / "reference.py",

@@ -4,6 +4,7 @@
 // both the CPU tests (tests/unit/tst_torch_reference.cpp) and the GPU tests
 // (tests/gpu/tst_gpu_torch.cpp) check: y = x @ fc.weight^T + fc.bias, the weight and bias given
 // to the module as its state and to the candidate as arguments.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -76,6 +77,24 @@ inline std::vector<double> f32File(const std::filesystem::path &file) {
   std::vector<double> out;
   for (float f; in.read(reinterpret_cast<char *>(&f), sizeof f);) out.push_back(f);
   return out;
+}
+
+// The first element of `got` more than rtol 1e-5 + atol 1e-6 from `want`, in words; empty when
+// none.
+inline std::string valuesMismatch(const std::vector<double> &got, const std::vector<double> &want) {
+  if (got.size() != want.size()) return "sizes " + std::to_string(got.size()) + " and " + std::to_string(want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::abs(got[i] - want[i]) > 1e-6 + 1e-5 * std::abs(want[i]))
+      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " against " + std::to_string(want[i]);
+  return {};
+}
+
+// A manifest's [tensors.NAME] table of an f32 input: its shape (TOML array text), module state
+// key (none when empty) and generator (inline table).
+inline std::string inputTable(const std::string &name, const std::string &shape, const std::string &state,
+                              const std::string &init) {
+  return "[tensors." + name + "]\ndtype = \"f32\"\nshape = " + shape + "\nrole = \"in\"\n" +
+         (state.empty() ? std::string() : "state = \"" + state + "\"\n") + "init = " + init + "\n\n";
 }
 
 // y = x @ w^T + b over [batch, nIn] x [nOut, nIn] in double.

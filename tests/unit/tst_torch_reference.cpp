@@ -60,8 +60,7 @@ std::string smallManifest(const std::string &more, const std::string &reference 
   for (auto at = more.find("[tensors."); at != std::string::npos; at = more.find("[tensors.", at + 1))
     moreArgs += "\"" + more.substr(at + 9, more.find(']', at) - at - 9) + "\", ";
   return "name = \"small\"\ndescription = \"a small PyTorch-only task\"\nsizes = [\"b\", \"n\"]\nseeds = [1, 2, 3]\n\n" + configs +
-         "\n[tensors.x]\ndtype = \"f32\"\nshape = [\"b\", \"n\"]\nrole = \"in\"\n"
-         "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n" +
+         "\n" + kwb::test::inputTable("x", "[\"b\", \"n\"]", "", "{ kind = \"uniform\", low = -1.0, high = 1.0 }") +
          more +
          "[tensors.y]\ndtype = \"f32\"\nshape = [\"b\", \"n\"]\nrole = \"out\"\n"
          "tolerance = { rtol = 1e-5, atol = 1e-6 }\n\n"
@@ -337,24 +336,12 @@ std::vector<double> TestTorchReference::output(const kwb::TorchRun &run, const k
   return kwb::test::f32File(it->second.at(tensor));
 }
 
+using kwb::test::inputTable;
+
 #define REQUIRE_TORCH()                                   \
   do {                                                    \
     if (noTorch()) QSKIP(noTorchReason_.c_str());         \
   } while (false)
-
-namespace {
-
-// Every element of `got` within a relative 1e-5 (and 1e-6 absolute) of `want`; the first that is
-// not, in words.
-std::string mismatch(const std::vector<double> &got, const std::vector<double> &want) {
-  if (got.size() != want.size()) return "sizes " + std::to_string(got.size()) + " and " + std::to_string(want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (std::abs(got[i] - want[i]) > 1e-6 + 1e-5 * std::abs(want[i]))
-      return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " against " + std::to_string(want[i]);
-  return {};
-}
-
-}  // namespace
 
 // The Linear task: the module's output is x @ W^T + b of the very input bytes (its own random
 // init would give anything else), for each seed; Model(n_in, n_out) built once.
@@ -373,7 +360,7 @@ void TestTorchReference::stateReachesTheModule() {
     const auto want = kwb::test::linearOf(kwb::test::inputValues(task, "x", c, seed),
                                           kwb::test::inputValues(task, "fc_weight", c, seed),
                                           kwb::test::inputValues(task, "fc_bias", c, seed), 8, 64, 4);
-    const auto problem = mismatch(output(run, c, seed), want);
+    const auto problem = kwb::test::valuesMismatch(output(run, c, seed), want);
     QVERIFY2(problem.empty(), ("seed " + std::to_string(seed) + ": " + problem).c_str());
   }
   const std::string text = joined(lines);
@@ -399,7 +386,7 @@ void TestTorchReference::forwardTakesTensorsAndParamsInOrder() {
   const auto &c = task.configs.front();
   auto want = kwb::test::inputValues(task, "x", c, 1);
   for (auto &v : want) v = static_cast<float>(static_cast<float>(v) * 0.5f) + 3.0f;
-  const auto problem = mismatch(output(run, c, 1), want);
+  const auto problem = kwb::test::valuesMismatch(output(run, c, 1), want);
   QVERIFY2(problem.empty(), problem.c_str());
 }
 
@@ -409,10 +396,8 @@ void TestTorchReference::forwardTakesTensorsAndParamsInOrder() {
 void TestTorchReference::modelPerConfigurationAndCacheKeys() {
   REQUIRE_TORCH();
   const std::string weights =
-      "[tensors.w1]\ndtype = \"f32\"\nshape = [\"n\", \"n\"]\nrole = \"in\"\nstate = \"fc.weight\"\n"
-      "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n"
-      "[tensors.w2]\ndtype = \"f32\"\nshape = [\"n\", \"n\"]\nrole = \"in\"\nstate = \"fc2.weight\"\n"
-      "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n";
+      inputTable("w1", "[\"n\", \"n\"]", "fc.weight", "{ kind = \"uniform\", low = -1.0, high = 1.0 }") +
+      inputTable("w2", "[\"n\", \"n\"]", "fc2.weight", "{ kind = \"uniform\", low = -1.0, high = 1.0 }");
   const auto dir = kwb::test::writeTorchTask(
       dir_ / "per-config", smallManifest(weights, "init = [\"n\"]\n",
                                          "[[configs]]\nname = \"four\"\nb = 2\nn = 4\n\n"
@@ -438,7 +423,7 @@ void TestTorchReference::modelPerConfigurationAndCacheKeys() {
   auto check = [&](const kwb::TorchRun &run, const char *first, const char *second) {
     for (const auto &c : task.configs)
       for (const std::uint64_t seed : {1, 2}) {
-        const auto problem = mismatch(output(run, c, seed), expect(c, seed, first, second));
+        const auto problem = kwb::test::valuesMismatch(output(run, c, seed), expect(c, seed, first, second));
         if (!problem.empty()) return c.name + " seed " + std::to_string(seed) + ": " + problem;
       }
     return std::string();
@@ -539,10 +524,8 @@ void TestTorchReference::moduleKeepsItsMode() {
   evalModule.replace(evalModule.find("self.bn = nn.BatchNorm1d(3)\n"), 28,
                      "self.bn = nn.BatchNorm1d(3)\n        self.eval()\n");
   const std::string stats =
-      "[tensors.mean]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"bn.running_mean\"\n"
-      "init = { kind = \"constant\", value = 0.25 }\n\n"
-      "[tensors.var]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"bn.running_var\"\n"
-      "init = { kind = \"constant\", value = 4.0 }\n\n";
+      inputTable("mean", "[\"n\"]", "bn.running_mean", "{ kind = \"constant\", value = 0.25 }") +
+      inputTable("var", "[\"n\"]", "bn.running_var", "{ kind = \"constant\", value = 4.0 }");
   dir = kwb::test::writeTorchTask(dir_ / "eval", smallManifest(stats, "", configs), evalModule, {{"k.cu", kEmptyKernel}});
   task = kwb::loadTask(dir);
   lines.clear();
@@ -551,7 +534,7 @@ void TestTorchReference::moduleKeepsItsMode() {
   QVERIFY2(joined(lines).find("eval mode") != std::string::npos, joined(lines).c_str());
   auto want = kwb::test::inputValues(task, "x", task.configs.front(), 1);
   for (auto &v : want) v = (v - 0.25) / std::sqrt(4.0 + 1e-5);
-  const auto problem = mismatch(output(eval, task.configs.front(), 1), want);
+  const auto problem = kwb::test::valuesMismatch(output(eval, task.configs.front(), 1), want);
   QVERIFY2(problem.empty(), problem.c_str());
 }
 
@@ -561,10 +544,8 @@ void TestTorchReference::moduleKeepsItsMode() {
 void TestTorchReference::stateIsPutBackBeforeEveryForward() {
   REQUIRE_TORCH();
   const std::string state =
-      "[tensors.offset]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"offset\"\n"
-      "init = { kind = \"constant\", value = 2.0 }\n\n"
-      "[tensors.h0]\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\nstate = \"h0\"\n"
-      "init = { kind = \"uniform\", low = -1.0, high = 1.0 }\n\n";
+      inputTable("offset", "[\"n\"]", "offset", "{ kind = \"constant\", value = 2.0 }") +
+      inputTable("h0", "[\"n\"]", "h0", "{ kind = \"uniform\", low = -1.0, high = 1.0 }");
   const auto dir = kwb::test::writeTorchTask(
       dir_ / "reload", smallManifest(state, "init = [\"n\"]\n"),
       "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
@@ -590,7 +571,7 @@ void TestTorchReference::stateIsPutBackBeforeEveryForward() {
     std::vector<double> want(x.size());
     for (std::size_t i = 0; i < x.size(); ++i)
       want[i] = static_cast<float>(static_cast<float>(static_cast<float>(x[i] + 3.0f) + static_cast<float>(h0[i % 3] * 10.0f)) + 100.0f);
-    const auto problem = mismatch(output(run, c, seed), want);
+    const auto problem = kwb::test::valuesMismatch(output(run, c, seed), want);
     QVERIFY2(problem.empty(), ("seed " + std::to_string(seed) + ": " + problem).c_str());
   }
 }

@@ -38,7 +38,14 @@ std::string generatorLine(const Generator &g) {
     s += std::string("(") + params.first + " " + number(g.a) + ", " + params.second + " " + number(g.b) + ")";
   else
     s += "(" + number(g.a) + ")";
+  if (const std::string extras = generatorExtrasText(g); !extras.empty()) s += " " + extras;
   if (g.seedOffset) s += " seed+" + std::to_string(g.seedOffset);
+  return s;
+}
+
+std::string joined(const std::vector<std::string> &items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
   return s;
 }
 
@@ -71,6 +78,7 @@ std::string formatTask(const Task &task) {
       if (t.tolerance->exact) out << "  exact";
       else out << "  rtol " << number(t.tolerance->rtol) << " atol " << number(t.tolerance->atol);
     }
+    if (!t.state.empty()) out << "  module state " << t.state;
     out << "\n";
   }
   out << "\nConfigurations:\n";
@@ -91,7 +99,9 @@ std::string formatTask(const Task &task) {
     out << "\nReference:  " << task.reference.source.string() << "  " << launchLine(task.reference.launch) << "\n";
   if (!task.reference.python.empty())
     out << (task.reference.hasCuda() ? "PyTorch:    " : "\nReference:  ") << task.reference.python.string()
-        << " (a PyTorch module" << (task.reference.hasCuda() ? ", timed for the speedup over PyTorch" : "") << ")\n";
+        << " (a PyTorch module" << (task.reference.hasCuda() ? ", timed for the speedup over PyTorch" : "") << ")\n"
+        << "            " << (task.reference.init ? "Model(" + joined(*task.reference.init) + ")" : "Model(*get_init_inputs())")
+        << ", forward(" << joined(forwardArguments(task)) << ")\n";
   for (const auto &c : task.configs)
     if (c.launch) out << "  " << c.name << ": " << launchLine(*c.launch) << "\n";
   if (!task.params.empty()) {

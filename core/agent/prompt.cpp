@@ -47,7 +47,9 @@ std::string generatorText(const Generator &g) {
   out += "(";
   if (names.first) out += std::string(names.first) + " " + number(g.a);
   if (names.second) out += std::string(", ") + names.second + " " + number(g.b);
-  return out + ")";
+  out += ")";
+  if (const std::string extras = generatorExtrasText(g); !extras.empty()) out += " " + extras;
+  return out;
 }
 
 std::string roleText(TensorRole role) {
@@ -110,6 +112,7 @@ std::string taskSpec(const Task &task) {
   s << "Tensors:\n";
   for (const auto &t : task.tensors) {
     s << "- `" << t.name << "`: " << dtypeName(t.dtype) << " " << dimsText(t.shape) << ", " << roleText(t.role);
+    if (!t.state.empty()) s << "; a module weight (the PyTorch model's `" << t.state << "`)";
     if (t.init) {
       std::vector<std::string> gens{generatorText(*t.init)};
       for (const auto &g : t.moreInits) gens.push_back(generatorText(g));

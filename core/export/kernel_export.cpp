@@ -203,7 +203,8 @@ std::string describe(const Tensor &t) {
   std::vector<std::string> dims;
   for (const auto &d : t.shape) dims.push_back(d.text());
   const char *role = t.role == TensorRole::In ? "read" : t.role == TensorRole::Out ? "written" : "read and written";
-  return t.name + ": " + std::string(dtypeName(t.dtype)) + " [" + joined(dims, ", ") + "], " + role;
+  return t.name + ": " + std::string(dtypeName(t.dtype)) + " [" + joined(dims, ", ") + "], " + role +
+         (t.state.empty() ? "" : " (the PyTorch module's " + t.state + ")");
 }
 
 // The launcher's parameter list: every tensor (const for inputs), every size, the stream.
@@ -370,7 +371,29 @@ std::string referenceLaunchText(const ExportInput &in, const Layout &l) {
 }
 
 std::string generatorLiteral(const Generator &g) {
-  return "{" + checkKind(g.kind) + ", " + number(g.a) + ", " + number(g.b) + ", " + std::to_string(g.seedOffset) + "ULL}";
+  const char *matrix = "None";
+  switch (g.matrix) {
+    case Generator::Matrix::None: break;
+    case Generator::Matrix::Symmetric: matrix = "Symmetric"; break;
+    case Generator::Matrix::Upper: matrix = "Upper"; break;
+    case Generator::Matrix::Lower: matrix = "Lower"; break;
+  }
+  return "{" + checkKind(g.kind) + ", " + number(g.a) + ", " + number(g.b) + ", " + std::to_string(g.seedOffset) + "ULL, " +
+         number(g.scale) + ", " + number(g.shift) + ", kwb_check::Matrix::" + matrix + ", " + std::to_string(g.diagonal) +
+         "LL}";
+}
+
+// One of a tensor's dimensions for the test's configuration `c`, as a C++ expression over c's sizes.
+std::string dimensionForConfig(const Task &task, const Expression &dim, const Layout &l) {
+  const auto ids = dim.identifiers();
+  std::vector<std::string> params, args;
+  for (const auto &s : task.sizeNames)
+    if (std::find(ids.begin(), ids.end(), s) != ids.end()) {
+      params.push_back("long long " + s);
+      args.push_back("c." + s);
+    }
+  return "[](" + joined(params, ", ") + ") { using namespace ::" + l.ns + "::expr; return " + cppExpression(dim, l.tunables) +
+         "; }(" + joined(args, ", ") + ")";
 }
 
 std::string testText(const ExportInput &in, const Layout &l) {
@@ -427,8 +450,15 @@ std::string testText(const ExportInput &in, const Layout &l) {
     s += "  const std::size_t bytes_" + t.name + " = std::size_t(n_" + t.name + ") * kwb_check::sizeOf(" + checkDtype(t.dtype) + ");\n";
     s += "  kwb_check::DeviceBuffer " + t.name + "_cand(bytes_" + t.name + "), " + t.name + "_ref(bytes_" + t.name + ");\n";
     if (t.init) {
+      // A matrix structure needs the last two dimensions.
+      bool structured = t.init->matrix != Generator::Matrix::None;
+      for (const auto &g : t.moreInits) structured = structured || g.matrix != Generator::Matrix::None;
+      std::string matrix;
+      if (structured && t.shape.size() >= 2)
+        matrix = ", std::size_t(" + dimensionForConfig(task, t.shape[t.shape.size() - 2], l) + "), std::size_t(" +
+                 dimensionForConfig(task, t.shape.back(), l) + ")";
       s += "  {\n    const auto host = kwb_check::generate(" + checkDtype(t.dtype) + ", std::size_t(n_" + t.name + "), forSeed(k" +
-           t.name + "Generators, seed), seed, " + cString(t.name) + ");\n";
+           t.name + "Generators, seed), seed, " + cString(t.name) + matrix + ");\n";
       s += "    KWB_CHECK(cudaMemcpy(" + t.name + "_cand.p, host.data(), bytes_" + t.name + ", cudaMemcpyHostToDevice));\n";
       s += "    KWB_CHECK(cudaMemcpy(" + t.name + "_ref.p, host.data(), bytes_" + t.name + ", cudaMemcpyHostToDevice));\n  }\n";
     } else {

@@ -54,9 +54,11 @@ std::string cString(const std::string &text); // a C string literal
 std::string commented(const std::string &text, const std::string &prefix = "// ");
 std::string joined(const std::vector<std::string> &parts, const std::string &sep);
 std::vector<std::string> sizesOf(const Task &task, const Tensor &t);  // the sizes its shape names
-std::string describe(const Tensor &t);       // "x: f32 [rows, cols], read"
+std::string describe(const Tensor &t);       // "x: f32 [rows, cols], read"; "(the PyTorch module's fc.weight)" for state
 std::string provenanceComment(const ExportInput &in);
 std::string tunablesText(const std::map<std::string, std::int64_t> &tunables);
+// The kwb_check::Generator literal (templates/kwb_check.cuh) of a task's generator.
+std::string generatorLiteral(const Generator &g);
 
 // include/ID.h, src/ID_kernel.cu, src/ID.cu, test/reference_launch.cu.
 std::string headerText(const ExportInput &in, const Layout &l);

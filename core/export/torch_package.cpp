@@ -193,7 +193,8 @@ std::string pyGenerator(const Generator &g) {
     case Generator::Kind::Arange: kind = "arange"; break;
     case Generator::Kind::Constant: kind = "constant"; break;
   }
-  return "(" + cString(kind) + ", " + pyNumber(g.a) + ", " + pyNumber(g.b) + ")";
+  return "(" + cString(kind) + ", " + pyNumber(g.a) + ", " + pyNumber(g.b) + ", " + pyNumber(g.scale) + ", " + pyNumber(g.shift) +
+         ", " + cString(std::string(generatorMatrixName(g.matrix))) + ", " + std::to_string(g.diagonal) + ")";
 }
 
 std::string setupText(const ExportInput &in, const Layout &l) {
@@ -288,7 +289,7 @@ def load_extension():
 
 def generate(dtype, shape, generator, seed, offset):
     """An input tensor on the GPU from its generator (PyTorch's random numbers, not the workbench's bytes)."""
-    kind, a, b = generator
+    kind, a, b, scale, shift, matrix, diagonal = generator
     g = torch.Generator(device="cuda")
     g.manual_seed(seed * 1000003 + offset)
     n = 1
@@ -304,9 +305,19 @@ def generate(dtype, shape, generator, seed, offset):
         x = torch.arange(n, device="cuda", dtype=torch.float64) * b + a
     else:
         x = torch.full((n,), a, device="cuda", dtype=torch.float64)
+    if scale != 1.0 or shift != 0.0:
+        x = x.double() * scale + shift
     if not dtype.is_floating_point and dtype != torch.bool:
         x = x.floor()
-    return x.to(dtype).reshape(shape)
+    x = x.to(dtype).reshape(shape)
+    if matrix == "symmetric":  # the upper triangle mirrored below the diagonal
+        below = torch.ones(shape[-2], shape[-1], dtype=torch.bool, device="cuda").tril(-1)
+        x = torch.where(below, x.transpose(-2, -1), x)
+    elif matrix == "upper":
+        x = x.triu(diagonal)
+    elif matrix == "lower":
+        x = x.tril(diagonal)
+    return x
 
 
 def compare(got, want, tolerance):

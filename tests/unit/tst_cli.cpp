@@ -95,6 +95,70 @@ class TestCli : public QObject {
     QVERIFY(r.out.contains("sgemm_reference<<<(ceil_div(N, 16), ceil_div(M, 16)), (16, 16)>>>(A, B, C, M, N, K)"));
   }
 
+  // Issue 46: a PyTorch module's weight, forward's and Model's arguments, and a generator's scale,
+  // shift and structure, in kwb task show's text and JSON.
+  void taskShowModuleState() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::filesystem::path folder(dir.path().toStdString());
+    std::ofstream(folder / "ref.py") << "import torch\n";
+    std::ofstream(folder / "k.cu") << "extern \"C\" __global__ void k() {}\n";
+    std::ofstream(folder / "task.toml") << R"(name = "scaled-linear"
+description = "y = alpha * x W^T"
+sizes = ["n", "k"]
+[[configs]]
+name = "c"
+n = 4
+k = 8
+[params]
+alpha = 0.5
+[tensors.x]
+dtype = "f32"
+shape = ["n", "k"]
+role = "in"
+init = { kind = "randint", low = 0, high = 2, scale = 2.0, shift = -1.0 }
+[tensors.w]
+dtype = "f32"
+shape = ["k", "k"]
+role = "in"
+init = { kind = "normal", mean = 0.0, std = 1.0, matrix = "symmetric", seed_offset = 1 }
+state = "fc.weight"
+[tensors.y]
+dtype = "f32"
+shape = ["n", "k"]
+role = "out"
+tolerance = { rtol = 1e-5, atol = 1e-6 }
+[reference]
+python = "ref.py"
+init = ["k"]
+forward = ["x", "alpha"]
+[launch]
+kernel = "k"
+grid = ["n"]
+block = [32]
+args = ["x", "w", "y", "n", "k", "alpha"]
+[editor]
+starter = "k.cu"
+[cost]
+flops = "2 * n * k * k"
+bytes = "4 * n * k"
+)";
+    auto r = run(kwb_, {"task", "show", dir.path()});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.contains("x  f32[n, k]  in  init randint(low 0, high 2) scale 2, shift -1\n"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("w  f32[k, k]  in  init normal(mean 0, std 1) symmetric seed+1  module state fc.weight\n"),
+             qPrintable(r.out));
+    QVERIFY2(r.out.contains("Reference:  ref.py (a PyTorch module)\n            Model(k), forward(x, alpha)\n"), qPrintable(r.out));
+    r = run(kwb_, {"task", "show", "--json", dir.path()});
+    QCOMPARE(r.exitCode, 0);
+    const auto j = nlohmann::json::parse(r.out.toStdString());
+    QCOMPARE(j["tensors"][1]["state"].get<std::string>(), std::string("fc.weight"));
+    QCOMPARE(j["tensors"][1]["init"]["matrix"].get<std::string>(), std::string("symmetric"));
+    QCOMPARE(j["tensors"][0]["init"]["scale"].get<double>(), 2.0);
+    QCOMPARE(j["reference"]["forward"], nlohmann::json({"x", "alpha"}));
+    QCOMPARE(j["reference"]["init"], nlohmann::json({"k"}));
+  }
+
   void taskShowJson() {
     auto r = run(kwb_, {"task", "show", "--json", kernels + "/softmax/task.toml"});
     QCOMPARE(r.exitCode, 0);

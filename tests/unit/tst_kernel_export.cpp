@@ -22,6 +22,7 @@
 #include "core/eval/input_generator.h"
 #include "core/export/export_sources.h"
 #include "core/export/kernel_export.h"
+#include "core/export/package_parts.h"
 #include "core/export/report.h"
 #include "core/text/base64.h"
 #include "core/gpu/device_info.h"
@@ -111,7 +112,18 @@ class TestKernelExport : public QObject {
       const char *checkKind;
       std::uint64_t seed;
       const char *name;
+      std::vector<std::int64_t> shape = {};  // for a matrix structure: 4099 elements otherwise
     };
+    // Issue 46: scale and shift on every kind, and the matrix structures.
+    const auto with = [](Generator g, double scale, double shift, Generator::Matrix matrix = Generator::Matrix::None,
+                         std::int64_t diagonal = 0) {
+      g.scale = scale;
+      g.shift = shift;
+      g.matrix = matrix;
+      g.diagonal = diagonal;
+      return g;
+    };
+    using M = Generator::Matrix;
     const std::vector<Case> cases = {
         {DType::F32, "F32", {Generator::Kind::Normal, 0.0, 4.0, 0}, "Normal", 1, "x"},
         {DType::F32, "F32", {Generator::Kind::Uniform, -100.0, 100.0, 0}, "Uniform", 2, "x"},
@@ -131,17 +143,46 @@ class TestKernelExport : public QObject {
         {DType::I32, "I32", {Generator::Kind::Arange, -5.0, 1e6, 0}, "Arange", 1, "wide"},
         {DType::U8, "U8", {Generator::Kind::Arange, 250.0, 1.0, 0}, "Arange", 1, "wrap"},
         {DType::BF16, "BF16", {Generator::Kind::Uniform, 0.0, 1.0, 0}, "Uniform", 2, "near_high"},
+        {DType::F32, "F32", with({Generator::Kind::RandInt, 0.0, 2.0, 0}, 2, -1), "RandInt", 1, "sign"},
+        {DType::F16, "F16", with({Generator::Kind::Uniform, 0.0, 1.0, 0}, 2048, 0), "Uniform", 1, "wide"},
+        {DType::BF16, "BF16", with({Generator::Kind::Normal, 0.0, 1.0, 2}, 0.02, 0.5), "Normal", 3, "w"},
+        {DType::I32, "I32", with({Generator::Kind::RandInt, 0.0, 10.0, 0}, 3, -4), "RandInt", 2, "k"},
+        {DType::U8, "U8", with({Generator::Kind::Arange, 0.0, 1.0, 0}, -1, 300), "Arange", 1, "down"},
+        {DType::I64, "I64", with({Generator::Kind::Constant, 7.0, 0.0, 0}, -2, 1), "Constant", 1, "c"},
+        {DType::Bool, "Bool", with({Generator::Kind::RandInt, 0.0, 2.0, 0}, 1, -1), "RandInt", 1, "flip"},
+        {DType::F64, "F64", with({Generator::Kind::Arange, 0.5, 0.25, 0}, 0.1, 0.3), "Arange", 1, "ramp"},
+        {DType::F32, "F32", with({Generator::Kind::Normal, 0.0, 1.0, 0}, 1, 0, M::Symmetric), "Normal", 1, "A",
+         {3, 33, 33}},
+        {DType::F16, "F16", with({Generator::Kind::Uniform, -1.0, 1.0, 0}, 0.5, 0, M::Symmetric), "Uniform", 2, "S",
+         {64, 64}},
+        {DType::I32, "I32", with({Generator::Kind::RandInt, -9.0, 9.0, 0}, 1, 0, M::Symmetric), "RandInt", 1, "Si",
+         {2, 17, 17}},
+        {DType::F32, "F32", with({Generator::Kind::Uniform, 1.0, 2.0, 0}, 1, 0, M::Upper, 1), "Uniform", 1, "U",
+         {2, 30, 41}},
+        {DType::BF16, "BF16", with({Generator::Kind::Normal, 0.0, 1.0, 0}, 1, 0, M::Upper, -2), "Normal", 1, "U2",
+         {41, 30}},
+        {DType::I64, "I64", with({Generator::Kind::Arange, 1.0, 1.0, 0}, 1, 0, M::Lower, 0), "Arange", 1, "L",
+         {3, 20, 20}},
+        {DType::F64, "F64", with({Generator::Kind::Normal, 0.0, 1.0, 0}, 2, 1, M::Lower, 3), "Normal", 4, "L2",
+         {5, 7, 9}},
     };
     const std::size_t count = 4099;
+    const auto countOf = [&](const Case &c) {
+      std::size_t n = 1;
+      for (const auto d : c.shape) n *= std::size_t(d);
+      return c.shape.empty() ? count : n;
+    };
     std::string program = "#include \"kwb_check.cuh\"\nint main() {\n";
     for (const auto &c : cases) {
-      char line[512];
-      std::snprintf(line, sizeof line,
-                    "  { auto b = kwb_check::generate(kwb_check::DType::%s, %zu, {kwb_check::Kind::%s, %.17g, %.17g, %lluULL}, "
-                    "%lluULL, \"%s\"); for (unsigned char v : b) std::printf(\"%%02x\", v); std::printf(\"\\n\"); }\n",
-                    c.checkDtype, count, c.checkKind, c.g.a, c.g.b, static_cast<unsigned long long>(c.g.seedOffset),
-                    static_cast<unsigned long long>(c.seed), c.name);
-      program += line;
+      // The package's own literal (kernel_export's generatorLiteral), and the last two dimensions.
+      const std::string matrix = c.shape.size() < 2 ? std::string()
+                                                    : ", " + std::to_string(c.shape[c.shape.size() - 2]) + ", " +
+                                                          std::to_string(c.shape.back());
+      program += std::string("  { auto b = kwb_check::generate(kwb_check::DType::") + c.checkDtype + ", " +
+                 std::to_string(countOf(c)) + ", kwb_check::Generator" + parts::generatorLiteral(c.g) + ", " +
+                 std::to_string(c.seed) + "ULL, \"" + c.name + "\"" + matrix +
+                 "); for (unsigned char v : b) std::printf(\"%02x\", v); std::printf(\"\\n\"); }\n";
+      QVERIFY(parts::generatorLiteral(c.g).find(c.checkKind) != std::string::npos);
     }
     program += "  return 0;\n}\n";
     {
@@ -156,14 +197,15 @@ class TestKernelExport : public QObject {
     for (const auto &c : cases) {
       std::string hex;
       QVERIFY(std::getline(lines, hex));
-      const auto want = generateInput(c.dtype, count, c.g, c.seed, c.name, 1);
+      const auto want = c.shape.empty() ? generateInput(c.dtype, count, c.g, c.seed, c.name, 1)
+                                        : generateInput(c.dtype, c.shape, c.g, c.seed, c.name, 1);
       std::string wantHex;
       for (const auto b : want) {
         char two[3];
         std::snprintf(two, sizeof two, "%02x", static_cast<unsigned>(b));
         wantHex += two;
       }
-      QVERIFY2(hex == wantHex, (std::string(c.checkDtype) + " " + c.checkKind + " differs from the workbench's").c_str());
+      QVERIFY2(hex == wantHex, (std::string(c.checkDtype) + " " + c.checkKind + " " + c.name + " differs from the workbench's").c_str());
     }
   }
 
@@ -177,6 +219,9 @@ class TestKernelExport : public QObject {
     QTest::newRow("histogram (u8, i32 exact)") << "histogram" << "" << "";
     QTest::newRow("gemm-bf16 (bf16)") << "gemm-bf16" << "" << "";
     QTest::newRow("softmax host launcher") << "softmax" << QStringLiteral(KWB_SOURCE_DIR "/bench/candidates/softmax_launcher.cu") << "";
+    // Issue 46: generators with scale, shift and matrix structures (the test passes the last two
+    // dimensions, per configuration, to kwb_check::generate).
+    QTest::newRow("softmax structured inputs") << "softmax" << "" << "structured";
   }
 
   void packagesBuild() {
@@ -186,6 +231,15 @@ class TestKernelExport : public QObject {
     QTemporaryDir dir;
     const fs::path root = fs::path(dir.path().toStdString()) / "package";
     ExportInput in = inputOf(task.toStdString(), candidate.toStdString());
+    if (set == QStringLiteral("structured")) {
+      Tensor &x = in.task.tensors.at(0);
+      x.init->matrix = Generator::Matrix::Upper;
+      x.init->diagonal = -1;
+      x.init->scale = 0.5;
+      x.moreInits.at(0).shift = 3;
+      x.moreInits.at(0).matrix = Generator::Matrix::Lower;
+      set.clear();
+    }
     if (!set.isEmpty()) in.tunables[set.section(QLatin1Char('='), 0, 0).toStdString()] = set.section(QLatin1Char('='), 1).toLongLong();
     const auto out = exportCudaPackage(in, root);
     const std::string id = identifierOf(task.toStdString());
@@ -199,6 +253,17 @@ class TestKernelExport : public QObject {
       QVERIFY(header.find("Tunables baked into the kernel: BLOCK = 512.") != std::string::npos);
       QVERIFY(header.find("cudaError_t softmax(const float *x, float *y, long long rows, long long cols, cudaStream_t stream = nullptr);") !=
               std::string::npos);
+    }
+    if (in.task.tensors[0].init->matrix != Generator::Matrix::None) {
+      const std::string test = test::readFile(root / "test" / ("test_" + id + ".cu"));
+      QVERIFY2(test.find("{kwb_check::Kind::Normal, 0.0, 4.0, 0ULL, 0.5, 0.0, kwb_check::Matrix::Upper, -1LL}, "
+                         "{kwb_check::Kind::Uniform, -100.0, 100.0, 0ULL, 1.0, 3.0, kwb_check::Matrix::Lower, 0LL}") !=
+                   std::string::npos,
+               test.c_str());
+      QVERIFY2(test.find("seed, \"x\", std::size_t([](long long rows) { using namespace ::kwb_export::expr; return (rows); }(c.rows)), "
+                         "std::size_t([](long long cols) { using namespace ::kwb_export::expr; return (cols); }(c.cols)));") !=
+                   std::string::npos,
+               test.c_str());
     }
     const auto provenance = nlohmann::json::parse(test::readFile(root / "provenance.json"));
     QCOMPARE(provenance["task"].get<std::string>(), task.toStdString());
@@ -384,7 +449,22 @@ class TestKernelExport : public QObject {
     exportTorchPackage(inputOf("histogram"), root / "histogram");
     binding = test::readFile(root / "histogram" / "histogram_binding.cpp");
     QVERIFY(binding.find("torch::Tensor bins = torch::full(std::vector<int64_t>{(256LL)}, 0.0, kwb_options.dtype(at::kInt));") != std::string::npos);
-    for (const auto &pkg : {"softmax", "reduce", "transpose", "histogram"}) {
+    // Issue 46: generators' scale, shift and structure reach the test's TENSORS; a tensor that is
+    // module state says so in the README.
+    ExportInput structured = inputOf("softmax");
+    structured.task.tensors[0].init->scale = 0.5;
+    structured.task.tensors[0].init->matrix = Generator::Matrix::Upper;
+    structured.task.tensors[0].init->diagonal = -1;
+    structured.task.tensors[0].state = "fc.weight";
+    exportTorchPackage(structured, root / "structured");
+    const std::string structuredPy = test::readFile(root / "structured" / "test" / "test_softmax.py");
+    QVERIFY2(structuredPy.find("[(\"normal\", 0.0, 4.0, 0.5, 0.0, \"upper\", -1), (\"uniform\", -100.0, 100.0, 1.0, 0.0, \"none\", 0)]") !=
+                 std::string::npos,
+             structuredPy.c_str());
+    QVERIFY(structuredPy.find("x = x.triu(diagonal)") != std::string::npos);
+    const std::string readme = test::readFile(root / "structured" / "README.md");
+    QVERIFY2(readme.find("- argument `x: f32 [rows, cols], read (the PyTorch module's fc.weight)`") != std::string::npos, readme.c_str());
+    for (const auto &pkg : {"softmax", "reduce", "transpose", "histogram", "structured"}) {
       for (const auto &entry : fs::recursive_directory_iterator(root / pkg)) {
         if (entry.path().extension() != ".py") continue;
         const Run compiled = run(QStringLiteral("python3"), {QStringLiteral("-m"), QStringLiteral("py_compile"), QString::fromStdString(entry.path().string())});

@@ -42,6 +42,52 @@ class TestPrompt : public QObject {
              histogram.c_str());
   }
 
+  // Issue 46: a tensor that is a PyTorch module's weight says so; scale, shift and structure of
+  // a generator are in its values.
+  void moduleWeightsAndGeneratorExtras() {
+    const std::string manifest = R"(name = "linear"
+description = "y = x W^T"
+sizes = ["n", "k"]
+[[configs]]
+name = "c"
+n = 4
+k = 4
+[tensors.x]
+dtype = "f32"
+shape = ["n", "k"]
+role = "in"
+init = { kind = "randint", low = 0, high = 2, scale = 2.0, shift = -1.0 }
+[tensors.w]
+dtype = "f32"
+shape = ["k", "k"]
+role = "in"
+init = { kind = "uniform", low = -0.5, high = 0.5, matrix = "upper", diagonal = 1 }
+state = "fc.weight"
+[tensors.y]
+dtype = "f32"
+shape = ["n", "k"]
+role = "out"
+tolerance = { rtol = 1e-5, atol = 1e-6 }
+[reference]
+python = "ref.py"
+[launch]
+kernel = "k"
+grid = ["n"]
+block = [32]
+args = ["x", "w", "y", "n", "k"]
+[editor]
+starter = "k.cu"
+[cost]
+flops = "2 * n * k * k"
+bytes = "4 * n * k"
+)";
+    const auto spec = kwb::agent::taskSpec(kwb::parseManifest(manifest, "task.toml", {}));
+    QVERIFY2(has(spec, "- `x`: f32 [n, k], input; values randint(low 0, high 2) scale 2, shift -1\n"), spec.c_str());
+    QVERIFY2(has(spec, "- `w`: f32 [k, k], input; a module weight (the PyTorch model's `fc.weight`); values "
+                       "uniform(low -0.5, high 0.5) upper (diagonal 1)\n"),
+             spec.c_str());
+  }
+
   void templatesFillTheirPlaceholders() {
     const std::map<std::string, std::string> v{{"task", "TASK"}, {"feedback", "FB"}};
     QCOMPARE(renderTemplate("A {{task}} B {{ feedback }}.\n", v, "t.md"), std::string("A TASK B FB.\n"));

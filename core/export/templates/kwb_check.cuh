@@ -46,11 +46,17 @@ inline std::size_t sizeOf(DType d) {
 inline bool isFloating(DType d) { return d == DType::F64 || d == DType::F32 || d == DType::F16 || d == DType::BF16; }
 
 enum class Kind { Uniform, Normal, RandInt, Arange, Constant };
+// A structure over the last two dimensions: symmetric (element (r, c), r > c, is (c, r)), upper
+// (elements with c - r < diagonal are 0: torch.triu), lower (c - r > diagonal are 0: torch.tril).
+enum class Matrix { None, Symmetric, Upper, Lower };
 
 struct Generator {
   Kind kind = Kind::Uniform;
   double a = 0, b = 1;  // uniform low/high, normal mean/std, randint low/high, arange start/step, constant value
   std::uint64_t seedOffset = 0;
+  double scale = 1, shift = 0;  // every draw x becomes x * scale + shift
+  Matrix matrix = Matrix::None;
+  long long diagonal = 0;
 };
 
 struct Tolerance {
@@ -192,45 +198,71 @@ inline std::int64_t ceilToInt64(double x) {
 
 inline bool isWholeInt64(double x) { return std::isfinite(x) && std::floor(x) == x && x >= -0x1p63 && x < 0x1p63; }
 
-// Fills `count` elements of dtype d from the generator, for `seed` and the tensor's name.
+// Stores element `index`'s own value at slot j of p.
+inline void storeElement(unsigned char *p, DType d, std::size_t j, const Generator &g, Key key, std::uint64_t index) {
+  // Scale and shift where they change the draw; only without them do the stored-value rules apply.
+  const bool transforms = g.scale != 1.0 || g.shift != 0.0;
+  const auto real = [&](double x) { store(p, d, j, transforms ? x * g.scale + g.shift : x); };
+  const auto integer = [&](Int128 k) {
+    if (transforms) store(p, d, j, double(k) * g.scale + g.shift);
+    else storeInteger(p, d, j, k);
+  };
+  std::uint32_t w[4] = {std::uint32_t(index), std::uint32_t(index >> 32), 0, 0};
+  switch (g.kind) {
+    case Kind::Uniform: {
+      philox(w, key);
+      double x = g.a + (g.b - g.a) * unit(w[0], w[1]);
+      if (x >= g.b) x = std::nextafter(g.b, -INFINITY);
+      real(x);
+      if (!transforms) keepBelow(p, d, j, g.b);
+      break;
+    }
+    case Kind::Normal: {
+      philox(w, key);
+      const double u1 = 1.0 - unit(w[0], w[1]), u2 = unit(w[2], w[3]);
+      real(g.a + g.b * (std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2)));
+      break;
+    }
+    case Kind::RandInt: {
+      philox(w, key);
+      const std::int64_t low = ceilToInt64(g.a), high = ceilToInt64(g.b);
+      const std::uint64_t n = high > low ? std::uint64_t(high) - std::uint64_t(low) : 0;
+      integer(n ? Int128(low) + Int128(scaled(w, n)) : Int128(low));
+      if (!transforms) keepBelow(p, d, j, double(high));
+      break;
+    }
+    case Kind::Arange: {
+      if (!isFloating(d) && isWholeInt64(g.a) && isWholeInt64(g.b))
+        integer(Int128(std::int64_t(g.a)) + Int128(index) * Int128(std::int64_t(g.b)));
+      else
+        real(g.a + double(index) * g.b);
+      break;
+    }
+    case Kind::Constant: real(g.a); break;
+  }
+}
+
+// Fills `count` elements of dtype d from the generator, for `seed` and the tensor's name; `rows`
+// and `cols`, the tensor's last two dimensions, for a generator with a matrix structure.
 inline std::vector<unsigned char> generate(DType d, std::size_t count, const Generator &g, std::uint64_t seed,
-                                           const char *name) {
+                                           const char *name, std::size_t rows = 0, std::size_t cols = 0) {
   std::vector<unsigned char> out(count * sizeOf(d));
   unsigned char *p = out.data();
   const Key key = keyOf(seed, g.seedOffset, name);
+  for (std::size_t i = 0; i < count; ++i) storeElement(p, d, i, g, key, i);
+  if (g.matrix == Matrix::None || count == 0) return out;
+  if (rows == 0 || cols == 0 || count % (rows * cols) != 0 || (g.matrix == Matrix::Symmetric && rows != cols)) {
+    std::fprintf(stderr, "%s: %zu elements are not whole %zu x %zu matrices for its generator's structure\n", name, count,
+                 rows, cols);
+    std::exit(2);
+  }
   for (std::size_t i = 0; i < count; ++i) {
-    std::uint32_t w[4] = {std::uint32_t(i), std::uint32_t(std::uint64_t(i) >> 32), 0, 0};
-    switch (g.kind) {
-      case Kind::Uniform: {
-        philox(w, key);
-        double x = g.a + (g.b - g.a) * unit(w[0], w[1]);
-        if (x >= g.b) x = std::nextafter(g.b, -INFINITY);
-        store(p, d, i, x);
-        keepBelow(p, d, i, g.b);
-        break;
-      }
-      case Kind::Normal: {
-        philox(w, key);
-        const double u1 = 1.0 - unit(w[0], w[1]), u2 = unit(w[2], w[3]);
-        store(p, d, i, g.a + g.b * (std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2)));
-        break;
-      }
-      case Kind::RandInt: {
-        philox(w, key);
-        const std::int64_t low = ceilToInt64(g.a), high = ceilToInt64(g.b);
-        const std::uint64_t n = high > low ? std::uint64_t(high) - std::uint64_t(low) : 0;
-        storeInteger(p, d, i, n ? Int128(low) + Int128(scaled(w, n)) : Int128(low));
-        keepBelow(p, d, i, double(high));
-        break;
-      }
-      case Kind::Arange: {
-        if (!isFloating(d) && isWholeInt64(g.a) && isWholeInt64(g.b))
-          storeInteger(p, d, i, Int128(std::int64_t(g.a)) + Int128(std::uint64_t(i)) * Int128(std::int64_t(g.b)));
-        else
-          store(p, d, i, g.a + double(i) * g.b);
-        break;
-      }
-      case Kind::Constant: store(p, d, i, g.a); break;
+    const std::size_t within = i % (rows * cols), r = within / cols, c = within % cols;
+    if (g.matrix == Matrix::Symmetric) {
+      if (r > c) storeElement(p, d, i, g, key, i - within + c * cols + r);  // the mirror (c, r)
+    } else {
+      const long long offset = static_cast<long long>(c) - static_cast<long long>(r);
+      if (g.matrix == Matrix::Upper ? offset < g.diagonal : offset > g.diagonal) store(p, d, i, 0.0);
     }
   }
   return out;

@@ -187,6 +187,16 @@ static unsigned int kwb_blocks(long long n) {
   return static_cast<unsigned int>(b);
 }
 """.replace("THREADS", str(THREADS)),
+    "unravel": r"""
+// Splits the flat index i of a [planes, od, oh, ow] tensor: sets oz, oy, ox, returns the plane.
+__device__ __forceinline__ long long kwb_unravel(long long i, long long od, long long oh, long long ow,
+                                                 long long &oz, long long &oy, long long &ox) {
+  ox = i % ow;
+  oy = (i / ow) % oh;
+  oz = (i / (ow * oh)) % od;
+  return i / (ow * oh * od);
+}
+""",
     "broadcast": r"""
 // Index arithmetic of a broadcast elementwise operation: the output's sizes and, for each
 // operand, its stride along every output dimension (0 where the operand is broadcast).
@@ -305,8 +315,8 @@ __global__ void kwb_conv(const float *x, const float *w, const float *b, float *
   long long n = nb * cout * od * oh * ow;
   long long cin_g = cin / groups, cout_g = cout / groups;
   GRID_STRIDE {
-    long long ox = i % ow, oy = (i / ow) % oh, oz = (i / (ow * oh)) % od;
-    long long co = (i / (ow * oh * od)) % cout, nn = i / (ow * oh * od * cout);
+    long long oz, oy, ox, plane = kwb_unravel(i, od, oh, ow, oz, oy, ox);
+    long long co = plane % cout, nn = plane / cout;
     long long g = co / cout_g;
     float acc = 0.0f;
     for (long long ci = 0; ci < cin_g; ++ci) {
@@ -343,8 +353,8 @@ __global__ void kwb_conv_transpose(const float *x, const float *w, const float *
   long long n = nb * cout * od * oh * ow;
   long long cin_g = cin / groups, cout_g = cout / groups;
   GRID_STRIDE {
-    long long ox = i % ow, oy = (i / ow) % oh, oz = (i / (ow * oh)) % od;
-    long long co = (i / (ow * oh * od)) % cout, nn = i / (ow * oh * od * cout);
+    long long oz, oy, ox, plane = kwb_unravel(i, od, oh, ow, oz, oy, ox);
+    long long co = plane % cout, nn = plane / cout;
     long long g = co / cout_g, cg = co % cout_g;
     float acc = 0.0f;
     for (long long ci = 0; ci < cin_g; ++ci) {
@@ -457,7 +467,7 @@ __global__ void kwb_max_pool(const float *x, float *y, long long planes, long lo
                              int sd, int sh, int sw, int pd, int ph, int pw, int dd, int dh, int dw) {
   long long n = planes * od * oh * ow;
   GRID_STRIDE {
-    long long ox = i % ow, oy = (i / ow) % oh, oz = (i / (ow * oh)) % od, pl = i / (ow * oh * od);
+    long long oz, oy, ox, pl = kwb_unravel(i, od, oh, ow, oz, oy, ox);
     const float *xp = x + pl * id * ih * iw;
     float m = -INFINITY;
     for (int a = 0; a < kd; ++a) {
@@ -486,7 +496,7 @@ __global__ void kwb_avg_pool(const float *x, float *y, long long planes, long lo
                              int sd, int sh, int sw, int pd, int ph, int pw, int count_include_pad, int divisor) {
   long long n = planes * od * oh * ow;
   GRID_STRIDE {
-    long long ox = i % ow, oy = (i / ow) % oh, oz = (i / (ow * oh)) % od, pl = i / (ow * oh * od);
+    long long oz, oy, ox, pl = kwb_unravel(i, od, oh, ow, oz, oy, ox);
     const float *xp = x + pl * id * ih * iw;
     long long z0 = oz * sd - pd, y0 = oy * sh - ph, x0 = ox * sw - pw;
     long long z1 = z0 + kd < id + pd ? z0 + kd : id + pd;
@@ -510,7 +520,7 @@ __global__ void kwb_adaptive_pool(const float *x, float *y, long long planes, lo
                                   long long od, long long oh, long long ow, int is_max) {
   long long n = planes * od * oh * ow;
   GRID_STRIDE {
-    long long ox = i % ow, oy = (i / ow) % oh, oz = (i / (ow * oh)) % od, pl = i / (ow * oh * od);
+    long long oz, oy, ox, pl = kwb_unravel(i, od, oh, ow, oz, oy, ox);
     const float *xp = x + pl * id * ih * iw;
     long long z0 = oz * id / od, z1 = ((oz + 1) * id + od - 1) / od;
     long long y0 = oy * ih / oh, y1 = ((oy + 1) * ih + oh - 1) / oh;
@@ -536,7 +546,7 @@ static long long kwb_pool_ceil(long long i, long long num, long long s, long lon
   return o;
 }
 """
-LIBRARY_ORDER = ["helpers", "pool_ceil", "broadcast", "permute", "copy", "linear", "matmul", "conv", "conv_transpose",
+LIBRARY_ORDER = ["helpers", "unravel", "pool_ceil", "broadcast", "permute", "copy", "linear", "matmul", "conv", "conv_transpose",
                  "moments", "reduce", "softmax", "pool"]
 
 
@@ -1356,7 +1366,7 @@ class Interp(Gen):
         cout = self.dim("%s * %d" % (w.shape[1].c, groups), w.shape[1].v * groups) if transpose and groups != 1 else \
             (w.shape[1] if transpose else w.shape[0])
         out = self.new_tensor([x.shape[0], cout] + out_sp)
-        self.library.add("conv_transpose" if transpose else "conv")
+        self.library.update(["conv_transpose" if transpose else "conv", "unravel"])
         i3, o3 = pad3(sp, lit(1)), pad3(out_sp, lit(1))
         g = lit(groups)
         if groups != 1 and not transpose and not (x.shape[1].is_lit() and w.shape[1].is_lit()):
@@ -1505,7 +1515,7 @@ class Interp(Gen):
         planes = self.mul(x.shape[:len(x.shape) - nsp])
         osp = [self.pool_out(sp[i], k[i], s[i], p[i], d[i], ceil_mode, label) for i in range(nsp)]
         out = self.new_tensor(x.shape[:len(x.shape) - nsp] + osp)
-        self.library.add("pool")
+        self.library.update(["pool", "unravel"])
         i3, o3 = pad3(sp, lit(1)), pad3(osp, lit(1))
         args = [self.ref(x), self.ref(out), planes.c] + [e.c for e in i3] + [e.c for e in o3]
         consts = pad3(k, 1) + pad3(s, 1) + pad3(p, 0)
@@ -1527,7 +1537,7 @@ class Interp(Gen):
         osp = [sp[i] if sizes[i] is None else self.as_dim(sizes[i], "output_size") for i in range(nsp)]
         planes = self.mul(x.shape[:len(x.shape) - nsp])
         out = self.new_tensor(x.shape[:len(x.shape) - nsp] + osp)
-        self.library.add("pool")
+        self.library.update(["pool", "unravel"])
         i3, o3 = pad3(sp, lit(1)), pad3(osp, lit(1))
         self.launch("kwb_adaptive_pool", out.buf.numel, [self.ref(x), self.ref(out), planes.c] + [e.c for e in i3] +
                     [e.c for e in o3] + ["1" if kind == "max" else "0"])

@@ -48,8 +48,9 @@
 # finds, at the problem's sizes and every configuration's; every state tensor and output has the
 # shape kernel_args declares; a random node (Dropout with p > 0 in training mode) refuses.
 #
-# Numerics: float (f32) arithmetic like PyTorch's, no TF32. Matmul and convolution accumulate in
-# float in index order; reductions over a dimension (sum, mean, logsumexp, softmax's sum, the
+# Numerics: float (f32) arithmetic like PyTorch's, no TF32. Convolution accumulates in float in
+# index order, linear/matmul in float blocks of 256 terms (a dot product of 2^20 terms stays within
+# 1e-4); reductions over a dimension (sum, mean, logsumexp, softmax's sum, the
 # norms' statistics) accumulate in double, since they may run over millions of terms (a
 # BatchNorm's batch statistics). BatchNorm follows the module's mode as constructed (training:
 # batch statistics, biased variance; the running statistics are not updated).

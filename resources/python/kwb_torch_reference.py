@@ -24,13 +24,16 @@ SPEC.json
                                          for tests of this helper only (no timings)
      "seed": 0,                          torch.manual_seed before building (default 0)
      "forward": [ARG...] | null,         forward's arguments in order (below)
+     "constants": {"NAME": value} | null, top-level names of the module file set to
+                                         these values (below)
      "jobs": [{"id": "small/seed 1",
                "init": [...],            optional: Model(*init) for this job (overrides
                                          the top level's)
+               "constants": {...},       optional: overrides the top level's
                "repeat_check": false,    optional: run forward twice (below)
                "inputs":  [TENSOR...],   roles "in" | "inout"
                "outputs": [TENSOR...]}], roles "out" | "inout"
-     "timings": [{"id": "small", "init": [...], "inputs": [TENSOR...], "outputs": ignored,
+     "timings": [{"id": "small", "init": [...], "constants": {...}, "inputs": [TENSOR...], "outputs": ignored,
                   "modes": ["eager", "compile"], "cap_ms": 3000,
                   "min_samples": 10, "max_samples": 1000,
                   "target_spread": 0.01, "warmup_ms": 50}]}   (numbers optional)
@@ -47,8 +50,13 @@ SPEC.json
     Without "forward": every input without "state", in order. With it, every
     input without "state" must be one of its arguments.
 
-Model. Built once per distinct argument list (a job's or timing's "init",
-else the top level's), after torch.manual_seed(seed), and moved to the
+Model. The module file is executed once per distinct "constants" (a job's
+or timing's, else the top level's): with some, through kwb_problem_module.py's
+load_problem (each NAME set to its value right after every top-level
+assignment to it, so what the file derives from it follows: a shape tuple,
+get_init_inputs()' arguments). Model is built once per module and distinct
+argument list (a job's or timing's "init", else the top level's, else that
+module's get_init_inputs()), after torch.manual_seed(seed), and moved to the
 device. It stays in the mode its constructor left it (nn.Module starts in
 training mode, as KernelBench evaluates it): no eval() is called, so
 BatchNorm uses batch statistics and Dropout is active unless the module
@@ -329,6 +337,21 @@ def check_init(obj, where):
     return init
 
 
+def check_constants(obj, where):
+    """{"NAME": value} for kwb_problem_module.load_problem, or None (absent or null)."""
+    constants = obj.get("constants")
+    if constants is None:
+        return None
+    if not isinstance(constants, dict):
+        bad(f"{where}.constants", "must be an object of top-level names and values, or null")
+    for name, value in constants.items():
+        if not name.isidentifier():
+            bad(f"{where}.constants", f"{name!r} is not a Python name")
+        if isinstance(value, dict):
+            bad(f"{where}.constants.{name}", "must be a number, string, boolean, null or list")
+    return constants
+
+
 def check_forward(spec):
     """forward's arguments: [("tensor", name) | ("value", name, number)], or None."""
     entries = spec.get("forward")
@@ -383,7 +406,7 @@ def check_job(entry, where, forward):
     job = {"id": _str(entry, "id", where),
            "inputs": check_tensors(entry, "inputs", where, ("in", "inout"), True),
            "outputs": check_tensors(entry, "outputs", where, ("out", "inout"), True),
-           "init": check_init(entry, where)}
+           "init": check_init(entry, where), "constants": check_constants(entry, where)}
     repeat = entry.get("repeat_check", False)
     if not isinstance(repeat, bool):
         bad(f"{where}.repeat_check", "not true or false")
@@ -397,7 +420,7 @@ def check_timing(entry, where, forward):
     _dict(entry, where)
     t = {"id": _str(entry, "id", where),
          "inputs": check_tensors(entry, "inputs", where, ("in", "inout"), True),
-         "init": check_init(entry, where)}
+         "init": check_init(entry, where), "constants": check_constants(entry, where)}
     check_arguments(t, forward, where)
     modes = _list(entry, "modes", where)
     if not modes or any(m not in MODES for m in modes) or len(set(modes)) != len(modes):
@@ -416,6 +439,7 @@ def check_spec(spec):
     _dict(spec, "(top level)")
     out = {"module": os.path.abspath(_str(spec, "module", "spec"))}
     out["init"] = check_init(spec, "spec")
+    out["constants"] = check_constants(spec, "spec")
     out["device"] = "cpu" if spec.get("device") == "cpu" else _int(spec, "device", "spec", 0)
     out["seed"] = _int(spec, "seed", "spec", 0)
     out["forward"] = check_forward(spec)
@@ -538,13 +562,32 @@ def probe():
         return 2
 
 
-def load_module(path):
-    sys.path.insert(0, os.path.dirname(path))
-    loader = importlib.machinery.SourceFileLoader(MODULE_NAME, path)
-    spec = importlib.util.spec_from_loader(MODULE_NAME, loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module
+def problem_loader():
+    """kwb_problem_module.load_problem, from the file beside this one (not
+    whatever of that name the module's folder holds)."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kwb_problem_module.py")
     try:
+        spec = importlib.util.spec_from_file_location("kwb_problem_module", here)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.load_problem
+    except Exception as e:
+        raise Failure("internal", f"the workbench's {here} could not be loaded: {describe(e)}", exc=e)
+
+
+def load_module(path, constants=None):
+    """The module file executed; with `constants`, by kwb_problem_module.load_problem: each
+    top-level name set to its value after every assignment to it (see that file)."""
+    load_problem = problem_loader() if constants else None
+    if os.path.dirname(path) not in sys.path:
+        sys.path.insert(0, os.path.dirname(path))
+    try:
+        if constants:
+            return load_problem(path, constants, MODULE_NAME)
+        loader = importlib.machinery.SourceFileLoader(MODULE_NAME, path)
+        spec = importlib.util.spec_from_loader(MODULE_NAME, loader)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[MODULE_NAME] = module
         loader.exec_module(module)
     except SyntaxError as e:
         raise Failure("module-load", f"syntax error in {e.filename}: {e.msg}",
@@ -609,26 +652,42 @@ class Built:
 
 
 class Models:
-    """Model built once per distinct argument list: an entry's "init", else the
-    spec's, else get_init_inputs() (called once)."""
+    """The module file loaded once per distinct "constants" (an entry's, else the
+    spec's), and Model built once per module and distinct argument list: an
+    entry's "init", else the spec's, else that module's get_init_inputs()
+    (called once)."""
 
-    def __init__(self, torch, module, spec, device):
-        self.torch, self.module, self.spec, self.device = torch, module, spec, device
+    def __init__(self, torch, spec, device):
+        self.torch, self.spec, self.device = torch, spec, device
+        self.modules = {}  # constants key -> [module, get_init_inputs() or None, label]
         self.built = {}
-        self.default_args = None
+
+    def module(self, constants):
+        key = json.dumps(constants or {}, sort_keys=True)
+        if key not in self.modules:
+            path = self.spec["module"]
+            where = ", ".join(f"{k} = {v!r}" for k, v in sorted((constants or {}).items()))[:200]
+            module, seconds = timed(f"loading {os.path.basename(path)}" + (f" with {where}" if where else ""),
+                                    lambda: load_module(path, constants))
+            progress(f"module loaded ({seconds:.1f} s)")
+            self.modules[key] = [module, None, f" [{where}]" if where else ""]
+        return key, self.modules[key]
 
     def get(self, entry):
+        constants = entry["constants"] if entry["constants"] is not None else self.spec["constants"]
+        module_key, slot = self.module(constants)
+        module = slot[0]
         init = entry["init"] if entry["init"] is not None else self.spec["init"]
         if init is None:
-            if self.default_args is None:
-                self.default_args = init_arguments(self.module, None, self.spec["module"])
-            key, args = "get_init_inputs", self.default_args
+            if slot[1] is None:
+                slot[1] = init_arguments(module, None, self.spec["module"])
+            key, args = (module_key, "get_init_inputs"), slot[1]
         else:
-            key, args = json.dumps(init), init
+            key, args = (module_key, json.dumps(init)), init
         if key not in self.built:
-            label = "Model(" + ", ".join(repr(a) for a in args)[:200] + ")"
+            label = "Model(" + ", ".join(repr(a) for a in args)[:200] + ")" + slot[2]
             model, seconds = timed(f"building {label}", lambda: build_model(
-                self.torch, self.module, self.spec["module"], self.spec["seed"], args, self.device))
+                self.torch, module, self.spec["module"], self.spec["seed"], args, self.device))
             mode = "training" if model.training else "eval"
             progress(f"{label} built ({seconds:.1f} s, {mode} mode)")
             self.built[key] = Built(model, label)
@@ -1207,9 +1266,8 @@ def run(spec_arg):
     progress(f"torch {torch.__version__} loaded ({seconds:.1f} s)")
     device = select_device(torch, spec["device"])
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    module, seconds = timed(f"loading {os.path.basename(spec['module'])}", lambda: load_module(spec["module"]))
-    progress(f"module loaded ({seconds:.1f} s)")
-    models = Models(torch, module, spec, device)
+    models = Models(torch, spec, device)
+    models.module(spec["constants"])  # a module that does not load fails before any job
     forward = spec["forward"]
     jobs = [run_job(torch, models, job, forward, device, spec["module"]) for job in spec["jobs"]]
     timings = []

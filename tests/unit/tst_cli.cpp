@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "helpers/loopback_http_server.h"
+#include "helpers/module_state_task.h"
 
 namespace {
 
@@ -103,46 +104,7 @@ class TestCli : public QObject {
     const std::filesystem::path folder(dir.path().toStdString());
     std::ofstream(folder / "ref.py") << "import torch\n";
     std::ofstream(folder / "k.cu") << "extern \"C\" __global__ void k() {}\n";
-    std::ofstream(folder / "task.toml") << R"(name = "scaled-linear"
-description = "y = alpha * x W^T"
-sizes = ["n", "k"]
-[[configs]]
-name = "c"
-n = 4
-k = 8
-[params]
-alpha = 0.5
-[tensors.x]
-dtype = "f32"
-shape = ["n", "k"]
-role = "in"
-init = { kind = "randint", low = 0, high = 2, scale = 2.0, shift = -1.0 }
-[tensors.w]
-dtype = "f32"
-shape = ["k", "k"]
-role = "in"
-init = { kind = "normal", mean = 0.0, std = 1.0, matrix = "symmetric", seed_offset = 1 }
-state = "fc.weight"
-[tensors.y]
-dtype = "f32"
-shape = ["n", "k"]
-role = "out"
-tolerance = { rtol = 1e-5, atol = 1e-6 }
-[reference]
-python = "ref.py"
-init = ["k"]
-forward = ["x", "alpha"]
-[launch]
-kernel = "k"
-grid = ["n"]
-block = [32]
-args = ["x", "w", "y", "n", "k", "alpha"]
-[editor]
-starter = "k.cu"
-[cost]
-flops = "2 * n * k * k"
-bytes = "4 * n * k"
-)";
+    std::ofstream(folder / "task.toml") << kwb::test::kModuleStateManifest;
     auto r = run(kwb_, {"task", "show", dir.path()});
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("x  f32[n, k]  in  init randint(low 0, high 2) scale 2, shift -1\n"), qPrintable(r.out));

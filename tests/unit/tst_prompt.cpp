@@ -9,6 +9,7 @@
 #include "core/agent/prompt.h"
 #include "core/agent/prompt_templates.h"
 #include "core/task/manifest_parser.h"
+#include "helpers/module_state_task.h"
 #include "helpers/test_files.h"
 
 using kwb::agent::evaluationFeedback;
@@ -45,47 +46,12 @@ class TestPrompt : public QObject {
   // Issue 46: a tensor that is a PyTorch module's weight says so; scale, shift and structure of
   // a generator are in its values.
   void moduleWeightsAndGeneratorExtras() {
-    const std::string manifest = R"(name = "linear"
-description = "y = x W^T"
-sizes = ["n", "k"]
-[[configs]]
-name = "c"
-n = 4
-k = 4
-[tensors.x]
-dtype = "f32"
-shape = ["n", "k"]
-role = "in"
-init = { kind = "randint", low = 0, high = 2, scale = 2.0, shift = -1.0 }
-[tensors.w]
-dtype = "f32"
-shape = ["k", "k"]
-role = "in"
-init = { kind = "uniform", low = -0.5, high = 0.5, matrix = "upper", diagonal = 1 }
-state = "fc.weight"
-[tensors.y]
-dtype = "f32"
-shape = ["n", "k"]
-role = "out"
-tolerance = { rtol = 1e-5, atol = 1e-6 }
-[reference]
-python = "ref.py"
-[launch]
-kernel = "k"
-grid = ["n"]
-block = [32]
-args = ["x", "w", "y", "n", "k"]
-[editor]
-starter = "k.cu"
-[cost]
-flops = "2 * n * k * k"
-bytes = "4 * n * k"
-)";
-    const auto spec = kwb::agent::taskSpec(kwb::parseManifest(manifest, "task.toml", {}));
+    const auto spec = kwb::agent::taskSpec(kwb::parseManifest(kwb::test::kModuleStateManifest, "task.toml", {}));
     QVERIFY2(has(spec, "- `x`: f32 [n, k], input; values randint(low 0, high 2) scale 2, shift -1\n"), spec.c_str());
     QVERIFY2(has(spec, "- `w`: f32 [k, k], input; a module weight (the PyTorch model's `fc.weight`); values "
-                       "uniform(low -0.5, high 0.5) upper (diagonal 1)\n"),
+                       "normal(mean 0, std 1) symmetric\n"),
              spec.c_str());
+    QVERIFY2(has(spec, "- `y`: f32 [n, k], output;"), spec.c_str());
   }
 
   void templatesFillTheirPlaceholders() {

@@ -4,7 +4,10 @@
 # local model (packaging/install-local-llm.sh: llama.cpp built from source, about 12 min on 2
 # cores the first time, a quick check after): it is installed here, at the lowest CPU priority
 # beside the project's build, so that suite runs rather than skips. KWB_SKIP_LOCAL_LLM=1 leaves
-# it out (the suite then skips, saying so).
+# it out (the suite then skips, saying so). The import tests (`kwb import kernelbench` on modules
+# with weights, the starter writer) need PyTorch on the CPU: packaging/install-torch.sh puts it in
+# a venv of its own, beside the build too; KWB_SKIP_TORCH=1 leaves it out (those tests then skip,
+# saying so).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${KWB_BUILD_DIR:-$root/build}
@@ -15,7 +18,21 @@ if [ "${KWB_SKIP_LOCAL_LLM:-0}" != 1 ]; then
   "$root/packaging/install-local-llm.sh" > "$build/install-local-llm.log" 2>&1 &
   llm_pid=$!
 fi
+torch_pid=
+if [ "${KWB_SKIP_TORCH:-0}" != 1 ]; then
+  mkdir -p "$build"
+  nice -n 19 "$root/packaging/install-torch.sh" > "$build/install-torch.log" 2>&1 &
+  torch_pid=$!
+fi
 "$root/packaging/build.sh"
+if [ -n "$torch_pid" ]; then
+  if ! wait "$torch_pid"; then
+    cat "$build/install-torch.log" >&2
+    echo "build-and-test: PyTorch for the import tests did not install (log above); set KWB_SKIP_TORCH=1 to run without it" >&2
+    exit 1
+  fi
+  tail -n 2 "$build/install-torch.log"
+fi
 if [ -n "$llm_pid" ]; then
   if ! wait "$llm_pid"; then
     cat "$build/install-local-llm.log" >&2

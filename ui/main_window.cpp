@@ -210,7 +210,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   export_ = new ExportService(this);
   import_ = new ImportService(this);
   connect(import_, &ImportService::progress, this, [this](const QString &line, int done, int total) {
-    statusBar()->showMessage(tr("Importing KernelBench problems (%1 of %2): %3").arg(done + 1).arg(total).arg(line));
+    statusBar()->showMessage(tr("Importing modules (%1 of %2): %3").arg(done + 1).arg(total).arg(line));
   });
   connect(import_, &ImportService::finished, this, &MainWindow::onProblemsImported);
   experiencePanel_ = new ExperiencePanel(this);
@@ -579,10 +579,11 @@ void MainWindow::createActions() {
                                  "extension or a report"));
   connect(exportAction_, &QAction::triggered, this, [this] { showExportDialog(); });
 
-  importAction_ = new QAction(themedIcon("document-import", ""), tr("&Import KernelBench Problems…"), this);
+  importAction_ = new QAction(themedIcon("document-import", ""), tr("&Import PyTorch Modules or KernelBench Problems…"), this);
   importAction_->setObjectName(QStringLiteral("actionImportKernelBench"));
-  importAction_->setStatusTip(tr("Make tasks from KernelBench problem files (class Model, get_inputs): each "
-                                 "problem becomes the task's PyTorch reference, with a starter kernel to fill in"));
+  importAction_->setStatusTip(tr("Make tasks from PyTorch modules in KernelBench's shape (class Model, get_inputs, "
+                                 "get_init_inputs): each becomes the task's PyTorch reference, its weights the kernel's "
+                                 "inputs, with a starter to improve"));
   connect(importAction_, &QAction::triggered, this, [this] { importKernelBenchDialog(); });
 
   tune_ = new QAction(themedIcon("system-run", ""), tr("T&une"), this);
@@ -1192,8 +1193,8 @@ void MainWindow::showManifestError(const QString &manifestPath, const kwb::Manif
 }
 
 void MainWindow::importKernelBenchDialog() {
-  const QStringList problems = QFileDialog::getOpenFileNames(this, tr("Import KernelBench Problems"), QString(),
-                                                             tr("KernelBench problems (*.py)"));
+  const QStringList problems = QFileDialog::getOpenFileNames(this, tr("Import PyTorch Modules or KernelBench Problems"),
+                                                             QString(), tr("PyTorch modules (*.py)"));
   if (problems.isEmpty()) return;
   const QString toDir = QFileDialog::getExistingDirectory(
       this, tr("Folder for the Imported Tasks"), QFileInfo(problems.front()).absolutePath());
@@ -1206,7 +1207,7 @@ void MainWindow::importKernelBench(const QStringList &problems, const QString &t
     return;
   }
   importDir_ = normalizedPath(toDir);
-  log_->info(tr("Importing %n KernelBench problem(s) into %1 (PyTorch reads each output's shape)", nullptr,
+  log_->info(tr("Importing %n module(s) into %1 (PyTorch builds each and reads its shapes and weights)", nullptr,
                 static_cast<int>(problems.size()))
                  .arg(native(importDir_)));
   ImportProblemsRequest request;

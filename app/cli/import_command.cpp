@@ -1,4 +1,4 @@
-// kwb import kernelbench: see import_command.h. One line per problem (and its warnings), or with
+// kwb import kernelbench / torch: see import_command.h. One line per problem (and its warnings), or with
 // --json an array of the outcomes.
 #include "app/cli/import_command.h"
 
@@ -22,7 +22,7 @@ std::string counted(std::size_t n, const char *what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-void printOutcome(const kwb::ImportOutcome &o) {
+void printOutcome(const kwb::ImportOutcome &o, const std::string &command) {
   if (o.ok) {
     std::string configs;
     for (const auto &c : o.configs) configs += (configs.empty() ? "" : ", ") + c;
@@ -30,7 +30,7 @@ void printOutcome(const kwb::ImportOutcome &o) {
               << ": configurations " << configs << "; " << counted(o.inputs, "input") << ", "
               << counted(o.outputs, "output") << "\n";
   } else {
-    std::cerr << "kwb import kernelbench: " << kwb::printable(o.message, 8192) << "\n";
+    std::cerr << "kwb import " << command << ": " << kwb::printable(o.message, 8192) << "\n";
   }
   for (const auto &w : o.warnings) (o.ok ? std::cout : std::cerr) << "  warning: " << kwb::printable(w, 8192) << "\n";
 }
@@ -47,24 +47,24 @@ int importKernelBenchCommand(const ImportArgs &given, bool asJson) {
       continue;
     }
     const std::string shown = kwb::printable(extra, 256);
-    std::cerr << "kwb import kernelbench: unknown option '" << shown << "'; a problem file whose name begins with '-' is "
-              << "given as ./" << shown << " or after --: kwb import kernelbench --to DIR -- " << shown << "\n";
+    std::cerr << "kwb import " << args.command << ": unknown option '" << shown << "'; a problem file whose name begins with '-' is "
+              << "given as ./" << shown << " or after --: kwb import " << args.command << " --to DIR -- " << shown << "\n";
     return 2;
   }
   if (args.problems.empty() || args.to.empty()) {
-    std::cerr << "kwb import kernelbench: " << (args.problems.empty() ? "give one or more PROBLEM.py files" : "--to DIR is required")
-              << "; usage: kwb import kernelbench PROBLEM.py... --to DIR [--force] [--json] [--python PATH]\n";
+    std::cerr << "kwb import " << args.command << ": " << (args.problems.empty() ? "give one or more PROBLEM.py files" : "--to DIR is required")
+              << "; usage: kwb import " << args.command << " PROBLEM.py... --to DIR [--force] [--json] [--python PATH]\n";
     return 2;
   }
   kwb::TorchSettings python;
-  python.python = args.python;
+  python.python = args.python.empty() ? kwb::importPython() : args.python;
   nlohmann::json all = nlohmann::json::array();
   bool failed = false;
   for (const auto &problem : args.problems) {
     const auto outcome = kwb::importKernelBench(problem, args.to, args.force, python);
     failed = failed || !outcome.ok;
     if (asJson) all.push_back(outcomeJson(outcome));
-    else printOutcome(outcome);
+    else printOutcome(outcome, args.command);
   }
   if (asJson) std::cout << all.dump(2) << "\n";
   return failed ? 1 : 0;

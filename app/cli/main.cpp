@@ -699,18 +699,30 @@ int main(int argc, char **argv) {
   auto *importKernelBench = importCmd->add_subcommand(
       "kernelbench",
       "Make a task folder DIR/NAME from each KernelBench problem file (class Model, get_inputs, get_init_inputs):\n"
-      "task.toml (the problem's sizes and a large configuration, its tensors and constructor arguments),\n"
-      "reference.py (the problem, the task's PyTorch reference) and NAME.cu (a starter kernel to fill in). The\n"
-      "output's shape is read by running forward on PyTorch's meta device: the problem's code runs, in the\n"
-      "Python that --python names.\n"
+      "task.toml (the problem's sizes, a small and a large configuration, its tensors: forward's inputs, the\n"
+      "module's weights and buffers, the outputs; its constructor arguments), reference.py (the problem, the\n"
+      "task's PyTorch reference) and NAME.cu (the starter: naive kernels, one per step of forward, where they\n"
+      "can be written, else a kernel to fill in). The module is built and forward run on PyTorch's meta device\n"
+      "(the weights' values on the CPU, at the small sizes): the problem's code runs, in the Python that --python\n"
+      "names.\n"
       "Exit status: 0 every problem imported; 1 one or more could not be (each says why); 2 usage error.");
-  importKernelBench->add_option("PROBLEM", importArgs.problems, "KernelBench problem files (.py), one or more");
-  importKernelBench->add_option("--to", importArgs.to, "The folder the task folders are made in (required)");
-  importKernelBench->add_flag("--force", importArgs.force, "Write into a task folder that already holds files");
-  importKernelBench->add_option("--python", importArgs.python,
-                                "The Python interpreter with PyTorch (default: $KWB_PYTHON, else python3 on PATH)");
-  importKernelBench->add_flag("--json", asJson, "Machine-readable output: an array of the outcomes");
-  importKernelBench->allow_extras();  // an unknown option naming a file (--no-torch.py) is a problem file: import_command
+  auto *importTorch = importCmd->add_subcommand(
+      "torch",
+      "Make a task folder DIR/NAME from your own PyTorch module: a file in KernelBench's shape (a class Model(nn.Module)\n"
+      "whose forward is the operator, get_inputs() returning forward's arguments, get_init_inputs() Model's), made\n"
+      "into a task exactly as `kwb import kernelbench` makes one.\n"
+      "Exit status: 0 every module imported; 1 one or more could not be (each says why); 2 usage error.");
+  for (auto *sub : {importKernelBench, importTorch}) {
+    const bool torch = sub == importTorch;
+    sub->add_option("PROBLEM", importArgs.problems, torch ? "Module files (.py), one or more" : "KernelBench problem files (.py), one or more");
+    sub->add_option("--to", importArgs.to, "The folder the task folders are made in (required)");
+    sub->add_flag("--force", importArgs.force, "Write into a task folder that already holds files");
+    sub->add_option("--python", importArgs.python,
+                    "The Python interpreter with PyTorch (default: $KWB_PYTHON, else the venv packaging/install-torch.sh "
+                    "makes, else python3 on PATH)");
+    sub->add_flag("--json", asJson, "Machine-readable output: an array of the outcomes");
+    sub->allow_extras();  // an unknown option naming a file (--no-torch.py) is a problem file: import_command
+  }
 
   SuiteArgs suiteArgs;
   auto *suiteCmd = app.add_subcommand(
@@ -758,8 +770,9 @@ int main(int argc, char **argv) {
 
   if (*devices) return devicesCommand(devicesWorkers, asJson);
   if (*exportCmd) return exportCommand(exportArgs, asJson);
-  if (*importKernelBench) {
-    importArgs.extras = importKernelBench->remaining();
+  if (*importKernelBench || *importTorch) {
+    importArgs.command = *importTorch ? "torch" : "kernelbench";
+    importArgs.extras = (*importTorch ? importTorch : importKernelBench)->remaining();
     return importKernelBenchCommand(importArgs, asJson);
   }
   if (*suiteCmd) return suiteCommand(suiteArgs, asJson);

@@ -11,11 +11,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
+
+#include <unistd.h>
 
 #include "core/paths/safe_write.h"
 #include "core/process/child_process.h"
@@ -35,6 +39,7 @@ constexpr std::int64_t kGiB = std::int64_t{1} << 30;  // the large configuration
 constexpr std::int64_t kMaxScale = 1024;              // the most it multiplies the batch by
 constexpr int kBlock = 256;                           // the starter's threads per block
 constexpr const char *kReaderScript = "kwb_kernelbench.py";
+constexpr const char *kStarterScript = "kwb_starter.py";
 constexpr std::chrono::seconds kReaderTimeLimit{300};
 
 // Why a problem cannot be imported; what() is the whole message.
@@ -48,9 +53,12 @@ struct Dim {
   std::int64_t literal = 0;
 };
 
+// A named size: its value at each evaluation (Draft::evals), the problem's own first.
 struct SizeSpec {
   std::string name;
-  std::int64_t value = 0;
+  std::int64_t value = 0;             // the problem's own (values[0])
+  std::vector<std::int64_t> values;   // per evaluation
+  std::string constant;               // the module constant it is, or empty (a literal or derived)
 };
 
 struct TensorSpec {
@@ -58,7 +66,9 @@ struct TensorSpec {
   DType dtype = DType::F32;
   bool output = false;
   std::vector<Dim> shape;
-  json generator;  // inputs only: the reader's GEN object
+  json generator;     // inputs only: the reader's GEN object
+  std::string state;  // module state: its state-dict key (or attribute path)
+  std::string how;    // module state: where its recipe comes from
 };
 
 struct ParamSpec {
@@ -67,6 +77,20 @@ struct ParamSpec {
   json value;
   std::string argument;                 // Model.__init__'s parameter it fills, when known
   std::vector<std::string> candidates;  // the names it may take, best first
+  bool forward = false;                 // a scalar argument of forward (else of Model(...))
+};
+
+// The shapes of every tensor at one assignment of the module's size constants (the reader's
+// "configs" entry): the problem's own first; a probe (the batch doubled) only tells which size a
+// dimension follows and is not written.
+struct Evaluation {
+  std::string name, comment;
+  bool probe = false;
+  std::vector<std::vector<std::int64_t>> inputs;  // per reader input (empty for a scalar)
+  std::map<std::string, std::vector<std::int64_t>> state;
+  std::vector<std::vector<std::int64_t>> outputs;
+  json init = json::array();
+  double bytes = 0;
 };
 
 struct ConfigSpec {
@@ -89,6 +113,14 @@ struct Draft {
   // dimension is then the size whose values give both shapes.
   const json *doubled = nullptr;
   bool outputsChecked = false;
+  // Every evaluation of the shapes (see Evaluation): from the reader's "configs" (--configs),
+  // else the problem's own and, with `doubled`, a probe. `fromReader`: the configurations are the
+  // reader's (written as they are), else chosen here (chooseConfigs).
+  std::vector<Evaluation> evals;
+  bool fromReader = false;
+  std::vector<std::string> forward;  // forward's arguments in order, when a scalar is one of them
+  std::optional<std::vector<std::string>> init;  // [reference] init, when it can be written
+  std::vector<std::string> moduleConstants;     // sizes set as the module's constants
 };
 
 [[noreturn]] void refuse(const Draft &d, int line, const std::string &part, const std::string &why,
@@ -206,37 +238,123 @@ class NameSpace {
 
 // ---------------------------------------------------------------- reading
 
-void refuseScalarInputs(const json &inputs, const Draft &d) {
-  for (const json &in : inputs)
-    if (in.value("kind", std::string()) != "tensor")
-      refuse(d, lineOf(in), "get_inputs",
-             "input '" + in.value("name", std::string("?")) + "' is a scalar (" + in.value("type", std::string("?")) +
-                 " " + in.value("value", json()).dump() + "); forward's scalar arguments are not supported yet",
-             "pass it to Model's constructor through get_init_inputs instead, or write the task by hand");
+std::vector<std::int64_t> intList(const json &j) {
+  std::vector<std::int64_t> out;
+  if (j.is_array())
+    for (const json &v : j) out.push_back(v.get<std::int64_t>());
+  return out;
 }
 
-void checkGenerator(const json &generator, const std::string &input, int line, const Draft &d) {
+// The evaluations of the shapes: the reader's "configs" (--configs), else the problem's own
+// sizes and, when the outputs were read with the batch doubled, a probe.
+void readEvaluations(const json &reader, Draft &d) {
+  const json configs = reader.value("configs", json());
+  if (configs.is_array() && !configs.empty()) {
+    d.fromReader = true;
+    for (const json &c : configs) {
+      Evaluation e;
+      e.name = c.at("name").get<std::string>();
+      e.probe = e.name == "probe";
+      if (c.value("comment", json()).is_string()) e.comment = c["comment"].get<std::string>();
+      for (const json &in : c.at("inputs")) e.inputs.push_back(intList(in));
+      const json state = c.value("state", json::object());
+      for (auto it = state.begin(); it != state.end(); ++it) e.state[it.key()] = intList(it.value());
+      for (const json &out : c.at("outputs")) e.outputs.push_back(intList(out));
+      e.init = c.value("init", json::array());
+      e.bytes = c.value("bytes", 0.0);
+      d.evals.push_back(std::move(e));
+    }
+    if (d.evals.front().name != "kernelbench")
+      refuse(d, 0, "reader", "the reader's first configuration is not the problem's own", "a bug, please report it");
+    return;
+  }
+  Evaluation own;
+  own.name = "kernelbench";
+  for (const json &in : reader.at("inputs")) own.inputs.push_back(intList(in.value("shape", json())));
+  if (reader.at("outputs").is_array())
+    for (const json &out : reader.at("outputs")) own.outputs.push_back(intList(out.at("shape")));
+  d.evals.push_back(own);
+  if (!d.doubled || !d.doubled->is_array() || d.doubled->size() != own.outputs.size()) return;
+  // The probe: the inputs' dimensions named as the batch doubled, the outputs as read.
+  const json &inputs = reader.at("inputs");
+  const json first = inputs.empty() ? json() : inputs.front().value("shape_names", json::array());
+  if (first.empty() || !first.front().is_string()) return;
+  const std::string batch = first.front().get<std::string>();
+  Evaluation probe = own;
+  probe.name = "probe";
+  probe.probe = true;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const json names = inputs[i].value("shape_names", json::array());
+    for (std::size_t k = 0; k < probe.inputs[i].size() && k < names.size(); ++k)
+      if (names[k].is_string() && names[k].get<std::string>() == batch) probe.inputs[i][k] *= 2;
+  }
+  probe.outputs.clear();
+  for (const json &out : *d.doubled) probe.outputs.push_back(intList(out.at("shape")));
+  d.evals.push_back(probe);
+}
+
+void checkGenerator(const json &generator, const std::string &input, int line, const Draft &d,
+                    const std::string &part = "get_inputs") {
   static const std::set<std::string> kinds = {"normal", "uniform", "randint", "constant"};
   const std::string kind = generator.value("kind", std::string());
   if (!kinds.count(kind))
-    refuse(d, line, "get_inputs", "input '" + input + "' has the generator '" + kind + "', which the importer does not know",
+    refuse(d, line, part, "'" + input + "' has the generator '" + kind + "', which the importer does not know",
            "write the tensor's init by hand");
-  for (const auto &[key, value] : generator.items())
-    if (key != "kind" && (!value.is_number() || !std::isfinite(value.get<double>())))
-      refuse(d, line, "get_inputs", "input '" + input + "': the generator's " + key + " is " + value.dump() +
-                                        ", not a finite number", "write the tensor's init by hand");
+  for (const auto &[key, value] : generator.items()) {
+    if (key == "kind") continue;
+    if (key == "matrix") {
+      if (!value.is_string() || (value != "symmetric" && value != "upper" && value != "lower"))
+        refuse(d, line, part, "'" + input + "': the generator's matrix is " + value.dump(), "write the tensor's init by hand");
+      continue;
+    }
+    if (!value.is_number() || !std::isfinite(value.get<double>()))
+      refuse(d, line, part, "'" + input + "': the generator's " + key + " is " + value.dump() +
+                                ", not a finite number", "write the tensor's init by hand");
+  }
 }
 
-// The input tensors, their dimensions as sizes: shape_names[i] where set, else INPUT_d<i>.
+// The value of a dimension at every evaluation; refused when the reader left one out.
+std::vector<std::int64_t> dimValues(const Draft &d, const std::string &what,
+                                    const std::function<const std::vector<std::int64_t> *(const Evaluation &)> &shapeOf,
+                                    std::size_t k) {
+  std::vector<std::int64_t> values;
+  for (const Evaluation &e : d.evals) {
+    const auto *shape = shapeOf(e);
+    if (!shape || k >= shape->size())
+      refuse(d, 0, "reader", what + " has no dimension " + std::to_string(k) + " in the configuration '" + e.name + "'",
+             "its number of dimensions changes with the sizes; write the task by hand");
+    if ((*shape)[k] < 1)
+      refuse(d, 0, "reader", "dimension " + std::to_string(k) + " of " + what + " is " + std::to_string((*shape)[k]) +
+                                 " in the configuration '" + e.name + "'; a task's sizes are at least 1",
+             "write the task by hand");
+    values.push_back((*shape)[k]);
+  }
+  return values;
+}
+
+// The input tensors, their dimensions as sizes: shape_names[i] where set, else INPUT_d<i>; a
+// scalar input becomes a [params] entry passed to forward.
 void readInputs(const json &reader, Draft &d, NameSpace &names) {
   const json &inputs = reader.at("inputs");
-  refuseScalarInputs(inputs, d);
   std::map<std::string, std::size_t> sizeOf;  // the reader's name for a size → d.sizes index
   std::vector<std::string> wanted;            // the inputs' own names, claimed after the sizes
-  for (const json &in : inputs) {
-    TensorSpec t;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const json &in = inputs[i];
     const std::string inputName = in.at("name").get<std::string>();
     const int line = lineOf(in);
+    if (in.value("kind", std::string()) != "tensor") {
+      const std::string type = in.value("type", std::string("float"));
+      ParamSpec p;
+      p.type = type;
+      p.value = in.at("value");
+      p.forward = true;
+      p.argument = "forward's " + inputName;
+      p.candidates = {identifier(inputName), identifier(inputName) + "_value"};
+      d.forward.push_back("\x1fparam" + std::to_string(d.params.size()));
+      d.params.push_back(std::move(p));
+      continue;
+    }
+    TensorSpec t;
     const auto dtype = dtypeFromName(in.at("dtype").get<std::string>());
     if (!dtype)
       refuse(d, line, "get_inputs", "input '" + inputName + "' has the dtype " + in.at("dtype").dump() +
@@ -253,11 +371,14 @@ void readInputs(const json &reader, Draft &d, NameSpace &names) {
         refuse(d, line, "get_inputs", "dimension " + std::to_string(k) + " of input '" + inputName + "' is " +
                                           std::to_string(shape[k]) + "; a task's sizes are at least 1",
                "write the task by hand");
+      const auto values = dimValues(
+          d, "input '" + inputName + "'",
+          [i](const Evaluation &e) { return i < e.inputs.size() ? &e.inputs[i] : nullptr; }, k);
       auto found = sizeOf.find(key);
       if (found == sizeOf.end()) {
         found = sizeOf.emplace(key, d.sizes.size()).first;
-        d.sizes.push_back({names.claimSize(key), shape[k]});
-      } else if (d.sizes[found->second].value != shape[k]) {
+        d.sizes.push_back({names.claimSize(key), shape[k], values, named ? key : std::string()});
+      } else if (d.sizes[found->second].values != values) {
         refuse(d, line, "get_inputs", "the size '" + key + "' is " + std::to_string(d.sizes[found->second].value) +
                                           " in one input and " + std::to_string(shape[k]) + " in '" + inputName + "'",
                "write the task by hand");
@@ -265,6 +386,7 @@ void readInputs(const json &reader, Draft &d, NameSpace &names) {
       t.shape.push_back({d.sizes[found->second].name, 0});
     }
     wanted.push_back(inputName);
+    d.forward.push_back("\x1ftensor" + std::to_string(d.tensors.size()));
     d.tensors.push_back(std::move(t));
   }
   if (d.sizes.empty())
@@ -273,39 +395,75 @@ void readInputs(const json &reader, Draft &d, NameSpace &names) {
   for (std::size_t i = 0; i < wanted.size(); ++i) d.tensors[i].name = names.claim(identifier(wanted[i]));
 }
 
-// The value of a size, by name.
-std::int64_t sizeValue(const Draft &d, const std::string &name) {
+// A dimension over the sizes, from its value at every evaluation: `preferred` when that size has
+// those values, else the first size that has them, else the literal when they are all one, else
+// (with the reader's configurations) a size of its own, `derived`; without them refused: the
+// problem's sizes and the probe disagree on a size.
+Dim matchDim(Draft &d, NameSpace &names, const std::vector<std::int64_t> &values, const std::string &preferred,
+             const std::string &derived, const std::string &what) {
   for (const auto &s : d.sizes)
-    if (s.name == name) return s.value;
-  return -1;
-}
-
-// An output dimension over the sizes: a size with that value (the first input's at the same
-// position first), else the literal. With the outputs read again with the batch doubled
-// (`doubled`: this dimension's value then), only a size that gives both values: a dimension
-// equal to the batch by chance is not taken for it.
-Dim outputDim(const Draft &d, std::size_t position, std::int64_t value, std::optional<std::int64_t> doubled) {
+    if (s.name == preferred && s.values == values) return {s.name, 0};
+  for (const auto &s : d.sizes)
+    if (s.values == values) return {s.name, 0};
+  if (std::all_of(values.begin(), values.end(), [&](std::int64_t v) { return v == values.front(); }))
+    return {std::string(), values.front()};
+  if (d.fromReader) {
+    SizeSpec s{names.claimSize(derived), values.front(), values, std::string()};
+    d.sizes.push_back(s);
+    return {s.name, 0};
+  }
   const auto &first = d.tensors.front().shape;
   const std::string batch = first.empty() ? std::string() : first.front().size;
-  auto follows = [&](const std::string &size) {
-    const std::int64_t v = sizeValue(d, size);
-    return !size.empty() && v == value && (!doubled || (size == batch ? 2 * v : v) == *doubled);
-  };
-  if (position < first.size() && follows(first[position].size)) return {first[position].size, 0};
-  for (const auto &s : d.sizes)
-    if (follows(s.name)) return {s.name, 0};
-  if (doubled && *doubled != value)
-    refuse(d, 0, "outputs",
-           "dimension " + std::to_string(position) + " of forward's result is " + std::to_string(value) + " at the problem's sizes and " +
-               std::to_string(*doubled) + " with " + batch + " doubled: it follows no single size",
-           "write the task by hand with its shape as an expression");
-  return {std::string(), value};
+  refuse(d, 0, "outputs",
+         what + " is " + std::to_string(values.front()) + " at the problem's sizes and " + std::to_string(values.back()) +
+             " with " + batch + " doubled: it follows no single size",
+         "write the task by hand with its shape as an expression");
 }
 
 std::string outputDtypeFix() {
   std::string known;
   for (const auto n : dtypeNames()) known += (known.empty() ? "" : ", ") + std::string(n);
   return "the workbench's dtypes are " + known + "; write the task by hand";
+}
+
+// The module's parameters, buffers and tensor attributes that become inputs (the reader's "state"
+// with "input": true), after the forward inputs; the others are left inside the reference.
+void readState(const json &reader, Draft &d, NameSpace &names) {
+  for (const json &entry : reader.value("state", json::array())) {
+    const std::string key = entry.at("key").get<std::string>();
+    if (!entry.value("input", true)) {
+      d.warnings.push_back("the module's " + entry.value("kind", std::string("buffer")) + " " + key + " (" +
+                           entry.value("how", std::string()) + ") stays inside the reference: no generator reproduces "
+                           "its values, so the kernel is not given it; a kernel that needs it computes it");
+      continue;
+    }
+    TensorSpec t;
+    std::string wanted = key;
+    std::replace(wanted.begin(), wanted.end(), '.', '_');
+    t.state = key;
+    t.how = entry.value("how", std::string());
+    const auto dtype = dtypeFromName(entry.at("dtype").get<std::string>());
+    if (!dtype)
+      refuse(d, 0, "Model", "the module's " + key + " is a " + entry.at("dtype").get<std::string>() +
+                                " tensor, a dtype the workbench lacks", outputDtypeFix());
+    t.dtype = *dtype;
+    t.generator = entry.at("recipe");
+    checkGenerator(t.generator, key, 0, d, "Model");
+    const std::size_t rank = entry.at("shape").size();
+    for (std::size_t k = 0; k < rank; ++k) {
+      const auto values = dimValues(
+          d, "the module's " + key,
+          [&key](const Evaluation &e) {
+            const auto it = e.state.find(key);
+            return it == e.state.end() ? nullptr : &it->second;
+          },
+          k);
+      t.shape.push_back(matchDim(d, names, values, std::string(), identifier(wanted) + "_d" + std::to_string(k),
+                                 "dimension " + std::to_string(k) + " of " + key));
+    }
+    t.name = names.claim(identifier(wanted));
+    d.tensors.push_back(std::move(t));
+  }
 }
 
 void readOutputs(const json &reader, Draft &d, NameSpace &names) {
@@ -318,6 +476,7 @@ void readOutputs(const json &reader, Draft &d, NameSpace &names) {
   }
   if (outputs.empty())
     refuse(d, 0, "outputs", "forward returns no tensor", "a task needs at least one output; write it by hand");
+  const auto &first = d.tensors.front().shape;
   for (std::size_t j = 0; j < outputs.size(); ++j) {
     const std::string dtypeText = outputs[j].at("dtype").get<std::string>();
     const auto dtype = dtypeFromName(dtypeText);
@@ -329,14 +488,31 @@ void readOutputs(const json &reader, Draft &d, NameSpace &names) {
     const auto shape = outputs[j].at("shape").get<std::vector<std::int64_t>>();
     if (std::any_of(shape.begin(), shape.end(), [](std::int64_t n) { return n < 1; }))
       refuse(d, 0, "outputs", which + " has no elements (a dimension of 0)", "a task's outputs are not empty; write it by hand");
-    std::vector<std::int64_t> doubled;
-    if (d.doubled && d.doubled->is_array() && j < d.doubled->size())
-      doubled = (*d.doubled)[j].at("shape").get<std::vector<std::int64_t>>();
-    if (doubled.size() != shape.size()) doubled.clear();  // not comparable: by value alone
-    for (std::size_t k = 0; k < shape.size(); ++k)
-      t.shape.push_back(outputDim(d, k, shape[k], doubled.empty() ? std::nullopt : std::optional(doubled[k])));
-    d.outputsChecked = d.outputsChecked || !doubled.empty();
     t.name = names.claim(outputs.size() == 1 ? "out" : "out" + std::to_string(j));
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      std::vector<std::int64_t> values;
+      for (const Evaluation &e : d.evals) {
+        if (j >= e.outputs.size() || e.outputs[j].size() != shape.size()) {
+          if (!d.fromReader && e.probe) continue;  // not comparable: by value alone
+          refuse(d, 0, "outputs", which + " has " + std::to_string(shape.size()) + " dimensions at the problem's sizes "
+                                  "and another number in the configuration '" + e.name + "'",
+                 "write the task by hand");
+        }
+        values.push_back(e.outputs[j][k]);
+      }
+      if (values.size() != d.evals.size()) {  // the probe left out: compare at the problem's sizes
+        std::vector<std::int64_t> own(values);
+        Draft single = d;
+        single.evals.resize(1);
+        for (auto &s : single.sizes) s.values.resize(1);
+        t.shape.push_back(matchDim(single, names, own, k < first.size() ? first[k].size : std::string(),
+                                   t.name + "_d" + std::to_string(k), "dimension " + std::to_string(k) + " of " + which));
+        continue;
+      }
+      d.outputsChecked = d.outputsChecked || d.evals.size() > 1;
+      t.shape.push_back(matchDim(d, names, values, k < first.size() ? first[k].size : std::string(),
+                                 t.name + "_d" + std::to_string(k), "dimension " + std::to_string(k) + " of " + which));
+    }
     d.tensors.push_back(std::move(t));
   }
 }
@@ -349,18 +525,27 @@ std::string initLabel(const json &entry, const json &initParams, std::size_t i) 
   return "";
 }
 
-// The [params] entries: get_init_inputs()' scalars (named by nameParams()).
+// The [params] entries: get_init_inputs()' scalars (named by nameParams()). With the reader's
+// configurations, an argument that changes with them is the size it follows ([reference] init
+// names it), and a tuple, string or None argument is left to the module's own get_init_inputs()
+// (run with the configuration's sizes: [reference] module_constants).
 void readParams(const json &reader, Draft &d) {
   d.initDefined = reader.value("init_defined", false);
   const json &init = reader.at("init");
   const json initParams = reader.value("init_params", json::array());
   static const std::map<std::string, std::string> kUnsupported = {
       {"tuple", "a tuple"}, {"str", "a string"}, {"none", "None"}};
+  bool allScalars = true;
+  std::vector<std::string> initNames;
   for (std::size_t i = 0; i < init.size(); ++i) {
     const json &entry = init[i];
     const std::string type = entry.at("type").get<std::string>();
     const std::string argument = "init argument " + std::to_string(i + 1) + initLabel(entry, initParams, i);
     if (type != "int" && type != "float" && type != "bool") {
+      if (d.fromReader) {
+        allScalars = false;
+        continue;
+      }
       const auto u = kUnsupported.find(type);
       refuse(d, lineOf(entry), "get_init_inputs",
              argument + " is " + (u != kUnsupported.end() ? u->second : "a " + type) + "; [params] holds scalars only",
@@ -369,6 +554,34 @@ void readParams(const json &reader, Draft &d) {
     const json &value = entry.at("value");
     if (value.is_number_float() && !std::isfinite(value.get<double>()))
       refuse(d, lineOf(entry), "get_init_inputs", argument + " is not a finite number", "write the task by hand");
+    // Its value at every configuration: a size when it changes with them.
+    std::vector<std::int64_t> values;
+    bool changes = false;
+    for (const Evaluation &e : d.evals) {
+      const json v = i < e.init.size() ? e.init[i] : value;
+      changes = changes || v != value;
+      values.push_back(v.is_number_integer() ? v.get<std::int64_t>() : 0);
+    }
+    // An argument written as a size's constant (`in_features`) is that size, changing or not.
+    const std::string wanted = entry.value("name", json()).is_string() ? entry["name"].get<std::string>() : "";
+    const auto named = std::find_if(d.sizes.begin(), d.sizes.end(), [&](const SizeSpec &s) {
+      return !wanted.empty() && s.constant == wanted && s.values == values;
+    });
+    if (d.fromReader && type == "int" && named != d.sizes.end()) {
+      initNames.push_back(named->name);
+      continue;
+    }
+    if (changes) {
+      const SizeSpec *size = nullptr;
+      for (const auto &s : d.sizes)
+        if (s.values == values && (!size || s.constant == wanted)) size = &s;
+      if (type != "int" || !size)
+        refuse(d, lineOf(entry), "get_init_inputs",
+               argument + " changes with the sizes (" + value.dump() + " at the problem's) but follows none of them",
+               "write the task by hand");
+      initNames.push_back(size->name);
+      continue;
+    }
     std::vector<std::string> candidates;
     if (entry.value("name", json()).is_string()) candidates.push_back(identifier(entry["name"].get<std::string>()));
     std::string parameter;
@@ -377,13 +590,16 @@ void readParams(const json &reader, Draft &d) {
       candidates.push_back(identifier(parameter));
     }
     candidates.push_back("init" + std::to_string(i));
+    initNames.push_back("\x1fparam" + std::to_string(d.params.size()));
     d.params.push_back({std::string(), type, value, parameter, candidates});
   }
+  if (d.initDefined && allScalars) d.init = initNames;
 }
 
 // Each parameter named after the bare name it was written as in get_init_inputs(), else
 // Model.__init__'s parameter, else init<i>: the first of those not taken by a size or tensor
-// (rmsnorm's `features` is a size, so its parameter is `num_features`).
+// (rmsnorm's `features` is a size, so its parameter is `num_features`). Then forward's and
+// init's lists, which name parameters and tensors by index until now, get their names.
 void nameParams(Draft &d, NameSpace &names) {
   for (auto &p : d.params) {
     std::string name = p.candidates.front();
@@ -394,6 +610,20 @@ void nameParams(Draft &d, NameSpace &names) {
       }
     p.name = names.claim(name);
   }
+  auto resolve = [&](std::string &item) {
+    if (item.rfind("\x1fparam", 0) == 0) item = d.params[std::stoul(item.substr(6))].name;
+    else if (item.rfind("\x1ftensor", 0) == 0) item = d.tensors[std::stoul(item.substr(7))].name;
+  };
+  for (auto &item : d.forward) resolve(item);
+  if (std::none_of(d.params.begin(), d.params.end(), [](const ParamSpec &p) { return p.forward; })) d.forward.clear();
+  if (d.init) for (auto &item : *d.init) resolve(item);
+  if (!d.fromReader) return;
+  bool varies = false;
+  for (const auto &e : d.evals)
+    varies = varies || (!e.probe && &e != &d.evals.front());
+  if (varies)
+    for (const auto &s : d.sizes)
+      if (!s.constant.empty() && s.constant == s.name) d.moduleConstants.push_back(s.name);
 }
 
 // -------------------------------------------------------- configurations
@@ -417,9 +647,40 @@ std::string shapeText(const std::vector<Dim> &shape) {
   return "[" + join(dims, ", ") + "]";
 }
 
+// The reader's configurations (all but the probe), each with every size's value there.
+void readerConfigs(Draft &d) {
+  for (std::size_t e = 0; e < d.evals.size(); ++e) {
+    const Evaluation &ev = d.evals[e];
+    if (ev.probe) continue;
+    std::map<std::string, std::int64_t> values;
+    for (const auto &s : d.sizes) values[s.name] = s.values[e];
+    const double bytes = totalBytes(d, values);
+    d.configs.push_back({ev.name, values, (ev.comment.empty() ? std::string() : ev.comment + ": ") +
+                                              humanBytes(bytes) + " in all"});
+  }
+  std::vector<std::string> derived;
+  for (const auto &s : d.sizes)
+    if (s.constant.empty() &&
+        std::any_of(s.values.begin(), s.values.end(), [&](std::int64_t v) { return v != s.values.front(); }))
+      derived.push_back(s.name);
+  if (!derived.empty())
+    d.warnings.push_back("the sizes " + join(derived, ", ") + " are dimensions of a tensor that follow no size of the "
+                         "problem's inputs alone (e.g. a convolution's output); each configuration gives their values, "
+                         "read by running the module at its sizes");
+  if (d.configs.size() == 1 || d.configs[1].name != "small")
+    for (const auto &c : d.configs)
+      if (c.name == "kernelbench" && totalBytes(d, c.values) > 64.0 * (1 << 20))
+        d.warnings.push_back("no configuration smaller than the problem's own: no size could be divided down (the "
+                             "module did not build or run at smaller sizes, or its tensors do not depend on them)");
+}
+
 // kernelbench: the problem's sizes; large: the batch (the first input's first size) times the
 // smallest power of two k >= 2 (k <= 1024) that brings every tensor together to >= 1 GiB.
 void chooseConfigs(Draft &d) {
+  if (d.fromReader) {
+    readerConfigs(d);
+    return;
+  }
   std::map<std::string, std::int64_t> values;
   for (const auto &s : d.sizes) values[s.name] = s.value;
   const double total = totalBytes(d, values);
@@ -534,6 +795,10 @@ std::string generatorText(const TensorSpec &t) {
   else if (kind == "uniform") fields = "low = " + real("low") + ", high = " + real("high");
   else if (kind == "randint") fields = "low = " + integer("low") + ", high = " + integer("high");
   else fields = "value = " + (dtypeIsFloating(t.dtype) ? real("value") : integer("value"));
+  if (g.contains("scale")) fields += ", scale = " + real("scale");
+  if (g.contains("shift")) fields += ", shift = " + real("shift");
+  if (g.contains("matrix")) fields += ", matrix = " + tomlString(g.at("matrix").get<std::string>());
+  if (g.contains("diagonal") && g.at("matrix") != "symmetric") fields += ", diagonal = " + integer("diagonal");
   return "{ kind = " + tomlString(kind) + ", " + fields + " }";
 }
 
@@ -582,8 +847,16 @@ void writeHeader(std::ostream &o, const Draft &d, const std::string &starterFile
 }
 
 void writeTensors(std::ostream &o, const Draft &d) {
+  bool stateSeen = false;
   for (const auto &t : d.tensors) {
+    if (!t.state.empty() && !stateSeen) {
+      stateSeen = true;
+      o << "\n# The module's parameters and buffers: inputs of the kernel, loaded into Model before forward\n"
+           "# (state = its state-dict key), so the reference and the kernel see the same values.\n";
+    }
     o << "\n[tensors." << t.name << "]\n";
+    if (!t.state.empty())
+      o << "state = " << tomlString(t.state) << (t.how.empty() ? std::string() : "   # " + oneLine(t.how)) << "\n";
     o << "dtype = " << tomlString(dtypeName(t.dtype)) << "\n";
     o << "shape = " << shapeToml(t.shape) << "\n";
     if (t.output) o << "role = \"out\"\ntolerance = " << toleranceText(t.dtype) << "\n";
@@ -596,11 +869,13 @@ std::string manifestText(const Draft &d, const std::string &starterFile) {
   writeHeader(o, d, starterFile);
   writeTensors(o, d);
   o << "\n[reference]\npython = \"reference.py\"\n";
-  if (d.initDefined) {
-    std::vector<std::string> init;
-    for (const auto &p : d.params) init.push_back(p.name);
-    o << "init = " << quotedList(init) << "\n";
-  }
+  if (d.init) o << "init = " << quotedList(*d.init) << "\n";
+  else if (d.initDefined)
+    o << "# init: not given, so Model(*get_init_inputs()) (its arguments are not all numbers)\n";
+  if (!d.forward.empty()) o << "forward = " << quotedList(d.forward) << "\n";
+  if (!d.moduleConstants.empty())
+    o << "module_constants = " << quotedList(d.moduleConstants)
+      << "   # set in reference.py to each configuration's value before Model is built\n";
   o << "\n[launch]\nkernel = " << tomlString(kernelName(d.name)) << "\n";
   o << "grid = " << gridText(d) << "\n";
   o << "block = [" << kBlock << "]\n";
@@ -653,7 +928,7 @@ void writeStarterNotes(std::ostream &o, const Draft &d) {
   o << "// Tensors (contiguous, row-major):\n";
   for (const auto &t : d.tensors)
     o << "//   " << t.name << ": " << (t.output ? "out" : "in") << ", " << dtypeName(t.dtype) << " "
-      << shapeText(t.shape) << "\n";
+      << shapeText(t.shape) << (t.state.empty() ? std::string() : " (Model's " + oneLine(t.state) + ")") << "\n";
   o << "// Sizes (long long), per configuration:\n";
   for (const auto &c : d.configs) {
     std::vector<std::string> values;
@@ -672,7 +947,7 @@ void writeStarterNotes(std::ostream &o, const Draft &d) {
     << " (one thread per element of " << firstOutput(d).name << ")\n";
 }
 
-std::string starterText(const Draft &d, const std::string &starterFile) {
+std::string starterHeader(const Draft &d, const std::string &starterFile) {
   std::ostringstream o;
   o << "// " << starterFile << ": the kernel for the KernelBench problem " << oneLine(d.file)
     << " (written by `kwb import kernelbench`).\n";
@@ -680,6 +955,12 @@ std::string starterText(const Draft &d, const std::string &starterFile) {
     << "// outputs against what Model.forward returns.\n//\n";
   if (!d.forwardSource.empty()) o << "// forward returns: " << oneLine(d.forwardSource) << "\n//\n";
   writeStarterNotes(o, d);
+  return o.str();
+}
+
+std::string starterText(const Draft &d, const std::string &starterFile) {
+  std::ostringstream o;
+  o << starterHeader(d, starterFile);
   const bool half = std::any_of(d.tensors.begin(), d.tensors.end(), [](const auto &t) { return t.dtype == DType::F16; });
   const bool bf16 = std::any_of(d.tensors.begin(), d.tensors.end(), [](const auto &t) { return t.dtype == DType::BF16; });
   if (half) o << "#include <cuda_fp16.h>\n";
@@ -687,6 +968,43 @@ std::string starterText(const Draft &d, const std::string &starterFile) {
   o << "\nextern \"C\" __global__ void " << kernelName(d.name) << "(\n    " << join(kernelParameters(d), ",\n    ")
     << ") {\n  // TODO: compute forward's result (see above)\n}\n";
   return o.str();
+}
+
+// kwb_starter.py's spec (its header): the module, Model's arguments at each configuration,
+// forward's arguments and results by name, and the kernel's arguments in [launch] order.
+json starterSpec(const json &reader, const Draft &d) {
+  json args = json::array();
+  std::vector<std::string> forward = d.forward, outputs;
+  for (const auto &t : d.tensors) {
+    json shape = json::array();
+    for (const Dim &dim : t.shape) shape.push_back(dim.size.empty() ? json(dim.literal) : json(dim.size));
+    json a = {{"name", t.name}, {"kind", "tensor"}, {"dtype", dtypeName(t.dtype)}, {"shape", shape},
+              {"role", t.output ? "out" : "in"}};
+    if (!t.state.empty()) a["state"] = t.state;
+    args.push_back(a);
+    if (t.output) outputs.push_back(t.name);
+    else if (d.forward.empty() && t.state.empty()) forward.push_back(t.name);
+  }
+  json sizes = json::object();
+  for (const auto &s : d.sizes) {
+    args.push_back({{"name", s.name}, {"kind", "size"}});
+    sizes[s.name] = s.value;
+  }
+  for (const auto &p : d.params) args.push_back({{"name", p.name}, {"kind", "param"}, {"dtype", p.type == "float" ? "f32" : "i64"}});
+  json configs = json::array();
+  for (std::size_t e = 1; e < d.evals.size(); ++e) {
+    if (d.evals[e].probe) continue;
+    json values = json::object();
+    for (const auto &s : d.sizes) values[s.name] = s.values[e];
+    configs.push_back({{"name", d.evals[e].name}, {"values", values}, {"init", d.evals[e].init}});
+  }
+  json init = d.evals.front().init;
+  if (!d.fromReader) {
+    init = json::array();
+    for (const json &entry : reader.at("init")) init.push_back(entry.at("value"));
+  }
+  return {{"module", reader.value("file", std::string())}, {"init", init}, {"forward", forward}, {"outputs", outputs},
+          {"kernel_args", args}, {"sizes", sizes}, {"configs", configs}};
 }
 
 // ----------------------------------------------------------------- warnings
@@ -723,7 +1041,9 @@ Draft draftFrom(const json &reader, const json *doubled) {
   const json source = reader.value("forward_source", json());
   d.forwardSource = source.is_string() ? source.get<std::string>() : std::string();
   NameSpace names;
+  readEvaluations(reader, d);
   readInputs(reader, d, names);
+  readState(reader, d, names);
   readParams(reader, d);
   readOutputs(reader, d, names);
   nameParams(d, names);
@@ -766,6 +1086,63 @@ json runReader(const fs::path &problem, const TorchSettings &settings, const std
   return result;
 }
 
+// The host-launcher starter kwb_starter.py writes for `spec`, or nullopt with the reason among
+// the warnings (the empty kernel is the starter then).
+std::optional<std::string> runStarterWriter(const json &spec, const TorchSettings &settings,
+                                            std::vector<std::string> &warnings) {
+  std::string why;
+  const auto python = findPython(settings, why);
+  const auto script = python ? bundledPythonScript(kStarterScript, why) : std::nullopt;
+  if (!python || !script) {
+    warnings.push_back("the starter is an empty kernel: the starter writer did not run (" + why + ")");
+    return std::nullopt;
+  }
+  // The spec in a private temporary file (mkstemp: made new, mode 0600), removed afterwards.
+  std::string specPath = (fs::temp_directory_path() / "kwb-starter-XXXXXX").string();
+  const int fd = ::mkstemp(specPath.data());
+  if (fd < 0) {
+    warnings.push_back("the starter is an empty kernel: no temporary file for the starter writer's spec");
+    return std::nullopt;
+  }
+  const std::string text = spec.dump();
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  struct Remove {
+    std::string path;
+    ~Remove() { ::unlink(path.c_str()); }
+  } remove{specPath};
+  if (!written) {
+    warnings.push_back("the starter is an empty kernel: the starter writer's spec could not be written");
+    return std::nullopt;
+  }
+  ChildProcessRequest child;
+  child.argv = {python->string(), script->string(), specPath};
+  child.timeout = kReaderTimeLimit;
+  std::string resultLine;
+  child.onLine = [&](const std::string &line) {
+    if (line.rfind("{\"ok\"", 0) == 0) resultLine = line;
+  };
+  const auto run = runChildProcess(child);
+  const json result = json::parse(resultLine, nullptr, false);
+  if (!run.started || !result.is_object()) {
+    warnings.push_back("the starter is an empty kernel: the starter writer ended without an answer" +
+                       (run.started ? std::string() : " (" + run.startError + ")"));
+    return std::nullopt;
+  }
+  if (!result.value("ok", false) || !result.value("source", json()).is_string()) {
+    warnings.push_back("the starter is an empty kernel (write forward in it): the starter writer could not write one: " +
+                       printable(result.value("reason", std::string("no reason given"))));
+    return std::nullopt;
+  }
+  std::vector<std::string> steps;
+  for (const json &step : result.value("steps", json::array()))
+    if (step.is_string()) steps.push_back(step.get<std::string>());
+  warnings.push_back("the starter is a host launcher of " + std::to_string(steps.size()) +
+                     " naive kernels, one per step of forward (" + printable(join(steps, ", ")) +
+                     "): correct by construction, slow; fuse them");
+  return result.at("source").get<std::string>();
+}
+
 // toDir / name, made and held open (SafeFolder: a symbolic link in its place refused); refused
 // when it holds files and `force` is not given.
 SafeFolder taskFolder(const fs::path &toDir, const std::string &name, bool force) {
@@ -792,26 +1169,27 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   if (!fs::is_regular_file(problem, ec))
     throw Refusal(problem.string() + ": file: not a readable file; give the path of a KernelBench problem (.py)");
   const std::string text = readSourceFile(problem, {kMaxSourceBytes, true, "problem"});
-  // Learned weights are seen in the text: refused before the reader runs any of the problem's code.
-  if (const auto weights = learnedWeightsProblem(text)) throw Refusal(problem.string() + ": " + *weights);
-  // One reader run: the outputs, and again with the batch doubled ("doubled", for outputDim).
-  const json reader = runReader(problem, python, {"--double-batch"});
+  // One reader run: the static read, the outputs on PyTorch's meta device, the module's state and
+  // the shapes at every configuration (--configs).
+  const json reader = runReader(problem, python, {"--configs"});
   if (!reader.value("ok", false))
     throw Refusal(reader.value("message", problem.string() + ": the KernelBench reader failed"));
-  json doubled;
-  if (const json d = reader.value("doubled", json()); d.is_object() && d.value("outputs", json()).is_array())
-    doubled = json{{"ok", true}, {"outputs", d.at("outputs")}};
   std::string error;
-  const auto task = taskFromKernelBench(reader, error, doubled.is_object() ? &doubled : nullptr);
+  const auto task = taskFromKernelBench(reader, error);
   if (!task) throw Refusal(error);
   out.name = task->name;
+  std::string starter = task->starter;
+  out.warnings = task->warnings;
+  if (const auto written = runStarterWriter(task->starterSpec, python, out.warnings))
+    starter = task->starterNotes + "//\n// The starter below runs forward one step at a time, a naive kernel each (written by\n"
+              "// kwb_starter.py from the traced module): correct, slow; fuse the steps.\n\n" + *written;
   const SafeFolder folder = taskFolder(toDir, task->name, force);
   out.folder = folder.path();
   try {
     // Each file made new and renamed into place: a link planted in the folder is replaced, never written through.
     folder.write(kManifestFileName, task->manifest);
     folder.write("reference.py", text);
-    folder.write(task->starterFile, task->starter);
+    folder.write(task->starterFile, starter);
   } catch (const SafeWriteError &e) {
     throw Refusal(e.what());
   }
@@ -824,43 +1202,10 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   }
   for (const auto &c : loaded.configs) out.configs.push_back(c.name);
   for (const auto &t : loaded.tensors) (t.role == TensorRole::Out ? out.outputs : out.inputs) += 1;
-  out.warnings = task->warnings;
   out.ok = true;
 }
 
-// A name of nn's that holds learned weights, called at `at` in `line`: nn.Conv2d( etc.
-std::optional<std::string> weightCall(const std::string &line) {
-  static const char *const kLayers[] = {"Linear", "Conv", "LayerNorm", "BatchNorm", "GroupNorm",
-                                        "InstanceNorm", "Embedding", "Parameter"};
-  for (std::size_t at = line.find("nn."); at != std::string::npos; at = line.find("nn.", at + 3)) {
-    if (at > 0 && (asciiAlnum(static_cast<unsigned char>(line[at - 1])) || line[at - 1] == '_')) continue;
-    std::size_t end = at + 3;
-    while (end < line.size() && (asciiAlnum(static_cast<unsigned char>(line[end])) || line[end] == '_')) ++end;
-    const std::string name = line.substr(at + 3, end - at - 3);
-    std::size_t paren = end;
-    while (paren < line.size() && line[paren] == ' ') ++paren;
-    if (paren >= line.size() || line[paren] != '(') continue;
-    for (const char *layer : kLayers)
-      if (name.rfind(layer, 0) == 0) return "nn." + name;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
-
-std::optional<std::string> learnedWeightsProblem(const std::string &problemText) {
-  std::istringstream lines(problemText);
-  int number = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++number;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    if (const auto call = weightCall(line))
-      return "Model holds learned weights (" + *call + " at line " + std::to_string(number) +
-             "): their values come from PyTorch's random initialisation, which the task's kernel is not given; "
-             "not supported yet: write the task by hand with the weights as input tensors";
-  }
-  return std::nullopt;
-}
 
 std::optional<ImportedTask> taskFromKernelBench(const json &reader, std::string &error, const json *doubled) {
   if (!reader.is_object()) {
@@ -874,6 +1219,8 @@ std::optional<ImportedTask> taskFromKernelBench(const json &reader, std::string 
     task.starterFile = d.name + ".cu";
     task.manifest = manifestText(d, task.starterFile);
     task.starter = starterText(d, task.starterFile);
+    task.starterNotes = starterHeader(d, task.starterFile);
+    task.starterSpec = starterSpec(reader, d);
     task.warnings = d.warnings;
     return task;
   } catch (const Refusal &e) {
@@ -884,6 +1231,17 @@ std::optional<ImportedTask> taskFromKernelBench(const json &reader, std::string 
             ": reader: unexpected JSON from the KernelBench reader (" + e.what() + "); a bug, please report it";
   }
   return std::nullopt;
+}
+
+std::string importPython() {
+  if (const char *env = std::getenv("KWB_PYTHON"); env && *env) return {};
+  fs::path venv;
+  if (const char *v = std::getenv("KWB_TORCH_VENV"); v && *v) venv = v;
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    venv = fs::path(home) / ".local/share/kernel-workbench/torch-venv";
+  std::error_code ec;
+  if (!venv.empty() && fs::is_regular_file(venv / "bin/python", ec)) return (venv / "bin/python").string();
+  return {};
 }
 
 ImportOutcome importKernelBench(const fs::path &problem, const fs::path &toDir, bool force,

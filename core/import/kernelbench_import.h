@@ -1,21 +1,27 @@
 #pragma once
-// `kwb import kernelbench`: a KernelBench-format problem file (class Model(nn.Module) with forward,
-// get_inputs(), get_init_inputs()) turned into a workbench task folder whose reference is the
-// problem itself, run as a PyTorch module ([reference] python = "reference.py"):
+// `kwb import kernelbench` / `kwb import torch`: a module in KernelBench's format (class
+// Model(nn.Module) with forward, get_inputs(), get_init_inputs()) turned into a workbench task
+// folder whose reference is the module itself, run by PyTorch ([reference] python = "reference.py"):
 //
-//   DIR/NAME/task.toml    sizes, two configurations (kernelbench: the problem's; large: the batch
-//                         scaled until every tensor together holds >= 1 GiB), the tensors,
-//                         [params] from get_init_inputs(), [launch], [cost], [editor]
+//   DIR/NAME/task.toml    sizes, configurations (kernelbench: the problem's; small: every tensor
+//                         together <= 64 MiB, for a quick check; large: the batch scaled until
+//                         every tensor together holds >= 1 GiB), the tensors (forward's inputs,
+//                         then the module's parameters and buffers as inputs with `state` = their
+//                         state-dict key, then the outputs), [params] (Model's numeric
+//                         arguments and forward's scalars), [reference], [launch], [cost], [editor]
 //   DIR/NAME/reference.py a byte copy of the problem file
-//   DIR/NAME/NAME.cu      a starter kernel with the right parameters and an empty body
+//   DIR/NAME/NAME.cu      the starter: a host launcher calling one naive kernel per step of forward
+//                         where resources/python/kwb_starter.py can write one, else a kernel with
+//                         the right parameters and an empty body
 //
-// The problem is read by resources/python/kwb_kernelbench.py (its header documents the JSON it
-// prints); output shapes and dtypes need PyTorch (forward on the meta device), read a second
-// time in the same run with the batch size doubled (--double-batch), so that each output
-// dimension is matched to the size it follows, not to one that happens to hold the same value. What a task cannot
-// express yet is refused with a message "FILE:LINE: PART: why; what to do": scalar arguments of
-// forward, tuple/str/None constructor arguments, learned weights (nn.Linear, nn.LayerNorm, ...),
-// outputs of a dtype the workbench lacks.
+// The problem is read by resources/python/kwb_kernelbench.py --configs (its header and
+// kwb_problem_state.py document the JSON and the rules): statically, then under PyTorch (the
+// module built and forward run on the meta device at each configuration's sizes, the state's
+// values read on the CPU at the small sizes to choose each one's generator). A dimension follows
+// the size whose values it has at every configuration (and at a probe with the batch doubled);
+// one that follows none is a size of its own (a convolution's output height). What a task cannot
+// express is refused with a message "FILE:LINE: PART: why; what to do": a random output (dropout
+// in training mode), a dtype the workbench lacks, an input generator the reader cannot follow.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -34,6 +40,11 @@ struct ImportedTask {
   std::string starter;      // the CUDA starter source
   std::string starterFile;  // its file name, NAME.cu
   std::vector<std::string> warnings;  // what the user should look at (and the reader's notes)
+  // The spec resources/python/kwb_starter.py writes a host-launcher starter from (its header);
+  // importKernelBench runs it and, when it answers ok, uses that starter in place of `starter`,
+  // whose comment header (`starterNotes`) it keeps.
+  nlohmann::json starterSpec;
+  std::string starterNotes;
 };
 
 // The task files for the reader's JSON (kwb_kernelbench.py's success object, its "outputs"
@@ -43,12 +54,6 @@ struct ImportedTask {
 // read: each output dimension is then the size that gives both shapes (none: refused).
 std::optional<ImportedTask> taskFromKernelBench(const nlohmann::json &reader, std::string &error,
                                                 const nlohmann::json *doubled = nullptr);
-
-// Why a problem file's Model holds learned weights (nn.Linear, nn.Conv*, nn.LayerNorm,
-// nn.BatchNorm*, nn.GroupNorm, nn.InstanceNorm*, nn.Embedding, nn.Parameter called in its code,
-// outside comments), which a task cannot express yet: "Model holds learned weights (nn.LayerNorm
-// at line 10): ...; ...". Nullopt when none is found. Pure.
-std::optional<std::string> learnedWeightsProblem(const std::string &problemText);
 
 struct ImportOutcome {
   bool ok = false;
@@ -60,6 +65,11 @@ struct ImportOutcome {
   std::vector<std::string> configs;  // the configurations' names
   std::size_t inputs = 0, outputs = 0;  // tensor counts of the written task
 };
+
+// The interpreter an import runs when none is named: empty when $KWB_PYTHON is set (findPython
+// takes it), else packaging/install-torch.sh's venv ($KWB_TORCH_VENV, else
+// ~/.local/share/kernel-workbench/torch-venv) where its python exists, else empty (python3 on PATH).
+std::string importPython();
 
 // Reads `problem` with the bundled reader (in the interpreter `python` names: findPython), makes
 // the task (taskFromKernelBench) and writes it to toDir / NAME, which must not hold files unless

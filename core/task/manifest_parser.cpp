@@ -997,7 +997,7 @@ LaunchSource ManifestReader::readLaunch(const toml::table &t, int tableLine, con
                                         const Task &task, bool withSource, fs::path *source,
                                         const LaunchSource *base) const {
   std::vector<std::string> allowed;
-  if (withSource) allowed = {"source", "python", "init", "forward"};
+  if (withSource) allowed = {"source", "python", "init", "forward", "module_constants"};
   for (const char *k : {"kernel", "grid", "block", "shared_bytes", "args"}) allowed.push_back(k);
   checkKeys(t, prefix, allowed);
 
@@ -1226,6 +1226,23 @@ void ManifestReader::readReference(const toml::table &root, Task &task, LaunchSo
     task.reference.init = names;
   }
   if (const toml::node *forward = ref.get("forward")) readForward(*forward, task);
+  if (const toml::node *constants = ref.get("module_constants")) {
+    const std::string field = "reference.module_constants";
+    if (task.reference.python.empty())
+      fail(lineOf(*constants), field, "given without reference.python; expected it only with a PyTorch module");
+    const toml::array &a = asArray(*constants, field, "an array of size names, e.g. [\"batch_size\"]");
+    std::set<std::string> seen;
+    for (const toml::node &e : a) {
+      const std::string name = asString(e, field, "a size or integer parameter name (a string)");
+      const bool integerParam = paramSet_.count(name) && task.param(name) && task.param(name)->isInteger();
+      if (!sizeSet_.count(name) && !integerParam)
+        fail(lineOf(e), field,
+             "unknown name " + inQuotes(name) + "; expected a size (" + join(sizeNames_) + ") or an integer parameter");
+      if (!isIdentifier(name) || !seen.insert(name).second)
+        fail(lineOf(e), field, inQuotes(name) + " appears twice; expected each name once");
+      task.reference.moduleConstants.push_back(name);
+    }
+  }
   if (ref.get("source") || task.reference.python.empty()) {
     reference = readLaunch(ref, lineOf(ref), "reference", Scope::Sizes, task, true, &task.reference.source);
     task.reference.launch = reference.launch;
@@ -1237,7 +1254,7 @@ void ManifestReader::readReference(const toml::table &root, Task &task, LaunchSo
       fail(lineOf(*n), std::string("reference.") + k,
            "given without reference.source; expected the CUDA source its kernel is in, or none of kernel, grid, "
            "block, shared_bytes and args for a PyTorch-only reference");
-  checkKeys(ref, "reference", {"python", "init", "forward", "source"});
+  checkKeys(ref, "reference", {"python", "init", "forward", "module_constants", "source"});
 }
 
 void ManifestReader::readForward(const toml::node &n, Task &task) const {

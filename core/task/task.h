@@ -152,6 +152,12 @@ struct Reference {
   // without `state`, and [params] (passed as Python numbers). Absent: every in/inout tensor
   // without `state`, in manifest order.
   std::optional<std::vector<std::string>> forward;
+  // Sizes (or integer [params]) that are also top-level constants of the module, by the same
+  // name ([reference] module_constants = ["batch_size", "in_features"]): before Model is built
+  // for a configuration, the module is executed again with each set to that configuration's
+  // value (resources/python/kwb_problem_module.py), so what it derives from them (a bias_shape
+  // tuple, a tensor made in __init__, get_init_inputs()' arguments) follows the sizes.
+  std::vector<std::string> moduleConstants;
   bool hasCuda() const { return !source.empty(); }
 };
 

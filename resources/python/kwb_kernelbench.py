@@ -77,7 +77,6 @@
 
 import ast
 import contextlib
-import importlib.util
 import json
 import math
 import operator
@@ -85,7 +84,12 @@ import os
 import sys
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kwb_problem_module  # noqa: E402  (beside this file)
+import kwb_problem_state  # noqa: E402
+
 GENERATORS = ("randn", "rand", "randint", "ones", "zeros", "full", "empty")
+LIKE_GENERATORS = ("randn_like", "rand_like", "ones_like", "zeros_like")
 TORCH_DTYPES = {
     "float32": "f32", "float": "f32", "float16": "f16", "half": "f16",
     "bfloat16": "bf16", "float64": "f64", "double": "f64", "int64": "i64",
@@ -628,8 +632,35 @@ def read_call(node, scope):
         raise Unreadable(node, f"{src(node)} is not a tensor expression the "
                                "workbench can read", TENSOR_FIX)
     if scope.is_torch(func.value):
+        if func.attr in ("triu", "tril") and node.args:
+            call = ast.Call(func=func, args=node.args[1:], keywords=node.keywords)
+            return read_triangle(ast.copy_location(call, node), func.attr, node.args[0], scope)
+        if func.attr in LIKE_GENERATORS and node.args:
+            return read_like(node, func.attr, scope)
         return read_generator(node, func.attr, scope)
+    if func.attr in ("triu", "tril"):
+        return read_triangle(node, func.attr, func.value, scope)
     return read_method(node, read_tensor(func.value, scope), scope)
+
+
+def read_like(node, name, scope):
+    """torch.randn_like(x) / rand_like / ones_like / zeros_like: x's shape and dtype."""
+    base = read_tensor(node.args[0], scope)
+    keywords = generator_keywords(node)
+    dtype_node = keywords.pop("dtype", None)
+    if len(node.args) > 1 or keywords:
+        raise Unreadable(node, f"{src(node)}: the workbench reads torch.{name}(x) and a dtype",
+                         TENSOR_FIX)
+    generator = {"randn_like": {"kind": "normal", "mean": 0.0, "std": 1.0},
+                 "rand_like": {"kind": "uniform", "low": 0.0, "high": 1.0},
+                 "ones_like": {"kind": "constant", "value": 1.0},
+                 "zeros_like": {"kind": "constant", "value": 0.0}}[name]
+    spec = tensor_spec(base["dtype"], list(base["shape"]), list(base["shape_names"]), generator)
+    if dtype_node is not None:
+        spec["dtype"] = read_dtype(dtype_node, scope)
+    check_dtype(spec, name.replace("_like", ""), node)
+    spec["line"] = node.lineno
+    return spec
 
 
 def read_generator(node, name, scope):
@@ -779,15 +810,54 @@ def read_size_args(node, args, size_node, scope):
                              TENSOR_FIX)
         return read_size(size_node, scope)
     if len(args) == 1 and not isinstance(args[0], ast.Starred):
-        if isinstance(scope.const(args[0]), (tuple, list)):
+        if shape_of(args[0], scope) is not None or \
+                isinstance(scope.const(args[0]), (tuple, list)):
             return read_size(args[0], scope)
     return read_dims(args, scope)
+
+
+def shape_of(node, scope):
+    """(shape, names) when node is X.shape or X.size() of a tensor X made earlier, else None."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        base = node.value
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "size" and not node.args and not node.keywords:
+        base = node.func.value
+    else:
+        return None
+    if isinstance(base, ast.Name) and base.id in scope.tensors:
+        spec = scope.tensors[base.id]
+        return list(spec["shape"]), list(spec["shape_names"])
+    return None
+
+
+def dim_of(node, scope):
+    """(value, name) when node is X.shape[i] or X.size(i), else None."""
+    if isinstance(node, ast.Subscript):
+        whole = shape_of(node.value, scope)
+        index = node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr == "size" and len(node.args) == 1:
+        whole = shape_of(ast.Call(func=node.func, args=[], keywords=[]), scope)
+        index = node.args[0]
+    else:
+        return None
+    if whole is None:
+        return None
+    i = scope.const(index)
+    if type(i) is not int or not -len(whole[0]) <= i < len(whole[0]):
+        raise Unreadable(node, f"{src(node)}: index {i!r} is not a dimension of that tensor",
+                         TENSOR_FIX)
+    return whole[0][i], whole[1][i]
 
 
 def read_size(node, scope):
     """Shape from one size argument: a tuple/list literal or a constant."""
     if isinstance(node, (ast.Tuple, ast.List)):
         return read_dims(node.elts, scope)
+    whole = shape_of(node, scope)
+    if whole is not None:
+        return whole
     value = scope.const(node)
     if isinstance(value, (tuple, list)):
         return [check_dim(v, node) for v in value], [None] * len(value)
@@ -797,7 +867,15 @@ def read_size(node, scope):
 def read_dims(elts, scope):
     shape, names = [], []
     for elt in elts:
-        if isinstance(elt, ast.Starred):
+        if isinstance(elt, ast.Starred) and shape_of(elt.value, scope) is not None:
+            more, more_names = shape_of(elt.value, scope)
+            shape += more
+            names += more_names
+        elif dim_of(elt, scope) is not None:
+            value, name = dim_of(elt, scope)
+            shape.append(value)
+            names.append(name)
+        elif isinstance(elt, ast.Starred):
             value = scope.const(elt.value)
             if not isinstance(value, (tuple, list)):
                 raise Unreadable(elt, f"{src(elt)} unpacks something that "
@@ -881,16 +959,41 @@ def read_arith(node, scope):
     tensor_node, const_node = (node.left, node.right) if left_tensor else \
         (node.right, node.left)
     if looks_like_tensor(const_node, scope):
-        raise Unreadable(node, f"{src(node)} combines two tensors; the "
-                               "workbench reads one generator per input",
-                         TENSOR_FIX)
-    spec = read_tensor(tensor_node, scope)
-    c = scope.const(const_node)
+        if op is ast.Add:
+            return read_symmetric(node, scope)
+        c, note = random_scalar(const_node, scope, node)
+        spec = read_tensor(tensor_node, scope)
+        spec["note"] = note
+    else:
+        spec = read_tensor(tensor_node, scope)
+        c = scope.const(const_node)
     if not is_number(c):
         raise Unreadable(node, f"{src(node)}: {src(const_node)} is not a "
                                "number", TENSOR_FIX)
     scale, shift = affine_terms(op, c, left_tensor, node)
     return affine(spec, scale, shift, node)
+
+
+def random_scalar(node, scope, whole):
+    """A 0-dimensional random tensor (`scale = torch.rand(())`) used as a factor: its mean, with
+    the note that says so; raises for anything else."""
+    try:
+        spec = read_tensor(node, scope)
+    except Unreadable:
+        spec = None
+    if spec is None or spec["shape"] != [] or spec["dtype"] not in FLOAT_DTYPES:
+        raise Unreadable(whole, f"{src(whole)} combines two tensors; the "
+                                "workbench reads one generator per input",
+                         TENSOR_FIX)
+    gen = spec["generator"]
+    mean = {"normal": lambda: gen["mean"], "uniform": lambda: (gen["low"] + gen["high"]) / 2,
+            "constant": lambda: gen["value"]}.get(gen["kind"], lambda: None)()
+    if mean is None:
+        raise Unreadable(whole, f"{src(whole)} scales by a random {gen['kind']} number; the "
+                                "workbench cannot generate that", TENSOR_FIX)
+    note = (f"{src(node)} is one random number drawn anew on each call of get_inputs; the import "
+            f"uses its mean, {mean:g}, as a constant in {src(whole)}")
+    return mean, note
 
 
 def affine_terms(op, c, left_tensor, node):
@@ -909,12 +1012,15 @@ def affine_terms(op, c, left_tensor, node):
 
 def affine(spec, a, b, node):
     gen, dtype = spec["generator"], spec["dtype"]
-    if dtype not in FLOAT_DTYPES or gen["kind"] == "randint":
+    if dtype not in FLOAT_DTYPES:
         raise Unreadable(node, f"{src(node)} scales a {gen['kind']} {dtype} "
                                "tensor; the workbench scales only "
-                               "floating-point randn, rand and constant "
-                               "tensors", TENSOR_FIX)
-    if gen["kind"] == "normal":
+                               "floating-point tensors", TENSOR_FIX)
+    if gen["kind"] == "randint" or "scale" in gen:
+        # integers drawn, then scaled and shifted (`randint(0, 2, s).float() * 2 - 1`)
+        new = dict(gen, scale=a * gen.get("scale", 1.0),
+                   shift=a * gen.get("shift", 0.0) + b)
+    elif gen["kind"] == "normal":
         new = {"kind": "normal", "mean": a * gen["mean"] + b,
                "std": abs(a) * gen["std"]}
     elif gen["kind"] == "uniform":
@@ -922,18 +1028,88 @@ def affine(spec, a, b, node):
         new = {"kind": "uniform", "low": ends[0], "high": ends[1]}
     else:
         new = {"kind": "constant", "value": a * gen["value"] + b}
+    for key in ("matrix", "diagonal"):
+        if key in gen:
+            if gen.get("matrix") in ("upper", "lower") and b != 0:
+                raise Unreadable(node, f"{src(node)} shifts a triangular matrix (its zeros "
+                                       "would move); the workbench cannot generate that",
+                                 TENSOR_FIX)
+            new[key] = gen[key]
     return finite_spec(dict(spec, generator=new), node)
 
 
 def finite_spec(spec, node):
     gen = spec["generator"]
     for key, value in gen.items():
-        if key != "kind":
+        if key not in ("kind", "matrix", "diagonal"):
             if not math.isfinite(value):
                 raise Unreadable(node, f"{src(node)} gives a non-finite "
                                        f"{key}", TENSOR_FIX)
-            gen[key] = float(value)
+            if not (gen["kind"] == "randint" and key in ("low", "high")):
+                gen[key] = float(value)
     return spec
+
+
+def transposed_of(node, scope):
+    """The tensor name X when node is X.T, X.t(), X.mT or X.transpose(-2, -1) / (0, 1)."""
+    if isinstance(node, ast.Attribute) and node.attr in ("T", "mT") and \
+            isinstance(node.value, ast.Name) and node.value.id in scope.tensors:
+        return node.value.id
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            isinstance(node.func.value, ast.Name) and node.func.value.id in scope.tensors:
+        if node.func.attr == "t" and not node.args:
+            return node.func.value.id
+        if node.func.attr == "transpose" and len(node.args) == 2:
+            dims = [scope.const(a) for a in node.args]
+            rank = len(scope.tensors[node.func.value.id]["shape"])
+            if sorted(d % rank if type(d) is int and rank else d for d in dims) == [rank - 2, rank - 1]:
+                return node.func.value.id
+    return None
+
+
+def read_symmetric(node, scope):
+    """X + X.T (and X.T + X): X's generator, mirrored across the diagonal, doubled."""
+    for a, b in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(a, ast.Name) and transposed_of(b, scope) == a.id:
+            spec = dict(scope.tensors[a.id])
+            shape = spec["shape"]
+            if len(shape) < 2 or shape[-1] != shape[-2]:
+                raise Unreadable(node, f"{src(node)}: a symmetric matrix needs square last "
+                                       "dimensions", TENSOR_FIX)
+            gen = dict(spec["generator"])
+            if gen.get("matrix") not in (None, "symmetric"):
+                break
+            gen["matrix"] = "symmetric"
+            gen.pop("diagonal", None)
+            return affine(dict(spec, generator=gen), 2, 0, node)
+    raise Unreadable(node, f"{src(node)} combines two tensors; the workbench reads one "
+                           "generator per input (and X + X.T as a symmetric matrix)", TENSOR_FIX)
+
+
+def read_triangle(node, name, source, scope):
+    """torch.triu(X, diagonal=k) / X.tril(k): X's generator with the other triangle 0."""
+    args = list(node.args)
+    diagonal = args[0] if args else None
+    for kw in node.keywords:
+        if kw.arg == "diagonal":
+            diagonal = kw.value
+        else:
+            raise Unreadable(node, f"{src(node)}: keyword '{kw.arg}' is not one the workbench "
+                                   "can read", TENSOR_FIX)
+    k = scope.const(diagonal) if diagonal is not None else 0
+    if type(k) is not int:
+        raise Unreadable(node, f"{src(node)}: diagonal is not an integer", TENSOR_FIX)
+    spec = read_tensor(source, scope)
+    if len(spec["shape"]) < 2:
+        raise Unreadable(node, f"{src(node)}: {name} needs a tensor of 2 or more dimensions",
+                         TENSOR_FIX)
+    gen = dict(spec["generator"])
+    if "matrix" in gen:
+        raise Unreadable(node, f"{src(node)} applies {name} to a structured matrix; the "
+                               "workbench cannot generate that", TENSOR_FIX)
+    gen["matrix"] = "upper" if name == "triu" else "lower"
+    gen["diagonal"] = k
+    return dict(spec, generator=gen)
 
 
 # ----------------------------------------------------------- get_inputs
@@ -987,6 +1163,9 @@ def read_inputs(tree, module, aliases, forward_names, notes):
             item = read_input(elt, index, scope, forward_names)
         except Unreadable as err:
             raise err.as_problem("get_inputs") from None
+        note = item.pop("note", None)
+        if note:
+            notes.append(f"{item['name']}: {note}")
         if item.pop("empty", False):
             notes.append(f"{item['name']}: torch.empty has no values; "
                          "filled with 0")
@@ -1012,7 +1191,7 @@ def read_input(elt, index, scope, forward_names):
 
 def order_tensor(item):
     keys = ("name", "kind", "dtype", "shape", "shape_names", "generator",
-            "line", "empty")
+            "line", "empty", "note")
     return {k: item[k] for k in keys if k in item}
 
 
@@ -1261,12 +1440,9 @@ def dtype_name(torch, dtype):
 
 
 def import_problem(path):
-    spec = importlib.util.spec_from_file_location("kwb_problem", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kwb_problem"] = module
+    """The problem as a module, with the --set / configuration constants (OVERRIDES) applied."""
     with contextlib.redirect_stdout(sys.stderr):
-        spec.loader.exec_module(module)
-    return module
+        return kwb_problem_module.load_problem(path, dict(OVERRIDES))
 
 
 def meta_inputs(torch, inputs):
@@ -1405,9 +1581,130 @@ def add_doubled(result, path):
                          "outputs": again["outputs"], "outputs_problem": again["outputs_problem"]}
 
 
+# ------------------------------------------------- --configs (module state, sizes)
+
+class RandomOutput(ProblemError):
+    def __init__(self, line, why):
+        super().__init__("random-output", "Model", line, why,
+                         "a task's reference must give the same output for the same inputs: "
+                         "set the dropout probability to 0 (or call eval()) in the problem, "
+                         "or remove the random call")
+
+
+def evaluate_at(torch, path, assign):
+    """Shapes of every tensor with the size constants set as `assign` (meta device)."""
+    saved = dict(OVERRIDES)
+    OVERRIDES.update(assign)
+    try:
+        result, init_values = read_problem_bounded(path)
+        outputs, problem = read_outputs(torch, path, result, init_values)
+        if outputs is None:
+            raise RuntimeError(problem)
+        model = build_model(torch, import_problem(path), init_values, "meta")
+        state = [{"key": key, "dtype": kwb_problem_state.dtype_short(torch, t.dtype),
+                  "shape": list(t.shape), "input": True}
+                 for key, t, _, _, _ in kwb_problem_state.enumerate_state(torch, model)]
+    finally:
+        OVERRIDES.clear()
+        OVERRIDES.update(saved)
+    return {"set": dict(assign), "inputs": result["inputs"], "state": state, "outputs": outputs,
+            "init": init_values}
+
+
+def size_constants(result):
+    """The module constants an input's shape names, first seen first; the batch (the first
+    input's first dimension when named), or None."""
+    names = []
+    for item in result["inputs"]:
+        if item["kind"] == "tensor":
+            for name in item["shape_names"]:
+                if name and name not in names:
+                    names.append(name)
+    first = result["inputs"][0] if result["inputs"] else None
+    batch = first["shape_names"][0] if first and first["kind"] == "tensor" and first["shape"] \
+        and first["shape_names"][0] else None
+    return names, batch
+
+
+def check_random(torch, tree, aliases, model):
+    calls = kwb_problem_state.random_calls(tree, aliases)
+    if calls:
+        line, what = calls[0]
+        raise RandomOutput(line, f"forward's output is random: {what} draws random numbers on "
+                                 "every call")
+    modules = kwb_problem_state.random_modules(torch, model)
+    if modules:
+        raise RandomOutput(None, "forward's output is random: " + "; ".join(modules))
+
+
+def add_configs(result, init_values, path):
+    """--configs: "state", "size_constants", "batch" and "configs" (kwb_problem_state.py)."""
+    import torch
+    tree = ast.parse(read_source(path), filename=path)
+    aliases = torch_aliases(tree)
+    module = import_problem(path)
+    meta_model = build_model(torch, module, init_values, "meta")
+    check_random(torch, tree, aliases, meta_model)
+    constants, batch = size_constants(result)
+    values = {c["name"]: c["value"] for c in result["constants"]}
+    base = {name: values[name] for name in constants if type(values.get(name)) is int}
+    constants = list(base)
+    batch = batch if batch in base else None
+    planner = kwb_problem_state.Planner(lambda a: evaluate_at(torch, path, a), base, constants, batch)
+    kernelbench = planner.fits(base)
+    if kernelbench is None:
+        err = planner.at(base)
+        raise ProblemError("cannot-express", "Model", None,
+                           f"the shapes could not be read again: {type(err).__name__}: {err}",
+                           "write the task by hand")
+    small, steps = planner.small()
+    configs = [("kernelbench", base, "the problem's own sizes")]
+    if small != base:
+        configs.append(("small", small, "for a quick correctness check: " + ", ".join(steps)))
+    large, k = planner.large()
+    if large:
+        configs.append(("large", large, f"the batch ({batch}) x{k}"))
+    if batch:
+        configs.append(("probe", dict(base, **{batch: 2 * base[batch]}), None))
+    # Values of the module state, read on the CPU at the small sizes (kwb_problem_state.py, 1.)
+    cpu_model, small_eval = None, planner.fits(small)
+    state_bytes = kwb_problem_state.tensor_bytes(small_eval["state"]) if small_eval else None
+    if state_bytes is not None and state_bytes <= kwb_problem_state.CPU_STATE_LIMIT:
+        saved = dict(OVERRIDES)
+        OVERRIDES.update(small)
+        try:
+            torch.manual_seed(0)
+            cpu_model = build_model(torch, import_problem(path), small_eval["init"], "cpu")
+        except Exception as err:  # noqa: BLE001  the problem's own code
+            result["notes"].append(f"the module state's values could not be read on the CPU "
+                                   f"({type(err).__name__}: {err}); PyTorch's defaults are assumed")
+        finally:
+            OVERRIDES.clear()
+            OVERRIDES.update(saved)
+    state = kwb_problem_state.read_state(torch, meta_model, cpu_model)
+    keep = {s["key"]: s["input"] for s in state}
+    result["state"] = state
+    result["size_constants"], result["batch"] = constants, batch
+    result["configs"] = []
+    for name, assign, comment in configs:
+        e = planner.fits(assign)
+        if e is None:
+            continue
+        for s in e["state"]:
+            s["input"] = keep.get(s["key"], True)
+        result["configs"].append({
+            "name": name, "set": assign, "comment": comment,
+            "bytes": kwb_problem_state.total_bytes(e),
+            "inputs": [i["shape"] if i["kind"] == "tensor" else None for i in e["inputs"]],
+            "state": {s["key"]: s["shape"] for s in e["state"]},
+            "outputs": [o["shape"] for o in e["outputs"]],
+            "init": e["init"]})
+
+
 # ------------------------------------------------------------------- main
 
-USAGE = "usage: python3 kwb_kernelbench.py [--no-torch] [--double-batch] [--set NAME=INT]... [--] PROBLEM.py"
+USAGE = ("usage: python3 kwb_kernelbench.py [--no-torch] [--double-batch] [--configs] "
+         "[--set NAME=INT]... [--] PROBLEM.py")
 
 
 # --set NAME=INT: module-level constants replaced (the importer reads a problem a second time with
@@ -1444,13 +1741,13 @@ def parse_args(argv):
     if "--help" in options:
         print(USAGE)
         sys.exit(0)
-    unknown = [o for o in options if o not in ("--no-torch", "--double-batch")]
+    unknown = [o for o in options if o not in ("--no-torch", "--double-batch", "--configs")]
     if len(paths) != 1 or unknown:
         why = f"unknown option {unknown[0]}" if unknown else \
             "give exactly one problem file"
         print(f"kwb_kernelbench.py: {why}\n{USAGE}", file=sys.stderr)
         sys.exit(1)
-    return paths[0], "--no-torch" in options, "--double-batch" in options
+    return paths[0], "--no-torch" in options, "--double-batch" in options, "--configs" in options
 
 
 @contextlib.contextmanager
@@ -1507,7 +1804,7 @@ def read_problem_bounded(path):
 
 
 def main(argv):
-    path, no_torch, double_batch = parse_args(argv)
+    path, no_torch, double_batch, configs = parse_args(argv)
     try:
         result, init_values = read_problem_bounded(path)
     except ProblemError as err:
@@ -1519,6 +1816,12 @@ def main(argv):
         add_outputs(result, init_values, path)
         if double_batch:
             add_doubled(result, path)
+        if configs and result["outputs"] is not None:
+            try:
+                add_configs(result, init_values, path)
+            except ProblemError as err:
+                print(json.dumps(err.to_json(path)))
+                return 2
     sys.stdout.flush()
     print(json.dumps(result))
     return 0

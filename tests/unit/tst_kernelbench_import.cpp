@@ -30,6 +30,7 @@
 #include "core/task/source_file.h"
 #include "helpers/python3.h"
 #include "helpers/test_files.h"
+#include "helpers/torch_tasks.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -226,10 +227,12 @@ class TestKernelBenchImport : public QObject {
   void rmsnorm();
   void mixedDtypesAndOutputs();
   void readerCannotExpress();
-  void learnedWeights_data();
-  void learnedWeights();
-  void layerNormRefused();
-  void scalarInputRefused();
+  void weightsBecomeInputs();
+  void tupleInitAndDerivedSizes();
+  void randomOutputRefused();
+  void structuredInputs();
+  void layerNormImports();
+  void scalarInputIsAParam();
   void unsupportedInitRefused();
   void unsupportedOutputDtypeRefused();
   void outputsNeedPyTorch();
@@ -488,15 +491,21 @@ void TestKernelBenchImport::mixedDtypesAndOutputs() {
 }
 
 void TestKernelBenchImport::readerCannotExpress() {
-  const fs::path problem = fixture("tril_input.py");
+  // torch.tril of a generator is read (the lower triangle, issue 46); a softmax of one is not.
+  const auto tril = runReader(fixture("tril_input.py"));
+  QCOMPARE(tril.exitCode, 0);
+  QCOMPARE(tril.result["inputs"][0]["generator"].value("matrix", std::string()), std::string("lower"));
+  QCOMPARE(tril.result["inputs"][0]["generator"].value("diagonal", -1), 0);
+  const fs::path problem = fixture("softmax_input.py");
   const auto reader = runReader(problem);
   QCOMPARE(reader.exitCode, 2);
   QCOMPARE(reader.result.value("ok", true), false);
   QCOMPARE(reader.result.value("kind", std::string()), std::string("cannot-express"));
-  QCOMPARE(reader.result.value("line", 0), 19);
+  QCOMPARE(reader.result.value("line", 0), 20);
   const std::string expected = problem.string() +
-                               ":19: get_inputs: torch.tril(...) is not an input generator the workbench knows "
-                               "(randn, rand, randint, ones, zeros, full, empty); write the tensor's init by hand";
+                               ":20: get_inputs: .softmax(...) in torch.rand(batch_size, classes).softmax(dim=-1) is not a "
+                               "method the workbench can follow (cuda, cpu, contiguous, detach, clone, requires_grad_, "
+                               "float, half, bfloat16, double, long, int, bool, to); write the tensor's init by hand";
   QCOMPARE(reader.result.value("message", std::string()), expected);
   std::string error;
   QVERIFY(!kwb::taskFromKernelBench(reader.result, error));
@@ -507,73 +516,181 @@ void TestKernelBenchImport::readerCannotExpress() {
   const auto outcome = kwb::importKernelBench(problem, dir_ / "imported", false, python);
   QVERIFY(!outcome.ok);
   QCOMPARE(outcome.message, expected);
-  QVERIFY(!fs::exists(dir_ / "imported" / "tril_input"));
+  QVERIFY(!fs::exists(dir_ / "imported" / "softmax_input"));
 }
 
-void TestKernelBenchImport::learnedWeights_data() {
-  QTest::addColumn<QString>("text");
-  QTest::addColumn<QString>("found");  // "nn.X at line N", or empty for none
-  QTest::newRow("no layers") << "import torch\nreturn torch.relu(x)\n" << "";
-  QTest::newRow("nn.Linear") << "class Model:\n    def __init__(self):\n        self.fc = nn.Linear(4, 4)\n"
-                             << "nn.Linear at line 3";
-  QTest::newRow("torch.nn.Conv2d") << "x = 1\nself.c = torch.nn.Conv2d(3, 8, 3)\n" << "nn.Conv2d at line 2";
-  QTest::newRow("nn.ConvTranspose3d") << "self.c = nn.ConvTranspose3d (3, 8, 3)\n" << "nn.ConvTranspose3d at line 1";
-  QTest::newRow("nn.Parameter") << "\n\nself.w = nn.Parameter(torch.randn(4))\n" << "nn.Parameter at line 3";
-  QTest::newRow("nn.BatchNorm2d") << "self.bn = nn.BatchNorm2d(8)\n" << "nn.BatchNorm2d at line 1";
-  QTest::newRow("nn.Embedding") << "self.e = nn.Embedding(10, 4)\n" << "nn.Embedding at line 1";
-  QTest::newRow("in a comment") << "# self.fc = nn.Linear(4, 4)\nreturn x  # nn.LayerNorm(x)\n" << "";
-  QTest::newRow("functional") << "return nn.functional.conv2d(x, w)\n" << "";
-  QTest::newRow("no weights") << "self.act = nn.ReLU()\nself.s = nn.Softmax(dim=1)\n" << "";
-  QTest::newRow("named, not called") << "# uses an nn.Linear-like layout\nLinear = nn.Linear\n" << "";
-}
+// The real import with PyTorch (the reader's --configs, the starter writer): the task folder, loaded.
+struct TorchImport {
+  kwb::ImportOutcome outcome;
+  std::optional<kwb::Task> task;
+  std::string manifest, starter;
+};
 
-void TestKernelBenchImport::learnedWeights() {
-  QFETCH(QString, text);
-  QFETCH(QString, found);
-  const auto message = kwb::learnedWeightsProblem(text.toStdString());
-  if (found.isEmpty()) {
-    QVERIFY2(!message, message ? message->c_str() : "");
-    return;
-  }
-  QVERIFY(message);
-  QCOMPARE(QString::fromStdString(*message),
-           "Model holds learned weights (" + found +
-               "): their values come from PyTorch's random initialisation, which the task's kernel is not given; "
-               "not supported yet: write the task by hand with the weights as input tensors");
-}
-
-void TestKernelBenchImport::layerNormRefused() {
-  const fs::path problem = fixture("layernorm.py");
-  const auto weights = kwb::learnedWeightsProblem(kwb::test::readFile(problem));
-  QVERIFY(weights);
-  QVERIFY2(weights->find("Model holds learned weights (nn.LayerNorm at line 10)") == 0, weights->c_str());
-
-  // Its constructor argument is a tuple, which [params] cannot hold either.
-  const auto reader = runReader(problem);
-  QCOMPARE(reader.exitCode, 0);
-  std::string error;
-  QVERIFY(!kwb::taskFromKernelBench(
-      withOutputs(reader.result, {{{"dtype", "f32"}, {"shape", {16, 64, 256, 256}}}}), error));
-  QCOMPARE(error, std::string("layernorm.py:29: get_init_inputs: init argument 1 (normalized_shape) is a tuple; "
-                              "[params] holds scalars only; write the task by hand"));
-
+TorchImport importWithTorch(const fs::path &problem, const fs::path &to, const std::string &torchPython) {
   kwb::TorchSettings python;
-  python.python = python3();
-  const auto outcome = kwb::importKernelBench(problem, dir_ / "imported", false, python);
-  QVERIFY(!outcome.ok);
-  QCOMPARE(outcome.message, problem.string() + ": " + *weights);
+  python.python = torchPython;
+  TorchImport r;
+  r.outcome = kwb::importKernelBench(problem, to, true, python);
+  if (!r.outcome.ok) return r;
+  r.task = kwb::loadTask(r.outcome.folder);
+  r.manifest = kwb::test::readFile(r.outcome.folder / "task.toml");
+  r.starter = kwb::test::readFile(r.outcome.folder / (r.outcome.name + ".cu"));
+  return r;
 }
 
-void TestKernelBenchImport::scalarInputRefused() {
+#define NEED_TORCH(python)                          \
+  std::string looked;                               \
+  const std::string python = kwb::test::torchPython(looked); \
+  if (python.empty()) QSKIP(looked.c_str())
+
+const kwb::Tensor &tensorNamed(const kwb::Task &task, const std::string &name) {
+  const kwb::Tensor *t = task.tensor(name);
+  if (!t) throw std::runtime_error("no tensor " + name);
+  return *t;
+}
+
+// nn.Linear's weight and bias and a learned shift become inputs named after their state-dict
+// keys, with PyTorch's default init (uniform(+-1/sqrt(fan_in))) and the measured one of the shift
+// (randn * 0.02); the kernel takes them after x; Model gets in_features from the configuration.
+void TestKernelBenchImport::weightsBecomeInputs() {
+  NEED_TORCH(python);
+  const auto r = importWithTorch(fixture("linear_shift.py"), dir_ / "weights", python);
+  QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
+  const kwb::Task &task = *r.task;
+  std::vector<std::string> names;
+  for (const auto &t : task.tensors) names.push_back(t.name);
+  QCOMPARE(names, (std::vector<std::string>{"x", "shift", "fc_weight", "fc_bias", "out"}));
+  QCOMPARE(tensorNamed(task, "x").state, std::string());
+  QCOMPARE(tensorNamed(task, "fc_weight").state, std::string("fc.weight"));
+  QCOMPARE(tensorNamed(task, "fc_bias").state, std::string("fc.bias"));
+  QCOMPARE(tensorNamed(task, "shift").state, std::string("shift"));
+  QCOMPARE(shapeTexts(tensorNamed(task, "fc_weight")), (std::vector<std::string>{"1024", "in_features"}));
+  QCOMPARE(shapeTexts(tensorNamed(task, "out")), (std::vector<std::string>{"batch_size", "1024"}));
+  const auto &w = *tensorNamed(task, "fc_weight").init;
+  QCOMPARE(w.kind, kwb::Generator::Kind::Uniform);
+  QCOMPARE(w.b, 0.0220971);  // 1/sqrt(2048), 6 digits
+  QCOMPARE(w.a, -0.0220971);
+  const auto &shift = *tensorNamed(task, "shift").init;
+  QCOMPARE(shift.kind, kwb::Generator::Kind::Normal);
+  QCOMPARE(shift.a, 0.0);
+  QCOMPARE(shift.b, 0.02);
+  QVERIFY2(r.manifest.find("state = \"shift\"   # measured: normal(0, 0.02)") != std::string::npos, r.manifest.c_str());
+  // in_features is a size (an input's dimension): Model gets it from the configuration.
+  QVERIFY(task.reference.init);
+  QCOMPARE(*task.reference.init, (std::vector<std::string>{"in_features", "out_features"}));
+  QCOMPARE(task.params.size(), std::size_t{1});
+  QCOMPARE(task.params[0].name, std::string("out_features"));
+  QVERIFY(!task.reference.forward);
+  QCOMPARE(task.launch->args, (std::vector<std::string>{"x", "shift", "fc_weight", "fc_bias", "out", "batch_size",
+                                                        "in_features", "out_features"}));
+  // 104 MiB at the problem's sizes: the small configuration halves the batch once.
+  std::vector<std::string> configs;
+  for (const auto &c : task.configs) configs.push_back(c.name);
+  QCOMPARE(configs, (std::vector<std::string>{"kernelbench", "small", "large"}));
+  QCOMPARE(task.configs[1].values.at("batch_size"), std::int64_t{4096});
+  QCOMPARE(task.configs[2].values.at("batch_size"), std::int64_t{131072});
+  QCOMPARE(task.reference.moduleConstants, (std::vector<std::string>{"batch_size", "in_features"}));
+  // The starter: a host launcher of naive steps, correct by construction.
+  QVERIFY2(r.starter.find("kwb_launch") != std::string::npos, r.starter.c_str());
+  QVERIFY(anyContains(r.outcome.warnings, "the starter is a host launcher of"));
+}
+
+// A level-2 shape: a tuple argument (bias_shape) leaves Model's arguments to get_init_inputs(),
+// run with the configuration's sizes (module_constants); the convolution's output height and
+// width follow no input size alone, so they are sizes of their own with a value per configuration.
+void TestKernelBenchImport::tupleInitAndDerivedSizes() {
+  NEED_TORCH(python);
+  const auto r = importWithTorch(fixture("conv_bias_norm.py"), dir_ / "conv", python);
+  QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
+  const kwb::Task &task = *r.task;
+  QVERIFY(!task.reference.init);
+  QCOMPARE(task.reference.moduleConstants,
+           (std::vector<std::string>{"batch_size", "in_channels", "height", "width"}));
+  QCOMPARE(shapeTexts(tensorNamed(task, "out")), (std::vector<std::string>{"batch_size", "16", "out_d2", "out_d3"}));
+  QCOMPARE(shapeTexts(tensorNamed(task, "bias")), (std::vector<std::string>{"16", "1", "1"}));
+  QCOMPARE(tensorNamed(task, "norm_weight").init->kind, kwb::Generator::Kind::Constant);
+  QCOMPARE(tensorNamed(task, "norm_weight").init->a, 1.0);
+  const kwb::SizeConfig *own = task.config("kernelbench");
+  const kwb::SizeConfig *small = task.config("small");
+  QVERIFY(own && small);
+  QCOMPARE(own->values.at("out_d2"), std::int64_t{510});
+  QCOMPARE(small->values.at("out_d2"), small->values.at("height") - 2);
+  QCOMPARE(small->values.at("out_d3"), small->values.at("width") - 2);
+  QVERIFY(small->values.at("height") < 512);
+  // kernel_size and groups are numbers: [params], passed to the kernel.
+  QVERIFY(task.param("kernel_size") && task.param("groups"));
+  QVERIFY(anyContains(r.outcome.warnings, "out_d2, out_d3 are dimensions of a tensor that follow no size"));
+}
+
+void TestKernelBenchImport::randomOutputRefused() {
+  NEED_TORCH(python);
+  const fs::path problem = fixture("dropout_softmax.py");
+  const auto r = importWithTorch(problem, dir_ / "random", python);
+  QVERIFY(!r.outcome.ok);
+  QCOMPARE(r.outcome.message,
+           problem.string() + ": Model: forward's output is random: drop (Dropout) drops values at random with p = 0.25 "
+                              "in training mode; a task's reference must give the same output for the same inputs: set "
+                              "the dropout probability to 0 (or call eval()) in the problem, or remove the random call");
+  QVERIFY(!fs::exists(dir_ / "random" / "dropout_softmax"));
+}
+
+// X + X.T, torch.triu(..., diagonal=1), a size written as A.shape, randint(0, 2).float() * 2 - 1
+// and a scalar argument of forward.
+void TestKernelBenchImport::structuredInputs() {
+  NEED_TORCH(python);
+  const auto r = importWithTorch(fixture("structured_inputs.py"), dir_ / "structured", python);
+  QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
+  const kwb::Task &task = *r.task;
+  const auto &a = *tensorNamed(task, "A").init;
+  QCOMPARE(a.matrix, kwb::Generator::Matrix::Symmetric);
+  QCOMPARE(a.kind, kwb::Generator::Kind::Normal);
+  const auto &b = *tensorNamed(task, "B").init;
+  QCOMPARE(b.matrix, kwb::Generator::Matrix::Upper);
+  QCOMPARE(b.diagonal, std::int64_t{1});
+  QCOMPARE(shapeTexts(tensorNamed(task, "mask")), (std::vector<std::string>{"N", "N"}));
+  QCOMPARE(tensorNamed(task, "mask").dtype, kwb::DType::Bool);
+  const auto &signs = *tensorNamed(task, "signs").init;
+  QCOMPARE(signs.kind, kwb::Generator::Kind::RandInt);
+  QCOMPARE(signs.scale, 2.0);
+  QCOMPARE(signs.shift, -1.0);
+  QCOMPARE(tensorNamed(task, "signs").dtype, kwb::DType::F32);
+  QVERIFY(task.param("factor"));
+  QCOMPARE(task.param("factor")->real, 0.5);
+  QVERIFY(task.reference.forward);
+  QCOMPARE(*task.reference.forward, (std::vector<std::string>{"A", "B", "mask", "signs", "factor"}));
+}
+
+// LayerNorm's weight and bias (ones and zeros) are inputs; its normalized_shape tuple goes to
+// Model through get_init_inputs(). The sizes it covers are not named, so only the batch can be
+// divided down, and the import says the small configuration is not that small.
+void TestKernelBenchImport::layerNormImports() {
+  NEED_TORCH(python);
+  const auto r = importWithTorch(fixture("layernorm.py"), dir_ / "ln", python);
+  QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
+  const kwb::Task &task = *r.task;
+  QCOMPARE(tensorNamed(task, "ln_weight").state, std::string("ln.weight"));
+  QCOMPARE(tensorNamed(task, "ln_weight").init->a, 1.0);
+  QCOMPARE(tensorNamed(task, "ln_bias").init->a, 0.0);
+  QVERIFY(!task.reference.init);
+  QCOMPARE(task.config("small")->values.at("batch_size"), std::int64_t{2});
+}
+
+// Without the reader's configurations (a reader JSON as before --configs), a scalar argument of
+// forward is a [params] entry that [reference] forward passes in its place.
+void TestKernelBenchImport::scalarInputIsAParam() {
   const fs::path problem = dir_ / "scalar_in.py";
   writeText(problem, kScalarProblem);
   const auto reader = runReader(problem);
   QCOMPARE(reader.exitCode, 0);
   std::string error;
-  QVERIFY(!kwb::taskFromKernelBench(withOutputs(reader.result, {{{"dtype", "f32"}, {"shape", {1024, 512}}}}), error));
-  QCOMPARE(error, std::string("scalar_in.py:22: get_inputs: input 's' is a scalar (float 3.14); forward's scalar "
-                              "arguments are not supported yet; pass it to Model's constructor through get_init_inputs "
-                              "instead, or write the task by hand"));
+  const auto t = kwb::taskFromKernelBench(withOutputs(reader.result, {{{"dtype", "f32"}, {"shape", {1024, 512}}}}), error);
+  QVERIFY2(t, error.c_str());
+  const auto task = loadWritten(*t, dir_ / "scalar_in", problem, error);
+  QVERIFY2(task, error.c_str());
+  QVERIFY(task->param("s"));
+  QCOMPARE(task->param("s")->real, 3.14);
+  QVERIFY(task->reference.forward);
+  QCOMPARE(*task->reference.forward, (std::vector<std::string>{"A", "s"}));
 }
 
 void TestKernelBenchImport::unsupportedInitRefused() {

@@ -26,7 +26,7 @@ void ImportService::importProblems(const ImportProblemsRequest &request) {
       [request, self](const JobTicket &ticket) {
         ImportProblemsOutcome out;
         kwb::TorchSettings python;
-        python.python = request.python.toStdString();
+        python.python = request.python.isEmpty() ? kwb::importPython() : request.python.toStdString();
         const int total = static_cast<int>(request.problems.size());
         for (int i = 0; i < total; ++i) {
           if (ticket.cancelled()) {

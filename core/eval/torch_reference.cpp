@@ -89,9 +89,22 @@ json forwardSpec(const Task &task) {
   return out;
 }
 
-// A job's or timing's own Model(...) arguments, where they depend on the configuration.
-void addInit(json &entry, const Task &task, const SizeConfig &config) {
+// The module file's top-level constants in `config` ([reference] module_constants: sizes and
+// integer parameters, all in its values).
+json moduleConstants(const Task &task, const SizeConfig &config) {
+  json out = json::object();
+  for (const auto &name : task.reference.moduleConstants) {
+    const auto it = config.values.find(name);
+    if (it != config.values.end()) out[name] = it->second;  // else: the parser checked
+  }
+  return out;
+}
+
+// A job's or timing's own module constants and Model(...) arguments, where they depend on the
+// configuration.
+void addPerConfiguration(json &entry, const Task &task, const SizeConfig &config) {
   if (initNamesSize(task)) entry["init"] = initArguments(task, &config);
+  if (!task.reference.moduleConstants.empty()) entry["constants"] = moduleConstants(task, config);
 }
 
 // What a configuration's outputs depend on beyond its name: its sizes (and so its Model(...)
@@ -172,8 +185,9 @@ TorchTiming timingOf(const json &t, bool compiled) {
 }
 
 // What the module's outputs depend on: the manifest, the module's text, Model(...)'s and
-// forward's arguments, which inputs are module state (the last three from the task itself: a task
-// need not come from its manifest's text). Version 2: the module keeps its own mode (no eval()).
+// forward's arguments, the module constants, which inputs are module state (the last four from
+// the task itself: a task need not come from its manifest's text). Version 2: the module keeps its
+// own mode (no eval()).
 // Throws when a file cannot be read.
 std::string identityOf(const Task &task) {
   std::string state;
@@ -182,6 +196,7 @@ std::string identityOf(const Task &task) {
   const json init = task.reference.init ? json(*task.reference.init) : json();
   return "kwb-torch-reference-2\n" + readManifestText(task.manifestPath) + "\n\x1f" +
          readTaskFile(task, task.reference.python) + "\n\x1f" + init.dump() + "\n" +
+         json(task.reference.moduleConstants).dump() + "\n" +
          initArguments(task, nullptr).dump() + "\n" + forwardSpec(task).dump() + "\n" + state;
 }
 
@@ -398,7 +413,7 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
                               {"inputs", writeInputs(task, *job.config, job.seed, job.firstGenerator, jobFolder)},
                               {"outputs", outputsOf(task, *job.config, jobFolder)},
                               {"repeat_check", request.repeatCheck}});
-      addInit(spec["jobs"].back(), task, *job.config);
+      addPerConfiguration(spec["jobs"].back(), task, *job.config);
       pending.push_back({jobId, folder, jobFolder});
     }
     for (const auto *config : request.timings) {
@@ -425,7 +440,7 @@ TorchRun runTorchReference(const Task &task, const TorchRunRequest &request, con
                                  {"max_samples", request.maxSamples},
                                  {"target_spread", request.targetSpread},
                                  {"warmup_ms", 50}});
-      addInit(spec["timings"].back(), task, *config);
+      addPerConfiguration(spec["timings"].back(), task, *config);
     }
   } catch (const std::exception &e) {
     run.kind = "cache";

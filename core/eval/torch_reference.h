@@ -8,13 +8,14 @@
 //
 // Inputs with Tensor::state are loaded into the module (its parameters, buffers or tensor
 // attributes) before every forward instead of passed to it; forward gets Reference::forward's
-// tensors and parameters, and Model is built per configuration where Reference::init names a
-// size. The module keeps the mode its constructor left it (no eval(): KernelBench's own
+// tensors and parameters; the module file is executed per configuration with
+// Reference::moduleConstants set to its sizes, and Model is built per configuration where those
+// or Reference::init name a size. The module keeps the mode its constructor left it (no eval(): KernelBench's own
 // evaluation does not call it), so BatchNorm in training mode uses batch statistics.
 //
-// The outputs are cached per (manifest text, module text, init, forward and state mapping,
-// configuration with its sizes, seed) under
-// userCacheDir()/torch-reference/, as files of the tensor's bytes; the Evaluator copies them into
+// The outputs are cached per (manifest text, module text, init, module constants, forward and
+// state mapping, configuration with its sizes, seed) under userCacheDir()/torch-reference/, as
+// files of the tensor's bytes; the Evaluator copies them into
 // the worker's private directory for each request (PROTOCOL.md, `reference.outputs`), where the
 // worker reads and removes them before candidate code runs.
 //

@@ -107,6 +107,7 @@ class TestTorchReference : public QObject {
   void stateReachesTheModule();
   void forwardTakesTensorsAndParamsInOrder();
   void modelPerConfigurationAndCacheKeys();
+  void moduleConstantsFollowTheConfiguration();
   void stateTheModuleLacks();
   void moduleKeepsItsMode();
   void stateIsPutBackBeforeEveryForward();
@@ -460,6 +461,42 @@ void TestTorchReference::modelPerConfigurationAndCacheKeys() {
   QVERIFY2(swapped.ok, (swapped.describe() + "\n" + swapped.traceback).c_str());
   QCOMPARE(swapped.computedJobs, std::size_t(4));
   QVERIFY2(check(swapped, "w2", "w1").empty(), check(swapped, "w2", "w1").c_str());
+}
+
+// [reference] module_constants = ["n"]: the module file is executed per configuration with its
+// top-level n set to the configuration's, so a shape it derives (`shape = (n,)`, a tensor made in
+// __init__) and get_init_inputs()' arguments follow: y = x + 10 n.
+void TestTorchReference::moduleConstantsFollowTheConfiguration() {
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(
+      dir_ / "module-constants",
+      smallManifest("", "module_constants = [\"n\"]\n",
+                    "[[configs]]\nname = \"three\"\nb = 2\nn = 3\n\n[[configs]]\nname = \"five\"\nb = 2\nn = 5\n"),
+      "import torch\nimport torch.nn as nn\n\nn = 4\nshape = (n,)\n\n"
+      "class Model(nn.Module):\n"
+      "    def __init__(self, k):\n"
+      "        super().__init__()\n"
+      "        self.h0 = torch.ones(shape) * k\n"
+      "    def forward(self, x):\n"
+      "        return x + self.h0\n\n"
+      "def get_init_inputs():\n"
+      "    return [n * 10]\n",
+      {{"k.cu", kEmptyKernel}});
+  const kwb::Task task = kwb::loadTask(dir);
+  QCOMPARE(task.reference.moduleConstants, std::vector<std::string>{"n"});
+  std::vector<std::string> lines;
+  const auto run = runOnCpu(task, {1, 2}, false, &lines);
+  QVERIFY2(run.ok, (run.describe() + "\n" + run.traceback).c_str());
+  for (const auto &c : task.configs)
+    for (const std::uint64_t seed : {1, 2}) {
+      auto want = kwb::test::inputValues(task, "x", c, seed);
+      for (auto &v : want) v = static_cast<float>(v + 10.0 * c.values.at("n"));
+      const auto problem = kwb::test::valuesMismatch(output(run, c, seed), want);
+      QVERIFY2(problem.empty(), (c.name + ": " + problem).c_str());
+    }
+  const std::string text = joined(lines);
+  QCOMPARE(occurrences(text, "building Model(30) [n = 3]"), std::size_t(1));
+  QCOMPARE(occurrences(text, "building Model(50) [n = 5]"), std::size_t(1));
 }
 
 // A state key the module does not have, and one of another shape: errors naming the input, the

@@ -479,6 +479,9 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
       for (const auto seed : seeds) r.outputs.push_back({c, seed, false});
       if (options.time) r.outputs.push_back({c, timingSeed, true});
     }
+    // Forward twice on the same inputs, the same bits or the evaluation ends ("nondeterministic":
+    // dropout in training mode, random calls, atomics): once per cached output, not per candidate.
+    r.repeatCheck = true;
     r.onProgress = [&](const std::string &line) { step("compile", "", 0.08, "  PyTorch reference: " + line); };
     r.cancelled = [this] { return cancelled(); };
     step("compile", "", 0.06, "the PyTorch reference " + task.reference.python.string() + ": outputs for " +

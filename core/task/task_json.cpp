@@ -116,6 +116,7 @@ nlohmann::json taskToJson(const Task &task) {
     reference["python"] = task.reference.python.generic_string();
     if (task.reference.init) reference["init"] = *task.reference.init;
     reference["forward"] = forwardArguments(task);  // the default spelled out
+    if (!task.reference.moduleConstants.empty()) reference["module_constants"] = task.reference.moduleConstants;
   }
   out["reference"] = reference;
   json params = json::array();

@@ -488,6 +488,12 @@ void TestManifestParser::moduleStateForwardAndInit() {
     QCOMPARE(u.tensors[0].state, std::string("fc.bias"));
     QCOMPARE(kwb::forwardArguments(u), std::vector<std::string>{});
   }
+  {
+    // module_constants: sizes (and integer parameters) set in the module per configuration.
+    PARSE(t, torchManifest("module_constants = [\"rows\", \"cols\", \"k\"]", "[params]\nk = 3"));
+    QCOMPARE(t.reference.moduleConstants, (std::vector<std::string>{"rows", "cols", "k"}));
+    QCOMPARE(kwb::taskToJson(t)["reference"]["module_constants"], nlohmann::json({"rows", "cols", "k"}));
+  }
   for (const char *key : {"conv.weight", "layers.0.weight", "h0", "a.1.b_2.3", "_x"}) {
     PARSE(t, torchManifest("", QString("state = \"%1\"").arg(key)));
     QCOMPARE(t.tensors[2].state, std::string(key));
@@ -588,6 +594,19 @@ void TestManifestParser::moduleAndGeneratorErrors_data() {
       << manifest({{12, "init = { kind = \"uniform\", low = 0.0, high = 1.0 }\nstate = \"fc.weight\""}})
       << "task.toml:13: tensors.x.state: module state needs a PyTorch reference to load it into, and the task has none; "
          "expected [reference] python = \"MODULE.py\" (whose Model has the state-dict key 'fc.weight'), or no state";
+
+  // --- [reference] module_constants ---
+  QTest::newRow("module_constants unknown name")
+      << torchManifest("module_constants = [\"rows\", \"batch\"]", "")
+      << "task.toml:23: reference.module_constants: unknown name 'batch'; expected a size (rows, cols) or an integer "
+         "parameter";
+  QTest::newRow("module_constants twice") << torchManifest("module_constants = [\"rows\", \"rows\"]", "")
+                                          << "task.toml:23: reference.module_constants: 'rows' appears twice; expected "
+                                             "each name once";
+  QTest::newRow("module_constants a float parameter")
+      << torchManifest("module_constants = [\"alpha\"]", "[params]\nalpha = 0.5")
+      << "task.toml:23: reference.module_constants: unknown name 'alpha'; expected a size (rows, cols) or an integer "
+         "parameter";
 
   // --- [reference] forward ---
   const QString params = "state = \"fc.weight\"\n[params]\nalpha = 0.5";
@@ -1092,8 +1111,8 @@ void TestManifestParser::malformed_data() {
                                         "PyTorch module)";
   QTest::newRow("reference unknown key")
       << manifest({{20, "kernal = \"ref\""}})
-      << "task.toml:20: reference.kernal: unknown key; expected one of: source, python, init, forward, kernel, grid, block, "
-         "shared_bytes, args";
+      << "task.toml:20: reference.kernal: unknown key; expected one of: source, python, init, forward, module_constants, kernel, grid, "
+         "block, shared_bytes, args";
   QTest::newRow("reference kernel missing")
       << manifest({{20, ""}})
       << "task.toml:18: reference.kernel: missing; expected the kernel function's name, e.g. kernel = \"softmax\"";

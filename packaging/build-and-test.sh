@@ -25,21 +25,17 @@ if [ "${KWB_SKIP_TORCH:-0}" != 1 ]; then
   torch_pid=$!
 fi
 "$root/packaging/build.sh"
-if [ -n "$torch_pid" ]; then
-  if ! wait "$torch_pid"; then
-    cat "$build/install-torch.log" >&2
-    echo "build-and-test: PyTorch for the import tests did not install (log above); set KWB_SKIP_TORCH=1 to run without it" >&2
+# PID LOG WHAT SKIP_VARIABLE: the background install's end; its log and exit 1 when it failed.
+installed() {
+  [ -n "$1" ] || return 0
+  if ! wait "$1"; then
+    cat "$2" >&2
+    echo "build-and-test: $3 did not install (log above); set $4=1 to run without it" >&2
     exit 1
   fi
-  tail -n 2 "$build/install-torch.log"
-fi
-if [ -n "$llm_pid" ]; then
-  if ! wait "$llm_pid"; then
-    cat "$build/install-local-llm.log" >&2
-    echo "build-and-test: the local LLM for the llm-real tests did not install (log above); set KWB_SKIP_LOCAL_LLM=1 to run without it" >&2
-    exit 1
-  fi
-  tail -n 3 "$build/install-local-llm.log"
-fi
+  tail -n 3 "$2"
+}
+installed "$torch_pid" "$build/install-torch.log" "PyTorch for the import tests" KWB_SKIP_TORCH
+installed "$llm_pid" "$build/install-local-llm.log" "the local LLM for the llm-real tests" KWB_SKIP_LOCAL_LLM
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "$@"

@@ -52,7 +52,7 @@
 #    "outputs": [{"dtype": DTYPE, "shape": [int]}] or null, one per tensor
 #        forward returns (a tuple/list gives several); read by running
 #        forward on the meta device, or on the CPU with real inputs when
-#        meta fails and the inputs hold at most 2**24 elements
+#        meta fails and the inputs hold at most 2**22 elements
 #    "outputs_problem": why outputs is null, or null
 #    "torch": torch version string, or null when torch was not used
 #    "notes": [str]  things the importer should show the user}
@@ -107,7 +107,7 @@ BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub,
           ast.Mult: operator.mul, ast.Div: operator.truediv,
           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
           ast.Pow: operator.pow}
-CPU_RETRY_LIMIT = 2 ** 24
+CPU_RETRY_LIMIT = 2 ** 22
 # Bounds of the static read (a constant folded from `s = s + s` fourteen times reached 618 MB):
 # a constant's items (a string's characters; a tuple's or list's elements, nested ones counted;
 # a number is one), an integer's bits, the items folded in the whole file, and the soft memory
@@ -1502,7 +1502,7 @@ def outputs_on_cpu(torch, module, result, init_values, meta_err, path):
     meta_why = describe_error(meta_err, path, "forward on the meta device")
     if total > CPU_RETRY_LIMIT:
         return None, (f"forward did not run on the meta device: {meta_why}; "
-                      f"the inputs hold {total} elements, more than 2**24, "
+                      f"the inputs hold {total} elements, more than 2**22, "
                       "too many to run it on the CPU instead; enter the "
                       "output's shape and dtype by hand")
     try:

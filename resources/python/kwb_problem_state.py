@@ -42,6 +42,7 @@
 #      large        the batch times the smallest power of two (<= 1024) that brings every tensor
 #                   together to >= 1 GiB (none when the problem's sizes already hold that)
 import math
+import time
 
 SMALL_BYTES = 64 << 20
 LARGE_BYTES = 1 << 30
@@ -49,6 +50,8 @@ MAX_LARGE_SCALE = 1024
 MIN_BATCH = 2
 BATCH_FIRST_FLOOR = 16  # the batch is divided down to this first, then the other sizes
 MIN_OTHER = 8
+PLAN_SECONDS = 60  # the configurations' search stops there (a module forward runs on the CPU
+#                   where the meta device lacks an operator, e.g. nn.GRU: slow at large sizes)
 CPU_STATE_LIMIT = 1 << 30  # state bytes at the small sizes above which values are not read
 DTYPE_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i8": 1, "u8": 1, "bool": 1}
 RANDOM_FUNCTIONS = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
@@ -387,13 +390,18 @@ def human(n):
 class Planner:
     """Evaluates the problem at assignments of its size constants (memoised)."""
 
-    def __init__(self, evaluate, base, constants, batch):
+    def __init__(self, evaluate, base, constants, batch, budget_s=PLAN_SECONDS):
         self.evaluate, self.cache = evaluate, {}
         self.base, self.constants, self.batch = dict(base), list(constants), batch
+        self.deadline = time.monotonic() + budget_s
+        self.out_of_time = False
 
     def at(self, assign):
         key = tuple(sorted(assign.items()))
         if key not in self.cache:
+            if self.cache and time.monotonic() > self.deadline:  # the problem's own sizes always
+                self.out_of_time = True
+                return TimeoutError(f"the search for configurations ran past {PLAN_SECONDS} s")
             try:
                 self.cache[key] = self.evaluate(dict(assign))
             except Exception as err:  # the problem's own code, at sizes it was not written for

@@ -76,6 +76,10 @@ of its running statistics never carries from one job or run to the next;
 timing loads the state once per mode (outputs do not depend on what
 forward updates in training mode, and eval mode updates nothing).
 
+Reference outputs (jobs) are computed with torch.use_deterministic_algorithms(True,
+warn_only=True) and cudnn.deterministic (cuDNN's fastest transposed convolutions add with
+atomics: their last bits differ run to run); timings with the defaults, as a user's model runs.
+
 Repeat check ("repeat_check": true): forward runs a second time on the same
 inputs (read again, state reloaded, the random generator NOT reseeded) and
 every output must be the first run's bit for bit; otherwise the job fails
@@ -120,6 +124,7 @@ written there: fd 1 is pointed at stderr and the protocol uses a private copy)
 Exit status: 0 ok, 2 failure.  Non-finite floats are written as null.
 """
 
+import contextlib
 import ctypes
 import importlib.machinery
 import importlib.util
@@ -131,6 +136,8 @@ import sys
 import time
 import traceback
 
+# cuBLAS's deterministic mode needs this before CUDA starts (torch.use_deterministic_algorithms).
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 MODULE_NAME = "kwb_reference"
 DTYPES = {  # spec name -> (torch attribute, bytes per element)
     "f64": ("float64", 8), "f32": ("float32", 4), "f16": ("float16", 2),
@@ -1258,6 +1265,27 @@ def timed(label, fn):
     return value, time.perf_counter() - start
 
 
+@contextlib.contextmanager
+def deterministic_algorithms(torch, on):
+    """Reference outputs are computed with PyTorch's deterministic algorithms (cuDNN's
+    deterministic convolutions: its fastest transposed convolutions add with atomics, and their
+    last bits differ run to run); timing uses the defaults again, as a user's model runs."""
+    if not on:
+        yield
+        return
+    saved = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
+             torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    progress("reference outputs with deterministic algorithms (torch.use_deterministic_algorithms, "
+             "cudnn.deterministic)")
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = saved[0], saved[1]
+        torch.use_deterministic_algorithms(saved[2], warn_only=saved[3])
+
+
 def run(spec_arg):
     spec = read_spec(spec_arg)
     check_module_source(spec["module"])
@@ -1269,7 +1297,8 @@ def run(spec_arg):
     models = Models(torch, spec, device)
     models.module(spec["constants"])  # a module that does not load fails before any job
     forward = spec["forward"]
-    jobs = [run_job(torch, models, job, forward, device, spec["module"]) for job in spec["jobs"]]
+    with deterministic_algorithms(torch, bool(spec["jobs"])):
+        jobs = [run_job(torch, models, job, forward, device, spec["module"]) for job in spec["jobs"]]
     timings = []
     if spec["timings"]:
         bench = Bench(torch, device)

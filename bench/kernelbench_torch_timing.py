@@ -4,11 +4,11 @@ forward run twice on the same inputs (the same bits, or the problem is flagged n
 then timed eagerly and through torch.compile, beside KernelBench's published eager baseline.
 
     python3 bench/kernelbench_torch_timing.py --out FILE.json [--baseline BASELINE.json]
-        [--no-compile] [--cap-ms 1000] [--first N] [--skip N] PROBLEM.py...
+        [--no-compile] [--cap-ms 1000] [--cudnn-tf32] PROBLEM.py...
 
 Each problem as KernelBench builds it: Model(*get_init_inputs()) and get_inputs() with the device
 set to the GPU (so the inputs are made there), f32, training mode as constructed, TF32 off (as the
-workbench's reference). A sample is one forward call between CUDA events, the L2 flushed before it
+workbench's reference; --cudnn-tf32 lets cuDNN use it, PyTorch's default and KernelBench's). A sample is one forward call between CUDA events, the L2 flushed before it
 (a read of a buffer of 2 x L2, at least 64 MiB); 3 warm-up calls, then samples until --cap-ms of
 sampling or 100 samples; the median and the spread (IQR / median). torch.compile: the default
 inductor mode, its first call (the compile) timed apart. KernelBench's baseline: the mean of 100
@@ -118,6 +118,8 @@ def main():
     ap.add_argument("--baseline")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--cap-ms", type=float, default=1000.0)
+    ap.add_argument("--cudnn-tf32", action="store_true",
+                    help="cuDNN may use TF32 (PyTorch's default; the workbench's reference turns it off)")
     args = ap.parse_args()
     try:
         import torch
@@ -128,7 +130,7 @@ def main():
         print("kernelbench_torch_timing: no CUDA device", file=sys.stderr)
         return 3
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = args.cudnn_tf32
     baseline = {}
     if args.baseline:
         with open(args.baseline) as f:
@@ -158,7 +160,7 @@ def main():
               flush=True)
         with open(args.out, "w") as f:
             json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(0),
-                       "torch": torch.__version__, "rows": rows}, f, indent=1)
+                       "torch": torch.__version__, "cudnn_tf32": args.cudnn_tf32, "rows": rows}, f, indent=1)
     ratios = [r["ratio_eager_to_kernelbench"] for r in rows if "ratio_eager_to_kernelbench" in r]
     if ratios:
         q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [min(ratios), statistics.median(ratios), max(ratios)]

@@ -61,7 +61,11 @@ int importKernelBenchCommand(const ImportArgs &given, bool asJson) {
   nlohmann::json all = nlohmann::json::array();
   bool failed = false;
   for (const auto &problem : args.problems) {
-    const auto outcome = kwb::importKernelBench(problem, args.to, args.force, python);
+    // What the reader is doing, on stderr (an import takes seconds: PyTorch builds the module).
+    const std::string shown = kwb::printable(std::filesystem::path(problem).filename().string(), 120);
+    const auto outcome = kwb::importKernelBench(problem, args.to, args.force, python, [&](const std::string &step) {
+      std::cerr << "  " << shown << ": " << step << "\n";
+    });
     failed = failed || !outcome.ok;
     if (asJson) all.push_back(outcomeJson(outcome));
     else printOutcome(outcome, args.command);

@@ -1055,7 +1055,11 @@ Draft draftFrom(const json &reader, const json *doubled) {
 // ------------------------------------------------------------- the folder
 
 // The reader's JSON for `problem`, run in the interpreter the settings name.
-json runReader(const fs::path &problem, const TorchSettings &settings, const std::vector<std::string> &extra = {}) {
+using Progress = std::function<void(const std::string &)>;
+constexpr std::string_view kProgressPrefix = "kwb-progress: ";
+
+json runReader(const fs::path &problem, const TorchSettings &settings, const std::vector<std::string> &extra = {},
+               const Progress &onProgress = {}) {
   const std::string shown = problem.string();
   std::string why;
   const auto python = findPython(settings, why);
@@ -1070,6 +1074,7 @@ json runReader(const fs::path &problem, const TorchSettings &settings, const std
   std::string resultLine;
   child.onLine = [&](const std::string &line) {
     if (line.rfind("{\"ok\"", 0) == 0) resultLine = line;
+    else if (onProgress && line.rfind(kProgressPrefix, 0) == 0) onProgress(printable(line.substr(kProgressPrefix.size()), 300));
   };
   const auto run = runChildProcess(child);
   if (!run.started) throw Refusal(shown + ": reader: " + python->string() + " did not start: " + run.startError);
@@ -1164,14 +1169,14 @@ SafeFolder taskFolder(const fs::path &toDir, const std::string &name, bool force
 }
 
 void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toDir, bool force,
-                const TorchSettings &python) {
+                const TorchSettings &python, const Progress &onProgress) {
   std::error_code ec;
   if (!fs::is_regular_file(problem, ec))
     throw Refusal(problem.string() + ": file: not a readable file; give the path of a KernelBench problem (.py)");
   const std::string text = readSourceFile(problem, {kMaxSourceBytes, true, "problem"});
   // One reader run: the static read, the outputs on PyTorch's meta device, the module's state and
   // the shapes at every configuration (--configs).
-  const json reader = runReader(problem, python, {"--configs"});
+  const json reader = runReader(problem, python, {"--configs"}, onProgress);
   if (!reader.value("ok", false))
     throw Refusal(reader.value("message", problem.string() + ": the KernelBench reader failed"));
   std::string error;
@@ -1180,6 +1185,7 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   out.name = task->name;
   std::string starter = task->starter;
   out.warnings = task->warnings;
+  if (onProgress) onProgress("the starter: tracing forward (torch.fx) to write a naive kernel per step");
   if (const auto written = runStarterWriter(task->starterSpec, python, out.warnings))
     starter = task->starterNotes + "//\n// The starter below runs forward one step at a time, a naive kernel each (written by\n"
               "// kwb_starter.py from the traced module): correct, slow; fuse the steps.\n\n" + *written;
@@ -1245,11 +1251,11 @@ std::string importPython() {
 }
 
 ImportOutcome importKernelBench(const fs::path &problem, const fs::path &toDir, bool force,
-                                const TorchSettings &python) {
+                                const TorchSettings &python, const Progress &onProgress) {
   ImportOutcome out;
   out.problem = problem.string();
   try {
-    importInto(out, problem, toDir, force, python);
+    importInto(out, problem, toDir, force, python, onProgress);
   } catch (const std::exception &e) {
     out.ok = false;
     out.message = e.what();

@@ -23,6 +23,7 @@
 // express is refused with a message "FILE:LINE: PART: why; what to do": a random output (dropout
 // in training mode), a dtype the workbench lacks, an input generator the reader cannot follow.
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,7 +75,10 @@ std::string importPython();
 // Reads `problem` with the bundled reader (in the interpreter `python` names: findPython), makes
 // the task (taskFromKernelBench) and writes it to toDir / NAME, which must not hold files unless
 // `force`; then loads the written task (loadTask) as a check. Throws nothing.
+// `onProgress`: called (on this thread) with each step the reader and the starter writer report
+// ("shapes with batch_size = 16"), as they happen.
 ImportOutcome importKernelBench(const std::filesystem::path &problem, const std::filesystem::path &toDir, bool force,
-                                const TorchSettings &python);
+                                const TorchSettings &python,
+                                const std::function<void(const std::string &)> &onProgress = {});
 
 }  // namespace kwb

@@ -7,7 +7,8 @@
 #   --set replaces a module-level constant's value (before anything uses it); --double-batch adds
 #   "doubled": {"constant", "value", "outputs", "outputs_problem"}, the outputs read again with
 #   the first input's first dimension (when it is a module constant) doubled.
-#   Prints ONE JSON object on stdout.  Exit status: 0 ok; 2 the problem
+#   Prints ONE JSON object on stdout (with --configs, what it is doing meanwhile on stderr as
+#   lines "kwb-progress: TEXT").  Exit status: 0 ok; 2 the problem
 #   cannot be read (the error object is printed); 1 usage error (message
 #   on stderr, nothing on stdout).
 #
@@ -1583,18 +1584,27 @@ def add_doubled(result, path):
 
 # ------------------------------------------------- --configs (module state, sizes)
 
+def progress(text):
+    """One line for the importer to show while the reader works (stderr, "kwb-progress: TEXT")."""
+    print("kwb-progress: " + text, file=sys.stderr, flush=True)
+
+
+DROPOUT_FIX = ("a task's reference must give the same output for the same inputs: set the dropout "
+               "probability to 0 (or call eval()) in the problem, or remove the random call")
+DRAW_FIX = ("a task's reference must give the same output for the same inputs: make the random tensor "
+            "an argument of forward that get_inputs() returns (e.g. h0), or remove the random call")
+
+
 class RandomOutput(ProblemError):
-    def __init__(self, line, why):
-        super().__init__("random-output", "Model", line, why,
-                         "a task's reference must give the same output for the same inputs: "
-                         "set the dropout probability to 0 (or call eval()) in the problem, "
-                         "or remove the random call")
+    def __init__(self, line, why, fix=DROPOUT_FIX):
+        super().__init__("random-output", "Model", line, why, fix)
 
 
 def evaluate_at(torch, path, assign):
     """Shapes of every tensor with the size constants set as `assign` (meta device)."""
     saved = dict(OVERRIDES)
     OVERRIDES.update(assign)
+    progress("shapes with " + (", ".join(f"{k} = {v}" for k, v in assign.items()) or "the problem's sizes"))
     try:
         result, init_values = read_problem_bounded(path)
         outputs, problem = read_outputs(torch, path, result, init_values)
@@ -1630,8 +1640,9 @@ def check_random(torch, tree, aliases, model):
     calls = kwb_problem_state.random_calls(tree, aliases)
     if calls:
         line, what = calls[0]
+        fix = DROPOUT_FIX if "dropout" in what.split("(")[0].lower() else DRAW_FIX
         raise RandomOutput(line, f"forward's output is random: {what} draws random numbers on "
-                                 "every call")
+                                 "every call", fix)
     modules = kwb_problem_state.random_modules(torch, model)
     if modules:
         raise RandomOutput(None, "forward's output is random: " + "; ".join(modules))
@@ -1670,6 +1681,7 @@ def add_configs(result, init_values, path):
     cpu_model, small_eval = None, planner.fits(small)
     state_bytes = kwb_problem_state.tensor_bytes(small_eval["state"]) if small_eval else None
     if state_bytes is not None and state_bytes <= kwb_problem_state.CPU_STATE_LIMIT:
+        progress("the module's weights and buffers: built on the CPU to read their values")
         saved = dict(OVERRIDES)
         OVERRIDES.update(small)
         try:
@@ -1813,6 +1825,8 @@ def main(argv):
     if no_torch:
         result["outputs_problem"] = "not read: --no-torch was given"
     else:
+        if configs:
+            progress("PyTorch: building the module and running forward on the meta device")
         add_outputs(result, init_values, path)
         if double_batch:
             add_doubled(result, path)

@@ -1,6 +1,6 @@
 // File ▸ Import KernelBench Problems… in the window (issue 21): problem files read by the real
 // reader in this machine's python3, on the import service's thread. A problem the task format
-// cannot express (an input made with torch.tril) is refused with its file, line and why; where
+// cannot express (an input that is a softmax of a generator) is refused with its file, line and why; where
 // python3 has no PyTorch, a problem that is otherwise fine is refused saying its output's shape
 // needs PyTorch; where it has PyTorch, the task is made and opened. The log says each.
 #include <QtTest>
@@ -38,13 +38,13 @@ class TestImportKernelBench : public QObject {
     QCOMPARE(window.importKernelBenchAction()->objectName(), QStringLiteral("actionImportKernelBench"));
 
     QSignalSpy finished(window.importService(), &ImportService::finished);
-    window.importKernelBench({fixtures + "/tril_input.py", fixtures + "/relu.py"}, dir.path());
+    window.importKernelBench({fixtures + "/softmax_input.py", fixtures + "/relu.py"}, dir.path());
     QVERIFY(finished.wait(120000));
     const auto outcome = finished.front().front().value<ImportProblemsOutcome>();
     const QString log = window.log()->text();
 
-    // torch.tril is no input generator the task format has: refused where it is written.
-    QVERIFY2(log.contains(QLatin1String("Not imported: ")) && log.contains(QLatin1String("tril_input.py:19: get_inputs")),
+    // A softmax of a generator is no input the task format has: refused where it is written.
+    QVERIFY2(log.contains(QLatin1String("Not imported: ")) && log.contains(QLatin1String("softmax_input.py:20: get_inputs")),
              qPrintable(log));
     const bool torch = outcome.folders.size() == 1;
     if (torch) {

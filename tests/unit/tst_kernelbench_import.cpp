@@ -524,13 +524,14 @@ struct TorchImport {
   kwb::ImportOutcome outcome;
   std::optional<kwb::Task> task;
   std::string manifest, starter;
+  std::vector<std::string> progress;  // what the import reported while it ran
 };
 
 TorchImport importWithTorch(const fs::path &problem, const fs::path &to, const std::string &torchPython) {
   kwb::TorchSettings python;
   python.python = torchPython;
   TorchImport r;
-  r.outcome = kwb::importKernelBench(problem, to, true, python);
+  r.outcome = kwb::importKernelBench(problem, to, true, python, [&](const std::string &step) { r.progress.push_back(step); });
   if (!r.outcome.ok) return r;
   r.task = kwb::loadTask(r.outcome.folder);
   r.manifest = kwb::test::readFile(r.outcome.folder / "task.toml");
@@ -593,6 +594,10 @@ void TestKernelBenchImport::weightsBecomeInputs() {
   // The starter: a host launcher of naive steps, correct by construction.
   QVERIFY2(r.starter.find("kwb_launch") != std::string::npos, r.starter.c_str());
   QVERIFY(anyContains(r.outcome.warnings, "the starter is a host launcher of"));
+  // Progress while it ran: each configuration's shapes, the weights' values, the starter.
+  QVERIFY(anyContains(r.progress, "shapes with batch_size = 4096"));
+  QVERIFY(anyContains(r.progress, "the module's weights and buffers: built on the CPU"));
+  QVERIFY(anyContains(r.progress, "the starter: tracing forward"));
 }
 
 // A level-2 shape: a tuple argument (bias_shape) leaves Model's arguments to get_init_inputs(),

@@ -35,12 +35,16 @@ void ImportService::importProblems(const ImportProblemsRequest &request) {
           }
           const QString problem = request.problems[i];
           // Progress from this thread: queued to the service's (the GUI's) thread.
-          QMetaObject::invokeMethod(
-              self, [self, i, total, problem] {
-                if (self) emit self->progress(QObject::tr("reading %1").arg(QFileInfo(problem).fileName()), i, total);
-              },
-              Qt::QueuedConnection);
-          const auto o = kwb::importKernelBench(problem.toStdString(), request.toDir.toStdString(), request.overwrite, python);
+          const auto report = [self, i, total, problem](const QString &what) {
+            QMetaObject::invokeMethod(
+                self, [self, i, total, problem, what] {
+                  if (self) emit self->progress(QFileInfo(problem).fileName() + QStringLiteral(": ") + what, i, total);
+                },
+                Qt::QueuedConnection);
+          };
+          report(QObject::tr("reading"));
+          const auto o = kwb::importKernelBench(problem.toStdString(), request.toDir.toStdString(), request.overwrite,
+                                                python, [&](const std::string &step) { report(QString::fromStdString(step)); });
           if (!o.ok) {
             out.errors << QString::fromStdString(o.message);
             continue;

@@ -139,8 +139,11 @@ json outputsOf(const Task &task, const SizeConfig &config, const fs::path &dir) 
     if (t.role == TensorRole::In) continue;
     std::uint64_t count = 0;
     const auto shape = shapeIn(t, config, count);
-    outputs.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape},
-                       {"file", (dir / (t.name + ".out.bin")).string()}, {"role", roleName(t.role)}});
+    json entry = {{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape},
+                  {"file", (dir / (t.name + ".out.bin")).string()}, {"role", roleName(t.role)}};
+    // The task's tolerance: the repeat check flags differences within it rather than failing.
+    if (t.tolerance && !t.tolerance->exact) entry["tolerance"] = {{"rtol", t.tolerance->rtol}, {"atol", t.tolerance->atol}};
+    outputs.push_back(entry);
   }
   return outputs;
 }

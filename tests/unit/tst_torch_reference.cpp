@@ -113,6 +113,7 @@ class TestTorchReference : public QObject {
   void stateIsPutBackBeforeEveryForward();
   void randomReferenceIsCaught_data();
   void randomReferenceIsCaught();
+  void nondeterminismWithinToleranceIsFlagged();
   void repeatCheckedOutputsAreCachedApart();
 
  private:
@@ -643,6 +644,26 @@ void TestTorchReference::randomReferenceIsCaught() {
     QVERIFY2(checked.message.find(part) != std::string::npos, (std::string(part) + "\n" + checked.message).c_str());
   const auto unchecked = runOnCpu(task, {1}, false);
   QVERIFY2(unchecked.ok, unchecked.describe().c_str());
+}
+
+// A reference whose runs differ by less than the output's tolerance (rtol 1e-5, atol 1e-6: atomics
+// adding in another order do that) is flagged in the progress, not failed; the first run's
+// outputs are the reference.
+void TestTorchReference::nondeterminismWithinToleranceIsFlagged() {
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(
+      dir_ / "within-tolerance", smallManifest("", "", "[[configs]]\nname = \"small\"\nb = 64\nn = 64\n"),
+      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+      "    def forward(self, x):\n"
+      "        return x + torch.rand_like(x) * 1e-8\n",
+      {{"k.cu", kEmptyKernel}});
+  const kwb::Task task = kwb::loadTask(dir);
+  std::vector<std::string> lines;
+  const auto checked = runOnCpu(task, {1}, true, &lines);
+  QVERIFY2(checked.ok, checked.describe().c_str());
+  QVERIFY2(joined(lines).find("forward ran twice, NONDETERMINISTIC within the task's tolerance: y in ") !=
+               std::string::npos,
+           joined(lines).c_str());
 }
 
 // Outputs computed without the repeat check do not answer a run that wants it; outputs computed

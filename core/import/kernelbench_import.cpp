@@ -1026,16 +1026,21 @@ void addWarnings(const json &reader, Draft &d) {
     if (note.is_string()) d.warnings.push_back(note.get<std::string>());
 }
 
+// The task's name from the problem file's stem: other characters than letters, digits, '_'
+// and '-' as '-'.
+std::string taskNameOf(std::string stem) {
+  for (auto &c : stem)
+    if (!asciiAlnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '-';
+  return stem.empty() ? "problem" : stem;
+}
+
 Draft draftFrom(const json &reader, const json *doubled) {
   Draft d;
   if (doubled && doubled->is_object() && doubled->value("ok", false) && doubled->contains("outputs"))
     d.doubled = &doubled->at("outputs");
   d.file = fs::path(reader.value("file", std::string("problem.py"))).filename().string();
   if (!reader.value("ok", false)) throw Refusal(reader.value("message", d.file + ": the KernelBench reader failed"));
-  std::string name = reader.value("name", std::string());
-  for (auto &c : name)
-    if (!asciiAlnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '-';
-  d.name = name.empty() ? "problem" : name;
+  d.name = taskNameOf(reader.value("name", std::string()));
   const json description = reader.value("description", json());
   d.description = description.is_string() ? description.get<std::string>() : "KernelBench problem " + d.name;
   const json source = reader.value("forward_source", json());
@@ -1148,9 +1153,8 @@ std::optional<std::string> runStarterWriter(const json &spec, const TorchSetting
   return result.at("source").get<std::string>();
 }
 
-// toDir / name, made and held open (SafeFolder: a symbolic link in its place refused); refused
-// when it holds files and `force` is not given.
-SafeFolder taskFolder(const fs::path &toDir, const std::string &name, bool force) {
+// Refused: toDir / name is a link, not a folder, or holds files without `force`. Makes nothing.
+void checkTaskFolder(const fs::path &toDir, const std::string &name, bool force) {
   const fs::path folder = toDir / name;
   std::error_code ec;
   if (fs::is_symlink(folder, ec))
@@ -1160,9 +1164,15 @@ SafeFolder taskFolder(const fs::path &toDir, const std::string &name, bool force
     if (!fs::is_empty(folder, ec) && !force)
       throw Refusal(folder.string() + ": already holds files; pass --force to write over them");
   }
+}
+
+// toDir / name, made and held open (SafeFolder: a symbolic link in its place refused); refused
+// as checkTaskFolder says.
+SafeFolder taskFolder(const fs::path &toDir, const std::string &name, bool force) {
+  checkTaskFolder(toDir, name, force);
   try {
     checkPathComponent(name, "the task's name");
-    return SafeFolder::open(folder, true);
+    return SafeFolder::open(toDir / name, true);
   } catch (const SafeWriteError &e) {
     throw Refusal(e.what());
   }
@@ -1176,6 +1186,8 @@ void importInto(ImportOutcome &out, const fs::path &problem, const fs::path &toD
   const std::string text = readSourceFile(problem, {kMaxSourceBytes, true, "problem"});
   // One reader run: the static read, the outputs on PyTorch's meta device, the module's state and
   // the shapes at every configuration (--configs).
+  // A folder that holds files is refused before the module is read (seconds of PyTorch).
+  checkTaskFolder(toDir, taskNameOf(problem.stem().string()), force);
   const json reader = runReader(problem, python, {"--configs"}, onProgress);
   if (!reader.value("ok", false))
     throw Refusal(reader.value("message", problem.string() + ": the KernelBench reader failed"));

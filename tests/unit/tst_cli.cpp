@@ -13,6 +13,8 @@
 
 #include "helpers/loopback_http_server.h"
 #include "helpers/module_state_task.h"
+#include "helpers/test_files.h"
+#include "helpers/torch_tasks.h"
 
 namespace {
 
@@ -521,6 +523,36 @@ class TestCli : public QObject {
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       QVERIFY2(text.find(key) == std::string::npos, entry.path().c_str());
     }
+  }
+
+  // kwb import torch (issue 46 item 5): a user's own module with weights, end to end through the
+  // real program and the real reader: the task folder, its state tensors, the progress lines on
+  // stderr, and the JSON outcome of a second import into the same folder, refused before the
+  // module is read.
+  void importTorchModule() {
+    std::string looked;
+    const std::string python = kwb::test::torchPython(looked);
+    if (python.empty()) QSKIP(looked.c_str());
+    QTemporaryDir dir;
+    const QString module = QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/kernelbench/linear_shift.py");
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    const QString python_ = QString::fromStdString(python);
+    Run r = run(kwb_, {"import", "torch", module, "--to", dir.path(), "--python", python_}, env);
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY2(r.out.startsWith("imported linear_shift.py -> " + dir.path() + "/linear_shift: configurations kernelbench, "
+                              "small, large; 4 inputs, 1 output\n"),
+             qPrintable(r.out + r.err));
+    QVERIFY2(r.err.contains("  linear_shift.py: shapes with batch_size = 8192, in_features = 2048\n"), qPrintable(r.err));
+    const QString manifest = QString::fromStdString(kwb::test::readFile((dir.path() + "/linear_shift/task.toml").toStdString()));
+    QVERIFY(manifest.contains("state = \"fc.weight\""));
+    r = run(kwb_, {"task", "validate", dir.path() + "/linear_shift"});
+    QCOMPARE(r.exitCode, 0);
+    r = run(kwb_, {"import", "torch", module, "--to", dir.path(), "--python", python_, "--json"}, env);
+    QCOMPARE(r.exitCode, 1);  // the folder holds files now: refused without --force
+    const auto outcome = nlohmann::json::parse(r.out.toStdString())[0];
+    QCOMPARE(outcome["ok"].get<bool>(), false);
+    QVERIFY(outcome["message"].get<std::string>().find("already holds files; pass --force") != std::string::npos);
+    QVERIFY2(!r.err.contains("shapes with"), qPrintable(r.err));  // nothing read: refused before
   }
 
   // kwb import kernelbench with a problem named like an option (issue 45 item 8): --no-torch.py

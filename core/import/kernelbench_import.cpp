@@ -56,8 +56,7 @@ struct Dim {
 // A named size: its value at each evaluation (Draft::evals), the problem's own first.
 struct SizeSpec {
   std::string name;
-  std::int64_t value = 0;             // the problem's own (values[0])
-  std::vector<std::int64_t> values;   // per evaluation
+  std::vector<std::int64_t> values;   // per evaluation, the problem's own first
   std::string constant;               // the module constant it is, or empty (a literal or derived)
 };
 
@@ -90,7 +89,6 @@ struct Evaluation {
   std::map<std::string, std::vector<std::int64_t>> state;
   std::vector<std::vector<std::int64_t>> outputs;
   json init = json::array();
-  double bytes = 0;
 };
 
 struct ConfigSpec {
@@ -261,7 +259,6 @@ void readEvaluations(const json &reader, Draft &d) {
       for (auto it = state.begin(); it != state.end(); ++it) e.state[it.key()] = intList(it.value());
       for (const json &out : c.at("outputs")) e.outputs.push_back(intList(out));
       e.init = c.value("init", json::array());
-      e.bytes = c.value("bytes", 0.0);
       d.evals.push_back(std::move(e));
     }
     if (d.evals.front().name != "kernelbench")
@@ -377,9 +374,9 @@ void readInputs(const json &reader, Draft &d, NameSpace &names) {
       auto found = sizeOf.find(key);
       if (found == sizeOf.end()) {
         found = sizeOf.emplace(key, d.sizes.size()).first;
-        d.sizes.push_back({names.claimSize(key), shape[k], values, named ? key : std::string()});
+        d.sizes.push_back({names.claimSize(key), values, named ? key : std::string()});
       } else if (d.sizes[found->second].values != values) {
-        refuse(d, line, "get_inputs", "the size '" + key + "' is " + std::to_string(d.sizes[found->second].value) +
+        refuse(d, line, "get_inputs", "the size '" + key + "' is " + std::to_string(d.sizes[found->second].values.front()) +
                                           " in one input and " + std::to_string(shape[k]) + " in '" + inputName + "'",
                "write the task by hand");
       }
@@ -395,20 +392,22 @@ void readInputs(const json &reader, Draft &d, NameSpace &names) {
   for (std::size_t i = 0; i < wanted.size(); ++i) d.tensors[i].name = names.claim(identifier(wanted[i]));
 }
 
-// A dimension over the sizes, from its value at every evaluation: `preferred` when that size has
-// those values, else the first size that has them, else the literal when they are all one, else
-// (with the reader's configurations) a size of its own, `derived`; without them refused: the
-// problem's sizes and the probe disagree on a size.
+// A dimension over the sizes, from its value at every evaluation (or at the first ones only,
+// where a probe is not comparable): `preferred` when that size has those values, else the first
+// size that has them, else the literal when they are all one, else (with the reader's
+// configurations) a size of its own, `derived`; without them refused: the problem's sizes and the
+// probe disagree on a size.
 Dim matchDim(Draft &d, NameSpace &names, const std::vector<std::int64_t> &values, const std::string &preferred,
              const std::string &derived, const std::string &what) {
+  auto has = [&](const SizeSpec &s) { return std::equal(values.begin(), values.end(), s.values.begin()); };
   for (const auto &s : d.sizes)
-    if (s.name == preferred && s.values == values) return {s.name, 0};
+    if (s.name == preferred && has(s)) return {s.name, 0};
   for (const auto &s : d.sizes)
-    if (s.values == values) return {s.name, 0};
+    if (has(s)) return {s.name, 0};
   if (std::all_of(values.begin(), values.end(), [&](std::int64_t v) { return v == values.front(); }))
     return {std::string(), values.front()};
   if (d.fromReader) {
-    SizeSpec s{names.claimSize(derived), values.front(), values, std::string()};
+    SizeSpec s{names.claimSize(derived), values, std::string()};
     d.sizes.push_back(s);
     return {s.name, 0};
   }
@@ -500,16 +499,7 @@ void readOutputs(const json &reader, Draft &d, NameSpace &names) {
         }
         values.push_back(e.outputs[j][k]);
       }
-      if (values.size() != d.evals.size()) {  // the probe left out: compare at the problem's sizes
-        std::vector<std::int64_t> own(values);
-        Draft single = d;
-        single.evals.resize(1);
-        for (auto &s : single.sizes) s.values.resize(1);
-        t.shape.push_back(matchDim(single, names, own, k < first.size() ? first[k].size : std::string(),
-                                   t.name + "_d" + std::to_string(k), "dimension " + std::to_string(k) + " of " + which));
-        continue;
-      }
-      d.outputsChecked = d.outputsChecked || d.evals.size() > 1;
+      d.outputsChecked = d.outputsChecked || values.size() > 1;
       t.shape.push_back(matchDim(d, names, values, k < first.size() ? first[k].size : std::string(),
                                  t.name + "_d" + std::to_string(k), "dimension " + std::to_string(k) + " of " + which));
     }
@@ -682,7 +672,7 @@ void chooseConfigs(Draft &d) {
     return;
   }
   std::map<std::string, std::int64_t> values;
-  for (const auto &s : d.sizes) values[s.name] = s.value;
+  for (const auto &s : d.sizes) values[s.name] = s.values.front();
   const double total = totalBytes(d, values);
   d.configs.push_back({"kernelbench", values, "the problem's own sizes: " + humanBytes(total) + " in all"});
   const auto &first = d.tensors.front().shape;
@@ -988,7 +978,7 @@ json starterSpec(const json &reader, const Draft &d) {
   json sizes = json::object();
   for (const auto &s : d.sizes) {
     args.push_back({{"name", s.name}, {"kind", "size"}});
-    sizes[s.name] = s.value;
+    sizes[s.name] = s.values.front();
   }
   for (const auto &p : d.params) args.push_back({{"name", p.name}, {"kind", "param"}, {"dtype", p.type == "float" ? "f32" : "i64"}});
   json configs = json::array();
@@ -1063,50 +1053,69 @@ Draft draftFrom(const json &reader, const json *doubled) {
 using Progress = std::function<void(const std::string &)>;
 constexpr std::string_view kProgressPrefix = "kwb-progress: ";
 
-json runReader(const fs::path &problem, const TorchSettings &settings, const std::vector<std::string> &extra = {},
-               const Progress &onProgress = {}) {
-  const std::string shown = problem.string();
-  std::string why;
-  const auto python = findPython(settings, why);
-  if (!python) throw Refusal(shown + ": python: " + why);
-  const auto script = bundledPythonScript(kReaderScript, why);
-  if (!script) throw Refusal(shown + ": reader: " + why);
+// One run of a bundled helper script (the reader, the starter writer) in the interpreter the
+// settings name: its result line (the one that starts {"ok"), its progress lines forwarded.
+struct HelperRun {
+  std::string missing;  // what it lacked to run, "python" or "script" (empty: it ran)
+  std::string why;      // and why
+  std::string python;
+  ChildProcessResult run;
+  json result;  // the result line, parsed (discarded when there was none)
+};
+
+HelperRun runHelper(const char *scriptName, const std::vector<std::string> &args, const TorchSettings &settings,
+                    const Progress &onProgress = {}) {
+  HelperRun h;
+  const auto python = findPython(settings, h.why);
+  if (!python) {
+    h.missing = "python";
+    return h;
+  }
+  const auto script = bundledPythonScript(scriptName, h.why);
+  if (!script) {
+    h.missing = "script";
+    return h;
+  }
+  h.python = python->string();
   ChildProcessRequest child;
-  child.argv = {python->string(), script->string()};
-  child.argv.insert(child.argv.end(), extra.begin(), extra.end());
-  child.argv.insert(child.argv.end(), {"--", shown});  // a problem named --no-torch.py is a file
+  child.argv = {h.python, script->string()};
+  child.argv.insert(child.argv.end(), args.begin(), args.end());
   child.timeout = kReaderTimeLimit;
   std::string resultLine;
   child.onLine = [&](const std::string &line) {
     if (line.rfind("{\"ok\"", 0) == 0) resultLine = line;
     else if (onProgress && line.rfind(kProgressPrefix, 0) == 0) onProgress(printable(line.substr(kProgressPrefix.size()), 300));
   };
-  const auto run = runChildProcess(child);
-  if (!run.started) throw Refusal(shown + ": reader: " + python->string() + " did not start: " + run.startError);
+  h.run = runChildProcess(child);
+  h.result = json::parse(resultLine, nullptr, false);
+  return h;
+}
+
+json runReader(const fs::path &problem, const TorchSettings &settings, const std::vector<std::string> &extra = {},
+               const Progress &onProgress = {}) {
+  const std::string shown = problem.string();
+  std::vector<std::string> args = extra;
+  args.insert(args.end(), {"--", shown});  // a problem named --no-torch.py is a file
+  const HelperRun h = runHelper(kReaderScript, args, settings, onProgress);
+  if (!h.missing.empty()) throw Refusal(shown + (h.missing == "python" ? ": python: " : ": reader: ") + h.why);
+  const auto &run = h.run;
+  if (!run.started) throw Refusal(shown + ": reader: " + h.python + " did not start: " + run.startError);
   if (run.timedOut)
     throw Refusal(shown + ": reader: the KernelBench reader ran past " + std::to_string(kReaderTimeLimit.count()) +
                   " s (it imports the problem and runs forward on PyTorch's meta device); check the problem runs quickly");
-  json result = json::parse(resultLine, nullptr, false);
-  if (!result.is_object()) {
+  if (!h.result.is_object()) {
     const std::string &o = run.output;
     throw Refusal(shown + ": reader: the KernelBench reader ended (" +
                   (run.signal ? "signal " + std::to_string(run.signal) : "status " + std::to_string(run.exitCode)) +
                   ") without a result; its last output: " + printable(o.substr(o.size() > 1500 ? o.size() - 1500 : 0)));
   }
-  return result;
+  return h.result;
 }
 
 // The host-launcher starter kwb_starter.py writes for `spec`, or nullopt with the reason among
 // the warnings (the empty kernel is the starter then).
 std::optional<std::string> runStarterWriter(const json &spec, const TorchSettings &settings,
                                             std::vector<std::string> &warnings) {
-  std::string why;
-  const auto python = findPython(settings, why);
-  const auto script = python ? bundledPythonScript(kStarterScript, why) : std::nullopt;
-  if (!python || !script) {
-    warnings.push_back("the starter is an empty kernel: the starter writer did not run (" + why + ")");
-    return std::nullopt;
-  }
   // The spec in a private temporary file (mkstemp: made new, mode 0600), removed afterwards.
   std::string specPath = (fs::temp_directory_path() / "kwb-starter-XXXXXX").string();
   const int fd = ::mkstemp(specPath.data());
@@ -1125,18 +1134,15 @@ std::optional<std::string> runStarterWriter(const json &spec, const TorchSetting
     warnings.push_back("the starter is an empty kernel: the starter writer's spec could not be written");
     return std::nullopt;
   }
-  ChildProcessRequest child;
-  child.argv = {python->string(), script->string(), specPath};
-  child.timeout = kReaderTimeLimit;
-  std::string resultLine;
-  child.onLine = [&](const std::string &line) {
-    if (line.rfind("{\"ok\"", 0) == 0) resultLine = line;
-  };
-  const auto run = runChildProcess(child);
-  const json result = json::parse(resultLine, nullptr, false);
-  if (!run.started || !result.is_object()) {
+  const HelperRun h = runHelper(kStarterScript, {specPath}, settings);
+  if (!h.missing.empty()) {
+    warnings.push_back("the starter is an empty kernel: the starter writer did not run (" + h.why + ")");
+    return std::nullopt;
+  }
+  const json &result = h.result;
+  if (!h.run.started || !result.is_object()) {
     warnings.push_back("the starter is an empty kernel: the starter writer ended without an answer" +
-                       (run.started ? std::string() : " (" + run.startError + ")"));
+                       (h.run.started ? std::string() : " (" + h.run.startError + ")"));
     return std::nullopt;
   }
   if (!result.value("ok", false) || !result.value("source", json()).is_string()) {

@@ -1520,23 +1520,24 @@ def outputs_on_cpu(torch, module, result, init_values, meta_err, path):
 
 
 def read_outputs(torch, path, result, init_values):
-    """(outputs, problem) from running forward on meta, else the CPU."""
+    """(outputs, problem, the Model built on the meta device or None) from running forward on
+    meta, else the CPU."""
     try:
         module = import_problem(path)
     except (Exception, SystemExit) as err:  # the problem's own code
         return None, describe_error(err, path, "importing the problem") + \
-            "; the file must import cleanly to read the output's shape"
+            "; the file must import cleanly to read the output's shape", None
     try:
         model = build_model(torch, module, init_values, "meta")
     except Exception as err:
         return None, describe_error(err, path, "Model(*get_init_inputs())") \
-            + "; fix the problem or enter the output by hand"
+            + "; fix the problem or enter the output by hand", None
     try:
         out = run_forward(torch, model, meta_inputs(torch, result["inputs"]),
                           "meta")
     except Exception as err:
-        return outputs_on_cpu(torch, module, result, init_values, err, path)
-    return describe_outputs(torch, out)
+        return (*outputs_on_cpu(torch, module, result, init_values, err, path), model)
+    return (*describe_outputs(torch, out), model)
 
 
 def add_outputs(result, init_values, path):
@@ -1555,7 +1556,7 @@ def add_outputs(result, init_values, path):
             "read by running forward on PyTorch's meta device")
         return
     result["torch"] = str(torch.__version__)
-    outputs, problem = read_outputs(torch, path, result, init_values)
+    outputs, problem, _ = read_outputs(torch, path, result, init_values)
     result["outputs"], result["outputs_problem"] = outputs, problem
 
 
@@ -1600,25 +1601,32 @@ class RandomOutput(ProblemError):
         super().__init__("random-output", "Model", line, why, fix)
 
 
-def evaluate_at(torch, path, assign):
-    """Shapes of every tensor with the size constants set as `assign` (meta device)."""
+@contextlib.contextmanager
+def overridden(assign):
+    """The module constants in `assign` set (OVERRIDES) while the block runs."""
     saved = dict(OVERRIDES)
     OVERRIDES.update(assign)
-    progress("shapes with " + (", ".join(f"{k} = {v}" for k, v in assign.items()) or "the problem's sizes"))
     try:
-        result, init_values = read_problem_bounded(path)
-        outputs, problem = read_outputs(torch, path, result, init_values)
-        if outputs is None:
-            raise RuntimeError(problem)
-        model = build_model(torch, import_problem(path), init_values, "meta")
-        state = [{"key": key, "dtype": kwb_problem_state.dtype_short(torch, t.dtype),
-                  "shape": list(t.shape), "input": True}
-                 for key, t, _, _, _ in kwb_problem_state.enumerate_state(torch, model)]
+        yield
     finally:
         OVERRIDES.clear()
         OVERRIDES.update(saved)
+
+
+def evaluate_at(torch, path, assign):
+    """Shapes of every tensor with the size constants set as `assign` (meta device), and the
+    Model built there ("model")."""
+    progress("shapes with " + (", ".join(f"{k} = {v}" for k, v in assign.items()) or "the problem's sizes"))
+    with overridden(assign):
+        result, init_values = read_problem_bounded(path)
+        outputs, problem, model = read_outputs(torch, path, result, init_values)
+        if outputs is None:
+            raise RuntimeError(problem)
+        state = [{"key": key, "dtype": kwb_problem_state.dtype_short(torch, t.dtype),
+                  "shape": list(t.shape), "input": True}
+                 for key, t, _, _, _ in kwb_problem_state.enumerate_state(torch, model)]
     return {"set": dict(assign), "inputs": result["inputs"], "state": state, "outputs": outputs,
-            "init": init_values}
+            "init": init_values, "model": model}
 
 
 def size_constants(result):
@@ -1648,14 +1656,11 @@ def check_random(torch, tree, aliases, model):
         raise RandomOutput(None, "forward's output is random: " + "; ".join(modules))
 
 
-def add_configs(result, init_values, path):
+def add_configs(result, path):
     """--configs: "state", "size_constants", "batch" and "configs" (kwb_problem_state.py)."""
     import torch
     tree = ast.parse(read_source(path), filename=path)
     aliases = torch_aliases(tree)
-    module = import_problem(path)
-    meta_model = build_model(torch, module, init_values, "meta")
-    check_random(torch, tree, aliases, meta_model)
     constants, batch = size_constants(result)
     values = {c["name"]: c["value"] for c in result["constants"]}
     base = {name: values[name] for name in constants if type(values.get(name)) is int}
@@ -1668,6 +1673,8 @@ def add_configs(result, init_values, path):
         raise ProblemError("cannot-express", "Model", None,
                            f"the shapes could not be read again: {type(err).__name__}: {err}",
                            "write the task by hand")
+    meta_model = kernelbench["model"]
+    check_random(torch, tree, aliases, meta_model)
     small, steps = planner.small()
     configs = [("kernelbench", base, "the problem's own sizes")]
     if small != base:
@@ -1682,17 +1689,13 @@ def add_configs(result, init_values, path):
     state_bytes = kwb_problem_state.tensor_bytes(small_eval["state"]) if small_eval else None
     if state_bytes is not None and state_bytes <= kwb_problem_state.CPU_STATE_LIMIT:
         progress("the module's weights and buffers: built on the CPU to read their values")
-        saved = dict(OVERRIDES)
-        OVERRIDES.update(small)
         try:
-            torch.manual_seed(0)
-            cpu_model = build_model(torch, import_problem(path), small_eval["init"], "cpu")
+            with overridden(small):
+                torch.manual_seed(0)
+                cpu_model = build_model(torch, import_problem(path), small_eval["init"], "cpu")
         except Exception as err:  # noqa: BLE001  the problem's own code
             result["notes"].append(f"the module state's values could not be read on the CPU "
                                    f"({type(err).__name__}: {err}); PyTorch's defaults are assumed")
-        finally:
-            OVERRIDES.clear()
-            OVERRIDES.update(saved)
     state = kwb_problem_state.read_state(torch, meta_model, cpu_model)
     keep = {s["key"]: s["input"] for s in state}
     result["state"] = state
@@ -1832,7 +1835,7 @@ def main(argv):
             add_doubled(result, path)
         if configs and result["outputs"] is not None:
             try:
-                add_configs(result, init_values, path)
+                add_configs(result, path)
             except ProblemError as err:
                 print(json.dumps(err.to_json(path)))
                 return 2

@@ -41,6 +41,7 @@
 #                   builds and runs with, until it fits
 #      large        the batch times the smallest power of two (<= 1024) that brings every tensor
 #                   together to >= 1 GiB (none when the problem's sizes already hold that)
+import ast
 import math
 import time
 
@@ -74,7 +75,7 @@ class StateProblem(Exception):
 def sig(x, digits=3):
     """x rounded to `digits` significant digits (0 stays 0)."""
     if x == 0 or not math.isfinite(x):
-        return 0.0 if not math.isfinite(x) else 0.0
+        return 0.0
     return float(f"{x:.{digits}g}")
 
 
@@ -127,13 +128,13 @@ def fan_in(shape):
     return shape[1] * math.prod(shape[2:])
 
 
-def closed_form(torch, module, name, shape, siblings):
+def closed_form(torch, module, name, shape):
     """(recipe, how) for PyTorch's default init of `name` in `module`, or (None, None)."""
     nn = torch.nn
     kind = type(module).__name__
     conv_like = (nn.Linear, nn.Bilinear, nn.modules.conv._ConvNd)
     if isinstance(module, conv_like) and name in ("weight", "bias"):
-        weight = siblings.get("weight")
+        weight = module._parameters.get("weight")
         fan = fan_in(list(weight.shape)) if weight is not None else 1
         if isinstance(module, nn.Bilinear):
             fan = list(weight.shape)[1]
@@ -271,15 +272,14 @@ def read_state(torch, meta_model, cpu_model):
     cpu = {}  # key -> (values, the closed form at the CPU model's own sizes)
     if cpu_model is not None:
         for key, t, module, name, kind in enumerate_state(torch, cpu_model):
-            form = closed_form(torch, module, name, list(t.shape), dict(module._parameters))[0] \
+            form = closed_form(torch, module, name, list(t.shape))[0] \
                 if kind != "attribute" else None
             cpu[key] = (t, form)
     out = []
     for key, t, module, name, kind in enumerate_state(torch, meta_model):
-        siblings = dict(module._parameters)
         entry = {"key": key, "kind": kind, "owner": type(module).__name__,
                  "dtype": dtype_short(torch, t.dtype), "shape": list(t.shape), "input": True}
-        recipe, how = closed_form(torch, module, name, list(t.shape), siblings) if kind != "attribute" \
+        recipe, how = closed_form(torch, module, name, list(t.shape)) if kind != "attribute" \
             else (None, None)
         values, form = cpu.get(key, (None, None))
         if values is not None and (form is None or not recipe_holds(torch, form, values)):
@@ -330,7 +330,6 @@ def random_modules(torch, model):
 
 def random_calls(tree, aliases):
     """(line, text) of random calls in the Model's methods other than __init__."""
-    import ast
     found = []
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
@@ -355,7 +354,6 @@ def random_calls(tree, aliases):
 
 def zero_dropout(call):
     """F.dropout(x, p=0) / training=False: no randomness."""
-    import ast
     p = call.args[1] if len(call.args) > 1 else None
     training = call.args[2] if len(call.args) > 2 else None
     for kw in call.keywords:

@@ -79,6 +79,7 @@ std::string formatTask(const Task &task) {
       else out << "  rtol " << number(t.tolerance->rtol) << " atol " << number(t.tolerance->atol);
     }
     if (!t.state.empty()) out << "  module state " << t.state;
+    if (t.draw > 0) out << "  forward's random draw " << t.draw;
     out << "\n";
   }
   out << "\nConfigurations:\n";

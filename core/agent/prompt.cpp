@@ -113,6 +113,7 @@ std::string taskSpec(const Task &task) {
   for (const auto &t : task.tensors) {
     s << "- `" << t.name << "`: " << dtypeName(t.dtype) << " " << dimsText(t.shape) << ", " << roleText(t.role);
     if (!t.state.empty()) s << "; a module weight (the PyTorch model's `" << t.state << "`)";
+    if (t.draw > 0) s << "; the random tensor the PyTorch model's forward draws (its random call " << t.draw << ")";
     if (t.init) {
       std::vector<std::string> gens{generatorText(*t.init)};
       for (const auto &g : t.moreInits) gens.push_back(generatorText(g));

@@ -129,6 +129,7 @@ json writeInputs(const Task &task, const SizeConfig &config, std::uint64_t seed,
     inputs.push_back({{"name", t.name}, {"dtype", dtypeName(t.dtype)}, {"shape", shape}, {"file", file.string()},
                       {"role", roleName(t.role)}});
     if (!t.state.empty()) inputs.back()["state"] = t.state;
+    if (t.draw > 0) inputs.back()["draw"] = t.draw;
   }
   return inputs;
 }
@@ -188,7 +189,7 @@ TorchTiming timingOf(const json &t, bool compiled) {
 }
 
 // What the module's outputs depend on: the manifest, the module's text, Model(...)'s and
-// forward's arguments, the module constants, which inputs are module state (the last four from
+// forward's arguments, the module constants, which inputs are module state or draws (the last four from
 // the task itself: a task need not come from its manifest's text). Version 2: the module keeps its
 // own mode (no eval()).
 // Throws when a file cannot be read.
@@ -196,6 +197,7 @@ std::string identityOf(const Task &task) {
   std::string state;
   for (const auto &t : task.tensors)
     if (!t.state.empty()) state += t.name + "=" + t.state + "\n";
+    else if (t.draw > 0) state += t.name + "=draw " + std::to_string(t.draw) + "\n";
   const json init = task.reference.init ? json(*task.reference.init) : json();
   return "kwb-torch-reference-2\n" + readManifestText(task.manifestPath) + "\n\x1f" +
          readTaskFile(task, task.reference.python) + "\n\x1f" + init.dump() + "\n" +

@@ -204,7 +204,8 @@ std::string describe(const Tensor &t) {
   for (const auto &d : t.shape) dims.push_back(d.text());
   const char *role = t.role == TensorRole::In ? "read" : t.role == TensorRole::Out ? "written" : "read and written";
   return t.name + ": " + std::string(dtypeName(t.dtype)) + " [" + joined(dims, ", ") + "], " + role +
-         (t.state.empty() ? "" : " (the PyTorch module's " + t.state + ")");
+         (t.state.empty() ? "" : " (the PyTorch module's " + t.state + ")") +
+         (t.draw > 0 ? " (the random tensor the PyTorch module's forward draws, call " + std::to_string(t.draw) + ")" : "");
 }
 
 // The launcher's parameter list: every tensor (const for inputs), every size, the stream.

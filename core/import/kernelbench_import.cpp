@@ -67,7 +67,8 @@ struct TensorSpec {
   std::vector<Dim> shape;
   json generator;     // inputs only: the reader's GEN object
   std::string state;  // module state: its state-dict key (or attribute path)
-  std::string how;    // module state: where its recipe comes from
+  int draw = 0;       // forward's random draw it stands for (1, 2, ...), or 0
+  std::string how;    // module state: where its recipe comes from; a draw: the call and its line
 };
 
 struct ParamSpec {
@@ -87,6 +88,7 @@ struct Evaluation {
   bool probe = false;
   std::vector<std::vector<std::int64_t>> inputs;  // per reader input (empty for a scalar)
   std::map<std::string, std::vector<std::int64_t>> state;
+  std::vector<std::vector<std::int64_t>> draws;  // per random draw of forward, in order
   std::vector<std::vector<std::int64_t>> outputs;
   json init = json::array();
 };
@@ -257,6 +259,7 @@ void readEvaluations(const json &reader, Draft &d) {
       for (const json &in : c.at("inputs")) e.inputs.push_back(intList(in));
       const json state = c.value("state", json::object());
       for (auto it = state.begin(); it != state.end(); ++it) e.state[it.key()] = intList(it.value());
+      for (const json &draw : c.value("draws", json::array())) e.draws.push_back(intList(draw));
       for (const json &out : c.at("outputs")) e.outputs.push_back(intList(out));
       e.init = c.value("init", json::array());
       d.evals.push_back(std::move(e));
@@ -425,6 +428,26 @@ std::string outputDtypeFix() {
   return "the workbench's dtypes are " + known + "; write the task by hand";
 }
 
+// A tensor the module is given other than through forward's arguments (module state or a draw):
+// its dtype, recipe and shape, each dimension matched over the evaluations (`shapeOf`).
+TensorSpec givenTensor(const json &entry, const std::string &what, const std::string &wanted, Draft &d, NameSpace &names,
+                       const std::function<const std::vector<std::int64_t> *(const Evaluation &)> &shapeOf) {
+  TensorSpec t;
+  const auto dtype = dtypeFromName(entry.at("dtype").get<std::string>());
+  if (!dtype)
+    refuse(d, 0, "Model", what + " is a " + entry.at("dtype").get<std::string>() + " tensor, a dtype the workbench lacks",
+           outputDtypeFix());
+  t.dtype = *dtype;
+  t.generator = entry.at("recipe");
+  checkGenerator(t.generator, what, 0, d, "Model");
+  const std::size_t rank = entry.at("shape").size();
+  for (std::size_t k = 0; k < rank; ++k)
+    t.shape.push_back(matchDim(d, names, dimValues(d, what, shapeOf, k), std::string(),
+                               identifier(wanted) + "_d" + std::to_string(k), "dimension " + std::to_string(k) + " of " + what));
+  t.name = names.claim(identifier(wanted));
+  return t;
+}
+
 // The module's parameters, buffers and tensor attributes that become inputs (the reader's "state"
 // with "input": true), after the forward inputs; the others are left inside the reference.
 void readState(const json &reader, Draft &d, NameSpace &names) {
@@ -436,31 +459,31 @@ void readState(const json &reader, Draft &d, NameSpace &names) {
                            "its values, so the kernel is not given it; a kernel that needs it computes it");
       continue;
     }
-    TensorSpec t;
     std::string wanted = key;
     std::replace(wanted.begin(), wanted.end(), '.', '_');
+    TensorSpec t = givenTensor(entry, "the module's " + key, wanted, d, names, [&key](const Evaluation &e) {
+      const auto it = e.state.find(key);
+      return it == e.state.end() ? nullptr : &it->second;
+    });
     t.state = key;
     t.how = entry.value("how", std::string());
-    const auto dtype = dtypeFromName(entry.at("dtype").get<std::string>());
-    if (!dtype)
-      refuse(d, 0, "Model", "the module's " + key + " is a " + entry.at("dtype").get<std::string>() +
-                                " tensor, a dtype the workbench lacks", outputDtypeFix());
-    t.dtype = *dtype;
-    t.generator = entry.at("recipe");
-    checkGenerator(t.generator, key, 0, d, "Model");
-    const std::size_t rank = entry.at("shape").size();
-    for (std::size_t k = 0; k < rank; ++k) {
-      const auto values = dimValues(
-          d, "the module's " + key,
-          [&key](const Evaluation &e) {
-            const auto it = e.state.find(key);
-            return it == e.state.end() ? nullptr : &it->second;
-          },
-          k);
-      t.shape.push_back(matchDim(d, names, values, std::string(), identifier(wanted) + "_d" + std::to_string(k),
-                                 "dimension " + std::to_string(k) + " of " + key));
-    }
-    t.name = names.claim(identifier(wanted));
+    d.tensors.push_back(std::move(t));
+  }
+}
+
+// The random tensors forward draws (the reader's "draws", in call order): inputs after the state,
+// handed to those calls by the reference (draw = N), so the reference and the kernel see the same values.
+void readDraws(const json &reader, Draft &d, NameSpace &names) {
+  const json draws = reader.value("draws", json::array());
+  for (std::size_t i = 0; i < draws.size(); ++i) {
+    const json &entry = draws[i];
+    const std::string call = entry.value("call", std::string("a random call"));
+    const int line = entry.value("line", 0);
+    const std::string what = "forward's random draw " + std::to_string(i + 1) + " (" + call + ")";
+    TensorSpec t = givenTensor(entry, what, entry.value("name", "draw" + std::to_string(i + 1)), d, names,
+                               [i](const Evaluation &e) { return i < e.draws.size() ? &e.draws[i] : nullptr; });
+    t.draw = static_cast<int>(i + 1);
+    t.how = call + (line > 0 ? " at line " + std::to_string(line) : std::string());
     d.tensors.push_back(std::move(t));
   }
 }
@@ -837,16 +860,23 @@ void writeHeader(std::ostream &o, const Draft &d, const std::string &starterFile
 }
 
 void writeTensors(std::ostream &o, const Draft &d) {
-  bool stateSeen = false;
+  bool stateSeen = false, drawSeen = false;
   for (const auto &t : d.tensors) {
     if (!t.state.empty() && !stateSeen) {
       stateSeen = true;
       o << "\n# The module's parameters and buffers: inputs of the kernel, loaded into Model before forward\n"
            "# (state = its state-dict key), so the reference and the kernel see the same values.\n";
     }
+    if (t.draw > 0 && !drawSeen) {
+      drawSeen = true;
+      o << "\n# The random tensors forward draws itself: inputs of the kernel, handed by the reference to\n"
+           "# forward's random calls in order (draw = N: its N-th call) instead of drawing, so the reference\n"
+           "# and the kernel see the same values.\n";
+    }
     o << "\n[tensors." << t.name << "]\n";
     if (!t.state.empty())
       o << "state = " << tomlString(t.state) << (t.how.empty() ? std::string() : "   # " + oneLine(t.how)) << "\n";
+    if (t.draw > 0) o << "draw = " << t.draw << (t.how.empty() ? std::string() : "   # " + oneLine(t.how)) << "\n";
     o << "dtype = " << tomlString(dtypeName(t.dtype)) << "\n";
     o << "shape = " << shapeToml(t.shape) << "\n";
     if (t.output) o << "role = \"out\"\ntolerance = " << toleranceText(t.dtype) << "\n";
@@ -918,7 +948,8 @@ void writeStarterNotes(std::ostream &o, const Draft &d) {
   o << "// Tensors (contiguous, row-major):\n";
   for (const auto &t : d.tensors)
     o << "//   " << t.name << ": " << (t.output ? "out" : "in") << ", " << dtypeName(t.dtype) << " "
-      << shapeText(t.shape) << (t.state.empty() ? std::string() : " (Model's " + oneLine(t.state) + ")") << "\n";
+      << shapeText(t.shape) << (t.state.empty() ? std::string() : " (Model's " + oneLine(t.state) + ")")
+      << (t.draw > 0 ? " (forward's random draw " + std::to_string(t.draw) + ")" : std::string()) << "\n";
   o << "// Sizes (long long), per configuration:\n";
   for (const auto &c : d.configs) {
     std::vector<std::string> values;
@@ -971,9 +1002,10 @@ json starterSpec(const json &reader, const Draft &d) {
     json a = {{"name", t.name}, {"kind", "tensor"}, {"dtype", dtypeName(t.dtype)}, {"shape", shape},
               {"role", t.output ? "out" : "in"}};
     if (!t.state.empty()) a["state"] = t.state;
+    if (t.draw > 0) a["draw"] = t.draw;
     args.push_back(a);
     if (t.output) outputs.push_back(t.name);
-    else if (d.forward.empty() && t.state.empty()) forward.push_back(t.name);
+    else if (d.forward.empty() && t.state.empty() && t.draw == 0) forward.push_back(t.name);
   }
   json sizes = json::object();
   for (const auto &s : d.sizes) {
@@ -1039,6 +1071,7 @@ Draft draftFrom(const json &reader, const json *doubled) {
   readEvaluations(reader, d);
   readInputs(reader, d, names);
   readState(reader, d, names);
+  readDraws(reader, d, names);
   readParams(reader, d);
   readOutputs(reader, d, names);
   nameParams(d, names);

@@ -659,8 +659,16 @@ void ManifestReader::readTensors(const toml::table &root, Task &task) const {
   const std::vector<Entry> entries = entriesInOrder(t);
   if (entries.empty()) fail(lineOf(n), "tensors", std::string("empty; expected ") + expected);
   std::map<std::string, std::string> stateOwners;  // state-dict key -> tensor
+  std::map<int, std::string> drawOwners;           // draw -> tensor
   for (const Entry &e : entries) {
     Tensor tensor = readTensor(e, task);
+    if (tensor.draw > 0) {
+      const auto [owner, fresh] = drawOwners.emplace(tensor.draw, tensor.name);
+      if (!fresh)
+        fail(lineOf(*e.node->as_table()->get("draw")), "tensors." + tensor.name + ".draw",
+             std::to_string(tensor.draw) + " is also the draw of tensor " + inQuotes(owner->second) +
+                 "; expected each of forward's random calls once");
+    }
     if (!tensor.state.empty()) {
       const auto [owner, fresh] = stateOwners.emplace(tensor.state, tensor.name);
       if (!fresh)
@@ -669,6 +677,14 @@ void ManifestReader::readTensors(const toml::table &root, Task &task) const {
                  "; expected each state-dict key once");
     }
     task.tensors.push_back(std::move(tensor));
+  }
+  int expectedDraw = 1;  // draws are 1, 2, ... K: forward's random calls in order, none left out
+  for (const auto &[draw, name] : drawOwners) {
+    if (draw != expectedDraw)
+      fail(lineOf(*t.get(name)->as_table()->get("draw")), "tensors." + name + ".draw",
+           std::to_string(draw) + " leaves out draw " + std::to_string(expectedDraw) +
+               "; expected forward's random calls numbered 1, 2, ... in order, each given by one tensor");
+    ++expectedDraw;
   }
   const bool hasOutput = std::any_of(task.tensors.begin(), task.tensors.end(),
                                      [](const Tensor &x) { return x.role != TensorRole::In; });
@@ -685,7 +701,7 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
                                  join(sizeNames_) + ")");
   const toml::table &t = asTable(*entry.node, prefix, "a table ([" + prefix + "])");
   const int line = lineOf(t);
-  checkKeys(t, prefix, {"dtype", "shape", "role", "init", "tolerance", "state"});
+  checkKeys(t, prefix, {"dtype", "shape", "role", "init", "tolerance", "state", "draw"});
 
   Tensor tensor;
   tensor.name = entry.key;
@@ -776,6 +792,19 @@ Tensor ManifestReader::readTensor(const Entry &entry, const Task &task) const {
     tensor.state = asString(*state, field, kStateExample);
     if (!isStateKey(tensor.state))
       fail(lineOf(*state), field, inQuotes(tensor.state) + " is not a state-dict key; expected " + kStateExample);
+  }
+  if (const toml::node *draw = t.get("draw")) {
+    const std::string field = prefix + ".draw";
+    const char *const expected = "the number of forward's random call it stands for (1 for the first torch.randn, "
+                                 "torch.rand, torch.randint, torch.normal or _like call forward makes)";
+    if (tensor.role != TensorRole::In)
+      fail(lineOf(*draw), field, "not allowed for " + roleText + " (a random draw is an input: role 'in'); expected no draw");
+    if (!tensor.state.empty())
+      fail(lineOf(*draw), field, "given with state; expected one of the two (module state is loaded, a draw is "
+                                 "handed to forward's random call)");
+    const std::int64_t value = asInteger(*draw, field, expected);
+    if (value < 1 || value > 100000) fail(lineOf(*draw), field, std::to_string(value) + " is out of range; expected " + expected);
+    tensor.draw = static_cast<int>(value);
   }
   return tensor;
 }
@@ -1261,11 +1290,11 @@ void ManifestReader::readForward(const toml::node &n, Task &task) const {
   const std::string field = "reference.forward";
   if (task.reference.python.empty())
     fail(lineOf(n), field, "given without reference.python; expected it only with a PyTorch module");
-  // What forward may take: in and inout tensors without state (each exactly once), and parameters.
+  // What forward may take: in and inout tensors without state or draw (each exactly once), and parameters.
   std::vector<std::string> tensors;
   for (const Tensor &t : task.tensors)
-    if (t.role != TensorRole::Out && t.state.empty()) tensors.push_back(t.name);
-  std::string allowedText = "an in or inout tensor without state (" +
+    if (t.role != TensorRole::Out && !t.givenToModule()) tensors.push_back(t.name);
+  std::string allowedText = "an in or inout tensor without state or draw (" +
                             (tensors.empty() ? std::string("there are none") : join(tensors)) + ")";
   if (!paramNames_.empty()) allowedText += " or a parameter (" + join(paramNames_) + ")";
   const toml::array &a =
@@ -1279,6 +1308,10 @@ void ManifestReader::readForward(const toml::node &n, Task &task) const {
       fail(lineOf(e), field,
            "tensor " + inQuotes(name) + " is module state (state = \"" + t->state +
                "\"), loaded into the module, not passed to forward; expected " + allowedText);
+    if (t && t->draw > 0)
+      fail(lineOf(e), field,
+           "tensor " + inQuotes(name) + " is forward's random draw " + std::to_string(t->draw) +
+               ", handed to that random call, not passed to forward; expected " + allowedText);
     if (t && t->role == TensorRole::Out)
       fail(lineOf(e), field, "tensor " + inQuotes(name) + " is an output (forward returns it); expected " + allowedText);
     if (!t && !paramSet_.count(name)) fail(lineOf(e), field, "unknown name " + inQuotes(name) + "; expected " + allowedText);
@@ -1289,7 +1322,7 @@ void ManifestReader::readForward(const toml::node &n, Task &task) const {
   for (const std::string &name : tensors)
     if (!seen.count(name))
       fail(lineOf(n), field,
-           "tensor " + inQuotes(name) + " is missing; expected every in and inout tensor without state exactly once (" +
+           "tensor " + inQuotes(name) + " is missing; expected every in and inout tensor without state or draw exactly once (" +
                join(tensors) + ")");
   task.reference.forward = names;
 }
@@ -1297,9 +1330,14 @@ void ManifestReader::readForward(const toml::node &n, Task &task) const {
 void ManifestReader::checkStateHasModule(const toml::table &root, const Task &task) const {
   if (!task.reference.python.empty()) return;
   for (const Tensor &t : task.tensors) {
-    if (t.state.empty()) continue;
-    const toml::node *state = root.get("tensors")->as_table()->get(t.name)->as_table()->get("state");
-    fail(lineOf(*state), "tensors." + t.name + ".state",
+    if (!t.givenToModule()) continue;
+    const char *const key = t.state.empty() ? "draw" : "state";
+    const toml::node *node = root.get("tensors")->as_table()->get(t.name)->as_table()->get(key);
+    if (t.state.empty())
+      fail(lineOf(*node), "tensors." + t.name + ".draw",
+           "a random draw is handed to a PyTorch module's forward, and the task has none; expected [reference] "
+           "python = \"MODULE.py\" (whose forward draws random tensors), or no draw");
+    fail(lineOf(*node), "tensors." + t.name + ".state",
          "module state needs a PyTorch reference to load it into, and the task has none; expected [reference] "
          "python = \"MODULE.py\" (whose Model has the state-dict key " + inQuotes(t.state) + "), or no state");
   }

@@ -183,7 +183,7 @@ std::vector<std::string> forwardArguments(const Task &task) {
   if (task.reference.forward) return *task.reference.forward;
   std::vector<std::string> out;
   for (const Tensor &t : task.tensors)
-    if (t.role != TensorRole::Out && t.state.empty()) out.push_back(t.name);
+    if (t.role != TensorRole::Out && !t.givenToModule()) out.push_back(t.name);
   return out;
 }
 

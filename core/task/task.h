@@ -89,7 +89,14 @@ struct Tensor {
   // before forward instead of passed to forward. The worker and the candidate see it as any
   // other input. Empty: not module state.
   std::string state;
+  // A random tensor forward draws itself (`draw = N`: forward's N-th call of torch.randn, torch.rand,
+  // torch.randint, their _like forms or torch.normal; role "in" only): the PyTorch reference hands
+  // this tensor to that call instead of drawing, so the reference and the candidate see the same
+  // values. The worker and the candidate see it as any other input. 0: not a draw.
+  int draw = 0;
   int line = 0;                       // manifest line, for messages
+  // Given to the PyTorch module other than as an argument of forward (module state or a draw).
+  bool givenToModule() const { return !state.empty() || draw > 0; }
 };
 
 // A kernel launch over sizes and tunables. Args name tensors (passed as device pointers), sizes
@@ -149,8 +156,8 @@ struct Reference {
   // configuration when a size is named.
   std::optional<std::vector<std::string>> init;
   // forward's arguments in order ([reference] forward = ["x", "alpha"]): in/inout tensors
-  // without `state`, and [params] (passed as Python numbers). Absent: every in/inout tensor
-  // without `state`, in manifest order.
+  // without `state` or `draw`, and [params] (passed as Python numbers). Absent: every in/inout
+  // tensor without `state` or `draw`, in manifest order.
   std::optional<std::vector<std::string>> forward;
   // Sizes (or integer [params]) that are also top-level constants of the module, by the same
   // name ([reference] module_constants = ["batch_size", "in_features"]): before Model is built
@@ -224,7 +231,7 @@ struct Task {
 };
 
 // A PyTorch reference's forward arguments in order: [reference] forward, else every in/inout tensor
-// without `state`, in manifest order (tensor and parameter names).
+// without `state` or `draw`, in manifest order (tensor and parameter names).
 std::vector<std::string> forwardArguments(const Task &task);
 
 // The generator `seed` fills `tensor` with: seed 1 the first, seed 2 the second, ... cycling

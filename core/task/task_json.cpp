@@ -106,6 +106,7 @@ nlohmann::json taskToJson(const Task &task) {
     }
     if (t.tolerance) j["tolerance"] = toleranceToJson(*t.tolerance);
     if (!t.state.empty()) j["state"] = t.state;
+    if (t.draw > 0) j["draw"] = t.draw;
     tensors.push_back(j);
   }
   out["tensors"] = tensors;

@@ -1479,10 +1479,14 @@ def build_model(torch, module, init_values, device):
         return module.Model(*init_values)
 
 
+# While the configurations are read: forward's random calls are recorded (draws).
+DRAW_RECORDER = None
+
+
 def run_forward(torch, model, args, device):
     """model(*args); tensors that forward makes itself land on device."""
     with contextlib.redirect_stdout(sys.stderr), torch.no_grad(), \
-            torch.device(device):
+            torch.device(device), DRAW_RECORDER or contextlib.nullcontext():
         return model(*args)
 
 
@@ -1613,20 +1617,25 @@ def overridden(assign):
         OVERRIDES.update(saved)
 
 
-def evaluate_at(torch, path, assign):
-    """Shapes of every tensor with the size constants set as `assign` (meta device), and the
-    Model built there ("model")."""
+def evaluate_at(torch, path, tree, assign):
+    """Shapes of every tensor with the size constants set as `assign` (meta device), the random
+    tensors forward draws ("draws"), and the Model built there ("model")."""
+    global DRAW_RECORDER
     progress("shapes with " + (", ".join(f"{k} = {v}" for k, v in assign.items()) or "the problem's sizes"))
     with overridden(assign):
         result, init_values = read_problem_bounded(path)
-        outputs, problem, model = read_outputs(torch, path, result, init_values)
+        DRAW_RECORDER = kwb_problem_state.DrawRecorder(torch, path, tree)
+        try:
+            outputs, problem, model = read_outputs(torch, path, result, init_values)
+        finally:
+            draws, DRAW_RECORDER = DRAW_RECORDER.draws, None
         if outputs is None:
             raise RuntimeError(problem)
         state = [{"key": key, "dtype": kwb_problem_state.dtype_short(torch, t.dtype),
                   "shape": list(t.shape), "input": True}
                  for key, t, _, _, _ in kwb_problem_state.enumerate_state(torch, model)]
     return {"set": dict(assign), "inputs": result["inputs"], "state": state, "outputs": outputs,
-            "init": init_values, "model": model}
+            "draws": draws, "init": init_values, "model": model}
 
 
 def size_constants(result):
@@ -1656,6 +1665,31 @@ def check_random(torch, tree, aliases, model):
         raise RandomOutput(None, "forward's output is random: " + "; ".join(modules))
 
 
+def check_draws(draws, path):
+    """forward's draws at the problem's sizes, each one a generator reproduces."""
+    for d in draws:
+        if "problem" in d:
+            raise ProblemError("cannot-express", "Model", d["line"] or None,
+                               f"forward's random call {d['call']} cannot be made an input: {d['problem']}",
+                               DRAW_FIX)
+    if draws:
+        progress("forward draws " + ", ".join(f"{d['name']} ({d['call']}, line {d['line']})" for d in draws) +
+                 ": the task gives them as inputs")
+    return draws
+
+
+def same_draws(draws, evaluation, name):
+    """The draws' shapes at one configuration, which must make the same calls."""
+    found = evaluation["draws"]
+    calls = [(d["call"], d["line"], d["dtype"]) for d in found]
+    if calls != [(d["call"], d["line"], d["dtype"]) for d in draws]:
+        raise ProblemError("cannot-express", "Model", None,
+                           f"forward makes {len(draws)} random call(s) at the problem's sizes and {len(found)} "
+                           f"with the sizes of the configuration '{name}' (or others): the draws change with the sizes",
+                           "write the task by hand")
+    return [d["shape"] for d in found]
+
+
 def add_configs(result, path):
     """--configs: "state", "size_constants", "batch" and "configs" (kwb_problem_state.py)."""
     import torch
@@ -1666,7 +1700,7 @@ def add_configs(result, path):
     base = {name: values[name] for name in constants if type(values.get(name)) is int}
     constants = list(base)
     batch = batch if batch in base else None
-    planner = kwb_problem_state.Planner(lambda a: evaluate_at(torch, path, a), base, constants, batch)
+    planner = kwb_problem_state.Planner(lambda a: evaluate_at(torch, path, tree, a), base, constants, batch)
     kernelbench = planner.fits(base)
     if kernelbench is None:
         err = planner.at(base)
@@ -1675,6 +1709,7 @@ def add_configs(result, path):
                            "write the task by hand")
     meta_model = kernelbench["model"]
     check_random(torch, tree, aliases, meta_model)
+    result["draws"] = check_draws(kernelbench["draws"], path)
     small, steps = planner.small()
     configs = [("kernelbench", base, "the problem's own sizes")]
     if small != base:
@@ -1712,6 +1747,7 @@ def add_configs(result, path):
             "bytes": kwb_problem_state.total_bytes(e),
             "inputs": [i["shape"] if i["kind"] == "tensor" else None for i in e["inputs"]],
             "state": {s["key"]: s["shape"] for s in e["state"]},
+            "draws": same_draws(result["draws"], e, name),
             "outputs": [o["shape"] for o in e["outputs"]],
             "init": e["init"]})
 

@@ -26,8 +26,13 @@
 #    positional encodings) is not made an input: it stays inside the reference and a note says so.
 # 2. Random outputs.  nn.Dropout*, nn.AlphaDropout, attention and recurrent dropout with p > 0 in
 #    training mode (KernelBench builds modules in training mode and never calls eval()), and calls
-#    of random functions (torch.rand*, bernoulli, multinomial, normal, F.dropout with p not 0) in
-#    the Model's methods other than __init__ make the output random: such a problem is refused.
+#    of random functions (bernoulli, multinomial, randperm, in-place normal_/uniform_..., F.dropout
+#    with p not 0, a random function imported by name) in the Model's methods other than __init__
+#    make the output random: such a problem is refused.  Draws: a fresh random tensor forward makes
+#    through torch (torch.randn, torch.rand, torch.randint, torch.normal with numbers, their _like
+#    forms: `h0 = torch.randn(layers, batch, hidden, device=x.device)`) is an input the task gives
+#    instead (draw = N, its N-th call; the reference hands it to that call): DrawRecorder records
+#    each call's shape, dtype and recipe while forward runs on the meta device.
 # 3. Sizes to iterate at.  Every tensor's shape (inputs, state, outputs) is read at several
 #    assignments of the module's size constants (the constants an input's shape names), each by
 #    executing the file with those constants replaced (kwb_problem_module.py), building the Model
@@ -55,6 +60,8 @@ PLAN_SECONDS = 60  # the configurations' search stops there (a module forward ru
 #                   where the meta device lacks an operator, e.g. nn.GRU: slow at large sizes)
 CPU_STATE_LIMIT = 1 << 30  # state bytes at the small sizes above which values are not read
 DTYPE_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4, "i8": 1, "u8": 1, "bool": 1}
+# Random functions on torch whose call forward's draw can answer (kwb_torch_reference.py's Draws).
+DRAW_FUNCTIONS = ("randn", "rand", "randint", "normal", "randn_like", "rand_like", "randint_like")
 RANDOM_FUNCTIONS = ("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
                     "bernoulli", "multinomial", "normal", "poisson", "normal_", "uniform_", "bernoulli_",
                     "exponential_", "geometric_", "cauchy_", "log_normal_", "random_")
@@ -329,7 +336,8 @@ def random_modules(torch, model):
 
 
 def random_calls(tree, aliases):
-    """(line, text) of random calls in the Model's methods other than __init__."""
+    """(line, text) of random calls in the Model's methods other than __init__, other than the
+    draws (DRAW_FUNCTIONS called on torch itself: `torch.randn(...)`, under any alias of torch)."""
     found = []
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
@@ -345,11 +353,100 @@ def random_calls(tree, aliases):
                     continue  # a submodule's call: random_modules looks at the module itself
                 name = node.func.attr if isinstance(node.func, ast.Attribute) else \
                     node.func.id if isinstance(node.func, ast.Name) else None
+                if name in DRAW_FUNCTIONS and isinstance(node.func, ast.Attribute) and \
+                        isinstance(node.func.value, ast.Name) and node.func.value.id in aliases:
+                    continue  # a draw: DrawRecorder
                 if name in RANDOM_FUNCTIONS:
                     found.append((node.lineno, f"{ast.unparse(node.func)}(...) in {cls.name}.{fn.name}"))
                 elif name in DROPOUT_FUNCTIONS and not zero_dropout(node):
                     found.append((node.lineno, f"{ast.unparse(node.func)}(...) in {cls.name}.{fn.name}"))
     return found
+
+
+class DrawRecorder:
+    """forward's random calls through torch, recorded while `with recorder:` runs (forward on the
+    meta device, or the CPU): per call {"call", "line", "name", "dtype", "shape", "recipe"}, the
+    recipe in the reader's GEN form.  A call no generator reproduces (torch.normal of tensors)
+    is kept as {"problem": why}."""
+
+    def __init__(self, torch, path, tree):
+        import os
+        self.torch, self.real = torch, os.path.realpath(path)
+        self.targets = assignment_targets(tree)
+        self.draws, self.saved = [], {}
+
+    def __enter__(self):
+        self.draws = []
+        self.saved = {name: getattr(self.torch, name) for name in DRAW_FUNCTIONS}
+        for name, fn in self.saved.items():
+            setattr(self.torch, name, self._recording(name, fn))
+        return self
+
+    def __exit__(self, kind, value, tb):
+        for name, fn in self.saved.items():
+            setattr(self.torch, name, fn)
+        return False
+
+    def _line(self):
+        import os
+        import sys
+        frame, line = sys._getframe(2), 0
+        while frame is not None:
+            if os.path.realpath(frame.f_code.co_filename) == self.real:
+                return frame.f_lineno
+            frame = frame.f_back
+        return line
+
+    def _recording(self, name, original):
+        def record(*args, **kwargs):
+            out = original(*args, **kwargs)
+            line = self._line()
+            entry = {"call": f"torch.{name}(...)", "line": line,
+                     "name": self.targets.get(line) or f"draw{len(self.draws) + 1}",
+                     "dtype": dtype_short(self.torch, out.dtype), "shape": list(out.shape)}
+            recipe = draw_recipe(self.torch, name, args, kwargs)
+            if isinstance(recipe, str):
+                entry["problem"] = recipe
+            else:
+                entry["recipe"] = recipe
+            self.draws.append(entry)
+            return out
+        return record
+
+
+def assignment_targets(tree):
+    """line -> the name a call on that line is assigned to (`h0 = ...`, `self.h0 = ...`)."""
+    targets = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            name = target.id if isinstance(target, ast.Name) else \
+                target.attr if isinstance(target, ast.Attribute) else None
+            if name:
+                for line in range(node.value.lineno, (node.value.end_lineno or node.value.lineno) + 1):
+                    targets.setdefault(line, name)
+    return targets
+
+
+def draw_recipe(torch, name, args, kwargs):
+    """The GEN a random call draws from, or why none does."""
+    base = name[:-5] if name.endswith("_like") else name
+    if base == "randn":
+        return {"kind": "normal", "mean": 0.0, "std": 1.0}
+    if base == "rand":
+        return {"kind": "uniform", "low": 0.0, "high": 1.0}
+    if base == "randint":
+        numbers = [a for a in (args[1:] if name.endswith("_like") else args) if isinstance(a, int)]
+        low, high = (numbers[0], numbers[1]) if len(numbers) >= 2 else (0, numbers[0] if numbers else None)
+        low, high = kwargs.get("low", low), kwargs.get("high", high)
+        if not isinstance(low, int) or not isinstance(high, int):
+            return "torch.randint's bounds are not numbers"
+        return {"kind": "randint", "low": low, "high": high}
+    mean, std = (list(args) + [0.0, 1.0])[:2]
+    mean, std = kwargs.get("mean", mean), kwargs.get("std", std)
+    if isinstance(mean, torch.Tensor) or isinstance(std, torch.Tensor):
+        return "torch.normal with a tensor mean or std: no generator of the workbench draws that"
+    return {"kind": "normal", "mean": float(mean), "std": float(std)}
 
 
 def zero_dropout(call):

@@ -20,7 +20,9 @@
 #    "outputs": ["out"],            forward's results in order (kernel_args tensor names)
 #    "kernel_args": [ARG],          the launcher's args[] order, ARG one of
 #        {"name", "kind": "tensor", "dtype", "shape": [size name | int], "role": "in" | "out",
-#         "state": "conv.weight"}   ("state": the module's parameter/buffer this input carries)
+#         "state": "conv.weight"}   ("state": the module's parameter/buffer this input carries;
+#                                   "draw": N instead: the tensor forward's N-th random call
+#                                   (torch.randn, torch.rand, ...) returns)
 #        {"name", "kind": "size"}                          a long long
 #        {"name", "kind": "param", "dtype": "f32" | "f64" | "i64" | "i32"}
 #    "sizes": {"batch_size": 128, ...},   the problem's own size values
@@ -47,6 +49,10 @@
 # and the shape the launcher computes for every intermediate equals the one torch's ShapeProp
 # finds, at the problem's sizes and every configuration's; every state tensor and output has the
 # shape kernel_args declares; a random node (Dropout with p > 0 in training mode) refuses.
+# Draws: while tracing, torch's random functions (DRAW_FUNCTIONS) are replaced by one that records
+# a kwb_draw(N) node (torch.fx would otherwise bake a call with constant arguments in as a
+# constant tensor), so each random call reads its "draw" argument; forward's trailing arguments
+# that default to None and the spec does not pass (`h0=None`) are traced as None.
 #
 # Numerics: float (f32) arithmetic like PyTorch's, no TF32. Convolution accumulates in float in
 # index order, linear/matmul in float blocks of 256 terms (a dot product of 2^20 terms stays within
@@ -864,6 +870,14 @@ class Gen:
         self.library.add("pool_ceil")
         return lit(value) if i.is_lit() else self.dim(expr, value)
 
+    # -- draws -----------------------------------------------------------------------------------
+    def draw_arg(self, number):
+        """The kernel argument forward's random call `number` reads (its "draw")."""
+        for arg in self.spec["kernel_args"]:
+            if arg.get("kind") == "tensor" and arg.get("draw") == number and arg.get("role") != "out":
+                return self.arg_vals[arg["name"]]
+        raise Refuse("forward's random call %d has no kernel argument (no \"draw\": %d)" % (number, number))
+
     # -- state tensors -------------------------------------------------------------------------
     def state(self, key, required=True):
         for arg in self.spec["kernel_args"]:
@@ -1626,6 +1640,8 @@ def function_table():
             if k is not None:
                 table[k] = handler
 
+    put([kwb_draw], lambda gen, number: gen.draw_arg(number))
+
     for name in UNARY:
         put([getattr(torch, name, None), getattr(F, name, None), getattr(torch.special, name, None), name],
             (lambda n: lambda g, *a, **k: g.op_unary(n, *a, **k))(name))
@@ -1937,16 +1953,56 @@ def build(mod, init, path):
     raise Refuse("Model(*init) failed in %s: %s" % (os.path.basename(path), errors[-1]))
 
 
-def trace(model, path):
+DRAW_FUNCTIONS = ("randn", "rand", "randint", "normal", "randn_like", "rand_like", "randint_like")
+DRAW_SHAPES = {}  # draw number -> shape, while ShapeProp runs the traced graph (and "device")
+
+
+def kwb_draw(number):
+    """forward's random call `number` in the traced graph: the tensor the draw argument holds
+    (zeros of its shape while ShapeProp runs)."""
+    import torch
+    return torch.zeros(DRAW_SHAPES[number], dtype=torch.float32, device=DRAW_SHAPES["device"])
+
+
+def none_defaults(model, passed):
+    """forward's parameters after the first `passed` whose default is None (traced as None)."""
+    import inspect
+    params = list(inspect.signature(model.forward).parameters.values())[passed:]
+    return {p.name: None for p in params if p.default is None and p.kind is not p.VAR_POSITIONAL}
+
+
+def trace(model, path, passed, draws):
+    """The GraphModule of forward over its first `passed` arguments; `draws` random calls."""
+    import torch
     import torch.fx
     tracer = torch.fx.Tracer()
     tracer.record_stack_traces = True
+    made = []
+
+    def draw(*args, **kwargs):
+        made.append(len(made) + 1)
+        return tracer.create_proxy("call_function", kwb_draw, (len(made),), {})
+    saved = {name: getattr(torch, name) for name in DRAW_FUNCTIONS}
     try:
-        graph = tracer.trace(model)
+        for name in DRAW_FUNCTIONS:
+            setattr(torch, name, draw)
+        graph = tracer.trace(model, concrete_args=none_defaults(model, passed) or None)
     except Exception as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise Refuse("torch.fx cannot trace forward (%s: %s); a forward with control flow on values is not handled"
                      % (type(e).__name__, msg[:200]))
+    finally:
+        for name, fn in saved.items():
+            setattr(torch, name, fn)
+    if len(made) != draws:
+        raise Refuse("forward makes %d random call(s) when traced, the spec gives %d draw(s)" % (len(made), draws))
+    # The arguments traced as None: their placeholders and checks go (forward takes `passed`).
+    for node in list(graph.nodes):
+        if node.op == "call_function" and getattr(node.target, "__name__", "") == "_assert_is_none":
+            graph.erase_node(node)
+    for node in [n for n in graph.nodes if n.op == "placeholder"][passed:]:
+        if not node.users:
+            graph.erase_node(node)
     return torch.fx.GraphModule(model, graph)
 
 
@@ -1971,6 +2027,11 @@ def check_shapes(gen, gm, model, sizes, env):
             inputs.append(1.0 if arg["dtype"] in ("f32", "f64") else 1)
         else:
             inputs.append(sizes[name])
+    DRAW_SHAPES.clear()
+    DRAW_SHAPES["device"] = device
+    for arg in gen.spec["kernel_args"]:
+        if arg.get("kind") == "tensor" and arg.get("draw"):
+            DRAW_SHAPES[arg["draw"]] = eval_shape(arg, sizes)
     try:
         with torch.no_grad():
             ShapeProp(gm).propagate(*inputs)
@@ -2003,7 +2064,8 @@ def check_shapes(gen, gm, model, sizes, env):
 
 def write_one(spec, mod, init, sizes, table):
     model = build(mod, init, spec["module"])
-    gm = trace(model, spec["module"])
+    draws = [a for a in spec["kernel_args"] if a.get("kind") == "tensor" and a.get("draw")]
+    gm = trace(model, spec["module"], len(spec["forward"]), len(draws))
     gen = Interp(spec, gm, model, sizes, spec["module"])
     env, outputs = interpret(gen, gm, table)
     gen.env = env

@@ -38,17 +38,17 @@ SPEC.json
                   "min_samples": 10, "max_samples": 1000,
                   "target_spread": 0.01, "warmup_ms": 50}]}   (numbers optional)
     TENSOR = {"name": "x", "dtype": "f32", "shape": [16, 256],
-              "file": "/tmp/x.bin", "role": "in", "state": "fc.weight"}
+              "file": "/tmp/x.bin", "role": "in", "state": "fc.weight" | "draw": 1}
     dtypes: f64 f32 f16 bf16 i64 i32 i8 u8 bool. Files hold the raw little-endian
     element bytes, row-major (bool: one byte 0/1). The "out" outputs are, in
     order, what forward returns (one tensor or a tuple/list of tensors); an
     "inout" output is the input of that name after forward ran. Shapes and
     dtypes are checked strictly (a one-element output may come back as a
     0-dim or [1] tensor); each output's bytes are written to its file.
-    ARG = "x" (an input without "state") | {"name": "alpha", "value": 0.5}
+    ARG = "x" (an input without "state" or "draw") | {"name": "alpha", "value": 0.5}
     (a number passed as it is: a JSON integer as a Python int, else a float).
-    Without "forward": every input without "state", in order. With it, every
-    input without "state" must be one of its arguments.
+    Without "forward": every input without "state" or "draw", in order. With
+    it, every input without "state" or "draw" must be one of its arguments.
 
 Model. The module file is executed once per distinct "constants" (a job's
 or timing's, else the top level's): with some, through kwb_problem_module.py's
@@ -75,6 +75,17 @@ values, then the given ones), so a training-mode BatchNorm's in-place update
 of its running statistics never carries from one job or run to the next;
 timing loads the state once per mode (outputs do not depend on what
 forward updates in training mode, and eval mode updates nothing).
+
+Draws. An input with "draw": N is not an argument of forward either: it is
+the tensor forward's N-th random call returns (torch.randn, torch.rand,
+torch.randint, torch.normal and their _like forms, looked up on torch while
+forward runs: `h0 = torch.randn(layers, batch, hidden, device=x.device)`).
+Those functions are replaced while forward runs (jobs, timings, the compiled
+forward: there they are kept out of the graph) by one that hands back the
+draws in order, on the device the call asks for, after checking that the
+call's shape and dtype are the draw's ("draw-mismatch" otherwise, also when
+forward makes more random calls than the draws, or in a job fewer).
+Numbers 1..K, each once, are required.
 
 Reference outputs (jobs) are computed with torch.use_deterministic_algorithms(True,
 warn_only=True) and cudnn.deterministic (cuDNN's fastest transposed convolutions add with
@@ -315,6 +326,14 @@ def check_tensor(entry, where, roles, need_file):
         t["state"] = _str(entry, "state", where)
         if t["role"] != "in":
             bad(f"{where}.state", f"{t['name']!r} is module state ({t['state']!r}); only an \"in\" tensor can be")
+    t["draw"] = None
+    if entry.get("draw") is not None:
+        draw = entry["draw"]
+        if isinstance(draw, bool) or not isinstance(draw, int) or draw < 1:
+            bad(f"{where}.draw", "must be an integer >= 1 (forward's random call it stands for)")
+        if t["role"] != "in" or t["state"] is not None:
+            bad(f"{where}.draw", f"{t['name']!r} is a draw; only an \"in\" tensor without state can be")
+        t["draw"] = draw
     return t
 
 
@@ -326,6 +345,9 @@ def check_tensors(obj, key, where, roles, need_file):
     for i, name in enumerate(names):
         if name in names[:i]:
             bad(f"{where}.{key}[{i}].name", f"{name!r} appears twice")
+    draws = sorted(t["draw"] for t in tensors if t["draw"] is not None)
+    if draws != list(range(1, len(draws) + 1)):
+        bad(f"{where}.{key}", f"the draws are {draws}; expected 1, 2, ... each once (forward's random calls in order)")
     return tensors
 
 
@@ -407,9 +429,12 @@ def check_arguments(entry, forward, where):
         if t["state"] is not None:
             bad(f"spec.forward[{i}]", f"{arg[1]!r} is module state ({t['state']!r}), loaded into Model, "
                                        f"not an argument of forward")
+        if t["draw"] is not None:
+            bad(f"spec.forward[{i}]", f"{arg[1]!r} is draw {t['draw']}, handed to forward's random call, "
+                                       f"not an argument of forward")
     named = {a[1] for a in forward if a[0] == "tensor"}
     for i, t in enumerate(entry["inputs"]):
-        if t["state"] is None and t["name"] not in named:
+        if t["state"] is None and t["draw"] is None and t["name"] not in named:
             bad(f"{where}.inputs[{i}]", f"{t['name']!r} is neither module state nor an argument of forward "
                                         f"(spec.forward names {', '.join(sorted(named)) or 'no tensor'})")
 
@@ -790,8 +815,87 @@ def forward_arguments(forward, entry, inputs):
     is not module state, in order."""
     by_name = {t["name"]: x for t, x in zip(entry["inputs"], inputs)}
     if forward is None:
-        return [x for t, x in zip(entry["inputs"], inputs) if t["state"] is None]
+        return [x for t, x in zip(entry["inputs"], inputs) if t["state"] is None and t["draw"] is None]
     return [by_name[a[1]] if a[0] == "tensor" else a[2] for a in forward]
+
+
+DRAW_FUNCTIONS = ("randn", "rand", "randint", "normal", "randn_like", "rand_like", "randint_like")
+
+
+class Draws:
+    """forward's random calls answered with the entry's draw tensors, in
+    order (see Draws in the docstring).  `with draws:` replaces the functions
+    on torch for the block; reset() before each forward."""
+
+    def __init__(self, torch, entry, inputs):
+        self.torch, self.job = torch, entry["id"]
+        self.given = sorted(((t["draw"], t, x) for t, x in zip(entry["inputs"], inputs)
+                             if t["draw"] is not None), key=lambda d: d[0])
+        self.next, self.saved = 0, {}
+        keep_out = getattr(getattr(torch, "compiler", None), "disable", None)
+        self.functions = {}
+        for name in DRAW_FUNCTIONS:
+            fn = self._answer(name, getattr(torch, name))
+            self.functions[name] = keep_out(fn) if keep_out else fn
+
+    def reset(self):
+        self.next = 0
+
+    def __enter__(self):
+        if self.given:
+            self.saved = {name: getattr(self.torch, name) for name in DRAW_FUNCTIONS}
+            for name, fn in self.functions.items():
+                setattr(self.torch, name, fn)
+        return self
+
+    def __exit__(self, kind, value, tb):
+        for name, fn in self.saved.items():
+            setattr(self.torch, name, fn)
+        self.saved = {}
+        return False
+
+    def check_all_used(self):
+        if self.next != len(self.given):
+            raise Failure("draw-mismatch", f"forward made {self.next} random call(s); the task gives "
+                                           f"{len(self.given)} draw(s) (draw = 1 .. {len(self.given)})", job=self.job)
+
+    def _requested(self, name, original, args, kwargs):
+        """(shape, dtype, device) of what the call asks for, read by making it on the meta
+        device (the call's own argument handling) or from its tensor arguments."""
+        torch = self.torch
+        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+        if name.endswith("_like"):
+            like = args[0] if args else kwargs.get("input")
+            rest = {k: v for k, v in kwargs.items() if k not in ("device", "input")}
+            meta = original(torch.empty(like.shape, dtype=like.dtype, device="meta"), *args[1:], **rest)
+            return list(meta.shape), meta.dtype, kwargs.get("device", like.device)
+        if name == "normal" and tensors:
+            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+            return list(shape), tensors[0].dtype, tensors[0].device
+        meta = original(*args, **dict(kwargs, device="meta"))
+        device = kwargs.get("device")
+        if device is None:
+            device = torch.get_default_device() if hasattr(torch, "get_default_device") else torch.device("cpu")
+        return list(meta.shape), meta.dtype, torch.device(device) if isinstance(device, (str, int)) else device
+
+    def _answer(self, name, original):
+        def answer(*args, **kwargs):
+            kwargs.pop("generator", None)
+            number = self.next + 1
+            if self.next >= len(self.given):
+                raise Failure("draw-mismatch", f"forward's random call {number} (torch.{name}) has no draw: the "
+                                               f"task gives {len(self.given)} (draw = 1 .. {len(self.given)})",
+                              job=self.job)
+            _, t, x = self.given[self.next]
+            self.next += 1
+            shape, dtype, device = self._requested(name, original, args, kwargs)
+            if shape != list(x.shape) or dtype != x.dtype:
+                raise Failure("draw-mismatch",
+                              f"forward's random call {number} (torch.{name}) asks for {shape} "
+                              f"{spec_dtype_name(self.torch, dtype)}; the task's draw {number} ({t['name']}) is "
+                              f"{t['shape']} {t['dtype']}: make the task's shape and dtype the call's", job=self.job)
+            return x if x.device == device else x.to(device)
+        return answer
 
 
 def torch_dtype(torch, name):
@@ -887,11 +991,15 @@ def forward_once(torch, built, job, forward, device, path):
     inputs = [read_tensor(torch, t, device, job["id"]) for t in job["inputs"]]
     load_state(torch, built, job, inputs)
     args = forward_arguments(forward, job, inputs)
+    draws = Draws(torch, job, inputs)
     start = time.perf_counter()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), draws:
             result = built.model(*args)
         sync(torch, device)
+        draws.check_all_used()
+    except Failure:
+        raise
     except BaseException as e:
         file, line = frame_in(e, path)
         raise Failure("forward-raised", f"forward raised {describe(e)}{_at(file, line)}",
@@ -998,6 +1106,7 @@ class Bench:
         self.buffer = torch.zeros(count, dtype=torch.float32, device=device)
         self.sink = torch.zeros((), dtype=torch.float32, device=device)
         self.fn = None
+        self.before = None  # called before each call of fn, untimed work only (Draws.reset)
         self.what = "forward"
 
     def flush(self):
@@ -1007,6 +1116,8 @@ class Bench:
         self.torch.cuda.synchronize(self.device)
 
     def call(self):
+        if self.before is not None:
+            self.before()
         try:
             self.fn()
         except Exception as e:
@@ -1230,14 +1341,17 @@ def time_mode(torch, bench, built, t, mode, device, forward):
     inputs = [read_tensor(torch, x, device, t["id"]) for x in t["inputs"]]
     load_state(torch, built, t, inputs)  # once: outputs do not depend on what forward updates
     model, args = built.model, forward_arguments(forward, t, inputs)
+    draws = Draws(torch, t, inputs)
     bench.fn, bench.what = (lambda: model(*args)), "forward"
     compile_seconds = None
-    if mode == "compile":
-        compile_seconds = prepare_compiled(torch, bench, model, args, label)
-    progress(f"{label}: warming up")
-    warm_up(bench, t["warmup_ms"])
-    progress(f"{label}: measuring")
-    samples, reason, fields = measure(torch, bench, t, label)
+    with draws:  # forward's random calls answered by the draws, one set per call (reset)
+        bench.before = draws.reset if draws.given else None
+        if mode == "compile":
+            compile_seconds = prepare_compiled(torch, bench, model, args, label)
+        progress(f"{label}: warming up")
+        warm_up(bench, t["warmup_ms"])
+        progress(f"{label}: measuring")
+        samples, reason, fields = measure(torch, bench, t, label)
     report = statistics(samples)
     report["stop_reason"] = reason
     report.update(fields)

@@ -111,6 +111,9 @@ def shrink_plans(ns):
     return plans
 
 
+DRAW_FUNCTIONS = ("randn", "rand", "randint", "normal", "randn_like", "rand_like", "randint_like")
+
+
 def make_config(source, path, overrides):
     import torch
     ns = exec_module(with_overrides(source, overrides), path)
@@ -118,10 +121,25 @@ def make_config(source, path, overrides):
     init = list(ns["get_init_inputs"]())
     model = ns["Model"](*init)
     inputs = list(ns["get_inputs"]())
-    with torch.no_grad():
-        out = model(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs])
+    draws = []  # the tensors forward's random calls returned: the launcher gets them ("draw")
+
+    def recording(original):
+        def record(*args, **kwargs):
+            t = original(*args, **kwargs)
+            draws.append(t.clone())
+            return t
+        return record
+    saved = {name: getattr(torch, name) for name in DRAW_FUNCTIONS}
+    try:
+        for name, fn in saved.items():
+            setattr(torch, name, recording(fn))
+        with torch.no_grad():
+            out = model(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs])
+    finally:
+        for name, fn in saved.items():
+            setattr(torch, name, fn)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return {"ns": ns, "init": init, "model": model, "inputs": inputs, "outputs": outs}
+    return {"ns": ns, "init": init, "model": model, "inputs": inputs, "outputs": outs, "draws": draws}
 
 
 def jsonable(v):
@@ -166,6 +184,11 @@ def build_spec(path, source, a, b):
         args.append({"name": name, "kind": "tensor", "dtype": dtypes.get(ta.dtype, str(ta.dtype)),
                      "shape": [name_dim(name, i, x, y) for i, (x, y) in enumerate(zip(ta.shape, tb.shape))] if ta.dim() == tb.dim() else None,
                      "role": "in", "state": key})
+    for k, (ta, tb) in enumerate(zip(a["draws"], b["draws"]), 1):
+        name = "draw%d" % k
+        args.append({"name": name, "kind": "tensor", "dtype": dtypes.get(ta.dtype, str(ta.dtype)),
+                     "shape": [name_dim(name, i, x, y) for i, (x, y) in enumerate(zip(ta.shape, tb.shape))],
+                     "role": "in", "draw": k})
     onames = ["out"] if len(a["outputs"]) == 1 else ["out%d" % i for i in range(len(a["outputs"]))]
     for name, ta, tb in zip(onames, a["outputs"], b["outputs"]):
         args.append({"name": name, "kind": "tensor", "dtype": dtypes.get(ta.dtype, str(ta.dtype)),
@@ -214,6 +237,8 @@ def run_config(lib, spec, args, conf, sizes):
         if arg["kind"] == "tensor":
             if arg.get("state"):
                 t = state[arg["state"]].detach().contiguous().clone()
+            elif arg.get("draw"):
+                t = conf["draws"][arg["draw"] - 1].contiguous().clone()
             elif arg["role"] == "out":
                 ref = conf["outputs"][spec["outputs"].index(arg["name"])]
                 t = torch.full(ref.shape, float("nan"), dtype=torch.float32)

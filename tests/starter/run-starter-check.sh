@@ -24,7 +24,7 @@ if command -v nvcc >/dev/null || [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]
   nvcc_flag=--nvcc
 fi
 "$python" "$here/test_starter_cli.py" || exit 1
-problems=("$here/fixtures/scaled_attention_scores.py")
+problems=("$here/fixtures/scaled_attention_scores.py" "$here/fixtures/noisy_linear.py")
 if [ -d "$kb/level2" ]; then
   for p in 11_ConvTranspose2d_BatchNorm_Tanh_MaxPool_GroupNorm 3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU \
            18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp 28_BMM_InstanceNorm_Sum_ResidualAdd_Multiply \

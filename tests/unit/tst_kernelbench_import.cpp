@@ -230,6 +230,7 @@ class TestKernelBenchImport : public QObject {
   void weightsBecomeInputs();
   void tupleInitAndDerivedSizes();
   void randomOutputRefused();
+  void forwardDrawsBecomeInputs();
   void structuredInputs();
   void layerNormImports();
   void scalarInputIsAParam();
@@ -637,6 +638,53 @@ void TestKernelBenchImport::randomOutputRefused() {
                               "in training mode; a task's reference must give the same output for the same inputs: set "
                               "the dropout probability to 0 (or call eval()) in the problem, or remove the random call");
   QVERIFY(!fs::exists(dir_ / "random" / "dropout_softmax"));
+}
+
+// The random tensors forward draws itself (h0 = torch.randn(...), torch.rand_like(...)) become
+// inputs after the GRU's weights (draw = 1, 2), with the calls' recipes; the task's reference,
+// run on the CPU, is handed them and gives the same outputs twice, bit for bit.
+void TestKernelBenchImport::forwardDrawsBecomeInputs() {
+  NEED_TORCH(python);
+  const auto r = importWithTorch(fixture("recurrent_draws.py"), dir_ / "draws", python);
+  QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
+  const kwb::Task &task = *r.task;
+  std::vector<std::string> names;
+  for (const auto &t : task.tensors) names.push_back(t.name);
+  QCOMPARE(names, (std::vector<std::string>{"x", "gru_weight_ih_l0", "gru_weight_hh_l0", "gru_bias_ih_l0", "gru_bias_hh_l0",
+                                            "gru_weight_ih_l1", "gru_weight_hh_l1", "gru_bias_ih_l1", "gru_bias_hh_l1",
+                                            "h0", "draw2", "out"}));
+  const auto &h0 = tensorNamed(task, "h0");
+  QCOMPARE(h0.draw, 1);
+  QCOMPARE(h0.state, std::string());
+  QCOMPARE(shapeTexts(h0).front(), std::string("2"));
+  QCOMPARE(shapeTexts(h0)[1], std::string("batch_size"));
+  QCOMPARE(h0.init->kind, kwb::Generator::Kind::Normal);
+  QCOMPARE(h0.init->a, 0.0);
+  QCOMPARE(h0.init->b, 1.0);
+  const auto &noise = tensorNamed(task, "draw2");
+  QCOMPARE(noise.draw, 2);
+  QCOMPARE(noise.init->kind, kwb::Generator::Kind::Uniform);
+  QCOMPARE(shapeTexts(noise).front(), std::string("batch_size"));
+  QCOMPARE(kwb::forwardArguments(task), std::vector<std::string>{"x"});
+  QVERIFY2(r.manifest.find("draw = 1   # torch.randn(...) at line 17\n") != std::string::npos, r.manifest.c_str());
+  QVERIFY2(r.manifest.find("draw = 2   # torch.rand_like(...) at line 20\n") != std::string::npos, r.manifest.c_str());
+  QVERIFY(anyContains(r.progress, "forward draws h0 (torch.randn(...), line 17), draw2 (torch.rand_like(...), line 20)"));
+
+  kwb::TorchSettings settings;
+  settings.python = python;
+  settings.cacheDir = dir_ / "draws-cache";
+  settings.cpuForTests = true;
+  kwb::TorchRunRequest request;
+  const kwb::SizeConfig *small = nullptr;
+  for (const auto &c : task.configs)
+    if (!small || c.name == "small") small = &c;
+  request.outputs.push_back({small, 1, false});
+  request.repeatCheck = true;
+  std::vector<std::string> lines;
+  request.onProgress = [&lines](const std::string &line) { lines.push_back(line); };
+  const auto run = kwb::runTorchReference(task, request, settings);
+  QVERIFY2(run.ok, (run.describe() + "\n" + run.traceback).c_str());
+  QVERIFY(anyContains(lines, "forward ran twice, the same outputs bit for bit"));
 }
 
 // X + X.T, torch.triu(..., diagonal=1), a size written as A.shape, randint(0, 2).float() * 2 - 1

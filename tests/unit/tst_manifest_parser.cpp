@@ -494,6 +494,18 @@ void TestManifestParser::moduleStateForwardAndInit() {
     QCOMPARE(t.reference.moduleConstants, (std::vector<std::string>{"rows", "cols", "k"}));
     QCOMPARE(kwb::taskToJson(t)["reference"]["module_constants"], nlohmann::json({"rows", "cols", "k"}));
   }
+  {
+    // draw: forward's random call the tensor stands for; not an argument of forward.
+    PARSE(t, torchManifest("", "draw = 1"));
+    QCOMPARE(t.tensors[2].draw, 1);
+    QVERIFY(t.tensors[2].givenToModule());
+    QCOMPARE(kwb::forwardArguments(t), (std::vector<std::string>{"x"}));
+    QCOMPARE(kwb::taskToJson(t)["tensors"][2]["draw"].get<int>(), 1);
+    QVERIFY(!kwb::taskToJson(t)["tensors"][0].contains("draw"));
+    PARSE(u, torchManifest("", "draw = 1", {{11, "role = \"in\"\ndraw = 2"}}));
+    QCOMPARE(u.tensors[0].draw, 2);
+    QCOMPARE(kwb::forwardArguments(u), std::vector<std::string>{});
+  }
   for (const char *key : {"conv.weight", "layers.0.weight", "h0", "a.1.b_2.3", "_x"}) {
     PARSE(t, torchManifest("", QString("state = \"%1\"").arg(key)));
     QCOMPARE(t.tensors[2].state, std::string(key));
@@ -595,6 +607,35 @@ void TestManifestParser::moduleAndGeneratorErrors_data() {
       << "task.toml:13: tensors.x.state: module state needs a PyTorch reference to load it into, and the task has none; "
          "expected [reference] python = \"MODULE.py\" (whose Model has the state-dict key 'fc.weight'), or no state";
 
+  // --- [tensors.X] draw ---
+  const QString drawRule = "the number of forward's random call it stands for (1 for the first torch.randn, "
+                           "torch.rand, torch.randint, torch.normal or _like call forward makes)";
+  QTest::newRow("draw on an output")
+      << torchManifest("", "draw = 1", {{17, "tolerance = { rtol = 1e-5, atol = 1e-6 }\ndraw = 1"}})
+      << "task.toml:18: tensors.y.draw: not allowed for role 'out' (a random draw is an input: role 'in'); expected no draw";
+  QTest::newRow("draw 0") << torchManifest("", "draw = 0")
+                          << "task.toml:39: tensors.w.draw: 0 is out of range; expected " + drawRule;
+  QTest::newRow("draw not an integer") << torchManifest("", "draw = \"1\"")
+                                       << "task.toml:39: tensors.w.draw: found a string; expected " + drawRule;
+  QTest::newRow("draw with state") << torchManifest("", "state = \"h0\"\ndraw = 1")
+                                   << "task.toml:40: tensors.w.draw: given with state; expected one of the two (module "
+                                      "state is loaded, a draw is handed to forward's random call)";
+  QTest::newRow("draw twice") << torchManifest("", "draw = 1", {{11, "role = \"in\"\ndraw = 1"}})
+                              << "task.toml:40: tensors.w.draw: 1 is also the draw of tensor 'x'; expected each of "
+                                 "forward's random calls once";
+  QTest::newRow("draws with a gap")
+      << torchManifest("", "draw = 2")
+      << "task.toml:39: tensors.w.draw: 2 leaves out draw 1; expected forward's random calls numbered 1, 2, ... in "
+         "order, each given by one tensor";
+  QTest::newRow("forward names a draw")
+      << torchManifest("forward = [\"x\", \"w\"]", "draw = 1")
+      << "task.toml:23: reference.forward: tensor 'w' is forward's random draw 1, handed to that random call, not "
+         "passed to forward; expected an in or inout tensor without state or draw (x)";
+  QTest::newRow("draw without a PyTorch reference")
+      << manifest({{12, "init = { kind = \"uniform\", low = 0.0, high = 1.0 }\ndraw = 1"}})
+      << "task.toml:13: tensors.x.draw: a random draw is handed to a PyTorch module's forward, and the task has none; "
+         "expected [reference] python = \"MODULE.py\" (whose forward draws random tensors), or no draw";
+
   // --- [reference] module_constants ---
   QTest::newRow("module_constants unknown name")
       << torchManifest("module_constants = [\"rows\", \"batch\"]", "")
@@ -610,7 +651,7 @@ void TestManifestParser::moduleAndGeneratorErrors_data() {
 
   // --- [reference] forward ---
   const QString params = "state = \"fc.weight\"\n[params]\nalpha = 0.5";
-  const QString allowed = "expected an in or inout tensor without state (x) or a parameter (alpha)";
+  const QString allowed = "expected an in or inout tensor without state or draw (x) or a parameter (alpha)";
   QTest::newRow("forward names module state")
       << torchManifest("forward = [\"x\", \"w\"]", params)
       << "task.toml:23: reference.forward: tensor 'w' is module state (state = \"fc.weight\"), loaded into the module, "
@@ -631,11 +672,11 @@ void TestManifestParser::moduleAndGeneratorErrors_data() {
   QTest::newRow("forward misses a tensor")
       << torchManifest("forward = [\"alpha\"]", params)
       << "task.toml:23: reference.forward: tensor 'x' is missing; expected every in and inout tensor without state "
-         "exactly once (x)";
+         "or draw exactly once (x)";
   QTest::newRow("forward misses a tensor without state")
       << torchManifest("forward = [\"x\"]", "")
       << "task.toml:23: reference.forward: tensor 'w' is missing; expected every in and inout tensor without state "
-         "exactly once (x, w)";
+         "or draw exactly once (x, w)";
   QTest::newRow("forward not an array")
       << torchManifest("forward = \"x\"", params)
       << "task.toml:23: reference.forward: found a string; expected an array of forward's arguments in order, tensor "
@@ -856,7 +897,7 @@ void TestManifestParser::malformed_data() {
       << "task.toml: tensors: missing; expected at least one [tensors.<name>] table";
   QTest::newRow("unknown tensor key")
       << manifest({{9, "dtpye = \"f32\""}})
-      << "task.toml:9: tensors.x.dtpye: unknown key; expected one of: dtype, shape, role, init, tolerance, state";
+      << "task.toml:9: tensors.x.dtpye: unknown key; expected one of: dtype, shape, role, init, tolerance, state, draw";
   QTest::newRow("bad dtype")
       << manifest({{9, "dtype = \"f31\""}})
       << "task.toml:9: tensors.x.dtype: unknown dtype 'f31'; expected one of: f64, f32, f16, bf16, i64, i32, i8, u8, "

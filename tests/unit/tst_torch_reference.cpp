@@ -114,6 +114,9 @@ class TestTorchReference : public QObject {
   void randomReferenceIsCaught_data();
   void randomReferenceIsCaught();
   void nondeterminismWithinToleranceIsFlagged();
+  void drawsAreHandedToForward();
+  void drawsThatDoNotMatchTheCalls_data();
+  void drawsThatDoNotMatchTheCalls();
   void repeatCheckedOutputsAreCachedApart();
 
  private:
@@ -278,6 +281,20 @@ void TestTorchReference::helperRefusesABadSpec_data() {
   QTest::newRow("repeat_check not a boolean") << job(x + ", " + w, R"(, "repeat_check": "yes")")
                                               << "spec field jobs[0].repeat_check: not true or false";
   QTest::newRow("a job's init not a list") << job(x + ", " + w, R"(, "init": 3)") << "spec field jobs[0].init: must be a list or null";
+  QTest::newRow("a draw of 0")
+      << job(x + R"(, {"name": "h0", "dtype": "f32", "shape": [2], "file": "/h", "role": "in", "draw": 0})")
+      << "spec field jobs[0].inputs[1].draw: must be an integer >= 1 (forward's random call it stands for)";
+  QTest::newRow("a draw that is also state")
+      << job(R"({"name": "w", "dtype": "f32", "shape": [2], "file": "/w", "role": "in", "state": "h0", "draw": 1})")
+      << "spec field jobs[0].inputs[0].draw: 'w' is a draw; only an \"in\" tensor without state can be";
+  QTest::newRow("draws with a gap")
+      << job(x + R"(, {"name": "h0", "dtype": "f32", "shape": [2], "file": "/h", "role": "in", "draw": 2})")
+      << "spec field jobs[0].inputs: the draws are [2]; expected 1, 2, ... each once (forward's random calls in order)";
+  QTest::newRow("forward names a draw")
+      << QString(R"({"forward": ["x", "h0"], "jobs": [{"id": "j", "outputs": [{"name": "y", "dtype": "f32", "shape": [2], )"
+                 R"("file": "/y", "role": "out"}], "inputs": [{"name": "x", "dtype": "f32", "shape": [2], "file": "/x", "role": "in"}, )"
+                 R"({"name": "h0", "dtype": "f32", "shape": [2], "file": "/h", "role": "in", "draw": 1}]}]})")
+      << "spec field spec.forward[1]: 'h0' is draw 1, handed to forward's random call, not an argument of forward";
   QTest::newRow("timing on the cpu")
       << QString::fromStdString(R"({"timings": [{"id": "t", "inputs": [)" + x + ", " + w + R"(], "modes": ["eager"]}]})")
       << "spec field spec.timings: timing needs a CUDA device (\"device\": \"cpu\" is for tests of the reference only)";
@@ -664,6 +681,91 @@ void TestTorchReference::nondeterminismWithinToleranceIsFlagged() {
   QVERIFY2(joined(lines).find("forward ran twice, NONDETERMINISTIC within the task's tolerance: y in ") !=
                std::string::npos,
            joined(lines).c_str());
+}
+
+namespace {
+// x [b, n] and two draws: h0 [b, n] (draw 1) and c0 [n] (draw 2).
+const char *const kDrawTensors =
+    "[tensors.h0]\ndraw = 1\ndtype = \"f32\"\nshape = [\"b\", \"n\"]\nrole = \"in\"\n"
+    "init = { kind = \"normal\", mean = 0.0, std = 1.0 }\n\n"
+    "[tensors.c0]\ndraw = 2\ndtype = \"f32\"\nshape = [\"n\"]\nrole = \"in\"\n"
+    "init = { kind = \"normal\", mean = 0.0, std = 1.0 }\n\n";
+
+std::string drawModule(const std::string &body) {
+  return "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+         "    def forward(self, x, h0=None):\n" + body;
+}
+}  // namespace
+
+// forward draws h0 and c0 itself (torch.randn, torch.randn_like): the reference hands it the task's
+// draw tensors, so its output is x * 2 + h0 - c0 of the very input bytes, the same run after run
+// (the repeat check passes bit for bit).
+void TestTorchReference::drawsAreHandedToForward() {
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(
+      dir_ / "draws", smallManifest(kDrawTensors),
+      drawModule("        if h0 is None:\n"
+                 "            h0 = torch.randn(x.shape[0], x.size(1), device=x.device)\n"
+                 "        c0 = torch.randn_like(x[0])\n"
+                 "        return x * 2 + h0 - c0\n"),
+      {{"k.cu", "extern \"C\" __global__ void k(const float *x, float *y, const float *h0, const float *c0, "
+                "long long b, long long n) {}\n"}});
+  const kwb::Task task = kwb::loadTask(dir);
+  QCOMPARE(task.tensor("h0")->draw, 1);
+  QCOMPARE(task.tensor("c0")->draw, 2);
+  QCOMPARE(kwb::forwardArguments(task), std::vector<std::string>{"x"});
+  std::vector<std::string> lines;
+  const auto run = runOnCpu(task, {1, 2}, true, &lines);
+  QVERIFY2(run.ok, (run.describe() + "\n" + run.traceback).c_str());
+  QVERIFY2(joined(lines).find("forward ran twice, the same outputs bit for bit") != std::string::npos,
+           joined(lines).c_str());
+  const auto &c = task.configs.front();
+  for (const std::uint64_t seed : {1, 2}) {
+    const auto x = kwb::test::inputValues(task, "x", c, seed);
+    const auto h0 = kwb::test::inputValues(task, "h0", c, seed);
+    const auto c0 = kwb::test::inputValues(task, "c0", c, seed);
+    QCOMPARE(c0.size(), std::size_t(3));
+    std::vector<double> want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+      want[i] = static_cast<float>(static_cast<float>(static_cast<float>(x[i] * 2.0f) + static_cast<float>(h0[i])) -
+                                   static_cast<float>(c0[i % 3]));
+    const auto problem = kwb::test::valuesMismatch(output(run, c, seed), want);
+    QVERIFY2(problem.empty(), ("seed " + std::to_string(seed) + ": " + problem).c_str());
+  }
+}
+
+void TestTorchReference::drawsThatDoNotMatchTheCalls_data() {
+  QTest::addColumn<QString>("body");
+  QTest::addColumn<QString>("message");
+  QTest::newRow("more calls than draws")
+      << "        return x + torch.randn_like(x) + torch.randn(3) + torch.rand(4, 3)\n"
+      << "forward's random call 3 (torch.rand) has no draw: the task gives 2 (draw = 1 .. 2)";
+  QTest::newRow("fewer calls than draws")
+      << "        return x + torch.randn_like(x)\n" << "forward made 1 random call(s); the task gives 2 draw(s) (draw = 1 .. 2)";
+  QTest::newRow("another shape")
+      << "        return x + torch.randn_like(x) + torch.randn(x.shape[1] + 1)[:3]\n"
+      << "forward's random call 2 (torch.randn) asks for [4] f32; the task's draw 2 (c0) is [3] f32: make the task's "
+         "shape and dtype the call's";
+  QTest::newRow("another dtype")
+      << "        return x + torch.randn_like(x) + torch.randn(3, dtype=torch.float64)\n"
+      << "forward's random call 2 (torch.randn) asks for [3] f64; the task's draw 2 (c0) is [3] f32: make the task's "
+         "shape and dtype the call's";
+}
+
+// A forward whose random calls are not the task's draws fails with "draw-mismatch", saying which
+// call and what it asked for.
+void TestTorchReference::drawsThatDoNotMatchTheCalls() {
+  QFETCH(QString, body);
+  QFETCH(QString, message);
+  REQUIRE_TORCH();
+  const auto dir = kwb::test::writeTorchTask(dir_ / ("draws-" + std::string(QTest::currentDataTag())),
+                                             smallManifest(kDrawTensors), drawModule(body.toStdString()),
+                                             {{"k.cu", kEmptyKernel}});
+  const auto run = runOnCpu(kwb::loadTask(dir), {1});
+  QVERIFY(!run.ok);
+  QCOMPARE(run.kind, std::string("draw-mismatch"));
+  QCOMPARE(run.job, std::string("small/seed 1"));
+  QCOMPARE(QString::fromStdString(run.message), message);
 }
 
 // Outputs computed without the repeat check do not answer a run that wants it; outputs computed

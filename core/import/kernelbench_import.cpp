@@ -81,7 +81,7 @@ struct ParamSpec {
 };
 
 // The shapes of every tensor at one assignment of the module's size constants (the reader's
-// "configs" entry): the problem's own first; a probe (the batch doubled) only tells which size a
+// "configs" entry): the problem's own first; a probe (the batch, or "probe NAME" another size, doubled) tells which size a
 // dimension follows and is not written.
 struct Evaluation {
   std::string name, comment;
@@ -254,7 +254,7 @@ void readEvaluations(const json &reader, Draft &d) {
     for (const json &c : configs) {
       Evaluation e;
       e.name = c.at("name").get<std::string>();
-      e.probe = e.name == "probe";
+      e.probe = e.name == "probe" || e.name.rfind("probe ", 0) == 0;
       if (c.value("comment", json()).is_string()) e.comment = c["comment"].get<std::string>();
       for (const json &in : c.at("inputs")) e.inputs.push_back(intList(in));
       const json state = c.value("state", json::object());
@@ -399,10 +399,16 @@ void readInputs(const json &reader, Draft &d, NameSpace &names) {
 // where a probe is not comparable): `preferred` when that size has those values, else the first
 // size that has them, else the literal when they are all one, else (with the reader's
 // configurations) a size of its own, `derived`; without them refused: the problem's sizes and the
-// probe disagree on a size.
+// probe disagree on a size. `onEvidence`: only a size whose value changes somewhere (a
+// configuration or a probe) is matched, so a weight's 3 x 3 kernel is not named after 3 input
+// channels the module cannot change.
 Dim matchDim(Draft &d, NameSpace &names, const std::vector<std::int64_t> &values, const std::string &preferred,
-             const std::string &derived, const std::string &what) {
-  auto has = [&](const SizeSpec &s) { return std::equal(values.begin(), values.end(), s.values.begin()); };
+             const std::string &derived, const std::string &what, bool onEvidence = false) {
+  auto has = [&](const SizeSpec &s) {
+    if (onEvidence && std::all_of(s.values.begin(), s.values.end(), [&](std::int64_t v) { return v == s.values.front(); }))
+      return false;
+    return std::equal(values.begin(), values.end(), s.values.begin());
+  };
   for (const auto &s : d.sizes)
     if (s.name == preferred && has(s)) return {s.name, 0};
   for (const auto &s : d.sizes)
@@ -443,7 +449,8 @@ TensorSpec givenTensor(const json &entry, const std::string &what, const std::st
   const std::size_t rank = entry.at("shape").size();
   for (std::size_t k = 0; k < rank; ++k)
     t.shape.push_back(matchDim(d, names, dimValues(d, what, shapeOf, k), std::string(),
-                               identifier(wanted) + "_d" + std::to_string(k), "dimension " + std::to_string(k) + " of " + what));
+                               identifier(wanted) + "_d" + std::to_string(k), "dimension " + std::to_string(k) + " of " + what,
+                               true));
   t.name = names.claim(identifier(wanted));
   return t;
 }
@@ -776,10 +783,29 @@ std::string gridText(const Draft &d) {
   return "[" + (e.find('(') == std::string::npos ? e : tomlString(e)) + "]";
 }
 
+// Every tensor's bytes, the terms over the same sizes added up (a model's hundreds of weights
+// over a few sizes stay a short expression): "4 * batch * dim + 1180672".
 std::string bytesText(const Draft &d) {
-  std::vector<std::string> terms;
-  for (const auto &t : d.tensors) terms.push_back(product(static_cast<std::int64_t>(dtypeSize(t.dtype)), t.shape));
-  return join(terms, " + ");
+  struct Term {
+    std::vector<std::string> key;  // the sizes multiplied, sorted
+    std::vector<Dim> sizes;        // as the first tensor with them has them
+    std::int64_t coefficient;
+  };
+  std::vector<Term> terms;
+  for (const auto &t : d.tensors) {
+    Term term{{}, {}, static_cast<std::int64_t>(dtypeSize(t.dtype))};
+    for (const Dim &dim : t.shape) {
+      if (dim.size.empty()) term.coefficient *= dim.literal;
+      else term.sizes.push_back(dim), term.key.push_back(dim.size);
+    }
+    std::sort(term.key.begin(), term.key.end());
+    const auto same = std::find_if(terms.begin(), terms.end(), [&](const Term &other) { return other.key == term.key; });
+    if (same == terms.end()) terms.push_back(std::move(term));
+    else same->coefficient += term.coefficient;
+  }
+  std::vector<std::string> out;
+  for (const Term &term : terms) out.push_back(product(term.coefficient, term.sizes));
+  return join(out, " + ");
 }
 
 std::vector<std::string> launchArgs(const Draft &d) {

@@ -1719,6 +1719,12 @@ def add_configs(result, path):
         configs.append(("large", large, f"the batch ({batch}) x{k}"))
     if batch:
         configs.append(("probe", dict(base, **{batch: 2 * base[batch]}), None))
+    # One more probe per other size constant, doubled alone (where the module builds and runs
+    # there, within the search's time): a weight's dimension that merely equals a size at every
+    # configuration (a 3 x 3 kernel beside 3 input channels) does not follow it.
+    for name in constants:
+        if name != batch:
+            configs.append(("probe " + name, dict(base, **{name: 2 * base[name]}), None))
     # Values of the module state, read on the CPU at the small sizes (kwb_problem_state.py, 1.)
     cpu_model, small_eval = None, planner.fits(small)
     state_bytes = kwb_problem_state.tensor_bytes(small_eval["state"]) if small_eval else None

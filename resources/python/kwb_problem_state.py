@@ -38,8 +38,10 @@
 #    executing the file with those constants replaced (kwb_problem_module.py), building the Model
 #    on PyTorch's meta device and running forward there:
 #      kernelbench  the problem's own sizes
-#      probe        the batch (the first input's first dimension) doubled: only to tell which size
-#                   a dimension follows where two sizes hold the same values
+#      probe        the batch (the first input's first dimension) doubled, and "probe NAME" each
+#                   other size constant doubled alone: only to tell which size a dimension
+#                   follows (where two sizes hold the same values, or a weight's dimension merely
+#                   equals a size), kept where the module builds and runs there
 #      small        every tensor together <= SMALL_BYTES (64 MiB): the batch divided down (to 16
 #                   at most), then the largest other size constant halved (not below 8), one at a
 #                   time, then the batch again (not below 2), keeping only steps the Model still

@@ -6,7 +6,10 @@
 // (issue 46): a Linear layer's weight and bias given as state give the reference x @ W^T + b of
 // the very input bytes, and one weight changed moves the reference's output and the candidate's
 // alike (the candidate stays correct), while a reference and a candidate one weight apart
-// disagree. Skips, saying why, without a device or without PyTorch.
+// disagree. Draws: a forward that draws its own h0 (torch.randn) is handed the task's h0, so a
+// candidate that adds h0 is correct and one that leaves it out is not, and the timed evaluation
+// times eager and torch.compile with the draw handed over. Skips, saying why, without a device or
+// without PyTorch.
 #include <QtTest>
 
 #include <filesystem>
@@ -75,6 +78,7 @@ class TestGpuTorch : public QObject {
   void evaluationWithoutTheInterpreterSaysWhy();
   void linearStateGivesTheReferenceItsOutput();
   void oneWeightMovesReferenceAndCandidate();
+  void drawsReachReferenceAndCandidate();
 
  private:
   kwb::TorchRun runOn(const fs::path &dir, std::uint64_t seed = 1) {
@@ -362,6 +366,52 @@ void TestGpuTorch::oneWeightMovesReferenceAndCandidate() {
   QVERIFY2(result.outcome == kwb::Outcome::Incorrect, (result.message + "\n" + nlohmann::json(result).dump(1)).c_str());
   QCOMPARE(result.configs.front().reason, std::string("mismatch"));
   for (const auto &seed : result.configs.front().seeds) QVERIFY(!seed.passed);
+}
+
+// forward draws h0 = torch.randn(batch, n_out, device=x.device) and returns fc(x) + h0; the task
+// gives h0 as draw 1. The candidate that adds h0 is correct against the reference for each seed
+// (it got the same draw), the one that ignores it is not; timed, eager and torch.compile have
+// figures (the draw is kept out of the compiled graph).
+void TestGpuTorch::drawsReachReferenceAndCandidate() {
+  std::string module = kwb::test::kLinearModule;
+  module.replace(module.find("        return self.fc(x)\n"), 26,
+                 "        h0 = torch.randn(x.size(0), self.fc.out_features, device=x.device)\n"
+                 "        return self.fc(x) + h0\n");
+  const kwb::Task task = linearTask(
+      "linear-draw", kRandomWeights,
+      "[tensors.h0]\ndraw = 1\ndtype = \"f32\"\nshape = [\"batch\", \"n_out\"]\nrole = \"in\"\n"
+      "init = { kind = \"normal\", mean = 0.0, std = 1.0 }\n\n",
+      {}, "\"x\", \"fc_weight\", \"fc_bias\", \"y\", \"batch\", \"n_in\", \"n_out\", \"h0\"", module);
+  QCOMPARE(task.tensor("h0")->draw, 1);
+  std::string adding = kwb::test::kLinearKernel;
+  adding.replace(adding.find("long long n_out)"), 16, "long long n_out, const float *__restrict__ h0)");
+  adding.replace(adding.find("y[i] = acc + b[c];"), 18, "y[i] = (acc + b[c]) + h0[i];");
+  std::string ignoring = kwb::test::kLinearKernel;
+  ignoring.replace(ignoring.find("long long n_out)"), 16, "long long n_out, const float *ignored)");
+
+  kwb::EvaluatorSettings settings;
+  settings.torch = settings_;
+  kwb::Evaluator evaluator(settings);
+  kwb::EvaluationOptions options;
+  options.configs = {"small"};
+  options.freshSeed = false;
+  const auto right = evaluator.evaluate(task, adding, options);
+  QVERIFY2(right.outcome == kwb::Outcome::Correct, (right.message + "\n" + nlohmann::json(right).dump(1)).c_str());
+  QCOMPARE(right.reference, std::string("pytorch"));
+  const auto wrong = evaluator.evaluate(task, ignoring, options);
+  QVERIFY2(wrong.outcome == kwb::Outcome::Incorrect, (wrong.message + "\n" + nlohmann::json(wrong).dump(1)).c_str());
+  QCOMPARE(wrong.configs.front().reason, std::string("mismatch"));
+
+  options.time = true;
+  options.timingCap = std::chrono::milliseconds(1000);
+  const auto timed = evaluator.evaluate(task, adding, options);
+  QVERIFY2(timed.outcome == kwb::Outcome::Correct, timed.message.c_str());
+  const auto &co = timed.configs.front();
+  QVERIFY2(co.torch.has_value(), timed.torchProblem.c_str());
+  QVERIFY2(co.torch->eagerMs > 0, co.torch->eagerError.c_str());
+  QVERIFY2(co.torch->compiledMs > 0, co.torch->compiledError.c_str());
+  qInfo("linear + drawn h0, small: candidate %.4f ms, PyTorch eager %.4f ms, torch.compile %.4f ms",
+        co.timing->candidate.median, co.torch->eagerMs, co.torch->compiledMs);
 }
 
 QTEST_GUILESS_MAIN(TestGpuTorch)

@@ -23,16 +23,21 @@ vpy="$venv/bin/python"
 say() { echo "install-torch: $*"; }
 die() { echo "install-torch: error: $*" >&2; exit 1; }
 
-torch_ok() { "$vpy" -c 'import torch, torch.fx, numpy; torch.zeros(1, device="meta")' >/dev/null 2>&1; }
+# einops: KernelBench's own requirement (its Mamba2 problems import it).
+torch_ok() { "$vpy" -c 'import torch, torch.fx, numpy, einops; torch.zeros(1, device="meta")' >/dev/null 2>&1; }
 
 if [ -x "$vpy" ] && torch_ok; then
   say "PyTorch $("$vpy" -c 'import torch; print(torch.__version__)') in $venv"
   echo "$vpy"
   exit 0
 fi
-say "creating $venv and installing torch from PyPI (a few minutes, about 5 GB)"
-"$python" -m venv "$venv" || die "could not create the venv $venv (python3-venv is installed by packaging/install-deps.sh)"
-"$vpy" -m pip install --quiet --disable-pip-version-check torch numpy ||
+if [ -x "$vpy" ]; then  # a venv from before: what it lacks (einops, or torch itself) is added
+  say "completing $venv (torch, numpy, einops from PyPI)"
+else
+  say "creating $venv and installing torch from PyPI (a few minutes, about 5 GB)"
+  "$python" -m venv "$venv" || die "could not create the venv $venv (python3-venv is installed by packaging/install-deps.sh)"
+fi
+"$vpy" -m pip install --quiet --disable-pip-version-check torch numpy einops ||
   die "pip could not install torch into $venv (see the messages above; PyPI must be reachable)"
 torch_ok || die "torch installed into $venv but does not import (try: $vpy -c 'import torch')"
 say "PyTorch $("$vpy" -c 'import torch; print(torch.__version__)') in $venv"

@@ -71,7 +71,8 @@
 # Error object (exit 2):
 #   {"ok": false,
 #    "kind": "cannot-express" | "syntax" | "no-model" | "no-get-inputs" | "io"
-#            | "too-large",
+#            | "too-large" | "random-output"
+#            | "missing-module" (the problem imports a package this Python lacks),
 #    "part": "get_inputs" | "get_init_inputs" | "Model" | "file",
 #    "line": int or null,
 #    "message": "PROBLEM.py:LINE: PART: why; what the user can do"}
@@ -1528,6 +1529,13 @@ def read_outputs(torch, path, result, init_values):
     meta, else the CPU."""
     try:
         module = import_problem(path)
+    except ModuleNotFoundError as err:  # a package the problem needs (einops)
+        where = problem_frame(err, path)
+        line = int(where.rsplit(":", 1)[1]) if where != path else None
+        raise ProblemError("missing-module", "file", line,
+                           f"the problem imports {err.name}, which {sys.executable} lacks",
+                           f"install it there ({sys.executable} -m pip install {err.name}) or import with "
+                           "another Python (--python PATH)")
     except (Exception, SystemExit) as err:  # the problem's own code
         return None, describe_error(err, path, "importing the problem") + \
             "; the file must import cleanly to read the output's shape", None
@@ -1872,15 +1880,15 @@ def main(argv):
     else:
         if configs:
             progress("PyTorch: building the module and running forward on the meta device")
-        add_outputs(result, init_values, path)
-        if double_batch:
-            add_doubled(result, path)
-        if configs and result["outputs"] is not None:
-            try:
+        try:
+            add_outputs(result, init_values, path)
+            if double_batch:
+                add_doubled(result, path)
+            if configs and result["outputs"] is not None:
                 add_configs(result, path)
-            except ProblemError as err:
-                print(json.dumps(err.to_json(path)))
-                return 2
+        except ProblemError as err:
+            print(json.dumps(err.to_json(path)))
+            return 2
     sys.stdout.flush()
     print(json.dumps(result))
     return 0

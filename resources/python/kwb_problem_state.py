@@ -484,6 +484,23 @@ def human(n):
     return f"{n} B"
 
 
+def structure_change(base, other):
+    """Why an evaluation is not the same module as the problem's own (other state tensors, ranks,
+    outputs or draws), or None."""
+    def ranks(items, shape_of):
+        return [len(shape_of(i)) for i in items]
+    state_a = {s["key"]: len(s["shape"]) for s in base["state"]}
+    state_b = {s["key"]: len(s["shape"]) for s in other["state"]}
+    if state_a != state_b:
+        moved = sorted(set(state_a) ^ set(state_b)) or sorted(k for k in state_a if state_a[k] != state_b[k])
+        return "the module's state differs there (" + ", ".join(moved[:4]) + ")"
+    for what in ("inputs", "outputs", "draws"):
+        shape_of = (lambda i: i.get("shape") or []) if what != "draws" else (lambda d: d["shape"])
+        if ranks(base.get(what, []), shape_of) != ranks(other.get(what, []), shape_of):
+            return f"the {what} differ in number or rank there"
+    return None
+
+
 class Planner:
     """Evaluates the problem at assignments of its size constants (memoised)."""
 
@@ -503,6 +520,12 @@ class Planner:
                 self.cache[key] = self.evaluate(dict(assign))
             except Exception as err:  # the problem's own code, at sizes it was not written for
                 self.cache[key] = err
+            base = self.cache.get(tuple(sorted(self.base.items())))
+            got = self.cache[key]
+            if base is not None and not isinstance(base, Exception) and not isinstance(got, Exception):
+                changed = structure_change(base, got)
+                if changed:  # another module at these sizes (a shortcut only where channels differ)
+                    self.cache[key] = ValueError(changed)
         return self.cache[key]
 
     def fits(self, assign):

@@ -7,7 +7,9 @@
 # host launcher of naive steps must be correct; an empty kernel is expected to be incorrect).
 # Then the gpu suite for module state (tst_gpu_torch) and a timed evaluation and a profile of an
 # imported task (the worker's time and profile commands with the new input generator).
-#   bash tests/gpu/issue46-check.sh OUT [PART...]     (parts: tasks tests; all by default)
+#   bash tests/gpu/issue46-check.sh OUT [PART...]     (parts: tasks tests readme; all by default)
+# readme: the README's module with weights (linear_gelu.py, cut from README.md) through the
+# README's own commands on this machine: kwb import torch, then kwb eval of the starter (and --time).
 # Needs .relbundle/kernel-workbench-*.tar.* (packaging/make-bundle.sh), .gpu46/tasks.tar.xz (the
 # imported tasks, made under /tmp/kbimp) and .gpu46/tests/ (tst_gpu_torch and libQt6Test).
 # KWB_JOBS evaluations at a time (default 6); KWB46_TASKS (or a file of them, KWB46_TASKS_FILE):
@@ -17,7 +19,7 @@
 # reference failed, or a test failed.
 set -uo pipefail
 out=$1; shift; mkdir -p "$out"
-parts=" ${*:-tasks tests} "
+parts=" ${*:-tasks tests readme} "
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 status=0
 place=/tmp/kwb46
@@ -107,6 +109,24 @@ if [[ $parts == *" tests "* ]]; then
     timeout 300 "$kwb" profile "$t" "$t/12_Gemm_Multiply_LeakyReLU.cu" --config small > "$out/profile-12.txt" 2>&1
     echo "kwb profile level2/12 (small): exit $?" | tee -a "$out/summary.txt"
   fi
+fi
+if [[ $parts == *" readme "* ]]; then
+  work=/tmp/kwb46-readme; rm -rf "$work"; mkdir -p "$work"
+  python3 - "$repo/README.md" "$work/linear_gelu.py" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+block = re.search(r"```python\n(# linear_gelu.py\n.*?)```", text, re.S).group(1)
+open(sys.argv[2], "w").write(block)
+EOF
+  (cd "$work" && timeout 300 "$kwb" import torch linear_gelu.py --to tasks) > "$out/readme-import.txt" 2>&1
+  echo "README import: exit $? $(grep '^imported' "$out/readme-import.txt")" | tee -a "$out/summary.txt"
+  (cd "$work" && timeout 300 "$kwb" eval tasks/linear_gelu tasks/linear_gelu/linear_gelu.cu) > "$out/readme-eval.txt" 2>&1
+  rc=$?
+  echo "README eval: exit $rc $(grep -m1 -iE 'correct|incorrect|error' "$out/readme-eval.txt")" | tee -a "$out/summary.txt"
+  [ $rc = 0 ] || status=1
+  (cd "$work" && timeout 300 "$kwb" eval tasks/linear_gelu tasks/linear_gelu/linear_gelu.cu --config small --time) > "$out/readme-time.txt" 2>&1
+  echo "README eval --time (small): exit $?" | tee -a "$out/summary.txt"
+  cp -r "$work/tasks/linear_gelu" "$out/readme-task" 2>/dev/null
 fi
 echo "issue46-check: exit $status" | tee -a "$out/summary.txt"
 exit $status

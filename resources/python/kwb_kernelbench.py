@@ -84,6 +84,7 @@ import math
 import operator
 import os
 import sys
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -1764,6 +1765,54 @@ def add_configs(result, path):
             "draws": same_draws(result["draws"], e, name),
             "outputs": [o["shape"] for o in e["outputs"]],
             "init": e["init"]})
+    if cpu_model is not None and small_eval is not None:
+        with overridden(small):
+            result["conditioning"] = conditioning(torch, cpu_model, small_eval, "small" if small != base else "kernelbench")
+
+
+CONDITIONING_SECONDS = 20  # the f32 forward on the CPU past which f64 is not tried
+TOLERANCES = (1e-4, 1e-3, 1e-2, 1e-1)
+
+
+def conditioning(torch, model, evaluation, config):
+    """How far PyTorch's own f32 forward is from the same forward in f64 (CPU, the small
+    configuration, the module as built with seed 0, generated inputs): per floating output its
+    largest difference, the elements beyond rtol = atol = 1e-4, and the smallest of TOLERANCES
+    that covers every element twice over ("needed", null when none does).  An ill-conditioned
+    problem (BatchNorm in training mode over a few values per channel, a deep network at tiny
+    sizes) gives PyTorch's own f32 output errors no f32 kernel can beat, so its tolerance must
+    be looser.  None when forward is too slow on the CPU or fails there."""
+    import copy
+    if any(o["dtype"] != "f32" for o in evaluation["outputs"]) or \
+            any(i["kind"] == "tensor" and i["dtype"] not in ("f32", "i64", "i32", "bool") for i in evaluation["inputs"]):
+        return None
+    progress(f"conditioning: forward in f32 and in f64 on the CPU at the {config} configuration")
+    try:
+        torch.manual_seed(1)
+        args = [real_input(torch, i) for i in evaluation["inputs"]]
+        wide = copy.deepcopy(model).double()
+        torch.manual_seed(2)
+        start = time.monotonic()
+        narrow_out = run_forward(torch, model, args, "cpu")
+        if time.monotonic() - start > CONDITIONING_SECONDS:
+            return None
+        torch.manual_seed(2)
+        wide_out = run_forward(torch, wide, [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point()
+                                             else a for a in args], "cpu")
+    except Exception as err:  # noqa: BLE001  the problem's own code
+        progress(f"conditioning not measured: {type(err).__name__}: {err}")
+        return None
+    narrow_out = list(narrow_out) if isinstance(narrow_out, (tuple, list)) else [narrow_out]
+    wide_out = list(wide_out) if isinstance(wide_out, (tuple, list)) else [wide_out]
+    outputs = []
+    for a, b in zip(narrow_out, wide_out):
+        diff = (a.double() - b).abs()
+        scale = b.abs()
+        needed = next((t for t in TOLERANCES if bool((2 * diff <= t + t * scale).all())), None)
+        outputs.append({"max_abs": float(diff.max()) if diff.numel() else 0.0,
+                        "beyond": int((diff > 1e-4 + 1e-4 * scale).sum()), "elements": diff.numel(),
+                        "needed": needed})
+    return {"config": config, "outputs": outputs}
 
 
 # ------------------------------------------------------------------- main

@@ -231,6 +231,7 @@ class TestKernelBenchImport : public QObject {
   void tupleInitAndDerivedSizes();
   void randomOutputRefused();
   void forwardDrawsBecomeInputs();
+  void illConditionedOutputGetsALooserTolerance();
   void structuredInputs();
   void layerNormImports();
   void scalarInputIsAParam();
@@ -545,6 +546,12 @@ TorchImport importWithTorch(const fs::path &problem, const fs::path &to, const s
   const std::string python = kwb::test::torchPython(looked); \
   if (python.empty()) QSKIP(looked.c_str())
 
+std::vector<std::string> tensorNames(const kwb::Task &task) {
+  std::vector<std::string> names;
+  for (const auto &t : task.tensors) names.push_back(t.name);
+  return names;
+}
+
 const kwb::Tensor &tensorNamed(const kwb::Task &task, const std::string &name) {
   const kwb::Tensor *t = task.tensor(name);
   if (!t) throw std::runtime_error("no tensor " + name);
@@ -559,9 +566,7 @@ void TestKernelBenchImport::weightsBecomeInputs() {
   const auto r = importWithTorch(fixture("linear_shift.py"), dir_ / "weights", python);
   QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
   const kwb::Task &task = *r.task;
-  std::vector<std::string> names;
-  for (const auto &t : task.tensors) names.push_back(t.name);
-  QCOMPARE(names, (std::vector<std::string>{"x", "shift", "fc_weight", "fc_bias", "out"}));
+  QCOMPARE(tensorNames(task), (std::vector<std::string>{"x", "shift", "fc_weight", "fc_bias", "out"}));
   QCOMPARE(tensorNamed(task, "x").state, std::string());
   QCOMPARE(tensorNamed(task, "fc_weight").state, std::string("fc.weight"));
   QCOMPARE(tensorNamed(task, "fc_bias").state, std::string("fc.bias"));
@@ -648,9 +653,7 @@ void TestKernelBenchImport::forwardDrawsBecomeInputs() {
   const auto r = importWithTorch(fixture("recurrent_draws.py"), dir_ / "draws", python);
   QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
   const kwb::Task &task = *r.task;
-  std::vector<std::string> names;
-  for (const auto &t : task.tensors) names.push_back(t.name);
-  QCOMPARE(names, (std::vector<std::string>{"x", "gru_weight_ih_l0", "gru_weight_hh_l0", "gru_bias_ih_l0", "gru_bias_hh_l0",
+  QCOMPARE(tensorNames(task), (std::vector<std::string>{"x", "gru_weight_ih_l0", "gru_weight_hh_l0", "gru_bias_ih_l0", "gru_bias_hh_l0",
                                             "gru_weight_ih_l1", "gru_weight_hh_l1", "gru_bias_ih_l1", "gru_bias_hh_l1",
                                             "h0", "draw2", "out"}));
   const auto &h0 = tensorNamed(task, "h0");
@@ -685,6 +688,30 @@ void TestKernelBenchImport::forwardDrawsBecomeInputs() {
   const auto run = kwb::runTorchReference(task, request, settings);
   QVERIFY2(run.ok, (run.describe() + "\n" + run.traceback).c_str());
   QVERIFY(anyContains(lines, "forward ran twice, the same outputs bit for bit"));
+}
+
+// (x + 1e4) - 1e4 in f32 loses x's low bits: PyTorch's own f32 output is about 5e-4 from the f64
+// one, beyond rtol = atol = 1e-4, so the output's tolerance is 1e-3 with a warning saying why; a
+// well-conditioned module (the Linear with a shift) keeps 1e-4.
+void TestKernelBenchImport::illConditionedOutputGetsALooserTolerance() {
+  NEED_TORCH(python);
+  const auto r = importWithTorch(fixture("cancellation.py"), dir_ / "cancellation", python);
+  QVERIFY2(r.outcome.ok, r.outcome.message.c_str());
+  const auto &out = tensorNamed(*r.task, "out");
+  QVERIFY(out.tolerance);
+  QCOMPARE(out.tolerance->rtol, 1e-3);
+  QCOMPARE(out.tolerance->atol, 1e-3);
+  QVERIFY(anyContains(r.outcome.warnings, "PyTorch's own f32 out is up to 0.000"));
+  QVERIFY(anyContains(r.outcome.warnings, "from the same forward in f64 at the kernelbench configuration"));
+  QVERIFY(anyContains(r.outcome.warnings, "so an exact f32 kernel would fail rtol = atol = 1e-4; out's tolerance is 0.001"));
+  QVERIFY2(r.manifest.find("tolerance = { rtol = 0.001, atol = 0.001 }   # PyTorch's own f32 out is up to ") !=
+               std::string::npos,
+           r.manifest.c_str());
+
+  const auto linear = importWithTorch(fixture("linear_shift.py"), dir_ / "conditioned", python);
+  QVERIFY2(linear.outcome.ok, linear.outcome.message.c_str());
+  QCOMPARE(tensorNamed(*linear.task, "out").tolerance->rtol, 1e-4);
+  QVERIFY(!anyContains(linear.outcome.warnings, "ill-conditioned"));
 }
 
 // X + X.T, torch.triu(..., diagonal=1), a size written as A.shape, randint(0, 2).float() * 2 - 1

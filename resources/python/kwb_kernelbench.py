@@ -1771,18 +1771,24 @@ def add_configs(result, path):
 
 
 CONDITIONING_SECONDS = 20  # the f32 forward on the CPU past which f64 is not tried
+CONDITIONING_BYTES = 256 << 20  # every tensor together at the configuration, beyond which it is not measured
 TOLERANCES = (1e-4, 1e-3, 1e-2, 1e-1)
 
 
 def conditioning(torch, model, evaluation, config):
     """How far PyTorch's own f32 forward is from the same forward in f64 (CPU, the small
-    configuration, the module as built with seed 0, generated inputs): per floating output its
+    configuration when every tensor together is at most CONDITIONING_BYTES, the module as built with seed 0, generated inputs): per floating output its
     largest difference, the elements beyond rtol = atol = 1e-4, and the smallest of TOLERANCES
     that covers every element twice over ("needed", null when none does).  An ill-conditioned
     problem (BatchNorm in training mode over a few values per channel, a deep network at tiny
     sizes) gives PyTorch's own f32 output errors no f32 kernel can beat, so its tolerance must
     be looser.  None when forward is too slow on the CPU or fails there."""
     import copy
+    if kwb_problem_state.total_bytes(evaluation) > CONDITIONING_BYTES:
+        progress(f"conditioning not measured: the {config} configuration holds "
+                 f"{kwb_problem_state.human(kwb_problem_state.total_bytes(evaluation))}, more than "
+                 f"{kwb_problem_state.human(CONDITIONING_BYTES)} to run in f32 and f64 on the CPU")
+        return None
     if any(o["dtype"] != "f32" for o in evaluation["outputs"]) or \
             any(i["kind"] == "tensor" and i["dtype"] not in ("f32", "i64", "i32", "bool") for i in evaluation["inputs"]):
         return None

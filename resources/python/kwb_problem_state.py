@@ -439,8 +439,11 @@ def draw_recipe(torch, name, args, kwargs):
         return {"kind": "uniform", "low": 0.0, "high": 1.0}
     if base == "randint":
         numbers = [a for a in (args[1:] if name.endswith("_like") else args) if isinstance(a, int)]
-        low, high = (numbers[0], numbers[1]) if len(numbers) >= 2 else (0, numbers[0] if numbers else None)
-        low, high = kwargs.get("low", low), kwargs.get("high", high)
+        if "high" in kwargs:  # randint(2, high=10, ...): the one number is low
+            low, high = kwargs.get("low", numbers[0] if numbers else 0), kwargs["high"]
+        else:
+            low, high = (numbers[0], numbers[1]) if len(numbers) >= 2 else (0, numbers[0] if numbers else None)
+            low = kwargs.get("low", low)
         if not isinstance(low, int) or not isinstance(high, int):
             return "torch.randint's bounds are not numbers"
         return {"kind": "randint", "low": low, "high": high}

@@ -82,7 +82,7 @@ torch.randint, torch.normal and their _like forms, looked up on torch while
 forward runs: `h0 = torch.randn(layers, batch, hidden, device=x.device)`).
 Those functions are replaced while forward runs (jobs, timings, the compiled
 forward: there they are kept out of the graph) by one that hands back the
-draws in order, on the device the call asks for, after checking that the
+draws in order (copies, on the device the call asks for), after checking that the
 call's shape and dtype are the draw's ("draw-mismatch" otherwise, also when
 forward makes more random calls than the draws, or in a job fewer).
 Numbers 1..K, each once, are required.
@@ -894,7 +894,8 @@ class Draws:
                               f"forward's random call {number} (torch.{name}) asks for {shape} "
                               f"{spec_dtype_name(self.torch, dtype)}; the task's draw {number} ({t['name']}) is "
                               f"{t['shape']} {t['dtype']}: make the task's shape and dtype the call's", job=self.job)
-            return x if x.device == device else x.to(device)
+            # a fresh tensor, as the call's own would be: forward may change it in place
+            return x.to(device, copy=True)
         return answer
 
 

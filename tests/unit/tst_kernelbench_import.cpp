@@ -669,6 +669,10 @@ void TestKernelBenchImport::forwardDrawsBecomeInputs() {
   QCOMPARE(noise.init->kind, kwb::Generator::Kind::Uniform);
   QCOMPARE(shapeTexts(noise).front(), std::string("batch_size"));
   QCOMPARE(kwb::forwardArguments(task), std::vector<std::string>{"x"});
+  // The f32-vs-f64 conditioning run is not made with draws (an f64 run draws other values): the
+  // output keeps 1e-4 rather than being called ill-conditioned.
+  QCOMPARE(tensorNamed(task, "out").tolerance->rtol, 1e-4);
+  QVERIFY(anyContains(r.progress, "conditioning not measured: forward draws random tensors"));
   QVERIFY2(r.manifest.find("draw = 1   # torch.randn(...) at line 17\n") != std::string::npos, r.manifest.c_str());
   QVERIFY2(r.manifest.find("draw = 2   # torch.rand_like(...) at line 20\n") != std::string::npos, r.manifest.c_str());
   QVERIFY(anyContains(r.progress, "forward draws h0 (torch.randn(...), line 17), draw2 (torch.rand_like(...), line 20)"));

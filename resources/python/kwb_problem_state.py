@@ -49,6 +49,7 @@
 #      large        the batch times the smallest power of two (<= 1024) that brings every tensor
 #                   together to >= 1 GiB (none when the problem's sizes already hold that)
 import ast
+import contextlib
 import math
 import time
 
@@ -365,6 +366,20 @@ def random_calls(tree, aliases):
     return found
 
 
+@contextlib.contextmanager
+def draw_functions_replaced(torch, replacement):
+    """torch's DRAW_FUNCTIONS replaced by replacement(name, original) while the block runs (the
+    reader's DrawRecorder, the reference's Draws, the starter writer's trace)."""
+    saved = {name: getattr(torch, name) for name in DRAW_FUNCTIONS}
+    try:
+        for name, fn in saved.items():
+            setattr(torch, name, replacement(name, fn))
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(torch, name, fn)
+
+
 class DrawRecorder:
     """forward's random calls through torch, recorded while `with recorder:` runs (forward on the
     meta device, or the CPU): per call {"call", "line", "name", "dtype", "shape", "recipe"}, the
@@ -375,19 +390,16 @@ class DrawRecorder:
         import os
         self.torch, self.real = torch, os.path.realpath(path)
         self.targets = assignment_targets(tree)
-        self.draws, self.saved = [], {}
+        self.draws, self.replaced = [], None
 
     def __enter__(self):
         self.draws = []
-        self.saved = {name: getattr(self.torch, name) for name in DRAW_FUNCTIONS}
-        for name, fn in self.saved.items():
-            setattr(self.torch, name, self._recording(name, fn))
+        self.replaced = draw_functions_replaced(self.torch, self._recording)
+        self.replaced.__enter__()
         return self
 
     def __exit__(self, kind, value, tb):
-        for name, fn in self.saved.items():
-            setattr(self.torch, name, fn)
-        return False
+        return self.replaced.__exit__(kind, value, tb)
 
     def _line(self):
         import os

@@ -49,7 +49,7 @@
 # and the shape the launcher computes for every intermediate equals the one torch's ShapeProp
 # finds, at the problem's sizes and every configuration's; every state tensor and output has the
 # shape kernel_args declares; a random node (Dropout with p > 0 in training mode) refuses.
-# Draws: while tracing, torch's random functions (DRAW_FUNCTIONS) are replaced by one that records
+# Draws: while tracing, torch's random functions (kwb_problem_state.DRAW_FUNCTIONS) are replaced by one that records
 # a kwb_draw(N) node (torch.fx would otherwise bake a call with constant arguments in as a
 # constant tensor), so each random call reads its "draw" argument; forward's trailing arguments
 # that default to None and the spec does not pass (`h0=None`) are traced as None.
@@ -72,6 +72,9 @@ import os
 import re
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kwb_problem_state  # noqa: E402  (beside this file: the random functions a draw answers)
 
 MAX_RANK = 8
 THREADS = 256
@@ -1953,7 +1956,6 @@ def build(mod, init, path):
     raise Refuse("Model(*init) failed in %s: %s" % (os.path.basename(path), errors[-1]))
 
 
-DRAW_FUNCTIONS = ("randn", "rand", "randint", "normal", "randn_like", "rand_like", "randint_like")
 DRAW_SHAPES = {}  # draw number -> shape, while ShapeProp runs the traced graph (and "device")
 
 
@@ -1982,18 +1984,13 @@ def trace(model, path, passed, draws):
     def draw(*args, **kwargs):
         made.append(len(made) + 1)
         return tracer.create_proxy("call_function", kwb_draw, (len(made),), {})
-    saved = {name: getattr(torch, name) for name in DRAW_FUNCTIONS}
     try:
-        for name in DRAW_FUNCTIONS:
-            setattr(torch, name, draw)
-        graph = tracer.trace(model, concrete_args=none_defaults(model, passed) or None)
+        with kwb_problem_state.draw_functions_replaced(torch, lambda name, original: draw):
+            graph = tracer.trace(model, concrete_args=none_defaults(model, passed) or None)
     except Exception as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise Refuse("torch.fx cannot trace forward (%s: %s); a forward with control flow on values is not handled"
                      % (type(e).__name__, msg[:200]))
-    finally:
-        for name, fn in saved.items():
-            setattr(torch, name, fn)
     if len(made) != draws:
         raise Refuse("forward makes %d random call(s) when traced, the spec gives %d draw(s)" % (len(made), draws))
     # The arguments traced as None: their placeholders and checks go (forward takes `passed`).

@@ -149,6 +149,9 @@ import sys
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kwb_problem_state  # noqa: E402  (beside this file: the random functions a draw answers)
+
 # cuBLAS's deterministic mode needs this before CUDA starts (torch.use_deterministic_algorithms).
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 MODULE_NAME = "kwb_reference"
@@ -819,9 +822,6 @@ def forward_arguments(forward, entry, inputs):
     return [by_name[a[1]] if a[0] == "tensor" else a[2] for a in forward]
 
 
-DRAW_FUNCTIONS = ("randn", "rand", "randint", "normal", "randn_like", "rand_like", "randint_like")
-
-
 class Draws:
     """forward's random calls answered with the entry's draw tensors, in
     order (see Draws in the docstring).  `with draws:` replaces the functions
@@ -831,10 +831,10 @@ class Draws:
         self.torch, self.job = torch, entry["id"]
         self.given = sorted(((t["draw"], t, x) for t, x in zip(entry["inputs"], inputs)
                              if t["draw"] is not None), key=lambda d: d[0])
-        self.next, self.saved = 0, {}
+        self.next, self.replaced = 0, None
         keep_out = getattr(getattr(torch, "compiler", None), "disable", None)
-        self.functions = {}
-        for name in DRAW_FUNCTIONS:
+        self.functions = {}  # one function per name for the whole timing (torch.compile's guards)
+        for name in kwb_problem_state.DRAW_FUNCTIONS:
             fn = self._answer(name, getattr(torch, name))
             self.functions[name] = keep_out(fn) if keep_out else fn
 
@@ -843,16 +843,13 @@ class Draws:
 
     def __enter__(self):
         if self.given:
-            self.saved = {name: getattr(self.torch, name) for name in DRAW_FUNCTIONS}
-            for name, fn in self.functions.items():
-                setattr(self.torch, name, fn)
+            self.replaced = kwb_problem_state.draw_functions_replaced(self.torch, lambda name, _: self.functions[name])
+            self.replaced.__enter__()
         return self
 
     def __exit__(self, kind, value, tb):
-        for name, fn in self.saved.items():
-            setattr(self.torch, name, fn)
-        self.saved = {}
-        return False
+        replaced, self.replaced = self.replaced, None
+        return replaced.__exit__(kind, value, tb) if replaced else False
 
     def check_all_used(self):
         if self.next != len(self.given):

@@ -531,7 +531,7 @@ int main(int argc, char **argv) {
                 "a folder with any malformed file imports nothing (exit 2, each problem as FILE:LINE: what).\n"
                 "A new card enters as proposed: a file never sets a status or evidence (review and the gate do)");
   auto *skillsExport = skills->add_subcommand("export", "Write each card to FOLDER/<skill_id>/SKILL.md");
-  auto *skillsApprove = skills->add_subcommand("approve", "Admit a card (recorded with who and when)");
+  auto *skillsApprove = skills->add_subcommand("approve", "Approve a card as its reviewer (recorded with who and when; the gate alone admits)");
   auto *skillsReject = skills->add_subcommand("reject", "Reject a card, with the reason (recorded with who and when)");
   auto *skillsApply = skills->add_subcommand(
       "apply", "Have a model apply a card to a kernel, and gate the result (admits or rejects a proposed card)");

@@ -77,7 +77,7 @@ std::optional<kwb::CardFilter> filterOf(const SkillsArgs &args) {
   if (!args.status.empty()) {
     filter.status = kwb::cardStatusFromString(args.status);
     if (!filter.status) {
-      std::cerr << "kwb: --status " << kwb::printable(args.status) << " is not one of proposed, admitted, rejected\n";
+      std::cerr << "kwb: --status " << kwb::printable(args.status) << " is not one of proposed, admitted, approved, rejected\n";
       return std::nullopt;
     }
   }
@@ -297,7 +297,9 @@ int skillsReviewCommand(const SkillsArgs &args, bool approve, bool asJson) {
                 << " (kwb skills list shows them)\n";
       return kExitInvalid;
     }
-    library->setStatus(args.id, approve ? kwb::CardStatus::Admitted : kwb::CardStatus::Rejected, reviewer(args), args.why);
+    // A reviewer approves; the gate admits. Approving a card the gate admitted changes nothing.
+    if (!approve || library->card(args.id)->status != kwb::CardStatus::Admitted)
+      library->setStatus(args.id, approve ? kwb::CardStatus::Approved : kwb::CardStatus::Rejected, reviewer(args), args.why);
     const auto card = library->card(args.id);
     if (asJson) std::cout << json{{"skill_id", args.id}, {"status", kwb::toString(card->status)}}.dump(2) << "\n";
     else std::cout << args.id << ": " << kwb::toString(card->status) << "\n";

@@ -190,9 +190,10 @@ std::string recordApplication(SkillLibrary &library, const CardApplication &a) {
   e.at = utcTimestamp();
   library.addEvidence(a.cardId, e, "gate");
   const auto card = library.card(a.cardId);
-  if (!card || card->status != CardStatus::Proposed) {
-    return "evidence added; the card stays " + (card ? toString(card->status) : std::string("unknown"));
-  }
+  // The gate admits a proposed card, or one a reviewer approved (its proof is the stronger); it
+  // rejects a proposed one. A reviewer's approval or rejection is not overturned by a failure.
+  const bool open = card && (card->status == CardStatus::Proposed || (card->status == CardStatus::Approved && e.success));
+  if (!open) return "evidence added; the card stays " + (card ? toString(card->status) : std::string("unknown"));
   const auto status = e.success ? CardStatus::Admitted : CardStatus::Rejected;
   library.setStatus(a.cardId, status, "gate", e.note);
   return "evidence added; the card is now " + toString(status);

@@ -15,6 +15,7 @@
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_retrieval.h"
+#include "core/memory/case_sources.h"
 #include "core/profile/bottleneck.h"
 #include "core/profile/profiler.h"
 #include "core/store/database.h"
@@ -53,6 +54,15 @@ std::optional<double> geometricMean(const EvaluationResult &r, F value) {
     logSum += std::log(v);
   }
   return std::exp(logSum / static_cast<double>(r.configs.size()));
+}
+
+// The bottleneck class a profile note names ("Profile (large, 3 passes): memory-bound, ..." ->
+// "memory"); "" when it names none.
+std::string bottleneckOfNote(const std::string &note) {
+  const auto colon = note.find(": ");
+  const auto bound = note.find("-bound");
+  if (colon == std::string::npos || bound == std::string::npos || bound < colon) return {};
+  return note.substr(colon + 2, bound - colon - 2);
 }
 
 SessionEvent event(SessionEvent::Kind kind, int group, int line, int turn, std::string text) {
@@ -223,6 +233,7 @@ bool Session::evaluateOn(const std::string &source, const std::string &sourceNam
       if (!result.arch.empty() && !result.device.empty()) {
         std::lock_guard lock(mutex_);
         arch_ = result.arch;
+        gpu_ = result.device;
       }
     } else {
       EvaluatorSettings es = services_.evaluator;
@@ -395,9 +406,11 @@ std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group, s
         break;
       }
   }
+  std::string bottleneck;
   if (group.goal == Goal::Faster && !inc.sourceHash.empty()) {
     const std::string note = profileNote(inc.sourceHash, "incumbent.cu", group.ordinal);
     if (!note.empty()) inc.feedback += (inc.feedback.empty() || inc.feedback.back() == '\n' ? "" : "\n") + note;
+    bottleneck = bottleneckOfNote(note);
   }
   const std::string incumbentText =
       inc.sourceHash.empty() ? std::string("// (none yet: write the kernel from the specification)")
@@ -425,17 +438,48 @@ std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group, s
                                                      {"goal", goal},
                                                      {"answer_format", answerFormat}};
   std::string user = renderTemplate(templateFirst_, values, "first_turn.md");
-  if (const std::string section = skillSection(inc.sourceHash.empty() ? std::string() : incumbentText, cards);
+  context = nlohmann::json::object();
+  if (const std::string section = skillSection(inc.sourceHash.empty() ? std::string() : incumbentText, cards, context);
       !section.empty())
     user += (user.empty() || user.back() == '\n' ? "\n" : "\n\n") + section;
   const std::string system = renderTemplate(templateSystem_, {}, "system.md");
-  if (const std::string experience = memorySection(user, system, context); !experience.empty())
+  // The latest result (the incumbent's feedback) is the recency reserve; the rest of the prompt is hot.
+  std::size_t recency = 0;
+  {
+    std::lock_guard lock(memoryMutex_);
+    recency = estimator_.estimate(inc.feedback);
+  }
+  if (const std::string experience = memorySection(user, system, recency, bottleneck, context); !experience.empty())
     user += (user.empty() || user.back() == '\n' ? "" : "\n") + experience;
   return {{"system", system, {}, {}}, {"user", user, {}, {}}};
 }
 
-std::string Session::memorySection(const std::string &hot, const std::string &system, nlohmann::json &context) {
-  context = nullptr;
+std::size_t Session::contextWindow(nlohmann::json *context) const {
+  std::size_t window = record_.settings.contextWindow;
+  const char *from = "the session's setting";
+  if (!window && services_.provider.contextWindow > 0) {
+    window = static_cast<std::size_t>(services_.provider.contextWindow);
+    from = "the provider's setting";
+  }
+  if (!window) {
+    window = llm::kAssumedContextWindow;
+    from = "assumed: the provider does not say (set its context window)";
+  }
+  if (context) {
+    (*context)["window"] = window;
+    (*context)["window_from"] = from;
+  }
+  return window;
+}
+
+int Session::answerLimit() const {
+  const int asked = std::max(1, record_.settings.maxTokens);
+  return services_.provider.maxOutputTokens > 0 ? std::min(asked, services_.provider.maxOutputTokens) : asked;
+}
+
+std::string Session::memorySection(const std::string &hot, const std::string &system, std::size_t recency,
+                                   const std::string &bottleneck, nlohmann::json &context) {
+  if (!context.is_object()) context = nlohmann::json::object();
   if (!services_.memory || !record_.settings.memory) return {};
   std::lock_guard lock(memoryMutex_);
   try {
@@ -443,26 +487,41 @@ std::string Session::memorySection(const std::string &hot, const std::string &sy
     q.task = task_.name;
     q.operatorClass = operatorClassOf(task_);
     q.text = task_.name + " " + task_.description;
+    // The session's features, so that Cases alike rank first (KOPE's similarity).
+    const memory::Measured features = memory::measuredOf(EvaluationResult{}, &task_);
+    q.shape = features.shape;
+    q.intensity = features.intensity;
+    q.bottleneck = bottleneck;
+    {
+      std::lock_guard archLock(mutex_);
+      q.nearArch = arch_;
+      q.nearGpu = gpu_;
+    }
     const auto items = memory::experienceFor(*services_.memory, q);
     memory::ContextBudget budget;
-    budget.window = record_.settings.contextWindow;
+    budget.window = contextWindow(&context);
     budget.system = estimator_.estimate(system);
-    budget.generation = static_cast<std::size_t>(std::max(0, record_.settings.maxTokens));
+    budget.generation = static_cast<std::size_t>(answerLimit());
+    budget.recency = recency;
     const std::vector<memory::ContextItem> hotItems = {
-        {memory::Tier::Hot, "first-turn", hot, "the task, the current kernel, its feedback and the goal: always", 0}};
+        {memory::Tier::Hot, "prompt", hot, "the task, the kernel, its feedback and the goal: always", 0}};
     auto assembled = memory::assembleContext(hotItems, items.warm, items.cold, budget, {}, estimator_);
-    context = assembled.record();
+    context.update(assembled.record());
+    context["generation"] = budget.generation;
+    context["recency"] = budget.recency;
+    context["system"] = budget.system;
     context["chars_per_token"] = estimator_.charsPerToken();
+    context["features"] = {{"shape", q.shape}, {"intensity", q.intensity}, {"bottleneck", q.bottleneck},
+                           {"arch", q.nearArch}, {"gpu", q.nearGpu}};
     std::erase_if(assembled.included, [](const memory::ContextItem &i) { return i.tier == memory::Tier::Hot; });
     return assembled.text();
   } catch (const std::exception &e) {
     publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("experience left out: ") + e.what()));
-    context = nullptr;
     return {};
   }
 }
 
-std::string Session::skillSection(const std::string &kernel, std::vector<std::string> &cards) {
+std::string Session::skillSection(const std::string &kernel, std::vector<std::string> &cards, nlohmann::json &context) {
   cards.clear();
   if (!services_.skills || !record_.settings.skills || record_.settings.skillCards <= 0) return {};
   RetrievalQuery q;
@@ -472,17 +531,30 @@ std::string Session::skillSection(const std::string &kernel, std::vector<std::st
   q.kernelSource = kernel;
   q.configShapes = configShapesOf({task_});
   q.limit = record_.settings.skillCards;
+  q.includeProposed = record_.settings.proposedCards;
+  {
+    std::lock_guard lock(mutex_);
+    q.platform = arch_;
+  }
+  if (!context.is_object()) context = nlohmann::json::object();
+  context["proposed_cards"] = record_.settings.proposedCards;
   try {
     std::lock_guard lock(skillsMutex_);
     // A group's lines share its kernel: the library is read and ranked once for it.
-    if (const auto it = skillSections_.find(kernel); it != skillSections_.end()) {
-      cards = it->second.second;
-      return it->second.first;
+    auto it = skillSections_.find(kernel);
+    if (it == skillSections_.end()) {
+      const Retrieval r = retrieveCards(services_.skills->cards(), q);
+      SkillSection section;
+      section.text = formatCardsForPrompt(r.chosen, kSkillSectionChars, &section.ids);
+      section.record = nlohmann::json::array();
+      for (const auto &id : section.ids)
+        for (const auto &c : r.chosen)
+          if (c.card.id == id) section.record.push_back({{"id", id}, {"status", toString(c.card.status)}});
+      it = skillSections_.emplace(kernel, std::move(section)).first;
     }
-    const Retrieval r = retrieveCards(services_.skills->cards(), q);
-    std::string section = formatCardsForPrompt(r.chosen, kSkillSectionChars, &cards);
-    skillSections_[kernel] = {section, cards};
-    return section;
+    cards = it->second.ids;
+    context["cards"] = it->second.record;
+    return it->second.text;
   } catch (const std::exception &e) {
     publish(event(SessionEvent::Kind::Message, 0, 0, 0, std::string("skill cards left out: ") + e.what()));
     cards.clear();
@@ -526,23 +598,66 @@ void Session::recordCardEvidence(const GroupRecord &group, const AttemptRecord &
   }
 }
 
-std::vector<llm::Message> Session::repairMessages(const GroupRecord &group, const AttemptRecord &previous) {
+std::vector<llm::Message> Session::repairMessages(const GroupRecord &group, const AttemptRecord &previous,
+                                                  std::vector<std::string> &cards, nlohmann::json &context) {
   const std::string kernel = task_.launch ? task_.launch->kernel : std::string("kwb_launch");
   const std::string answerFormat = renderTemplate(templateAnswer_, {{"kernel", kernel}}, "answer_format.md");
   std::string candidate = previous.sourceHash.empty() ? previous.responseText
                                                        : services_.store->source(previous.sourceHash).value_or("");
   std::string feedback = previous.feedback;
+  std::string bottleneck;
   // Correct but not faster: where its time goes.
   if (previous.outcome == "correct" && !previous.sourceHash.empty()) {
     char name[64];
     std::snprintf(name, sizeof name, "g%d-l%d-t%d.cu", group.ordinal, previous.line, previous.turn);
     const std::string note = profileNote(previous.sourceHash, name, group.ordinal);
     if (!note.empty()) feedback += (feedback.empty() || feedback.back() == '\n' ? "" : "\n") + note;
+    bottleneck = bottleneckOfNote(note);
   }
   const std::map<std::string, std::string> values = {
       {"task", taskSpec_}, {"candidate", candidate}, {"feedback", feedback}, {"answer_format", answerFormat}};
-  return {{"system", renderTemplate(templateSystem_, {}, "system.md"), {}, {}},
-          {"user", renderTemplate(templateRepair_, values, "repair.md"), {}, {}}};
+  std::string user = renderTemplate(templateRepair_, values, "repair.md");
+  context = nlohmann::json::object();
+  // The line's own history before the previous turn (hot: what this line tried and how it ended).
+  std::string history;
+  for (const auto &a : services_.store->attempts(group.id)) {
+    if (a.line != previous.line || a.turn >= previous.turn || !a.evaluated) continue;
+    const std::string idea = memory::statedIntent(a.responseText);
+    history += "- turn " + std::to_string(a.turn) + ": " + a.outcome + (idea.empty() ? "" : " (" + idea + ")") +
+               (a.message.empty() ? "" : ": " + a.message.substr(0, a.message.find('\n'))) + "\n";
+  }
+  if (!history.empty()) user += "\nWhat this line tried before (oldest first):\n" + history;
+  // The cards the line's first turn carried (the group's kernel's: the same section).
+  if (const std::string section = skillSection(group.incumbentHash.empty()
+                                                   ? std::string()
+                                                   : services_.store->source(group.incumbentHash).value_or(""),
+                                               cards, context);
+      !section.empty())
+    user += "\n" + section;
+  const std::string system = renderTemplate(templateSystem_, {}, "system.md");
+  std::size_t recency = 0;
+  {
+    std::lock_guard lock(memoryMutex_);
+    recency = estimator_.estimate(candidate.size() + feedback.size());
+  }
+  if (const std::string experience = memorySection(user, system, recency, bottleneck, context); !experience.empty())
+    user += (user.empty() || user.back() == '\n' ? "" : "\n") + experience;
+  return {{"system", system, {}, {}}, {"user", user, {}, {}}};
+}
+
+void Session::recordCase(const AttemptRecord &attempt) {
+  if (!services_.memory || !record_.settings.memory || !attempt.evaluationId) return;
+  std::lock_guard lock(memoryMutex_);
+  try {
+    memory::SyncReport report;
+    services_.store->withWorkspace([&](Workspace &workspace) {
+      report = memory::recordSessionRun(*services_.memory, workspace, attempt.evaluationId, &task_);
+    });
+    for (const auto &problem : report.problems)
+      publish(event(SessionEvent::Kind::Message, 0, attempt.line, attempt.turn, "experience not recorded: " + problem));
+  } catch (const std::exception &e) {
+    publish(event(SessionEvent::Kind::Message, 0, attempt.line, attempt.turn, std::string("experience not recorded: ") + e.what()));
+  }
 }
 
 void Session::evaluateAttempt(GroupRecord &group, AttemptRecord &attempt) {
@@ -609,6 +724,7 @@ void Session::evaluateAttempt(GroupRecord &group, AttemptRecord &attempt) {
     recordCardEvidence(group, attempt, r);
   }
   services_.store->setEvaluation(attempt, run, source);
+  if (run) recordCase(attempt);
   SessionEvent e = event(SessionEvent::Kind::Evaluated, group.ordinal, attempt.line, attempt.turn, attempt.outcome);
   e.attempt = attempt;
   e.source = source;
@@ -650,15 +766,14 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
   a.turn = pending.turn;
   a.parentId = pending.previous ? pending.previous->id : 0;
   if (pending.previous) {
-    a.messages = repairMessages(group, *pending.previous);
-    a.cards = pending.previous->cards;
+    a.messages = repairMessages(group, *pending.previous, a.cards, a.context);
   } else {
     a.messages = firstTurnMessages(group, a.cards, a.context);
   }
   llm::ChatRequest request;
   request.model = record_.model;
   request.messages = a.messages;
-  request.maxTokens = record_.settings.maxTokens;
+  request.maxTokens = answerLimit();
   request.temperature = record_.settings.temperature;
   request.stream = true;
   auto cancel = std::make_shared<llm::CancelToken>();

@@ -74,13 +74,14 @@ struct SessionServices {
   // hands the result over), so compiles overlap other candidates' GPU time.
   EvaluatorSettings evaluator;
   std::filesystem::path promptsUserDir, promptsBundledDir;  // empty: the defaults (prompt_templates.h)
-  // The user's skill library (core/lineage): cards chosen for the group's kernel go into first
-  // turns (SessionSettings::skills), and each gated evaluation of an attempt that carried cards
-  // adds to their evidence. Null: no cards.
+  // The user's skill library (core/lineage): admitted and approved cards chosen for the group's
+  // kernel go into its turns (SessionSettings::skills, proposedCards), and each gated evaluation
+  // of an attempt that carried cards adds to their evidence. Null: no cards.
   std::shared_ptr<SkillLibrary> skills;
   // The user's experience memory (core/memory): ranked experience of this task and others goes
-  // into first turns, within the context budget (SessionSettings::memory, contextWindow), and what
-  // was included, and why, is stored with the attempt. Null: none.
+  // into every turn, within the context budget (SessionSettings::memory, contextWindow), and what
+  // was included, and why, is stored with the attempt; each evaluated attempt is recorded as a
+  // Case when its evaluation ends. Null: none.
   std::shared_ptr<memory::ExperienceStore> memory;
   // Lines of a turn worked on at once (each: its request, then its evaluation); 0: all of them.
   // 1 runs a turn's candidates one after another (the overhead benchmark's comparison).
@@ -135,19 +136,33 @@ class Session {
   Incumbent incumbentFor();
   bool measureBaseline();
   Goal goalFor(const Incumbent &incumbent) const;
-  // `cards`: the skill ids the prompt carries; `context`: the memory's part, and why (null: none).
+  // `cards`: the skill ids the prompt carries; `context`: what the prompt carries beside the
+  // task and the kernel, and why (the cards with their statuses, the budget, the experience).
   std::vector<llm::Message> firstTurnMessages(const GroupRecord &group, std::vector<std::string> &cards,
                                               nlohmann::json &context);
-  // The experience section for a first turn whose other text is `hot` (core/memory/context_assembly.h),
-  // and the record of what was included and left; empty without a memory or with it switched off.
-  std::string memorySection(const std::string &hot, const std::string &system, nlohmann::json &context);
-  // The prompt section of the cards retrieved for `kernel` (core/lineage/skill_retrieval.h), and
-  // their ids; empty without a library or with SessionSettings::skills off.
-  std::string skillSection(const std::string &kernel, std::vector<std::string> &cards);
+  // A repair turn: the line's previous candidate and its feedback (the recency reserve R), the
+  // line's earlier turns (hot), its cards, and experience as the budget allows.
+  std::vector<llm::Message> repairMessages(const GroupRecord &group, const AttemptRecord &previous,
+                                           std::vector<std::string> &cards, nlohmann::json &context);
+  // The experience section for a turn whose other text is `hot` (core/memory/context_assembly.h),
+  // with `recency` tokens kept for the latest exchange; what was included and left, and why, goes
+  // into `context`. Empty without a memory or with it switched off.
+  std::string memorySection(const std::string &hot, const std::string &system, std::size_t recency,
+                            const std::string &bottleneck, nlohmann::json &context);
+  // The prompt section of the cards retrieved for `kernel` (core/lineage/skill_retrieval.h), their
+  // ids, and their statuses into context["cards"]; empty without a library or with
+  // SessionSettings::skills off.
+  std::string skillSection(const std::string &kernel, std::vector<std::string> &cards, nlohmann::json &context);
+  // W and the answer limit G for this session's prompts (the session's setting, else the
+  // provider's, else assumed), recorded in `context` with where each came from.
+  std::size_t contextWindow(nlohmann::json *context = nullptr) const;
+  int answerLimit() const;
   // An attempt that carried cards was evaluated: its measurement joins each card's evidence
   // (kind "session"), when the gate ruled (compile error, incorrect, or correct and timed).
   void recordCardEvidence(const GroupRecord &group, const AttemptRecord &attempt, const EvaluationResult &result);
-  std::vector<llm::Message> repairMessages(const GroupRecord &group, const AttemptRecord &previous);
+  // The attempt's run becomes a Case of the experience memory now, so later turns and groups of
+  // this session learn from it (KOPE: memory within a session).
+  void recordCase(const AttemptRecord &attempt);
   // Candidates run on the pool's GPUs: there is a pool with a device, and the settings use it.
   bool onGpu() const;
   // compute-sanitizer on a kernel about to become the session's best (issue 15: never call a
@@ -176,8 +191,14 @@ class Session {
   std::string templateSystem_, templateFirst_, templateRepair_, templateAnswer_, taskSpec_;
   std::atomic<bool> stopRequested_{false};
   std::mutex skillsMutex_;  // the skill library is used by one line at a time
-  // skillSection()'s answers by kernel (under skillsMutex_): the section and its cards' ids.
-  std::map<std::string, std::pair<std::string, std::vector<std::string>>> skillSections_;
+  // skillSection()'s answers by kernel (under skillsMutex_): the section, its cards' ids, and
+  // their record ({"id", "status"} each).
+  struct SkillSection {
+    std::string text;
+    std::vector<std::string> ids;
+    nlohmann::json record;
+  };
+  std::map<std::string, SkillSection> skillSections_;
   std::mutex memoryMutex_;  // the memory's connection, and the estimator, one line at a time
   memory::TokenEstimator estimator_;  // calibrated by the provider's reported input tokens
   std::mutex mutex_;
@@ -192,6 +213,7 @@ class Session {
   std::chrono::steady_clock::time_point runStarted_;
   std::optional<double> bestMs_;
   std::string arch_;  // the GPU's, from the first evaluation on it (compiling ahead waits for it)
+  std::string gpu_;   // its name, from the same evaluation
 };
 
 }  // namespace kwb::agent

@@ -184,6 +184,7 @@ void to_json(json &j, const SessionSettings &s) {
            {"sanitize_best", s.sanitizeBest},
            {"skills", s.skills},
            {"skill_cards", s.skillCards},
+           {"proposed_cards", s.proposedCards},
            {"memory", s.memory},
            {"context_window", s.contextWindow},
            {"starter_hash", s.starterHash},
@@ -222,6 +223,7 @@ void from_json(const json &j, SessionSettings &s) {
   s.sanitizeBest = j.value("sanitize_best", s.sanitizeBest);
   s.skills = j.value("skills", s.skills);
   s.skillCards = j.value("skill_cards", s.skillCards);
+  s.proposedCards = j.value("proposed_cards", s.proposedCards);
   s.memory = j.value("memory", s.memory);
   s.contextWindow = j.value("context_window", s.contextWindow);
   s.starterHash = j.value("starter_hash", std::string());
@@ -575,6 +577,11 @@ SessionSpend SessionStore::spend(const std::string &sessionId) {
     s.cost = q.columnDouble(2);
   }
   return s;
+}
+
+void SessionStore::withWorkspace(const std::function<void(Workspace &)> &work) {
+  std::lock_guard lock(mutex_);
+  work(*workspace_);
 }
 
 }  // namespace kwb::agent

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -62,11 +63,14 @@ struct SessionSettings {
                                        // correct candidates under repair goes into the prompts
   bool sanitizeBest = true;            // with a GPU: compute-sanitizer (all four tools, smallest config) on a
                                        // kernel before it becomes the session's best; its errors make it incorrect
-  bool skills = true;                  // with a skill library: cards chosen for the kernel go into first turns
+  bool skills = true;                  // with a skill library: cards chosen for the kernel go into the prompts
   int skillCards = 3;                  // the most cards a prompt carries
-  bool memory = true;                  // with an experience memory: ranked experience goes into first turns
-  std::size_t contextWindow = 32768;   // W, the model's window in tokens: the experience's budget is
-                                       // max(0, W - system - maxTokens - the rest of the prompt)
+  bool proposedCards = false;          // also proposed (unproven) cards, not only admitted and approved ones;
+                                       // each attempt's context record says so
+  bool memory = true;                  // with an experience memory: ranked experience goes into every turn
+  std::size_t contextWindow = 0;       // W, the model's window in tokens; 0: the provider's (ProviderConfig::
+                                       // contextWindow), else llm::kAssumedContextWindow. The experience's
+                                       // budget is max(0, W - system - answer limit - recency - the rest)
   std::string starterHash;             // the kernel to start from (in the store's sources); empty: the task's starter
   std::string starterName;             // its file name, for the log
 };
@@ -162,6 +166,9 @@ class SessionStore {
   explicit SessionStore(const std::filesystem::path &workspaceFile);
   explicit SessionStore(std::shared_ptr<Workspace> workspace);
   Workspace &workspace() { return *workspace_; }
+  // Runs `work` on the workspace while holding the store's connection (no other thread of a
+  // session writes meanwhile).
+  void withWorkspace(const std::function<void(Workspace &)> &work);
 
   // A new session row for the task (recorded as opened); the id is "YYYYMMDD-HHMMSS-xxxx".
   SessionRecord createSession(const std::string &taskName, const std::string &taskFolder, const std::string &manifestHash,

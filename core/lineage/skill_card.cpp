@@ -15,16 +15,19 @@ std::string toString(CardStatus status) {
   switch (status) {
     case CardStatus::Proposed: return "proposed";
     case CardStatus::Admitted: return "admitted";
+    case CardStatus::Approved: return "approved";
     case CardStatus::Rejected: return "rejected";
   }
   return "proposed";
 }
 
 std::optional<CardStatus> cardStatusFromString(std::string_view text) {
-  for (auto s : {CardStatus::Proposed, CardStatus::Admitted, CardStatus::Rejected})
+  for (auto s : {CardStatus::Proposed, CardStatus::Admitted, CardStatus::Approved, CardStatus::Rejected})
     if (toString(s) == text) return s;
   return std::nullopt;
 }
+
+bool provenStatus(CardStatus status) { return status == CardStatus::Admitted || status == CardStatus::Approved; }
 
 namespace {
 

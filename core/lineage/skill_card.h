@@ -19,8 +19,14 @@
 
 namespace kwb {
 
-enum class CardStatus { Proposed, Admitted, Rejected };
-std::string toString(CardStatus status);  // "proposed", "admitted", "rejected"
+// Proposed: lifted or imported, unproven. Admitted: passed the gate (reproduced on tasks it was
+// not lifted from, correct and faster; core/agent/card_application.h). Approved: a reviewer read
+// it and vouches for it, without the gate's proof. Rejected: by the gate or a reviewer. Prompts
+// carry admitted and approved cards; proposed ones only when a session asks for them.
+enum class CardStatus { Proposed, Admitted, Approved, Rejected };
+std::string toString(CardStatus status);  // "proposed", "admitted", "approved", "rejected"
+// Admitted or approved: a card an agent's prompt carries by default.
+bool provenStatus(CardStatus status);
 std::optional<CardStatus> cardStatusFromString(std::string_view text);
 
 // The five categories every card's preconditions cover, each with a reason.

@@ -368,7 +368,8 @@ void SkillLibrary::setStatus(const std::string &id, CardStatus status, const std
     card->status = status;
     card->verification.push_back(utcTimestamp() + ": " + toString(status) + " by " + who + (why.empty() ? "" : ": " + why));
     writeCard(*card, true);
-    const std::string action = status == CardStatus::Admitted ? "approved"
+    const std::string action = status == CardStatus::Admitted   ? "admitted"
+                               : status == CardStatus::Approved ? "approved"
                                : status == CardStatus::Rejected ? "rejected"
                                                                 : "reopened";
     record(id, who, action, toString(from) + " -> " + toString(status) + (why.empty() ? "" : ": " + why));

@@ -77,7 +77,8 @@ struct CardAuditEntry {
   std::string cardId;
   std::string at;      // UTC, ISO 8601
   std::string who;     // "kwb lineage build", "reviewer:alice", "gate"
-  std::string action;  // "proposed", "merged", "approved", "rejected", "edited", "imported", "evidence"
+  std::string action;  // "proposed", "merged", "admitted" (the gate), "approved" (a reviewer), "rejected",
+                       // "reopened", "edited", "imported", "evidence"
   std::string detail;
 };
 
@@ -101,7 +102,7 @@ bool anyWildcardMatches(const std::vector<std::string> &patterns, const std::str
 
 class SkillLibrary {
  public:
-  static constexpr int kSchemaVersion = 2;  // the library file's (core/store/library_schema.h)
+  static constexpr int kSchemaVersion = 3;  // the library file's (core/store/library_schema.h)
 
   // The user's library: $XDG_DATA_HOME/kernel-workbench/library.sqlite (or ~/.local/share/...),
   // or $KWB_LIBRARY when set. Created, or migrated forward, on open. Throws StoreError.

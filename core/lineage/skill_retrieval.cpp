@@ -327,7 +327,7 @@ struct RankKey {
 
 RankKey rankKey(const RetrievedCard &r) {
   return RankKey{std::llround(r.textScore / 0.05), std::llround(r.shapeScore / 0.05), std::llround(r.gain / 0.01),
-                 r.card.status == CardStatus::Admitted ? 1 : 0, r.card.id};
+                 r.card.status == CardStatus::Admitted ? 2 : r.card.status == CardStatus::Approved ? 1 : 0, r.card.id};
 }
 
 bool rankedBefore(const RetrievedCard &a, const RetrievedCard &b) {
@@ -411,7 +411,7 @@ Retrieval retrieveCards(const std::vector<SkillCard> &cards, const RetrievalQuer
     const auto &c = cards[i];
     if (c.status == CardStatus::Rejected) reasons[i] = "rejected";
     else if (c.status == CardStatus::Proposed && !query.includeProposed)
-      reasons[i] = "proposed, not admitted (admitted cards only)";
+      reasons[i] = "proposed: not admitted by the gate nor approved by a reviewer (proven cards only)";
     else if (auto why = scopeProblem(c, query); !why.empty()) reasons[i] = why;
     else candidates.push_back(i);
   }

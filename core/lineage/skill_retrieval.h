@@ -10,7 +10,8 @@
 //
 // A card is chosen in four stages; each card left out gets one reason (Retrieval::skipped).
 //
-// 1. Status: rejected cards never; proposed ones only with includeProposed.
+// 1. Status: rejected cards never; proposed ones (unproven) only with includeProposed; admitted
+//    (the gate's) and approved (a reviewer's) always.
 // 2. Scope: scope.cases must match operatorClass, scope.languages language, scope.platforms
 //    platform ('*' wildcards, case-insensitive; an empty list, or an empty query field, matches
 //    anything). A platform is an architecture ("sm_90") or a family ("hopper", "ampere", "ada",
@@ -41,7 +42,7 @@
 //         and the next key decides;
 //      b. shape similarity, quantized to steps of 0.05;
 //      c. measured gain (SkillCard::measuredSpeedup), rounded to 0.01;
-//      d. admitted before proposed; e. id, ascending (the order is total and deterministic).
+//      d. admitted, then approved, then proposed; e. id, ascending (the order is total and deterministic).
 //    The first `limit` are chosen (limit <= 0: all); the rest are skipped as "ranked N-th...".
 //
 // Text similarity: cosine of term counts. Terms are lower-cased runs of letters and digits, at
@@ -87,7 +88,7 @@ struct RetrievalQuery {
   ShapeSizes shape;               // the sizes the kernel is tuned for (one configuration)
   std::string kernelSource;       // the kernel as it is now
   ConfigShapes configShapes;      // how evidence (task, config) turns into sizes
-  bool includeProposed = true;    // false: admitted cards only
+  bool includeProposed = false;   // true: proposed (unproven) cards too, not only admitted and approved
   int limit = 3;                  // at most this many chosen; <= 0: no limit
 };
 

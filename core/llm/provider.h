@@ -47,7 +47,13 @@ struct ProviderConfig {
   std::chrono::seconds stallTimeout{60};
   RetryPolicy retry;
   std::optional<Price> price;       // absent: cost unknown (local servers: 0)
+  // The model's context window and the most tokens one answer may have (KOPE's W and the cap on
+  // G): 0 when not known (a session then assumes kAssumedContextWindow and asks for its own limit).
+  int contextWindow = 0;
+  int maxOutputTokens = 0;
 };
+inline constexpr int kAssumedContextWindow = 32768;
+inline constexpr int kMaxContextWindow = 10'000'000;
 
 // How a provider is named in messages: "name (redacted base URL)", or the redacted URL alone when
 // that is its name (a provider given as a URL is named by it).

@@ -42,6 +42,8 @@ json toJson(const ProviderConfig &c) {
               {"multiplier", c.retry.multiplier},
               {"max_backoff_ms", c.retry.maxBackoff.count()},
               {"jitter", c.retry.jitter}}}};
+  if (c.contextWindow > 0) j["context_window"] = c.contextWindow;
+  if (c.maxOutputTokens > 0) j["max_output_tokens"] = c.maxOutputTokens;
   if (c.price) j["price"] = {{"input_per_million", c.price->inputPerMillion}, {"output_per_million", c.price->outputPerMillion}};
   return j;
 }
@@ -73,6 +75,14 @@ ProviderConfig providerFromJson(const json &j) {
     throw std::runtime_error(c.name + ": a key may not be stored in the providers file; name its environment "
                                       "variable in \"api_key_env\" or keep it in the keychain");
   if (j.contains("max_concurrent")) c.maxConcurrent = std::max(1, j["max_concurrent"].get<int>());
+  for (auto [key, field] : {std::pair{"context_window", &c.contextWindow}, std::pair{"max_output_tokens", &c.maxOutputTokens}}) {
+    if (!j.contains(key)) continue;
+    const json &v = j[key];
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > kMaxContextWindow)
+      throw std::runtime_error(c.name + ": \"" + key + "\" is " + v.dump() + "; it must be a whole number of tokens from 0 (not known) to " +
+                               std::to_string(kMaxContextWindow));
+    *field = v.get<int>();
+  }
   if (j.contains("stall_timeout_s")) c.stallTimeout = std::chrono::seconds(std::max(1, j["stall_timeout_s"].get<int>()));
   if (j.contains("retry")) {
     const auto &r = j["retry"];

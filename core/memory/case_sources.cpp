@@ -121,106 +121,142 @@ std::optional<std::int64_t> evaluationOfCase(const Case &c, const std::string &w
   return id;
 }
 
+namespace {
+
+// Records one run of `workspace` (of task `taskRecord`, loaded as `task` when its folder is there)
+// unless it is recorded already; `previousEditor`, the task's previous editor run's Case, moves on
+// to this run's when it is an editor run. Counts it in `report`.
+void recordRun(ExperienceStore &store, Workspace &workspace, const std::string &key, const TaskRecord &taskRecord,
+               const Task *task, const EvaluationRecord &run, std::optional<std::int64_t> &previousEditor,
+               SyncReport &report) {
+  Database &db = workspace.database();
+  auto refOf = [&](std::int64_t evaluationId) { return key + kEvaluationRef + std::to_string(evaluationId); };
+  const std::string ref = refOf(run.id);
+  if (const auto editor = store.find("editor", ref)) {
+    ++report.known;
+    previousEditor = *editor;
+    return;
+  }
+  if (store.find("session", ref)) {
+    ++report.known;
+    return;
+  }
+  // A session's candidate: its attempt, group and session.
+  auto attempt = db.prepare(
+      "SELECT a.parent_id, a.response_text, a.cards_json, g.session_id, g.incumbent_hash, p.evaluation_id "
+      "FROM agent_attempts a JOIN agent_groups g ON g.id = a.group_id "
+      "LEFT JOIN agent_attempts p ON p.id = a.parent_id WHERE a.evaluation_id = ?");
+  attempt.bind(1, run.id);
+  const bool fromSession = attempt.step();
+  const std::string source = fromSession ? "session" : "editor";
+  // Compiled only (no GPU ran it): nothing was learned about speed or correctness.
+  if (run.outcome == toString(Outcome::NotRun)) {
+    ++report.notRun;
+    return;
+  }
+  const auto full = workspace.evaluation(run.id);
+  if (!full) return;
+  const EvaluationResult result = parseEvaluationResult(full->resultJson);
+  const Measured m = measuredOf(result, task);
+  Case c;
+  c.source = source;
+  c.sourceRef = ref;
+  c.task = taskRecord.name;
+  c.operatorClass = task ? operatorClassOf(*task) : taskRecord.name;
+  c.gpu = run.device;
+  c.arch = run.arch;
+  c.after = workspace.source(run.sourceHash).value_or("");
+  c.outcome = run.outcome;
+  c.correct = m.correct;
+  c.speedup = m.speedup;
+  c.relativeSpread = m.relativeSpread;
+  c.feedback = m.feedback;
+  c.shape = m.shape;
+  c.intensity = m.intensity;
+  c.createdAt = run.finishedAt;
+  const std::string file = std::filesystem::path(run.sourceName).filename().string();
+  if (fromSession) {
+    c.session = attempt.columnText(3);
+    c.ideaKind = "intent";
+    c.idea = statedIntent(attempt.columnText(1));
+    const auto cards = nlohmann::json::parse(attempt.columnText(2), nullptr, false);
+    if (cards.is_array() && !cards.empty()) {
+      std::string names;
+      for (const auto &card : cards)
+        if (card.is_string()) names += (names.empty() ? "" : ", ") + card.get<std::string>();
+      if (c.idea.empty()) {
+        c.idea = names;
+        c.ideaKind = "card";
+      } else {
+        c.idea += " (cards: " + names + ")";
+      }
+    }
+    if (!attempt.columnIsNull(5)) c.parent = store.find("session", refOf(attempt.columnInt(5)));
+    if (!c.parent && !attempt.columnText(4).empty()) c.parent = store.findByCode(taskRecord.name, attempt.columnText(4));
+    if (c.parent) c.before = store.get(*c.parent, true)->after;
+    else if (const auto incumbent = workspace.source(attempt.columnText(4))) c.before = *incumbent;
+    c.journal = "session " + c.session + " candidate (" + (c.idea.empty() ? std::string("no stated idea") : c.idea) +
+                "): " + run.outcome;
+  } else {
+    c.ideaKind = "edit";
+    c.idea = file.empty() ? std::string("an edit") : "run of " + file;
+    c.parent = previousEditor;
+    if (c.parent) c.before = store.get(*c.parent, true)->after;
+    c.journal = "editor run of " + (file.empty() ? std::string("the editor's kernel") : file) + ": " + run.outcome;
+  }
+  if (m.correct) c.journal += ", " + fixed(m.speedup, 2) + "x over the reference";
+  if (!run.device.empty()) c.journal += " on " + run.device;
+  try {
+    const auto id = store.record(c);
+    if (!fromSession) previousEditor = id;
+    ++report.added;
+  } catch (const std::exception &e) {
+    report.problems.push_back(taskRecord.name + " run " + std::to_string(run.id) + ": " + e.what());
+  }
+}
+
+std::optional<Task> loadedTask(const TaskRecord &taskRecord) {
+  try {
+    return loadTask(taskRecord.folder);
+  } catch (const std::exception &) {
+    return std::nullopt;  // the folder moved or is gone: the Cases keep what the runs say
+  }
+}
+
+}  // namespace
+
 SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace) {
   SyncReport report;
-  Database &db = workspace.database();
   const std::string key = workspaceKey(workspace);
-  auto refOf = [&](std::int64_t evaluationId) { return key + kEvaluationRef + std::to_string(evaluationId); };
   for (const auto &taskRecord : workspace.tasks()) {
-    std::optional<Task> task;
-    try {
-      task = loadTask(taskRecord.folder);
-    } catch (const std::exception &) {
-      // The folder moved or is gone: the Cases keep what the runs say.
-    }
+    const std::optional<Task> task = loadedTask(taskRecord);
     auto runs = workspace.evaluations(taskRecord.id);
     std::reverse(runs.begin(), runs.end());  // oldest first
     std::optional<std::int64_t> previousEditor;
-    for (const auto &run : runs) {
-      const std::string ref = refOf(run.id);
-      if (const auto editor = store.find("editor", ref)) {
-        ++report.known;
-        previousEditor = *editor;
-        continue;
-      }
-      if (store.find("session", ref)) {
-        ++report.known;
-        continue;
-      }
-      // A session's candidate: its attempt, group and session.
-      auto attempt = db.prepare(
-          "SELECT a.parent_id, a.response_text, a.cards_json, g.session_id, g.incumbent_hash, p.evaluation_id "
-          "FROM agent_attempts a JOIN agent_groups g ON g.id = a.group_id "
-          "LEFT JOIN agent_attempts p ON p.id = a.parent_id WHERE a.evaluation_id = ?");
-      attempt.bind(1, run.id);
-      const bool fromSession = attempt.step();
-      const std::string source = fromSession ? "session" : "editor";
-      // Compiled only (no GPU ran it): nothing was learned about speed or correctness.
-      if (run.outcome == toString(Outcome::NotRun)) {
-        ++report.notRun;
-        continue;
-      }
-      const auto full = workspace.evaluation(run.id);
-      if (!full) continue;
-      const EvaluationResult result = parseEvaluationResult(full->resultJson);
-      const Measured m = measuredOf(result, task ? &*task : nullptr);
-      Case c;
-      c.source = source;
-      c.sourceRef = ref;
-      c.task = taskRecord.name;
-      c.operatorClass = task ? operatorClassOf(*task) : taskRecord.name;
-      c.gpu = run.device;
-      c.arch = run.arch;
-      c.after = workspace.source(run.sourceHash).value_or("");
-      c.outcome = run.outcome;
-      c.correct = m.correct;
-      c.speedup = m.speedup;
-      c.relativeSpread = m.relativeSpread;
-      c.feedback = m.feedback;
-      c.shape = m.shape;
-      c.intensity = m.intensity;
-      c.createdAt = run.finishedAt;
-      const std::string file = std::filesystem::path(run.sourceName).filename().string();
-      if (fromSession) {
-        c.session = attempt.columnText(3);
-        c.ideaKind = "intent";
-        c.idea = statedIntent(attempt.columnText(1));
-        const auto cards = nlohmann::json::parse(attempt.columnText(2), nullptr, false);
-        if (cards.is_array() && !cards.empty()) {
-          std::string names;
-          for (const auto &card : cards)
-            if (card.is_string()) names += (names.empty() ? "" : ", ") + card.get<std::string>();
-          if (c.idea.empty()) {
-            c.idea = names;
-            c.ideaKind = "card";
-          } else {
-            c.idea += " (cards: " + names + ")";
-          }
-        }
-        if (!attempt.columnIsNull(5)) c.parent = store.find("session", refOf(attempt.columnInt(5)));
-        if (!c.parent && !attempt.columnText(4).empty()) c.parent = store.findByCode(taskRecord.name, attempt.columnText(4));
-        if (c.parent) c.before = store.get(*c.parent, true)->after;
-        else if (const auto incumbent = workspace.source(attempt.columnText(4))) c.before = *incumbent;
-        c.journal = "session " + c.session + " candidate (" + (c.idea.empty() ? std::string("no stated idea") : c.idea) +
-                    "): " + run.outcome;
-      } else {
-        c.ideaKind = "edit";
-        c.idea = file.empty() ? std::string("an edit") : "run of " + file;
-        c.parent = previousEditor;
-        if (c.parent) c.before = store.get(*c.parent, true)->after;
-        c.journal = "editor run of " + (file.empty() ? std::string("the editor's kernel") : file) + ": " + run.outcome;
-      }
-      if (m.correct) c.journal += ", " + fixed(m.speedup, 2) + "x over the reference";
-      if (!run.device.empty()) c.journal += " on " + run.device;
-      try {
-        const auto id = store.record(c);
-        if (!fromSession) previousEditor = id;
-        ++report.added;
-      } catch (const std::exception &e) {
-        report.problems.push_back(taskRecord.name + " run " + std::to_string(run.id) + ": " + e.what());
-      }
-    }
+    for (const auto &run : runs) recordRun(store, workspace, key, taskRecord, task ? &*task : nullptr, run, previousEditor, report);
   }
+  return report;
+}
+
+SyncReport recordSessionRun(ExperienceStore &store, Workspace &workspace, std::int64_t evaluationId, const Task *task) {
+  SyncReport report;
+  const auto run = workspace.evaluation(evaluationId);
+  if (!run) {
+    report.problems.push_back("run " + std::to_string(evaluationId) + " is not in the workspace");
+    return report;
+  }
+  const std::string key = workspaceKey(workspace);
+  std::optional<TaskRecord> taskRecord;
+  for (const auto &t : workspace.tasks())
+    if (t.id == run->taskId) taskRecord = t;
+  if (!taskRecord) {
+    report.problems.push_back("run " + std::to_string(evaluationId) + ": its task is not in the workspace");
+    return report;
+  }
+  std::optional<Task> loaded;
+  if (!task) loaded = loadedTask(*taskRecord);
+  std::optional<std::int64_t> previousEditor;  // a session's run has its parent from its attempt
+  recordRun(store, workspace, key, *taskRecord, task ? task : (loaded ? &*loaded : nullptr), *run, previousEditor, report);
   return report;
 }
 

@@ -53,6 +53,11 @@ struct SyncReport {
 // only (outcome not-run: no GPU) says nothing about speed or correctness and is not recorded. Tasks whose folder is gone
 // are recorded without shape and intensity.
 SyncReport syncWorkspace(ExperienceStore &store, Workspace &workspace);
+// Records one run of `workspace` as syncWorkspace would (an agent session records each candidate
+// as its evaluation ends, so the next group's prompt can learn from it; issue 47). `task`: the
+// run's task when the caller has it loaded (else it is loaded from its folder). Idempotent.
+SyncReport recordSessionRun(ExperienceStore &store, Workspace &workspace, std::int64_t evaluationId,
+                            const Task *task = nullptr);
 
 // The key a workspace's Cases are referenced by ("workspace:" and its id, schema 7); throws
 // std::runtime_error for a workspace without an id.

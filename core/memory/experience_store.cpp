@@ -61,6 +61,9 @@ double featureSimilarity(const MemoryQuery &query, const Case &c) {
     similarity *= 1.0 / (1.0 + decades);
   }
   if (!query.shape.empty() && !c.shape.empty() && query.shape != c.shape) similarity *= 0.8;
+  // What was learned on another architecture may not carry over (sm_80's best tile is not sm_90's).
+  if (!query.nearArch.empty() && !c.arch.empty() && lower(query.nearArch) != lower(c.arch)) similarity *= 0.7;
+  else if (!query.nearGpu.empty() && !c.gpu.empty() && query.nearGpu != c.gpu) similarity *= 0.9;
   return similarity;
 }
 

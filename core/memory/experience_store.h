@@ -99,6 +99,7 @@ struct MemoryQuery {
   std::string bottleneck;
   double intensity = 0;
   std::string shape;
+  std::string nearArch, nearGpu;  // the architecture and GPU the work runs on (not filters: alike ranks higher)
   std::size_t limit = 20;
 };
 
@@ -110,7 +111,8 @@ struct QueryHit {
 };
 
 // Feature similarity in (0, 1]: the same bottleneck class, arithmetic intensity within a factor,
-// the same shape. 1 when `query` gives no features.
+// the same shape, the same architecture (another: x0.7) and GPU (another of the same
+// architecture: x0.9). 1 when `query` gives no features.
 double featureSimilarity(const MemoryQuery &query, const Case &c);
 
 // Words for an FTS5 MATCH: each quoted (so `dram__throughput` or `-` are words, not syntax), all

@@ -100,12 +100,23 @@ CREATE TABLE memory_settings(
 );
 )sql";
 
+// Version 3: a reviewer's approval and the gate's admission are two statuses (issue 47). Cards a
+// reviewer made "admitted" (the last status change in their audit trail not by the gate) become
+// "approved"; the gate's "approved" audit entries read "admitted".
+constexpr const char *kLibraryVersion3 = R"sql(
+UPDATE skill_cards SET status = 'approved', card_json = json_set(card_json, '$.status', 'approved')
+WHERE status = 'admitted' AND COALESCE((SELECT who FROM card_audit WHERE card_id = skill_cards.id
+  AND action IN ('approved', 'rejected', 'reopened') ORDER BY id DESC LIMIT 1), '') != 'gate';
+UPDATE card_audit SET action = 'admitted' WHERE action = 'approved' AND who = 'gate';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration> &libraryMigrations() {
   static const std::vector<Migration> migrations = {
       {1, "lineages, their steps and sources, skill cards and their audit trail", kLibraryVersion1},
       {2, "the experience memory: Cases, their scores and their words (FTS5)", kLibraryVersion2},
+      {3, "a reviewer's approval apart from the gate's admission", kLibraryVersion3},
   };
   return migrations;
 }

@@ -341,7 +341,9 @@ class TestSessionView : public QObject {
                      {"left", {{{"tier", "cold"}, {"kind", "experience"}, {"why", "other tasks: over the cold cap of 4"}, {"case", 23}, {"chars", 150}}}}};
     kwb::agent::AttemptRecord repair = first;
     repair.turn = 2;
-    repair.context = nullptr;
+    // A repair turn without experience (the memory off), carrying its line's cards: each with its status.
+    repair.context = {{"cards", {{{"id", "warp-shuffle"}, {"status", "admitted"}}, {{"id", "tiles"}, {"status", "approved"}}}},
+                      {"proposed_cards", false}};
     QList<kwb::ui::AgentEventRow> rows;
     for (const auto &a : {first, repair}) {
       kwb::ui::AgentEventRow row;
@@ -371,8 +373,9 @@ class TestSessionView : public QObject {
     QCOMPARE(asked.count(), 1);
     QCOMPARE(asked.first().first().toLongLong(), 17);
     tree->setCurrentItem(leaves[1]);
-    QVERIFY2(panel.contextView()->toPlainText().contains(QStringLiteral("a repair turn carries its line's feedback")),
-             qPrintable(panel.contextView()->toPlainText()));
+    for (const QString &part : {QStringLiteral("No experience in this prompt"), QStringLiteral("warp-shuffle (admitted)"),
+                                QStringLiteral("tiles (approved)")})
+      QVERIFY2(panel.contextView()->toPlainText().contains(part), qPrintable(panel.contextView()->toPlainText()));
   }
 };
 

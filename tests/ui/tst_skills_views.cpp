@@ -225,7 +225,8 @@ class TestSkillsViews : public QObject {
     panel.approve(QStringLiteral("reviewer:ada"));
     QVERIFY(reviewed.wait(10000));
     QVERIFY(loaded.count() >= 2 || loaded.wait(10000));
-    QTRY_VERIFY(cardOf(service, "cp-async") && cardOf(service, "cp-async")->status == CardStatus::Admitted);
+    // A reviewer approves (the gate alone admits): the status says which.
+    QTRY_VERIFY(cardOf(service, "cp-async") && cardOf(service, "cp-async")->status == CardStatus::Approved);
     QTRY_VERIFY(panel.auditText().contains(QStringLiteral("reviewer:ada")));
     QVERIFY(!panel.approveButton()->isEnabled());
     QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("cp-async").back().action, std::string("approved"));
@@ -235,7 +236,7 @@ class TestSkillsViews : public QObject {
     QVERIFY(reviewed.wait(10000));
     QTRY_VERIFY(cardOf(service, "cp-async")->status == CardStatus::Rejected);
     QCOMPARE(SkillLibrary::open(library_.toStdString())->audit("cp-async").back().detail,
-             std::string("admitted -> rejected: the carrier misses the wait"));
+             std::string("approved -> rejected: the carrier misses the wait"));
 
     // An edit that does not read back is refused with its line, and changes nothing.
     QSignalSpy refused(&service, &SkillLibraryService::editRefused);

@@ -114,6 +114,9 @@ class TestAgentSession : public QObject {
   void settingsRoundTripThroughTheStore();
   void skillCardsGoIntoFirstTurnsAndGainEvidence();
   void skillCardsOffLeavesThemOut();
+  void proposedCardsOnlyWhenAsked();
+  void experienceWithinASession();
+  void contextWindowFromTheProvider();
   void experienceFromAnEarlierTaskChangesThePrompt();
   void optimizeKilledWithSigkillResumes();
   void optimizeCtrlCPausesAndExportsTrajectories();
@@ -388,6 +391,14 @@ std::shared_ptr<SkillLibrary> softmaxCards(const QTemporaryDir &dir, std::vector
   return library;
 }
 
+// The library's cards made proven: every other one admitted by the gate, the rest approved by a
+// reviewer (issue 47: only those reach a prompt by default).
+void proveCards(SkillLibrary &library, const std::vector<std::string> &ids) {
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    library.setStatus(ids[i], i % 2 ? CardStatus::Approved : CardStatus::Admitted, i % 2 ? "reviewer:test" : "gate",
+                      "for the test");
+}
+
 std::size_t sessionEvidence(SkillLibrary &library, const std::string &id) {
   const auto card = library.card(id);
   return card ? static_cast<std::size_t>(std::count_if(card->evidence.begin(), card->evidence.end(),
@@ -405,6 +416,7 @@ void TestAgentSession::skillCardsGoIntoFirstTurnsAndGainEvidence() {
   std::vector<std::string> ids;
   auto library = softmaxCards(f.dir, ids);
   QVERIFY(!ids.empty());
+  proveCards(*library, ids);
   f.server.script({ReplayFault::CompileError});  // line 1's first answer: repaired in turn 2
   const auto created = Session::create(*f.store, f.task, compileOnlySettings(2, 2, 1), f.server.baseUrl(), "replay");
   auto services = f.services();
@@ -417,6 +429,14 @@ void TestAgentSession::skillCardsGoIntoFirstTurnsAndGainEvidence() {
   for (const auto &a : attempts) {
     QVERIFY2(!a.cards.empty(), ("attempt line " + std::to_string(a.line) + " turn " + std::to_string(a.turn)).c_str());
     QVERIFY(a.cards.size() <= 3);
+    // The context record names each card with its status: admitted or approved, none proposed.
+    QCOMPARE(a.context["cards"].size(), a.cards.size());
+    QCOMPARE(a.context["proposed_cards"], nlohmann::json(false));
+    for (const auto &c : a.context["cards"]) {
+      const auto stored = library->card(c["id"].get<std::string>());
+      QCOMPARE(c["status"].get<std::string>(), kwb::toString(stored->status));
+      QVERIFY(kwb::provenStatus(stored->status));
+    }
     if (a.turn == 1) {
       const std::string &user = a.messages.at(1).content;
       QVERIFY2(user.find("## Skill cards") != std::string::npos, user.c_str());
@@ -428,7 +448,8 @@ void TestAgentSession::skillCardsGoIntoFirstTurnsAndGainEvidence() {
       }
       carried = a.cards;
     } else {
-      QCOMPARE(a.cards, attempts.front().cards);  // a repair carries its line's cards
+      QCOMPARE(a.cards, attempts.front().cards);  // a repair carries its line's cards, text and all
+      QVERIFY2(a.messages.at(1).content.find("## Skill cards") != std::string::npos, a.messages.at(1).content.c_str());
     }
   }
   // The compile error is the one gated evaluation: one failed "session" measurement per card.
@@ -464,6 +485,123 @@ void TestAgentSession::skillCardsOffLeavesThemOut() {
   QCOMPARE(attempts.size(), std::size_t(1));
   QVERIFY(attempts[0].cards.empty());
   QVERIFY(attempts[0].messages.at(1).content.find("## Skill cards") == std::string::npos);
+}
+
+// Issue 47, 1: lifted cards are proposed, unproven: a session leaves them out unless it asks
+// for them, and then its context record says they were proposed.
+void TestAgentSession::proposedCardsOnlyWhenAsked() {
+  Fixture f;
+  std::vector<std::string> ids;
+  auto library = softmaxCards(f.dir, ids);
+  QVERIFY(!ids.empty());
+  auto first = [&](const SessionSettings &settings) {
+    const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+    auto services = f.services();
+    services.skills = library;
+    Session session(services, created.id);
+    if (session.run() != SessionState::Finished) return AttemptRecord{};
+    return f.store->attempts(f.store->groups(created.id).at(0).id).at(0);
+  };
+  const auto byDefault = first(compileOnlySettings(1, 1, 1));
+  QVERIFY(!byDefault.messages.empty());
+  QVERIFY(byDefault.cards.empty());
+  QVERIFY(byDefault.messages.at(1).content.find("## Skill cards") == std::string::npos);
+  QCOMPARE(byDefault.context["cards"].size(), std::size_t(0));
+  auto settings = compileOnlySettings(1, 1, 1);
+  settings.proposedCards = true;
+  const auto asked = first(settings);
+  QVERIFY(!asked.cards.empty());
+  QVERIFY(asked.messages.at(1).content.find("## Skill cards") != std::string::npos);
+  QCOMPARE(asked.context["proposed_cards"], nlohmann::json(true));
+  for (const auto &c : asked.context["cards"]) QCOMPARE(c["status"].get<std::string>(), std::string("proposed"));
+  // One card approved by a reviewer: the default session carries it, and only it.
+  library->setStatus(ids.front(), CardStatus::Approved, "reviewer:test", "read it");
+  const auto approved = first(compileOnlySettings(1, 1, 1));
+  QCOMPARE(approved.cards, std::vector<std::string>{ids.front()});
+  QCOMPARE(approved.context["cards"].at(0)["status"].get<std::string>(), std::string("approved"));
+}
+
+// Issue 47, 5: each attempt is a Case as soon as its evaluation ends. Group 1's compile error is
+// in group 2's first prompt (this task's experience, warm), and in the repair prompt of its own line.
+void TestAgentSession::experienceWithinASession() {
+  Fixture f;
+  std::shared_ptr<kwb::memory::ExperienceStore> memory =
+      kwb::memory::ExperienceStore::open(f.dir.filePath("library.sqlite").toStdString());
+  f.server.script({ReplayFault::CompileError});
+  const auto created = Session::create(*f.store, f.task, compileOnlySettings(1, 1, 2), f.server.baseUrl(), "replay");
+  auto services = f.services();
+  services.memory = memory;
+  Session session(services, created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto groups = f.store->groups(created.id);
+  QCOMPARE(groups.size(), std::size_t(2));
+  const auto failed = f.store->attempts(groups.at(0).id).at(0);
+  QCOMPARE(failed.outcome, std::string("compile-error"));
+  // Recorded with its session, before group 2 began.
+  const auto cases = memory->query(kwb::memory::MemoryQuery{.task = "softmax", .session = created.id});
+  QCOMPARE(cases.size(), std::size_t(1));
+  const auto second = f.store->attempts(groups.at(1).id).at(0);
+  bool shown = false;
+  for (const auto &item : second.context["included"])
+    if (item.value("case", std::int64_t(0)) == cases[0].c.id) shown = item["tier"] == "warm";
+  QVERIFY2(shown, second.context.dump().c_str());
+  QVERIFY2(second.messages.at(1).content.find("compile-error") != std::string::npos, second.messages.at(1).content.c_str());
+
+  // A repair turn: the line's own compile error is the recency reserve and its Case is experience.
+  Fixture g;
+  std::shared_ptr<kwb::memory::ExperienceStore> memory2 =
+      kwb::memory::ExperienceStore::open(g.dir.filePath("library.sqlite").toStdString());
+  g.server.script({ReplayFault::CompileError});
+  const auto repaired = Session::create(*g.store, g.task, compileOnlySettings(1, 2, 1), g.server.baseUrl(), "replay");
+  auto services2 = g.services();
+  services2.memory = memory2;
+  Session session2(services2, repaired.id);
+  QCOMPARE(session2.run(), SessionState::Finished);
+  const auto attempts = g.store->attempts(g.store->groups(repaired.id).at(0).id);
+  QCOMPARE(attempts.size(), std::size_t(2));
+  const auto &repair = attempts.at(1);
+  QCOMPARE(repair.turn, 2);
+  QVERIFY(repair.context["recency"].get<std::size_t>() > 0);
+  QCOMPARE(repair.context["budget"].get<std::size_t>(),
+           repair.context["window"].get<std::size_t>() - repair.context["system"].get<std::size_t>() -
+               repair.context["generation"].get<std::size_t>() - repair.context["recency"].get<std::size_t>());
+  bool warm = false;
+  for (const auto &item : repair.context["included"]) warm = warm || item["tier"] == "warm";
+  QVERIFY2(warm, repair.context.dump().c_str());
+  QVERIFY2(repair.messages.at(1).content.find("## Experience") != std::string::npos, repair.messages.at(1).content.c_str());
+}
+
+// Issue 47, 5: W and the answer limit come from the provider when the session does not set them;
+// the request asks for no more than the provider allows.
+void TestAgentSession::contextWindowFromTheProvider() {
+  Fixture f;
+  std::shared_ptr<kwb::memory::ExperienceStore> memory =
+      kwb::memory::ExperienceStore::open(f.dir.filePath("library.sqlite").toStdString());
+  const auto created = Session::create(*f.store, f.task, compileOnlySettings(1, 1, 1), f.server.baseUrl(), "replay");
+  auto services = f.services();
+  services.memory = memory;
+  services.provider.contextWindow = 12000;
+  services.provider.maxOutputTokens = 3000;
+  Session session(services, created.id);
+  QCOMPARE(session.run(), SessionState::Finished);
+  const auto a = f.store->attempts(f.store->groups(created.id).at(0).id).at(0);
+  QCOMPARE(a.context["window"].get<std::size_t>(), std::size_t(12000));
+  QCOMPARE(a.context["window_from"].get<std::string>(), std::string("the provider's setting"));
+  QCOMPARE(a.context["generation"].get<std::size_t>(), std::size_t(3000));  // the session asked for 8192
+  const auto requests = f.server.http().requests();
+  QVERIFY(!requests.empty());
+  const auto body = nlohmann::json::parse(requests.back().body);
+  QCOMPARE(body["max_tokens"].get<int>(), 3000);
+  // Neither set: assumed, and said so.
+  Fixture g;
+  const auto plain = Session::create(*g.store, g.task, compileOnlySettings(1, 1, 1), g.server.baseUrl(), "replay");
+  auto services2 = g.services();
+  services2.memory = memory;
+  Session session2(services2, plain.id);
+  QCOMPARE(session2.run(), SessionState::Finished);
+  const auto b = g.store->attempts(g.store->groups(plain.id).at(0).id).at(0);
+  QCOMPARE(b.context["window"].get<std::size_t>(), std::size_t(kwb::llm::kAssumedContextWindow));
+  QVERIFY(b.context["window_from"].get<std::string>().rfind("assumed", 0) == 0);
 }
 
 // KOPE end to end: a session on softmax with an empty memory; then an earlier task's runs
@@ -505,8 +643,11 @@ void TestAgentSession::experienceFromAnEarlierTaskChangesThePrompt() {
   QVERIFY(user.size() > before.messages.at(1).content.size());
   const auto &context = after.context;
   QVERIFY(context["tokens"].get<std::size_t>() <= context["budget"].get<std::size_t>());
-  QCOMPARE(context["budget"].get<std::size_t>(),
-           std::size_t(16384) - 8192 - (after.messages.at(0).content.size() + 3) / 4);
+  // B = W - S - G - R: the window set, the system prompt, the answer limit, the recency reserve
+  // (the incumbent's feedback).
+  QCOMPARE(context["window"].get<std::size_t>(), std::size_t(16384));
+  QCOMPARE(context["budget"].get<std::size_t>(), std::size_t(16384) - 8192 - (after.messages.at(0).content.size() + 3) / 4 -
+                                                     context["recency"].get<std::size_t>());
   bool cold = false;
   for (const auto &item : context["included"])
     if (item["tier"] == "cold") {
@@ -523,7 +664,7 @@ void TestAgentSession::experienceFromAnEarlierTaskChangesThePrompt() {
   off.memory = false;
   const auto without = runSession(off);
   QVERIFY(without.messages.at(1).content.find("## Further experience") == std::string::npos);
-  QVERIFY(without.context.is_null());
+  QVERIFY2(!without.context.contains("included") && !without.context.contains("budget"), without.context.dump().c_str());
 }
 
 void TestAgentSession::settingsRoundTripThroughTheStore() {

@@ -154,7 +154,7 @@ class TestCardApplication : public QObject {
 
   void anAdmittedCardStaysAdmittedAndItsEvidenceGrows() {
     Fixture f;
-    f.library->setStatus("warp-shuffle", CardStatus::Admitted, "reviewer:test", "read it");
+    f.library->setStatus("warp-shuffle", CardStatus::Admitted, "gate", "reproduced");
     f.server.script({ReplayFault::CompileError, ReplayFault::CompileError});
     for (int i = 0; i < 2; ++i) {
       const auto a = f.apply(1);
@@ -163,6 +163,17 @@ class TestCardApplication : public QObject {
     }
     QCOMPARE(kwb::toString(f.library->card("warp-shuffle")->status), std::string("admitted"));
     QCOMPARE(f.applications("warp-shuffle"), std::size_t(2));
+  }
+
+  // A reviewer's approval is not overturned by a failed application (the evidence says it).
+  void anApprovedCardStaysApprovedWhenAnApplicationFails() {
+    Fixture f;
+    f.library->setStatus("warp-shuffle", CardStatus::Approved, "reviewer:test", "read it");
+    f.server.script({ReplayFault::CompileError});
+    const auto a = f.apply(1);
+    QCOMPARE(toString(a.verdict), std::string("compile-error"));
+    QCOMPARE(recordApplication(*f.library, a), std::string("evidence added; the card stays approved"));
+    QCOMPARE(f.applications("warp-shuffle"), std::size_t(1));
   }
 
   void anAnswerWithoutCodeLeavesTheCardAlone_data() {

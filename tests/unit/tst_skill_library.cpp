@@ -13,6 +13,8 @@
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/store/library_schema.h"
+#include "core/store/migrations.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
 #include "helpers/measured_lineage.h"
@@ -304,16 +306,19 @@ class TestSkillLibrary : public QObject {
     QCOMPARE(audit[2].action, std::string("merged"));
 
     // Review: who, what, when.
-    lib->setStatus("cp-async", CardStatus::Admitted, "reviewer:ada", "checked the carrier");
+    // Review: who, what, when. A reviewer approves; the gate admits: two statuses, two actions.
+    lib->setStatus("cp-async", CardStatus::Approved, "reviewer:ada", "checked the carrier");
     lib->setStatus("wmma", CardStatus::Rejected, "gate", "did not reproduce");
-    QVERIFY(lib->card("cp-async")->status == CardStatus::Admitted);
+    QVERIFY(lib->card("cp-async")->status == CardStatus::Approved);
     QCOMPARE(lib->audit("cp-async").back().who, std::string("reviewer:ada"));
-    QCOMPARE(lib->audit("cp-async").back().detail, std::string("proposed -> admitted: checked the carrier"));
-    QVERIFY(lib->card("cp-async")->verification.back().find("admitted by reviewer:ada") != std::string::npos);
+    QCOMPARE(lib->audit("cp-async").back().action, std::string("approved"));
+    QCOMPARE(lib->audit("cp-async").back().detail, std::string("proposed -> approved: checked the carrier"));
+    QVERIFY(lib->card("cp-async")->verification.back().find("approved by reviewer:ada") != std::string::npos);
     QVERIFY_THROWS_EXCEPTION(StoreError, lib->setStatus("no-such-card", CardStatus::Admitted, "x", ""));
 
     // Filters.
-    QCOMPARE(lib->cards(CardFilter{CardStatus::Admitted, "", ""}).size(), std::size_t{1});
+    QCOMPARE(lib->cards(CardFilter{CardStatus::Approved, "", ""}).size(), std::size_t{1});
+    QCOMPARE(lib->cards(CardFilter{CardStatus::Admitted, "", ""}).size(), std::size_t{0});
     QCOMPARE(lib->cards(CardFilter{std::nullopt, "softmax", ""}).size(), std::size_t{0});
     // gemm-bf16's 12 steps give 11 cards (one per step after the first), each scoped to gemm.
     QCOMPARE(lib->cards().size(), std::size_t{11});
@@ -333,7 +338,7 @@ class TestSkillLibrary : public QObject {
     // Reopened from another connection: everything is on disk.
     lib.reset();
     auto again = SkillLibrary::open(dir_ / "library.sqlite");
-    QVERIFY(again->card("cp-async")->status == CardStatus::Admitted);
+    QVERIFY(again->card("cp-async")->status == CardStatus::Approved);
     QCOMPARE(again->lineage("gemm-bf16@copy")->steps.size(), b.record.steps.size());
   }
 
@@ -439,6 +444,32 @@ class TestSkillLibrary : public QObject {
     lifted.status = CardStatus::Admitted;
     lib->proposeCard(lifted, "test", "a lineage");
     QVERIFY(lib->card("lifted")->status == CardStatus::Proposed);
+  }
+
+  // Schema 3: a library where a reviewer's approval was stored as "admitted" reads it as
+  // "approved"; the gate's admission stays "admitted", its audit action renamed.
+  void reviewerAdmissionsBecomeApprovals() {
+    const auto path = dir_ / "v2.sqlite";
+    {
+      Database db(path);
+      migrateForward(db, {libraryMigrations().at(0), libraryMigrations().at(1)});
+      for (const char *id : {"read", "gated", "reopened"})
+        db.exec(std::string("INSERT INTO skill_cards(id, status, card_json, created_at, updated_at) VALUES('") + id +
+                "', 'admitted', '{\"skill_id\":\"" + id + "\",\"status\":\"admitted\"}', 'x', 'x')");
+      db.exec("INSERT INTO card_audit(card_id, at, who, action, detail) VALUES"
+              "('read', 'a', 'reviewer:ada', 'approved', 'proposed -> admitted'),"
+              "('gated', 'a', 'gate', 'approved', 'proposed -> admitted'),"
+              "('reopened', 'a', 'gate', 'approved', 'proposed -> admitted'),"
+              "('reopened', 'b', 'reviewer:bo', 'approved', 'admitted -> admitted')");
+      QCOMPARE(readSchemaVersion(db), 2);
+    }
+    auto lib = SkillLibrary::open(path);
+    QCOMPARE(toString(lib->card("read")->status), std::string("approved"));
+    QCOMPARE(toString(lib->card("gated")->status), std::string("admitted"));
+    QCOMPARE(toString(lib->card("reopened")->status), std::string("approved"));  // the last word was a reviewer's
+    QCOMPARE(lib->audit("gated").back().action, std::string("admitted"));
+    QCOMPARE(lib->audit("read").back().action, std::string("approved"));
+    QCOMPARE(lib->cards(CardFilter{CardStatus::Approved, "", ""}).size(), std::size_t{2});
   }
 
   void wildcards() {

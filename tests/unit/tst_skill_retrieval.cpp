@@ -81,6 +81,7 @@ SkillCard card(const std::string &id, const std::string &intent, std::vector<std
   c.conflictingFeatures = std::move(conflicts);
   c.preconditions = {"Data types: f32", "Layout: row-major", "Storage: 16 KiB shared", "Pipeline: none",
                      "Hardware: any"};
+  c.status = CardStatus::Admitted;  // a proven card: the only kind retrieval takes by default
   c.setSection("Overview", "\n" + intent + "\n\n");
   c.setSection("Before", "\n" + fencedCode("float x = a[i]; // " + id + " before\n") + "\n");
   c.setSection("After", "\n" + fencedCode("float4 x = a4[i]; // " + id + " after\n") + "\n");
@@ -164,6 +165,11 @@ class TestSkillRetrieval : public QObject {
     }
     bundled_ = library->cards();
     QVERIFY(bundled_.size() >= 10);
+    // Lifted cards are proposed; the gate would admit them (the stages under test come after it).
+    for (auto &c : bundled_) {
+      QVERIFY(c.status == CardStatus::Proposed);
+      c.status = CardStatus::Admitted;
+    }
     shapes_ = configShapesOf(tasks);
     sgemmText_ = tasks[0].name + " " + tasks[0].description;
     gemmText_ = tasks[1].name + " " + tasks[1].description;
@@ -273,6 +279,7 @@ class TestSkillRetrieval : public QObject {
   void scopeOfPublishedCards() {
     const auto tma = publishedCard("tma-multicast-loads-20260412T101500Z-3fa2c1");
     RetrievalQuery q;
+    q.includeProposed = true;  // a file's card enters as proposed
     q.operatorClass = "attention";
     q.platform = "sm_90";
     QCOMPARE(ids(retrieveCards({tma}, q).chosen), std::string("tma-multicast-loads"));
@@ -292,13 +299,20 @@ class TestSkillRetrieval : public QObject {
     RetrievalQuery q;
     q.problemText = "shared memory tiles";
     q.shape = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
-    auto r = retrieveCards({rejected, proposed, admitted}, q);
-    QCOMPARE(ids(r.chosen), std::string("admitted,proposed"));
+    proposed.status = CardStatus::Proposed;
+    auto approved = card("approved", "shared memory tiles");
+    approved.status = CardStatus::Approved;
+    // By default: proven cards only, the gate's before a reviewer's.
+    auto r = retrieveCards({rejected, proposed, approved, admitted}, q);
+    QCOMPARE(ids(r.chosen), std::string("admitted,approved"));
+    QCOMPARE(skipReason(r, "proposed"),
+             std::string("proposed: not admitted by the gate nor approved by a reviewer (proven cards only)"));
+    QCOMPARE(skipReason(r, "rejected"), std::string("rejected"));
+    // Asked for: proposed cards too, after the proven ones; rejected never.
+    q.includeProposed = true;
+    r = retrieveCards({rejected, proposed, approved, admitted}, q);
+    QCOMPARE(ids(r.chosen), std::string("admitted,approved,proposed"));
     QCOMPARE(r.skipped, (std::vector<SkippedCard>{{"rejected", "rejected"}}));
-    q.includeProposed = false;
-    r = retrieveCards({rejected, proposed, admitted}, q);
-    QCOMPARE(ids(r.chosen), std::string("admitted"));
-    QCOMPARE(skipReason(r, "proposed"), std::string("proposed, not admitted (admitted cards only)"));
   }
 
   // Alone: provides all present, a conflict present, a requirement missing, a feature the
@@ -568,6 +582,7 @@ class TestSkillRetrieval : public QObject {
     a.status = admittedA ? CardStatus::Admitted : CardStatus::Proposed;
     b.status = admittedB ? CardStatus::Admitted : CardStatus::Proposed;
     RetrievalQuery q;
+    q.includeProposed = true;
     q.operatorClass = "gemm";
     q.problemText = "Tile the matrix multiply in shared memory";
     q.shape = sizes("M=4096,N=4096,K=4096");
@@ -636,7 +651,7 @@ class TestSkillRetrieval : public QObject {
     std::size_t at = 0;
     for (std::size_t i = 0; i < r.chosen.size(); ++i) {
       const auto &c = r.chosen[i].card;
-      const auto heading = full.find("### " + std::to_string(i + 1) + ". " + c.id + " (proposed)\n");
+      const auto heading = full.find("### " + std::to_string(i + 1) + ". " + c.id + " (" + toString(c.status) + ")\n");
       QVERIFY2(heading != std::string::npos && heading >= at, c.id.c_str());  // in rank order
       at = heading;
       QVERIFY(!c.beforeCode().empty() && !c.afterCode().empty());
@@ -678,7 +693,7 @@ class TestSkillRetrieval : public QObject {
     std::vector<std::string> in;
     const std::string text = formatCardsForPrompt(cards, 3000, &in);
     QCOMPARE(in, (std::vector<std::string>{"short"}));
-    QVERIFY(text.find("### 1. short (proposed)") != std::string::npos);
+    QVERIFY(text.find("### 1. short (admitted)") != std::string::npos);
     QVERIFY(text.find("long") == std::string::npos);
     QVERIFY(text.find("Measured gain: not measured yet") != std::string::npos);
     QVERIFY(text.find("float4 x = a4[i]; // short after") != std::string::npos);

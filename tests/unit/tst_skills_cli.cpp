@@ -92,7 +92,7 @@ class TestSkillsCli : public QObject {
     QVERIFY2(r.exitCode == 0, r.err.c_str());
     r = kwb({"skills", "approve", "tma-multicast-loads", "--by", "grace", "--json"});
     QVERIFY2(r.exitCode == 0, r.err.c_str());
-    QCOMPARE(json::parse(r.out)["status"].get<std::string>(), std::string("admitted"));
+    QCOMPARE(json::parse(r.out)["status"].get<std::string>(), std::string("approved"));  // a reviewer's word
     r = kwb({"skills", "approve", "no-such-card"});
     QCOMPARE(r.exitCode, 2);
     QVERIFY2(r.err.find("no skill card 'no-such-card'") != std::string::npos, r.err.c_str());
@@ -107,8 +107,9 @@ class TestSkillsCli : public QObject {
     QCOMPARE(audit[1]["action"].get<std::string>(), std::string("rejected"));
     QVERIFY(audit[1]["detail"].get<std::string>().find("needs setmaxnreg") != std::string::npos);
 
-    QCOMPARE(kwb({"skills", "list", "--status", "admitted", "--json"}).exitCode, 0);
-    QCOMPARE(json::parse(kwb({"skills", "list", "--status", "admitted", "--json"}).out)["cards"].size(), std::size_t{1});
+    QCOMPARE(kwb({"skills", "list", "--status", "approved", "--json"}).exitCode, 0);
+    QCOMPARE(json::parse(kwb({"skills", "list", "--status", "approved", "--json"}).out)["cards"].size(), std::size_t{1});
+    QCOMPARE(json::parse(kwb({"skills", "list", "--status", "admitted", "--json"}).out)["cards"].size(), std::size_t{0});
     QCOMPARE(json::parse(kwb({"skills", "list", "--case", "flash-attention", "--json"}).out)["cards"].size(), std::size_t{2});
     QCOMPARE(kwb({"skills", "list", "--status", "maybe"}).exitCode, 2);
 
@@ -123,7 +124,7 @@ class TestSkillsCli : public QObject {
     fs::remove(dir_.filePath("library.sqlite").toStdString());
     r = kwb({"skills", "import", exported});
     QVERIFY2(r.exitCode == 0, r.err.c_str());
-    for (const std::string claim : {":27: status 'admitted' is not taken from the file: the card is proposed",
+    for (const std::string claim : {":27: status 'approved' is not taken from the file: the card is proposed",
                                     ":28: verification (1 entry) is not taken from the file: the card keeps its log of 0 entries"})
       QVERIFY2(r.err.find(written.string() + claim) != std::string::npos, r.err.c_str());
     auto after = json::parse(kwb({"skills", "show", "tma-multicast-loads", "--json"}).out);

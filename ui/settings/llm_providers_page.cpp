@@ -377,6 +377,26 @@ QWidget *LlmProvidersPage::buildEditor() {
   auto *stallHint = new QLabel(tr("a stream that sends nothing this long is stopped"), page);
   stallHint->setStyleSheet(kHintStyle);
   form->addRow(tr("Stall timeout:"), hbox({{stallTimeout_, 0}, {stallHint, 1}}));
+  // KOPE's budget B = W - S - G - R takes W from here, and G is capped by the answer limit.
+  contextWindow_ = new QSpinBox(page);
+  contextWindow_->setObjectName(QStringLiteral("llmContextWindowField"));
+  contextWindow_->setRange(0, kwb::llm::kMaxContextWindow);
+  contextWindow_->setSpecialValueText(tr("not known"));
+  contextWindow_->setSuffix(tr(" tokens"));
+  maxOutputTokens_ = new QSpinBox(page);
+  maxOutputTokens_->setObjectName(QStringLiteral("llmMaxOutputTokensField"));
+  maxOutputTokens_->setRange(0, kwb::llm::kMaxContextWindow);
+  maxOutputTokens_->setSpecialValueText(tr("not known"));
+  maxOutputTokens_->setSuffix(tr(" tokens"));
+  auto *windowHint = new QLabel(tr("the model's window: experience fills what the prompt leaves (not known: %1 assumed)")
+                                    .arg(kwb::llm::kAssumedContextWindow),
+                                page);
+  windowHint->setStyleSheet(kHintStyle);
+  windowHint->setWordWrap(true);
+  form->addRow(tr("Context window:"), hbox({{contextWindow_, 0}, {windowHint, 1}}));
+  auto *outputHint = new QLabel(tr("the most one answer may have: a session asks for no more"), page);
+  outputHint->setStyleSheet(kHintStyle);
+  form->addRow(tr("Answer limit:"), hbox({{maxOutputTokens_, 0}, {outputHint, 1}}));
 
   auto *validator = new QDoubleValidator(0, 1e6, 6, page);
   validator->setLocale(QLocale::c());
@@ -425,6 +445,8 @@ QWidget *LlmProvidersPage::buildEditor() {
   connect(keyFromKeychain_, &QRadioButton::toggled, keychainKey_, &QLineEdit::setEnabled);
   connect(keyFromEnv_, &QRadioButton::toggled, keyEnv_, &QLineEdit::setEnabled);
   connect(maxConcurrent_, &QSpinBox::valueChanged, this, edited);
+  connect(contextWindow_, &QSpinBox::valueChanged, this, edited);
+  connect(maxOutputTokens_, &QSpinBox::valueChanged, this, edited);
   connect(stallTimeout_, &QSpinBox::valueChanged, this, edited);
   connect(inputPrice_, &QLineEdit::textChanged, this, edited);
   connect(outputPrice_, &QLineEdit::textChanged, this, edited);
@@ -627,6 +649,8 @@ void LlmProvidersPage::showEntry(int row) {
   keychainKey_->setEnabled(c.keyInKeychain);
   maxConcurrent_->setValue(c.maxConcurrent);
   stallTimeout_->setValue(static_cast<int>(c.stallTimeout.count()));
+  contextWindow_->setValue(c.contextWindow);
+  maxOutputTokens_->setValue(c.maxOutputTokens);
   inputPrice_->setText(c.price ? priceText(c.price->inputPerMillion) : QString());
   outputPrice_->setText(c.price ? priceText(c.price->outputPerMillion) : QString());
   loading_ = false;
@@ -660,6 +684,8 @@ void LlmProvidersPage::storeFields() {
   c.apiKeyEnv = c.keyInKeychain ? std::string() : keyEnv_->text().trimmed().toStdString();
   c.maxConcurrent = maxConcurrent_->value();
   c.stallTimeout = std::chrono::seconds(stallTimeout_->value());
+  c.contextWindow = contextWindow_->value();
+  c.maxOutputTokens = maxOutputTokens_->value();
   const auto in = priceValue(inputPrice_), out = priceValue(outputPrice_);
   if (in || out)
     c.price = kwb::llm::Price{in.value_or(0), out.value_or(0)};

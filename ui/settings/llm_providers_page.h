@@ -90,6 +90,8 @@ class LlmProvidersPage : public QWidget {
   QLabel *keychainStatus() const { return keychainStatus_; }
   QSpinBox *maxConcurrentField() const { return maxConcurrent_; }
   QSpinBox *stallTimeoutField() const { return stallTimeout_; }
+  QSpinBox *contextWindowField() const { return contextWindow_; }
+  QSpinBox *maxOutputTokensField() const { return maxOutputTokens_; }
   QLineEdit *inputPriceField() const { return inputPrice_; }
   QLineEdit *outputPriceField() const { return outputPrice_; }
   QDoubleSpinBox *budgetField() const { return budget_; }
@@ -180,6 +182,8 @@ class LlmProvidersPage : public QWidget {
   QLabel *keychainStatus_ = nullptr;
   QSpinBox *maxConcurrent_ = nullptr;
   QSpinBox *stallTimeout_ = nullptr;
+  QSpinBox *contextWindow_ = nullptr;
+  QSpinBox *maxOutputTokens_ = nullptr;
   QLineEdit *inputPrice_ = nullptr;
   QLineEdit *outputPrice_ = nullptr;
   QDoubleSpinBox *budget_ = nullptr;

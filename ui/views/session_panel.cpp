@@ -367,16 +367,34 @@ QMenu *SessionPanel::candidateMenu(QTreeWidgetItem *item) {
 
 QString SessionPanel::contextHtml(const kwb::agent::AttemptRecord &a) {
   const auto &j = a.context;
-  if (j.is_null() || !j.is_object())
-    return tr("<p>No experience in this prompt: %1.</p>")
-        .arg(a.turn > 1 ? tr("a repair turn carries its line's feedback") : tr("the memory was off or had nothing for it"));
+  QString html;
+  // The skill cards the prompt carried, each with its status (admitted: the gate's proof;
+  // approved: a reviewer's; proposed: unproven, only when the session asked for them).
+  if (j.is_object() && j.contains("cards") && j["cards"].is_array() && !j["cards"].empty()) {
+    QStringList cards;
+    for (const auto &c : j["cards"])
+      cards << QStringLiteral("%1 (%2)").arg(QString::fromStdString(c.value("id", std::string())).toHtmlEscaped(),
+                                             QString::fromStdString(c.value("status", std::string())));
+    html += tr("<p>Skill cards: %1%2.</p>")
+                .arg(cards.join(QStringLiteral(", ")),
+                     j.value("proposed_cards", false) ? tr(" — proposed cards were asked for") : QString());
+  }
+  if (!j.is_object() || !j.contains("budget"))
+    return html + tr("<p>No experience in this prompt: the memory was off or had nothing for it.</p>");
   auto number = [&j](const char *key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; };
-  QString html = tr("<p><b>%1</b> of <b>%2</b> tokens of experience; the hot tier (task, kernel, feedback, goal) "
-                    "%3 tokens%4.</p>")
-                     .arg(number("tokens"), 0, 'f', 0)
-                     .arg(number("budget"), 0, 'f', 0)
-                     .arg(number("hot_tokens"), 0, 'f', 0)
-                     .arg(j.value("hot_over_budget", false) ? tr(", over the budget by itself") : QString());
+  html += tr("<p><b>%1</b> of <b>%2</b> tokens of experience; the hot tier (task, kernel, feedback, goal) "
+             "%3 tokens%4.</p>")
+              .arg(number("tokens"), 0, 'f', 0)
+              .arg(number("budget"), 0, 'f', 0)
+              .arg(number("hot_tokens"), 0, 'f', 0)
+              .arg(j.value("hot_over_budget", false) ? tr(", over the budget by itself") : QString());
+  if (j.contains("window"))
+    html += tr("<p>B = W − S − G − R = %1 − %2 − %3 − %4 (W: %5).</p>")
+                .arg(number("window"), 0, 'f', 0)
+                .arg(number("system"), 0, 'f', 0)
+                .arg(number("generation"), 0, 'f', 0)
+                .arg(number("recency"), 0, 'f', 0)
+                .arg(QString::fromStdString(j.value("window_from", std::string())).toHtmlEscaped());
   auto table = [&html](const QString &title, const nlohmann::json &items) {
     if (!items.is_array() || items.empty()) return;
     html += QStringLiteral("<p><b>%1</b></p><table cellspacing=\"0\" cellpadding=\"2\">").arg(title);

@@ -80,7 +80,7 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   status_ = new QComboBox(this);
   status_->setObjectName(QStringLiteral("skillsStatus"));
   status_->addItem(tr("Any status"), QString());
-  for (const char *s : {"proposed", "admitted", "rejected"}) status_->addItem(QString::fromLatin1(s), QString::fromLatin1(s));
+  for (const char *s : {"proposed", "admitted", "approved", "rejected"}) status_->addItem(QString::fromLatin1(s), QString::fromLatin1(s));
   scope_ = new QLineEdit(this);
   scope_->setObjectName(QStringLiteral("skillsScope"));
   scope_->setPlaceholderText(tr("Operator (gemm, softmax, …)"));
@@ -298,7 +298,8 @@ void SkillsPanel::showCard() {
   if (service_)
     for (const auto &c : service_->snapshot().cards)
       if (q(c.id) == id) card = &c;
-  approve_->setEnabled(card && card->status != kwb::CardStatus::Admitted);
+  // A reviewer approves; the gate alone admits (an admitted card needs no approval).
+  approve_->setEnabled(card && !kwb::provenStatus(card->status));
   reject_->setEnabled(card && card->status != kwb::CardStatus::Rejected);
   edit_->setEnabled(card != nullptr);
   const bool trying = service_ && service_->isTrying();
@@ -326,7 +327,7 @@ void SkillsPanel::showCard() {
 }
 
 void SkillsPanel::approve(const QString &who) {
-  if (service_ && !currentCard().isEmpty()) service_->review(currentCard(), kwb::CardStatus::Admitted, who, QString());
+  if (service_ && !currentCard().isEmpty()) service_->review(currentCard(), kwb::CardStatus::Approved, who, QString());
 }
 
 void SkillsPanel::reject(const QString &who, const QString &why) {

@@ -30,7 +30,7 @@ class SkillsPanel : public QWidget {
 
   bool selectCard(const QString &id);
   QString currentCard() const;
-  // Filters: status ("" for all, "proposed", "admitted", "rejected"), operator class, text.
+  // Filters: status ("" for all, "proposed", "admitted", "approved", "rejected"), operator class, text.
   void setFilters(const QString &status, const QString &scopeCase, const QString &text);
   int visibleCards() const;
   QString cardText() const;   // the rendered card, as plain text

@@ -193,9 +193,12 @@ SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &o, SessionsArgs 
                        "Leave the experience memory's Cases out of the prompts (KOPE; kwb memory stats shows them)");
   c.optimize->add_option("--context-window", o.contextWindow,
                          "The model's context window in tokens: the experience's budget is what the prompt leaves of it "
-                         "(default 32768)");
+                         "(default: the provider's context_window, else 32768 assumed)");
   c.optimize->add_flag("--no-skills", o.noSkills,
-                       "Leave the skill library's cards out of the prompts (default: up to 3 cards chosen for the kernel)");
+                       "Leave the skill library's cards out of the prompts (default: up to 3 admitted or approved cards "
+                       "chosen for the kernel)");
+  c.optimize->add_flag("--proposed-cards", o.proposedCards,
+                       "Let proposed (unproven) cards into the prompts too; each attempt's context record says so");
   c.optimize->add_flag("--no-sanitize", o.noSanitize,
                        "Do not run compute-sanitizer on a kernel before it becomes the session's best");
   c.optimize->add_option("--resume", o.resume, "Continue session ID (kwb sessions lists them)");
@@ -296,6 +299,7 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
     s.profile = !args.noProfile;
     s.sanitizeBest = !args.noSanitize;
     s.skills = !args.noSkills;
+    s.proposedCards = args.proposedCards;
     s.memory = !args.noMemory;
     if (args.contextWindow) s.contextWindow = args.contextWindow;
     std::string starter;

@@ -34,8 +34,9 @@ struct OptimizeArgs {
   bool noProfile = false;
   bool noSanitize = false;
   bool noSkills = false;
+  bool proposedCards = false;  // proposed (unproven) cards may reach the prompts
   bool noMemory = false;
-  std::size_t contextWindow = 0;  // 0: the settings' default (32768)
+  std::size_t contextWindow = 0;  // 0: the provider's, else 32768 assumed
   std::string resume;                // a session id
   std::string workspace;             // default: the workbench's
   std::string output;                // the best kernel's file

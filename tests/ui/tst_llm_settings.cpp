@@ -384,6 +384,10 @@ void TestLlmSettings::modelsFillAndTestStreamsWithTheEnvironmentKey() {
   // Apply writes the providers file (the variable's name, never its value) and the budget.
   page->budgetField()->setValue(12.5);
   page->inputPriceField()->setText(QStringLiteral("0.5"));
+  // The model's window and answer limit (a session's W and G cap): "not known" until set.
+  QCOMPARE(page->contextWindowField()->text(), QStringLiteral("not known"));
+  page->contextWindowField()->setValue(8192);
+  page->maxOutputTokensField()->setValue(1024);
   QVERIFY(dialog->apply());
   QVERIFY(QFile::exists(providersFile()));
   const auto saved = kwb::llm::loadProviders(providersFile().toStdString());
@@ -395,6 +399,8 @@ void TestLlmSettings::modelsFillAndTestStreamsWithTheEnvironmentKey() {
   QVERIFY(!saved[0].keyInKeychain);
   QVERIFY(saved[0].price.has_value());
   QCOMPARE(saved[0].price->inputPerMillion, 0.5);
+  QCOMPARE(saved[0].contextWindow, 8192);
+  QCOMPARE(saved[0].maxOutputTokens, 1024);
   QCOMPARE(kwb::ui::settings::llmBudgetDollars().value_or(0), 12.5);
   QVERIFY2(page->fileStatus()->text().contains(QStringLiteral("Saved 1 provider")),
            qPrintable(page->fileStatus()->text()));

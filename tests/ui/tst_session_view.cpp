@@ -8,6 +8,7 @@
 // configured runs a session instead of the tuner.
 #include "isolated_home.h"
 
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -268,6 +269,17 @@ class TestSessionView : public QObject {
     candidates->setValue(3);
     groups->setValue(2);
     QCOMPARE(settingsDialog->settings().candidates, std::size_t(3));
+    // Proposed cards stay out unless asked for, and only with cards on at all.
+    auto *skills = settingsDialog->findChild<QCheckBox *>(QStringLiteral("skills"));
+    auto *proposed = settingsDialog->findChild<QCheckBox *>(QStringLiteral("proposedCards"));
+    QVERIFY(skills && proposed && skills->isChecked() && !proposed->isChecked() && proposed->isEnabled());
+    QVERIFY(!settingsDialog->settings().proposedCards);
+    proposed->setChecked(true);
+    QVERIFY(settingsDialog->settings().proposedCards);
+    skills->setChecked(false);
+    QVERIFY(!proposed->isEnabled());
+    skills->setChecked(true);
+    proposed->setChecked(false);
     QTest::mouseClick(start, Qt::LeftButton);
     QVERIFY(window.agent()->isRunning());
     QVERIFY(!window.tuning()->isRunning());

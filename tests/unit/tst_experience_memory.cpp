@@ -260,6 +260,19 @@ class TstExperienceMemory : public QObject {
     QCOMPARE(hits.front().c.id, vecId);
     QVERIFY(hits.front().similarity > hits[1].similarity);
 
+    // The architecture and GPU the work runs on (issue 47, 5): not filters, but another
+    // architecture weighs less than another GPU of the same one, which weighs less than the same.
+    Case c = makeCase("softmax", true, 1.0);
+    MemoryQuery near;
+    QCOMPARE(featureSimilarity(near, c), 1.0);
+    near.nearArch = "sm_90";
+    near.nearGpu = "NVIDIA H200";
+    QCOMPARE(featureSimilarity(near, c), 1.0);
+    near.nearGpu = "NVIDIA H100 80GB HBM3";
+    QCOMPARE(featureSimilarity(near, c), 0.9);
+    near.nearArch = "sm_80";
+    QCOMPARE(featureSimilarity(near, c), 0.7);
+
     // Text: every word required; quoted, so '__' and punctuation are not syntax.
     MemoryQuery text;
     text.text = "warp shuffle";

@@ -638,6 +638,23 @@ class TestLlmClient : public QObject {
     const auto bounded = llm::loadProviders(file);
     QCOMPARE(bounded.at(0).retry.maxAttempts, 10);
     QCOMPARE(bounded.at(0).retry.maxBackoff.count(), 60000LL);
+
+    // Issue 47, 5: the model's window and answer limit, per provider (KOPE's W and G's cap).
+    auto window = [&](const char *key, json value) {
+      json p = base;
+      p[key] = std::move(value);
+      return errorOf(one(p));
+    };
+    QCOMPARE(window("context_window", 8192), std::string());
+    QCOMPARE(llm::loadProviders(file).at(0).contextWindow, 8192);
+    QCOMPARE(llm::toJson(llm::loadProviders(file).at(0))["context_window"].get<int>(), 8192);
+    QCOMPARE(window("max_output_tokens", 2048), std::string());
+    QCOMPARE(llm::loadProviders(file).at(0).maxOutputTokens, 2048);
+    QVERIFY(!llm::toJson(llm::loadProviders(file).at(0)).contains("context_window"));  // 0: not known, not written
+    QCOMPARE(window("context_window", -1),
+             where + "\"context_window\" is -1; it must be a whole number of tokens from 0 (not known) to 10000000");
+    QCOMPARE(window("max_output_tokens", "lots"),
+             where + "\"max_output_tokens\" is \"lots\"; it must be a whole number of tokens from 0 (not known) to 10000000");
   }
 
   void retryAfterParses() {

@@ -96,6 +96,17 @@ SessionSettingsDialog::SessionSettingsDialog(const QStringList &providers, const
   sanitize_ = named(new QCheckBox(tr("Run compute-sanitizer on a kernel before it becomes the best"), this), "sanitize",
                     tr("memcheck, racecheck, initcheck and synccheck at the smallest size; errors make it incorrect (GPU only)"));
   sanitize_->setChecked(settings.sanitizeBest);
+  skills_ = named(new QCheckBox(tr("Skill cards: admitted and approved ones chosen for the kernel"), this), "skills",
+                  tr("From the skill library: cards the gate admitted or a reviewer approved"));
+  skills_->setChecked(settings.skills);
+  proposedCards_ = named(new QCheckBox(tr("Proposed cards too (unproven)"), this), "proposedCards",
+                         tr("Cards no gate or reviewer has passed yet; each prompt's context record says so"));
+  proposedCards_->setChecked(settings.proposedCards);
+  proposedCards_->setEnabled(settings.skills);
+  connect(skills_, &QCheckBox::toggled, proposedCards_, &QWidget::setEnabled);
+  memory_ = named(new QCheckBox(tr("Experience memory in every turn"), this), "memory",
+                  tr("Ranked Cases of this task and others, within what the model's window leaves (KOPE)"));
+  memory_->setChecked(settings.memory);
 
   auto *llm = new QGroupBox(tr("Model"), this);
   auto *llmForm = new QFormLayout(llm);
@@ -120,6 +131,11 @@ SessionSettingsDialog::SessionSettingsDialog(const QStringList &providers, const
   checkForm->addRow(tr("T&iming per size:"), timeCap_);
   checkForm->addRow(profile_);
   checkForm->addRow(sanitize_);
+  auto *context = new QGroupBox(tr("Context"), this);
+  auto *contextForm = new QFormLayout(context);
+  contextForm->addRow(skills_);
+  contextForm->addRow(proposedCards_);
+  contextForm->addRow(memory_);
 
   problem_ = new QLabel(this);
   problem_->setObjectName(QStringLiteral("sessionSettingsProblem"));
@@ -136,6 +152,7 @@ SessionSettingsDialog::SessionSettingsDialog(const QStringList &providers, const
   layout->addWidget(leap);
   layout->addWidget(budgets);
   layout->addWidget(checks);
+  layout->addWidget(context);
   layout->addWidget(problem_);
   layout->addWidget(buttons);
 
@@ -165,6 +182,9 @@ kwb::agent::SessionSettings SessionSettingsDialog::settings() const {
   s.timingCapSeconds = timeCap_->value();
   s.profile = profile_->isChecked();
   s.sanitizeBest = sanitize_->isChecked();
+  s.skills = skills_->isChecked();
+  s.proposedCards = proposedCards_->isChecked();
+  s.memory = memory_->isChecked();
   return s;
 }
 

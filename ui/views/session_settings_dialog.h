@@ -45,7 +45,7 @@ class SessionSettingsDialog : public QDialog {
   QDoubleSpinBox *dollars_ = nullptr;
   QSpinBox *tokens_ = nullptr, *minutes_ = nullptr;
   QDoubleSpinBox *timeCap_ = nullptr;
-  QCheckBox *profile_ = nullptr, *sanitize_ = nullptr;
+  QCheckBox *profile_ = nullptr, *sanitize_ = nullptr, *skills_ = nullptr, *proposedCards_ = nullptr, *memory_ = nullptr;
   QLabel *problem_ = nullptr;
   QPushButton *ok_ = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "core/agent/card_application.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -7,6 +8,7 @@
 #include "core/agent/prompt.h"
 #include "core/agent/prompt_templates.h"
 #include "core/agent/session.h"
+#include "core/lineage/lineage_build.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_retrieval.h"
 #include "core/store/database.h"
@@ -62,8 +64,36 @@ bool CardApplication::gated() const {
 }
 
 double requiredSpeedup(double declared, double effectShare) {
-  if (!(declared > 1.02)) return 0.95;
-  return 1.0 + effectShare * (declared - 1.0);
+  if (!(declared > 1.02)) return 1.02;
+  return std::max(1.02, 1.0 + effectShare * (declared - 1.0));
+}
+
+std::string gateConfigOf(const Task &task, const std::string &declaredConfig) {
+  if (!declaredConfig.empty() && task.config(declaredConfig)) return declaredConfig;
+  return largestConfiguration(task);
+}
+
+void judgeEffect(CardApplication &a, const std::string &kernelName) {
+  a.speedup = a.beforeMs && a.afterMs ? std::optional<double>(*a.beforeMs / *a.afterMs) : std::nullopt;
+  a.gateSpeedup.reset();
+  auto medianAt = [&](const EvaluationResult &r) -> std::optional<double> {
+    for (const auto &c : r.configs)
+      if (c.config == a.gateConfig && c.timing && c.timing->ok && c.timing->candidate.median > 0) return c.timing->candidate.median;
+    return std::nullopt;
+  };
+  const auto before = medianAt(a.before), after = medianAt(a.after);
+  if (before && after) a.gateSpeedup = *before / *after;
+  const bool atGate = a.gateSpeedup && *a.gateSpeedup >= a.requiredSpeedup;
+  const bool notSlower = a.speedup && *a.speedup >= 1.0;
+  a.verdict = atGate && notSlower ? ApplicationVerdict::Success : ApplicationVerdict::NoEffect;
+  a.message = "correct, " + (a.gateSpeedup ? times(*a.gateSpeedup) : std::string("not timed")) + " at " + a.gateConfig +
+              " and " + (a.speedup ? times(*a.speedup) : std::string("not timed")) + " over all configurations against " +
+              kernelName + " (the card declares " +
+              (a.declaredSpeedup > 0 ? times(a.declaredSpeedup) + (a.declaredWhere.empty() ? "" : " " + a.declaredWhere)
+                                     : std::string("no measurement")) +
+              "; " + times(a.requiredSpeedup) + " asked at " + a.gateConfig + ")";
+  if (!atGate) a.message += ": the declared effect is not there";
+  else if (!notSlower) a.message += ": it made the kernel slower over all configurations";
 }
 
 std::vector<llm::Message> cardApplicationMessages(const SkillCard &card, const Task &task, const std::string &kernel,
@@ -91,8 +121,11 @@ CardApplication applyCard(const SkillCard &card, const Task &task, const std::st
   a.cardId = card.id;
   a.task = task.name;
   a.kernelName = kernelName;
-  a.declaredSpeedup = card.measuredSpeedup();
+  const auto declared = card.declaredGain();
+  a.declaredSpeedup = declared ? declared->speedup : card.measuredSpeedup();
+  if (declared) a.declaredWhere = "on " + declared->task + " at " + declared->config;
   a.requiredSpeedup = requiredSpeedup(a.declaredSpeedup, settings.effectShare);
+  a.gateConfig = gateConfigOf(task, declared ? declared->config : std::string());
   auto progress = [&](const std::string &line) {
     if (services.onProgress) services.onProgress(line);
   };
@@ -164,39 +197,47 @@ CardApplication applyCard(const SkillCard &card, const Task &task, const std::st
   }
   a.afterMs = objectiveMs(a.after);
   if (!a.afterMs) return notGated("not gated: the applied kernel was not timed on every configuration");
-  a.speedup = *a.beforeMs / *a.afterMs;
-  const bool shown = *a.speedup >= a.requiredSpeedup;
-  a.verdict = shown ? ApplicationVerdict::Success : ApplicationVerdict::NoEffect;
-  a.message = "correct, " + times(*a.speedup) + " over " + kernelName + " (the card declares " +
-              (a.declaredSpeedup > 0 ? times(a.declaredSpeedup) : std::string("no measurement")) + "; " +
-              times(a.requiredSpeedup) + " asked)" + (shown ? "" : ": the declared effect is not there");
+  judgeEffect(a, kernelName);
   return a;
 }
 
-std::string recordApplication(SkillLibrary &library, const CardApplication &a) {
+std::string recordApplication(SkillLibrary &library, const CardApplication &a, int tasksToAdmit) {
   if (!a.gated()) return "not recorded (" + toString(a.verdict) + ")";
   CardEvidence e;
   e.kind = "application";
   e.task = a.task;
-  e.config = "all";
+  e.config = a.gateConfig.empty() ? std::string("all") : a.gateConfig;
   e.device = a.device;
   e.arch = a.arch;
   e.beforeMs = a.beforeMs.value_or(0);
   e.afterMs = a.afterMs.value_or(0);
-  e.speedup = a.speedup.value_or(0);
+  e.speedup = a.gateSpeedup.value_or(a.speedup.value_or(0));
   e.success = a.verdict == ApplicationVerdict::Success;
   e.note = "applied to " + a.kernelName + ": " + toString(a.verdict) + ": " + a.message;
   if (e.note.size() > 600) e.note = e.note.substr(0, 597) + "...";
   e.at = utcTimestamp();
   library.addEvidence(a.cardId, e, "gate");
   const auto card = library.card(a.cardId);
-  // The gate admits a proposed card, or one a reviewer approved (its proof is the stronger); it
-  // rejects a proposed one. A reviewer's approval or rejection is not overturned by a failure.
-  const bool open = card && (card->status == CardStatus::Proposed || (card->status == CardStatus::Approved && e.success));
-  if (!open) return "evidence added; the card stays " + (card ? toString(card->status) : std::string("unknown"));
-  const auto status = e.success ? CardStatus::Admitted : CardStatus::Rejected;
-  library.setStatus(a.cardId, status, "gate", e.note);
-  return "evidence added; the card is now " + toString(status);
+  if (!card) return "evidence added; the card is unknown";
+  if (!e.success) {
+    // A failure rejects a proposed card; a reviewer's approval is not overturned by it.
+    if (card->status != CardStatus::Proposed) return "evidence added; the card stays " + toString(card->status);
+    library.setStatus(a.cardId, CardStatus::Rejected, "gate", e.note);
+    return "evidence added; the card is now rejected";
+  }
+  if (card->status != CardStatus::Proposed && card->status != CardStatus::Approved)
+    return "evidence added; the card stays " + toString(card->status);
+  // Admitted when reproduced on enough tasks it was not lifted from.
+  const auto reproduced = card->reproducedOn();
+  const int need = std::max(1, tasksToAdmit);
+  std::string on;
+  for (const auto &t : reproduced) on += (on.empty() ? "" : ", ") + t;
+  if (static_cast<int>(reproduced.size()) < need)
+    return "evidence added; the card stays " + toString(card->status) + ": reproduced on " +
+           std::to_string(reproduced.size()) + " of the " + std::to_string(need) +
+           " tasks it was not lifted from that admission asks" + (on.empty() ? "" : " (" + on + ")");
+  library.setStatus(a.cardId, CardStatus::Admitted, "gate", "reproduced on " + on + ": " + e.note);
+  return "evidence added; the card is now admitted (reproduced on " + on + ")";
 }
 
 }  // namespace kwb::agent

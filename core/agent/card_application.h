@@ -30,8 +30,9 @@ namespace kwb::agent {
 
 struct CardApplicationSettings {
   std::chrono::milliseconds timingCap{500};  // sampling time per configuration, each side
-  // The share of the declared gain an application must show: with a card measured at x1.40 and
-  // 0.5, at least x1.20. A card declaring no gain (x1.02 or less) must not cost more than 5%.
+  // The share of the declared gain an application must show at the gate's configuration: with a
+  // card measured at x1.40 and 0.5, at least x1.20. A card declaring no gain (x1.02 or less) must
+  // still be x1.02 faster: a card is admitted for speed, never for "not slower".
   double effectShare = 0.5;
   int maxTokens = 8192;
   std::string arch;  // empty: the device's
@@ -40,7 +41,7 @@ struct CardApplicationSettings {
 
 enum class ApplicationVerdict {
   Success,     // correct, every configuration timed, the declared effect shown
-  NoEffect,    // correct, but slower than the declared effect asks
+  NoEffect,    // correct, but under the declared effect at the gate's configuration, or slower overall
   Incorrect,   // compiled but failed the check (or crashed, or timed out)
   CompileError,
   NoAnswer,    // the model gave no usable code (none, cut off, or the request failed)
@@ -55,6 +56,11 @@ struct CardApplication {
   std::string answerOutcome; // core/agent/answer.h's word for the answer ("code", "no-code", ...)
   std::string source;        // the applied kernel (empty: none)
   double declaredSpeedup = 0, requiredSpeedup = 0;
+  std::string declaredWhere;  // "softmax at large": where the card's gain was measured
+  // The configuration the effect is judged at: the one of the declared gain's name when the task
+  // has it, else the task's largest (the lineages' target); its speedup.
+  std::string gateConfig;
+  std::optional<double> gateSpeedup;
   std::optional<double> beforeMs, afterMs, speedup;  // geometric means over the configurations
   std::string device, arch;
   EvaluationResult before, after;
@@ -65,6 +71,18 @@ struct CardApplication {
 
 // The speedup an application must show to count as the card's effect (see effectShare).
 double requiredSpeedup(double declared, double effectShare);
+
+// The configuration of `task` a card's effect is judged at (CardApplication::gateConfig).
+std::string gateConfigOf(const Task &task, const std::string &declaredConfig);
+
+// The gate on a correct, timed application: sets verdict, gateSpeedup, speedup and message from
+// a.before and a.after (both correct and timed on every configuration). Success needs the
+// required speedup at the gate's configuration and no loss over all configurations.
+void judgeEffect(CardApplication &a, const std::string &kernelName);
+
+// How many tasks a card must be reproduced on, besides those it was lifted from (KLineage checks
+// on several), before the gate admits it.
+inline constexpr int kTasksToAdmit = 2;
 
 // The messages the model gets: the system prompt (resources/prompts/system.md, or the user's
 // copy) and apply_card.md filled with the card, the task's specification and the kernel.
@@ -88,10 +106,12 @@ CardApplication applyCard(const SkillCard &card, const Task &task, const std::st
                           const std::string &kernelName, const CardApplicationServices &services,
                           const CardApplicationSettings &settings = {});
 
-// Records a gated application: evidence on the card (kind "application"), and for a proposed
-// card its new status by "gate" (admitted on success, rejected otherwise) with the reason. An
-// admitted card stays admitted and a card rejected by a reviewer stays rejected: the evidence
-// grows either way. Does nothing when the application was not gated. Returns what it did, in words.
-std::string recordApplication(SkillLibrary &library, const CardApplication &application);
+// Records a gated application: evidence on the card (kind "application", at the gate's
+// configuration), and the card's status by "gate": a proposed card is rejected by a failed
+// application; a proposed or approved card is admitted once successful applications reproduced
+// it on `tasksToAdmit` tasks it was not lifted from (until then it stays as it is, and the answer
+// says how many). An admitted card stays admitted and a rejected one rejected: the evidence grows
+// either way. Does nothing when the application was not gated. Returns what it did, in words.
+std::string recordApplication(SkillLibrary &library, const CardApplication &application, int tasksToAdmit = kTasksToAdmit);
 
 }  // namespace kwb::agent

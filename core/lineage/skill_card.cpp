@@ -1,6 +1,7 @@
 #include "core/lineage/skill_card.h"
 
 #include <algorithm>
+#include <set>
 #include <cctype>
 
 #include "core/text/json_fields.h"
@@ -87,6 +88,31 @@ double SkillCard::measuredSpeedup() const {
   std::sort(gains.begin(), gains.end());
   const std::size_t n = gains.size();
   return n % 2 ? gains[n / 2] : (gains[n / 2 - 1] + gains[n / 2]) / 2;
+}
+
+std::optional<SkillCard::Gain> SkillCard::declaredGain() const {
+  std::optional<Gain> best;
+  for (const auto &e : evidence)
+    if (e.kind == "lineage-step" && e.success && e.speedup > 0 && (!best || e.speedup > best->speedup))
+      best = Gain{e.task, e.config, e.speedup};
+  return best;
+}
+
+std::vector<std::string> SkillCard::liftedFrom() const {
+  std::set<std::string> tasks;
+  for (const auto &e : evidence)
+    if (e.kind == "lineage-step" && !e.task.empty()) tasks.insert(e.task);
+  return {tasks.begin(), tasks.end()};
+}
+
+std::vector<std::string> SkillCard::reproducedOn() const {
+  const auto lifted = liftedFrom();
+  std::set<std::string> tasks;
+  for (const auto &e : evidence)
+    if (e.kind == "application" && e.success && !e.task.empty() &&
+        std::find(lifted.begin(), lifted.end(), e.task) == lifted.end())
+      tasks.insert(e.task);
+  return {tasks.begin(), tasks.end()};
 }
 
 std::vector<std::string> SkillCard::missingCategories() const {

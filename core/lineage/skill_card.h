@@ -85,6 +85,17 @@ struct SkillCard {
   std::string afterCode() const;
   // The measured gain: the median speedup of the successful evidence, 0 without any.
   double measuredSpeedup() const;
+  // Where the card helps (KLineage: a gain is per configuration): its best successful
+  // lineage-step measurement, with the task and configuration it was measured on; none without.
+  struct Gain {
+    std::string task, config;
+    double speedup = 0;
+  };
+  std::optional<Gain> declaredGain() const;
+  // The tasks the card was lifted from (its lineage-step evidence), sorted.
+  std::vector<std::string> liftedFrom() const;
+  // The tasks it was not lifted from where a gated application succeeded, sorted.
+  std::vector<std::string> reproducedOn() const;
   // The categories of kPreconditionCategories no precondition is labelled with.
   std::vector<std::string> missingCategories() const;
 

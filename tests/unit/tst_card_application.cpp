@@ -15,6 +15,8 @@
 
 #include "core/agent/card_application.h"
 #include "core/agent/prompt.h"
+#include "core/agent/session.h"
+#include "core/lineage/lineage_build.h"
 #include "core/lineage/lineage.h"
 #include "core/lineage/lineage_builder.h"
 #include "core/lineage/skill_library.h"
@@ -85,9 +87,11 @@ class TestCardApplication : public QObject {
     QTest::newRow("x1.40, half") << 1.40 << 0.5 << 1.20;
     QTest::newRow("x2, half") << 2.0 << 0.5 << 1.5;
     QTest::newRow("x2, all") << 2.0 << 1.0 << 2.0;
-    QTest::newRow("x1.02: no gain declared") << 1.02 << 0.5 << 0.95;
-    QTest::newRow("x0.8: a slower card") << 0.8 << 0.5 << 0.95;
-    QTest::newRow("unmeasured") << 0.0 << 0.5 << 0.95;
+    // Issue 47, 2: never admitted for "not slower" (x0.95 was asked before): a gain is asked.
+    QTest::newRow("x1.02: no gain declared") << 1.02 << 0.5 << 1.02;
+    QTest::newRow("x1.03: half of it is under 2%") << 1.03 << 0.5 << 1.02;
+    QTest::newRow("x0.8: a slower card") << 0.8 << 0.5 << 1.02;
+    QTest::newRow("unmeasured") << 0.0 << 0.5 << 1.02;
   }
   void requiredSpeedupIsAShareOfTheDeclaredGain() {
     QFETCH(double, declared);
@@ -174,6 +178,103 @@ class TestCardApplication : public QObject {
     QCOMPARE(toString(a.verdict), std::string("compile-error"));
     QCOMPARE(recordApplication(*f.library, a), std::string("evidence added; the card stays approved"));
     QCOMPARE(f.applications("warp-shuffle"), std::size_t(1));
+  }
+
+  // The effect is judged at the configuration where the card's gain was measured, and the card
+  // must not make the kernel slower over all configurations.
+  void theEffectIsJudgedWhereTheGainWasMeasured_data() {
+    QTest::addColumn<double>("smallAfter");
+    QTest::addColumn<double>("largeAfter");
+    QTest::addColumn<QString>("verdict");
+    QTest::addColumn<QString>("says");
+    // before: small 1.0 ms, large 10.0 ms; declared x1.40 at large: x1.20 asked there.
+    QTest::newRow("faster at large") << 1.0 << 8.0 << "success" << "x1.25 at large";
+    QTest::newRow("short of the gain at large") << 0.5 << 9.0 << "no-effect" << "the declared effect is not there";
+    QTest::newRow("faster at large, slower overall") << 1.8 << 8.0 << "no-effect" << "slower over all configurations";
+  }
+  void theEffectIsJudgedWhereTheGainWasMeasured() {
+    QFETCH(double, smallAfter);
+    QFETCH(double, largeAfter);
+    QFETCH(QString, verdict);
+    QFETCH(QString, says);
+    auto timed = [](double small, double large) {
+      EvaluationResult r;
+      r.outcome = Outcome::Correct;
+      for (auto [name, ms] : {std::pair{"small", small}, std::pair{"large", large}}) {
+        ConfigOutcome c;
+        c.config = name;
+        c.outcome = Outcome::Correct;
+        c.timing = TimingOutcome{};
+        c.timing->ok = true;
+        c.timing->candidate.median = ms;
+        r.configs.push_back(c);
+      }
+      return r;
+    };
+    CardApplication a;
+    a.declaredSpeedup = 1.40;
+    a.declaredWhere = "on layernorm at large";
+    a.requiredSpeedup = requiredSpeedup(1.40, 0.5);
+    a.gateConfig = "large";
+    a.before = timed(1.0, 10.0);
+    a.after = timed(smallAfter, largeAfter);
+    a.beforeMs = objectiveMs(a.before);
+    a.afterMs = objectiveMs(a.after);
+    judgeEffect(a, "k.cu");
+    QCOMPARE(QString::fromStdString(toString(a.verdict)), verdict);
+    QVERIFY2(a.message.find(says.toStdString()) != std::string::npos, a.message.c_str());
+    QCOMPARE(*a.gateSpeedup, 10.0 / largeAfter);
+  }
+
+  void theGateConfigurationIsTheDeclaredOneOrTheLargest() {
+    Fixture f;
+    QCOMPARE(gateConfigOf(f.task, "small"), std::string("small"));
+    QCOMPARE(gateConfigOf(f.task, "no-such-config"), largestConfiguration(f.task));
+    QCOMPARE(gateConfigOf(f.task, ""), largestConfiguration(f.task));
+    // The lifted card declares its best lineage-step gain, with where.
+    const auto gain = f.card.declaredGain();
+    QVERIFY(gain);
+    QCOMPARE(gain->task, std::string("layernorm"));
+    QVERIFY(gain->speedup > 1.0);
+    QCOMPARE(f.card.liftedFrom(), std::vector<std::string>{"layernorm"});
+  }
+
+  // Admission means reproduced: successes on two tasks the card was not lifted from (its own
+  // task does not count); a reviewer's approval is promoted by them too.
+  void admissionNeedsTwoOtherTasks() {
+    Fixture f;
+    auto success = [&](const std::string &task) {
+      CardApplication a;
+      a.cardId = "warp-shuffle";
+      a.task = task;
+      a.kernelName = "k.cu";
+      a.verdict = ApplicationVerdict::Success;
+      a.gateConfig = "large";
+      a.gateSpeedup = 1.5;
+      a.speedup = 1.3;
+      a.beforeMs = 1.3;
+      a.afterMs = 1.0;
+      return a;
+    };
+    QCOMPARE(recordApplication(*f.library, success("layernorm")),
+             std::string("evidence added; the card stays proposed: reproduced on 0 of the 2 tasks it was not lifted from "
+                         "that admission asks"));
+    QCOMPARE(recordApplication(*f.library, success("softmax")),
+             std::string("evidence added; the card stays proposed: reproduced on 1 of the 2 tasks it was not lifted from "
+                         "that admission asks (softmax)"));
+    QVERIFY(recordApplication(*f.library, success("softmax")).find("reproduced on 1 of the 2") != std::string::npos);  // the same task again
+    f.library->setStatus("warp-shuffle", CardStatus::Approved, "reviewer:test", "read it");
+    QCOMPARE(recordApplication(*f.library, success("rmsnorm")),
+             std::string("evidence added; the card is now admitted (reproduced on rmsnorm, softmax)"));
+    const auto stored = f.library->card("warp-shuffle");
+    QVERIFY(stored->status == CardStatus::Admitted);
+    QCOMPARE(stored->evidence.back().config, std::string("large"));
+    QCOMPARE(stored->evidence.back().speedup, 1.5);
+    QCOMPARE(f.library->audit("warp-shuffle").back().action, std::string("admitted"));
+    // Configurable: one task suffices where the user says so.
+    Fixture g;
+    QCOMPARE(recordApplication(*g.library, success("softmax"), 1),
+             std::string("evidence added; the card is now admitted (reproduced on softmax)"));
   }
 
   void anAnswerWithoutCodeLeavesTheCardAlone_data() {

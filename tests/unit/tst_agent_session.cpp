@@ -88,6 +88,16 @@ struct Fixture {
     s.provider.retry.maxAttempts = 1;
     return s;
   }
+  // Runs a new session to its end with these settings (and services as `with` sets them); its
+  // first group's first attempt, or an empty one when it did not finish.
+  AttemptRecord firstAttempt(const SessionSettings &settings, const std::function<void(SessionServices &)> &with = {}) {
+    const auto created = Session::create(*store, task, settings, server.baseUrl(), "replay");
+    auto s = services();
+    if (with) with(s);
+    Session session(s, created.id);
+    if (session.run() != SessionState::Finished) return AttemptRecord{};
+    return store->attempts(store->groups(created.id).at(0).id).at(0);
+  }
 };
 
 std::vector<AttemptRecord> ofTurn(const std::vector<AttemptRecord> &all, int turn) {
@@ -495,12 +505,7 @@ void TestAgentSession::proposedCardsOnlyWhenAsked() {
   auto library = softmaxCards(f.dir, ids);
   QVERIFY(!ids.empty());
   auto first = [&](const SessionSettings &settings) {
-    const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
-    auto services = f.services();
-    services.skills = library;
-    Session session(services, created.id);
-    if (session.run() != SessionState::Finished) return AttemptRecord{};
-    return f.store->attempts(f.store->groups(created.id).at(0).id).at(0);
+    return f.firstAttempt(settings, [&](SessionServices &s) { s.skills = library; });
   };
   const auto byDefault = first(compileOnlySettings(1, 1, 1));
   QVERIFY(!byDefault.messages.empty());
@@ -577,14 +582,12 @@ void TestAgentSession::contextWindowFromTheProvider() {
   Fixture f;
   std::shared_ptr<kwb::memory::ExperienceStore> memory =
       kwb::memory::ExperienceStore::open(f.dir.filePath("library.sqlite").toStdString());
-  const auto created = Session::create(*f.store, f.task, compileOnlySettings(1, 1, 1), f.server.baseUrl(), "replay");
-  auto services = f.services();
-  services.memory = memory;
-  services.provider.contextWindow = 12000;
-  services.provider.maxOutputTokens = 3000;
-  Session session(services, created.id);
-  QCOMPARE(session.run(), SessionState::Finished);
-  const auto a = f.store->attempts(f.store->groups(created.id).at(0).id).at(0);
+  const auto a = f.firstAttempt(compileOnlySettings(1, 1, 1), [&](SessionServices &s) {
+    s.memory = memory;
+    s.provider.contextWindow = 12000;
+    s.provider.maxOutputTokens = 3000;
+  });
+  QVERIFY(!a.messages.empty());
   QCOMPARE(a.context["window"].get<std::size_t>(), std::size_t(12000));
   QCOMPARE(a.context["window_from"].get<std::string>(), std::string("the provider's setting"));
   QCOMPARE(a.context["generation"].get<std::size_t>(), std::size_t(3000));  // the session asked for 8192
@@ -594,12 +597,8 @@ void TestAgentSession::contextWindowFromTheProvider() {
   QCOMPARE(body["max_tokens"].get<int>(), 3000);
   // Neither set: assumed, and said so.
   Fixture g;
-  const auto plain = Session::create(*g.store, g.task, compileOnlySettings(1, 1, 1), g.server.baseUrl(), "replay");
-  auto services2 = g.services();
-  services2.memory = memory;
-  Session session2(services2, plain.id);
-  QCOMPARE(session2.run(), SessionState::Finished);
-  const auto b = g.store->attempts(g.store->groups(plain.id).at(0).id).at(0);
+  const auto b = g.firstAttempt(compileOnlySettings(1, 1, 1), [&](SessionServices &s) { s.memory = memory; });
+  QVERIFY(!b.messages.empty());
   QCOMPARE(b.context["window"].get<std::size_t>(), std::size_t(kwb::llm::kAssumedContextWindow));
   QVERIFY(b.context["window_from"].get<std::string>().rfind("assumed", 0) == 0);
 }
@@ -612,12 +611,7 @@ void TestAgentSession::experienceFromAnEarlierTaskChangesThePrompt() {
   std::shared_ptr<kwb::memory::ExperienceStore> memory =
       kwb::memory::ExperienceStore::open(f.dir.filePath("library.sqlite").toStdString());
   auto runSession = [&](const SessionSettings &settings) {
-    const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
-    auto services = f.services();
-    services.memory = memory;
-    Session session(services, created.id);
-    if (session.run() != SessionState::Finished) return AttemptRecord{};
-    return f.store->attempts(f.store->groups(created.id).at(0).id).at(0);
+    return f.firstAttempt(settings, [&](SessionServices &s) { s.memory = memory; });
   };
   const auto before = runSession(compileOnlySettings(1, 1, 1));
   QVERIFY(!before.messages.empty());

@@ -11,6 +11,8 @@
 #include "core/agent/prompt.h"
 #include "core/agent/prompt_templates.h"
 #include "core/agent/session.h"
+#include "core/lineage/kernel_features.h"
+#include "core/lineage/lineage_build.h"
 
 namespace kwb::agent {
 namespace {
@@ -102,6 +104,16 @@ Deoptimization deoptimize(const Task &task, const std::string &expert, const Deo
   }
   d.versions.push_back(expert);
   d.ms.push_back(objectiveMs(first));
+  // Read forward, every step must pay at the configuration the lineage targets: a version is
+  // kept only when it is slower there than the one it was taken from.
+  d.targetConfig = largestConfiguration(task);
+  auto targetMs = [&](const EvaluationResult &r) -> std::optional<double> {
+    for (const auto &c : r.configs)
+      if (c.config == d.targetConfig && c.timing && c.timing->ok && c.timing->candidate.median > 0)
+        return c.timing->candidate.median;
+    return std::nullopt;
+  };
+  std::optional<double> currentTargetMs = targetMs(first);
 
   std::vector<DeoptimizeStep> rejectedHere;
   for (int request = 1;; ++request) {
@@ -132,6 +144,7 @@ Deoptimization deoptimize(const Task &task, const std::string &expert, const Deo
     }
     DeoptimizeStep step;
     step.request = request;
+    step.fromVersion = static_cast<int>(d.versions.size()) - 1;
     const std::string &text = reply.response.text;
     step.technique = removedLine(text);
     const auto parsed = parseAnswer(text, expectedKernel(task), reply.response.finishReason);
@@ -160,15 +173,32 @@ Deoptimization deoptimize(const Task &task, const std::string &expert, const Deo
       }
       step.outcome = toString(r.outcome);
       step.ms = objectiveMs(r);
+      step.targetMs = targetMs(r);
       const bool gated = d.onGpu ? (r.outcome == Outcome::Correct && step.ms.has_value()) : r.outcome == Outcome::NotRun;
-      if (gated) {
+      const bool slower = !d.onGpu || !settings.requireSlower || !currentTargetMs ||
+                          (step.targetMs && *step.targetMs > *currentTargetMs);
+      if (gated && slower) {
         step.accepted = true;
         step.reason = d.onGpu ? "correct on every configuration and seed, timed" : "compiled (no GPU: not checked)";
+        if (d.onGpu && step.targetMs && currentTargetMs) {
+          char text[128];
+          std::snprintf(text, sizeof text, "; %.4g ms at %s against %.4g ms: it pays x%.2f read forward", *step.targetMs,
+                        d.targetConfig.c_str(), *currentTargetMs, *step.targetMs / *currentTargetMs);
+          step.reason += text;
+        }
+      } else if (gated) {
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "correct, but not slower: %.4g ms at %s against %.4g ms of the kernel it was taken from; read "
+                      "forward, this step would not pay",
+                      step.targetMs.value_or(0), d.targetConfig.c_str(), *currentTargetMs);
+        step.reason = text;
       } else {
         step.reason = step.outcome + (r.message.empty() ? std::string() : ": " + r.message);
       }
     }
     if (step.accepted) {
+      currentTargetMs = step.targetMs;
       d.versions.push_back(step.source);
       d.techniques.push_back(step.technique.empty() ? "(technique not named)" : step.technique);
       d.ms.push_back(step.ms);
@@ -225,8 +255,13 @@ std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d,
     } else {
       const std::string &technique = d.techniques[v];
       name = v == 0 ? "expert" : slug(technique);
+      // What the step relies on: the features of the kernel before it that it keeps.
+      const auto before = detectFeatures(d.versions[v + 1]), after = detectFeatures(d.versions[v]);
+      std::string kept;
+      for (const auto &f : before)
+        if (after.count(f)) kept += (kept.empty() ? "" : ", ") + f;
       header = "// Step " + std::to_string(k + 1) + " of " + std::to_string(n) + (v == 0 ? " (" + expertName + ")" : "") +
-               "\n// Adds: " + technique + "\n// Relies on: step " + std::to_string(k) + "\n";
+               "\n// Adds: " + technique + "\n// Relies on: " + (kept.empty() ? std::string("nothing") : kept) + "\n";
     }
     const fs::path file = dir / (prefix + name + ".cu");
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
@@ -235,6 +270,16 @@ std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d,
     files.push_back(file);
     toml += "\n[[step]]\nfile = " + tomlString(file.filename().string()) + "\ntitle = " +
             tomlString(k == 0 ? std::string("plainest") : d.techniques[v]) + "\n";
+    // Answers rejected when asked to take something out of this kernel: what breaks around it.
+    std::string risks;
+    if (k > 0)
+      for (const auto &s : d.steps)
+        if (!s.accepted && s.fromVersion == static_cast<int>(v) && !s.source.empty())
+          risks += std::string(risks.empty() ? "" : ", ") +
+                   tomlString("de-optimization request " + std::to_string(s.request) + " took out " +
+                              (s.technique.empty() ? std::string("a technique it did not name") : s.technique) +
+                              " and was rejected: " + s.reason.substr(0, 300));
+    if (!risks.empty()) toml += "risks = [" + risks + "]\n";
     if (!tunables.empty()) {
       toml += "[step.tunables]\n";
       for (const auto &[tunable, value] : tunables) toml += tunable + " = " + std::to_string(value) + "\n";

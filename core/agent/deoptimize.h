@@ -31,16 +31,21 @@ struct DeoptimizeSettings {
   std::chrono::milliseconds timingCap{500};
   std::string arch;                              // empty: the device's
   std::map<std::string, std::int64_t> tunables;  // the expert's (a lineage step's)
+  // On a GPU, keep a version only when it is slower than the one it was taken from at the task's
+  // largest configuration (KLineage: read forward, every step pays).
+  bool requireSlower = true;
 };
 
 struct DeoptimizeStep {
   int request = 0;        // 1-based
+  int fromVersion = 0;    // the index in Deoptimization::versions of the kernel it was asked of
   std::string technique;  // the model's "Removed:" line ("" when it named none)
   bool accepted = false;
   std::string outcome;    // the evaluation's ("correct", "not-run", "compile-error", ...) or the answer's
   std::string reason;     // why it was rejected; for an accepted one, what was measured
   std::string source;     // the answer's code (empty: none)
   std::optional<double> ms;  // geometric mean over the configurations, when timed
+  std::optional<double> targetMs;  // the median at Deoptimization::targetConfig, when timed
 };
 
 struct Deoptimization {
@@ -49,6 +54,7 @@ struct Deoptimization {
   std::vector<std::string> techniques;   // techniques[i]: taken out between versions[i] and versions[i + 1]
   std::vector<std::optional<double>> ms; // per version
   std::string stopReason;                // "nothing left", "step limit (15)", "cancelled", or the failure
+  std::string targetConfig;              // the configuration speed is judged at (the task's largest)
   bool onGpu = false;                    // steps were checked and timed, not only compiled
   bool cancelled = false;
 };
@@ -71,16 +77,20 @@ std::vector<llm::Message> deoptimizeMessages(const Task &task, const std::string
                                              const std::filesystem::path &promptsUserDir = {},
                                              const std::filesystem::path &promptsBundledDir = {});
 
-// Runs the loop from `expert`. Throws std::runtime_error when a prompt template cannot be read;
-// everything else (the model, the kernels) is in the result.
+// Runs the loop from `expert`. An answer is accepted when it compiles, is correct everywhere and
+// timed, and (settings.requireSlower) is slower at the task's largest configuration than the
+// kernel it was taken from; otherwise rejected with its numbers. Throws std::runtime_error when a
+// prompt template cannot be read; everything else (the model, the kernels) is in the result.
 Deoptimization deoptimize(const Task &task, const std::string &expert, const DeoptimizeServices &services,
                           const DeoptimizeSettings &settings = {});
 
 // Writes the accepted versions forward into `dir` (created; files of an earlier run there are
 // replaced): 01-plainest.cu ... NN-expert.cu, each opening with "// Adds: <technique>" and
-// "// Relies on: step N-1"; lineage.toml listing them (titles: the techniques; every step with
-// `tunables`, the expert's); deoptimize.json (every step asked, accepted and rejected, with
-// reasons). Each version runs as the task's [launch]. Returns the files, in order. Throws
+// "// Relies on: <features>" (kernel_features.h: those of the step before that the step keeps,
+// so its card's `requires` is filled); lineage.toml listing them (titles: the techniques; every
+// step with `tunables`, the expert's; `risks`: the answers rejected when asked to take something
+// out of the step's kernel, so they become risk entries of its card); deoptimize.json (every step
+// asked, accepted and rejected, with reasons). Each version runs as the task's [launch]. Returns the files, in order. Throws
 // std::runtime_error.
 std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d, const std::filesystem::path &dir,
                                                         const std::string &expertName,

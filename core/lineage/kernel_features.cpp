@@ -1,6 +1,7 @@
 #include "core/lineage/kernel_features.h"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 namespace kwb {
@@ -186,9 +187,12 @@ std::set<std::string> detectFeatures(const std::string &source) {
 }
 
 std::set<std::string> featuresNamedIn(const std::string &prose, const std::set<std::string> &among) {
+  std::string lower = prose;
+  for (auto &c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::set<std::string> out;
   for (const auto &p : compiled())
-    if (among.count(p.feature) && std::regex_search(prose, p.prose)) out.insert(p.feature);
+    if (among.count(p.feature) && (std::regex_search(prose, p.prose) || lower.find(p.feature) != std::string::npos))
+      out.insert(p.feature);
   return out;
 }
 

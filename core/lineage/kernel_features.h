@@ -21,7 +21,8 @@ const KernelFeature *kernelFeature(const std::string &name);
 
 // The features the code of `source` shows.
 std::set<std::string> detectFeatures(const std::string &source);
-// The features of `among` that `prose` speaks of ("relies on the shared-memory tiles of step 3").
+// The features of `among` that `prose` speaks of ("relies on the shared-memory tiles of step 3"),
+// in words or by name ("Relies on: cp-async, warp-shuffle", as a de-optimized lineage writes it).
 std::set<std::string> featuresNamedIn(const std::string &prose, const std::set<std::string> &among);
 // The source without comments and string literals (kept line for line).
 std::string codeOnly(const std::string &source);

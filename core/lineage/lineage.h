@@ -41,6 +41,9 @@ struct LineageStep {
   std::map<std::string, std::int64_t> tunables;
   std::string adds;                   // the header comment's "Adds:" text
   std::string reliesOn;               // the header comment's "Relies on:" text
+  // What is known to break around this step (a de-optimization's rejected answers from the
+  // kernel this step produces): risk entries of the step's card.
+  std::vector<std::string> risks;
   bool hostLauncher = false;          // the file defines kwb_launch (its launch table is not used)
   int line = 0;                       // the [[step]] line in lineage.toml
 };

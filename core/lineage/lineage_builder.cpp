@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/lineage/kernel_features.h"
+#include "core/lineage/lineage_build.h"
 #include "core/store/database.h"
 #include "core/task/manifest_parser.h"
 #include "core/task/source_file.h"
@@ -160,6 +161,7 @@ LineageRecord recordLineage(const Task &task, const std::vector<LineageStep> &st
     s.source = sources[i];
     s.adds = step.adds;
     s.reliesOn = step.reliesOn;
+    s.risks = step.risks;
     const Task stepTask = taskForStep(task, step);
     s.kernel = stepTask.launch ? stepTask.launch->kernel : task.reference.launch.kernel;
     if (step.launch) {
@@ -172,6 +174,25 @@ LineageRecord recordLineage(const Task &task, const std::vector<LineageStep> &st
     if (!step.tunables.empty()) s.launch["tunables"] = step.tunables;
     s.outcome = toString(r.outcome);
     s.accepted = passesGate(r, &s.reason);
+    // Every step pays (KLineage): read forward, a step must be faster than its parent at the
+    // configuration the lineage targets; one that is not is rejected with its numbers (and
+    // becomes risk evidence of its parent's card, not a card).
+    if (s.accepted && previous) {
+      const std::string target = largestConfiguration(task);
+      double ms = 0;
+      for (const auto &c : r.configs)
+        if (c.config == target && c.timing && c.timing->ok) ms = c.timing->candidate.median;
+      const auto parent = previousMs.find(target);
+      if (ms > 0 && parent != previousMs.end() && parent->second > 0 && !(ms < parent->second)) {
+        s.accepted = false;
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "does not pay: %.4g ms at %s against %.4g ms of step %d, its parent (x%.2f); a lineage step must "
+                      "be faster than its parent at the configuration the lineage targets",
+                      ms, target.c_str(), parent->second, previous->position, parent->second / ms);
+        s.reason = text;
+      }
+    }
     s.kernels = json(r.candidate.kernels);
     for (const auto &c : r.configs) {
       StepFigures f;
@@ -415,12 +436,32 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
         }
     // Steps after this one that failed the gate, up to the next accepted one: what broke.
     std::vector<std::string> risks;
+    nlohmann::json proposedConflicts = nlohmann::json::array();
     for (std::size_t k = i + 1; k < lineage.steps.size() && !lineage.steps[k].accepted; ++k) {
       const auto &rejected = lineage.steps[k];
       risks.push_back("- " + rejected.title + " (" + rejected.sourceName + ") was rejected: " + rejected.reason);
       CardEvidence e = evidenceOf("rejected-step", lineage, rejected);
       e.success = false;
       e.note = rejected.reason;
+      card.evidence.push_back(e);
+      // Made the kernel slower after this technique: what it added may clash with it. Proposed
+      // for a reviewer (a measurement, not proof: kwb skills edit moves one into `conflicts`).
+      if (rejected.reason.rfind("does not pay", 0) == 0 && !rejected.source.empty()) {
+        const auto rejectedFeatures = detectFeatures(rejected.source);
+        for (const auto &f : rejectedFeatures)
+          if (!afterFeatures.count(f))
+            proposedConflicts.push_back({{"feature", f},
+                                         {"why", rejected.title + " (" + rejected.sourceName + ") added it after this step and " +
+                                                     rejected.reason.substr(0, rejected.reason.find(';'))}});
+      }
+    }
+    if (!proposedConflicts.empty()) card.extra["proposed_conflicts"] = proposedConflicts;
+    // What a de-optimization found breaks around the kernel this step produces.
+    for (const auto &risk : step.risks) {
+      risks.push_back("- " + risk);
+      CardEvidence e = evidenceOf("rejected-step", lineage, step);
+      e.success = false;
+      e.note = risk;
       card.evidence.push_back(e);
     }
     card.verification.push_back(lineage.builtAt + ": lifted from step " + std::to_string(step.position) + " of lineage " +

@@ -35,7 +35,9 @@ bool passesGate(const EvaluationResult &result, std::string *why = nullptr);
 
 // The lineage as stored: each step's figures, its speedup over the previous accepted step per
 // configuration, and the deltas of its kernel's figures (registers, shared memory, spills,
-// occupancy, GFLOP/s) against that step. `sources[i]` is the text of steps[i].
+// occupancy, GFLOP/s) against that step. `sources[i]` is the text of steps[i]. A step that passes
+// the gate but is not faster than the previous accepted step at the task's largest configuration
+// (the one a lineage targets) is not accepted: "does not pay: ..." with both times.
 LineageRecord recordLineage(const Task &task, const std::vector<LineageStep> &steps,
                             const std::vector<std::string> &sources, const std::vector<EvaluationResult> &results,
                             const std::string &name, const std::string &origin);

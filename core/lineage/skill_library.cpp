@@ -41,6 +41,7 @@ constexpr auto kStepFields = std::tuple{
     omitEmpty("profile_config", &LineageStepRecord::profileConfig),
     omitEmpty("profile", &LineageStepRecord::profile),
     omitEmpty("profile_note", &LineageStepRecord::profileNote),
+    omitEmpty("risks", &LineageStepRecord::risks),
     omitEmpty("source", &LineageStepRecord::source)};
 
 std::string lower(std::string s) {

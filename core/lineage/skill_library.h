@@ -44,6 +44,7 @@ struct LineageStepRecord {
   std::string sourceHash;  // the text is SkillLibrary::source(sourceHash)
   std::string source;      // the text, when read with it (lineage(id, true)) or before storing
   std::string adds, reliesOn;
+  std::vector<std::string> risks;   // lineage.toml's risks (LineageStep::risks)
   std::string kernel;               // the launched kernel
   nlohmann::json launch;            // the step's [launch] and tunables, to run it again
   bool accepted = false;            // passed the gate: compiled, correct everywhere, timed

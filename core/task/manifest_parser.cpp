@@ -1480,7 +1480,7 @@ Lineage ManifestReader::readLineage(const std::string &text, const Task &task) {
     const std::string prefix = "step[" + std::to_string(step.index) + "]";
     const toml::table &t = asTable(n, prefix, "a [[step]] table with file and title");
     step.line = lineOf(t);
-    checkKeys(t, prefix, {"file", "title", "launch", "tunables"});
+    checkKeys(t, prefix, {"file", "title", "launch", "tunables", "risks"});
     const toml::node &f = require(t, step.line, prefix, "file", "the step's source, e.g. file = \"01-naive.cu\"");
     const fs::path rel = sourceFile(f, prefix + ".file", "the step's source file");
     if (!files.insert(rel.lexically_normal().string()).second)
@@ -1490,6 +1490,10 @@ Lineage ManifestReader::readLineage(const std::string &text, const Task &task) {
     step.title = asString(title, prefix + ".title", "a few words (a string)");
     if (step.title.empty()) fail(lineOf(title), prefix + ".title", "empty; expected the optimization the step adds");
 
+    if (const toml::node *rn = t.get("risks")) {
+      const toml::array &a = asArray(*rn, prefix + ".risks", "an array of sentences, e.g. [\"taking X out broke it\"]");
+      for (const toml::node &e : a) step.risks.push_back(asString(e, prefix + ".risks", "a sentence (a string)"));
+    }
     if (const toml::node *tn = t.get("tunables")) {
       const toml::table &tt = asTable(*tn, prefix + ".tunables", "a table of NAME = value");
       for (const Entry &e : entriesInOrder(tt)) {

@@ -9,9 +9,11 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <iterator>
 
 #include "core/agent/deoptimize.h"
+#include "core/lineage/kernel_features.h"
 #include "core/lineage/lineage.h"
 #include "core/llm/provider_config.h"
 #include "core/task/manifest_parser.h"
@@ -95,7 +97,15 @@ class TestDeoptimize : public QObject {
       QCOMPARE(step.title, f.server.stepTitle(k));
       QCOMPARE(step.tunables.at("BLOCK"), std::int64_t(512));
       QVERIFY2(step.adds == f.server.stepTitle(k), (step.adds + " / " + f.server.stepTitle(k)).c_str());
-      QVERIFY2(step.reliesOn.find("step " + std::to_string(k - 1)) != std::string::npos, step.reliesOn.c_str());
+      // Relies on: the features of the step before that this step keeps, by name, so that the
+      // card lifted from it has them as `requires` (issue 47, 4; was "step k-1").
+      const auto before = detectFeatures(f.server.stepSource(k - 1)), after = detectFeatures(f.server.stepSource(k));
+      std::set<std::string> kept;
+      for (const auto &x : before)
+        if (after.count(x)) kept.insert(x);
+      QVERIFY2(step.reliesOn.find("step ") == std::string::npos, step.reliesOn.c_str());
+      QCOMPARE(featuresNamedIn(step.reliesOn, before), kept);
+      if (kept.empty()) QCOMPARE(step.reliesOn, std::string("nothing"));
       std::ifstream in(step.file);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       QVERIFY(text.size() > f.server.stepSource(k).size());
@@ -118,6 +128,17 @@ class TestDeoptimize : public QObject {
     QVERIFY(d.steps[3].accepted && d.steps[4].accepted);
     QCOMPARE(d.versions.size(), std::size_t(4));  // the rejected ones are not versions
     QCOMPARE(d.versions.back(), f.server.stepSource(1));
+    QCOMPARE(d.steps[1].fromVersion, 1);
+    // Written forward, the rejected answer with code is a risk of the step whose kernel it was
+    // asked of (versions[1]: forward step 3); the one without code says nothing of the kernel.
+    QTemporaryDir dir;
+    writeForwardVersions(d, dir.filePath("forward").toStdString(), "04-float4.cu");
+    const Lineage forward = loadLineageFrom(f.task, dir.filePath("forward").toStdString());
+    QCOMPARE(forward.steps.at(2).risks.size(), std::size_t(1));
+    QVERIFY2(forward.steps.at(2).risks[0].find("de-optimization request 2") == 0 &&
+                 forward.steps.at(2).risks[0].find("compile-error") != std::string::npos,
+             forward.steps.at(2).risks[0].c_str());
+    for (std::size_t k : {0, 1, 3}) QVERIFY(forward.steps.at(k).risks.empty());
     // The prompt after a rejection names it.
     const auto messages = deoptimizeMessages(f.task, f.server.stepSource(3), {d.steps[1], d.steps[2]});
     QVERIFY(messages.at(1).content.find("were rejected") != std::string::npos);

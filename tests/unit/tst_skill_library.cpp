@@ -446,6 +446,44 @@ class TestSkillLibrary : public QObject {
     QVERIFY(lib->card("lifted")->status == CardStatus::Proposed);
   }
 
+  // Issue 47, 3 and 4: read forward, every step pays. A step correct everywhere but slower than
+  // its parent at the largest configuration is rejected with both times, becomes risk evidence of
+  // its parent's card (not a card), and what it added is proposed as a conflict for review.
+  // De-optimization risks written into lineage.toml become the card's risk entries.
+  void aStepThatDoesNotPayIsRejected() {
+    auto b = build("sgemm");
+    std::vector<EvaluationResult> results;
+    const std::vector<double> factors = {1, 2, 4, 3, 8, 16, 32, 64, 128, 256, 512, 1024};  // step 4 slower than step 3
+    for (std::size_t i = 0; i < b.steps.size(); ++i) {
+      const auto t = taskForStep(b.task, b.steps[i]);
+      results.push_back(test::measuredStep(b.task, t.launch ? t.launch->kernel : "k", 8.0, factors.at(i), 32));
+    }
+    b.steps[2].risks = {"de-optimization request 5 took out tiles and was rejected: incorrect"};
+    const auto record = recordLineage(b.task, b.steps, b.sources, results, "sgemm-pays", "bundled");
+    const auto &slow = record.steps.at(3);
+    QVERIFY(!slow.accepted);
+    QVERIFY2(slow.reason.rfind("does not pay: ", 0) == 0 && slow.reason.find("of step 3, its parent") != std::string::npos,
+             slow.reason.c_str());
+    QVERIFY(record.steps.at(4).accepted);  // the next one pays against step 3
+    const auto cards = liftCards(record, b.task);
+    const SkillCard *parent = nullptr;
+    for (const auto &c : cards)
+      for (const auto &e : c.evidence)
+        if (e.kind == "lineage-step" && e.step == 3) parent = &c;
+    QVERIFY(parent);
+    QVERIFY2(parent->section("Risk").find("was rejected: does not pay") != std::string::npos, parent->section("Risk").c_str());
+    QVERIFY2(parent->section("Risk").find("de-optimization request 5") != std::string::npos, parent->section("Risk").c_str());
+    bool rejectedEvidence = false;
+    for (const auto &e : parent->evidence) rejectedEvidence = rejectedEvidence || (e.kind == "rejected-step" && e.step == 4);
+    QVERIFY(rejectedEvidence);
+    const auto added = detectFeatures(b.sources[3]);
+    const auto had = detectFeatures(b.sources[2]);
+    const bool adds = std::any_of(added.begin(), added.end(), [&](const std::string &f) { return !had.count(f); });
+    QCOMPARE(parent->extra.contains("proposed_conflicts"), adds);
+    for (const auto &c : cards)
+      for (const auto &e : c.evidence) QVERIFY(!(e.kind == "lineage-step" && e.step == 4));  // not a card
+  }
+
   // Schema 3: a library where a reviewer's approval was stored as "admitted" reads it as
   // "approved"; the gate's admission stays "admitted", its audit action renamed.
   void reviewerAdmissionsBecomeApprovals() {

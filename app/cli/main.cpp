@@ -733,7 +733,28 @@ int main(int argc, char **argv) {
       "over PyTorch eager and torch.compile; a task without a candidate counts as not correct.\n"
       "Exit status: 0 the suite ran; 2 usage error; 3 no CUDA device.");
   suiteCmd->add_option("TASKS", suiteArgs.tasks, "The folder of task folders")->required();
-  suiteCmd->add_option("--candidates", suiteArgs.candidates, "The folder of candidates, NAME.cu per task")->required();
+  suiteCmd->add_option("--candidates", suiteArgs.candidates, "The folder of candidates, NAME.cu per task (not with --agent)");
+  // --agent: the ablation runner (issue 47, 7).
+  AgentSuiteArgs agentSuite;
+  bool agentMode = false;
+  suiteCmd->add_flag("--agent", agentMode,
+                     "Instead of candidates: run an agent session on every task, once per --ablate arm, and report per arm\n"
+                     "solve rate, fast_p, LLM calls, tokens and GPU evaluations (each arm from its own copy of the library)");
+  suiteCmd->add_option("--ablate", agentSuite.ablate,
+                       "With --agent: an arm, the part switched off: none (everything on), memory, skills or dcp (repeatable; "
+                       "default none)")
+      ->check(CLI::IsMember({"none", "memory", "skills", "dcp"}));
+  suiteCmd->add_option("--provider", agentSuite.session.provider, "With --agent: a configured provider's name, or a base URL");
+  suiteCmd->add_option("--format", agentSuite.session.format, "With --agent: wire format for a base URL");
+  suiteCmd->add_option("--model", agentSuite.session.model, "With --agent: model (default: the provider's)");
+  suiteCmd->add_option("-G", agentSuite.session.candidates, "With --agent: candidates per group (default 4)")->check(CLI::Range(1, 16));
+  suiteCmd->add_option("-K,--turns", agentSuite.session.turns, "With --agent: turns per group, K (default 3)")->check(CLI::Range(1, 10));
+  suiteCmd->add_option("--groups", agentSuite.session.groups, "With --agent: groups per session (default 1)")->check(CLI::Range(1, 1000));
+  suiteCmd->add_option("--max-tokens", agentSuite.session.maxTokens, "With --agent: most tokens per answer (default 4096)")
+      ->check(CLI::PositiveNumber);
+  suiteCmd->add_option("--budget-tokens", agentSuite.session.tokens, "With --agent: tokens per session at most")->check(CLI::PositiveNumber);
+  suiteCmd->add_flag("--no-gpu", agentSuite.session.noGpu, "With --agent: compile every answer and check its launch only");
+  suiteCmd->add_option("--workspace", agentSuite.session.workspace, "With --agent: the workspace the sessions are kept in");
   suiteCmd->add_option("--config", suiteArgs.configs,
                        "Configuration to run where a task has it (repeatable; default: every configuration)");
   suiteCmd->add_option("--device", suiteArgs.devices, "CUDA device (repeatable; default: every device)");
@@ -774,6 +795,20 @@ int main(int argc, char **argv) {
     importArgs.command = *importTorch ? "torch" : "kernelbench";
     importArgs.extras = (*importTorch ? importTorch : importKernelBench)->remaining();
     return importKernelBenchCommand(importArgs, asJson);
+  }
+  if (*suiteCmd && agentMode) {
+    agentSuite.tasks = suiteArgs.tasks;
+    agentSuite.out = suiteArgs.out;
+    agentSuite.session.configs = suiteArgs.configs;
+    agentSuite.session.gpus = suiteArgs.devices;
+    agentSuite.session.workers = suiteArgs.workers;
+    agentSuite.session.timeCap = suiteArgs.timeCap;
+    agentSuite.session.timeLimit = suiteArgs.timeLimit;
+    return agentSuiteCommand(agentSuite, asJson);
+  }
+  if (*suiteCmd && suiteArgs.candidates.empty()) {
+    std::cerr << "kwb: suite needs --candidates DIR (or --agent --provider P)\n";
+    return 2;
   }
   if (*suiteCmd) return suiteCommand(suiteArgs, asJson);
   if (*tasksList) return tasksListCommand(listDir, asJson);

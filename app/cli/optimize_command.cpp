@@ -13,15 +13,20 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/llm_command.h"
+#include "core/agent/ablation.h"
 #include "core/agent/session.h"
+#include "core/store/database.h"
 #include "core/lineage/skill_library.h"
 #include "core/agent/trajectories.h"
 #include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
+#include "core/task/task_catalog.h"
 #include "core/task/source_file.h"
 #include "core/text/url_credentials.h"
 
@@ -520,4 +525,168 @@ int trajectoriesExportCommand(const SessionsArgs &args) {
     return kExitUsage;
   }
   return 0;
+}
+
+int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
+  std::ostream &log = asJson ? std::cerr : std::cout;
+  std::vector<agent::Arm> arms;
+  for (const auto &name : args.ablate.empty() ? std::vector<std::string>{"none"} : args.ablate) {
+    const auto arm = agent::armFromString(name);
+    if (!arm) {
+      std::cerr << "kwb: --ablate " << name << " is not one of none, memory, skills, dcp\n";
+      return kExitUsage;
+    }
+    arms.push_back(*arm);
+  }
+  if (args.session.provider.empty()) {
+    std::cerr << "kwb: suite --agent needs --provider (a configured provider's name or a base URL)\n";
+    return kExitUsage;
+  }
+  std::vector<kwb::Task> tasks;
+  std::error_code ec;
+  if (!fs::is_directory(args.tasks, ec)) {
+    std::cerr << "kwb: " << args.tasks << " is not a folder of task folders\n";
+    return kExitUsage;
+  }
+  for (const auto &entry : kwb::listTasks(args.tasks)) {
+    if (entry.task) tasks.push_back(*entry.task);
+    else log << "skipped " << entry.folder.string() << ": " << entry.error << "\n";
+  }
+  if (tasks.empty()) {
+    std::cerr << "kwb: no task folder (with a task.toml) in " << args.tasks << "\n";
+    return kExitUsage;
+  }
+  LlmArgs llmArgs;
+  llmArgs.target = args.session.provider;
+  llmArgs.format = args.session.format;
+  const auto provider = providerAndKey(llmArgs);
+  if (!provider) return kExitUsage;
+  auto store = openStore(args.session.workspace, false);
+  if (!store) return kExitFailed;
+
+  // Each arm's library: a copy of the user's (its cards and its memory) as it is now.
+  const fs::path library = kwb::SkillLibrary::defaultPath();
+  const fs::path copies = fs::temp_directory_path() / ("kwb-ablation-" + std::to_string(::getpid()));
+  fs::create_directories(copies, ec);
+  struct RemoveCopies {
+    fs::path dir;
+    ~RemoveCopies() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } removeCopies{copies};
+
+  std::shared_ptr<kwb::EvaluatorPool> pool;
+  kwb::EvaluatorSettings evaluatorSettings;
+  std::string noDevice = "--no-gpu";
+  gInterrupts = 0;
+  std::signal(SIGINT, onOptimizeInterrupt);
+  if (!args.session.noGpu) {
+    if (!applyWorkers(args.session.workers, evaluatorSettings)) return kExitUsage;
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = evaluatorSettings;
+    ps.cancelled = [] { return gInterrupts > 0; };
+    std::vector<kwb::VisibleDevice> chosen;
+    if ((pool = kwb::poolOfChosenDevices(ps, args.session.gpus, chosen, noDevice))) evaluatorSettings = pool->evaluatorSettings();
+  }
+  if (!pool) log << "no CUDA device (" << noDevice << "): every answer is compiled and its launch checked; nothing is run\n";
+
+  agent::SessionSettings base;
+  base.candidates = args.session.candidates;
+  base.dcp.maxTurns = args.session.turns;
+  base.dcp.easyBelow = args.session.easyBelow;
+  base.dcp.hopelessAbove = args.session.hopelessAbove;
+  base.groups = args.session.groups.value_or(1);
+  base.maxTokens = args.session.maxTokens;
+  if (args.session.temperature) base.temperature = args.session.temperature;
+  base.dollars = args.session.dollars;
+  if (args.session.tokens) base.tokens = *args.session.tokens;
+  base.wallSeconds = args.session.wallSeconds;
+  base.configs = args.session.configs;
+  base.timingCapSeconds = args.session.timeCap;
+  base.timeLimitSeconds = args.session.timeLimit;
+  base.useDevice = !args.session.noGpu;
+  base.profile = !args.session.noProfile;
+  base.sanitizeBest = !args.session.noSanitize;
+  base.proposedCards = args.session.proposedCards;
+  if (args.session.contextWindow) base.contextWindow = args.session.contextWindow;
+
+  std::vector<agent::ArmSummary> summaries;
+  std::mutex printMutex;
+  for (const agent::Arm arm : arms) {
+    agent::ArmSummary summary;
+    summary.arm = arm;
+    const agent::SessionSettings settings = agent::armSettings(base, arm);
+    agent::SessionServices services;
+    services.store = store;
+    services.provider = provider->first;
+    services.apiKey = provider->second;
+    services.pool = pool;
+    services.evaluator = evaluatorSettings;
+    services.noDevice = pool ? std::string() : noDevice;
+    if (fs::exists(library, ec)) {
+      const fs::path copy = copies / ("library-" + agent::toString(arm) + ".sqlite");
+      try {
+        kwb::Database db(library, kwb::Database::Mode::ReadOnly);
+        std::string quoted;
+        for (char ch : copy.string()) quoted += ch == '\'' ? std::string("''") : std::string(1, ch);
+        db.exec("VACUUM INTO '" + quoted + "'");
+        if (settings.skills) services.skills = kwb::SkillLibrary::open(copy);
+        if (settings.memory) services.memory = kwb::memory::ExperienceStore::open(copy);
+      } catch (const std::exception &e) {
+        log << "arm " << agent::toString(arm) << ": the library is left out: " << e.what() << "\n";
+      }
+    }
+    for (const auto &task : tasks) {
+      if (gInterrupts > 0) break;
+      std::string id;
+      try {
+        id = agent::Session::create(*store, task, settings, args.session.provider,
+                                    args.session.model.empty() ? provider->first.model : args.session.model)
+                 .id;
+        log << "arm " << agent::toString(arm) << " (" << (arm == agent::Arm::None ? "everything on" : agent::toString(arm) + " off")
+            << "): " << task.name << ": session " << id << "\n";
+        log.flush();
+        agent::Session session(services, id, [&](const agent::SessionEvent &e) {
+          if (e.kind != agent::SessionEvent::Kind::GroupDone && e.kind != agent::SessionEvent::Kind::State) return;
+          std::lock_guard lock(printMutex);
+          printEvent(log, e);
+        });
+        std::atomic<bool> finished{false};
+        std::thread watcher([&] {
+          while (!finished) {
+            if (gInterrupts > 0) {
+              session.stop("interrupted (Ctrl+C)");
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+        });
+        session.run();
+        finished = true;
+        watcher.join();
+      } catch (const std::exception &e) {
+        log << task.name << ": " << e.what() << "\n";
+        if (id.empty()) continue;
+      }
+      summary.tasks.push_back(agent::armTaskOf(*store, id));
+    }
+    summaries.push_back(std::move(summary));
+    if (gInterrupts > 0) break;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  const json j = {{"tasks", args.tasks},
+                  {"provider", kwb::llm::shownName(provider->first)},
+                  {"model", args.session.model.empty() ? provider->first.model : args.session.model},
+                  {"on_gpu", pool != nullptr},
+                  {"settings", base},
+                  {"arms", agent::ablationJson(summaries)}};
+  if (!args.out.empty()) {
+    std::ofstream out(args.out, std::ios::binary);
+    out << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    if (!out) std::cerr << "kwb: cannot write " << args.out << "\n";
+  }
+  if (asJson) std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  else std::cout << "\n" << agent::ablationTable(summaries);
+  return gInterrupts > 0 ? kExitPaused : 0;
 }

@@ -57,5 +57,17 @@ struct SessionCommands {
 SessionCommands addSessionCommands(CLI::App &app, OptimizeArgs &optimize, SessionsArgs &sessions, bool &asJson);
 
 int optimizeCommand(const OptimizeArgs &args, bool asJson);
+
+// kwb suite TASKS --agent --provider P [--ablate memory|skills|dcp|none]...: the same sessions on
+// every task once per arm, each arm with one part switched off (core/agent/ablation.h), and per
+// arm solve rate, fast_p, LLM calls, tokens and GPU evaluations. Each arm starts from its own copy
+// of the user's library (cards and memory), so no arm learns from another's sessions.
+struct AgentSuiteArgs {
+  std::string tasks;                  // the folder of task folders
+  std::vector<std::string> ablate;    // arms, in order; empty: none
+  OptimizeArgs session;               // provider, model, G, K, groups, budgets, GPUs, workspace
+  std::string out;                    // the JSON file (default: none; --json prints it)
+};
+int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson);
 int sessionsCommand(const SessionsArgs &args, bool asJson);
 int trajectoriesExportCommand(const SessionsArgs &args);

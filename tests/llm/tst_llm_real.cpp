@@ -261,6 +261,30 @@ print("usage" if found else "none")
     }
   }
 
+  // The ablation runner with the real model (issue 47, 7): two arms on softmax, one session each;
+  // whatever the model wrote, each arm's session ran and its calls and tokens are counted.
+  void ablationWithTheRealModel() {
+    QTemporaryDir dir;
+    QVERIFY(QDir().mkpath(dir.filePath("tasks")));
+    QVERIFY(QFile::link(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax"), dir.filePath("tasks/softmax")));
+    const auto r = run(kwb_,
+                       {"suite", dir.filePath("tasks"), "--agent", "--provider", baseUrl_, "--model", kModelAlias, "--ablate",
+                        "none", "--ablate", "memory", "--no-gpu", "-G", "1", "-K", "1", "--groups", "1", "--max-tokens", "384",
+                        "--workspace", dir.filePath("ws.kwb"), "--json"},
+                       600000, env_);
+    const auto j = parseJson(r.out);
+    const QString said = QString("exit %1\nstdout: %2\nstderr: %3").arg(r.exitCode).arg(r.out, r.err);
+    QVERIFY2(r.exitCode == 0 && j.is_object(), qPrintable(said));
+    QCOMPARE(j["arms"].size(), std::size_t(2));
+    for (const auto &arm : j["arms"]) {
+      QCOMPARE(arm["tasks"].size(), std::size_t(1));
+      QVERIFY2(arm["llm_calls"].get<int>() >= 1 && arm["tokens"].get<long long>() > 0, qPrintable(said));
+      qInfo("smollm2 ablation arm %s: %d call(s), %lld tokens, %s", arm["off"].get<std::string>().c_str(),
+            arm["llm_calls"].get<int>(), arm["tokens"].get<long long>(),
+            arm["tasks"][0]["state"].get<std::string>().c_str());
+    }
+  }
+
   // Lineage by de-optimization with the real model (issue 18, 2): softmax's starter as the expert,
   // two requests. The loop runs to its end, every answer the model gave is ruled on by the gate
   // (compiled only: no GPU is assumed here) with its outcome and, when rejected, why; the folder

@@ -4,12 +4,14 @@
 // answer is compiled and its launch checked (the goal "compiles"); the same loop runs on the GPU
 // in tests/gpu/tst_gpu_agent.cpp. The kwb optimize tests run the real program and kill it.
 #include <QtTest>
+#include <QDir>
 #include <QTemporaryDir>
 
 #include <csignal>
 #include <condition_variable>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -130,6 +132,7 @@ class TestAgentSession : public QObject {
   void experienceFromAnEarlierTaskChangesThePrompt();
   void optimizeKilledWithSigkillResumes();
   void optimizeCtrlCPausesAndExportsTrajectories();
+  void ablationRunnerRunsEachArm();
 };
 
 void TestAgentSession::replayLoopWithRepairsAndRewards() {
@@ -835,6 +838,81 @@ void TestAgentSession::optimizeCtrlCPausesAndExportsTrajectories() {
   QCOMPARE(sessions.size(), std::size_t(1));
   QCOMPARE(sessions[0]["state"].get<std::string>(), std::string("finished"));
   QCOMPARE(sessions[0]["attempts"].get<int>(), 4);
+}
+
+// Issue 47, 7: kwb suite TASKS --agent --ablate ...: the same sessions once per arm, each with its
+// part switched off, from its own copy of the library; per arm the papers' figures, as a table and
+// JSON. Through the real kwb and the replay server (no GPU: nothing solved, the calls counted).
+void TestAgentSession::ablationRunnerRunsEachArm() {
+  QVERIFY2(!kwbProgram().isEmpty(), "run through ctest: KWB_CLI names kwb");
+  QTemporaryDir dir;
+  ReplayLlmServer server(kSoftmax);
+  server.script({ReplayFault::CompileError});  // the first answer of the first arm: a repair follows
+  // The user's library: softmax's cards, one approved; one Case of experience.
+  const std::string library = dir.filePath("library.sqlite").toStdString();
+  std::vector<std::string> ids;
+  {
+    QTemporaryDir cardsDir;
+    auto cards = softmaxCards(cardsDir, ids);
+    auto lib = SkillLibrary::open(library);
+    for (const auto &id : ids) lib->proposeCard(*cards->card(id), "test", "softmax lineage");
+    lib->setStatus(ids.front(), CardStatus::Approved, "reviewer:test", "read it");
+    auto memory = kwb::memory::ExperienceStore::open(library);
+    auto earlier = kwb::Workspace::open(dir.filePath("earlier.kwb").toStdString());
+    const auto softmax = earlier->recordTaskOpened("softmax", kSoftmax.string(), "hash");
+    kwb::test::addMemoryRun(*earlier, softmax.id, "// plain\n", kwb::test::memoryRunResult(true, {1.0, 1.0, 1.0}), "plain.cu");
+    QCOMPARE(kwb::memory::syncWorkspace(*memory, *earlier).added, std::size_t(1));
+  }
+  const auto casesBefore = kwb::memory::ExperienceStore::open(library)->cases().size();
+  const QString tasks = dir.filePath("tasks");
+  QVERIFY(QDir().mkpath(tasks));
+  std::filesystem::create_directory_symlink(kSoftmax, (tasks + "/softmax").toStdString());
+  const QString out = QString::fromUtf8(qgetenv("KWB_TEST_OUTPUT_DIR")) + "/ablation-replay.json";
+  QProcess p;
+  auto env = QProcessEnvironment::systemEnvironment();
+  env.insert("KWB_LIBRARY", QString::fromStdString(library));
+  p.setProcessEnvironment(env);
+  p.start(kwbProgram(), {"suite", tasks, "--agent", "--provider", QString::fromStdString(server.baseUrl()), "--ablate", "none",
+                         "--ablate", "memory", "--ablate", "skills", "--ablate", "dcp", "--no-gpu", "-G", "2", "-K", "2",
+                         "--groups", "1", "--max-tokens", "4096", "--workspace", dir.filePath("ws.kwb"), "--out", out});
+  QVERIFY(p.waitForFinished(300000));
+  const QByteArray stdoutText = p.readAllStandardOutput();
+  QVERIFY2(p.exitCode() == 0, (stdoutText + p.readAllStandardError()).constData());
+  // The table: one row per arm.
+  for (const char *row : {"\nnone ", "\nmemory ", "\nskills ", "\ndcp "}) QVERIFY2(stdoutText.contains(row), stdoutText.constData());
+  QVERIFY(stdoutText.contains("LLM calls"));
+  std::ifstream in(out.toStdString());
+  const json j = json::parse(in);
+  QCOMPARE(j["on_gpu"], json(false));
+  const auto &arms = j["arms"];
+  QCOMPARE(arms.size(), std::size_t(4));
+  SessionStore store(std::filesystem::path(dir.filePath("ws.kwb").toStdString()));
+  std::map<std::string, std::vector<AttemptRecord>> attemptsOf;
+  for (const auto &arm : arms) {
+    QCOMPARE(arm["tasks"].size(), std::size_t(1));
+    const auto &row = arm["tasks"][0];
+    QCOMPARE(row["task"].get<std::string>(), std::string("softmax"));
+    QVERIFY(row["llm_calls"].get<int>() >= 2);
+    QVERIFY(row["tokens"].get<int>() > 0);
+    QCOMPARE(row["gpu_evaluations"].get<int>(), 0);
+    QCOMPARE(arm["solve_rate"].get<double>(), 0.0);
+    attemptsOf[arm["off"].get<std::string>()] = store.sessionAttempts(row["session"].get<std::string>());
+  }
+  QCOMPARE(arms[0]["off"].get<std::string>(), std::string("none"));
+  QCOMPARE(arms[0]["llm_calls"].get<int>(), 3);  // G = 2 and the compile error's repair
+  // Each arm's part is off in its prompts, on in the others'.
+  auto hasCards = [](const AttemptRecord &a) { return !a.cards.empty(); };
+  auto hasMemory = [](const AttemptRecord &a) { return a.context.contains("budget"); };
+  for (const auto &[arm, attempts] : attemptsOf) {
+    QVERIFY(!attempts.empty());
+    for (const auto &a : attempts) {
+      QCOMPARE(hasCards(a), arm != "skills");
+      QCOMPARE(hasMemory(a), arm != "memory");
+      if (hasCards(a)) QCOMPARE(a.cards, std::vector<std::string>{ids.front()});  // the approved one only
+    }
+  }
+  // The user's library was only read: the sessions' Cases went to each arm's copy.
+  QCOMPARE(kwb::memory::ExperienceStore::open(library)->cases().size(), casesBefore);
 }
 
 QTEST_GUILESS_MAIN(TestAgentSession)

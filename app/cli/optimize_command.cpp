@@ -82,6 +82,33 @@ std::shared_ptr<agent::SessionStore> openStore(const std::string &arg, bool forR
   }
 }
 
+// A new session's settings from the command line; `groups` unless --groups says.
+agent::SessionSettings settingsOf(const OptimizeArgs &args, std::size_t groups) {
+  agent::SessionSettings s;
+  s.candidates = args.candidates;
+  s.dcp.maxTurns = args.turns;
+  s.dcp.easyBelow = args.easyBelow;
+  s.dcp.hopelessAbove = args.hopelessAbove;
+  s.discount = args.discount;
+  s.groups = args.groups.value_or(groups);
+  s.dollars = args.dollars;
+  if (args.tokens) s.tokens = *args.tokens;
+  s.wallSeconds = args.wallSeconds;
+  s.maxTokens = args.maxTokens;
+  if (args.temperature) s.temperature = args.temperature;
+  s.configs = args.configs;
+  s.timingCapSeconds = args.timeCap;
+  s.timeLimitSeconds = args.timeLimit;
+  s.useDevice = !args.noGpu;
+  s.profile = !args.noProfile;
+  s.sanitizeBest = !args.noSanitize;
+  s.skills = !args.noSkills;
+  s.proposedCards = args.proposedCards;
+  s.memory = !args.noMemory;
+  if (args.contextWindow) s.contextWindow = args.contextWindow;
+  return s;
+}
+
 // One line per event, as a log a person can follow.
 void printEvent(std::ostream &out, const agent::SessionEvent &e) {
   using Kind = agent::SessionEvent::Kind;
@@ -285,28 +312,7 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
       std::cerr << "kwb: " << e.what() << "\n";
       return kExitUsage;
     }
-    agent::SessionSettings s;
-    s.candidates = args.candidates;
-    s.dcp.maxTurns = args.turns;
-    s.dcp.easyBelow = args.easyBelow;
-    s.dcp.hopelessAbove = args.hopelessAbove;
-    s.discount = args.discount;
-    s.groups = args.groups.value_or(3);
-    s.dollars = args.dollars;
-    if (args.tokens) s.tokens = *args.tokens;
-    s.wallSeconds = args.wallSeconds;
-    s.maxTokens = args.maxTokens;
-    if (args.temperature) s.temperature = args.temperature;
-    s.configs = args.configs;
-    s.timingCapSeconds = args.timeCap;
-    s.timeLimitSeconds = args.timeLimit;
-    s.useDevice = !args.noGpu;
-    s.profile = !args.noProfile;
-    s.sanitizeBest = !args.noSanitize;
-    s.skills = !args.noSkills;
-    s.proposedCards = args.proposedCards;
-    s.memory = !args.noMemory;
-    if (args.contextWindow) s.contextWindow = args.contextWindow;
+    const agent::SessionSettings s = settingsOf(args, 3);
     std::string starter;
     if (!args.candidate.empty()) {
       try {
@@ -591,25 +597,7 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
   }
   if (!pool) log << "no CUDA device (" << noDevice << "): every answer is compiled and its launch checked; nothing is run\n";
 
-  agent::SessionSettings base;
-  base.candidates = args.session.candidates;
-  base.dcp.maxTurns = args.session.turns;
-  base.dcp.easyBelow = args.session.easyBelow;
-  base.dcp.hopelessAbove = args.session.hopelessAbove;
-  base.groups = args.session.groups.value_or(1);
-  base.maxTokens = args.session.maxTokens;
-  if (args.session.temperature) base.temperature = args.session.temperature;
-  base.dollars = args.session.dollars;
-  if (args.session.tokens) base.tokens = *args.session.tokens;
-  base.wallSeconds = args.session.wallSeconds;
-  base.configs = args.session.configs;
-  base.timingCapSeconds = args.session.timeCap;
-  base.timeLimitSeconds = args.session.timeLimit;
-  base.useDevice = !args.session.noGpu;
-  base.profile = !args.session.noProfile;
-  base.sanitizeBest = !args.session.noSanitize;
-  base.proposedCards = args.session.proposedCards;
-  if (args.session.contextWindow) base.contextWindow = args.session.contextWindow;
+  const agent::SessionSettings base = settingsOf(args.session, 1);
 
   std::vector<agent::ArmSummary> summaries;
   std::mutex printMutex;

@@ -133,6 +133,7 @@ class TestAgentSession : public QObject {
   void optimizeKilledWithSigkillResumes();
   void optimizeCtrlCPausesAndExportsTrajectories();
   void ablationRunnerRunsEachArm();
+  void hopelessWhenAskedStopsTheGroup();
 };
 
 void TestAgentSession::replayLoopWithRepairsAndRewards() {
@@ -913,6 +914,29 @@ void TestAgentSession::ablationRunnerRunsEachArm() {
   }
   // The user's library was only read: the sessions' Cases went to each arm's copy.
   QCOMPARE(kwb::memory::ExperienceStore::open(library)->cases().size(), casesBefore);
+}
+
+// DCP's hopeless branch is off by default (README: it cost solve rate in the simulation) but a
+// session that sets it prunes: the same two failures are repaired by default and not when more
+// than one failure is hopeless (issue 47, 6: not only "never hopeless" under test).
+void TestAgentSession::hopelessWhenAskedStopsTheGroup() {
+  auto attemptsWith = [](std::optional<std::size_t> hopelessAbove, DcpVerdict &verdict) {
+    Fixture f;
+    f.server.script({ReplayFault::CompileError, ReplayFault::CompileError});
+    auto settings = compileOnlySettings(2, 3, 1);
+    settings.dcp.hopelessAbove = hopelessAbove;
+    const auto created = Session::create(*f.store, f.task, settings, f.server.baseUrl(), "replay");
+    Session session(f.services(), created.id);
+    if (session.run() != SessionState::Finished) return std::size_t(0);
+    const auto group = f.store->groups(created.id).at(0);
+    verdict = group.dcp->verdict;
+    return f.store->attempts(group.id).size();
+  };
+  DcpVerdict byDefault = DcpVerdict::Easy, asked = DcpVerdict::Easy;
+  QVERIFY(attemptsWith(std::nullopt, byDefault) > 2);  // both failed: repaired
+  QCOMPARE(byDefault, DcpVerdict::Repair);
+  QCOMPARE(attemptsWith(1, asked), std::size_t(2));     // more than 1 of 2 failed: hopeless, no repair
+  QCOMPARE(asked, DcpVerdict::Hopeless);
 }
 
 QTEST_GUILESS_MAIN(TestAgentSession)

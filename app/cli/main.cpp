@@ -534,7 +534,8 @@ int main(int argc, char **argv) {
   auto *skillsApprove = skills->add_subcommand("approve", "Approve a card as its reviewer (recorded with who and when; the gate alone admits)");
   auto *skillsReject = skills->add_subcommand("reject", "Reject a card, with the reason (recorded with who and when)");
   auto *skillsApply = skills->add_subcommand(
-      "apply", "Have a model apply a card to a kernel, and gate the result (admits or rejects a proposed card)");
+      "apply", "Have a model apply a card to a kernel, and gate the result (a failure rejects a proposed card; success on\n"
+      "enough tasks it was not lifted from admits it)");
   skillsApply->add_option("ID", skillsArgs.id, "The card's skill_id")->required();
   skillsApply->add_option("TASK", skillsArgs.task, "Task folder (or its task.toml)")->required();
   skillsApply->add_option("KERNEL", skillsArgs.kernel, "The kernel to apply it to (default: the task's starter)");
@@ -544,6 +545,10 @@ int main(int argc, char **argv) {
   skillsApply->add_option("--time-cap", skillsArgs.timeCap, "Seconds of timing per configuration, each side (default 0.5)");
   skillsApply->add_option("--max-tokens", skillsArgs.maxTokens, "Most tokens of the model's answer (default 8192)")
       ->check(CLI::PositiveNumber);
+  skillsApply->add_option("--tasks-to-admit", skillsArgs.tasksToAdmit,
+                          "Tasks besides those it was lifted from a card must be reproduced on before the gate admits it "
+                          "(default 2)")
+      ->check(CLI::Range(1, 100));
   for (auto *sub : {skillsList, skillsShow, skillsImport, skillsExport, skillsApprove, skillsReject, skillsApply}) {
     sub->add_option("--library", skillsArgs.library, libraryHelp);
     sub->add_flag("--json", asJson, "Machine-readable output");

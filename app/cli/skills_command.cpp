@@ -346,7 +346,7 @@ int skillsApplyCommand(const SkillsArgs &args, bool asJson) {
   std::string recorded;
   try {
     result = kwb::agent::applyCard(*card, input->task, input->text, input->path.filename().string(), services, settings);
-    recorded = kwb::agent::recordApplication(*library, result);
+    recorded = kwb::agent::recordApplication(*library, result, args.tasksToAdmit);
   } catch (const std::exception &e) {
     std::cerr << "kwb: " << e.what() << "\n";
     return 1;
@@ -361,13 +361,16 @@ int skillsApplyCommand(const SkillsArgs &args, bool asJson) {
               {"message", result.message},
               {"answer", result.answerOutcome},
               {"declared_speedup", result.declaredSpeedup},
+              {"declared_where", result.declaredWhere},
               {"required_speedup", result.requiredSpeedup},
+              {"gate_config", result.gateConfig},
               {"device", result.device},
               {"recorded", recorded},
               {"status", status}};
     if (result.beforeMs) j["before_ms"] = *result.beforeMs;
     if (result.afterMs) j["after_ms"] = *result.afterMs;
     if (result.speedup) j["speedup"] = *result.speedup;
+    if (result.gateSpeedup) j["gate_speedup"] = *result.gateSpeedup;
     if (!result.source.empty()) j["source"] = result.source;
     std::cout << j.dump(2) << "\n";
   } else {

@@ -18,6 +18,7 @@ struct SkillsArgs {
   std::string task, kernel, provider, format, model;
   double timeCap = 0.5;
   int maxTokens = 8192;  // apply: the most tokens of the model's answer
+  int tasksToAdmit = 2;  // apply: tasks besides its own a card must be reproduced on to be admitted
 };
 
 int skillsListCommand(const SkillsArgs &args, bool asJson);

@@ -418,6 +418,26 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
     card.preconditions = {"Data types: " + dataTypes(task), "Layout: " + layout(task, step),
                           "Storage: " + storage(before, step), "Pipeline: " + pipeline(provides, requires_, step),
                           "Hardware: " + hardware(afterFeatures, lineage)};
+    // Where it helps (KLineage: a gain is per configuration): the best configuration and the
+    // median over all, so a card that pays only at large sizes says so.
+    {
+      std::vector<std::pair<double, std::string>> gains;
+      for (const auto &f : step.figures)
+        for (const auto &p : before.figures)
+          if (p.config == f.config && p.medianMs > 0 && f.medianMs > 0) gains.emplace_back(p.medianMs / f.medianMs, f.config);
+      if (!gains.empty()) {
+        std::sort(gains.begin(), gains.end());
+        const double median = gains.size() % 2 ? gains[gains.size() / 2].first
+                                               : (gains[gains.size() / 2 - 1].first + gains[gains.size() / 2].first) / 2;
+        std::string sizes;
+        if (const auto *config = task.config(gains.back().second))
+          for (const auto &[name, value] : config->values) sizes += (sizes.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+        char text[256];
+        std::snprintf(text, sizeof text, "Sizes: helps most at %s (%s): x%.2f; x%.2f median over %zu configuration(s)",
+                      gains.back().second.c_str(), sizes.c_str(), gains.back().first, median, gains.size());
+        card.preconditions.push_back(text);
+      }
+    }
     card.scope.cases = {operatorClassOf(task)};
     card.scope.languages = {"cuda"};
     card.scope.platforms = {lineage.arch.empty() ? std::string("*") : lineage.arch};

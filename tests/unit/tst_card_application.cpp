@@ -237,6 +237,11 @@ class TestCardApplication : public QObject {
     QCOMPARE(gain->task, std::string("layernorm"));
     QVERIFY(gain->speedup > 1.0);
     QCOMPARE(f.card.liftedFrom(), std::vector<std::string>{"layernorm"});
+    // ... and its preconditions say the size regime where it helps.
+    const bool says = std::any_of(f.card.preconditions.begin(), f.card.preconditions.end(), [&](const std::string &p) {
+      return p.rfind("Sizes: helps most at " + gain->config + " (", 0) == 0 && p.find(" median over ") != std::string::npos;
+    });
+    QVERIFY(says);
   }
 
   // Admission means reproduced: successes on two tasks the card was not lifted from (its own
@@ -319,6 +324,9 @@ class TestCardApplication : public QObject {
     QCOMPARE(j["verdict"].get<std::string>(), std::string("not-gated"));
     QCOMPARE(j["source"].get<std::string>(), f.stepSource(2));
     QCOMPARE(j["status"].get<std::string>(), std::string("proposed"));
+    // Where it is judged: the card's declared configuration on softmax, or softmax's largest.
+    QCOMPARE(j["gate_config"].get<std::string>(), gateConfigOf(f.task, f.card.declaredGain()->config));
+    QVERIFY2(j["declared_where"].get<std::string>().rfind("on layernorm at ", 0) == 0, j.dump().c_str());
     f.server.script({ReplayFault::CompileError});
     j = run(1);
     QVERIFY(!j.is_null());

@@ -3,9 +3,11 @@
 
 #include "core/memory/case_sources.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -542,7 +544,7 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
       std::cerr << "kwb: --ablate " << name << " is not one of none, memory, skills, dcp\n";
       return kExitUsage;
     }
-    arms.push_back(*arm);
+    if (std::find(arms.begin(), arms.end(), *arm) == arms.end()) arms.push_back(*arm);
   }
   if (args.session.provider.empty()) {
     std::cerr << "kwb: suite --agent needs --provider (a configured provider's name or a base URL)\n";
@@ -572,8 +574,13 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
 
   // Each arm's library: a copy of the user's (its cards and its memory) as it is now.
   const fs::path library = kwb::SkillLibrary::defaultPath();
-  const fs::path copies = fs::temp_directory_path() / ("kwb-ablation-" + std::to_string(::getpid()));
-  fs::create_directories(copies, ec);
+  // A folder only this user may read (the library's cards and Cases are theirs).
+  std::string pattern = (fs::temp_directory_path() / "kwb-ablation-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) {
+    std::cerr << "kwb: cannot make a folder for the arms' libraries in " << fs::temp_directory_path().string() << "\n";
+    return kExitFailed;
+  }
+  const fs::path copies = pattern;
   struct RemoveCopies {
     fs::path dir;
     ~RemoveCopies() {
@@ -587,6 +594,13 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
   std::string noDevice = "--no-gpu";
   gInterrupts = 0;
   std::signal(SIGINT, onOptimizeInterrupt);
+  std::signal(SIGTERM, onOptimizeInterrupt);
+  struct DefaultSignals {
+    ~DefaultSignals() {
+      std::signal(SIGINT, SIG_DFL);
+      std::signal(SIGTERM, SIG_DFL);
+    }
+  } defaultSignals;
   if (!args.session.noGpu) {
     if (!applyWorkers(args.session.workers, evaluatorSettings)) return kExitUsage;
     kwb::EvaluatorPoolSettings ps;
@@ -615,7 +629,8 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
     if (fs::exists(library, ec)) {
       const fs::path copy = copies / ("library-" + agent::toString(arm) + ".sqlite");
       try {
-        kwb::Database db(library, kwb::Database::Mode::ReadOnly);
+        // Opened as any writer opens it (with locks, through its WAL): the copy is what was committed.
+        kwb::Database db(library, kwb::Database::Mode::OpenExisting, kwb::DatabaseKind::Library);
         std::string quoted;
         for (char ch : copy.string()) quoted += ch == '\'' ? std::string("''") : std::string(1, ch);
         db.exec("VACUUM INTO '" + quoted + "'");
@@ -650,9 +665,15 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
           }
         });
+        struct Join {  // also when run() throws
+          std::atomic<bool> &finished;
+          std::thread &watcher;
+          ~Join() {
+            finished = true;
+            watcher.join();
+          }
+        } join{finished, watcher};
         session.run();
-        finished = true;
-        watcher.join();
       } catch (const std::exception &e) {
         log << task.name << ": " << e.what() << "\n";
         if (id.empty()) continue;
@@ -662,7 +683,6 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
     summaries.push_back(std::move(summary));
     if (gInterrupts > 0) break;
   }
-  std::signal(SIGINT, SIG_DFL);
   const json j = {{"tasks", args.tasks},
                   {"provider", kwb::llm::shownName(provider->first)},
                   {"model", args.session.model.empty() ? provider->first.model : args.session.model},

@@ -82,6 +82,8 @@ void judgeEffect(CardApplication &a, const std::string &kernelName) {
     return std::nullopt;
   };
   const auto before = medianAt(a.before), after = medianAt(a.after);
+  a.gateBeforeMs = before;
+  a.gateAfterMs = after;
   if (before && after) a.gateSpeedup = *before / *after;
   const bool atGate = a.gateSpeedup && *a.gateSpeedup >= a.requiredSpeedup;
   const bool notSlower = a.speedup && *a.speedup >= 1.0;
@@ -209,9 +211,11 @@ std::string recordApplication(SkillLibrary &library, const CardApplication &a, i
   e.config = a.gateConfig.empty() ? std::string("all") : a.gateConfig;
   e.device = a.device;
   e.arch = a.arch;
-  e.beforeMs = a.beforeMs.value_or(0);
-  e.afterMs = a.afterMs.value_or(0);
-  e.speedup = a.gateSpeedup.value_or(a.speedup.value_or(0));
+  // At the gate's configuration when it was timed there (speedup = before / after), else over all.
+  const bool atGate = a.gateSpeedup && a.gateBeforeMs && a.gateAfterMs;
+  e.beforeMs = atGate ? *a.gateBeforeMs : a.beforeMs.value_or(0);
+  e.afterMs = atGate ? *a.gateAfterMs : a.afterMs.value_or(0);
+  e.speedup = atGate ? *a.gateSpeedup : a.speedup.value_or(0);
   e.success = a.verdict == ApplicationVerdict::Success;
   e.note = "applied to " + a.kernelName + ": " + toString(a.verdict) + ": " + a.message;
   if (e.note.size() > 600) e.note = e.note.substr(0, 597) + "...";

@@ -60,7 +60,7 @@ struct CardApplication {
   // The configuration the effect is judged at: the one of the declared gain's name when the task
   // has it, else the task's largest (the lineages' target); its speedup.
   std::string gateConfig;
-  std::optional<double> gateSpeedup;
+  std::optional<double> gateSpeedup, gateBeforeMs, gateAfterMs;  // at gateConfig
   std::optional<double> beforeMs, afterMs, speedup;  // geometric means over the configurations
   std::string device, arch;
   EvaluationResult before, after;

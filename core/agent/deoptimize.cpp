@@ -232,10 +232,16 @@ std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d,
     std::string out = "\"";
     for (char c : text) {
       if (c == '"' || c == '\\') out += '\\';
-      if (c == '\n' || c == '\r') c = ' ';
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';  // no control character in a basic string
       out += c;
     }
     return out + "\"";
+  };
+  // At most `n` bytes of `text`, not cutting a UTF-8 character.
+  auto clipped = [](const std::string &text, std::size_t n) {
+    if (text.size() <= n) return text;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+    return text.substr(0, n) + "...";
   };
   std::string toml = "# De-optimized from " + expertName + " (stop: " + d.stopReason + "); the plainest version first.\n" +
                      "# kwb lineage build TASK --from-versions " + dir.filename().string() +
@@ -274,11 +280,13 @@ std::vector<std::filesystem::path> writeForwardVersions(const Deoptimization &d,
     std::string risks;
     if (k > 0)
       for (const auto &s : d.steps)
-        if (!s.accepted && s.fromVersion == static_cast<int>(v) && !s.source.empty())
+        // What broke (compile error, wrong, crashed); a correct answer that was not slower says the
+        // technique does not pay, not that anything breaks.
+        if (!s.accepted && s.fromVersion == static_cast<int>(v) && !s.source.empty() && s.outcome != "correct")
           risks += std::string(risks.empty() ? "" : ", ") +
                    tomlString("de-optimization request " + std::to_string(s.request) + " took out " +
                               (s.technique.empty() ? std::string("a technique it did not name") : s.technique) +
-                              " and was rejected: " + s.reason.substr(0, 300));
+                              " and was rejected: " + clipped(s.reason, 300));
     if (!risks.empty()) toml += "risks = [" + risks + "]\n";
     if (!tunables.empty()) {
       toml += "[step.tunables]\n";

@@ -60,9 +60,13 @@ std::optional<double> geometricMean(const EvaluationResult &r, F value) {
 // "memory"); "" when it names none.
 std::string bottleneckOfNote(const std::string &note) {
   const auto colon = note.find(": ");
-  const auto bound = note.find("-bound");
-  if (colon == std::string::npos || bound == std::string::npos || bound < colon) return {};
-  return note.substr(colon + 2, bound - colon - 2);
+  if (colon == std::string::npos) return {};
+  const auto end = note.find_first_of(" ,;:\n", colon + 2);
+  std::string word = note.substr(colon + 2, end == std::string::npos ? std::string::npos : end - colon - 2);
+  if (const auto bound = word.find("-bound"); bound != std::string::npos) word.erase(bound);
+  for (const char *known : {"memory", "compute", "latency", "balanced"})
+    if (word == known) return word;
+  return {};
 }
 
 SessionEvent event(SessionEvent::Kind kind, int group, int line, int turn, std::string text) {
@@ -438,18 +442,24 @@ std::vector<llm::Message> Session::firstTurnMessages(const GroupRecord &group, s
                                                      {"goal", goal},
                                                      {"answer_format", answerFormat}};
   std::string user = renderTemplate(templateFirst_, values, "first_turn.md");
+  // The latest result (the incumbent's feedback) is the recency reserve R; the rest of the prompt
+  // is hot (counted once: the hot text is the prompt without it).
+  auto withoutRecent = values;
+  withoutRecent["incumbent_feedback"] = "";
+  std::string hot = renderTemplate(templateFirst_, withoutRecent, "first_turn.md");
   context = nlohmann::json::object();
   if (const std::string section = skillSection(inc.sourceHash.empty() ? std::string() : incumbentText, cards, context);
-      !section.empty())
+      !section.empty()) {
     user += (user.empty() || user.back() == '\n' ? "\n" : "\n\n") + section;
+    hot += "\n\n" + section;
+  }
   const std::string system = renderTemplate(templateSystem_, {}, "system.md");
-  // The latest result (the incumbent's feedback) is the recency reserve; the rest of the prompt is hot.
   std::size_t recency = 0;
   {
     std::lock_guard lock(memoryMutex_);
     recency = estimator_.estimate(inc.feedback);
   }
-  if (const std::string experience = memorySection(user, system, recency, bottleneck, context); !experience.empty())
+  if (const std::string experience = memorySection(hot, system, recency, bottleneck, context); !experience.empty())
     user += (user.empty() || user.back() == '\n' ? "" : "\n") + experience;
   return {{"system", system, {}, {}}, {"user", user, {}, {}}};
 }
@@ -617,6 +627,11 @@ std::vector<llm::Message> Session::repairMessages(const GroupRecord &group, cons
   const std::map<std::string, std::string> values = {
       {"task", taskSpec_}, {"candidate", candidate}, {"feedback", feedback}, {"answer_format", answerFormat}};
   std::string user = renderTemplate(templateRepair_, values, "repair.md");
+  // The previous candidate and its feedback are the recency reserve R; the hot text is the rest.
+  auto withoutRecent = values;
+  withoutRecent["candidate"] = "";
+  withoutRecent["feedback"] = "";
+  std::string hot = renderTemplate(templateRepair_, withoutRecent, "repair.md");
   context = nlohmann::json::object();
   // The line's own history before the previous turn (hot: what this line tried and how it ended).
   std::string history;
@@ -626,23 +641,63 @@ std::vector<llm::Message> Session::repairMessages(const GroupRecord &group, cons
     history += "- turn " + std::to_string(a.turn) + ": " + a.outcome + (idea.empty() ? "" : " (" + idea + ")") +
                (a.message.empty() ? "" : ": " + a.message.substr(0, a.message.find('\n'))) + "\n";
   }
-  if (!history.empty()) user += "\nWhat this line tried before (oldest first):\n" + history;
-  // The cards the line's first turn carried (the group's kernel's: the same section).
-  if (const std::string section = skillSection(group.incumbentHash.empty()
-                                                   ? std::string()
-                                                   : services_.store->source(group.incumbentHash).value_or(""),
-                                               cards, context);
-      !section.empty())
+  if (!history.empty()) {
+    user += "\nWhat this line tried before (oldest first):\n" + history;
+    hot += "\nWhat this line tried before (oldest first):\n" + history;
+  }
+  // The cards the line's first turn carried, and only those (after a resume, or with the library
+  // changed since, a new retrieval could pick others).
+  if (const std::string section = lineCardsSection(group, previous.cards, cards, context); !section.empty()) {
     user += "\n" + section;
+    hot += "\n" + section;
+  }
   const std::string system = renderTemplate(templateSystem_, {}, "system.md");
   std::size_t recency = 0;
   {
     std::lock_guard lock(memoryMutex_);
     recency = estimator_.estimate(candidate.size() + feedback.size());
   }
-  if (const std::string experience = memorySection(user, system, recency, bottleneck, context); !experience.empty())
+  if (const std::string experience = memorySection(hot, system, recency, bottleneck, context); !experience.empty())
     user += (user.empty() || user.back() == '\n' ? "" : "\n") + experience;
   return {{"system", system, {}, {}}, {"user", user, {}, {}}};
+}
+
+std::string Session::lineCardsSection(const GroupRecord &group, const std::vector<std::string> &lineCards,
+                                      std::vector<std::string> &cards, nlohmann::json &context) {
+  cards.clear();
+  if (!context.is_object()) context = nlohmann::json::object();
+  if (lineCards.empty() || !services_.skills) return {};
+  const std::string kernel =
+      group.incumbentHash.empty() ? std::string() : services_.store->source(group.incumbentHash).value_or("");
+  {
+    std::lock_guard lock(skillsMutex_);
+    if (const auto it = skillSections_.find(kernel); it != skillSections_.end() && it->second.ids == lineCards) {
+      cards = it->second.ids;
+      context["cards"] = it->second.record;
+      context["proposed_cards"] = record_.settings.proposedCards;
+      return it->second.text;
+    }
+  }
+  // Not cached (a resume): the line's cards as the library holds them now, in the line's order.
+  try {
+    std::vector<RetrievedCard> chosen;
+    {
+      std::lock_guard lock(skillsMutex_);
+      for (const auto &id : lineCards)
+        if (auto card = services_.skills->card(id)) chosen.push_back(RetrievedCard{*card, 0, 0, card->measuredSpeedup(), {}});
+    }
+    const std::string text = formatCardsForPrompt(chosen, kSkillSectionChars, &cards);
+    context["cards"] = nlohmann::json::array();
+    for (const auto &id : cards)
+      for (const auto &c : chosen)
+        if (c.card.id == id) context["cards"].push_back({{"id", id}, {"status", toString(c.card.status)}});
+    context["proposed_cards"] = record_.settings.proposedCards;
+    return text;
+  } catch (const std::exception &e) {
+    publish(event(SessionEvent::Kind::Message, group.ordinal, 0, 0, std::string("skill cards left out: ") + e.what()));
+    cards.clear();
+    return {};
+  }
 }
 
 void Session::recordCase(const AttemptRecord &attempt) {

@@ -153,6 +153,10 @@ class Session {
   // ids, and their statuses into context["cards"]; empty without a library or with
   // SessionSettings::skills off.
   std::string skillSection(const std::string &kernel, std::vector<std::string> &cards, nlohmann::json &context);
+  // A repair's cards: its line's (`lineCards`), the same section its first turn showed; their ids
+  // into `cards` and their statuses into context["cards"].
+  std::string lineCardsSection(const GroupRecord &group, const std::vector<std::string> &lineCards,
+                               std::vector<std::string> &cards, nlohmann::json &context);
   // W and the answer limit G for this session's prompts (the session's setting, else the
   // provider's, else assumed), recorded in `context` with where each came from.
   std::size_t contextWindow(nlohmann::json *context = nullptr) const;

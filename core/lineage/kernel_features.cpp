@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <utility>
 
 namespace kwb {
 
@@ -187,12 +188,18 @@ std::set<std::string> detectFeatures(const std::string &source) {
 }
 
 std::set<std::string> featuresNamedIn(const std::string &prose, const std::set<std::string> &among) {
-  std::string lower = prose;
-  for (auto &c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // The words of the prose (letters, digits and '-'), lower-cased: a feature's name counts only
+  // as a whole word ("stmatrix" does not name tma).
+  std::set<std::string> words;
+  std::string word;
+  for (const char ch : prose + " ") {
+    const auto u = static_cast<unsigned char>(ch);
+    if (std::isalnum(u) || ch == '-') word += static_cast<char>(std::tolower(u));
+    else if (!word.empty()) words.insert(std::exchange(word, {}));
+  }
   std::set<std::string> out;
   for (const auto &p : compiled())
-    if (among.count(p.feature) && (std::regex_search(prose, p.prose) || lower.find(p.feature) != std::string::npos))
-      out.insert(p.feature);
+    if (among.count(p.feature) && (std::regex_search(prose, p.prose) || words.count(p.feature))) out.insert(p.feature);
   return out;
 }
 

@@ -100,13 +100,15 @@ CREATE TABLE memory_settings(
 );
 )sql";
 
-// Version 3: a reviewer's approval and the gate's admission are two statuses (issue 47). Cards a
-// reviewer made "admitted" (the last status change in their audit trail not by the gate) become
-// "approved"; the gate's "approved" audit entries read "admitted".
+// Version 3: a reviewer's approval and the gate's admission are two statuses (issue 47). An
+// "admitted" card the gate never admitted since its last rejection or reopening (a reviewer's
+// word only) becomes "approved"; one the gate admitted stays admitted, whatever a reviewer said
+// after; the gate's "approved" audit entries read "admitted".
 constexpr const char *kLibraryVersion3 = R"sql(
 UPDATE skill_cards SET status = 'approved', card_json = json_set(card_json, '$.status', 'approved')
-WHERE status = 'admitted' AND COALESCE((SELECT who FROM card_audit WHERE card_id = skill_cards.id
-  AND action IN ('approved', 'rejected', 'reopened') ORDER BY id DESC LIMIT 1), '') != 'gate';
+WHERE status = 'admitted' AND NOT EXISTS (SELECT 1 FROM card_audit g WHERE g.card_id = skill_cards.id
+  AND g.who = 'gate' AND g.action = 'approved' AND g.id > COALESCE((SELECT MAX(r.id) FROM card_audit r
+  WHERE r.card_id = skill_cards.id AND r.action IN ('rejected', 'reopened')), 0));
 UPDATE card_audit SET action = 'admitted' WHERE action = 'approved' AND who = 'gate';
 )sql";
 

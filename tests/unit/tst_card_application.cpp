@@ -256,6 +256,8 @@ class TestCardApplication : public QObject {
       a.verdict = ApplicationVerdict::Success;
       a.gateConfig = "large";
       a.gateSpeedup = 1.5;
+      a.gateBeforeMs = 3.0;
+      a.gateAfterMs = 2.0;
       a.speedup = 1.3;
       a.beforeMs = 1.3;
       a.afterMs = 1.0;
@@ -274,7 +276,9 @@ class TestCardApplication : public QObject {
     const auto stored = f.library->card("warp-shuffle");
     QVERIFY(stored->status == CardStatus::Admitted);
     QCOMPARE(stored->evidence.back().config, std::string("large"));
-    QCOMPARE(stored->evidence.back().speedup, 1.5);
+    QCOMPARE(stored->evidence.back().speedup, 1.5);  // at the gate's configuration, before / after there
+    QCOMPARE(stored->evidence.back().beforeMs, 3.0);
+    QCOMPARE(stored->evidence.back().afterMs, 2.0);
     QCOMPARE(f.library->audit("warp-shuffle").back().action, std::string("admitted"));
     // Configurable: one task suffices where the user says so.
     Fixture g;

@@ -216,7 +216,9 @@ std::optional<kwb::agent::SessionSettings> agentSessionSettings() {
   const QByteArray text = store.value(kAgentSession).toByteArray();
   if (text.isEmpty()) return std::nullopt;
   try {
-    return nlohmann::json::parse(text.toStdString()).get<kwb::agent::SessionSettings>();
+    auto s = nlohmann::json::parse(text.toStdString()).get<kwb::agent::SessionSettings>();
+    s.contextWindow = 0;  // the dialog does not set W: the provider's (older versions stored 32768)
+    return s;
   } catch (const std::exception &) {
     return std::nullopt;  // written by another version: the defaults
   }

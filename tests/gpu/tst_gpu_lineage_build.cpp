@@ -76,11 +76,23 @@ class TestGpuLineageBuild : public QObject {
     QVERIFY(built.onGpu);
     QVERIFY(!built.cancelled);
     QCOMPARE(gated, l.steps.size());
-    QCOMPARE(profiled, l.steps.size());
-    QCOMPARE(built.record.acceptedSteps(), static_cast<int>(l.steps.size()));
+    // Every step is correct; one that is not faster than its parent at the largest configuration
+    // does not pay and is rejected with both times (issue 47, 3: on the H100, 2026-12-06,
+    // softmax's steps 3 and 4 were x0.94 and x0.98 at h200). Accepted steps are profiled.
+    const int accepted = built.record.acceptedSteps();
+    QVERIFY(accepted >= 2);
+    QCOMPARE(profiled, static_cast<std::size_t>(accepted));
     nlohmann::json report = {{"device", built.record.device}, {"steps", nlohmann::json::array()}};
-    for (std::size_t i = 0; i < built.record.steps.size(); ++i) {
+    for (const auto &s : built.record.steps) {
+      QCOMPARE(s.outcome, std::string("correct"));
+      if (!s.accepted) {
+        QVERIFY2(s.reason.rfind("does not pay: ", 0) == 0, s.reason.c_str());
+        report["steps"].push_back({{"title", s.title}, {"rejected", s.reason}});
+      }
+    }
+    for (std::size_t i = 0, previous = 0; i < built.record.steps.size(); ++i) {
       const auto &s = built.record.steps[i];
+      if (!s.accepted) continue;
       const auto &p = built.profiles[i];
       QVERIFY2(p.outcome == Outcome::Profiled, (s.title + ": " + toString(p.outcome) + " " + p.reason + " " + p.message).c_str());
       QCOMPARE(s.profileConfig, std::string("h200"));  // the largest, by bytes
@@ -92,8 +104,8 @@ class TestGpuLineageBuild : public QObject {
       QCOMPARE(s.profile.size(), std::size_t{5});
       std::size_t profileDeltas = 0;
       for (const auto &d : s.deltas) profileDeltas += d.metric.rfind("profile ", 0) == 0;
-      if (i == 0) QCOMPARE(profileDeltas, std::size_t{0});
-      else QCOMPARE(profileDeltas, s.profile.size());  // the same metric set at every step
+      if (previous++ == 0) QCOMPARE(profileDeltas, std::size_t{0});
+      else QCOMPARE(profileDeltas, s.profile.size());  // the same metric set at every accepted step
       nlohmann::json step = {{"title", s.title}, {"passes", p.passes}, {"seconds", p.seconds}, {"metrics", s.profile.size()}};
       for (const auto &m : s.profile) step["values"][m.label.empty() ? m.name : m.label] = m.value;
       for (const auto &f : s.figures) step["median_ms"][f.config] = f.medianMs;
@@ -103,7 +115,7 @@ class TestGpuLineageBuild : public QObject {
     auto library = SkillLibrary::open(std::filesystem::path(dir.path().toStdString()) / "library.sqlite");
     auto record = built.record;
     const auto cards = storeLineage(*library, record, l.task, "tst_gpu_lineage_build");
-    QCOMPARE(cards.size(), l.steps.size() - 1);  // one card a step after the first, every step accepted
+    QCOMPARE(cards.size(), static_cast<std::size_t>(accepted - 1));  // one card per accepted step after the first
     const auto back = library->lineage("softmax", true);
     QVERIFY(back);
     QCOMPARE(back->steps.size(), l.steps.size());

@@ -426,15 +426,21 @@ std::vector<SkillCard> liftCards(const LineageRecord &lineage, const Task &task)
         for (const auto &p : before.figures)
           if (p.config == f.config && p.medianMs > 0 && f.medianMs > 0) gains.emplace_back(p.medianMs / f.medianMs, f.config);
       if (!gains.empty()) {
-        std::sort(gains.begin(), gains.end());
-        const double median = gains.size() % 2 ? gains[gains.size() / 2].first
-                                               : (gains[gains.size() / 2 - 1].first + gains[gains.size() / 2].first) / 2;
+        // The best as SkillCard::declaredGain picks it (on a tie the later, larger configuration).
+        std::pair<double, std::string> best = gains.front();
+        for (const auto &g : gains)
+          if (g.first >= best.first) best = g;
+        std::vector<double> sorted;
+        for (const auto &g : gains) sorted.push_back(g.first);
+        std::sort(sorted.begin(), sorted.end());
+        const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
+                                                : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
         std::string sizes;
-        if (const auto *config = task.config(gains.back().second))
+        if (const auto *config = task.config(best.second))
           for (const auto &[name, value] : config->values) sizes += (sizes.empty() ? "" : ", ") + name + "=" + std::to_string(value);
         char text[256];
         std::snprintf(text, sizeof text, "Sizes: helps most at %s (%s): x%.2f; x%.2f median over %zu configuration(s)",
-                      gains.back().second.c_str(), sizes.c_str(), gains.back().first, median, gains.size());
+                      best.second.c_str(), sizes.c_str(), best.first, median, gains.size());
         card.preconditions.push_back(text);
       }
     }

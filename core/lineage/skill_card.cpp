@@ -93,7 +93,9 @@ double SkillCard::measuredSpeedup() const {
 std::optional<SkillCard::Gain> SkillCard::declaredGain() const {
   std::optional<Gain> best;
   for (const auto &e : evidence)
-    if (e.kind == "lineage-step" && e.success && e.speedup > 0 && (!best || e.speedup > best->speedup))
+    // On a tie the later measurement: lineages list configurations from small to large, and a
+    // card should name the largest where it helps as much.
+    if (e.kind == "lineage-step" && e.success && e.speedup > 0 && (!best || e.speedup >= best->speedup))
       best = Gain{e.task, e.config, e.speedup};
   return best;
 }

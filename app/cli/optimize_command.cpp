@@ -52,6 +52,34 @@ extern "C" void onOptimizeInterrupt(int) {
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl+C quits at once, whatever is under way
 }
 
+// Ctrl+C and SIGTERM set gInterrupts while it lives; the defaults come back after.
+struct InterruptHandlers {
+  InterruptHandlers() {
+    gInterrupts = 0;
+    std::signal(SIGINT, onOptimizeInterrupt);
+    std::signal(SIGTERM, onOptimizeInterrupt);
+  }
+  ~InterruptHandlers() {
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+  }
+};
+
+// The GPUs sessions evaluate on (--workers, --gpu), a wait for them ended by an interrupt; null
+// with `noDevice` saying why when there are none. `evaluator` becomes the pool's settings. False
+// for a --workers value that cannot be used (said on stderr).
+bool gpuPool(const std::string &workers, const std::vector<int> &gpus, std::shared_ptr<kwb::EvaluatorPool> &pool,
+             kwb::EvaluatorSettings &evaluator, std::string &noDevice) {
+  kwb::EvaluatorSettings es;
+  if (!applyWorkers(workers, es)) return false;
+  kwb::EvaluatorPoolSettings ps;
+  ps.evaluator = es;
+  ps.cancelled = [] { return gInterrupts > 0; };
+  std::vector<kwb::VisibleDevice> chosen;
+  if ((pool = kwb::poolOfChosenDevices(ps, gpus, chosen, noDevice))) evaluator = pool->evaluatorSettings();
+  return true;
+}
+
 fs::path workspaceFile(const std::string &arg) {
   return arg.empty() ? kwb::userDataDir() / "workspace.kwb" : fs::path(arg);
 }
@@ -355,27 +383,10 @@ int optimizeCommand(const OptimizeArgs &args, bool asJson) {
   if (!skillsProblem.empty()) log << "skill cards left out: " << skillsProblem << "\n";
   // Ctrl+C pauses: requests in flight are cancelled (asked again on resume), what was stored stays.
   // From here on: it also ends a wait for a Slurm allocation (the session then starts paused).
-  gInterrupts = 0;
-  std::signal(SIGINT, onOptimizeInterrupt);
-  std::signal(SIGTERM, onOptimizeInterrupt);
-  struct DefaultSignals {
-    ~DefaultSignals() {
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-    }
-  } defaultSignals;
+  InterruptHandlers interruptHandlers;
   std::string noDevice;
   if (record->settings.useDevice) {
-    kwb::EvaluatorSettings es;
-    if (!applyWorkers(args.workers, es)) return 2;
-    kwb::EvaluatorPoolSettings ps;
-    ps.evaluator = es;
-    ps.cancelled = [] { return gInterrupts > 0; };
-    std::vector<kwb::VisibleDevice> chosen;
-    if (auto pool = kwb::poolOfChosenDevices(ps, args.gpus, chosen, noDevice)) {
-      services.pool = std::move(pool);
-      services.evaluator = services.pool->evaluatorSettings();
-    }
+    if (!gpuPool(args.workers, args.gpus, services.pool, services.evaluator, noDevice)) return 2;
   } else {
     noDevice = "--no-gpu";
   }
@@ -592,23 +603,9 @@ int agentSuiteCommand(const AgentSuiteArgs &args, bool asJson) {
   std::shared_ptr<kwb::EvaluatorPool> pool;
   kwb::EvaluatorSettings evaluatorSettings;
   std::string noDevice = "--no-gpu";
-  gInterrupts = 0;
-  std::signal(SIGINT, onOptimizeInterrupt);
-  std::signal(SIGTERM, onOptimizeInterrupt);
-  struct DefaultSignals {
-    ~DefaultSignals() {
-      std::signal(SIGINT, SIG_DFL);
-      std::signal(SIGTERM, SIG_DFL);
-    }
-  } defaultSignals;
-  if (!args.session.noGpu) {
-    if (!applyWorkers(args.session.workers, evaluatorSettings)) return kExitUsage;
-    kwb::EvaluatorPoolSettings ps;
-    ps.evaluator = evaluatorSettings;
-    ps.cancelled = [] { return gInterrupts > 0; };
-    std::vector<kwb::VisibleDevice> chosen;
-    if ((pool = kwb::poolOfChosenDevices(ps, args.session.gpus, chosen, noDevice))) evaluatorSettings = pool->evaluatorSettings();
-  }
+  InterruptHandlers interruptHandlers;
+  if (!args.session.noGpu && !gpuPool(args.session.workers, args.session.gpus, pool, evaluatorSettings, noDevice))
+    return kExitUsage;
   if (!pool) log << "no CUDA device (" << noDevice << "): every answer is compiled and its launch checked; nothing is run\n";
 
   const agent::SessionSettings base = settingsOf(args.session, 1);

@@ -93,12 +93,17 @@ struct Fixture {
   // Runs a new session to its end with these settings (and services as `with` sets them); its
   // first group's first attempt, or an empty one when it did not finish.
   AttemptRecord firstAttempt(const SessionSettings &settings, const std::function<void(SessionServices &)> &with = {}) {
+    const std::string id = finished(settings, with);
+    if (id.empty()) return AttemptRecord{};
+    return store->attempts(store->groups(id).at(0).id).at(0);
+  }
+  // Runs a new session to its end; its id, or "" when it did not finish.
+  std::string finished(const SessionSettings &settings, const std::function<void(SessionServices &)> &with = {}) {
     const auto created = Session::create(*store, task, settings, server.baseUrl(), "replay");
     auto s = services();
     if (with) with(s);
     Session session(s, created.id);
-    if (session.run() != SessionState::Finished) return AttemptRecord{};
-    return store->attempts(store->groups(created.id).at(0).id).at(0);
+    return session.run() == SessionState::Finished ? created.id : std::string();
   }
 };
 
@@ -537,17 +542,14 @@ void TestAgentSession::experienceWithinASession() {
   std::shared_ptr<kwb::memory::ExperienceStore> memory =
       kwb::memory::ExperienceStore::open(f.dir.filePath("library.sqlite").toStdString());
   f.server.script({ReplayFault::CompileError});
-  const auto created = Session::create(*f.store, f.task, compileOnlySettings(1, 1, 2), f.server.baseUrl(), "replay");
-  auto services = f.services();
-  services.memory = memory;
-  Session session(services, created.id);
-  QCOMPARE(session.run(), SessionState::Finished);
-  const auto groups = f.store->groups(created.id);
+  const std::string id = f.finished(compileOnlySettings(1, 1, 2), [&](SessionServices &s) { s.memory = memory; });
+  QVERIFY(!id.empty());
+  const auto groups = f.store->groups(id);
   QCOMPARE(groups.size(), std::size_t(2));
   const auto failed = f.store->attempts(groups.at(0).id).at(0);
   QCOMPARE(failed.outcome, std::string("compile-error"));
   // Recorded with its session, before group 2 began.
-  const auto cases = memory->query(kwb::memory::MemoryQuery{.task = "softmax", .session = created.id});
+  const auto cases = memory->query(kwb::memory::MemoryQuery{.task = "softmax", .session = id});
   QCOMPARE(cases.size(), std::size_t(1));
   const auto second = f.store->attempts(groups.at(1).id).at(0);
   bool shown = false;
@@ -561,12 +563,9 @@ void TestAgentSession::experienceWithinASession() {
   std::shared_ptr<kwb::memory::ExperienceStore> memory2 =
       kwb::memory::ExperienceStore::open(g.dir.filePath("library.sqlite").toStdString());
   g.server.script({ReplayFault::CompileError});
-  const auto repaired = Session::create(*g.store, g.task, compileOnlySettings(1, 2, 1), g.server.baseUrl(), "replay");
-  auto services2 = g.services();
-  services2.memory = memory2;
-  Session session2(services2, repaired.id);
-  QCOMPARE(session2.run(), SessionState::Finished);
-  const auto attempts = g.store->attempts(g.store->groups(repaired.id).at(0).id);
+  const std::string repaired = g.finished(compileOnlySettings(1, 2, 1), [&](SessionServices &s) { s.memory = memory2; });
+  QVERIFY(!repaired.empty());
+  const auto attempts = g.store->attempts(g.store->groups(repaired).at(0).id);
   QCOMPARE(attempts.size(), std::size_t(2));
   const auto &repair = attempts.at(1);
   QCOMPARE(repair.turn, 2);

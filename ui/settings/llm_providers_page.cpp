@@ -388,13 +388,11 @@ QWidget *LlmProvidersPage::buildEditor() {
   maxOutputTokens_->setRange(0, kwb::llm::kMaxContextWindow);
   maxOutputTokens_->setSpecialValueText(tr("not known"));
   maxOutputTokens_->setSuffix(tr(" tokens"));
-  auto *windowHint = new QLabel(tr("the model's window: experience fills what the prompt leaves (not known: %1 assumed)")
-                                    .arg(kwb::llm::kAssumedContextWindow),
-                                page);
+  auto *windowHint = new QLabel(tr("0: not known, %1 assumed").arg(kwb::llm::kAssumedContextWindow), page);
   windowHint->setStyleSheet(kHintStyle);
-  windowHint->setWordWrap(true);
+  windowHint->setToolTip(tr("The model's context window: the experience memory fills what the prompt leaves of it"));
   form->addRow(tr("Context window:"), hbox({{contextWindow_, 0}, {windowHint, 1}}));
-  auto *outputHint = new QLabel(tr("the most one answer may have: a session asks for no more"), page);
+  auto *outputHint = new QLabel(tr("tokens one answer may have"), page);
   outputHint->setStyleSheet(kHintStyle);
   form->addRow(tr("Answer limit:"), hbox({{maxOutputTokens_, 0}, {outputHint, 1}}));
 

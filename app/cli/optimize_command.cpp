@@ -206,6 +206,8 @@ json sessionJson(agent::SessionStore &store, const agent::SessionRecord &s) {
           {"attempts", totals.attempts},
           {"successes", totals.successes},
           {"requests", spend.requests},
+          {"answers_cut_and_asked_again", spend.interrupted},
+          {"answers_broken_off", spend.incomplete},
           {"tokens", spend.tokens},
           {"cost", spend.cost},
           {"best_ms", totals.bestMs ? json(*totals.bestMs) : json(nullptr)},

@@ -79,7 +79,56 @@ SessionEvent event(SessionEvent::Kind kind, int group, int line, int turn, std::
   return e;
 }
 
+
+// Why an answer gave nothing to evaluate, where the response says more than the parser saw.
+std::string likelyCause(AnswerOutcome outcome, const llm::ChatResult &result, int maxTokens) {
+  if (outcome != AnswerOutcome::Empty && outcome != AnswerOutcome::NoCode) return {};
+  const auto &r = result.response;
+  const bool cut = r.finishReason == "length" || r.finishReason == "max_tokens";
+  const std::string limit = "the answer limit of " + std::to_string(maxTokens) + " tokens";
+  if (cut && !r.reasoning.empty() && r.text.find("```") == std::string::npos)
+    return limit + " ran out while the model was still reasoning (" + std::to_string(r.reasoning.size()) +
+           " characters of it): raise the session's answer limit";
+  if (cut)
+    return limit + " ran out before any code: raise the session's answer limit, or ask for less";
+  if (outcome == AnswerOutcome::Empty)
+    return r.finishReason.empty()
+               ? std::string("the server ended the answer with no text and no finish reason")
+               : "the model ended its answer at once with no text (finish reason \"" + r.finishReason +
+                     "\"): a model too small for the task, or a prompt near the end of its context window";
+  return {};
+}
+
 }  // namespace
+
+std::string answersSummary(const std::vector<AttemptRecord> &attempts) {
+  std::size_t answers = 0, compiled = 0, correct = 0, compileErrors = 0, noCode = 0, empty = 0, truncated = 0,
+              otherKernel = 0;
+  for (const auto &a : attempts) {
+    if (a.answerOutcome.empty()) continue;
+    ++answers;
+    if (a.answerOutcome == "no-code") ++noCode;
+    else if (a.answerOutcome == "empty") ++empty;
+    else if (a.answerOutcome == "truncated") ++truncated;
+    else if (a.answerOutcome == "missing-kernel") ++otherKernel;
+    if (!a.evaluated || a.sourceHash.empty()) continue;
+    if (a.outcome == "compile-error") ++compileErrors;
+    else if (a.outcome != "cancelled" && a.outcome != "error") ++compiled;
+    if (a.outcome == "correct") ++correct;
+  }
+  if (answers == 0) return "no answers";
+  std::string text = std::to_string(answers) + (answers == 1 ? " answer: " : " answers: ") + std::to_string(compiled) +
+                     " compiled (" + std::to_string(correct) + " correct)";
+  const auto part = [&](std::size_t n, const char *what) {
+    if (n) text += ", " + std::to_string(n) + " " + what;
+  };
+  part(compileErrors, "did not compile");
+  part(noCode, "had no code");
+  part(empty, empty == 1 ? "was empty" : "were empty");
+  part(truncated, truncated == 1 ? "was cut off" : "were cut off");
+  part(otherKernel, "named another kernel");
+  return text;
+}
 
 std::optional<double> objectiveMs(const EvaluationResult &result) {
   return geometricMean(result, [](const TimingOutcome &t) { return t.candidate.median; });
@@ -470,6 +519,10 @@ std::size_t Session::contextWindow(nlohmann::json *context) const {
   if (!window && services_.provider.contextWindow > 0) {
     window = static_cast<std::size_t>(services_.provider.contextWindow);
     from = "the provider's setting";
+  }
+  if (!window && provider_ && provider_->contextWindow() > 0) {
+    window = static_cast<std::size_t>(provider_->contextWindow());
+    from = "the server's word (it refused a longer prompt)";
   }
   if (!window) {
     window = llm::kAssumedContextWindow;
@@ -872,6 +925,9 @@ void Session::runOne(GroupRecord &group, Pending &pending) {
                                           a.finishReason);
   a.answerOutcome = std::string(answerOutcomeName(parsed.outcome));
   a.answerNote = parsed.note;
+  if (const std::string cause = likelyCause(parsed.outcome, result, request.maxTokens); !cause.empty())
+    a.answerNote = a.answerNote.empty() ? cause : a.answerNote + "; " + cause;
+  if (!result.note.empty()) a.answerNote += (a.answerNote.empty() ? "" : "; ") + result.note;
   const bool evaluable = parsed.outcome == AnswerOutcome::Code || parsed.outcome == AnswerOutcome::MissingKernel;
   a = services_.store->addAttempt(a, evaluable ? parsed.source : std::string());
   SessionEvent e = event(SessionEvent::Kind::Answered, group.ordinal, a.line, a.turn, a.answerOutcome);
@@ -1048,9 +1104,11 @@ SessionState Session::run() {
       if (!current) {
         if (groups.size() >= record_.settings.groups)
           return finishRun(SessionState::Finished,
-                           "done: " + std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s"));
+                           "done: " + std::to_string(groups.size()) + " group" + (groups.size() == 1 ? "" : "s") +
+                               "; " + answersSummary(services_.store->sessionAttempts(id_)));
         const std::string refusal = budgetRefusal();
-        if (!refusal.empty()) return finishRun(SessionState::Finished, refusal);
+        if (!refusal.empty())
+          return finishRun(SessionState::Finished, refusal + "; " + answersSummary(services_.store->sessionAttempts(id_)));
         const Incumbent inc = incumbentFor();
         fresh = services_.store->addGroup(id_, static_cast<int>(groups.size()) + 1, goalFor(inc), inc);
         current = &fresh;

@@ -92,6 +92,9 @@ struct SessionServices {
 // unless every configuration was timed.
 std::optional<double> objectiveMs(const EvaluationResult &result);
 std::optional<double> objectiveSpeedup(const EvaluationResult &result);
+// What a session's answers came to, in words ("36 answers: 0 compiled (0 correct), 27 had no code,
+// 9 were empty"): the end of a finished session's reason.
+std::string answersSummary(const std::vector<AttemptRecord> &attempts);
 
 class Session {
  public:

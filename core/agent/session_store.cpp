@@ -567,7 +567,8 @@ void SessionStore::addTranscript(const llm::TranscriptEntry &entry, const std::s
 SessionSpend SessionStore::spend(const std::string &sessionId) {
   std::lock_guard lock(mutex_);
   Statement q = workspace_->database().prepare(
-      "SELECT count(*), coalesce(sum(input_tokens + output_tokens), 0), coalesce(sum(cost), 0) FROM llm_transcripts "
+      "SELECT count(*), coalesce(sum(input_tokens + output_tokens), 0), coalesce(sum(cost), 0), "
+      "coalesce(sum(outcome = 'interrupted'), 0), coalesce(sum(outcome = 'incomplete'), 0) FROM llm_transcripts "
       "WHERE session = ?1");
   q.bind(1, sessionId);
   SessionSpend s;
@@ -575,6 +576,8 @@ SessionSpend SessionStore::spend(const std::string &sessionId) {
     s.requests = q.columnInt(0);
     s.tokens = q.columnInt(1);
     s.cost = q.columnDouble(2);
+    s.interrupted = q.columnInt(3);
+    s.incomplete = q.columnInt(4);
   }
   return s;
 }

@@ -158,6 +158,9 @@ struct SessionTotals {
 struct SessionSpend {
   std::int64_t requests = 0, tokens = 0;  // tokens: input + output
   double cost = 0;
+  // Requests whose answer the server cut for another request (asked again), and those whose
+  // answer broke off and was lost (the session asks them again on resume).
+  std::int64_t interrupted = 0, incomplete = 0;
 };
 
 class SessionStore {

@@ -20,9 +20,29 @@ struct LocalServerKind {
 };
 std::vector<LocalServerKind> knownLocalServers();
 
+// What a server says of its limits: the context window it serves (llama.cpp's /props n_ctx; the
+// model list's max_model_len (vLLM), context_length (OpenRouter) or max_context_length (LM
+// Studio)) and how many requests it serves at once (llama.cpp's total_slots). 0: not said.
+struct ServerLimits {
+  int contextWindow = 0;
+  int concurrent = 0;
+  std::string from;  // where they were read, in words ("GET /props"); empty: nowhere
+};
+// `modelsBody`: the model list as received (may be empty). Asks llama.cpp's GET /props (beside the
+// /v1 base) for OpenAI-compatible servers; never throws.
+ServerLimits readServerLimits(const ProviderConfig &config, const std::string &apiKey, const std::string &modelsBody,
+                              std::chrono::milliseconds timeout = std::chrono::milliseconds(1500));
+// The limits read from a model list body for `model` (else the first model); exposed for tests.
+ServerLimits limitsFromModels(const std::string &modelsBody, const std::string &model);
+// The limits read from llama.cpp's /props body; exposed for tests.
+ServerLimits limitsFromProps(const std::string &propsBody);
+
 struct DiscoveredServer {
   LocalServerKind kind;
-  ProviderConfig provider;        // ready to use: name, format, base URL, first model, no key, price 0
+  // Ready to use: name, format, base URL, first model, no key, price 0; the context window and
+  // requests at once as the server says them (a llama.cpp server that does not: 1 at once).
+  ProviderConfig provider;
+  ServerLimits limits;
   std::vector<std::string> models;
   double seconds = 0;             // how long its model list took
 };

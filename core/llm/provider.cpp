@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <random>
@@ -170,6 +171,7 @@ Provider::Provider(ProviderConfig config, std::string apiKey, std::shared_ptr<Ac
     : config_(std::move(config)), apiKey_(std::move(apiKey)), accounting_(std::move(accounting)),
       transcript_(std::move(transcript)) {
   config_.maxConcurrent = std::max(1, config_.maxConcurrent);
+  limit_ = config_.maxConcurrent;
 }
 
 int Provider::inFlight() const {
@@ -187,19 +189,73 @@ std::chrono::milliseconds Provider::backoff(int attempt, const std::optional<std
   return std::chrono::milliseconds(static_cast<long long>(std::max(0.0, ms * (1.0 + u(rng)))));
 }
 
-ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallback &onDelta, const CancelToken *cancel) {
+struct Provider::Exchange {
+  std::size_t bodyBytes = 0;  // of the last attempt's response
+  std::string errorBody;      // the last refusal's body, as received
+};
+
+int Provider::contextWindow() const {
+  std::lock_guard lock(mutex_);
+  return config_.contextWindow > 0 ? config_.contextWindow : learnedWindow_;
+}
+
+int Provider::concurrencyLimit() const {
+  std::lock_guard lock(mutex_);
+  return limit_;
+}
+
+std::optional<ContextRefusal> contextRefusalIn(const std::string &body) {
+  ContextRefusal r;
+  const auto number = [](const std::string &text, std::size_t at) {
+    while (at < text.size() && !std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
+    long long v = 0;
+    std::size_t digits = 0;
+    for (; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) && digits < 10; ++at, ++digits)
+      v = v * 10 + (text[at] - '0');
+    return digits ? static_cast<int>(std::min<long long>(v, kMaxContextWindow)) : 0;
+  };
+  // llama.cpp's server: {"error": {"type": "exceed_context_size_error", "n_ctx": N, "n_prompt_tokens": P}}
+  try {
+    const auto j = nlohmann::json::parse(body);
+    const auto &e = j.contains("error") && j["error"].is_object() ? j["error"] : j;
+    if (e.contains("n_ctx") && e["n_ctx"].is_number_integer() && e["n_ctx"].get<long long>() > 0) {
+      r.window = static_cast<int>(std::min<long long>(e["n_ctx"].get<long long>(), kMaxContextWindow));
+      if (e.contains("n_prompt_tokens") && e["n_prompt_tokens"].is_number_integer())
+        r.promptTokens = static_cast<int>(std::min<long long>(e["n_prompt_tokens"].get<long long>(), kMaxContextWindow));
+      return r;
+    }
+  } catch (const std::exception &) {
+  }
+  const std::string message = errorMessageFromBody(body);
+  for (const char *said : {"maximum context length is", "exceed context window of", "context window of"}) {
+    if (const auto at = message.find(said); at != std::string::npos) {
+      r.window = number(message, at + std::strlen(said));
+      break;
+    }
+  }
+  if (r.window <= 0) return std::nullopt;
+  for (const char *said : {" in the messages", " in your prompt"})
+    if (const auto at = message.find(said); at != std::string::npos) {
+      auto open = message.rfind('(', at);
+      if (open != std::string::npos) r.promptTokens = number(message, open);
+    }
+  return r;
+}
+
+ChatResult Provider::exchange(const ChatRequest &request, const ResponseDecoder::DeltaCallback &onDelta,
+                              const CancelToken *cancel, Exchange &info) {
   ChatResult result;
   const auto started = Clock::now();
-  if (request.model.empty()) request.model = config_.model;
   if (accounting_)
     if (std::string refusal = accounting_->refusal(); !refusal.empty()) {
       result.error = refusal;
       return result;
     }
   // One of the provider's slots; waiting for it can be cancelled.
+  std::uint64_t startedAs = 0;
   {
     std::unique_lock lock(mutex_);
-    while (inFlight_ >= config_.maxConcurrent) {
+    while (inFlight_ >= limit_) {
       if (cancel && cancel->cancelled()) {
         result.cancelled = true;
         result.error = "cancelled";
@@ -208,6 +264,7 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
       slotFree_.wait_for(lock, std::chrono::milliseconds(20));
     }
     ++inFlight_;
+    startedAs = ++started_;
   }
   struct Slot {
     Provider *p;
@@ -216,7 +273,7 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
         std::lock_guard lock(p->mutex_);
         --p->inFlight_;
       }
-      p->slotFree_.notify_one();
+      p->slotFree_.notify_all();
     }
   } slot{this};
 
@@ -252,6 +309,8 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
       return true;
     }, cancel, &errorBody);
     result.status = h.status;
+    info.bodyBytes = h.bodyBytes;
+    info.errorBody = errorBody;
 
     if (h.failure == HttpResult::Failure::Cancelled) {
       decoder->finish();
@@ -264,6 +323,13 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
     if (success && h.failure == HttpResult::Failure::None) {
       decoder->finish();
       const auto &r = decoder->response();
+      bool cutByAnother = false;
+      {
+        std::lock_guard lock(mutex_);
+        // Another request started after this one, or still runs beside it (the server may have
+        // taken them in another order than they started here).
+        cutByAnother = started_ != startedAs || inFlight_ > 1;
+      }
       if (!r.error.empty()) {
         result.incomplete = true;
         result.error = "the response cannot be used: " + r.error;
@@ -271,6 +337,12 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
         result.incomplete = true;
         result.error = "the response ended without its end marker after " + std::to_string(h.bodyBytes) +
                        " bytes: the text received is kept and marked incomplete";
+      } else if (request.stream && config_.format == WireFormat::OpenAIChat && r.finishReason.empty() && cutByAnother) {
+        result.incomplete = result.interrupted = true;
+        result.error = "the server ended the answer after " + std::to_string(r.text.size()) +
+                       " characters without a finish reason, as another request reached it (a llama-cpp-python "
+                       "server cuts the answer it streams when a new request arrives, unless started with "
+                       "--interrupt_requests False)";
       }
       break;
     }
@@ -331,7 +403,13 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
     e.responseRaw = raw;
     e.status = result.status;
     e.attempts = result.attempts;
-    e.outcome = result.cancelled ? "cancelled" : result.incomplete ? "incomplete" : result.error.empty() ? "complete" : "error";
+    const bool nothing = result.response.text.empty() && result.response.toolCalls.empty();
+    e.outcome = result.cancelled     ? "cancelled"
+                : result.interrupted ? "interrupted"
+                : result.incomplete  ? "incomplete"
+                : !result.error.empty() ? "error"
+                : nothing            ? "empty"
+                                     : "complete";
     e.error = result.error;
     e.usage = result.response.usage;
     e.cost = result.cost;
@@ -339,6 +417,80 @@ ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallb
     e.startedAt = nowIso();
     transcript_(e);
   }
+  return result;
+}
+
+ChatResult Provider::chat(ChatRequest request, const ResponseDecoder::DeltaCallback &onDelta, const CancelToken *cancel) {
+  if (request.model.empty()) request.model = config_.model;
+  std::vector<std::string> notes;
+  // With the window known, the answer may not ask for more than the prompt leaves of it.
+  // `exact`: the server counted the prompt; else it is our estimate, taken a quarter larger for the room.
+  const auto fit = [&](int window, std::int64_t prompt, bool exact) -> std::string {
+    if (prompt + 16 >= window)
+      return "the prompt takes " + std::string(exact ? "" : "about ") + std::to_string(prompt) +
+             " tokens, more than the model's context window of " + std::to_string(window) +
+             " tokens leaves for an answer: use a model with a larger window, start the server with a larger context "
+             "(llama.cpp: -c / --n_ctx), or give the session a smaller context budget";
+    std::int64_t room = window - (exact ? prompt : prompt * 5 / 4) - 16;
+    if (room < 16) room = window - prompt - 16;
+    if (room < request.maxTokens) {
+      notes.push_back("answer limit " + std::to_string(request.maxTokens) + " lowered to " + std::to_string(room) +
+                      " tokens: the prompt takes " + std::string(exact ? "" : "about ") + std::to_string(prompt) +
+                      " of the model's " + std::to_string(window) + "-token window");
+      request.maxTokens = static_cast<int>(room);
+    }
+    return {};
+  };
+  const auto failed = [&](std::string error) {
+    ChatResult r;
+    r.error = std::move(error);
+    return r;
+  };
+  if (const int window = contextWindow(); window > 0)
+    if (std::string problem = fit(window, estimateTokens(messagesText(request)), false); !problem.empty())
+      return failed(problem);
+
+  Exchange info;
+  ChatResult result = exchange(request, onDelta, cancel, info);
+  // A server that cuts an answer when another request arrives serves one at a time from now on.
+  for (int again = 1; result.interrupted && again < config_.retry.maxAttempts && !(cancel && cancel->cancelled()); ++again) {
+    {
+      std::lock_guard lock(mutex_);
+      limit_ = 1;
+    }
+    if (notes.empty() || notes.back().rfind("the server cut", 0) != 0)
+      notes.push_back("the server cut an answer short when another request reached it: asked again, one request at "
+                      "a time from now on");
+    result = exchange(request, onDelta, cancel, info);
+  }
+  // A stream that came back empty (llama-cpp-python answers a prompt beyond its window so): asked
+  // again whole, which brings the server's own words.
+  if (result.incomplete && !result.cancelled && result.status == 200 && info.bodyBytes == 0 && request.stream) {
+    notes.push_back("the streamed answer came back empty: asked again without streaming to hear why");
+    ChatRequest whole = request;
+    whole.stream = false;
+    result = exchange(whole, {}, cancel, info);
+    if (result.ok() && onDelta && !result.response.text.empty())
+      onDelta(StreamDelta{StreamDelta::Kind::Text, result.response.text, 0, {}});
+  }
+  // A prompt too long for the model: its window is learned, and the answer fitted to it once.
+  if (result.status == 400)
+    if (const auto refusal = contextRefusalIn(info.errorBody)) {
+      {
+        std::lock_guard lock(mutex_);
+        if (config_.contextWindow <= 0) learnedWindow_ = refusal->window;
+      }
+      notes.push_back("the server says the model's context window is " + std::to_string(refusal->window) + " tokens");
+      const bool exact = refusal->promptTokens >= 0;
+      const std::int64_t prompt = exact ? refusal->promptTokens : estimateTokens(messagesText(request));
+      const int asked = request.maxTokens;
+      if (std::string problem = fit(refusal->window, prompt, exact); !problem.empty()) {
+        result.error = problem + " (" + result.error + ")";
+      } else if (request.maxTokens < asked) {
+        result = exchange(request, onDelta, cancel, info);
+      }
+    }
+  for (const auto &n : notes) result.note += (result.note.empty() ? "" : "; ") + n;
   return result;
 }
 

@@ -91,7 +91,9 @@ struct TranscriptEntry {
   std::string responseRaw;     // the body as received (first 1 MiB)
   int status = 0;
   int attempts = 0;
-  std::string outcome;         // "complete", "incomplete", "cancelled", "error"
+  // "complete", "empty" (complete, no text), "interrupted" (cut by the server for another request:
+  // asked again), "incomplete", "cancelled", "error"
+  std::string outcome;
   std::string error;
   Usage usage;
   double cost = 0;
@@ -105,10 +107,16 @@ struct ChatResult {
   int attempts = 0;
   bool cancelled = false;
   bool incomplete = false;     // the stream broke (cut, stalled, cancelled, error event) before its end
+  // The server ended the answer without a finish reason after another request reached it (a
+  // llama-cpp-python server cuts the answer it streams when a new one arrives).
+  bool interrupted = false;
   std::string error;           // in words with the fix when known; empty on success
   double cost = 0;             // dollars (0 when unknown)
   double seconds = 0;
   double secondsToFirstToken = -1;
+  // What the provider did about the server's behaviour, in words ("the server cut the answer when
+  // another request arrived: asked again, one request at a time from now on"); empty when nothing.
+  std::string note;
   bool ok() const { return error.empty() && !incomplete && !cancelled; }
 };
 
@@ -134,8 +142,17 @@ class Provider {
   // else the backoff with jitter. Exposed for tests.
   std::chrono::milliseconds backoff(int attempt, const std::optional<std::chrono::milliseconds> &retryAfter) const;
   int inFlight() const;
+  // The model's context window: the configured one, else the one the server named when it refused
+  // a prompt too long for it (0: not known).
+  int contextWindow() const;
+  // Requests at once now: the configured limit, or 1 once the server was seen cutting an answer
+  // short when another request reached it.
+  int concurrencyLimit() const;
 
  private:
+  struct Exchange;  // one request with its retries (provider.cpp)
+  ChatResult exchange(const ChatRequest &request, const ResponseDecoder::DeltaCallback &onDelta,
+                      const CancelToken *cancel, Exchange &info);
   ProviderConfig config_;
   std::string apiKey_;
   std::shared_ptr<Accounting> accounting_;
@@ -143,7 +160,20 @@ class Provider {
   mutable std::mutex mutex_;
   std::condition_variable slotFree_;
   int inFlight_ = 0;
+  int limit_ = 1;               // requests at once now (concurrencyLimit())
+  std::uint64_t started_ = 0;   // requests started so far: one that started during an answer may have cut it
+  int learnedWindow_ = 0;       // from a server's refusal; 0: none
 };
+
+// A server's refusal of a prompt too long for its model, read from the error body: the window and,
+// where the server said it, the prompt's tokens (-1: not said). OpenAI, vLLM and llama-cpp-python
+// say "maximum context length is N tokens ... (P in the messages, ...)"; llama.cpp's server sends
+// n_ctx and n_prompt_tokens with type exceed_context_size_error.
+struct ContextRefusal {
+  int window = 0;
+  int promptTokens = -1;
+};
+std::optional<ContextRefusal> contextRefusalIn(const std::string &body);
 
 // What a transcript stores as the response text: the text, then the tool calls as a JSON array
 // on a line of their own when there are any.

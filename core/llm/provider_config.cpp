@@ -191,6 +191,7 @@ std::vector<ProviderConfig> providerTemplates() {
   add("openrouter", WireFormat::OpenAIChat, "https://openrouter.ai/api/v1", "", "OPENROUTER_API_KEY", std::nullopt);
   add("ollama", WireFormat::OllamaChat, "http://127.0.0.1:11434", "", "", Price{0, 0});
   add("llama.cpp", WireFormat::OpenAIChat, "http://127.0.0.1:8080/v1", "", "", Price{0, 0});
+  t.back().maxConcurrent = 1;  // one slot unless started with --parallel; its Python server cuts answers short
   add("vllm", WireFormat::OpenAIChat, "http://127.0.0.1:8000/v1", "", "", Price{0, 0});
   add("lm-studio", WireFormat::OpenAIChat, "http://127.0.0.1:1234/v1", "", "", Price{0, 0});
   add("sglang", WireFormat::OpenAIChat, "http://127.0.0.1:30000/v1", "", "", Price{0, 0});

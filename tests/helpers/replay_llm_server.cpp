@@ -172,8 +172,11 @@ ScriptedResponse ReplayLlmServer::answer(const ReceivedRequest &request) {
     case ReplayFault::NoCode:
       text = "I would vectorize the loads and keep the row in registers, but I am not sure it helps here.";
       break;
+    case ReplayFault::Empty:
+      text.clear();
+      break;
   }
-  answered_.push_back(fault == ReplayFault::NoCode ? 0 : next);
+  answered_.push_back(fault == ReplayFault::NoCode || fault == ReplayFault::Empty ? 0 : next);
   ScriptedResponse r;
   r.headers = {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
   r.chunks = openAiStream(text, finish);

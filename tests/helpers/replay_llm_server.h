@@ -23,7 +23,9 @@ namespace kwb::test {
 // store of its partial sum can overwrite a partial maximum another warp has not read yet: a race
 // compute-sanitizer's racecheck reports, which the correctness checks' double run does not see
 // (the sum's store comes a whole pass over the row later). Answered whatever step was shown.
-enum class ReplayFault { None, CompileError, WrongAnswer, Truncated, NoCode, Racy };
+// Empty: no text at all, finish reason "stop" (what a small local model answers a prompt near the
+// end of its window with).
+enum class ReplayFault { None, CompileError, WrongAnswer, Truncated, NoCode, Racy, Empty };
 
 class ReplayLlmServer {
  public:

@@ -339,7 +339,11 @@ void TestLlmSettings::modelsFillAndTestStreamsWithTheEnvironmentKey() {
   QCOMPARE(page->modelField()->itemText(1), QStringLiteral("m-2"));
   QCOMPARE(page->modelField()->currentText(), QStringLiteral("m-1"));
 
-  // The connection test: the text arrives piece by piece, then latency and first-token time.
+  // The connection test: the text arrives piece by piece, then latency and first-token time;
+  // then the server's limits, where it says them (a llama.cpp server's /props).
+  server_->route("GET", "/props", {jsonResponse(R"({"default_generation_settings":{"n_ctx":4096},"total_slots":1})")});
+  QCOMPARE(page->maxConcurrentField()->value(), 1);  // llama.cpp: one request at once unless it says more
+  QCOMPARE(page->contextWindowField()->text(), QStringLiteral("not known"));
   QSignalSpy live(page->service(), &LlmService::testText);
   QSignalSpy finished(page->service(), &LlmService::testFinished);
   QVERIFY(page->testButton()->isEnabled());
@@ -361,6 +365,10 @@ void TestLlmSettings::modelsFillAndTestStreamsWithTheEnvironmentKey() {
   const QString status = page->testStatus()->text();
   QVERIFY2(status.startsWith(QStringLiteral("Connected to loopback (m-1): ")), qPrintable(status));
   QVERIFY2(status.contains(QStringLiteral(" s in all, first token after ")), qPrintable(status));
+  QVERIFY2(status.contains(QStringLiteral("The server says: context window 4096 tokens, 1 request at once")),
+           qPrintable(status));
+  QCOMPARE(page->contextWindowField()->value(), 4096);  // filled where it was "not known"
+  server_->route("GET", "/props", {});
   QVERIFY(page->testButton()->isEnabled());
   QVERIFY(!page->cancelTestButton()->isEnabled());
 
@@ -385,7 +393,6 @@ void TestLlmSettings::modelsFillAndTestStreamsWithTheEnvironmentKey() {
   page->budgetField()->setValue(12.5);
   page->inputPriceField()->setText(QStringLiteral("0.5"));
   // The model's window and answer limit (a session's W and G cap): "not known" until set.
-  QCOMPARE(page->contextWindowField()->text(), QStringLiteral("not known"));
   page->contextWindowField()->setValue(8192);
   page->maxOutputTokensField()->setValue(1024);
   QVERIFY(dialog->apply());
@@ -437,8 +444,13 @@ void TestLlmSettings::keychainKeyFailsInWordsAndLeaksNowhere() {
   QSignalSpy finished(page->service(), &LlmService::testFinished);
   page->testConnection();
   QVERIFY(finished.wait(15000));
-  const auto last = server_->requests().back();
+  // The chat request (then GET /props, where a llama.cpp server says its window).
+  const auto requests = server_->requests();
+  const auto chat = std::find_if(requests.rbegin(), requests.rend(), [](const auto &r) { return r.method == "POST"; });
+  QVERIFY(chat != requests.rend());
+  const auto &last = *chat;
   QCOMPARE(QString::fromStdString(last.path), QStringLiteral("/v1/chat/completions"));
+  QCOMPARE(QString::fromStdString(requests.back().path), QStringLiteral("/props"));
   QCOMPARE(QString::fromStdString(last.headers.at("authorization")),
            QStringLiteral("Bearer ") + keychainSecret_);
 

@@ -152,7 +152,7 @@ void TestAgentSession::replayLoopWithRepairsAndRewards() {
   const SessionState state = session.run();
   const auto record = f.store->session(created.id);
   QVERIFY2(state == SessionState::Finished, record->stopReason.c_str());
-  QCOMPARE(record->stopReason, std::string("done: 2 groups"));
+  QCOMPARE(record->stopReason, std::string("done: 2 groups; 10 answers: 8 compiled (0 correct), 2 did not compile"));
   // No starter given: the task's own ([editor] starter, beside task.toml) was measured first.
   QVERIFY(record->baseline);
   QVERIFY2(!record->baseline->sourceHash.empty(), record->baseline->feedback.c_str());
@@ -262,6 +262,21 @@ void TestAgentSession::truncatedAndCodelessAnswersAreNamedOutcomes() {
   // 2 of 4 failed: repaired at turn 2 (the last), where the answers compile.
   QCOMPARE(ofTurn(attempts, 2).size(), std::size_t(2));
   for (const auto &a : ofTurn(attempts, 2)) QVERIFY(a.success);
+  // The session's end says what its answers came to.
+  QCOMPARE(f.store->session(created.id)->stopReason,
+           std::string("done: 1 group; 6 answers: 4 compiled (0 correct), 1 had no code, 1 was cut off"));
+
+  // An empty answer says its likely cause, and the summary counts it.
+  Fixture g;
+  g.server.script({ReplayFault::Empty, ReplayFault::Empty});
+  const auto second = Session::create(*g.store, g.task, compileOnlySettings(2, 1, 1), g.server.baseUrl(), "replay");
+  Session empty(g.services(), second.id);
+  QCOMPARE(empty.run(), SessionState::Finished);
+  for (const auto &a : g.store->sessionAttempts(second.id)) {
+    QCOMPARE(a.outcome, std::string("empty"));
+    QVERIFY2(a.answerNote.find("ended its answer at once with no text") != std::string::npos, a.answerNote.c_str());
+  }
+  QCOMPARE(g.store->session(second.id)->stopReason, std::string("done: 1 group; 2 answers: 0 compiled (0 correct), 2 were empty"));
 }
 
 // A compile-only session of G = 2 (up to 5 groups) whose answers each wait `delay`, with a budget

@@ -566,6 +566,141 @@ class TestLlmClient : public QObject {
     QCOMPARE(found[0].provider.model, std::string("smollm2-135m"));
     QCOMPARE(found[0].models, (std::vector<std::string>{"smollm2-135m"}));
     QVERIFY(found[0].provider.apiKeyEnv.empty());
+    // No /props here (a llama-cpp-python server): one request at once, the window not known.
+    QCOMPARE(found[0].provider.maxConcurrent, 1);
+    QCOMPARE(found[0].provider.contextWindow, 0);
+
+    // llama.cpp's own server says its window and slots in /props; vLLM its window in the list.
+    ScriptedResponse props;
+    props.headers = {{"Content-Type", "application/json"}};
+    props.chunks = {R"({"default_generation_settings":{"n_ctx":8192,"n_predict":-1},"total_slots":4,"chat_template":""})"};
+    server.route("GET", "/props", {props});
+    const auto withProps = llm::discoverLocalServers("127.0.0.1", {{"llama.cpp", server.port(), llm::WireFormat::OpenAIChat, "/v1"}});
+    QCOMPARE(withProps.size(), std::size_t(1));
+    QCOMPARE(withProps[0].provider.contextWindow, 8192);
+    QCOMPARE(withProps[0].provider.maxConcurrent, 4);
+    QCOMPARE(withProps[0].limits.from, std::string("the server's /props"));
+    const auto vllm = llm::limitsFromModels(
+        R"({"object":"list","data":[{"id":"a","max_model_len":4096},{"id":"Qwen/Qwen2.5-Coder-7B","max_model_len":32768}]})",
+        "Qwen/Qwen2.5-Coder-7B");
+    QCOMPARE(vllm.contextWindow, 32768);
+    QCOMPARE(llm::limitsFromModels(R"({"data":[{"id":"x","context_length":131072}]})", "y").contextWindow, 131072);
+    QCOMPARE(llm::limitsFromProps(R"({"n_ctx":-1,"total_slots":"2"})").contextWindow, 0);
+    QCOMPARE(llm::limitsFromProps("not json").concurrent, 0);
+  }
+
+  // A llama-cpp-python server cuts the answer it streams when another request arrives (recorded:
+  // "data: [DONE]" with no finish_reason): the cut answer is asked again, and the provider sends
+  // one request at a time from then on. Alone, an answer without a finish reason is kept.
+  void answerCutByAnotherRequestIsAskedAgainOneAtATime() {
+    LoopbackHttpServer server;
+    const std::string type = "text/event-stream; charset=utf-8";
+    auto cut = streamOf(type, kwb::test::splitEvery(fixture("real/llamacpp_stream_interrupted.sse"), 400));
+    cut.delayBeforeHeaders = 300ms;
+    auto whole = streamOf(type, kwb::test::splitEvery(fixture("real/llamacpp_stream.sse"), 400));
+    whole.delayBeforeHeaders = 300ms;
+    server.route("POST", "/v1/chat/completions", {cut, whole, whole});
+    auto config = configFor(server, llm::WireFormat::OpenAIChat);
+    config.maxConcurrent = 2;
+    llm::Provider provider(config, kKey);
+    auto first = std::async(std::launch::async, [&] { return provider.chat(hello()); });
+    QVERIFY(server.waitForRequests(1, 5s));
+    auto second = std::async(std::launch::async, [&] { return provider.chat(hello()); });
+    const auto a = first.get(), b = second.get();
+    QVERIFY2(a.ok(), describe(a).c_str());
+    QVERIFY2(b.ok(), describe(b).c_str());
+    QCOMPARE(a.response.finishReason, std::string("stop"));
+    QVERIFY2(a.note.find("cut an answer short") != std::string::npos, a.note.c_str());
+    QVERIFY2(b.note.empty(), b.note.c_str());
+    QCOMPARE(provider.concurrencyLimit(), 1);
+    const auto q = server.requests();
+    QCOMPARE(q.size(), std::size_t(3));
+    // Asked again only once the other request had its answer (300 ms after it arrived).
+    QVERIFY(q[2].at - q[1].at >= 280ms);
+
+    LoopbackHttpServer alone;
+    alone.route("POST", "/v1/chat/completions",
+                {streamOf(type, {fixture("real/llamacpp_stream_interrupted.sse")})});
+    llm::Provider single(configFor(alone, llm::WireFormat::OpenAIChat), kKey);
+    const auto r = single.chat(hello());
+    QVERIFY2(r.ok(), describe(r).c_str());
+    QVERIFY(r.response.finishReason.empty());
+    QCOMPARE(alone.requests().size(), std::size_t(1));
+    QCOMPARE(single.concurrencyLimit(), 2);
+  }
+
+  // A streamed prompt beyond the window gets an empty stream (recorded): asked again whole, the
+  // server's 400 names the window, which the provider keeps; the error says the prompt does not
+  // fit and what to do. The next request's answer limit is fitted to the window.
+  void emptyStreamIsAskedAgainWholeAndTheWindowKept() {
+    LoopbackHttpServer server;
+    ScriptedResponse empty;
+    empty.headers = {{"Content-Type", "text/event-stream; charset=utf-8"}};
+    ScriptedResponse refused;
+    refused.status = 400;
+    refused.headers = {{"Content-Type", "application/json"}};
+    refused.chunks = {fixture("real/llamacpp_error_context.json")};
+    refused.chunkedEncoding = false;
+    auto whole = streamOf("text/event-stream; charset=utf-8", {fixture("real/llamacpp_stream.sse")});
+    server.route("POST", "/v1/chat/completions", {empty, refused, whole});
+    llm::Provider provider(configFor(server, llm::WireFormat::OpenAIChat), kKey);
+    const auto r = provider.chat(hello());
+    QVERIFY(!r.ok());
+    QVERIFY2(r.error.find("3031 tokens") != std::string::npos && r.error.find("2048") != std::string::npos,
+             r.error.c_str());
+    QVERIFY2(r.error.find("--n_ctx") != std::string::npos, r.error.c_str());
+    QVERIFY2(r.note.find("without streaming") != std::string::npos, r.note.c_str());
+    QCOMPARE(provider.contextWindow(), 2048);
+    auto q = server.requests();
+    QCOMPARE(q.size(), std::size_t(2));
+    QCOMPARE(nlohmann::json::parse(q[1].body).value("stream", true), false);
+
+    auto big = hello();
+    big.maxTokens = 4096;
+    const auto next = provider.chat(big);
+    QVERIFY2(next.ok(), describe(next).c_str());
+    QVERIFY2(next.note.find("lowered") != std::string::npos, next.note.c_str());
+    q = server.requests();
+    const int sent = nlohmann::json::parse(q.back().body)["max_tokens"].get<int>();
+    QVERIFY2(sent > 1900 && sent < 2048, std::to_string(sent).c_str());
+  }
+
+  // A refusal that leaves room for a shorter answer: asked again once with the answer fitted.
+  void refusalWithRoomLeftIsAskedAgainFitted() {
+    LoopbackHttpServer server;
+    ScriptedResponse refused;
+    refused.status = 400;
+    refused.headers = {{"Content-Type", "application/json"}};
+    // (Not a raw string: moc misreads the apostrophe in one.)
+    refused.chunks = {"{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens. However, you "
+                      "requested 5000 tokens (904 in the messages, 4096 in the completion). Please reduce the length "
+                      "of the messages or completion.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}}"};
+    server.route("POST", "/v1/chat/completions", {refused, streamOf("text/event-stream", {fixture("openai_stream_text.sse")})});
+    llm::Provider provider(configFor(server, llm::WireFormat::OpenAIChat), kKey);
+    auto request = hello();
+    request.maxTokens = 4096;
+    const auto r = provider.chat(request);
+    QVERIFY2(r.ok(), describe(r).c_str());
+    const auto q = server.requests();
+    QCOMPARE(q.size(), std::size_t(2));
+    QCOMPARE(nlohmann::json::parse(q[1].body)["max_tokens"].get<int>(), 4096 - 904 - 16);
+    QCOMPARE(provider.contextWindow(), 4096);
+
+    // The forms servers say it in.
+    const auto llamaServer = llm::contextRefusalIn(
+        R"({"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}})");
+    QVERIFY(llamaServer);
+    QCOMPARE(llamaServer->window, 4096);
+    QCOMPARE(llamaServer->promptTokens, 5000);
+    const auto python = llm::contextRefusalIn(fixture("real/llamacpp_error_context.json"));
+    QVERIFY(python);
+    QCOMPARE(python->window, 2048);
+    QCOMPARE(python->promptTokens, 3031);
+    const auto log = llm::contextRefusalIn(R"({"error":"Requested tokens (2921) exceed context window of 2048"})");
+    QVERIFY(log);
+    QCOMPARE(log->window, 2048);
+    QVERIFY(!llm::contextRefusalIn(R"({"error":{"message":"model not found"}})"));
+    QVERIFY(!llm::contextRefusalIn("<html>502</html>"));
   }
 
   // The providers file: saved and read back; a key in it, a bad format or URL, or two

@@ -155,6 +155,14 @@ void LlmService::testConnection(const kwb::llm::ProviderConfig &config, const QS
       test.inputTokens = result.response.usage.inputTokens;
       test.outputTokens = result.response.usage.outputTokens;
       test.usageReported = result.response.usage.reported;
+      test.note = QString::fromStdString(result.note);
+      if (test.ok) {
+        const kwb::llm::ServerLimits limits = kwb::llm::readServerLimits(config, key, std::string());
+        test.contextWindow = limits.contextWindow > 0 ? limits.contextWindow : provider.contextWindow();
+        test.serverSlots = limits.concurrent;
+        test.limitsFrom = limits.contextWindow > 0 || limits.concurrent > 0 ? QString::fromStdString(limits.from)
+                          : provider.contextWindow() > 0 ? tr("the configured value") : QString();
+      }
     } catch (const std::exception &e) {
       test.error = QString::fromStdString(e.what());
     }

@@ -30,6 +30,10 @@ struct ConnectionTest {
   QString text;                     // the first tokens (all of the answer, which is short)
   qint64 inputTokens = 0, outputTokens = 0;
   bool usageReported = false;  // false: estimated or unknown
+  QString note;                // what the provider did about the server's behaviour (ChatResult::note)
+  // What the server says of its limits (kwb::llm::readServerLimits): 0 when it does not say.
+  int contextWindow = 0, serverSlots = 0;
+  QString limitsFrom;
 };
 
 class LlmService : public QObject {

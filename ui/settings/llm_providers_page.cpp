@@ -896,14 +896,33 @@ void LlmProvidersPage::onTestFinished(const ConnectionTest &result) {
     const QString first = result.secondsToFirstToken >= 0
                               ? tr("first token after %1").arg(seconds(result.secondsToFirstToken))
                               : tr("no text token arrived");
+    // What the server says of its limits fills the fields it left "not known".
+    QStringList limits;
+    Entry *e = current();
+    const bool same = e && qs(e->config.name) == result.provider;
+    if (result.contextWindow > 0) {
+      limits << tr("context window %1 tokens").arg(result.contextWindow);
+      if (same && contextWindow_->value() == 0) contextWindow_->setValue(result.contextWindow);
+    }
+    if (result.serverSlots > 0) {
+      limits << (result.serverSlots == 1 ? tr("1 request at once") : tr("%1 requests at once").arg(result.serverSlots));
+      if (same && maxConcurrent_->value() > result.serverSlots) maxConcurrent_->setValue(result.serverSlots);
+    }
+    const QString said = limits.isEmpty() ? tr(" The server does not say its context window: set it below if "
+                                               "you know it.")
+                                          : tr(" The server says: %1 (%2).").arg(limits.join(tr(", ")), result.limitsFrom);
     setMessage(testStatus_,
-               tr("Connected to %1 (%2): %3 in all, %4%5.")
-                   .arg(result.provider, result.model, seconds(result.seconds), first, usage),
+               tr("Connected to %1 (%2): %3 in all, %4%5.%6%7")
+                   .arg(result.provider, result.model, seconds(result.seconds), first, usage, said,
+                        result.note.isEmpty() ? QString() : QStringLiteral(" ") + result.note),
                kOkStyle);
   } else if (result.cancelled) {
     setMessage(testStatus_, tr("Cancelled after %1.").arg(seconds(result.seconds)), kHintStyle);
   } else {
-    setMessage(testStatus_, tr("Failed after %1: %2").arg(seconds(result.seconds), result.error),
+    setMessage(testStatus_,
+               tr("Failed after %1: %2%3")
+                   .arg(seconds(result.seconds), result.error,
+                        result.note.isEmpty() ? QString() : tr(" (%1)").arg(result.note)),
                kErrorStyle);
   }
 }

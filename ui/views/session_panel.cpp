@@ -435,7 +435,12 @@ void SessionPanel::end(const QString &state, const QString &reason) {
   state_ = state;
   pause_->setEnabled(false);
   stop_->setEnabled(false);
-  resume_->setEnabled(!sessionId_.isEmpty() && state != QLatin1String("running"));
+  // A session that ran all its groups has nothing left to ask; one stopped by a budget, paused,
+  // stopped or failed goes on where it was.
+  const bool done = state == QLatin1String("finished") && reason.startsWith(QLatin1String("done:"));
+  resume_->setEnabled(!sessionId_.isEmpty() && state != QLatin1String("running") && !done);
+  resume_->setToolTip(done ? tr("Every group of this session ran: start a new one with Optimize")
+                           : tr("Go on where the session stopped: the requests that had no answer are asked again"));
   status_->setText(tr("Session %1: %2 — %3%4").arg(sessionId_, title_, state,
                                                    reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(reason)));
 }

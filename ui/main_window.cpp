@@ -17,6 +17,8 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QScreen>
+#include <QGuiApplication>
 #include <QPushButton>
 #include <QStyle>
 #include <QStackedWidget>
@@ -70,6 +72,8 @@
 #include "ui/views/session_panel.h"
 #include "ui/views/lineage_panel.h"
 #include "ui/views/skills_panel.h"
+#include "ui/views/start_page.h"
+#include "ui/views/work_area.h"
 #include "ui/services/skill_library_service.h"
 #include "ui/views/session_settings_dialog.h"
 #include "ui/services/agent_service.h"
@@ -81,7 +85,7 @@ namespace kwb::ui {
 
 namespace {
 
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;  // 2: the big views left the docks for the centre (issue 48)
 constexpr int kStatusMessageMs = 5000;
 
 // A provider as shown: a name, or a base URL without its credentials (issue 45, 2).
@@ -157,30 +161,8 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     layout->addWidget(findBar_);
   }
 
-  placeholder_ = new QWidget(this);
-  {
-    auto *icon = new QLabel(placeholder_);
-    icon->setPixmap(windowIcon().pixmap(96, 96));
-    icon->setAlignment(Qt::AlignCenter);
-    auto *title = new QLabel(tr("Open a task to start"), placeholder_);
-    title->setAlignment(Qt::AlignCenter);
-    title->setStyleSheet(QStringLiteral("font-size: 16pt; color: #374151;"));
-    auto *hint = new QLabel(tr("Double-click a task in the Tasks panel, or choose File ▸ Open Task "
-                               "Folder… (Ctrl+O)."),
-                            placeholder_);
-    hint->setAlignment(Qt::AlignCenter);
-    hint->setStyleSheet(QStringLiteral("color: #6b7280;"));
-    auto *layout = new QVBoxLayout(placeholder_);
-    layout->addStretch(1);
-    layout->addWidget(icon);
-    layout->addWidget(title);
-    layout->addWidget(hint);
-    layout->addStretch(2);
-  }
   centre_ = new QStackedWidget(this);
-  centre_->addWidget(placeholder_);
-  centre_->addWidget(editorPage_);
-  setCentralWidget(centre_);
+  centre_->setObjectName(QStringLiteral("editorArea"));
 
   log_ = new LogPanel(this);
   browser_ = new TaskBrowser(this);
@@ -240,8 +222,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
             context_->select({CandidateSelection::Origin::GraphNode, full});
           });
   connect(skillsPanel_, &SkillsPanel::lineageStepRequested, this, [this](const QString &lineage, int step) {
-    lineageDock_->show();
-    lineageDock_->raise();
+    workArea_->reveal(WorkArea::Page::Library);
     if (!lineagePanel_->showLineage(lineage, step))
       log_->warning(tr("The library has no lineage %1 (it was rebuilt under another name, or removed)").arg(lineage));
   });
@@ -265,12 +246,26 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   context_->addView(experiencePanel_);
 
   createActions();
+  // The centre: the start page or the open files, and the big views beside them as pages.
+  startPage_ = new StartPage(open_, importAction_, this);
+  connect(startPage_, &StartPage::connectLlmRequested, this, [this] { showSettings(tr("LLM providers")); });
+  centre_->addWidget(startPage_);
+  centre_->addWidget(editorPage_);
+  workArea_ = new WorkArea(centre_, sessionPanel_, lineagePanel_, skillsPanel_, experiencePanel_, profiler_, this);
+  setCentralWidget(workArea_);
+  // What a page shows is read again when it comes in front: the memory grows with every run,
+  // session and lineage build, and the library is shared with kwb and other windows.
+  connect(workArea_, &WorkArea::pageShown, this, [this](WorkArea::Page page) {
+    if (page == WorkArea::Page::Experience) experiencePanel_->refresh();
+    if (page == WorkArea::Page::Library) skills_->refresh();
+  });
   createMenus();
   createDocks();
   createStatusBar();
+  updateStartPage();
 
   connect(tabs_, &EditorTabs::countChanged, this, [this](int count) {
-    centre_->setCurrentWidget(count > 0 ? editorPage_ : placeholder_);
+    centre_->setCurrentWidget(count > 0 ? editorPage_ : static_cast<QWidget *>(startPage_));
     if (count == 0) findBar_->hide();
     updateActions();
   });
@@ -353,7 +348,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     else log_->info(line);
     if (!s.reproduce.isEmpty()) log_->info(tr("Reproduce the best: %1").arg(s.reproduce));
     if (!s.memory.isEmpty()) log_->info(s.memory);
-    if (experienceDock_->isVisible() && !s.memory.isEmpty()) experiencePanel_->refresh();
+    if (workArea_->current() == WorkArea::Page::Experience && !s.memory.isEmpty()) experiencePanel_->refresh();
     statusBar()->showMessage(line, kStatusMessageMs);
     updateActions();
     checkSettled();
@@ -400,8 +395,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
             openSessionCandidate(source, name);
           });
   connect(sessionPanel_, &SessionPanel::caseRequested, this, [this](qint64 id) {
-    experienceDock_->show();
-    experienceDock_->raise();
+    workArea_->reveal(WorkArea::Page::Experience);
     experiencePanel_->refresh();
     experiencePanel_->selectCase(id);
   });
@@ -498,7 +492,7 @@ void MainWindow::createActions() {
   settings_->setObjectName(QStringLiteral("actionSettings"));
   settings_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
   settings_->setMenuRole(QAction::PreferencesRole);
-  connect(settings_, &QAction::triggered, this, &MainWindow::showSettings);
+  connect(settings_, &QAction::triggered, this, [this] { showSettings(); });
 
   quit_ = new QAction(tr("&Quit"), this);
   quit_->setObjectName(QStringLiteral("actionQuit"));
@@ -681,6 +675,8 @@ void MainWindow::createMenus() {
   runMenu->addAction(sanitizeRun_);
 
   viewMenu_ = menuBar()->addMenu(tr("&View"));
+  viewMenu_->addActions(workArea_->pageActions());
+  viewMenu_->addSeparator();
   viewMenu_->addAction(focusTasks_);
   viewMenu_->addAction(focusLog_);
   viewMenu_->addSeparator();
@@ -745,81 +741,23 @@ void MainWindow::createDocks() {
   tuningDock_->setWidget(tuningPanel_);
   addDockWidget(Qt::BottomDockWidgetArea, tuningDock_);
   tabifyDockWidget(gpusDock_, tuningDock_);
-  sessionDock_ = new QDockWidget(tr("Session"), this);
-  sessionDock_->setObjectName(QStringLiteral("sessionDock"));
-  sessionDock_->setWidget(sessionPanel_);
-  addDockWidget(Qt::BottomDockWidgetArea, sessionDock_);
-  tabifyDockWidget(gpusDock_, sessionDock_);
   sourceViewDock_ = new QDockWidget(tr("Source/PTX/SASS"), this);
   sourceViewDock_->setObjectName(QStringLiteral("sourceViewDock"));
   sourceViewDock_->setWidget(sourceView_);
   addDockWidget(Qt::BottomDockWidgetArea, sourceViewDock_);
   tabifyDockWidget(tuningDock_, sourceViewDock_);
-  profilerDock_ = new QDockWidget(tr("Profiler"), this);
-  profilerDock_->setObjectName(QStringLiteral("profilerDock"));
-  profilerDock_->setWidget(profiler_);
-  addDockWidget(Qt::BottomDockWidgetArea, profilerDock_);
-  tabifyDockWidget(sourceViewDock_, profilerDock_);
-  lineageDock_ = new QDockWidget(tr("Lineage"), this);
-  lineageDock_->setObjectName(QStringLiteral("lineageDock"));
-  lineageDock_->setWidget(lineagePanel_);
-  addDockWidget(Qt::BottomDockWidgetArea, lineageDock_);
-  tabifyDockWidget(sessionDock_, lineageDock_);
-  skillsDock_ = new QDockWidget(tr("Skills"), this);
-  skillsDock_->setObjectName(QStringLiteral("skillsDock"));
-  skillsDock_->setWidget(skillsPanel_);
-  addDockWidget(Qt::BottomDockWidgetArea, skillsDock_);
-  tabifyDockWidget(lineageDock_, skillsDock_);
-  experienceDock_ = new QDockWidget(tr("Experience"), this);
-  experienceDock_->setObjectName(QStringLiteral("experienceDock"));
-  experienceDock_->setWidget(experiencePanel_);
-  addDockWidget(Qt::BottomDockWidgetArea, experienceDock_);
-  tabifyDockWidget(skillsDock_, experienceDock_);
-  // The memory grows with every run, session and lineage build (here and in kwb): read again
-  // whenever the view is shown.
-  connect(experienceDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-    if (visible) experiencePanel_->refresh();
-  });
-  // The library is shared with kwb and other windows: read again whenever either view is shown.
-  for (QDockWidget *dock : {lineageDock_, skillsDock_})
-    connect(dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-      if (visible) skills_->refresh();
-    });
+
   logDock_->raise();
 
-  QAction *toggleTasks = tasksDock_->toggleViewAction();
-  toggleTasks->setObjectName(QStringLiteral("actionToggleTasks"));
-  QAction *toggleLog = logDock_->toggleViewAction();
-  toggleLog->setObjectName(QStringLiteral("actionToggleLog"));
-  QAction *toggleResults = resultsDock_->toggleViewAction();
-  toggleResults->setObjectName(QStringLiteral("actionToggleResults"));
-  QAction *toggleHistory = historyDock_->toggleViewAction();
-  toggleHistory->setObjectName(QStringLiteral("actionToggleHistory"));
-  viewMenu_->addAction(toggleTasks);
-  viewMenu_->addAction(toggleLog);
-  viewMenu_->addAction(toggleResults);
-  viewMenu_->addAction(toggleHistory);
-  QAction *toggleGpus = gpusDock_->toggleViewAction();
-  toggleGpus->setObjectName(QStringLiteral("actionToggleGpus"));
-  viewMenu_->addAction(toggleGpus);
-  QAction *toggleTuning = tuningDock_->toggleViewAction();
-  toggleTuning->setObjectName(QStringLiteral("actionToggleTuning"));
-  viewMenu_->addAction(toggleTuning);
-  QAction *toggleSession = sessionDock_->toggleViewAction();
-  toggleSession->setObjectName(QStringLiteral("actionToggleSession"));
-  viewMenu_->addAction(toggleSession);
-  QAction *toggleSourceView = sourceViewDock_->toggleViewAction();
-  toggleSourceView->setObjectName(QStringLiteral("actionToggleSourceView"));
-  viewMenu_->addAction(toggleSourceView);
-  QAction *toggleProfiler = profilerDock_->toggleViewAction();
-  toggleProfiler->setObjectName(QStringLiteral("actionToggleProfiler"));
-  viewMenu_->addAction(toggleProfiler);
-  QAction *toggleLineage = lineageDock_->toggleViewAction();
-  toggleLineage->setObjectName(QStringLiteral("actionToggleLineage"));
-  viewMenu_->addAction(toggleLineage);
-  QAction *toggleSkills = skillsDock_->toggleViewAction();
-  toggleSkills->setObjectName(QStringLiteral("actionToggleSkills"));
-  viewMenu_->addAction(toggleSkills);
+  const std::pair<QDockWidget *, const char *> toggles[] = {
+      {tasksDock_, "actionToggleTasks"}, {logDock_, "actionToggleLog"},       {resultsDock_, "actionToggleResults"},
+      {historyDock_, "actionToggleHistory"}, {gpusDock_, "actionToggleGpus"}, {tuningDock_, "actionToggleTuning"},
+      {sourceViewDock_, "actionToggleSourceView"}};
+  for (const auto &[dock, name] : toggles) {
+    QAction *toggle = dock->toggleViewAction();
+    toggle->setObjectName(QLatin1String(name));
+    viewMenu_->addAction(toggle);
+  }
   viewMenu_->addAction(showListing_);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
@@ -854,7 +792,10 @@ void MainWindow::restoreWindowState() {
   const bool restore = settingsMode_ == SettingsMode::ReadWrite;
   const QByteArray geometry = restore ? settings::windowGeometry() : QByteArray();
   if (geometry.isEmpty() || !restoreGeometry(geometry)) {
-    resize(1320, 820);
+    // The first time: the screen's room (less the panels and task bars it keeps).
+    const QScreen *where = screen() ? screen() : QGuiApplication::primaryScreen();
+    if (where && settingsMode_ == SettingsMode::ReadWrite) setGeometry(where->availableGeometry());
+    else resize(1400, 880);
   }
   const QByteArray state = restore ? settings::windowState() : QByteArray();
   // No saved layout: the default one, once the window has its size (docks sized before the
@@ -863,10 +804,10 @@ void MainWindow::restoreWindowState() {
 }
 
 void MainWindow::applyDefaultDockLayout() {
-  // The editor and the current result get the room: the bottom docks a fifth of the height,
-  // Results a third of the width.
-  resizeDocks({tasksDock_, resultsDock_}, {std::min(260, width() / 6), width() / 3}, Qt::Horizontal);
-  resizeDocks({logDock_}, {std::max(120, height() / 5)}, Qt::Vertical);
+  // The centre gets the room: the bottom docks (the Log in front) a few lines, Results a
+  // quarter of the width.
+  resizeDocks({tasksDock_, resultsDock_}, {std::min(260, width() / 6), width() / 4}, Qt::Horizontal);
+  resizeDocks({logDock_}, {std::max(110, height() / 8)}, Qt::Vertical);
 }
 
 void MainWindow::showEvent(QShowEvent *event) {
@@ -1305,9 +1246,33 @@ void MainWindow::onFileSaved(const QString &path) {
   }
 }
 
-void MainWindow::showSettings() {
+void MainWindow::updateStartPage() {
+  // What Optimize would use: the provider chosen last, else the first configured.
+  std::vector<kwb::llm::ProviderConfig> providers;
+  try {
+    providers = kwb::llm::loadProviders();
+  } catch (const std::exception &e) {
+    startPage_->setLlmStatus(tr("The LLM providers cannot be read: %1").arg(QString::fromStdString(e.what())), false);
+    return;
+  }
+  if (providers.empty()) {
+    startPage_->setLlmStatus(QString(), false);
+    return;
+  }
+  const QString chosen = settings::agentProvider();
+  const auto it = std::find_if(providers.begin(), providers.end(),
+                               [&](const auto &p) { return QString::fromStdString(p.name) == chosen; });
+  const auto &p = it != providers.end() ? *it : providers.front();
+  startPage_->setLlmStatus(tr("Optimize asks %1%2.")
+                               .arg(shownProvider(QString::fromStdString(p.name)),
+                                    p.model.empty() ? QString() : tr(" (%1)").arg(QString::fromStdString(p.model))),
+                           true);
+}
+
+void MainWindow::showSettings(const QString &page) {
   SettingsDialog dialog(this);
   dialog.setWorkspaceInUse(workspacePath_);
+  if (!page.isEmpty()) dialog.showPage(page);
   connect(&dialog, &SettingsDialog::applied, this, [this, &dialog] {
     applySettings();
     dialog.setWorkspaceInUse(workspacePath_);
@@ -1332,6 +1297,7 @@ bool MainWindow::applyWorkers() {
 }
 
 void MainWindow::applySettings() {
+  updateStartPage();  // the LLM providers may have changed
   tabs_->applySettings(settings::editor());
   evaluation_->setDevices(settings::gpuDevices());
   if (applyWorkers()) startGpuProbe();
@@ -1479,8 +1445,7 @@ bool MainWindow::profileCurrent() {
   request.set = profiler_->profileSet();
   request.config = profiler_->profileConfig();
   if (!profileService_->profile(request)) return false;
-  profilerDock_->show();
-  profilerDock_->raise();
+  workArea_->reveal(WorkArea::Page::Profiler);
   log_->info(tr("Profiling %1 on task %2 (%3 metric set%4)")
                  .arg(editor->fileName(), taskName_, request.set,
                       request.config.isEmpty() ? QString() : tr(", configuration %1").arg(request.config)));
@@ -1640,8 +1605,7 @@ bool MainWindow::startAgentSession(const QString &provider, const QString &model
   agentSettings_ = request.settings;
   lastAgentProvider_ = provider;
   if (!agent_->start(request)) return false;
-  sessionDock_->show();
-  sessionDock_->raise();
+  workArea_->reveal(WorkArea::Page::Session);
   log_->info(tr("Optimizing %1 on task %2 with %3: G=%4, K=%5, %6 group(s)")
                  .arg(editor->fileName(), taskName_, shownProvider(provider))
                  .arg(request.settings.candidates)

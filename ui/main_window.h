@@ -47,6 +47,8 @@ class ProfileService;
 class TuningService;
 class AgentService;
 class SessionPanel;
+class StartPage;
+class WorkArea;
 class FindBar;
 class HistoryPanel;
 class ResultsPanel;
@@ -96,17 +98,16 @@ class MainWindow : public QMainWindow {
   TuningPanel *tuningPanel() const { return tuningPanel_; }
   AgentService *agent() const { return agent_; }
   SessionPanel *sessionPanel() const { return sessionPanel_; }
+  // The centre: the editor and the big views (session, library, experience, profiler) as pages.
+  WorkArea *workArea() const { return workArea_; }
+  StartPage *startPage() const { return startPage_; }
   // Optimize with an LLM: an agent session on the editor's kernel with `provider` (a configured
   // provider's name or a base URL); false when nothing can start.
   bool startAgentSession(const QString &provider, const QString &model = {});
   QDockWidget *tuningDock() const { return tuningDock_; }
-  QDockWidget *sessionDock() const { return sessionDock_; }
-  QDockWidget *lineageDock() const { return lineageDock_; }
-  QDockWidget *skillsDock() const { return skillsDock_; }
   LineagePanel *lineagePanel() const { return lineagePanel_; }
   SkillsPanel *skillsPanel() const { return skillsPanel_; }
   SkillLibraryService *skillLibrary() const { return skills_; }
-  QDockWidget *experienceDock() const { return experienceDock_; }
   ExperiencePanel *experiencePanel() const { return experiencePanel_; }
   MemoryService *memory() const { return memory_; }
   // "Continue from here" in the Experience view: the Case's kernel written to a file of its own
@@ -118,7 +119,6 @@ class MainWindow : public QMainWindow {
   QDockWidget *sourceViewDock() const { return sourceViewDock_; }
   ProfilerPanel *profilerPanel() const { return profiler_; }
   ProfileService *profileService() const { return profileService_; }
-  QDockWidget *profilerDock() const { return profilerDock_; }
   QAction *profileAction() const { return profileAction_; }
   // Profiles the kernel in the editor (or the starter) on the task's first configuration.
   bool profileCurrent();
@@ -244,7 +244,10 @@ class MainWindow : public QMainWindow {
   void showManifestError(const QString &manifestPath, const kwb::ManifestError &error);
   void openTaskFolderDialog();
   void saveCurrent();
-  void showSettings();
+  // Settings, at `page` when given ("LLM providers").
+  void showSettings(const QString &page = QString());
+  // The start page's line on the LLM Optimize would use.
+  void updateStartPage();
   // Settings ▸ GPU ▸ Workers to the evaluation pool, the GPU probe and the GPUs dock; true when
   // it changed where the workers run.
   bool applyWorkers();
@@ -273,8 +276,9 @@ class MainWindow : public QMainWindow {
 
   EditorTabs *tabs_ = nullptr;
   FindBar *findBar_ = nullptr;
-  QStackedWidget *centre_ = nullptr;
-  QWidget *placeholder_ = nullptr;
+  QStackedWidget *centre_ = nullptr;  // the start page or the editor
+  StartPage *startPage_ = nullptr;
+  WorkArea *workArea_ = nullptr;
   QWidget *editorPage_ = nullptr;
   TaskBrowser *browser_ = nullptr;
   LogPanel *log_ = nullptr;
@@ -296,15 +300,11 @@ class MainWindow : public QMainWindow {
   QDockWidget *tuningDock_ = nullptr;
   AgentService *agent_ = nullptr;
   SessionPanel *sessionPanel_ = nullptr;
-  QDockWidget *sessionDock_ = nullptr;
   SkillLibraryService *skills_ = nullptr;
   LineagePanel *lineagePanel_ = nullptr;
   SkillsPanel *skillsPanel_ = nullptr;
-  QDockWidget *lineageDock_ = nullptr;
-  QDockWidget *skillsDock_ = nullptr;
   MemoryService *memory_ = nullptr;
   ExperiencePanel *experiencePanel_ = nullptr;
-  QDockWidget *experienceDock_ = nullptr;
   kwb::agent::SessionSettings agentSettings_;  // the last session started here
   QString lastAgentProvider_;
   QString lastAgentModel_;  // the model asked for with it (empty: the provider's default)
@@ -312,7 +312,6 @@ class MainWindow : public QMainWindow {
   QDockWidget *sourceViewDock_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;
   ProfileService *profileService_ = nullptr;
-  QDockWidget *profilerDock_ = nullptr;
   QAction *profileAction_ = nullptr;
   bool ceilingsAsked_ = false;
   QAction *showListing_ = nullptr;

@@ -12,6 +12,7 @@
 #include <QTimer>
 
 #include "ui/main_window.h"
+#include "ui/views/work_area.h"
 #include "ui/services/memory_service.h"
 #include "ui/views/experience_panel.h"
 #include "ui/services/skill_library_service.h"
@@ -115,7 +116,7 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
       // After actions that filled a chart or a table in a bottom dock: the dock in front gets
       // the height they need. (A tabbed dock behind another is "visible" too: it is not resized.)
       if (!plan.actions.isEmpty())
-        for (QDockWidget *dock : {window.profilerDock(), window.tuningDock()})
+        for (QDockWidget *dock : {window.tuningDock()})
           if (dock->isVisible() && !dock->visibleRegion().isEmpty()) window.resizeDocks({dock}, {440}, Qt::Vertical);
       shoot();
       return;
@@ -134,17 +135,12 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
       started = window.showListing();
     } else if (parts[0] == QLatin1String("build-lineage")) {
       // The Lineage view in front while the open task's lineage is built; settled once stored.
-      window.lineageDock()->show();
-      window.lineageDock()->raise();
-      window.resizeDocks({window.lineageDock()}, {560}, Qt::Vertical);
+      window.workArea()->reveal(kwb::ui::WorkArea::Page::Library);
       started = window.buildLineageOfCurrentTask();
     } else if (parts[0] == QLatin1String("lineage") || parts[0] == QLatin1String("skills")) {
       // The dock in front (its library read again), then the lineage and step, or the card, shown
       // once that read is in.
-      QDockWidget *dock = parts[0] == QLatin1String("lineage") ? window.lineageDock() : window.skillsDock();
-      dock->show();
-      dock->raise();
-      window.resizeDocks({dock}, {560}, Qt::Vertical);
+      window.workArea()->reveal(kwb::ui::WorkArea::Page::Library);
       window.skillLibrary()->refresh();
       if (parts[0] == QLatin1String("lineage") && parts.size() >= 2)
         window.lineagePanel()->showLineage(parts[1], parts.size() >= 3 ? parts[2].toInt() : 0);
@@ -153,9 +149,7 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
     } else if (parts[0] == QLatin1String("experience")) {
       // The Experience view in front (the memory read again), the Case given (a number, or "best":
       // the open task's fastest) selected and inspected once the graph is drawn.
-      window.experienceDock()->show();
-      window.experienceDock()->raise();
-      window.resizeDocks({window.experienceDock()}, {600}, Qt::Vertical);
+      window.workArea()->reveal(kwb::ui::WorkArea::Page::Experience);
       auto *panel = window.experiencePanel();
       panel->refresh();
       if (parts.size() >= 2) {
@@ -167,8 +161,7 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
       }
       started = true;
     } else if (parts[0] == QLatin1String("show")) {
-      window.profilerDock()->show();
-      window.profilerDock()->raise();
+      window.workArea()->reveal(kwb::ui::WorkArea::Page::Profiler);
       window.profilerPanel()->tabs()->setCurrentIndex(static_cast<int>(tabs.indexOf(parts[1])));
       started = true;
     } else {  // profile[:CONFIG[:SET]]

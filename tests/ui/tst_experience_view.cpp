@@ -24,6 +24,7 @@
 #include "isolated_home.h"
 #include "signal_wait.h"
 #include "ui/main_window.h"
+#include "ui/views/work_area.h"
 #include "ui/services/memory_service.h"
 #include "ui/views/cuda_editor.h"
 #include "ui/views/experience_graph_view.h"
@@ -209,8 +210,7 @@ class TestExperienceView : public QObject {
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
-    window.experienceDock()->show();
-    window.experienceDock()->raise();
+    window.workArea()->reveal(kwb::ui::WorkArea::Page::Experience);
     auto *panel = window.experiencePanel();
     panel->refresh();  // as showing the dock does, once it is on screen
     QVERIFY(!window.isSettled());
@@ -278,7 +278,7 @@ class TestExperienceView : public QObject {
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
-    window.experienceDock()->show();
+    window.workArea()->reveal(kwb::ui::WorkArea::Page::Experience);
     auto *panel = window.experiencePanel();
     panel->refresh();
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));

@@ -39,6 +39,7 @@
 #include <QToolBar>
 #include <QTreeView>
 #include <QtTest>
+#include <QScreen>
 
 #include <Qsci/qscicommandset.h>
 #include <Qsci/qscilexercpp.h>
@@ -1387,6 +1388,20 @@ void TestMainWindow::restoresWindowState() {
   // The offscreen screen is 800x600: a size inside it is restored as it was.
   const QSize size(720, 510);
   {
+    // Nothing saved yet: the window takes the screen's available room (and fits in it).
+    QSettings stored(QStringLiteral("KernelWorkbench"), QStringLiteral("kernel-workbench"));
+    stored.remove(QStringLiteral("window/geometry"));
+    stored.remove(QStringLiteral("window/state"));
+    stored.sync();
+    MainWindow fresh(tempPath(QStringLiteral("workspace/state-0.kwb")));
+    QVERIFY(fresh.screen());
+    QCOMPARE(fresh.size(), fresh.screen()->availableGeometry().size());
+    fresh.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&fresh));
+    QCOMPARE(fresh.size(), fresh.screen()->availableGeometry().size());
+    QVERIFY(waitUntilSettled(&fresh));
+  }
+  {
     MainWindow first(tempPath(QStringLiteral("workspace/state-1.kwb")));
     first.show();
     QVERIFY(QTest::qWaitForWindowExposed(&first));
@@ -1419,7 +1434,7 @@ void TestMainWindow::restoresWindowState() {
     const QByteArray saved =
         QSettings(QStringLiteral("KernelWorkbench"), QStringLiteral("kernel-workbench")).value(QStringLiteral("window/geometry")).toByteArray();
     MainWindow readOnly(tempPath(QStringLiteral("workspace/state-3.kwb")), MainWindow::SettingsMode::ReadOnly);
-    QCOMPARE(readOnly.size(), QSize(1320, 820));
+    QCOMPARE(readOnly.size(), QSize(1400, 880));
     readOnly.resize(640, 480);
     readOnly.saveWindowState();
     QVERIFY(waitUntilSettled(&readOnly));

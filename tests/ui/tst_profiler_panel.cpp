@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ui/main_window.h"
+#include "ui/views/work_area.h"
 #include "ui/services/profile_service.h"
 #include "ui/views/profiler_panel.h"
 
@@ -282,7 +283,7 @@ class TestProfilerPanel : public QObject {
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
     QSignalSpy finished(window.profileService(), &kwb::ui::ProfileService::finished);
     window.profileAction()->trigger();
-    QVERIFY(window.profilerDock()->isVisible());
+    QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Profiler);
     QVERIFY(!window.profileAction()->isEnabled());
     QVERIFY(finished.wait(60000));
     QVERIFY(window.profileAction()->isEnabled());

@@ -32,6 +32,7 @@
 #include "helpers/one_node_slurm.h"
 #include "helpers/replay_llm_server.h"
 #include "ui/main_window.h"
+#include "ui/views/work_area.h"
 #include "ui/services/agent_service.h"
 #include "ui/services/profile_service.h"
 #include "ui/services/tuning_service.h"
@@ -286,7 +287,7 @@ class TestSessionView : public QObject {
     QVERIFY(window.agent()->isRunning());
     QVERIFY(!window.tuning()->isRunning());
     QVERIFY(!window.runAction()->isEnabled());  // no run while the session has the GPUs
-    QVERIFY(window.sessionDock()->isVisible());
+    QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Session);
     QVERIFY(finished.wait(300000));
     QVERIFY2(finished.first().at(1).toString() == QStringLiteral("finished"), qPrintable(finished.first().at(2).toString()));
     // 2 groups of 3, as chosen; every answer compiles (no GPU here): no repairs.

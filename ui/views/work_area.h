@@ -1,0 +1,44 @@
+#pragma once
+// The window's centre: the editor and the big views, one in front at a time (issue 48, 1). Each
+// page is a tab with a shortcut (Ctrl+1 … Ctrl+5, and View ▸ Editor … Profiler): Editor (the
+// start page or the open files), Session (an agent session: candidates, answers, contexts,
+// speedups), Library (the lineage graph above the skill cards), Experience (the memory's graph)
+// and Profiler (metrics, roofline, live samples). Short output stays in the bottom docks.
+#include <QTabWidget>
+
+class QAction;
+class QActionGroup;
+class QSplitter;
+
+namespace kwb::ui {
+
+class WorkArea : public QTabWidget {
+  Q_OBJECT
+
+ public:
+  enum class Page { Editor, Session, Library, Experience, Profiler };
+  static constexpr int kPages = 5;
+
+  WorkArea(QWidget *editor, QWidget *session, QWidget *lineage, QWidget *skills, QWidget *experience,
+           QWidget *profiler, QWidget *parent = nullptr);
+
+  // Brings the page in front (and its tab into view); pageShown() follows when it was not.
+  void reveal(Page page);
+  Page current() const;
+  QWidget *page(Page page) const;
+  // The Library page: the lineage above, the skill cards below.
+  QSplitter *library() const { return library_; }
+  // View menu entries, one per page, checked for the one in front; Ctrl+1 … Ctrl+5.
+  const QList<QAction *> &pageActions() const { return actions_; }
+  static QString title(Page page);
+
+ signals:
+  void pageShown(kwb::ui::WorkArea::Page page);
+
+ private:
+  QSplitter *library_ = nullptr;
+  QActionGroup *group_ = nullptr;
+  QList<QAction *> actions_;
+};
+
+}  // namespace kwb::ui

@@ -50,6 +50,7 @@
 #include "ui/filesystem_path.h"
 #include "ui/views/find_bar.h"
 #include "ui/services/gpu_probe.h"
+#include "ui/services/gpu_gate.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -413,8 +414,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
                         .arg(name));
       return;
     }
-    if (openSessionCandidate(source, name) && !profileCurrent())
-      log_->warning(tr("Cannot profile %1 now: a run, a tuning or a profile is in progress").arg(name));
+    if (openSessionCandidate(source, name)) profileCurrent();  // says why in the log when it cannot
   });
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
     if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
@@ -638,6 +638,8 @@ void MainWindow::createActions() {
 }
 
 void MainWindow::createMenus() {
+  // The gated actions' own tooltips; updateActions() adds the gate's words.
+  for (QAction *action : {run_, tune_, optimize_, profileAction_}) action->setProperty("kwbTip", action->toolTip());
   QMenu *file = menuBar()->addMenu(tr("&File"));
   file->addAction(open_);
   recentMenu_ = file->addMenu(tr("Recent &Tasks"));
@@ -915,6 +917,7 @@ void MainWindow::updatePoolDevices() {
 }
 
 void MainWindow::checkSettled() {
+  updateActions();  // whatever ended may free the GPU for the actions that wait for it
   if (isSettled()) emit settled();
 }
 
@@ -932,6 +935,7 @@ void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QStrin
   gpuProbed_ = true;
   gpuPresent_ = inventory.hasDevices();
   const QString why = QString::fromStdString(inventory.problem);
+  noGpuWhy_ = why.isEmpty() ? localSummary : why;
   driverText_ = inventory.driverVersion
                     ? tr("%1.%2 (the CUDA driver API's version, as the workbench probed it)")
                           .arg(inventory.driverVersion / 1000)
@@ -1336,15 +1340,42 @@ void MainWindow::updateActions() {
   nextTab_->setEnabled(tabs_->count() > 1);
   previousTab_->setEnabled(tabs_->count() > 1);
   const bool running = evaluation_->isRunning();
-  const bool tuning = tuning_->isRunning() || agent_->isRunning();
-  // One thing at a time on the GPUs: a run and a tuning would time each other.
-  run_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
-  tune_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
-  optimize_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning);
-  profileAction_->setEnabled(!taskFolder_.isEmpty() && !running && !tuning && !profileService_->isRunning());
-  exportAction_->setEnabled(!taskFolder_.isEmpty());
+  // Every GPU-using action asks the one gate, and shows its answer in the tooltip.
+  const std::pair<QAction *, GpuAction> gated[] = {
+      {run_, GpuAction::Run}, {tune_, GpuAction::Tune}, {optimize_, GpuAction::Optimize}, {profileAction_, GpuAction::Profile}};
+  for (const auto &[action, what] : gated) {
+    const GpuVerdict v = verdict(what);
+    action->setEnabled(v.allowed);
+    const QString tip = action->property("kwbTip").toString();
+    action->setToolTip(v.why.isEmpty() ? tip : tip + QStringLiteral("\n") + v.why);
+  }
   profiler_->profileButton()->setEnabled(profileAction_->isEnabled());
+  profiler_->profileButton()->setToolTip(profileAction_->toolTip());
+  const GpuVerdict build = verdict(GpuAction::BuildLineage), deoptimize = verdict(GpuAction::Deoptimize);
+  lineagePanel_->setGate(build.allowed, build.why, deoptimize.allowed, deoptimize.why);
+  exportAction_->setEnabled(!taskFolder_.isEmpty());
   cancelRun_->setEnabled(running && !evaluation_->isCancelling());
+}
+
+GpuState MainWindow::gpuState() {
+  GpuState s;
+  s.taskOpen = !taskFolder_.isEmpty();
+  CudaEditor *current = currentEditor();
+  s.kernelToRun = (current && current->isCudaSource()) || !starterPath_.isEmpty();
+  s.probed = gpuProbed_;
+  s.gpu = gpuPresent_;
+  s.noGpuWhy = noGpuWhy_;
+  s.evaluating = evaluation_->isRunning();
+  s.tuning = tuning_->isRunning();
+  s.session = agent_->isRunning();
+  s.profiling = profileService_->isRunning();
+  s.building = skills_->isBuilding();
+  s.trying = skills_->isTrying();
+  return s;
+}
+
+GpuVerdict MainWindow::verdict(GpuAction action) {
+  return gpuVerdict(action, gpuState());
 }
 
 bool MainWindow::isRunning() const {
@@ -1363,7 +1394,10 @@ CudaEditor *MainWindow::editorToRun() {
 }
 
 bool MainWindow::tuneCurrent() {
-  if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning()) return false;
+  if (const GpuVerdict v = verdict(GpuAction::Tune); !v.allowed) {
+    if (!taskFolder_.isEmpty()) log_->warning(tr("Not tuned: %1").arg(v.why));
+    return false;
+  }
   CudaEditor *editor = editorToRun();
   if (!editor) return false;
   TuneRequest request;
@@ -1433,9 +1467,10 @@ bool MainWindow::continueFromCase(const CaseDetail &detail, bool optimize) {
 }
 
 bool MainWindow::profileCurrent() {
-  if (taskFolder_.isEmpty() || profileService_->isRunning() || evaluation_->isRunning() || tuning_->isRunning() ||
-      agent_->isRunning())
+  if (const GpuVerdict v = verdict(GpuAction::Profile); !v.allowed) {
+    if (!taskFolder_.isEmpty()) log_->warning(tr("Not profiled: %1").arg(v.why));
     return false;
+  }
   CudaEditor *editor = editorToRun();
   if (!editor) return false;
   ProfileRequest request;
@@ -1494,12 +1529,36 @@ bool MainWindow::optimizeCurrent() {
     dialog->open();
     return true;
   }
-  const QString why = problem.isEmpty() ? tr("No LLM configured: Optimize runs the built-in autotuner "
-                                             "(add a model in Settings ▸ LLM providers).")
-                                        : tr("The LLM providers cannot be read (%1): Optimize runs the built-in autotuner.").arg(problem);
-  if (!tuneCurrent()) return false;
-  log_->info(why);
-  statusBar()->showMessage(why, 2 * kStatusMessageMs);
+  // No model to ask: the user chooses between setting one up and the built-in autotuner.
+  if (!verdict(GpuAction::Tune).allowed) return false;
+  auto *box = new QMessageBox(
+      QMessageBox::Question, tr("Optimize without an LLM"),
+      problem.isEmpty()
+          ? tr("No LLM is set up. Optimize asks a model for faster kernels, turn by turn; without one, the built-in "
+               "autotuner searches the task's tunable parameters instead.")
+          : tr("The LLM providers cannot be read (%1). Without a model, the built-in autotuner searches the task's "
+               "tunable parameters instead.")
+                .arg(problem),
+      QMessageBox::Cancel, this);
+  box->setObjectName(QStringLiteral("optimizeWithoutLlm"));
+  QPushButton *setUp = box->addButton(tr("Set Up an LLM…"), QMessageBox::ActionRole);
+  setUp->setObjectName(QStringLiteral("setUpLlmButton"));
+  QPushButton *tuner = box->addButton(tr("Run the Autotuner"), QMessageBox::AcceptRole);
+  tuner->setObjectName(QStringLiteral("runTunerButton"));
+  box->setDefaultButton(setUp);
+  box->setWindowModality(Qt::WindowModal);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  connect(box, &QMessageBox::buttonClicked, this, [this, box, setUp, tuner](QAbstractButton *clicked) {
+    if (clicked == setUp) {
+      QMetaObject::invokeMethod(this, [this] { showSettings(tr("LLM providers")); }, Qt::QueuedConnection);
+    } else if (clicked == tuner && tuneCurrent()) {
+      const QString line = tr("No LLM set up: Optimize ran the built-in autotuner (Settings ▸ LLM providers adds a model)");
+      log_->info(line);
+      statusBar()->showMessage(line, 2 * kStatusMessageMs);
+    }
+    Q_UNUSED(box);
+  });
+  box->open();
   return true;
 }
 
@@ -1516,6 +1575,10 @@ bool MainWindow::tryCardOnCurrentKernel(const QString &id) {
                               true);
     return false;
   }
+  if (const GpuVerdict v = verdict(GpuAction::TryCard); !v.allowed) {
+    skillsPanel_->showMessage(v.why, true);
+    return false;
+  }
   CardTryRequest request;
   request.id = id;
   request.taskFolder = taskFolder_;
@@ -1526,6 +1589,7 @@ bool MainWindow::tryCardOnCurrentKernel(const QString &id) {
   request.useDevice = !(gpuProbed_ && !gpuPresent_);
   if (!skills_->tryCard(request)) return false;
   skillsPanel_->showMessage(tr("Trying %1 on %2 with %3…").arg(id, editor->fileName(), shownProvider(provider)));
+  updateActions();
   return true;
 }
 
@@ -1540,8 +1604,8 @@ bool MainWindow::buildLineageOfCurrentTask() {
             .arg(QFileInfo(taskFolder_).fileName()));
     return false;
   }
-  if (gpuProbed_ && !gpuPresent_) {
-    lineagePanel_->showBuildMessage(tr("No GPU here: a stored lineage has every step gated and timed on a GPU."));
+  if (const GpuVerdict v = verdict(GpuAction::BuildLineage); !v.allowed) {
+    lineagePanel_->showBuildMessage(v.why);
     return false;
   }
   LineageBuildRequest request;
@@ -1551,10 +1615,11 @@ bool MainWindow::buildLineageOfCurrentTask() {
     return false;
   }
   lineagePanel_->buildStarted(tr("Building the lineage of %1…").arg(QFileInfo(taskFolder_).fileName()));
+  updateActions();
   return true;
 }
 
-bool MainWindow::deoptimizeCurrentKernel() {
+bool MainWindow::deoptimizeCurrentKernel(bool confirmed) {
   CudaEditor *editor = editorToRun();
   if (taskFolder_.isEmpty() || !editor) {
     lineagePanel_->showBuildMessage(tr("Open a task and its expert kernel first: the kernel in the editor is de-optimized."));
@@ -1567,9 +1632,51 @@ bool MainWindow::deoptimizeCurrentKernel() {
     return false;
   }
   QString problem;
-  if (!resolveAgentProvider(provider, QString(), problem)) {
+  const auto resolved = resolveAgentProvider(provider, QString(), problem);
+  if (!resolved) {
     lineagePanel_->showBuildMessage(problem);
     return false;
+  }
+  const GpuVerdict v = verdict(GpuAction::Deoptimize);
+  if (!v.allowed) {
+    lineagePanel_->showBuildMessage(v.why);
+    return false;
+  }
+  if (!confirmed) {
+    // Many requests: what it costs is said before any is sent.
+    const auto &config = resolved->first;
+    const int requests = LineageBuildRequest{}.maxSteps;
+    const QString price = !config.price ? tr("%1 has no prices set: the cost is not known.").arg(shownProvider(provider))
+                          : config.price->inputPerMillion == 0 && config.price->outputPerMillion == 0
+                              ? tr("%1 costs nothing per token (a local server).").arg(shownProvider(provider))
+                              : tr("At %1's prices ($%2 in, $%3 out per million tokens), each request costs about $%4.")
+                                    .arg(shownProvider(provider))
+                                    .arg(config.price->inputPerMillion)
+                                    .arg(config.price->outputPerMillion)
+                                    .arg((editor->text().size() / 4.0 + 1500) * config.price->inputPerMillion / 1e6 +
+                                             (editor->text().size() / 4.0 + 500) * config.price->outputPerMillion / 1e6,
+                                         0, 'f', 4);
+    auto *box = new QMessageBox(
+        QMessageBox::Question, tr("De-optimize %1").arg(editor->fileName()),
+        tr("The model takes one technique at a time out of %1 and each version is compiled and checked%2: up to %3 "
+           "requests to %4 (%5), about %6 tokens each way.\n\n%7")
+            .arg(editor->fileName(), v.why.isEmpty() ? tr(" and timed (kept only when slower)") : tr(" (no GPU: not timed)"))
+            .arg(requests)
+            .arg(shownProvider(provider),
+                 !(lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_).isEmpty()
+                     ? (lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_)
+                     : QString::fromStdString(config.model))
+            .arg(editor->text().size() / 4)
+            .arg(price),
+        QMessageBox::Cancel, this);
+    box->setObjectName(QStringLiteral("deoptimizeConfirmation"));
+    box->addButton(tr("De-optimize"), QMessageBox::AcceptRole);
+    box->setDefaultButton(QMessageBox::Cancel);
+    box->setWindowModality(Qt::WindowModal);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::accepted, this, [this] { deoptimizeCurrentKernel(true); });
+    box->open();
+    return true;
   }
   LineageBuildRequest request;
   request.taskFolder = taskFolder_;
@@ -1582,12 +1689,12 @@ bool MainWindow::deoptimizeCurrentKernel() {
     return false;
   }
   lineagePanel_->buildStarted(tr("De-optimizing %1 with %2…").arg(editor->fileName(), shownProvider(provider)));
+  updateActions();
   return true;
 }
 
 bool MainWindow::agentCanStart() {
-  return !taskFolder_.isEmpty() && !evaluation_->isRunning() && !tuning_->isRunning() && !agent_->isRunning() &&
-         editorToRun();
+  return verdict(GpuAction::Optimize).allowed && editorToRun();
 }
 
 bool MainWindow::startAgentSession(const QString &provider, const QString &model) {
@@ -1616,7 +1723,7 @@ bool MainWindow::startAgentSession(const QString &provider, const QString &model
 }
 
 bool MainWindow::runCurrent() {
-  if (taskFolder_.isEmpty() || evaluation_->isRunning() || tuning_->isRunning()) return false;
+  if (!verdict(GpuAction::Run).allowed) return false;
   CudaEditor *editor = editorToRun();
   if (!editor) return false;
 

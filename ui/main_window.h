@@ -12,6 +12,7 @@
 
 #include "ui/views/profiler_panel.h"
 #include "ui/models/task_tree_model.h"
+#include "ui/services/gpu_gate.h"
 
 class QAction;
 class QDockWidget;
@@ -200,7 +201,8 @@ class MainWindow : public QMainWindow {
   // Optimize action's model. False, saying why in the view, when there is no task, lineage,
   // kernel or model, or something else holds the GPU's attention.
   bool buildLineageOfCurrentTask();
-  bool deoptimizeCurrentKernel();
+  // Asks first (how many requests, to which model, at what price); `confirmed`: the answer was yes.
+  bool deoptimizeCurrentKernel(bool confirmed = false);
   // With an LLM configured: the session settings dialog (objectName "sessionSettingsDialog",
   // window-modal), whose Start runs startAgentSession(); else the tuner. False when neither can start.
   bool optimizeCurrent();
@@ -267,6 +269,9 @@ class MainWindow : public QMainWindow {
   // there is no task, kernel or model.
   bool tryCardOnCurrentKernel(const QString &id);
   bool agentCanStart();
+  // What the GPU gate (ui/services/gpu_gate.h) is told, and its answer for an action now.
+  GpuState gpuState();
+  GpuVerdict verdict(GpuAction action);
   void onRunProgress(const EvaluationStep &step);
   void onRunFinished(const EvaluationRun &run, const QString &source);
   void showDiagnostics(const EvaluationRun &run, const QString &source);
@@ -368,6 +373,7 @@ class MainWindow : public QMainWindow {
   qint64 shownHistoryId_ = 0;       // the stored run Results shows; 0: none, or not stored yet
   bool gpuPresent_ = false;         // the GPU probe found a CUDA device
   bool gpuProbed_ = false;
+  QString noGpuWhy_;                // the probe's words when it found no GPU
   bool workspaceSettled_ = false;
 };
 

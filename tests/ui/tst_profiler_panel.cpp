@@ -17,10 +17,12 @@
 #include <QTableWidget>
 #include <QComboBox>
 #include <QtTest>
+#include <QPushButton>
 
 #include <nlohmann/json.hpp>
 
 #include "ui/main_window.h"
+#include "ui/views/log_panel.h"
 #include "ui/views/work_area.h"
 #include "ui/services/profile_service.h"
 #include "ui/views/profiler_panel.h"
@@ -281,6 +283,25 @@ class TestProfilerPanel : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(!window.profileCurrent());  // no task
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
+    if (!window.isGpuProbeFinished()) QVERIFY(QSignalSpy(&window, &kwb::ui::MainWindow::gpuProbeFinished).wait(60000));
+    if (window.gpuStatusText().contains(QStringLiteral("compile-only"))) {
+      // No GPU: the action and the panel's button are off, saying why; asked anyway, it refuses so.
+      QVERIFY(!window.profileAction()->isEnabled());
+      QVERIFY(!window.profilerPanel()->profileButton()->isEnabled());
+      QVERIFY2(window.profileAction()->toolTip().contains(QStringLiteral("Profiling reads the GPU's counters")),
+               qPrintable(window.profileAction()->toolTip()));
+      QVERIFY2(window.profilerPanel()->profileButton()->toolTip() == window.profileAction()->toolTip(),
+               qPrintable(window.profilerPanel()->profileButton()->toolTip()));
+      QVERIFY(!window.profileCurrent());
+      QVERIFY2(window.log()->text().contains(QStringLiteral("Not profiled: Profiling reads the GPU's counters")),
+               qPrintable(window.log()->text()));
+      QVERIFY(!window.profileService()->isRunning());
+      // The configuration chosen in the panel survives reopening the task.
+      QVERIFY(window.profilerPanel()->selectConfiguration(QStringLiteral("h200")));
+      QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
+      QCOMPARE(window.profilerPanel()->profileConfig(), QStringLiteral("h200"));
+      return;
+    }
     QSignalSpy finished(window.profileService(), &kwb::ui::ProfileService::finished);
     window.profileAction()->trigger();
     QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Profiler);

@@ -20,6 +20,8 @@
 #include <QTableView>
 #include <QTimer>
 #include <QtTest>
+#include <QMessageBox>
+#include <QPushButton>
 #include <thread>
 
 #include "ui/main_window.h"
@@ -193,10 +195,18 @@ class TestTuningView : public QObject {
     QVERIFY(window.optimizeAction()->isEnabled());
     QSignalSpy finished(window.tuning(), &TuningService::finished);
     window.optimizeAction()->trigger();
+    // No model set up: the window asks (set one up, or run the autotuner) and runs nothing yet.
+    auto *ask = window.findChild<QMessageBox *>(QStringLiteral("optimizeWithoutLlm"));
+    QVERIFY(ask);
+    QVERIFY(!window.tuning()->isRunning());
+    QVERIFY(ask->findChild<QPushButton *>(QStringLiteral("setUpLlmButton")));
+    QTest::mouseClick(ask->findChild<QPushButton *>(QStringLiteral("runTunerButton")), Qt::LeftButton);
     QVERIFY(window.tuning()->isRunning());
     QVERIFY(!window.runAction()->isEnabled());  // no run while the tuner has the GPUs
     QVERIFY(!window.tuneAction()->isEnabled());
-    QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("No LLM configured: Optimize runs the built-in autotuner")),
+    QVERIFY2(window.runAction()->toolTip().contains(QStringLiteral("a tuning is running")),
+             qPrintable(window.runAction()->toolTip()));  // the gate says why
+    QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("No LLM set up: Optimize ran the built-in autotuner")),
              qPrintable(window.statusBar()->currentMessage()));
     QVERIFY(window.tuningDock()->isVisible());
     QVERIFY(finished.wait(120000));

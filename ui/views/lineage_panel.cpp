@@ -276,8 +276,20 @@ void LineagePanel::setBuilding(bool building) {
   building_ = building;
   progress_->setVisible(building);
   cancel_->setVisible(building);
-  build_->setEnabled(!building);
-  deoptimize_->setEnabled(!building);
+  build_->setEnabled(!building && buildAllowed_);
+  deoptimize_->setEnabled(!building && deoptimizeAllowed_);
+}
+
+void LineagePanel::setGate(bool buildAllowed, const QString &buildWhy, bool deoptimizeAllowed, const QString &deoptimizeWhy) {
+  if (buildTip_.isEmpty()) {
+    buildTip_ = build_->toolTip();
+    deoptimizeTip_ = deoptimize_->toolTip();
+  }
+  buildAllowed_ = buildAllowed;
+  deoptimizeAllowed_ = deoptimizeAllowed;
+  build_->setToolTip(buildWhy.isEmpty() ? buildTip_ : buildTip_ + QStringLiteral("\n") + buildWhy);
+  deoptimize_->setToolTip(deoptimizeWhy.isEmpty() ? deoptimizeTip_ : deoptimizeTip_ + QStringLiteral("\n") + deoptimizeWhy);
+  setBuilding(building_);
 }
 
 const kwb::LineageRecord *LineagePanel::lineage() const {

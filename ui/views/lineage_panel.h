@@ -72,6 +72,8 @@ class LineagePanel : public QWidget {
   // until it is built or fails; Cancel stops it.
   void buildStarted(const QString &what);
   void showBuildMessage(const QString &message);  // why a build could not start
+  // The GPU gate's answers for the two buttons (disabled with the reason in their tooltips).
+  void setGate(bool buildAllowed, const QString &buildWhy, bool deoptimizeAllowed, const QString &deoptimizeWhy);
   QString buildStatus() const;
   bool isBuilding() const { return building_; }
   QPushButton *buildButton() const { return build_; }
@@ -100,6 +102,8 @@ class LineagePanel : public QWidget {
   QProgressBar *progress_ = nullptr;
   QLabel *buildStatus_ = nullptr;
   bool building_ = false;
+  bool buildAllowed_ = true, deoptimizeAllowed_ = true;
+  QString buildTip_, deoptimizeTip_;
   QString pendingName_;  // asked for before the library's read had it
   int pendingStep_ = 0;
 };

@@ -38,6 +38,8 @@
 #include "core/gpu/device_info.h"
 #include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
+#include "core/lineage/lineage.h"
+#include "core/lineage/lineage_build.h"
 #include "core/llm/provider_config.h"
 #include "core/text/content_hash.h"
 #include "core/text/url_credentials.h"
@@ -748,6 +750,10 @@ void MainWindow::createDocks() {
   sourceViewDock_->setWidget(sourceView_);
   addDockWidget(Qt::BottomDockWidgetArea, sourceViewDock_);
   tabifyDockWidget(tuningDock_, sourceViewDock_);
+  // The bottom strip is for short output: its views may be squeezed to a few lines (a tabbed
+  // view's minimum would be the whole strip's).
+  for (QDockWidget *dock : {logDock_, historyDock_, gpusDock_, tuningDock_, sourceViewDock_})
+    dock->widget()->setMinimumSize(200, 60);
 
   logDock_->raise();
 
@@ -950,6 +956,10 @@ void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QStrin
   } else if (!gpuPresent_) {
     profiler_->setCeilingsProblem(tr("no GPU: %1").arg(why.isEmpty() ? summary : why));
   }
+  if (!gpuPresent_ && !taskFolder_.isEmpty()) try {
+      showBundledLineage(kwb::loadTask(toFsPath(taskFolder_)));  // now it can say why it is not measured
+    } catch (const std::exception &) {
+    }
   emit gpuProbeFinished();
   checkSettled();
 }
@@ -1083,6 +1093,7 @@ bool MainWindow::openTask(const QString &path) {
   for (const auto &c : task.configs) configNames << QString::fromStdString(c.name);
   profiler_->setConfigurations(configNames);
   taskFolder_ = folder;
+  showBundledLineage(task);
   taskName_ = QString::fromStdString(task.name);
   starterPath_ = starterPath;
   browser_->setCurrentTask(folder);
@@ -1110,6 +1121,19 @@ bool MainWindow::openTask(const QString &path) {
 
   emit taskOpened(folder);
   return true;
+}
+
+void MainWindow::showBundledLineage(const kwb::Task &task) {
+  // The task's bundled lineage as it reads: in the Library with code and diffs before any build,
+  // and on machines without a GPU, where none can be built.
+  std::optional<kwb::LineageRecord> preview;
+  if (kwb::hasLineage(task)) try {
+      preview = kwb::unmeasuredLineage(task, gpuProbed_ && !gpuPresent_ ? tr("no GPU: %1").arg(noGpuWhy_).toStdString()
+                                                                        : std::string("not built in the library yet"));
+    } catch (const std::exception &e) {
+      log_->warning(tr("The lineage of %1 does not read: %2").arg(QString::fromStdString(task.name), QString::fromStdString(e.what())));
+    }
+  lineagePanel_->setPreview(std::move(preview));
 }
 
 void MainWindow::showManifestError(const QString &manifestPath, const kwb::ManifestError &error) {

@@ -23,6 +23,7 @@ class QStackedWidget;
 
 namespace kwb {
 class ManifestError;
+struct Task;
 struct GpuInventory;
 }  // namespace kwb
 
@@ -243,6 +244,7 @@ class MainWindow : public QMainWindow {
   void onWorkspaceTasks(const QList<WorkspaceTask> &tasks);
   void updateBundledDir(bool force);
   void onOpenedFoldersScanned(const QList<TaskFolderItem> &folders);
+  void showBundledLineage(const kwb::Task &task);
   void showManifestError(const QString &manifestPath, const kwb::ManifestError &error);
   void openTaskFolderDialog();
   void saveCurrent();

@@ -90,7 +90,9 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
     std::fflush(stdout);
     std::_Exit(1);
   });
-  window.resize(1400, 850);
+  // Sized before it is shown, so that the default layout is made for that size; room for the
+  // views the actions fill.
+  window.resize(actions.isEmpty() ? QSize(1400, 850) : QSize(1600, 1000));
   window.show();
   if (task.isEmpty()) {
     std::fputs("kernel-workbench: no task to show: name a task folder\n", stderr);
@@ -107,7 +109,6 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
   }
   auto shoot = [&window, &app, target] { app.exit(grabWindow(window, target) ? 0 : 1); };
   // Each time the window settles: the next action, or the picture once none is left.
-  if (!actions.isEmpty()) window.resize(1600, 1000);  // room for the dock the actions fill
   bool shot = false;
   std::function<void()> next = [&window, &app, &actions, &shoot, &next, &shot, &tabs, &plan] {
     if (shot || !window.isSettled()) return;  // a settled signal queued before the last action began

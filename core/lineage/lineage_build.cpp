@@ -4,6 +4,8 @@
 #include <map>
 
 #include "core/lineage/lineage_builder.h"
+#include "core/compile/temporary_directory.h"
+#include "core/lineage/lineage.h"
 
 namespace kwb {
 
@@ -138,6 +140,29 @@ std::vector<SkillCard> storeLineage(SkillLibrary &library, LineageRecord &record
   for (const auto &card : cards)
     library.proposeCard(card, who, "from lineage " + record.name + " (" + std::to_string(card.evidence.size()) + " measurements)");
   return cards;
+}
+
+LineageRecord unmeasuredLineage(const Task &task, const std::string &why) {
+  const Lineage lineage = loadLineage(task);
+  LineageRecord r;
+  r.name = task.name;
+  r.task = task.name;
+  r.taskFolder = task.folder.string();
+  r.origin = "bundled";
+  for (const auto &s : lineage.steps) {
+    LineageStepRecord step;
+    step.position = s.index;
+    step.title = s.title;
+    step.sourceName = s.file.filename().string();
+    readWholeFile(s.file, step.source);
+    step.adds = s.adds;
+    step.reliesOn = s.reliesOn;
+    step.risks = s.risks;
+    step.outcome = "not-measured";
+    step.reason = why;
+    r.steps.push_back(std::move(step));
+  }
+  return r;
 }
 
 }  // namespace kwb

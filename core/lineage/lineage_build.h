@@ -63,6 +63,11 @@ std::string profileMetricName(const std::string &config, const profile::MetricVa
 // that matter are), the one a lineage's steps are profiled at by default.
 std::string largestConfiguration(const Task &task);
 
+// A bundled lineage as it reads, before (or without) a build: every step with its title, header,
+// risks and code, outcome "not-measured" and `why` as the reason, nothing timed. What the window
+// shows where the library has no build of it (compile-only machines). Throws ManifestError.
+LineageRecord unmeasuredLineage(const Task &task, const std::string &why);
+
 // Stores the lineage (replacing one of the same name) and proposes (or merges) its cards.
 // Returns the cards lifted. Throws StoreError.
 std::vector<SkillCard> storeLineage(SkillLibrary &library, LineageRecord &record, const Task &task, const std::string &who);

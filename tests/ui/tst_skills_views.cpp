@@ -185,6 +185,28 @@ class TestSkillsViews : public QObject {
     QVERIFY(panel.findChild<QLabel *>(QStringLiteral("lineageStepTitle"))->text().contains(QStringLiteral("rejected")));
     QVERIFY(panel.showLineage(QStringLiteral("gemm-bf16"), 5));
     QVERIFY(panel.grab().save(QString::fromStdString((dir_ / "lineage-panel.png").string())));
+
+    // A task's bundled lineage not in the library (softmax here): listed first, read-only, every
+    // step with its code and the diff to the one before, nothing measured, and it says why.
+    const auto softmax = kwb::loadTask(fs::path(KWB_SOURCE_DIR) / "kernels/softmax");
+    panel.setPreview(kwb::unmeasuredLineage(softmax, "no GPU: libcuda is not installed"));
+    QCOMPARE(panel.lineageBox()->count(), 3);
+    QVERIFY2(panel.lineageBox()->itemText(0).contains(QStringLiteral("softmax  (bundled, 5 steps, not measured)")),
+             qPrintable(panel.lineageBox()->itemText(0)));
+    panel.lineageBox()->setCurrentIndex(0);
+    QVERIFY(panel.isPreview());
+    QCOMPARE(panel.currentStep(), 5);  // the last step, against step 4
+    QVERIFY2(panel.summary().contains(QStringLiteral("not measured (no GPU: libcuda is not installed)")), qPrintable(panel.summary()));
+    QVERIFY(panel.findChild<QLabel *>(QStringLiteral("lineageStepTitle"))->text().contains(QStringLiteral("not measured")));
+    QVERIFY(diff->left()->toPlainText().contains(QStringLiteral("Step 4 of 5")));
+    QVERIFY(diff->right()->toPlainText().contains(QStringLiteral("Step 5 of 5")));
+    QVERIFY(diff->addedRows() + diff->changedRows() > 0);
+    QCOMPARE(panel.figures()->rowCount(), 0);  // nothing measured, nothing made up
+    // A lineage of that name in the library: the stored one is shown, not the preview.
+    panel.setPreview(kwb::unmeasuredLineage(kwb::loadTask(fs::path(KWB_SOURCE_DIR) / "kernels/sgemm"), "not built"));
+    QCOMPARE(panel.lineageBox()->count(), 2);
+    panel.setPreview(std::nullopt);
+    QCOMPARE(panel.lineageBox()->count(), 2);
   }
 
   void cardReviewAndEdit() {

@@ -27,6 +27,10 @@ namespace kwb::ui {
 
 namespace {
 
+bool unmeasured(const kwb::LineageStepRecord &step) {
+  return !step.accepted && step.outcome == "not-measured";
+}
+
 constexpr int kStepWidth = 112, kBarArea = 70, kNode = 18, kMargin = 12;
 
 const kwb::StepFigures *figuresFor(const kwb::LineageStepRecord &step, const QString &config) {
@@ -67,7 +71,8 @@ QRect LineagePath::nodeRect(int index) const {
 
 QSize LineagePath::sizeHint() const {
   const int steps = lineage_ ? static_cast<int>(lineage_->steps.size()) : 0;
-  return {2 * kMargin + std::max(1, steps) * kStepWidth, kMargin + kBarArea + 8 + kNode + 44};
+  // Empty: room for the sentence that says so.
+  return {2 * kMargin + (steps ? steps * kStepWidth : 4 * kStepWidth), kMargin + kBarArea + 8 + kNode + 44};
 }
 
 QSize LineagePath::minimumSizeHint() const { return sizeHint(); }
@@ -89,7 +94,8 @@ void LineagePath::paintEvent(QPaintEvent *) {
   p.fillRect(rect(), palette().base());
   if (!lineage_ || lineage_->steps.empty()) {
     p.setPen(palette().color(QPalette::PlaceholderText));
-    p.drawText(rect(), Qt::AlignCenter, tr("No lineage: Build lineage (or kwb lineage build TASK) builds one"));
+    p.drawText(rect().adjusted(8, 0, -8, 0), Qt::AlignCenter | Qt::TextWordWrap,
+               tr("No lineage: Build lineage (or kwb lineage build TASK) builds one"));
     return;
   }
   const auto &steps = lineage_->steps;
@@ -121,7 +127,8 @@ void LineagePath::paintEvent(QPaintEvent *) {
       p.drawRoundedRect(QRect(cx - kStepWidth / 2 + 4, kMargin - 4, kStepWidth - 8, height() - kMargin), 6, 6);
     }
     p.setPen(Qt::NoPen);
-    p.setBrush(s.accepted ? QColor(0x16, 0xa3, 0x4a) : QColor(0xdc, 0x26, 0x26));
+    // Green: passed the gate; red: rejected; grey: read from the task, not measured.
+    p.setBrush(s.accepted ? QColor(0x16, 0xa3, 0x4a) : unmeasured(s) ? QColor(0x9c, 0xa3, 0xaf) : QColor(0xdc, 0x26, 0x26));
     p.drawEllipse(node);
     p.setPen(palette().color(QPalette::Text));
     const QString title = QStringLiteral("%1. %2").arg(s.position).arg(QString::fromStdString(s.title));
@@ -140,6 +147,7 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
   configs_->setObjectName(QStringLiteral("lineageConfigBox"));
   summary_ = new QLabel(this);
   summary_->setObjectName(QStringLiteral("lineageSummary"));
+  summary_->setWordWrap(true);
   path_ = new LineagePath(this);
   auto *scroll = new QScrollArea(this);
   scroll->setWidget(path_);
@@ -218,6 +226,13 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
     configs_->blockSignals(false);
     path_->setLineage(lineage(), configs_->currentText());
     const auto *l = lineage();
+    if (l && isPreview())
+      summary_->setText(tr("%1's bundled lineage, read from the task: %2 steps with their code and diffs, not measured (%3). "
+                           "Build lineage gates, times and stores it on a GPU.")
+                            .arg(QString::fromStdString(l->name))
+                            .arg(l->steps.size())
+                            .arg(QString::fromStdString(l->steps.empty() ? std::string() : l->steps.front().reason)));
+    else
     summary_->setText(l ? tr("%1 on %2 (%3): %4 of %5 steps passed the gate; built %6")
                               .arg(QString::fromStdString(l->name), QString::fromStdString(l->device),
                                    QString::fromStdString(l->arch))
@@ -292,7 +307,17 @@ void LineagePanel::setGate(bool buildAllowed, const QString &buildWhy, bool deop
   setBuilding(building_);
 }
 
+bool LineagePanel::isPreview() const {
+  return preview_ && lineages_->currentData().toString() == QString(QStringLiteral("preview:") + QString::fromStdString(preview_->name));
+}
+
+void LineagePanel::setPreview(std::optional<kwb::LineageRecord> preview) {
+  preview_ = std::move(preview);
+  reload();
+}
+
 const kwb::LineageRecord *LineagePanel::lineage() const {
+  if (isPreview()) return &*preview_;
   if (!service_) return nullptr;
   const auto &all = service_->snapshot().lineages;
   const int i = lineages_->currentIndex();
@@ -304,10 +329,17 @@ void LineagePanel::reload() {
   const int keepStep = currentStep();
   lineages_->blockSignals(true);
   lineages_->clear();
+  bool stored = false;
   if (service_)
-    for (const auto &l : service_->snapshot().lineages)
+    for (const auto &l : service_->snapshot().lineages) {
       lineages_->addItem(QStringLiteral("%1  (%2/%3 steps)").arg(QString::fromStdString(l.name)).arg(l.acceptedSteps()).arg(l.steps.size()),
                          QString::fromStdString(l.name));
+      stored = stored || (preview_ && l.name == preview_->name);
+    }
+  // The open task's bundled lineage, read from its folder, where the library has no build of it.
+  if (preview_ && !stored)
+    lineages_->insertItem(0, tr("%1  (bundled, %2 steps, not measured)").arg(QString::fromStdString(preview_->name)).arg(preview_->steps.size()),
+                          QVariant(QString(QStringLiteral("preview:") + QString::fromStdString(preview_->name))));
   lineages_->setCurrentIndex(-1);
   lineages_->blockSignals(false);
   const int found = lineages_->findData(keep);
@@ -355,11 +387,14 @@ void LineagePanel::showStep(int index) {
   // Its parent: the accepted step before it (the first step has none).
   const kwb::LineageStepRecord *parent = nullptr;
   for (int k = index - 1; k >= 0 && !parent; --k)
-    if (l->steps[static_cast<std::size_t>(k)].accepted) parent = &l->steps[static_cast<std::size_t>(k)];
+    if (l->steps[static_cast<std::size_t>(k)].accepted || unmeasured(l->steps[static_cast<std::size_t>(k)]))
+      parent = &l->steps[static_cast<std::size_t>(k)];
   stepTitle_->setText(QStringLiteral("<b>%1. %2</b> %3<br>%4")
                           .arg(step.position)
                           .arg(QString::fromStdString(step.title).toHtmlEscaped(),
-                               step.accepted ? QString() : tr("(rejected: %1)").arg(QString::fromStdString(step.reason).toHtmlEscaped()),
+                               step.accepted     ? QString()
+                               : unmeasured(step) ? tr("(not measured: %1)").arg(QString::fromStdString(step.reason).toHtmlEscaped())
+                                                  : tr("(rejected: %1)").arg(QString::fromStdString(step.reason).toHtmlEscaped()),
                                QString::fromStdString(step.adds).toHtmlEscaped()));
   diff_->setTexts(parent ? QString::fromStdString(parent->source) : QString(),
                   parent ? QString::fromStdString(parent->sourceName) : tr("(nothing before the first step)"),

@@ -6,6 +6,7 @@
 // medians, speedups, and the deltas of its kernel's registers, shared memory, spills, GFLOP/s and
 // profiler metrics. Build lineage / De-optimize current kernel start a build (with progress and
 // Cancel) through the main window, which knows the open task, the editor and the model.
+#include <optional>
 #include <vector>
 
 #include <QWidget>
@@ -60,6 +61,10 @@ class LineagePanel : public QWidget {
   // far lacks it (it is then shown once a read has it).
   bool showLineage(const QString &name, int step = 0);
   QString currentLineage() const;
+  // The open task's bundled lineage as it reads (kwb::unmeasuredLineage): listed first, grey, with
+  // its code and diffs, where the library has no build of that name; nullopt takes it away.
+  void setPreview(std::optional<kwb::LineageRecord> preview);
+  bool isPreview() const;  // the preview is the lineage shown
   int currentStep() const;  // the selected step's position (1-based); 0 none
 
   LineagePath *path() const { return path_; }
@@ -104,6 +109,7 @@ class LineagePanel : public QWidget {
   bool building_ = false;
   bool buildAllowed_ = true, deoptimizeAllowed_ = true;
   QString buildTip_, deoptimizeTip_;
+  std::optional<kwb::LineageRecord> preview_;
   QString pendingName_;  // asked for before the library's read had it
   int pendingStep_ = 0;
 };

@@ -232,6 +232,10 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(skills_, &SkillLibraryService::failed, this,
           [this](const QString &message) { log_->error(tr("Skill library: %1").arg(message)); });
   connect(skillsPanel_, &SkillsPanel::tryRequested, this, [this](const QString &id) { tryCardOnCurrentKernel(id); });
+  skillsPanel_->setReviewer(settings::reviewerName());
+  connect(skillsPanel_, &SkillsPanel::reviewerChanged, this, [this](const QString &name) {
+    if (settingsMode_ == SettingsMode::ReadWrite) settings::setReviewerName(name);
+  });
   connect(lineagePanel_, &LineagePanel::buildRequested, this, [this] { buildLineageOfCurrentTask(); });
   connect(lineagePanel_, &LineagePanel::deoptimizeRequested, this, [this] { deoptimizeCurrentKernel(); });
   connect(skills_, &SkillLibraryService::built, this, [this](const QString &name, const QString &summary) {
@@ -325,6 +329,10 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   // The Profiler follows the services itself: live samples, profiles and ceilings.
   profiler_->attach(evaluation_, tuning_, profileService_);
   connect(profiler_, &ProfilerPanel::profileRequested, this, [this] { profileCurrent(); });
+  // Refresh in the Source/PTX/SASS view: the editor's kernel as it is now.
+  connect(sourceView_, &SourceViewPanel::refreshRequested, this, [this] {
+    if (!showListing()) sourceView_->showProblem(tr("Open a task first: Refresh shows the kernel in the editor beside its SASS or PTX."));
+  });
   connect(profileService_, &ProfileService::finished, this, [this](const ProfileRow &row) {
     if (row.outcome == kwb::Outcome::Profiled)
       log_->info(tr("Profiled %1 (%2) on %3: %n replay pass(es)", nullptr, row.passes)

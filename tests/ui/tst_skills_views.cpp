@@ -3,6 +3,7 @@
 // change in the audit trail; an evidence link that opens its lineage step. Offscreen, with
 // pictures of both views in the test output folder.
 #include <QtTest>
+#include <QLineEdit>
 
 #include <QApplication>
 #include <QComboBox>
@@ -244,7 +245,15 @@ class TestSkillsViews : public QObject {
 
     // Approve: stored, with who; the button follows the status.
     QSignalSpy reviewed(&service, &SkillLibraryService::reviewed);
-    panel.approve(QStringLiteral("reviewer:ada"));
+    // The review buttons record a name: none given, they wait for one.
+    panel.reviewerField()->clear();
+    QVERIFY(!panel.approveButton()->isEnabled());
+    QVERIFY(!panel.rejectButton()->isEnabled());
+    QVERIFY2(panel.approveButton()->toolTip().contains(QStringLiteral("Enter your name")), qPrintable(panel.approveButton()->toolTip()));
+    QTest::keyClicks(panel.reviewerField(), QStringLiteral("ada"));
+    QVERIFY(panel.approveButton()->isEnabled());
+    QVERIFY2(panel.approveButton()->toolTip().contains(QStringLiteral("reviewer:ada")), qPrintable(panel.approveButton()->toolTip()));
+    QTest::mouseClick(panel.approveButton(), Qt::LeftButton);
     QVERIFY(reviewed.wait(10000));
     QVERIFY(loaded.count() >= 2 || loaded.wait(10000));
     // A reviewer approves (the gate alone admits): the status says which.
@@ -287,6 +296,7 @@ class TestSkillsViews : public QObject {
     auto &[service, panel, loaded] = view;
     QVERIFY(loaded.wait(10000));
     QVERIFY(panel.selectCard(QStringLiteral("vectorized-access")));
+    panel.setReviewer(QStringLiteral("ada"));  // Edit records who
     const auto stored = [&] { return *SkillLibrary::open(library_.toStdString())->card("vectorized-access"); };
     const SkillCard before = stored();
     QVERIFY(before.status == CardStatus::Proposed);

@@ -12,6 +12,7 @@
 #include <QSignalSpy>
 #include <QTextBlock>
 #include <QtTest>
+#include <QPushButton>
 
 #include "core/compile/disassembly.h"
 #include "ui/main_window.h"
@@ -94,7 +95,19 @@ class TestSourceView : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(!window.showListing());  // no task yet
+    // Refresh in the view asks the window for the editor's kernel: without a task it says so.
+    QTest::mouseClick(window.sourceView()->refreshButton(), Qt::LeftButton);
+    QVERIFY2(window.sourceView()->statusText().startsWith(QStringLiteral("Open a task first")),
+             qPrintable(window.sourceView()->statusText()));
     QVERIFY(window.openTask(kSoftmax));
+    {
+      // With a task, Refresh alone (no menu action first) shows the editor's kernel.
+      QSignalSpy shown(window.sourceView(), &SourceViewPanel::ready);
+      QTest::mouseClick(window.sourceView()->refreshButton(), Qt::LeftButton);
+      while (window.sourceView()->isBusy()) QVERIFY(shown.wait(60000));
+      QVERIFY2(window.sourceView()->statusText().contains(QStringLiteral("softmax.cu")),
+               qPrintable(window.sourceView()->statusText()));
+    }
     QSignalSpy ready(window.sourceView(), &SourceViewPanel::ready);
     window.showListingAction()->trigger();
     QVERIFY(window.sourceViewDock()->isVisible());

@@ -247,6 +247,16 @@ QString agentModel() {
   return store.value(kAgentModel).toString();
 }
 
+QString reviewerName() {
+  Store store;
+  return store.value(QStringLiteral("skills/reviewer")).toString();
+}
+
+void setReviewerName(const QString &name) {
+  Store store;
+  store.setValue(QStringLiteral("skills/reviewer"), name);
+}
+
 void setAgentProvider(const QString &provider, const QString &model) {
   Store store;
   store.setValue(kAgentProvider, provider);

@@ -78,6 +78,9 @@ void setAgentSessionSettings(const kwb::agent::SessionSettings &settings);
 QString agentProvider();
 QString agentModel();
 void setAgentProvider(const QString &provider, const QString &model);
+// The name the Skills view's review records ("reviewer:NAME"); empty when never given.
+QString reviewerName();
+void setReviewerName(const QString &name);
 
 // Most recent first, at most kMaxRecentTasks, absolute folders.
 QStringList recentTasks();

@@ -99,8 +99,14 @@ ExportDialog::ExportDialog(ExportService *service, const ExportRequest &request,
   openFolder_->setEnabled(false);
   buttons->addButton(QDialogButtonBox::Close);
   connect(export_, &QPushButton::clicked, this, [this] { start(); });
-  connect(openFolder_, &QPushButton::clicked, this,
-          [this] { QDesktopServices::openUrl(QUrl::fromLocalFile(outcome_ ? outcome_->dir : folder_->text())); });
+  connect(openFolder_, &QPushButton::clicked, this, [this] {
+    const QString dir = outcome_ ? outcome_->dir : folder_->text();
+    // Where no file manager is set up (a server, a bare desktop), say where it is instead.
+    if (!QDesktopServices::openUrl(QUrl::fromLocalFile(dir))) {
+      status_->setText(tr("No file manager here to open it with: the files are in %1").arg(QDir::toNativeSeparators(dir)));
+      status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    }
+  });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
   layout->addWidget(buttons);
   connect(service_, &ExportService::finished, this, &ExportDialog::finish);

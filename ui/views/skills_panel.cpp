@@ -98,6 +98,12 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   message_ = new QLabel(this);
   message_->setObjectName(QStringLiteral("skillMessage"));
   message_->setWordWrap(true);
+  reviewer_ = new QLineEdit(this);
+  reviewer_->setObjectName(QStringLiteral("skillReviewer"));
+  reviewer_->setPlaceholderText(tr("your name"));
+  reviewer_->setToolTip(tr("The name Approve, Reject and Edit record in the card's audit trail"));
+  reviewer_->setMaximumWidth(160);
+  reviewer_->setText(qEnvironmentVariable("USER"));
   approve_ = new QPushButton(tr("Approve"), this);
   approve_->setObjectName(QStringLiteral("skillApprove"));
   reject_ = new QPushButton(tr("Reject…"), this);
@@ -122,6 +128,8 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   leftLayout->addLayout(filters);
   leftLayout->addWidget(list_, 1);
   auto *buttons = new QHBoxLayout;
+  buttons->addWidget(new QLabel(tr("Reviewer:"), this));
+  buttons->addWidget(reviewer_);
   buttons->addWidget(approve_);
   buttons->addWidget(reject_);
   buttons->addWidget(edit_);
@@ -152,6 +160,8 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
     if (slash > 0) emit lineageStepRequested(path.left(slash), path.mid(slash + 1).toInt());
   });
   connect(approve_, &QPushButton::clicked, this, [this] { approve(reviewer()); });
+  connect(reviewer_, &QLineEdit::textChanged, this, [this] { showCard(); });
+  connect(reviewer_, &QLineEdit::editingFinished, this, [this] { emit reviewerChanged(reviewer_->text().trimmed()); });
   connect(reject_, &QPushButton::clicked, this, [this] {
     bool ok = false;
     const QString why = QInputDialog::getText(this, tr("Reject %1").arg(currentCard()),
@@ -233,8 +243,12 @@ void SkillsPanel::showMessage(const QString &text, bool problem) {
 }
 
 QString SkillsPanel::reviewer() const {
-  const QString user = qEnvironmentVariable("USER");
-  return QStringLiteral("reviewer:") + (user.isEmpty() ? QStringLiteral("unknown") : user);
+  return QStringLiteral("reviewer:") + reviewer_->text().trimmed();
+}
+
+void SkillsPanel::setReviewer(const QString &name) {
+  if (!name.trimmed().isEmpty()) reviewer_->setText(name.trimmed());
+  showCard();
 }
 
 void SkillsPanel::setFilters(const QString &status, const QString &scopeCase, const QString &text) {
@@ -299,9 +313,13 @@ void SkillsPanel::showCard() {
     for (const auto &c : service_->snapshot().cards)
       if (q(c.id) == id) card = &c;
   // A reviewer approves; the gate alone admits (an admitted card needs no approval).
-  approve_->setEnabled(card && !kwb::provenStatus(card->status));
-  reject_->setEnabled(card && card->status != kwb::CardStatus::Rejected);
-  edit_->setEnabled(card != nullptr);
+  // Nobody named, nobody recorded: the review buttons wait for a name.
+  const bool named = !reviewer_->text().trimmed().isEmpty();
+  approve_->setEnabled(named && card && !kwb::provenStatus(card->status));
+  reject_->setEnabled(named && card && card->status != kwb::CardStatus::Rejected);
+  edit_->setEnabled(named && card != nullptr);
+  for (QPushButton *b : {approve_, reject_, edit_})
+    b->setToolTip(named ? tr("Recorded in the card's audit trail as %1").arg(reviewer()) : tr("Enter your name as the reviewer first"));
   const bool trying = service_ && service_->isTrying();
   try_->setEnabled(card != nullptr && !trying);
   cancelTry_->setVisible(trying);

@@ -49,6 +49,10 @@ class SkillsPanel : public QWidget {
   QPushButton *editButton() const { return edit_; }
   QPushButton *tryButton() const { return try_; }
   QPushButton *cancelTryButton() const { return cancelTry_; }
+  // Who Approve, Reject and Edit record in a card's audit trail ("reviewer:NAME"); empty: the
+  // buttons wait for a name. The window keeps it between runs (reviewerChanged).
+  QLineEdit *reviewerField() const { return reviewer_; }
+  void setReviewer(const QString &name);
   QString message() const;  // the line under the buttons
   // A line under the buttons, in red when `problem`.
   void showMessage(const QString &text, bool problem = false);
@@ -58,6 +62,7 @@ class SkillsPanel : public QWidget {
   void lineageStepRequested(const QString &lineage, int step);
   // "Try on current kernel" was pressed for this card: the window knows the kernel and the model.
   void tryRequested(const QString &id);
+  void reviewerChanged(const QString &name);
 
  private:
   void reload();
@@ -66,7 +71,7 @@ class SkillsPanel : public QWidget {
 
   SkillLibraryService *service_ = nullptr;
   QComboBox *status_ = nullptr;
-  QLineEdit *scope_ = nullptr, *text_ = nullptr;
+  QLineEdit *scope_ = nullptr, *text_ = nullptr, *reviewer_ = nullptr;
   QTreeWidget *list_ = nullptr;
   QTextBrowser *view_ = nullptr;
   QLabel *message_ = nullptr;

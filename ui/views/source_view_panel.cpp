@@ -47,13 +47,13 @@ SourceViewPanel::SourceViewPanel(QWidget *parent)
   refresh_ = new QPushButton(tr("Refresh"), this);
   compare_ = new QPushButton(tr("Compare with…"), this);
   compare_->setToolTip(tr("Diff this candidate's listing against another .cu file's"));
-  status_ = new QLabel(tr("Open a task and press Refresh to see the kernel's SASS or PTX."), this);
+  status_ = new QLabel(tr("Open a task and press Refresh to see the kernel in the editor beside its SASS or PTX."), this);
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   source_ = codeView(this);
   listing_ = codeView(this);
 
   connect(kind_, &QComboBox::currentIndexChanged, this, [this] { diffMode_ ? start(true) : refresh(); });
-  connect(refresh_, &QPushButton::clicked, this, [this] { refresh(); });
+  connect(refresh_, &QPushButton::clicked, this, &SourceViewPanel::refreshRequested);
   connect(compare_, &QPushButton::clicked, this, [this] {
     const QString file = QFileDialog::getOpenFileName(this, tr("Compare with"), QFileInfo(sourceName_).absolutePath(),
                                                       tr("CUDA sources (*.cu *.cuh);;All files (*)"));
@@ -105,6 +105,10 @@ void SourceViewPanel::compareWith(const QString &otherSource, const QString &oth
 }
 
 void SourceViewPanel::setKind(kwb::ListingKind kind) { kind_->setCurrentIndex(kind == kwb::ListingKind::Sass ? 0 : 1); }
+
+void SourceViewPanel::showProblem(const QString &text) {
+  status_->setText(text);
+}
 
 void SourceViewPanel::refresh() {
   if (taskFolder_.isEmpty()) return;

@@ -31,6 +31,9 @@ class SourceViewPanel : public QWidget {
   void setKind(kwb::ListingKind kind);
   void setArch(const QString &arch) { arch_ = arch; }  // sm_XY compiled for (default sm_90)
   void refresh();
+  // What Refresh shows is the editor's kernel now: the window answers refreshRequested() with
+  // showCandidate() (or says why it cannot, with showProblem()).
+  void showProblem(const QString &text);
 
   // Marks the instructions of a source line (1-based); returns how many.
   int selectSourceLine(int line);
@@ -38,6 +41,7 @@ class SourceViewPanel : public QWidget {
   int selectListingLine(int index);
 
   bool isBusy() const { return busy_; }
+  QPushButton *refreshButton() const { return refresh_; }
   bool isDiff() const { return diffMode_; }
   QString statusText() const;
   QString listingText() const;
@@ -47,6 +51,7 @@ class SourceViewPanel : public QWidget {
   int markedSourceLine() const { return markedSource_; }
 
  signals:
+  void refreshRequested();
   void ready();  // a listing or diff is shown (or its error)
 
  private:

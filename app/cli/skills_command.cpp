@@ -17,6 +17,7 @@
 #include "core/eval/evaluator.h"
 #include "core/lineage/skill_library.h"
 #include "core/lineage/skill_markdown.h"
+#include "core/lineage/skill_transfer.h"
 #include "core/paths/safe_write.h"
 #include "core/task/source_file.h"
 #include "core/text/printable.h"
@@ -38,37 +39,6 @@ std::string reviewer(const SkillsArgs &args) {
   if (!args.by.empty()) return "reviewer:" + args.by;
   const char *user = std::getenv("USER");
   return std::string("reviewer:") + (user && *user ? user : "unknown");
-}
-
-// A SKILL.md of an import: the path shown, and the path read (links resolved).
-struct SkillFile {
-  fs::path shown, resolved;
-  bool named = false;     // the file the user named (read as named)
-  std::string refusal;    // why it is not read: it leads outside the folder
-};
-
-// The SKILL.md files of an import: the file itself, or FOLDER/SKILL.md and FOLDER/*/SKILL.md. In a
-// folder, a file reached through a symbolic link is read only where the link leads inside the
-// folder; one leading outside it is refused, naming where it leads.
-std::vector<SkillFile> skillFiles(const fs::path &folder) {
-  std::error_code ec;
-  if (fs::is_regular_file(folder, ec)) return {{folder, folder, true, {}}};
-  std::vector<fs::path> found;
-  if (fs::is_regular_file(folder / "SKILL.md", ec)) found.push_back(folder / "SKILL.md");
-  for (const auto &entry : fs::directory_iterator(folder, ec))
-    if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / "SKILL.md", ec)) found.push_back(entry.path() / "SKILL.md");
-  std::sort(found.begin(), found.end());
-  const fs::path root = fs::canonical(folder, ec);
-  std::vector<SkillFile> files;
-  for (const auto &f : found) {
-    SkillFile file{f, fs::canonical(f, ec), false, {}};
-    if (ec || root.empty() || !kwb::isInsideFolder(file.resolved, root))
-      file.refusal = f.string() + ": leads through a symbolic link to " +
-                     (ec ? std::string("a file that cannot be resolved") : file.resolved.string()) + ", outside " +
-                     folder.string() + ": not followed (copy the card into the folder)";
-    files.push_back(std::move(file));
-  }
-  return files;
 }
 
 // The cards --status, --case and --text ask for; nothing (and a message) for a status unknown.
@@ -156,79 +126,33 @@ int skillsImportCommand(const SkillsArgs &args, bool asJson) {
     std::cerr << "kwb: " << kwb::printable(args.folder) << ": no such file or folder\n";
     return kExitInvalid;
   }
-  // Every file is read and checked before anything is stored: an import never half-applies.
-  const auto files = skillFiles(args.folder);
-  if (files.empty()) {
-    std::cerr << "kwb: " << kwb::printable(args.folder) << ": no SKILL.md in it or in its subfolders\n";
-    return kExitInvalid;
-  }
-  struct Read {
-    kwb::SkillFileRead read;
-    std::string file;
-  };
-  std::vector<Read> reads;
-  std::vector<std::string> problems;
-  std::map<std::string, fs::path> seen;
-  for (const auto &f : files) {
-    if (!f.refusal.empty()) {
-      problems.push_back(f.refusal);
-      continue;
-    }
-    std::string text;
-    try {
-      kwb::SourceReadOptions o;
-      o.maxBytes = kwb::kMaxSkillFileBytes;
-      o.what = "SKILL.md";
-      o.followFinalLink = f.named;  // in a folder: the resolved path, so a link swapped in since is refused
-      text = kwb::readSourceFile(f.resolved, o);
-    } catch (const std::exception &e) {
-      problems.push_back(e.what());
-      continue;
-    }
-    auto read = kwb::readSkillMarkdown(text, f.shown.string());
-    for (const auto &p : read.problems) problems.push_back(p.text());
-    if (!read.card) continue;
-    if (auto [it, inserted] = seen.emplace(read.card->id, f.shown); !inserted) {
-      problems.push_back(f.shown.string() + ": skill_id '" + read.card->id + "' is also the id of " + it->second.string());
-      continue;
-    }
-    reads.push_back({std::move(read), f.shown.string()});
-  }
-  if (!problems.empty()) {
-    for (const auto &p : problems) std::cerr << kwb::printable(p) << "\n";
-    std::cerr << "kwb: nothing imported (" << problems.size() << " problem" << (problems.size() == 1 ? "" : "s") << " in "
-              << files.size() << " file" << (files.size() == 1 ? "" : "s") << ")\n";
-    return kExitInvalid;
-  }
   try {
     auto library = openLibrary(args);
-    std::vector<kwb::SkillLibrary::CardFromFile> cards;
-    for (const auto &r : reads) cards.push_back({*r.read.card, fs::absolute(r.file).string()});
-    const auto result = library->importCards(
-        cards, args.replace ? kwb::SkillLibrary::KnownCards::Merge : kwb::SkillLibrary::KnownCards::Refuse, "kwb skills import");
-    if (!result.known.empty()) {
-      for (const auto &id : result.known)
-        std::cerr << kwb::printable(seen.at(id).string()) << ": the library holds a card '" << id << "' already\n";
-      std::cerr << "kwb: nothing imported: " << result.known.size() << " of the cards are in the library already; "
-                << "--replace gives them the files' text and keeps their status, evidence and verification log\n";
+    const auto result = kwb::importSkillFiles(*library, args.folder, args.replace, "kwb skills import");
+    if (!result.problems.empty()) {
+      for (const auto &p : result.problems) std::cerr << kwb::printable(p) << "\n";
+      if (!result.known.empty())
+        std::cerr << "kwb: nothing imported: " << result.known.size() << " of the cards are in the library already; "
+                  << "--replace gives them the files' text and keeps their status, evidence and verification log\n";
+      else
+        std::cerr << "kwb: nothing imported (" << result.problems.size() << " problem"
+                  << (result.problems.size() == 1 ? "" : "s") << " in " << result.files << " file"
+                  << (result.files == 1 ? "" : "s") << ")\n";
       return kExitInvalid;
     }
     // What a file said of a card's record and the library did not take.
-    json notices = json::array();
-    for (const auto &r : reads)
-      for (const auto &p : kwb::recordClaims(r.read, r.file, library->card(r.read.card->id).value_or(kwb::SkillCard{}))) {
-        std::cerr << kwb::printable(p.text()) << "\n";
-        notices.push_back(p.text());
-      }
+    for (const auto &p : result.notTaken) std::cerr << kwb::printable(p) << "\n";
     if (asJson) {
       json ids = json::array();
-      for (const auto &c : cards) ids.push_back(c.card.id);
+      for (const auto *list : {&result.added, &result.merged})
+        for (const auto &id : *list) ids.push_back(id);
       std::cout << json{{"library", library->path().string()}, {"imported", ids},     {"added", result.added},
-                        {"merged", result.merged},           {"not_taken", notices}}
+                        {"merged", result.merged},           {"not_taken", result.notTaken}}
                        .dump(2, ' ', false, json::error_handler_t::replace)
                 << "\n";
     } else {
-      std::cout << "imported " << cards.size() << " card" << (cards.size() == 1 ? "" : "s") << " into "
+      const std::size_t n = result.added.size() + result.merged.size();
+      std::cout << "imported " << n << " card" << (n == 1 ? "" : "s") << " into "
                 << kwb::printable(library->path().string()) << ": " << result.added.size() << " new (proposed), "
                 << result.merged.size() << " merged (the file's text; status, evidence and verification log kept)\n";
       for (const auto &id : result.added) std::cout << "  " << id << "  new  proposed\n";
@@ -236,8 +160,8 @@ int skillsImportCommand(const SkillsArgs &args, bool asJson) {
         std::cout << "  " << id << "  merged  " << kwb::toString(library->card(id)->status) << "\n";
     }
   } catch (const std::exception &e) {
-    std::cerr << "kwb: the skill library: " << kwb::printable(e.what()) << "; nothing imported\n";
-    return 1;
+    std::cerr << "kwb: " << kwb::printable(e.what()) << "; nothing imported\n";
+    return fs::exists(args.folder, ec) && std::string(e.what()).find("no SKILL.md") != std::string::npos ? kExitInvalid : 1;
   }
   return 0;
 }
@@ -247,28 +171,9 @@ int skillsExportCommand(const SkillsArgs &args, bool asJson) {
   if (!filter) return kExitInvalid;
   try {
     auto library = openLibrary(args);
-    const auto cards = library->cards(*filter);
-    // Ids are checked on the way out as on the way in: each names one folder inside FOLDER.
-    std::size_t unusable = 0;
-    for (const auto &c : cards)
-      if (std::string why; !kwb::validSkillId(c.id, &why)) {
-        std::cerr << "kwb: " << kwb::printable(library->path().string()) << ": a card's skill_id '" << kwb::printable(c.id)
-                  << "' is not usable: " << why << "\n";
-        ++unusable;
-      }
-    if (unusable > 0) {
-      std::cerr << "kwb: nothing exported: the library holds " << unusable << " card" << (unusable == 1 ? "" : "s")
-                << " no import or lineage could have made (was the file changed by other means?)\n";
-      return 1;
-    }
-    // Written without following links: a link at FOLDER/<id> or FOLDER/<id>/SKILL.md is replaced by
-    // the folder or the file, never written through (core/paths/safe_write.h).
-    const auto root = kwb::SafeFolder::open(args.folder);
     json written = json::array();
-    for (const auto &c : cards) {
-      root.subfolder(c.id).write("SKILL.md", kwb::writeSkillMarkdown(c));
-      written.push_back((fs::path(args.folder) / c.id / "SKILL.md").string());
-    }
+    for (const auto &f : kwb::exportSkillCards(library->cards(*filter), args.folder, library->path().string()))
+      written.push_back(f.string());
     if (asJson)
       std::cout << json{{"library", library->path().string()}, {"written", written}}.dump(2, ' ', false, json::error_handler_t::replace)
                 << "\n";

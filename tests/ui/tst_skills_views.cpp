@@ -210,6 +210,40 @@ class TestSkillsViews : public QObject {
     QCOMPARE(panel.lineageBox()->count(), 2);
   }
 
+  // Import and Export in the view (issue 48, 5): what kwb skills import / export do, off the GUI
+  // thread; an import with a card already known stores nothing and says so.
+  void importAndExportInTheView() {
+    const QString fresh = QString::fromStdString((dir_ / "import-export.sqlite").string());
+    SkillLibraryService service(fresh);
+    SkillsPanel panel;
+    panel.attach(&service);
+    QVERIFY(panel.importButton() && panel.exportButton());
+    QSignalSpy imported(&service, &SkillLibraryService::imported);
+    const QString published = QStringLiteral(KWB_SOURCE_DIR "/tests/fixtures/skills/published-like");
+    service.importFrom(published, false, QStringLiteral("reviewer:ada"));
+    QVERIFY(imported.wait(20000));
+    QVERIFY2(imported.last().at(2).toStringList().isEmpty(), qPrintable(imported.last().at(2).toStringList().join('\n')));
+    const QString summary = imported.last().at(1).toString();
+    QVERIFY2(summary.contains(QStringLiteral(" new (proposed)")), qPrintable(summary));
+    const int cards = static_cast<int>(service.snapshot().cards.size());
+    QVERIFY(cards > 0);
+    QVERIFY2(panel.message().contains(QStringLiteral("Imported")), qPrintable(panel.message()));
+    // Again: every card is known, nothing stored, the count said.
+    service.importFrom(published, false, QStringLiteral("reviewer:ada"));
+    QVERIFY(imported.wait(20000));
+    QCOMPARE(imported.last().at(3).toInt(), cards);
+    QVERIFY2(imported.last().at(1).toString().startsWith(QStringLiteral("Nothing imported")), qPrintable(imported.last().at(1).toString()));
+    // Export writes each card as FOLDER/<id>/SKILL.md.
+    QSignalSpy exported(&service, &SkillLibraryService::exported);
+    const fs::path out = dir_ / "exported";
+    fs::remove_all(out);
+    service.exportTo(QString::fromStdString(out.string()));
+    QVERIFY(exported.wait(20000));
+    QVERIFY2(exported.last().at(0).toString().startsWith(QStringLiteral("Wrote %1 SKILL.md").arg(cards)),
+             qPrintable(exported.last().at(0).toString()));
+    for (const auto &c : service.snapshot().cards) QVERIFY(fs::exists(out / c.id / "SKILL.md"));
+  }
+
   void cardReviewAndEdit() {
     ShownPanel view(library_, QSize(1400, 800));
     auto &[service, panel, loaded] = view;

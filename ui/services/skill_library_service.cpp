@@ -1,5 +1,8 @@
 #include "ui/services/skill_library_service.h"
 
+#include "core/lineage/skill_transfer.h"
+#include "ui/filesystem_path.h"
+
 #include <QDateTime>
 #include <QFileInfo>
 #include <QMetaObject>
@@ -32,6 +35,8 @@ struct Answer {
   std::optional<SkillLibrarySnapshot> snapshot;
   QString error;
   QStringList problems;
+  QString summary;  // an import's or export's outcome, in words
+  int known = 0;    // an import: cards the library holds already
 };
 
 SkillLibrarySnapshot read(kwb::SkillLibrary &library) {
@@ -350,6 +355,45 @@ void SkillLibraryService::review(const QString &id, kwb::CardStatus status, cons
        },
        [this, id, status](const Answer &a) {
          if (a.error.isEmpty()) emit reviewed(id, QString::fromStdString(kwb::toString(status)));
+       });
+}
+
+void SkillLibraryService::importFrom(const QString &from, bool replace, const QString &who) {
+  post(QString(),
+       [path = path_, from = toFsPath(from), replace, who = who.toStdString()](const JobTicket &) {
+         return changeAndRead(path, [&](kwb::SkillLibrary &l, Answer &a) {
+           const auto r = kwb::importSkillFiles(l, from, replace, who);
+           for (const auto &p : r.problems) a.problems << QString::fromStdString(p);
+           a.known = static_cast<int>(r.known.size());
+           if (!a.problems.isEmpty()) {
+             a.summary = a.known ? tr("Nothing imported: %n card(s) are in the library already.", nullptr, a.known)
+                                 : tr("Nothing imported: %n problem(s) in %1 file(s).", nullptr, static_cast<int>(a.problems.size()))
+                                       .arg(r.files);
+             return;
+           }
+           a.summary = tr("Imported %1 card(s) from %2: %3 new (proposed), %4 merged (status, evidence and log kept).")
+                           .arg(r.added.size() + r.merged.size())
+                           .arg(QString::fromStdString(from.string()))
+                           .arg(r.added.size())
+                           .arg(r.merged.size());
+           for (const auto &n : r.notTaken) a.summary += QStringLiteral("\n") + QString::fromStdString(n);
+         });
+       },
+       [this, from](const Answer &a) {
+         if (a.error.isEmpty()) emit imported(from, a.summary, a.problems, a.known);
+       });
+}
+
+void SkillLibraryService::exportTo(const QString &to) {
+  post(QString(),
+       [path = path_, to = toFsPath(to)](const JobTicket &) {
+         return changeAndRead(path, [&](kwb::SkillLibrary &l, Answer &a) {
+           const auto written = kwb::exportSkillCards(l.cards(), to, l.path().string());
+           a.summary = tr("Wrote %1 SKILL.md file(s) under %2.").arg(written.size()).arg(QString::fromStdString(to.string()));
+         });
+       },
+       [this](const Answer &a) {
+         if (a.error.isEmpty()) emit exported(a.summary);
        });
 }
 

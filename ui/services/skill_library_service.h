@@ -69,6 +69,12 @@ class SkillLibraryService : public QObject {
   // card with the same id. Answers with edited() (and a refresh), editRefused(problems) or failed().
   void edit(const QString &id, const QString &skillMarkdown, const QString &who);
 
+  // SKILL.md files in (a file, or a folder of them; `replace`: known cards take the files' text,
+  // keeping status, evidence and log) and out (every card as TO/<id>/SKILL.md), as kwb skills
+  // import / export do. Answer with imported() or exported() (and a refresh), or failed().
+  void importFrom(const QString &from, bool replace, const QString &who);
+  void exportTo(const QString &to);
+
   // A gated application, on a thread of its own (reads and reviews go on meanwhile). Answers with
   // tryProgress() lines, then tried() (and a refresh) or failed(). One at a time: false while one runs.
   bool tryCard(const CardTryRequest &request);
@@ -95,6 +101,9 @@ class SkillLibraryService : public QObject {
   void reviewed(const QString &id, const QString &status);
   void edited(const QString &id);
   void editRefused(const QString &id, const QStringList &problems);
+  // problems: why nothing was imported (known: how many of the cards the library holds already).
+  void imported(const QString &from, const QString &summary, const QStringList &problems, int known);
+  void exported(const QString &summary);
   void failed(const QString &message);
   void tryProgress(const QString &line);
   // verdict: core/agent/card_application.h's word ("success", "no-effect", "compile-error", ...);

@@ -2,6 +2,8 @@
 
 #include <QComboBox>
 #include <QDialog>
+#include <QMessageBox>
+#include <QFileDialog>
 #include <QDialogButtonBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -118,10 +120,19 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   cancelTry_->setObjectName(QStringLiteral("skillTryCancel"));
   cancelTry_->hide();
 
+  import_ = new QPushButton(tr("Import…"), this);
+  import_->setObjectName(QStringLiteral("skillImport"));
+  import_->setToolTip(tr("Read SKILL.md files (a folder of card folders, as kwb skills export writes them): each new card "
+                         "comes in proposed; nothing is stored when any file has a problem"));
+  export_ = new QPushButton(tr("Export…"), this);
+  export_->setObjectName(QStringLiteral("skillExport"));
+  export_->setToolTip(tr("Write every card as FOLDER/<skill_id>/SKILL.md, its status, evidence and audit trail included"));
   auto *filters = new QHBoxLayout;
   filters->addWidget(status_);
   filters->addWidget(scope_);
   filters->addWidget(text_, 1);
+  filters->addWidget(import_);
+  filters->addWidget(export_);
   auto *left = new QWidget(this);
   auto *leftLayout = new QVBoxLayout(left);
   leftLayout->setContentsMargins(0, 0, 0, 0);
@@ -224,6 +235,36 @@ void SkillsPanel::attach(SkillLibraryService *service) {
                         verdict != QLatin1String("success") && verdict != QLatin1String("not-gated"));
             showCard();
           });
+  connect(import_, &QPushButton::clicked, this, [this] {
+    const QString from = QFileDialog::getExistingDirectory(this, tr("Import Skill Cards (a folder of SKILL.md files)"));
+    if (!from.isEmpty() && service_) {
+      showMessage(tr("Importing the SKILL.md files in %1…").arg(from));
+      service_->importFrom(from, false, reviewer());
+    }
+  });
+  connect(export_, &QPushButton::clicked, this, [this] {
+    const QString to = QFileDialog::getExistingDirectory(this, tr("Export Skill Cards to a Folder"));
+    if (!to.isEmpty() && service_) service_->exportTo(to);
+  });
+  connect(service_, &SkillLibraryService::exported, this, [this](const QString &summary) { showMessage(summary); });
+  connect(service_, &SkillLibraryService::imported, this,
+          [this](const QString &from, const QString &summary, const QStringList &problems, int known) {
+            showMessage(problems.isEmpty() ? summary : summary + QLatin1Char('\n') + problems.join(QLatin1Char('\n')),
+                        !problems.isEmpty());
+            if (known == 0 || known != problems.size()) return;
+            // Only known cards stood in the way: offer to give them the files' text.
+            auto *box = new QMessageBox(QMessageBox::Question, tr("Import Skill Cards"),
+                                        tr("%n card(s) in %1 are in the library already. Replace their text with the "
+                                           "files'? Their status, evidence and verification log are kept.",
+                                           nullptr, known)
+                                            .arg(from),
+                                        QMessageBox::Cancel, this);
+            box->setObjectName(QStringLiteral("skillImportReplace"));
+            box->addButton(tr("Replace Their Text"), QMessageBox::AcceptRole);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            connect(box, &QMessageBox::accepted, this, [this, from] { service_->importFrom(from, true, reviewer()); });
+            box->open();
+          });
   connect(try_, &QPushButton::clicked, this, [this] {
     if (!currentCard().isEmpty()) emit tryRequested(currentCard());
     showCard();
@@ -325,8 +366,9 @@ void SkillsPanel::showCard() {
   cancelTry_->setVisible(trying);
   if (!card) {
     view_->setMarkdown(service_ && service_->snapshot().cards.empty()
-                           ? tr("No skill cards yet. `kwb lineage build TASK` lifts them from a lineage on a GPU; "
-                                "`kwb skills import FOLDER` reads SKILL.md files.")
+                           ? tr("No skill cards yet. **Build lineage** (above) lifts them from the open task's "
+                                "lineage on a GPU; **Import…** reads SKILL.md files (from `kwb skills export`, or "
+                                "written by hand).")
                            : QString());
     auditMarkdown_.clear();
     return;

@@ -48,6 +48,8 @@ class SkillsPanel : public QWidget {
   QPushButton *rejectButton() const { return reject_; }
   QPushButton *editButton() const { return edit_; }
   QPushButton *tryButton() const { return try_; }
+  QPushButton *importButton() const { return import_; }
+  QPushButton *exportButton() const { return export_; }
   QPushButton *cancelTryButton() const { return cancelTry_; }
   // Who Approve, Reject and Edit record in a card's audit trail ("reviewer:NAME"); empty: the
   // buttons wait for a name. The window keeps it between runs (reviewerChanged).
@@ -76,6 +78,7 @@ class SkillsPanel : public QWidget {
   QTextBrowser *view_ = nullptr;
   QLabel *message_ = nullptr;
   QString auditMarkdown_;  // the shown card's audit trail
+  QPushButton *import_ = nullptr, *export_ = nullptr;
   QPushButton *approve_ = nullptr, *reject_ = nullptr, *edit_ = nullptr, *try_ = nullptr, *cancelTry_ = nullptr;
   QString pending_;  // a card asked for that the list did not show yet
 };

@@ -27,7 +27,7 @@
 
 namespace kwb {
 
-inline constexpr const char *kNoDeviceMessage = "no CUDA device: not run";
+inline constexpr const char *kNoDeviceMessage = "no CUDA device here, compiled only";
 
 // Evaluates grid, block and shared bytes over the configuration's sizes and the tunables.
 // Throws std::invalid_argument naming the expression when one fails (unknown name, division

@@ -18,6 +18,18 @@ std::vector<LocalServerKind> knownLocalServers() {
 
 namespace {
 
+// A request to a server that may not be there: short limits, the body kept up to `cap` bytes.
+HttpResult quickGet(const HttpRequest &request, std::chrono::milliseconds timeout, std::size_t cap, std::string &body) {
+  TransportOptions options;
+  options.connectTimeout = timeout;
+  options.stallTimeout = timeout;
+  options.totalTimeout = 2 * timeout;
+  return perform(request, options, [&](std::string_view b) {
+    body.append(b);
+    return body.size() < cap;
+  });
+}
+
 int positiveInt(const nlohmann::json &j, const char *key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return 0;
   const long long v = j[key].get<long long>();
@@ -72,16 +84,8 @@ ServerLimits readServerLimits(const ProviderConfig &config, const std::string &a
   if (root.size() >= 3 && root.compare(root.size() - 3, 3, "/v1") == 0) root.resize(root.size() - 3);
   HttpRequest request = buildModelsRequest(config.format, config.baseUrl, apiKey);
   request.url = root + "/props";
-  TransportOptions options;
-  options.connectTimeout = timeout;
-  options.stallTimeout = timeout;
-  options.totalTimeout = 2 * timeout;
   std::string body;
-  const HttpResult h = perform(request, options, [&](std::string_view b) {
-    body.append(b);
-    return body.size() < (1u << 20);
-  });
-  if (!h.ok()) return l;
+  if (!quickGet(request, timeout, 1u << 20, body).ok()) return l;
   const ServerLimits props = limitsFromProps(body);
   if (props.contextWindow) {
     l.contextWindow = props.contextWindow;
@@ -107,15 +111,8 @@ std::vector<DiscoveredServer> discoverLocalServers(const std::string &host, std:
       s.provider.baseUrl = "http://" + host + ":" + std::to_string(kind.port) + kind.path;
       s.provider.price = Price{0, 0};
       const HttpRequest request = buildModelsRequest(kind.format, s.provider.baseUrl, "");
-      TransportOptions options;
-      options.connectTimeout = timeout;
-      options.stallTimeout = timeout;
-      options.totalTimeout = 2 * timeout;
       std::string body;
-      const HttpResult h = perform(request, options, [&](std::string_view b) {
-        body.append(b);
-        return body.size() < (4u << 20);
-      });
+      const HttpResult h = quickGet(request, timeout, 4u << 20, body);
       s.seconds = h.seconds;
       if (!h.ok()) return std::nullopt;
       try {

@@ -235,11 +235,11 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
   QCOMPARE(configs[0].data().toString(), QStringLiteral("small"));
   if (run.outcome == kwb::Outcome::NotRun) {
     // This machine has no GPU: compiled, resources and occupancy reported, nothing faked.
-    QVERIFY2(run.message.startsWith(QLatin1String("no CUDA device: not run")), qPrintable(run.message));
-    QVERIFY(window_->resultsPanel()->summaryText().contains(QLatin1String("no CUDA device: not run")));
+    QVERIFY2(run.message.startsWith(QLatin1String("no CUDA device here, compiled only")), qPrintable(run.message));
+    QVERIFY(window_->resultsPanel()->summaryText().contains(QLatin1String("no CUDA device here, compiled only")));
     for (const QModelIndex &config : configs) {
       QCOMPARE(cell(config, EvaluationResultModel::OutcomeColumn), QStringLiteral("not run"));
-      QCOMPARE(cell(config, EvaluationResultModel::DetailColumn), QStringLiteral("no CUDA device: not run"));
+      QCOMPARE(cell(config, EvaluationResultModel::DetailColumn), QStringLiteral("no CUDA device here, compiled only"));
       QVERIFY(cell(config, EvaluationResultModel::LaunchColumn).startsWith(QLatin1String("grid ")));
       QVERIFY2(cell(config, EvaluationResultModel::OccupancyColumn).contains(QLatin1String("blocks/SM")),
                qPrintable(cell(config, EvaluationResultModel::OccupancyColumn)));

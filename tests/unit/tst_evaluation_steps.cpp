@@ -87,7 +87,7 @@ class TestEvaluationSteps : public QObject {
     QTest::newRow("worker died") << 6 << int(Outcome::RuntimeError) << true
                                  << QStringLiteral("the GPU worker died: killed by signal SIGKILL");
     QTest::newRow("no device") << 7 << int(Outcome::NotRun) << false
-                               << QStringLiteral("no CUDA device: not run (no CUDA driver)");
+                               << QStringLiteral("no CUDA device here, compiled only (no CUDA driver)");
   }
 
   void evaluateRepliesBecomeOutcomes() {

@@ -837,7 +837,7 @@ void TestWorkspaceStore::migrateFromVersion2() {
   run.taskName = "softmax";
   run.sourceName = "softmax.cu";
   run.outcome = "not-run";
-  run.message = "no CUDA device: not run";
+  run.message = "no CUDA device here, compiled only";
   run.arch = "sm_90";
   run.resultJson = R"({"outcome":"not-run"})";
   const EvaluationRecord stored = ws->addEvaluation(run, "old kernel");

@@ -131,6 +131,7 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
 
   status_ = new QLabel(this);
   status_->setObjectName(QStringLiteral("experienceStatus"));
+  status_->setWordWrap(true);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(status_);
 
@@ -396,8 +397,9 @@ void ExperiencePanel::updateStatus() {
     return;
   }
   const auto total = service_->snapshot().cases.size();
-  QString text = total == 0 ? tr("No Cases yet: runs, sessions, tunings and lineage builds are recorded as they happen "
-                                 "(kwb memory import adds a workspace's history).")
+  QString text = total == 0 ? tr("No Cases yet: correct runs, sessions, tunings and lineage builds are recorded as they "
+                                 "happen, with their times — what was only compiled (no GPU) is not, having nothing "
+                                 "measured to teach (kwb memory import adds a workspace's history).")
                             : tr("%1 of %2 Cases shown").arg(shown_.size()).arg(total);
   if (total) text += QStringLiteral(" · ") + layoutNote_;
   if (graph_->isPopulating()) text += tr(" · drawing…");

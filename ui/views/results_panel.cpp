@@ -1,5 +1,7 @@
 #include "ui/views/results_panel.h"
 
+#include <algorithm>
+
 #include <QDateTime>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -38,6 +40,11 @@ ResultsPanel::ResultsPanel(QWidget *parent) : QWidget(parent) {
   view_->setAlternatingRowColors(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->header()->setStretchLastSection(false);
+  // Each column at least as wide as its header (the first, "Configuration / seed", was cut).
+  for (int c = 0; c < model_->columnCount(); ++c) {
+    const QString title = model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+    view_->header()->resizeSection(c, std::max(view_->header()->sectionSize(c), fontMetrics().horizontalAdvance(title) + 28));
+  }
 
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 0);

@@ -58,6 +58,8 @@
 #include "ui/services/gpu_probe.h"
 #include "ui/views/log_panel.h"
 #include "ui/main_window.h"
+#include "ui/views/start_page.h"
+#include "ui/views/work_area.h"
 #include "ui/models/task_tree_model.h"
 #include "ui/settings/settings_dialog.h"
 #include "ui/views/task_browser.h"
@@ -287,6 +289,7 @@ class TestMainWindow : public QObject {
   void dropsAnswersOfReplacedWorkspace();
   void worksWithoutWorkspace();
   void refusesNewerWorkspace();
+  void startPageSaysWhatToDoFirst();
   void restoresWindowState();
   void savesScreenshot();
   void screenshotCommandLine();
@@ -792,6 +795,13 @@ void TestMainWindow::shortcutsWork() {
   QTest::keyClick(window_->findBar()->field(), Qt::Key_Escape);
   QVERIFY(!window_->findBar()->isVisible());
   QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget *>(editor));
+
+  // The pages: Ctrl+3 the Library, Ctrl+1 back to the editor, also from inside it.
+  QTest::keySequence(editor, QKeySequence(Qt::CTRL | Qt::Key_3));
+  QVERIFY(window_->workArea()->current() == kwb::ui::WorkArea::Page::Library);
+  QTest::keySequence(window_->workArea()->currentWidget(), QKeySequence(Qt::CTRL | Qt::Key_1));
+  QVERIFY(window_->workArea()->current() == kwb::ui::WorkArea::Page::Editor);
+  editor->setFocus();
 
   QTest::keySequence(editor, QKeySequence(Qt::CTRL | Qt::Key_W));
   QCOMPARE(tabs->count(), 2);
@@ -1381,6 +1391,26 @@ void TestMainWindow::refusesNewerWorkspace() {
   QCOMPARE(window.workspaceStatusText(), QStringLiteral("Workspace: unavailable"));
   auto *label = window.findChild<QLabel *>(QStringLiteral("workspaceStatusLabel"));
   QVERIFY(label && label->toolTip().contains(QLatin1String("newer")));
+  QVERIFY(waitUntilSettled(&window));
+}
+
+// Before a task is open the centre says what to do first, each a button.
+void TestMainWindow::startPageSaysWhatToDoFirst() {
+  MainWindow window(tempPath(QStringLiteral("workspace/start.kwb")));
+  window.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&window));
+  auto *start = window.startPage();
+  QVERIFY(start && start->isVisible());
+  QVERIFY2(start->openButton()->text().contains(QStringLiteral("Open Task Folder")) &&
+               start->openButton()->text().contains(QStringLiteral("Ctrl+O")),
+           qPrintable(start->openButton()->text()));
+  QVERIFY2(start->importButton()->text().contains(QStringLiteral("Import PyTorch Modules")), qPrintable(start->importButton()->text()));
+  QVERIFY(start->connectButton()->isVisible());
+  auto *llm = start->findChild<QLabel *>(QStringLiteral("startLlmStatus"));
+  QVERIFY(llm && !llm->text().isEmpty());
+  QVERIFY(window.grab().save(QStringLiteral(KWB_TEST_OUTPUT_DIR "/start-page.png")));
+  QVERIFY(window.openTask(kSoftmax));
+  QVERIFY(!start->isVisible());  // the files take its place
   QVERIFY(waitUntilSettled(&window));
 }
 

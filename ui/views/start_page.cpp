@@ -5,6 +5,7 @@
 #include <QIcon>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 namespace kwb::ui {
@@ -34,11 +35,17 @@ QString withShortcut(QAction *action) {
 
 StartPage::StartPage(QAction *openTask, QAction *importOperator, QWidget *parent) : QWidget(parent) {
   setObjectName(QStringLiteral("startPage"));
-  auto *icon = new QLabel(this);
+  // In a small window the page scrolls rather than squeezing its lines into each other.
+  auto *scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto *page = new QWidget(scroll);
+  auto *icon = new QLabel(page);
   icon->setPixmap(QIcon(QStringLiteral(":/icons/kernel-workbench.svg")).pixmap(80, 80));
   icon->setAlignment(Qt::AlignCenter);
-  auto *title = new QLabel(tr("Take a CUDA kernel from correct to fast"), this);
+  auto *title = new QLabel(tr("Take a CUDA kernel from correct to fast"), page);
   title->setAlignment(Qt::AlignCenter);
+  title->setWordWrap(true);
   title->setStyleSheet(QStringLiteral("font-size: 16pt; color: #374151;"));
   auto *grid = new QGridLayout;
   grid->setHorizontalSpacing(16);
@@ -47,19 +54,19 @@ StartPage::StartPage(QAction *openTask, QAction *importOperator, QWidget *parent
   open_ = step(grid, 0, withShortcut(openTask),
                tr("A task is a folder with task.toml: the reference, the kernel to improve, its sizes. The bundled "
                   "suite (softmax, GEMM, layernorm…) is listed in the Tasks panel on the left: double-click one."),
-               this);
+               page);
   open_->setObjectName(QStringLiteral("startOpenTask"));
   import_ = step(grid, 1, withShortcut(importOperator).replace(QStringLiteral(" or KernelBench Problems"), QString()),
                  tr("A PyTorch module (class Model, get_inputs, get_init_inputs: KernelBench's shape) becomes a task: "
                     "PyTorch is its reference, its weights the kernel's inputs, with a starter kernel."),
-                 this);
+                 page);
   import_->setObjectName(QStringLiteral("startImport"));
   connect_ = step(grid, 2, tr("Connect an LLM…"),
                   tr("Optimize asks a model for faster kernels, turn by turn: a hosted API (OpenAI, Anthropic, "
                      "OpenRouter) or a server on this machine (llama.cpp, Ollama, vLLM), found by itself."),
-                  this);
+                  page);
   connect_->setObjectName(QStringLiteral("startConnectLlm"));
-  llm_ = new QLabel(this);
+  llm_ = new QLabel(page);
   llm_->setObjectName(QStringLiteral("startLlmStatus"));
   llm_->setWordWrap(true);
   grid->addWidget(llm_, 3, 1);
@@ -70,12 +77,13 @@ StartPage::StartPage(QAction *openTask, QAction *importOperator, QWidget *parent
   auto *where = new QLabel(tr("Then: Run (Ctrl+R) checks and times the kernel; Optimize improves it; the tabs above "
                               "hold the session, the library of skill cards, the experience graph and the profiler "
                               "(Ctrl+1 … Ctrl+5)."),
-                           this);
+                           page);
   where->setWordWrap(true);
   where->setAlignment(Qt::AlignCenter);
   where->setStyleSheet(QStringLiteral("color: #6b7280;"));
 
-  auto *column = new QWidget(this);
+  auto *column = new QWidget(page);
+  column->setMinimumWidth(520);
   column->setMaximumWidth(860);
   auto *inner = new QVBoxLayout(column);
   inner->addWidget(icon);
@@ -84,12 +92,16 @@ StartPage::StartPage(QAction *openTask, QAction *importOperator, QWidget *parent
   inner->addLayout(grid);
   inner->addSpacing(18);
   inner->addWidget(where);
-  auto *outer = new QGridLayout(this);
+  auto *outer = new QGridLayout(page);
   outer->setRowStretch(0, 1);
   outer->setRowStretch(2, 2);
   outer->setColumnStretch(0, 1);
   outer->setColumnStretch(2, 1);
   outer->addWidget(column, 1, 1);
+  scroll->setWidget(page);
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(scroll);
   setLlmStatus(QString(), false);
 }
 

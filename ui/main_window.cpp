@@ -964,10 +964,7 @@ void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QStrin
   } else if (!gpuPresent_) {
     profiler_->setCeilingsProblem(tr("no GPU: %1").arg(why.isEmpty() ? summary : why));
   }
-  if (!gpuPresent_ && !taskFolder_.isEmpty()) try {
-      showBundledLineage(kwb::loadTask(toFsPath(taskFolder_)));  // now it can say why it is not measured
-    } catch (const std::exception &) {
-    }
+  lineagePanel_->setPreviewReason(unmeasuredReason());  // now it can say why it is not measured
   emit gpuProbeFinished();
   checkSettled();
 }
@@ -975,7 +972,9 @@ void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QStrin
 void MainWindow::onGpuProbeFailed(const QString &summary, const QString &detail) {
   gpuLabel_->setProbeFailed(summary, detail);
   gpuProbed_ = true;
-  log_->warning(tr("%1: %2").arg(summary, detail));
+  noGpuWhy_ = tr("%1: %2").arg(summary, detail);
+  log_->warning(noGpuWhy_);
+  lineagePanel_->setPreviewReason(unmeasuredReason());
   emit gpuProbeFinished();
   checkSettled();
 }
@@ -1131,13 +1130,16 @@ bool MainWindow::openTask(const QString &path) {
   return true;
 }
 
+QString MainWindow::unmeasuredReason() const {
+  return gpuProbed_ && !gpuPresent_ ? tr("no GPU: %1").arg(noGpuWhy_) : tr("not built in the library yet");
+}
+
 void MainWindow::showBundledLineage(const kwb::Task &task) {
   // The task's bundled lineage as it reads: in the Library with code and diffs before any build,
   // and on machines without a GPU, where none can be built.
   std::optional<kwb::LineageRecord> preview;
   if (kwb::hasLineage(task)) try {
-      preview = kwb::unmeasuredLineage(task, gpuProbed_ && !gpuPresent_ ? tr("no GPU: %1").arg(noGpuWhy_).toStdString()
-                                                                        : std::string("not built in the library yet"));
+      preview = kwb::unmeasuredLineage(task, unmeasuredReason().toStdString());
     } catch (const std::exception &e) {
       log_->warning(tr("The lineage of %1 does not read: %2").arg(QString::fromStdString(task.name), QString::fromStdString(e.what())));
     }
@@ -1373,17 +1375,18 @@ void MainWindow::updateActions() {
   previousTab_->setEnabled(tabs_->count() > 1);
   const bool running = evaluation_->isRunning();
   // Every GPU-using action asks the one gate, and shows its answer in the tooltip.
+  const GpuState state = gpuState();
   const std::pair<QAction *, GpuAction> gated[] = {
       {run_, GpuAction::Run}, {tune_, GpuAction::Tune}, {optimize_, GpuAction::Optimize}, {profileAction_, GpuAction::Profile}};
   for (const auto &[action, what] : gated) {
-    const GpuVerdict v = verdict(what);
+    const GpuVerdict v = gpuVerdict(what, state);
     action->setEnabled(v.allowed);
     const QString tip = action->property("kwbTip").toString();
     action->setToolTip(v.why.isEmpty() ? tip : tip + QStringLiteral("\n") + v.why);
   }
   profiler_->profileButton()->setEnabled(profileAction_->isEnabled());
   profiler_->profileButton()->setToolTip(profileAction_->toolTip());
-  const GpuVerdict build = verdict(GpuAction::BuildLineage), deoptimize = verdict(GpuAction::Deoptimize);
+  const GpuVerdict build = gpuVerdict(GpuAction::BuildLineage, state), deoptimize = gpuVerdict(GpuAction::Deoptimize, state);
   lineagePanel_->setGate(build.allowed, build.why, deoptimize.allowed, deoptimize.why);
   exportAction_->setEnabled(!taskFolder_.isEmpty());
   cancelRun_->setEnabled(running && !evaluation_->isCancelling());
@@ -1580,7 +1583,7 @@ bool MainWindow::optimizeCurrent() {
   box->setDefaultButton(setUp);
   box->setWindowModality(Qt::WindowModal);
   box->setAttribute(Qt::WA_DeleteOnClose);
-  connect(box, &QMessageBox::buttonClicked, this, [this, box, setUp, tuner](QAbstractButton *clicked) {
+  connect(box, &QMessageBox::buttonClicked, this, [this, setUp, tuner](QAbstractButton *clicked) {
     if (clicked == setUp) {
       QMetaObject::invokeMethod(this, [this] { showSettings(tr("LLM providers")); }, Qt::QueuedConnection);
     } else if (clicked == tuner && tuneCurrent()) {
@@ -1588,7 +1591,6 @@ bool MainWindow::optimizeCurrent() {
       log_->info(line);
       statusBar()->showMessage(line, 2 * kStatusMessageMs);
     }
-    Q_UNUSED(box);
   });
   box->open();
   return true;
@@ -1674,6 +1676,7 @@ bool MainWindow::deoptimizeCurrentKernel(bool confirmed) {
     lineagePanel_->showBuildMessage(v.why);
     return false;
   }
+  const QString model = lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_;
   if (!confirmed) {
     // Many requests: what it costs is said before any is sent.
     const auto &config = resolved->first;
@@ -1694,10 +1697,7 @@ bool MainWindow::deoptimizeCurrentKernel(bool confirmed) {
            "requests to %4 (%5), about %6 tokens each way.\n\n%7")
             .arg(editor->fileName(), v.why.isEmpty() ? tr(" and timed (kept only when slower)") : tr(" (no GPU: not timed)"))
             .arg(requests)
-            .arg(shownProvider(provider),
-                 !(lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_).isEmpty()
-                     ? (lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_)
-                     : QString::fromStdString(config.model))
+            .arg(shownProvider(provider), model.isEmpty() ? QString::fromStdString(config.model) : model)
             .arg(editor->text().size() / 4)
             .arg(price),
         QMessageBox::Cancel, this);
@@ -1715,7 +1715,7 @@ bool MainWindow::deoptimizeCurrentKernel(bool confirmed) {
   request.expert = editor->text();
   request.expertName = editor->fileName();
   request.provider = provider;
-  request.model = lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_;
+  request.model = model;
   if (!skills_->buildLineage(request)) {
     lineagePanel_->showBuildMessage(tr("A card try or another build is running: wait for it, or cancel it."));
     return false;

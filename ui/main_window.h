@@ -245,6 +245,7 @@ class MainWindow : public QMainWindow {
   void updateBundledDir(bool force);
   void onOpenedFoldersScanned(const QList<TaskFolderItem> &folders);
   void showBundledLineage(const kwb::Task &task);
+  QString unmeasuredReason() const;  // why the bundled lineage shown is not measured
   void showManifestError(const QString &manifestPath, const kwb::ManifestError &error);
   void openTaskFolderDialog();
   void saveCurrent();

@@ -233,13 +233,13 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
                             .arg(l->steps.size())
                             .arg(QString::fromStdString(l->steps.empty() ? std::string() : l->steps.front().reason)));
     else
-    summary_->setText(l ? tr("%1 on %2 (%3): %4 of %5 steps passed the gate; built %6")
-                              .arg(QString::fromStdString(l->name), QString::fromStdString(l->device),
-                                   QString::fromStdString(l->arch))
-                              .arg(l->acceptedSteps())
-                              .arg(l->steps.size())
-                              .arg(QString::fromStdString(l->builtAt))
-                        : tr("No lineage in the library yet: Build lineage (or kwb lineage build TASK) builds one on a GPU."));
+      summary_->setText(l ? tr("%1 on %2 (%3): %4 of %5 steps passed the gate; built %6")
+                                .arg(QString::fromStdString(l->name), QString::fromStdString(l->device),
+                                     QString::fromStdString(l->arch))
+                                .arg(l->acceptedSteps())
+                                .arg(l->steps.size())
+                                .arg(QString::fromStdString(l->builtAt))
+                          : tr("No lineage in the library yet: Build lineage (or kwb lineage build TASK) builds one on a GPU."));
     if (l && !l->steps.empty()) path_->select(static_cast<int>(l->steps.size()) - 1);
     else showStep(-1);
   });
@@ -307,12 +307,22 @@ void LineagePanel::setGate(bool buildAllowed, const QString &buildWhy, bool deop
   setBuilding(building_);
 }
 
+QString LineagePanel::previewKey() const {
+  return preview_ ? QString(QStringLiteral("preview:") + QString::fromStdString(preview_->name)) : QString();
+}
+
 bool LineagePanel::isPreview() const {
-  return preview_ && lineages_->currentData().toString() == QString(QStringLiteral("preview:") + QString::fromStdString(preview_->name));
+  return preview_ && lineages_->currentData().toString() == previewKey();
 }
 
 void LineagePanel::setPreview(std::optional<kwb::LineageRecord> preview) {
   preview_ = std::move(preview);
+  reload();
+}
+
+void LineagePanel::setPreviewReason(const QString &why) {
+  if (!preview_) return;
+  for (auto &step : preview_->steps) step.reason = why.toStdString();
   reload();
 }
 
@@ -339,7 +349,7 @@ void LineagePanel::reload() {
   // The open task's bundled lineage, read from its folder, where the library has no build of it.
   if (preview_ && !stored)
     lineages_->insertItem(0, tr("%1  (bundled, %2 steps, not measured)").arg(QString::fromStdString(preview_->name)).arg(preview_->steps.size()),
-                          QVariant(QString(QStringLiteral("preview:") + QString::fromStdString(preview_->name))));
+                          QVariant(previewKey()));
   lineages_->setCurrentIndex(-1);
   lineages_->blockSignals(false);
   const int found = lineages_->findData(keep);

@@ -65,6 +65,8 @@ class LineagePanel : public QWidget {
   // its code and diffs, where the library has no build of that name; nullopt takes it away.
   void setPreview(std::optional<kwb::LineageRecord> preview);
   bool isPreview() const;  // the preview is the lineage shown
+  // Why the preview is not measured, as it becomes known (the GPU probe answered).
+  void setPreviewReason(const QString &why);
   int currentStep() const;  // the selected step's position (1-based); 0 none
 
   LineagePath *path() const { return path_; }
@@ -110,6 +112,7 @@ class LineagePanel : public QWidget {
   bool buildAllowed_ = true, deoptimizeAllowed_ = true;
   QString buildTip_, deoptimizeTip_;
   std::optional<kwb::LineageRecord> preview_;
+  QString previewKey() const;  // the preview's item data in the lineage box
   QString pendingName_;  // asked for before the library's read had it
   int pendingStep_ = 0;
 };

@@ -104,7 +104,8 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   reviewer_->setObjectName(QStringLiteral("skillReviewer"));
   reviewer_->setPlaceholderText(tr("your name"));
   reviewer_->setToolTip(tr("The name Approve, Reject and Edit record in the card's audit trail"));
-  reviewer_->setMaximumWidth(160);
+  reviewer_->setMinimumWidth(120);
+  reviewer_->setMaximumWidth(220);
   reviewer_->setText(qEnvironmentVariable("USER"));
   approve_ = new QPushButton(tr("Approve"), this);
   approve_->setObjectName(QStringLiteral("skillApprove"));
@@ -131,16 +132,21 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   filters->addWidget(status_);
   filters->addWidget(scope_);
   filters->addWidget(text_, 1);
-  filters->addWidget(import_);
-  filters->addWidget(export_);
+  auto *transfer = new QHBoxLayout;  // under the list, so that the filters keep their room
+  transfer->addWidget(import_);
+  transfer->addWidget(export_);
+  transfer->addStretch(1);
   auto *left = new QWidget(this);
   auto *leftLayout = new QVBoxLayout(left);
   leftLayout->setContentsMargins(0, 0, 0, 0);
   leftLayout->addLayout(filters);
   leftLayout->addWidget(list_, 1);
+  leftLayout->addLayout(transfer);
+  auto *who = new QHBoxLayout;  // a row of its own: the buttons' row has no room left for a name
+  who->addWidget(new QLabel(tr("Reviewer:"), this));
+  who->addWidget(reviewer_, 1);
+  who->addStretch(1);
   auto *buttons = new QHBoxLayout;
-  buttons->addWidget(new QLabel(tr("Reviewer:"), this));
-  buttons->addWidget(reviewer_);
   buttons->addWidget(approve_);
   buttons->addWidget(reject_);
   buttons->addWidget(edit_);
@@ -150,6 +156,7 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   auto *right = new QWidget(this);
   auto *rightLayout = new QVBoxLayout(right);
   rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addLayout(who);
   rightLayout->addLayout(buttons);
   rightLayout->addWidget(message_);
   rightLayout->addWidget(view_, 1);

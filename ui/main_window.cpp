@@ -1441,8 +1441,7 @@ bool MainWindow::tuneCurrent() {
   request.sourceName = editor->filePath();
   request.gpus = settings::gpuDevices();
   if (!tuning_->run(request)) return false;
-  tuningDock_->show();
-  tuningDock_->raise();
+  revealInBottomStrip(tuningDock_);
   log_->info(tr("Tuning %1 on task %2 (the built-in autotuner)").arg(editor->fileName(), taskName_));
   updateActions();
   return true;
@@ -1529,9 +1528,15 @@ bool MainWindow::showListing() {
   if (!editor) return false;
   if (gpuProbed_ && !gpuPresent_) sourceView_->setArch(settings::compileOnlyArch());
   sourceView_->showCandidate(taskFolder_, editor->text(), editor->filePath());
-  sourceViewDock_->show();
-  sourceViewDock_->raise();
+  revealInBottomStrip(sourceViewDock_);
   return true;
+}
+
+void MainWindow::revealInBottomStrip(QDockWidget *dock) {
+  // The strip is kept short for output; a listing or a tuning table asked for gets room to be read.
+  dock->show();
+  dock->raise();
+  if (dock->height() < height() / 3) resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
 }
 
 bool MainWindow::optimizeCurrent() {

@@ -245,7 +245,8 @@ class MainWindow : public QMainWindow {
   void updateBundledDir(bool force);
   void onOpenedFoldersScanned(const QList<TaskFolderItem> &folders);
   void showBundledLineage(const kwb::Task &task);
-  QString unmeasuredReason() const;  // why the bundled lineage shown is not measured
+  QString unmeasuredReason() const;
+  void revealInBottomStrip(QDockWidget *dock);  // shown, in front, and tall enough to read  // why the bundled lineage shown is not measured
   void showManifestError(const QString &manifestPath, const kwb::ManifestError &error);
   void openTaskFolderDialog();
   void saveCurrent();

@@ -66,6 +66,8 @@ cp -L "$gvdir"/config6* "$dir/usr/lib/graphviz/"
 cp -r "$root/kernels" "$dir/usr/share/kernel-workbench/kernels"
 cp -r "$root/resources/prompts" "$dir/usr/share/kernel-workbench/prompts"
 cp -r "$root/resources/python" "$dir/usr/share/kernel-workbench/python"
+cp -r "$root/resources/guide" "$dir/usr/share/kernel-workbench/guide"
+cp -r "$root/resources/screenshots" "$dir/usr/share/kernel-workbench/screenshots"
 cp -L /usr/share/fonts/truetype/dejavu/DejaVuSans*.ttf "$dir/usr/share/fonts/" 2> /dev/null || true
 for page in kwb.1 kernel-workbench.1; do gzip -9 -n -c "$root/packaging/$page" > "$dir/usr/share/man/man1/$page.gz"; done
 cp "$root/resources/icons/kernel-workbench.svg" "$dir/kernel-workbench.svg"

@@ -70,6 +70,8 @@
 #include "ui/views/experience_panel.h"
 #include "ui/services/export_service.h"
 #include "ui/services/import_service.h"
+#include "ui/views/import_dialog.h"
+#include "ui/views/help_view.h"
 #include "ui/services/memory_service.h"
 #include "ui/views/export_dialog.h"
 #include "ui/views/session_panel.h"
@@ -194,10 +196,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   memory_ = new MemoryService(QString(), this);
   export_ = new ExportService(this);
   import_ = new ImportService(this);
-  connect(import_, &ImportService::progress, this, [this](const QString &line, int done, int total) {
-    statusBar()->showMessage(tr("Importing modules (%1 of %2): %3").arg(done + 1).arg(total).arg(line));
-  });
-  connect(import_, &ImportService::finished, this, &MainWindow::onProblemsImported);
+  connect(import_, &ImportService::problemImported, this, &MainWindow::onProblemImported);
   experiencePanel_ = new ExperiencePanel(this);
   experiencePanel_->attach(memory_);
   connect(experiencePanel_, &ExperiencePanel::settled, this, &MainWindow::checkSettled);
@@ -588,7 +587,7 @@ void MainWindow::createActions() {
   importAction_->setStatusTip(tr("Make tasks from PyTorch modules in KernelBench's shape (class Model, get_inputs, "
                                  "get_init_inputs): each becomes the task's PyTorch reference, its weights the kernel's "
                                  "inputs, with a starter to improve"));
-  connect(importAction_, &QAction::triggered, this, [this] { importKernelBenchDialog(); });
+  connect(importAction_, &QAction::triggered, this, [this] { showImportDialog(); });
 
   tune_ = new QAction(themedIcon("system-run", ""), tr("T&une"), this);
   tune_->setObjectName(QStringLiteral("actionTune"));
@@ -636,6 +635,11 @@ void MainWindow::createActions() {
     if (settingsMode_ == SettingsMode::ReadWrite) settings::setRunSanitizer(on);
   });
 
+  userGuide_ = new QAction(themedIcon("help-contents", ""), tr("&User Guide"), this);
+  userGuide_->setObjectName(QStringLiteral("actionUserGuide"));
+  userGuide_->setShortcut(QKeySequence::HelpContents);
+  userGuide_->setStatusTip(tr("The workbench's guide: tasks, the judge, sessions, skill cards, memory, profiling; searchable"));
+  connect(userGuide_, &QAction::triggered, this, [this] { showUserGuide(); });
   about_ = new QAction(tr("&About Kernel Workbench"), this);
   about_->setObjectName(QStringLiteral("actionAbout"));
   about_->setMenuRole(QAction::AboutRole);
@@ -697,6 +701,8 @@ void MainWindow::createMenus() {
   viewMenu_->addSeparator();
 
   QMenu *help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(userGuide_);
+  help->addSeparator();
   help->addAction(about_);
   help->addAction(aboutQt_);
 
@@ -1171,44 +1177,45 @@ void MainWindow::showManifestError(const QString &manifestPath, const kwb::Manif
   updateActions();
 }
 
-void MainWindow::importKernelBenchDialog() {
-  const QStringList problems = QFileDialog::getOpenFileNames(this, tr("Import PyTorch Modules or KernelBench Problems"),
-                                                             QString(), tr("PyTorch modules (*.py)"));
-  if (problems.isEmpty()) return;
-  const QString toDir = QFileDialog::getExistingDirectory(
-      this, tr("Folder for the Imported Tasks"), QFileInfo(problems.front()).absolutePath());
-  if (!toDir.isEmpty()) importKernelBench(problems, toDir);
-}
-
-void MainWindow::importKernelBench(const QStringList &problems, const QString &toDir) {
-  if (import_->isBusy()) {
-    log_->warning(tr("An import is already running; wait for it to end"));
-    return;
+HelpView *MainWindow::showUserGuide(const QString &chapter) {
+  if (!help_) {
+    help_ = new HelpView(this);
+    help_->setAttribute(Qt::WA_DeleteOnClose);
   }
-  importDir_ = normalizedPath(toDir);
-  log_->info(tr("Importing %n module(s) into %1 (PyTorch builds each and reads its shapes and weights)", nullptr,
-                static_cast<int>(problems.size()))
-                 .arg(native(importDir_)));
-  ImportProblemsRequest request;
-  request.problems = problems;
-  request.toDir = importDir_;
-  import_->importProblems(request);
+  if (!chapter.isEmpty()) help_->showChapter(chapter);
+  help_->show();
+  help_->raise();
+  help_->activateWindow();
+  return help_;
 }
 
-void MainWindow::onProblemsImported(const ImportProblemsOutcome &outcome) {
-  for (const QString &e : outcome.errors) log_->error(tr("Not imported: %1").arg(e));
-  for (const QString &w : outcome.warnings) log_->warning(w);
-  const QString summary = tr("Imported %n task(s) into %1", nullptr, static_cast<int>(outcome.folders.size()))
-                              .arg(native(importDir_)) +
-                          (outcome.errors.isEmpty() ? QString() : tr("; %n problem(s) refused (see the log)", nullptr,
-                                                                     static_cast<int>(outcome.errors.size())));
+ImportDialog *MainWindow::showImportDialog() {
+  if (!importDialog_) {
+    importDialog_ = new ImportDialog(import_, this);
+    importDialog_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(importDialog_, &ImportDialog::imported, this, &MainWindow::onTasksImported);
+    connect(importDialog_, &ImportDialog::openTaskRequested, this, &MainWindow::openTask);
+  }
+  importDialog_->show();
+  importDialog_->raise();
+  importDialog_->activateWindow();
+  return importDialog_;
+}
+
+void MainWindow::onProblemImported(const ImportedProblem &row) {
+  if (!row.ok) log_->error(tr("Not imported: %1").arg(row.message));
+  for (const QString &w : row.warnings) log_->warning(QFileInfo(row.folder).fileName() + QStringLiteral(": ") + w);
+}
+
+void MainWindow::onTasksImported(const QString &folder, const QStringList &tasks) {
+  const QString summary = tr("Imported %n task(s) into %1", nullptr, static_cast<int>(tasks.size())).arg(native(folder));
   log_->info(summary);
   statusBar()->showMessage(summary, 2 * kStatusMessageMs);
-  if (outcome.folders.isEmpty()) return;
+  if (tasks.isEmpty()) return;
   QStringList folders = openedFolders_;
-  if (!folders.contains(importDir_)) folders.append(importDir_);
+  const QString dir = normalizedPath(folder);
+  if (!folders.contains(dir)) folders.append(dir);
   setOpenedFolders(folders);
-  openTask(outcome.folders.front());
 }
 
 void MainWindow::openTaskFolderDialog() {

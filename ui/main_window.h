@@ -38,6 +38,9 @@ struct CaseDetail;
 class ExportDialog;
 class ExportService;
 class ImportService;
+class ImportDialog;
+class HelpView;
+struct ImportedProblem;
 struct ImportProblemsOutcome;
 class SkillLibraryService;
 class SkillsPanel;
@@ -128,12 +131,13 @@ class MainWindow : public QMainWindow {
   // kernel; the dialog is returned (it deletes itself when closed); nullptr without a task.
   ExportDialog *showExportDialog();
   ExportService *exportService() const { return export_; }
-  // File ▸ Import KernelBench Problems…: the problem files made into task folders in `toDir`
-  // (off the GUI thread); when done the log lists what was made, refused and why, `toDir` joins
-  // the opened folders and the first task made opens.
-  void importKernelBench(const QStringList &problems, const QString &toDir);
-  ImportService *importService() const { return import_; }
-  QAction *importKernelBenchAction() const { return importAction_; }
+  // File ▸ Import PyTorch Modules or KernelBench Problems…: the import dialog (one at a time; it
+  // deletes itself when closed). The log lists what was made, refused and why; the folder the
+  // tasks went into joins the opened folders; Open Task opens one.
+  ImportDialog *showImportDialog();
+  // Help ▸ User Guide (F1): the guide's window (one; it deletes itself when closed), at `chapter`
+  // ("06-the-window.md") when one is named.
+  HelpView *showUserGuide(const QString &chapter = QString());
   QAction *exportAction() const { return exportAction_; }
   // A session candidate's code written to the session's folder (userDataDir()/sessions/ID/NAME)
   // and opened in the editor; false (and why, in the log) when it cannot be.
@@ -348,9 +352,11 @@ class MainWindow : public QMainWindow {
   ExportService *export_ = nullptr;
   ImportService *import_ = nullptr;
   QAction *importAction_ = nullptr;
-  QString importDir_;  // where the import in progress writes
-  void importKernelBenchDialog();
-  void onProblemsImported(const ImportProblemsOutcome &outcome);
+  QPointer<ImportDialog> importDialog_;
+  QPointer<HelpView> help_;
+  QAction *userGuide_ = nullptr;
+  void onProblemImported(const ImportedProblem &row);
+  void onTasksImported(const QString &folder, const QStringList &tasks);
   QString driverText_;  // the CUDA driver as probed, for exported reports
   QAction *optimize_ = nullptr;
   QAction *focusTasks_ = nullptr;

@@ -325,9 +325,14 @@ void runHelper(const fs::path &python, const fs::path &script, const std::string
     return;
   }
   result = result["result"];
-  run.python = result.value("python", std::string());
-  run.torchVersion = result.value("torch", std::string());
-  run.device = result.value("device", std::string());
+  // The probe says "device": null where torch sees no CUDA device: a field that is no string is empty.
+  const auto text = [&result](const char *key) {
+    const auto it = result.find(key);
+    return it != result.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  run.python = text("python");
+  run.torchVersion = text("torch");
+  run.device = text("device");
   if (!result.value("ok", false)) {
     run.kind = result.value("kind", std::string("failed"));
     run.message = result.value("message", std::string());

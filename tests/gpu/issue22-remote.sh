@@ -28,7 +28,7 @@ for t in $suites; do
   echo "$t: exit $rc in $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$out/machine.txt"
   grep -E "^(PASS|FAIL|SKIP|Totals)" "$out/$t.txt" | tail -40
 done
-# A bundled lineage's times after the worker changes (the figures the README quotes).
+# A bundled lineage's times after the worker changes (the figures the User Guide quotes).
 "$here/bin/kwb" lineage "$here/kernels/softmax" --time --time-cap 0.3 > "$out/lineage-softmax.txt" 2>&1 ||
   { echo "kwb lineage softmax: exit $?" | tee -a "$out/machine.txt"; status=1; }
 tail -15 "$out/lineage-softmax.txt"

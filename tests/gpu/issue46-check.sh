@@ -8,7 +8,7 @@
 # Then the gpu suite for module state (tst_gpu_torch) and a timed evaluation and a profile of an
 # imported task (the worker's time and profile commands with the new input generator).
 #   bash tests/gpu/issue46-check.sh OUT [PART...]     (parts: tasks tests readme; all by default)
-# readme: the README's module with weights (linear_gelu.py, cut from README.md) through the
+# readme: the guide's module with weights (linear_gelu.py, cut from resources/guide/04-pytorch-and-kernelbench.md) through the
 # README's own commands on this machine: kwb import torch, then kwb eval of the starter (and --time).
 # Needs .relbundle/kernel-workbench-*.tar.* (packaging/make-bundle.sh), .gpu46/tasks.tar.xz (the
 # imported tasks, made under /tmp/kbimp) and .gpu46/tests/ (tst_gpu_torch and libQt6Test).
@@ -112,7 +112,7 @@ if [[ $parts == *" tests "* ]]; then
 fi
 if [[ $parts == *" readme "* ]]; then
   work=/tmp/kwb46-readme; rm -rf "$work"; mkdir -p "$work"
-  python3 - "$repo/README.md" "$work/linear_gelu.py" <<'EOF'
+  python3 - "$repo/resources/guide/04-pytorch-and-kernelbench.md" "$work/linear_gelu.py" <<'EOF'
 import re, sys
 text = open(sys.argv[1]).read()
 block = re.search(r"```python\n(# linear_gelu.py\n.*?)```", text, re.S).group(1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Every figure in the README that names a committed results file is found in that file.
+"""Every figure in the README and the User Guide that names a committed results file is found there.
 
-The README quotes measurements and names the file they come from (`tests/bench/results/...`,
+The README and the User Guide's chapters (resources/guide/*.md) quote measurements and names the file they come from (`tests/bench/results/...`,
 `tests/gpu/results/...`, a glob, a folder, or a `...-suffix` abbreviation of a file named
 earlier). For every paragraph, list item or table row that names such a file, each figure in it
 (a number with a fractional part, such as 0.021 s, 84.34% or x1.034, or a number followed by a
@@ -9,13 +9,16 @@ unit of measure, unless a bound precedes it: "within 15%", "under 50 ms", "at le
 checked against the files cited in its own sentence, or, when its sentence cites none, every
 file the block cites. The figure must occur in one of them: some number there, as
 written or in a unit 1,000 or 1,000,000 times larger or smaller (ns/us/ms/s), must round to it at
-the figure's own precision. A figure not found is reported with the README line and the file.
+the figure's own precision. A figure not found is reported with its file and line and the results
+file.
 
 Figures that are not measurements of that file (limits, thresholds, settings, figures from the
 sentence's other source) are listed in EXEMPT below, each with its reason; an exemption that no
-longer matches anything is an error too, so the list cannot go stale.
+longer matches anything in any of the files checked is an error too, so the list cannot go stale
+(checked when README.md and every chapter of the guide are among the files).
 
-  tests/readme/check-cited-figures.py [README.md]     exit 0: all found; 1: figures not found
+  tests/readme/check-cited-figures.py [FILE.md...]   exit 0: all found; 1: figures not found
+  With no FILE: README.md and resources/guide/*.md, named relative to the repository's root.
 """
 import glob
 import os
@@ -24,15 +27,16 @@ import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 RESULT_DIRS = ("tests/bench/results", "tests/gpu/results")
+GUIDE_DIR = "resources/guide"
 
-# (README text the figure sits in, the figure, why it is not a measurement of the cited file)
+# (text the figure sits in, the figure, why it is not a measurement of the cited file)
 EXEMPT = [
     ("64 KiB of memcheck", "64", "compute-sanitizer's padding, a setting"),
     ("61% of the 2026-11-30 cuBLAS figure", "61", "the file's expert time against another run's cuBLAS time"),
-    ("an earlier 9 to 34 ms had no", "34", "the README says it has no committed output"),
+    ("an earlier 9 to 34 ms had no", "34", "the text says it has no committed output"),
     ('("at 50% of the memory bound', "50", "an example of the message"),
     ("an earlier session's 4233, 64.6 and 641 have no committed output", "64.6",
-     "the README says it has no committed output"),
+     "the text says it has no committed output"),
     ("(15–28 ms on this repository's Debian machine, printed by the test)", "28", "printed by a test, not a results file"),
     ("(4.5 at Beta(1.5, 1))", "4.5", "the difference of two solve rates in the file"),
     ("about 40 to 60 ms per MiB", "60", "a slope read from the file's payload sizes, stated as approximate"),
@@ -122,13 +126,17 @@ def found_in(figure, files):
     return False
 
 
-def main():
-    readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
-    with open(readme, encoding="utf-8") as f:
+def default_files():
+    """README.md and the guide's chapters, as paths relative to the repository's root."""
+    guide = sorted(glob.glob(os.path.join(ROOT, GUIDE_DIR, "*.md")))
+    return ["README.md"] + [os.path.relpath(p, ROOT) for p in guide]
+
+
+def check_file(path, name, exempt_used, problems):
+    """Checks one file's cited figures; returns how many were checked."""
+    with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
-    name = os.path.relpath(readme, ROOT) if os.path.isabs(readme) else readme
-    exempt_used = [False] * len(EXEMPT)
-    problems, checked = [], 0
+    checked = 0
     for first_line, text in blocks(lines):
         citations = [(m.start(), m.group(1)) for m in CITATION.finditer(text)]
         if not citations:
@@ -159,13 +167,30 @@ def main():
                 window = text[max(0, m.start() - 50):m.end() + 20]
                 names = ", ".join(f"`{c}`" for c in cited)
                 problems.append(f"{name}:{first_line}: {figure} is in none of {names} (…{window}…)")
-    own_readme = os.path.realpath(readme) == os.path.join(ROOT, "README.md")
-    for used, (context, figure, _why) in zip(exempt_used, EXEMPT):
-        if own_readme and not used:
-            problems.append(f"check-cited-figures.py: the exemption of {figure} in '{context}' matches nothing; remove it")
+    return checked
+
+
+def main():
+    if len(sys.argv) > 1:
+        names = sys.argv[1:]
+        paths = names
+    else:
+        names = default_files()
+        paths = [os.path.join(ROOT, n) for n in names]
+    exempt_used = [False] * len(EXEMPT)
+    problems, checked = [], 0
+    for path, given in zip(paths, names):
+        name = os.path.relpath(path, ROOT) if os.path.isabs(given) else given
+        checked += check_file(path, name, exempt_used, problems)
+    # The exemptions are for the README and the guide together: one used in any of them stands.
+    everything = {os.path.realpath(os.path.join(ROOT, n)) for n in default_files()}
+    if everything <= {os.path.realpath(p) for p in paths}:
+        for used, (context, figure, _why) in zip(exempt_used, EXEMPT):
+            if not used:
+                problems.append(f"check-cited-figures.py: the exemption of {figure} in '{context}' matches nothing; remove it")
     for p in problems:
         print(p)
-    print(f"{checked} cited figures checked, {len(problems)} problem(s)")
+    print(f"{checked} cited figures checked in {len(paths)} file(s), {len(problems)} problem(s)")
     return 1 if problems else 0
 
 

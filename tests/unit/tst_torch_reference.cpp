@@ -104,6 +104,7 @@ class TestTorchReference : public QObject {
   void helperRefusesABadSpec_data();
   void helperRefusesABadSpec();
   // With PyTorch, on the CPU.
+  void probeWithTorchAndNoDevice();
   void stateReachesTheModule();
   void forwardTakesTensorsAndParamsInOrder();
   void modelPerConfigurationAndCacheKeys();
@@ -332,6 +333,26 @@ bool TestTorchReference::noTorch() {
     torchLooked_ = true;
   }
   return torchPython_.empty();
+}
+
+// The probe of a PyTorch that sees no CUDA device says "device": null; that is an answer, not an
+// exception (the import dialog's check waited forever on one).
+void TestTorchReference::probeWithTorchAndNoDevice() {
+  if (noTorch()) QSKIP(noTorchReason_.c_str());
+  kwb::TorchSettings settings;
+  settings.python = torchPython_;
+  std::string problem;
+  std::string probe;
+  try {
+    probe = kwb::probeTorch(settings, problem);
+  } catch (const std::exception &e) {
+    QFAIL(e.what());
+  }
+  QVERIFY2(problem.empty(), problem.c_str());
+  const auto j = nlohmann::json::parse(probe);
+  QCOMPARE(j.value("ok", false), true);
+  QVERIFY(j["torch"].is_string() && !j["torch"].get<std::string>().empty());
+  QVERIFY(j["device"].is_null() || j["device"].is_string());
 }
 
 kwb::TorchRun TestTorchReference::runOnCpu(const kwb::Task &task, const std::vector<std::uint64_t> &seeds,

@@ -6,6 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "ui/models/import_results_model.h"
+
 namespace kwb::ui {
 
 class BackgroundJobs;
@@ -17,7 +19,15 @@ struct ImportProblemsRequest {
   QString python;        // the interpreter; empty: $KWB_PYTHON, else python3 on PATH
 };
 
+// What an interpreter offers an import: PyTorch's own check (kwb_torch_reference.py --probe).
+struct PythonCheck {
+  QString python;        // as asked (empty: the default, importPython())
+  bool ok = false;       // PyTorch imports
+  QString summary;       // "Python 3.11.2, PyTorch 2.5.1, CUDA: no" or why not, with the fix
+};
+
 struct ImportProblemsOutcome {
+  QList<ImportedProblem> problems;  // one per problem attempted, in order
   QStringList folders;   // the task folders made
   QStringList errors;    // one per problem that could not be imported: "FILE:LINE: part: why"
   QStringList warnings;  // "NAME: what to look at"
@@ -35,8 +45,15 @@ class ImportService : public QObject {
   void importProblems(const ImportProblemsRequest &request);
   void cancel();
   bool isBusy() const;
+  // Checks the interpreter (empty: the default) for PyTorch off the GUI thread: pythonChecked().
+  void checkPython(const QString &python);
+  // The interpreter an import runs when none is named (kwb::importPython(), else python3).
+  static QString defaultPython();
 
  signals:
+  void pythonChecked(const kwb::ui::PythonCheck &check);
+  // Each problem's answer as it is known (before finished(); also for those done before a cancel).
+  void problemImported(const kwb::ui::ImportedProblem &row);
   void progress(const QString &line, int done, int total);
   void finished(const kwb::ui::ImportProblemsOutcome &outcome);
 
@@ -47,3 +64,5 @@ class ImportService : public QObject {
 }  // namespace kwb::ui
 
 Q_DECLARE_METATYPE(kwb::ui::ImportProblemsOutcome)
+Q_DECLARE_METATYPE(kwb::ui::PythonCheck)
+Q_DECLARE_METATYPE(kwb::ui::ImportedProblem)

@@ -257,6 +257,31 @@ void setReviewerName(const QString &name) {
   store.setValue(QStringLiteral("skills/reviewer"), name);
 }
 
+QStringList importPythons() {
+  Store store;
+  return store.value(QStringLiteral("import/pythons")).toStringList();
+}
+
+void addImportPython(const QString &python) {
+  if (python.trimmed().isEmpty()) return;
+  QStringList list = importPythons();
+  list.removeAll(python);
+  list.prepend(python);
+  while (list.size() > 6) list.removeLast();
+  Store store;
+  store.setValue(QStringLiteral("import/pythons"), list);
+}
+
+QString importFolder() {
+  Store store;
+  return store.value(QStringLiteral("import/folder")).toString();
+}
+
+void setImportFolder(const QString &folder) {
+  Store store;
+  store.setValue(QStringLiteral("import/folder"), folder);
+}
+
 void setAgentProvider(const QString &provider, const QString &model) {
   Store store;
   store.setValue(kAgentProvider, provider);

@@ -82,6 +82,13 @@ void setAgentProvider(const QString &provider, const QString &model);
 QString reviewerName();
 void setReviewerName(const QString &name);
 
+// The interpreters the import dialog was last given (most recent first, at most 6) and the folder
+// it last imported into.
+QStringList importPythons();
+void addImportPython(const QString &python);
+QString importFolder();
+void setImportFolder(const QString &folder);
+
 // Most recent first, at most kMaxRecentTasks, absolute folders.
 QStringList recentTasks();
 void setRecentTasks(const QStringList &folders);

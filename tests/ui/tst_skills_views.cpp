@@ -14,6 +14,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QTimer>
@@ -39,6 +40,7 @@
 #include "ui/views/lineage_panel.h"
 #include "ui/views/side_by_side_diff.h"
 #include "ui/views/skills_panel.h"
+#include "ui/views/skill_card_form.h"
 
 namespace fs = std::filesystem;
 using namespace kwb;
@@ -66,39 +68,33 @@ struct ShownPanel {
   }
 };
 
-// Clicks the panel's Edit button; in the dialog it opens, `change` is given the text shown and the
-// dialog's note, and what it returns is saved. Returns the text shown, or nothing when no Edit
-// dialog with its editor and Save button opened: the test has then failed with what was missing,
-// and any dialog left open was closed (it waited for a click that never came, and the test hung).
-std::optional<QString> editInTheDialog(SkillsPanel &panel, const std::function<QString(const QString &, const QString &)> &change) {
-  std::optional<QString> shown;
-  QString missing = QStringLiteral("Edit opened no dialog");
+// Clicks the panel's Edit button; the form it opens is given to `change` (with the text of its
+// labels), then saved. False when no form with a Save button opened: the test has then failed with
+// what was missing, and any dialog left open was closed (it waited for a click that never came).
+bool editInTheForm(SkillsPanel &panel, const std::function<void(SkillCardForm &, const QString &)> &change) {
+  QString missing = QStringLiteral("Edit opened no form");
   QTimer inTheDialog;  // destroyed on return: it cannot fire later, into this function's gone locals
   inTheDialog.setSingleShot(true);
   QObject::connect(&inTheDialog, &QTimer::timeout, &panel, [&] {
-    auto *dialog = panel.findChild<QDialog *>();
-    auto *editor = dialog ? dialog->findChild<QPlainTextEdit *>(QStringLiteral("skillEditor")) : nullptr;
-    auto *buttons = dialog ? dialog->findChild<QDialogButtonBox *>() : nullptr;
+    auto *form = panel.findChild<SkillCardForm *>(QStringLiteral("skillCardForm"));
+    auto *buttons = form ? form->findChild<QDialogButtonBox *>() : nullptr;
     auto *save = buttons ? buttons->button(QDialogButtonBox::Save) : nullptr;
-    if (!save || !editor) {
-      missing = !dialog ? QStringLiteral("no dialog of the panel is open after Edit")
-                        : !editor ? QStringLiteral("the Edit dialog has no editor 'skillEditor'")
-                                  : QStringLiteral("the Edit dialog has no Save button");
+    if (!save) {
+      missing = !form ? QStringLiteral("no skill card form is open after Edit") : QStringLiteral("the form has no Save button");
       for (auto *widget : QApplication::topLevelWidgets())
         if (auto *open = qobject_cast<QDialog *>(widget); open && open->isVisible()) open->reject();
       return;
     }
     missing.clear();
-    QString note;
-    for (auto *label : dialog->findChildren<QLabel *>()) note += label->text();
-    shown = editor->toPlainText();
-    editor->setPlainText(change(*shown, note));
+    QString labels;
+    for (auto *label : form->findChildren<QLabel *>()) labels += label->text() + QLatin1Char('\n');
+    change(*form, labels);
     save->click();
   });
   inTheDialog.start(0);
   panel.findChild<QPushButton *>(QStringLiteral("skillEdit"))->click();
   if (!missing.isEmpty()) QTest::qFail(qPrintable(missing), __FILE__, __LINE__);
-  return missing.isEmpty() ? shown : std::nullopt;
+  return missing.isEmpty();
 }
 
 }  // namespace
@@ -338,27 +334,41 @@ class TestSkillsViews : public QObject {
     QSignalSpy edited(&service, &SkillLibraryService::edited);
     QSignalSpy refused(&service, &SkillLibraryService::editRefused);
 
-    // The dialog: the text without the record, and a note that says so; a saved change is stored.
-    QString note;
-    const auto shown = editInTheDialog(panel, [&](const QString &text, const QString &n) {
-      note = n;
-      return text + QStringLiteral("\n# Reviewer notes\n\nUnaligned rows fault.\n");
-    });
-    if (!shown) return;  // failed, with what was missing
-    for (const char *key : {"status:", "evidence:", "verification:"}) QVERIFY2(!shown->contains(QLatin1String(key)), key);
-    QVERIFY2(note.contains(QStringLiteral("Its status (proposed), evidence and verification log are not edited here")),
-             qPrintable(note));
-    QVERIFY(edited.wait(10000));
-    auto after = stored();
-    QCOMPARE(after.section("Reviewer notes"), std::string("\nUnaligned rows fault.\n"));
-    QCOMPARE(after, withRecordOf(after, before));  // the record as it was
-
-    // A status or evidence written into the text: refused, with the line, and nothing changes.
-    if (!editInTheDialog(panel, [](const QString &text, const QString &) {
-          const auto end = text.indexOf(QStringLiteral("\n---\n"));  // the front matter's end
-          return QString(text).insert(end, QStringLiteral("\nstatus: admitted"));
+    // The form: fields for the text, the record shown in a label and in no field; a saved change
+    // (a new intent, a section added) is stored, the record as it was.
+    QString labels;
+    QStringList fields;
+    if (!editInTheForm(panel, [&](SkillCardForm &form, const QString &l) {
+          labels = l;
+          for (auto *e : form.findChildren<QLineEdit *>()) fields << e->text();
+          for (auto *e : form.findChildren<QPlainTextEdit *>()) fields << e->toPlainText();
+          form.findChild<QLineEdit *>(QStringLiteral("cardIntent"))->setText(QStringLiteral("Load four floats at once"));
+          QVERIFY(form.addSection(QStringLiteral("Reviewer notes")));
+          QVERIFY(!form.addSection(QStringLiteral("Reviewer notes")));  // one of that name
+          auto *tabs = form.findChild<QTabWidget *>(QStringLiteral("cardSections"));
+          qobject_cast<QPlainTextEdit *>(tabs->currentWidget())->setPlainText(QStringLiteral("\nUnaligned rows fault.\n"));
         }))
       return;
+    QVERIFY2(labels.contains(QStringLiteral("Status: proposed")) && labels.contains(QStringLiteral("6 lineage measurement(s)")) &&
+                 labels.contains(QStringLiteral("not this form")),
+             qPrintable(labels));
+    for (const QString &f : fields)
+      for (const char *key : {"status:", "evidence:", "verification:"}) QVERIFY2(!f.contains(QLatin1String(key)), qPrintable(f));
+    QVERIFY(edited.wait(10000));
+    auto after = stored();
+    QCOMPARE(after.intent, std::string("Load four floats at once"));
+    QCOMPARE(after.section("Reviewer notes"), std::string("\nUnaligned rows fault.\n"));
+    QCOMPARE(after.preconditions, before.preconditions);  // the fields it was not asked to change
+    QCOMPARE(after.scope, before.scope);
+    QCOMPARE(after, withRecordOf(after, before));  // the record as it was
+
+    // A status or evidence written into SKILL.md text (an import, the CLI): refused by the store,
+    // with the line, and nothing changes.
+    {
+      std::string text = writeSkillMarkdown(after, false);
+      text.insert(text.find("\n---\n"), "\nstatus: admitted");
+      panel.editAs(QStringLiteral("reviewer:ada"), QString::fromStdString(text));
+    }
     QVERIFY(refused.wait(10000));
     const QString problems = refused.last().at(1).toStringList().join(QLatin1Char('\n'));
     QVERIFY2(problems.contains(QRegularExpression(QStringLiteral(

@@ -1,5 +1,7 @@
 #include "ui/views/skills_panel.h"
 
+#include "ui/views/skill_card_form.h"
+
 #include <QComboBox>
 #include <QDialog>
 #include <QMessageBox>
@@ -192,26 +194,9 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
     const auto &cards = service_->snapshot().cards;
     const auto it = std::find_if(cards.begin(), cards.end(), [&](const auto &c) { return q(c.id) == currentCard(); });
     if (it == cards.end()) return;
-    QDialog dialog(this);
-    dialog.setWindowTitle(tr("Edit %1 (SKILL.md)").arg(currentCard()));
-    auto *editor = new QPlainTextEdit(&dialog);
-    editor->setObjectName(QStringLiteral("skillEditor"));
-    editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    editor->setPlainText(q(kwb::writeSkillMarkdown(*it, false)));  // without its status, evidence, log
-    auto *box = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, &dialog);
-    connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    auto *note = new QLabel(tr("The card's text. Its status (%1), evidence and verification log are not edited here: "
-                               "Approve, Reject and the gate change them.")
-                                .arg(q(kwb::toString(it->status))),
-                            &dialog);
-    note->setWordWrap(true);
-    auto *l = new QVBoxLayout(&dialog);
-    l->addWidget(note);
-    l->addWidget(editor, 1);
-    l->addWidget(box);
-    dialog.resize(820, 640);
-    if (dialog.exec() == QDialog::Accepted) editAs(reviewer(), editor->toPlainText());
+    SkillCardForm form(*it, this);
+    if (form.exec() == QDialog::Accepted)
+      editAs(reviewer(), q(kwb::writeSkillMarkdown(form.card(), false)));  // the store checks the record again
   });
   showCard();
 }

@@ -53,6 +53,7 @@
 #include "ui/views/find_bar.h"
 #include "ui/services/gpu_probe.h"
 #include "ui/services/gpu_gate.h"
+#include "ui/services/selection_runs.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -205,29 +206,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
           [this](const CaseDetail &detail) { continueFromCase(detail, false); });
   connect(experiencePanel_, &ExperiencePanel::optimizeRequested, this,
           [this](const CaseDetail &detail) { continueFromCase(detail, true); });
-  connect(experiencePanel_, &ExperiencePanel::caseSelected, this, [this](const CaseDetail &detail) {
-    context_->select({CandidateSelection::Origin::GraphNode, runOfCase(detail.c, taskName_, taskFolder_)});
-    // A Case made from a run of this workspace: its full evaluation (the table per configuration)
-    // replaces the summary once read.
-    if (workspace_->isOpen()) workspace_->fetchEvaluationOfCase(detail.c);
-  });
-  connect(workspace_, &WorkspaceService::caseEvaluationFetched, this,
-          [this](qint64 caseId, bool found, const EvaluationRun &run) {
-            const auto &selection = context_->selection();
-            if (!found || !selection || selection->origin != CandidateSelection::Origin::GraphNode ||
-                !selection->run.sourceName.endsWith(QStringLiteral("-case-%1.cu").arg(caseId)))
-              return;  // another workspace's Case, or the selection moved on
-            EvaluationRun full = run;
-            full.sourceName = selection->run.sourceName;
-            full.message = selection->run.message;
-            full.taskFolder = selection->run.taskFolder;  // the open task's folder only
-            context_->select({CandidateSelection::Origin::GraphNode, full});
-          });
-  connect(skillsPanel_, &SkillsPanel::lineageStepRequested, this, [this](const QString &lineage, int step) {
-    workArea_->reveal(WorkArea::Page::Library);
-    if (!lineagePanel_->showLineage(lineage, step))
-      log_->warning(tr("The library has no lineage %1 (it was rebuilt under another name, or removed)").arg(lineage));
-  });
   connect(skills_, &SkillLibraryService::failed, this,
           [this](const QString &message) { log_->error(tr("Skill library: %1").arg(message)); });
   connect(skillsPanel_, &SkillsPanel::tryRequested, this, [this](const QString &id) { tryCardOnCurrentKernel(id); });
@@ -245,11 +223,12 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
             log_->info(tr("Skill card %1 tried: %2: %3 (%4)").arg(id, verdict, message, recorded));
           });
   // The views that follow the open task and the selected candidate.
+  // Every view selects in it and follows it; SelectionRuns reads the runs a selection lacks.
   context_ = new WorkbenchContext(this);
-  context_->addView(results_);
-  context_->addView(history_);
-  context_->addView(profiler_);
-  context_->addView(experiencePanel_);
+  selectionRuns_ = new SelectionRuns(workspace_, this);
+  for (WorkbenchView *view : std::initializer_list<WorkbenchView *>{
+           results_, history_, profiler_, experiencePanel_, lineagePanel_, skillsPanel_, sessionPanel_, tabs_, selectionRuns_})
+    context_->addView(view);
 
   createActions();
   // The centre: the start page or the open files, and the big views beside them as pages.
@@ -258,6 +237,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   centre_->addWidget(startPage_);
   centre_->addWidget(editorPage_);
   workArea_ = new WorkArea(centre_, sessionPanel_, lineagePanel_, skillsPanel_, experiencePanel_, profiler_, this);
+  context_->addView(workArea_);
   setCentralWidget(workArea_);
   // What a page shows is read again when it comes in front: the memory grows with every run,
   // session and lineage build, and the library is shared with kwb and other windows.
@@ -399,18 +379,12 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     agent_->start(request);
     updateActions();
   });
-  connect(sessionPanel_, &SessionPanel::candidateActivated, this,
-          [this](const QString &source, const QString &name, qint64 evaluationId) {
-            if (evaluationId > 0) workspace_->fetchEvaluation(evaluationId);
-            openSessionCandidate(source, name);
-          });
   connect(sessionPanel_, &SessionPanel::caseRequested, this, [this](qint64 id) {
     workArea_->reveal(WorkArea::Page::Experience);
     experiencePanel_->refresh();
     experiencePanel_->selectCase(id);
   });
-  connect(sessionPanel_, &SessionPanel::evaluationRequested, this,
-          [this](qint64 evaluationId) { workspace_->fetchEvaluation(evaluationId); });
+  connect(sessionPanel_, &SessionPanel::evaluationRequested, selectionRuns_, &SelectionRuns::fetchStored);
   connect(sessionPanel_, &SessionPanel::diffRequested, this,
           [this](const QString &parent, const QString &parentName, const QString &source, const QString &name) {
             auto *dialog = new DiffDialog(parent, parentName, source, name, this);
@@ -436,12 +410,12 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
           [this](const QString &folder, const QList<EvaluationRun> &runs) {
             history_->setRuns(folder, runs, shownHistoryId_);
           });
-  connect(history_, &HistoryPanel::runActivated, this, [this](qint64 id) { workspace_->fetchEvaluation(id); });
-  connect(workspace_, &WorkspaceService::evaluationFetched, this, [this](const EvaluationRun &run, const QString &) {
+  connect(history_, &HistoryPanel::runActivated, selectionRuns_, &SelectionRuns::fetchStored);
+  connect(selectionRuns_, &SelectionRuns::storedRunSelected, this, [this](const EvaluationRun &run) {
     shownHistoryId_ = run.historyId;
-    context_->select({CandidateSelection::Origin::History, run});
     emit historyRunShown(run);
   });
+  connect(tabs_, &EditorTabs::openFailed, log_, &LogPanel::error);
 
   restoreWindowState();
   updateTitle();
@@ -1456,33 +1430,17 @@ bool MainWindow::tuneCurrent() {
 
 bool MainWindow::openSessionCandidate(const QString &source, const QString &name) {
   if (source.isEmpty()) return false;
-  // The candidate's code in a file of its own, opened in the editor (Run, Profile, diff).
+  // The candidate's code in a file of its own (Run, Profile, diff).
   return openCodeInEditor(QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
                               agent_->sessionId(),
                           source, name);
 }
 
 bool MainWindow::openCodeInEditor(const QString &folder, const QString &source, const QString &name) {
-  const QDir dir(folder);
-  QDir().mkpath(dir.path());
-  QFile file(dir.filePath(name));
-  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(source.toUtf8()) < 0) {
-    log_->error(tr("Cannot write %1: %2").arg(file.fileName(), file.errorString()));
-    return false;
-  }
-  file.close();
   QString error;
-  CudaEditor *editor = tabs_->openFile(file.fileName(), &error);
-  // Open already (the same name in another session): shown with the code just written unless
-  // the user has edited it there.
-  if (editor && editor->text() != source && !editor->isModified() && !editor->loadFile(file.fileName(), &error))
-    editor = nullptr;
-  if (!editor) {
-    log_->error(error);
-    return false;
-  }
-  tabs_->setCurrentWidget(editor);
-  return true;
+  if (tabs_->openCode(folder, source, name, &error)) return true;
+  log_->error(error);
+  return false;
 }
 
 bool MainWindow::continueFromCase(const CaseDetail &detail, bool optimize) {

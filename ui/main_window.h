@@ -63,6 +63,7 @@ class LogPanel;
 class TaskBrowser;
 class WorkspaceService;
 class WorkbenchContext;
+class SelectionRuns;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
@@ -304,6 +305,7 @@ class MainWindow : public QMainWindow {
   QLabel *gpuSummaryLabel_ = nullptr;
   ResultsPanel *results_ = nullptr;
   WorkbenchContext *context_ = nullptr;
+  SelectionRuns *selectionRuns_ = nullptr;
   bool defaultDockLayoutPending_ = false;  // no saved layout: applied when first shown
   HistoryPanel *history_ = nullptr;
   QProgressBar *runProgress_ = nullptr;

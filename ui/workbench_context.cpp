@@ -66,6 +66,7 @@ void WorkbenchContext::addView(WorkbenchView *view) {
     if (r.view == view) return;
   Registered r;
   r.view = view;
+  view->context_ = this;
   if (auto *object = dynamic_cast<QObject *>(view)) {
     r.alive = object;
     r.isObject = true;

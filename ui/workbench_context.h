@@ -1,10 +1,14 @@
 #pragma once
 // What the whole window is about, in one place: the task that is open, the candidate selected
-// (a run fresh from the evaluator or from the history; next, a lineage step, a session's
-// candidate or a node of the experience graph), and the baseline pinned to compare against.
-// Views observe it and set it; the main window does not wire panels to each other. After
-// RenderDoc's ICaptureViewer: every view implements the few callbacks it cares about and is
-// added once with addView().
+// (a run fresh from the evaluator or from the history, a lineage step, a session's candidate or
+// a Case of the experience graph), and the baseline pinned to compare against. Views observe it
+// and set it; the main window does not wire panels to each other. After RenderDoc's
+// ICaptureViewer: every view implements the few callbacks it cares about and is added once with
+// addView(), which also hands it the context to select in (WorkbenchView::context()). A selection
+// that is `activate`d (opened: a double click, a link followed) brings forward the views that work
+// on it: the Library for a lineage step, the editor for a session's candidate, the Experience page
+// for a Case.
+#include <memory>
 #include <optional>
 
 #include <QList>
@@ -14,13 +18,25 @@
 
 #include "ui/models/evaluation_run.h"
 
+namespace kwb::memory {
+struct Case;
+}
+
 namespace kwb::ui {
 
 // A candidate as every view can show it: where its text came from and, once it has run, its run.
 struct CandidateSelection {
-  enum class Origin { Run, History, GraphNode };  // GraphNode: a Case of the experience graph; next: LineageStep, SessionCandidate
+  // GraphNode: a Case of the experience graph.
+  enum class Origin { Run, History, GraphNode, LineageStep, SessionCandidate };
   Origin origin = Origin::Run;
-  EvaluationRun run;
+  EvaluationRun run;  // its run, once known (a session candidate's or a Case's when read from the workspace)
+  QString lineage;    // LineageStep: the lineage and the step's position (1-based)
+  int step = 0;
+  QString sessionId, name, source;  // SessionCandidate: its session, file name and code
+  qint64 evaluationId = 0;          // SessionCandidate: its stored evaluation; 0 none
+  std::shared_ptr<const kwb::memory::Case> experienceCase;  // GraphNode: the Case
+  bool activate = false;            // opened, not only selected: the views that work on it come forward
+  bool hasRun() const { return !run.sourceName.isEmpty() || run.historyId > 0; }
 };
 
 class WorkbenchContext;
@@ -32,6 +48,12 @@ class WorkbenchView {
   virtual void onTaskChanged(const WorkbenchContext &) {}
   virtual void onSelectionChanged(const WorkbenchContext &) {}
   virtual void onBaselineChanged(const WorkbenchContext &) {}
+  // The context the view was added to (to select in); nullptr before.
+  WorkbenchContext *context() const { return context_; }
+
+ private:
+  friend class WorkbenchContext;
+  WorkbenchContext *context_ = nullptr;
 };
 
 class WorkbenchContext : public QObject {

@@ -32,6 +32,8 @@
 #include "helpers/one_node_slurm.h"
 #include "helpers/replay_llm_server.h"
 #include "ui/main_window.h"
+#include "ui/views/results_panel.h"
+#include "ui/workbench_context.h"
 #include "ui/views/log_panel.h"
 #include "ui/views/work_area.h"
 #include "ui/services/agent_service.h"
@@ -308,6 +310,22 @@ class TestSessionView : public QObject {
     QTreeWidgetItem *group = window.sessionPanel()->tree()->topLevelItem(0);
     QVERIFY(group && group->childCount() > 0 && group->child(0)->childCount() > 0);
     QTreeWidgetItem *candidate = group->child(0)->child(0);
+    // One selection (issue 48, 2): the candidate picked is the window's selection; its stored run
+    // is read and shown in Results; opened (a double click), its code is in the editor, in front.
+    {
+      QSignalSpy selected(window.context(), &kwb::ui::WorkbenchContext::selectionChanged);
+      window.sessionPanel()->tree()->setCurrentItem(candidate);
+      const auto &s = window.context()->selection();
+      QVERIFY(s && s->origin == kwb::ui::CandidateSelection::Origin::SessionCandidate);
+      QCOMPARE(s->name, QStringLiteral("g1-l1-t1.cu"));
+      QVERIFY(s->evaluationId > 0 && !s->activate);
+      while (!window.context()->selection()->hasRun()) QVERIFY(selected.wait(30000));
+      QCOMPARE(window.resultsPanel()->run().historyId, window.context()->selection()->evaluationId);
+      window.workArea()->reveal(kwb::ui::WorkArea::Page::Session);
+      emit window.sessionPanel()->tree()->itemActivated(candidate, 0);
+      QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Editor);
+      QVERIFY(window.currentEditor() && window.currentEditor()->filePath().endsWith(QStringLiteral("/g1-l1-t1.cu")));
+    }
     QVERIFY(!window.sessionPanel()->candidateMenu(group));  // not a candidate's row
     const std::unique_ptr<QMenu> menu(window.sessionPanel()->candidateMenu(candidate));
     QVERIFY(menu);

@@ -40,6 +40,7 @@
 #include "ui/views/lineage_panel.h"
 #include "ui/views/side_by_side_diff.h"
 #include "ui/views/skills_panel.h"
+#include "ui/workbench_context.h"
 #include "ui/views/skill_card_form.h"
 
 namespace fs = std::filesystem;
@@ -208,6 +209,37 @@ class TestSkillsViews : public QObject {
 
   // Import and Export in the view (issue 48, 5): what kwb skills import / export do, off the GUI
   // thread; an import with a card already known stores nothing and says so.
+  // One selection (issue 48, 2): a card's evidence link selects its lineage step in the window's
+  // context, opened, and the Lineage view, which only observes the context, shows that step; a step
+  // the user picks in the Lineage view is selected there in turn (not opened).
+  void evidenceSelectsTheLineageStep() {
+    SkillLibraryService service(library_);
+    LineagePanel lineage;
+    SkillsPanel skills;
+    lineage.attach(&service);
+    skills.attach(&service);
+    WorkbenchContext context;
+    context.addView(&lineage);
+    context.addView(&skills);
+    QSignalSpy loaded(&service, &SkillLibraryService::loaded);
+    service.refresh();
+    QVERIFY(loaded.wait(10000));
+    QVERIFY(skills.selectCard(QStringLiteral("cp-async")));
+    emit skills.view()->anchorClicked(QUrl(QStringLiteral("kwb-lineage:gemm-bf16/5")));
+    QVERIFY(context.selection());
+    QVERIFY(context.selection()->origin == CandidateSelection::Origin::LineageStep);
+    QCOMPARE(context.selection()->lineage, QStringLiteral("gemm-bf16"));
+    QCOMPARE(context.selection()->step, 5);
+    QVERIFY(context.selection()->activate);
+    QCOMPARE(lineage.currentLineage(), QStringLiteral("gemm-bf16"));
+    QCOMPARE(lineage.currentStep(), 5);
+
+    QVERIFY(lineage.showLineage(QStringLiteral("sgemm"), 3));  // as a click on step 3 does
+    QCOMPARE(context.selection()->lineage, QStringLiteral("sgemm"));
+    QCOMPARE(context.selection()->step, 3);
+    QVERIFY(!context.selection()->activate);
+  }
+
   void importAndExportInTheView() {
     const QString fresh = QString::fromStdString((dir_ / "import-export.sqlite").string());
     SkillLibraryService service(fresh);

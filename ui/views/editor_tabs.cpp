@@ -1,8 +1,10 @@
 #include "ui/views/editor_tabs.h"
+#include "core/paths/install_paths.h"
 
 #include <algorithm>
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QTabBar>
@@ -168,6 +170,34 @@ void EditorTabs::tabRemoved(int index) {
   QTabWidget::tabRemoved(index);
   updateTitles();
   emit countChanged(count());
+}
+
+CudaEditor *EditorTabs::openCode(const QString &folder, const QString &source, const QString &name, QString *error) {
+  const QDir dir(folder);
+  QDir().mkpath(dir.path());
+  QFile file(dir.filePath(name));
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(source.toUtf8()) < 0) {
+    if (error) *error = tr("Cannot write %1: %2").arg(file.fileName(), file.errorString());
+    return nullptr;
+  }
+  file.close();
+  CudaEditor *editor = openFile(file.fileName(), error);
+  // Open already (the same name in another session): shown with the code just written unless the
+  // user has edited it there.
+  if (editor && editor->text() != source && !editor->isModified() && !editor->loadFile(file.fileName(), error))
+    editor = nullptr;
+  if (editor) setCurrentWidget(editor);
+  return editor;
+}
+
+void EditorTabs::onSelectionChanged(const WorkbenchContext &context) {
+  const auto &s = context.selection();
+  if (!s || !s->activate || s->origin != CandidateSelection::Origin::SessionCandidate || s->source.isEmpty()) return;
+  // The candidate's code in a file of its own (Run, Profile, diff): userDataDir()/sessions/ID/NAME.
+  const QString folder = QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
+                         (s->sessionId.isEmpty() ? QStringLiteral("unsaved") : s->sessionId);
+  QString error;
+  if (!openCode(folder, s->source, s->name, &error)) emit openFailed(error);
 }
 
 }  // namespace kwb::ui

@@ -5,16 +5,24 @@
 #include <QTabWidget>
 
 #include "ui/settings/app_settings.h"
+#include "ui/workbench_context.h"
 
 namespace kwb::ui {
 
 class CudaEditor;
 
-class EditorTabs : public QTabWidget {
+// In the window's context: a session candidate opened anywhere (a double click in the Session
+// view, Open in Editor) is written to its session's folder and shown here.
+class EditorTabs : public QTabWidget, public WorkbenchView {
   Q_OBJECT
 
  public:
   explicit EditorTabs(QWidget *parent = nullptr);
+
+  void onSelectionChanged(const WorkbenchContext &context) override;
+  // `source` written to folder/name and shown (made current); a tab of that file that the user has
+  // not edited shows the new text. nullptr (and *error) when it cannot be written or read.
+  CudaEditor *openCode(const QString &folder, const QString &source, const QString &name, QString *error);
 
   // Opens the file in a new tab, or returns the tab that already shows it. Does not change the
   // current tab. Returns nullptr (and sets *error) when the file cannot be read.
@@ -40,6 +48,8 @@ class EditorTabs : public QTabWidget {
  signals:
   void fileSaved(const QString &path);
   void saveFailed(const QString &path, const QString &message);
+  // A candidate selected in the context could not be opened: why.
+  void openFailed(const QString &message);
   void modifiedChanged(bool anyModified);
   void countChanged(int count);
 

@@ -236,6 +236,13 @@ void ExperiencePanel::attach(MemoryService *service) {
     fetching_ = false;
     inspect(detail);
     emit caseSelected(detail);
+    if (context()) {  // the Case's run, for Results, the Profiler and Export
+      CandidateSelection s;
+      s.origin = CandidateSelection::Origin::GraphNode;
+      s.run = runOfCase(detail.c, context()->taskName(), context()->taskFolder());
+      s.experienceCase = std::make_shared<const kwb::memory::Case>(detail.c);
+      context()->select(s);
+    }
     checkSettled();
   });
   connect(service, &MemoryService::failed, this, [this](const QString &message) {

@@ -248,6 +248,16 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
     showStep(path_->selected());
   });
   connect(path_, &LineagePath::stepSelected, this, &LineagePanel::showStep);
+  connect(path_, &LineagePath::stepSelected, this, [this] {
+    // The user's pick, told to the window (not a step shown because the context asked for it).
+    if (following_ || !context() || currentStep() == 0 || isPreview()) return;
+    CandidateSelection s;
+    s.origin = CandidateSelection::Origin::LineageStep;
+    s.lineage = currentLineage();
+    s.step = currentStep();
+    s.run.taskFolder = context()->taskFolder();
+    context()->select(s);
+  });
 }
 
 void LineagePanel::attach(SkillLibraryService *service) {
@@ -373,6 +383,16 @@ bool LineagePanel::showLineage(const QString &name, int step) {
     for (int k = 0; k < static_cast<int>(l->steps.size()); ++k)
       if (l->steps[static_cast<std::size_t>(k)].position == step) path_->select(k);
   return true;
+}
+
+void LineagePanel::onSelectionChanged(const WorkbenchContext &context) {
+  const auto &s = context.selection();
+  if (!s || s->origin != CandidateSelection::Origin::LineageStep) return;
+  if (s->lineage == currentLineage() && s->step == currentStep()) return;  // shown already (this view's own pick)
+  following_ = true;
+  if (!showLineage(s->lineage, s->step) && service_ && !service_->isBusy())
+    setBuildStatus(tr("The library has no lineage %1 (it was rebuilt under another name, or removed)").arg(s->lineage));
+  following_ = false;
 }
 
 QString LineagePanel::currentLineage() const { return lineages_->currentData().toString(); }

@@ -12,6 +12,7 @@
 #include <QWidget>
 
 #include "core/lineage/skill_library.h"
+#include "ui/workbench_context.h"
 
 class QComboBox;
 class QLabel;
@@ -50,10 +51,13 @@ class LineagePath : public QWidget {
   int selected_ = -1;
 };
 
-class LineagePanel : public QWidget {
+// In the window's context: a step the user picks is selected there (a LineageStep); a lineage step
+// selected anywhere (a skill card's evidence) is shown here.
+class LineagePanel : public QWidget, public WorkbenchView {
   Q_OBJECT
 
  public:
+  void onSelectionChanged(const WorkbenchContext &context) override;
   explicit LineagePanel(QWidget *parent = nullptr);
   void attach(SkillLibraryService *service);
 
@@ -113,6 +117,7 @@ class LineagePanel : public QWidget {
   QString buildTip_, deoptimizeTip_;
   std::optional<kwb::LineageRecord> preview_;
   QString previewKey() const;  // the preview's item data in the lineage box
+  bool following_ = false;  // showing what the context selected: not told back to it
   QString pendingName_;  // asked for before the library's read had it
   int pendingStep_ = 0;
 };

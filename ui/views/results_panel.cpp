@@ -122,6 +122,7 @@ void ResultsPanel::onSelectionChanged(const WorkbenchContext &context) {
     clear();
     return;
   }
+  if (!selection->hasRun()) return;  // a lineage step, or a candidate whose run is being read: what ran stays
   showRun(selection->run, selection->origin == CandidateSelection::Origin::History);
 }
 

@@ -77,11 +77,16 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   tree_->header()->setStretchLastSection(false);
   tree_->header()->setSectionResizeMode(kName, QHeaderView::Stretch);
   tree_->setUniformRowHeights(true);
-  connect(tree_, &QTreeWidget::currentItemChanged, this, [this] { showSelected(); });
+  connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *item) {
+    showSelected();
+    Key key;
+    if (const Candidate *c = candidateOf(item, &key))
+      selectInContext(c->source, fileName(key), c->attempt ? c->attempt->evaluationId : 0, false);
+  });
   connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) {
     Key key;
     if (const Candidate *c = candidateOf(item, &key))
-      emit candidateActivated(c->source, fileName(key), c->attempt ? c->attempt->evaluationId : 0);
+      openCandidate(c->source, fileName(key), c->attempt ? c->attempt->evaluationId : 0);
   });
   tree_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(tree_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
@@ -345,7 +350,7 @@ QMenu *SessionPanel::candidateMenu(QTreeWidgetItem *item) {
   }
   auto *menu = new QMenu(this);
   QAction *open = menu->addAction(tr("Open in Editor"), this, [this, source, name, evaluationId] {
-    emit candidateActivated(source, name, evaluationId);
+    openCandidate(source, name, evaluationId);
   });
   open->setObjectName(QStringLiteral("openCandidate"));
   open->setEnabled(!source.isEmpty());
@@ -452,5 +457,23 @@ QString SessionPanel::dcpText(int group) const {
   return it == dcp_.end() ? QString() : it->second;
 }
 int SessionPanel::candidateRows() const { return static_cast<int>(candidates_.size()); }
+
+void SessionPanel::openCandidate(const QString &source, const QString &name, qint64 evaluationId) {
+  emit candidateActivated(source, name, evaluationId);
+  selectInContext(source, name, evaluationId, true);
+}
+
+void SessionPanel::selectInContext(const QString &source, const QString &name, qint64 evaluationId, bool activate) {
+  if (!context() || source.isEmpty()) return;
+  CandidateSelection s;
+  s.origin = CandidateSelection::Origin::SessionCandidate;
+  s.sessionId = sessionId_;
+  s.name = name;
+  s.source = source;
+  s.evaluationId = evaluationId;
+  s.run.taskFolder = context()->taskFolder();
+  s.activate = activate;
+  context()->select(s);
+}
 
 }  // namespace kwb::ui

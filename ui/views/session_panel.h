@@ -15,6 +15,7 @@
 #include <QWidget>
 
 #include "ui/services/agent_service.h"
+#include "ui/workbench_context.h"
 
 class QChart;
 class QChartView;
@@ -31,7 +32,9 @@ class QValueAxis;
 
 namespace kwb::ui {
 
-class SessionPanel : public QWidget {
+// In the window's context: the candidate picked is selected there (a SessionCandidate; opened with
+// a double click or Open in Editor), so Results shows its stored run and the editor its code.
+class SessionPanel : public QWidget, public WorkbenchView {
   Q_OBJECT
 
  public:
@@ -105,6 +108,8 @@ class SessionPanel : public QWidget {
   QLineSeries *best_ = nullptr;
   QValueAxis *xAxis_ = nullptr, *yAxis_ = nullptr;
 
+  void openCandidate(const QString &source, const QString &name, qint64 evaluationId);
+  void selectInContext(const QString &source, const QString &name, qint64 evaluationId, bool activate);
   QString sessionId_, title_, state_;
   kwb::agent::SessionSettings settings_;
   std::map<int, QTreeWidgetItem *> groupItems_;

@@ -177,7 +177,17 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
     if (url.scheme() != QStringLiteral("kwb-lineage")) return;
     const QString path = url.path();
     const int slash = path.lastIndexOf(QLatin1Char('/'));
-    if (slash > 0) emit lineageStepRequested(path.left(slash), path.mid(slash + 1).toInt());
+    if (slash <= 0) return;
+    emit lineageStepRequested(path.left(slash), path.mid(slash + 1).toInt());
+    if (!context()) return;
+    // The evidence's lineage step, opened: the Lineage view shows it and the Library comes forward.
+    CandidateSelection s;
+    s.origin = CandidateSelection::Origin::LineageStep;
+    s.lineage = path.left(slash);
+    s.step = path.mid(slash + 1).toInt();
+    s.run.taskFolder = context()->taskFolder();
+    s.activate = true;
+    context()->select(s);
   });
   connect(approve_, &QPushButton::clicked, this, [this] { approve(reviewer()); });
   connect(reviewer_, &QLineEdit::textChanged, this, [this] { showCard(); });

@@ -10,6 +10,8 @@
 // with its progress and a Cancel.
 #include <QWidget>
 
+#include "ui/workbench_context.h"
+
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -21,7 +23,8 @@ namespace kwb::ui {
 
 class SkillLibraryService;
 
-class SkillsPanel : public QWidget {
+// In the window's context: a card's evidence link selects its lineage step there, opened.
+class SkillsPanel : public QWidget, public WorkbenchView {
   Q_OBJECT
 
  public:

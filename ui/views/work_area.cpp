@@ -86,4 +86,22 @@ QWidget *WorkArea::page(Page page) const {
   return widget(static_cast<int>(page));
 }
 
+void WorkArea::onSelectionChanged(const WorkbenchContext &context) {
+  const auto &s = context.selection();
+  if (!s || !s->activate) return;
+  switch (s->origin) {
+    case CandidateSelection::Origin::LineageStep:
+      reveal(Page::Library);
+      break;
+    case CandidateSelection::Origin::SessionCandidate:
+      reveal(Page::Editor);
+      break;
+    case CandidateSelection::Origin::GraphNode:
+      reveal(Page::Experience);
+      break;
+    default:
+      break;
+  }
+}
+
 }  // namespace kwb::ui

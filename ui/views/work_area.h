@@ -6,16 +6,21 @@
 // and Profiler (metrics, roofline, live samples). Short output stays in the bottom docks.
 #include <QTabWidget>
 
+#include "ui/workbench_context.h"
+
 class QAction;
 class QActionGroup;
 class QSplitter;
 
 namespace kwb::ui {
 
-class WorkArea : public QTabWidget {
+// In the window's context: an opened selection brings its page forward (a lineage step: Library;
+// a session's candidate: the editor; a Case: Experience).
+class WorkArea : public QTabWidget, public WorkbenchView {
   Q_OBJECT
 
  public:
+  void onSelectionChanged(const WorkbenchContext &context) override;
   enum class Page { Editor, Session, Library, Experience, Profiler };
   static constexpr int kPages = 5;
 

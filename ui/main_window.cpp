@@ -54,6 +54,8 @@
 #include "ui/services/gpu_probe.h"
 #include "ui/services/gpu_gate.h"
 #include "ui/services/selection_runs.h"
+#include "ui/window/workbench_actions.h"
+#include "ui/window/agent_controller.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -146,13 +148,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   // takes its icon from here.
   initResources();
   setObjectName(QStringLiteral("mainWindow"));
-  // The Optimize dialog's last choices; before any, the LLM settings' dollar budget.
-  if (const auto saved = settings::agentSessionSettings()) {
-    agentSettings_ = *saved;
-    lastAgentModel_ = settings::agentModel();
-  } else {
-    agentSettings_.dollars = settings::llmBudgetDollars();
-  }
   setWindowIcon(QIcon(QStringLiteral(":/icons/kernel-workbench.svg")));
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
 
@@ -206,22 +201,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
           [this](const CaseDetail &detail) { continueFromCase(detail, false); });
   connect(experiencePanel_, &ExperiencePanel::optimizeRequested, this,
           [this](const CaseDetail &detail) { continueFromCase(detail, true); });
-  connect(skills_, &SkillLibraryService::failed, this,
-          [this](const QString &message) { log_->error(tr("Skill library: %1").arg(message)); });
-  connect(skillsPanel_, &SkillsPanel::tryRequested, this, [this](const QString &id) { tryCardOnCurrentKernel(id); });
-  skillsPanel_->setReviewer(settings::reviewerName());
-  connect(skillsPanel_, &SkillsPanel::reviewerChanged, this, [this](const QString &name) {
-    if (settingsMode_ == SettingsMode::ReadWrite) settings::setReviewerName(name);
-  });
-  connect(lineagePanel_, &LineagePanel::buildRequested, this, [this] { buildLineageOfCurrentTask(); });
-  connect(lineagePanel_, &LineagePanel::deoptimizeRequested, this, [this] { deoptimizeCurrentKernel(); });
-  connect(skills_, &SkillLibraryService::built, this, [this](const QString &name, const QString &summary) {
-    log_->info(tr("Lineage %1 built: %2").arg(name, summary));
-  });
-  connect(skills_, &SkillLibraryService::tried, this,
-          [this](const QString &id, const QString &verdict, const QString &message, const QString &recorded) {
-            log_->info(tr("Skill card %1 tried: %2: %3 (%4)").arg(id, verdict, message, recorded));
-          });
   // The views that follow the open task and the selected candidate.
   // Every view selects in it and follows it; SelectionRuns reads the runs a selection lacks.
   context_ = new WorkbenchContext(this);
@@ -232,12 +211,14 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
 
   createActions();
   // The centre: the start page or the open files, and the big views beside them as pages.
-  startPage_ = new StartPage(open_, importAction_, this);
+  startPage_ = new StartPage(actions_.open, actions_.importModules, this);
   connect(startPage_, &StartPage::connectLlmRequested, this, [this] { showSettings(tr("LLM providers")); });
   centre_->addWidget(startPage_);
   centre_->addWidget(editorPage_);
   workArea_ = new WorkArea(centre_, sessionPanel_, lineagePanel_, skillsPanel_, experiencePanel_, profiler_, this);
   context_->addView(workArea_);
+  agentWork_ = new AgentController({agent_, sessionPanel_, skills_, skillsPanel_, lineagePanel_, experiencePanel_, workArea_, log_},
+                                   this, this);
   setCentralWidget(workArea_);
   // What a page shows is read again when it comes in front: the memory grows with every run,
   // session and lineage build, and the library is shared with kwb and other windows.
@@ -271,7 +252,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     statusBar()->showMessage(message, 2 * kStatusMessageMs);
   });
   connect(browser_, &TaskBrowser::removeFromListRequested, this, &MainWindow::removeFromList);
-  connect(browser_, &TaskBrowser::clearRecentRequested, clearRecent_, &QAction::trigger);
+  connect(browser_, &TaskBrowser::clearRecentRequested, actions_.clearRecent, &QAction::trigger);
 
   connect(gpuProbe_, &GpuProbe::inventoryReady, this, &MainWindow::onGpuInventory);
   connect(gpuProbe_, &GpuProbe::failed, this, &MainWindow::onGpuProbeFailed);
@@ -343,62 +324,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     updateActions();
     checkSettled();
   });
-  connect(agent_, &AgentService::started, this,
-          [this](const QString &id, const QString &title, const kwb::agent::SessionSettings &settings) {
-    sessionPanel_->begin(id, title, settings);
-    log_->info(tr("Agent session %1: %2").arg(id, title));
-    updateActions();
-  });
-  connect(agent_, &AgentService::eventsArrived, this, [this](const QList<AgentEventRow> &rows) {
-    for (const auto &row : rows) {
-      const auto &e = row.event;
-      if (e.kind == kwb::agent::SessionEvent::Kind::Dcp || e.kind == kwb::agent::SessionEvent::Kind::GroupDone ||
-          e.kind == kwb::agent::SessionEvent::Kind::Baseline || e.kind == kwb::agent::SessionEvent::Kind::Best)
-        log_->info(tr("Session: %1").arg(QString::fromStdString(e.text)));
-    }
-  });
-  connect(agent_, &AgentService::error, this, [this](const QString &message) {
-    log_->error(tr("Agent session: %1").arg(message));
-    statusBar()->showMessage(message, kStatusMessageMs);
-  });
-  connect(agent_, &AgentService::finished, this, [this](const QString &id, const QString &state, const QString &reason) {
-    const QString line = tr("Agent session %1 %2%3").arg(id, state, reason.isEmpty() ? QString() : QStringLiteral(": %1").arg(reason));
-    if (state == QLatin1String("failed")) log_->error(line);
-    else log_->info(line);
-    statusBar()->showMessage(line, kStatusMessageMs);
-    if (workspaceSettled_ && !taskFolder_.isEmpty()) workspace_->listEvaluations(taskFolder_);
-    updateActions();
-    checkSettled();
-  });
-  connect(sessionPanel_, &SessionPanel::resumeRequested, this, [this](const QString &id) {
-    AgentRequest request;
-    request.workspaceFile = workspacePath_;
-    request.resumeId = id;
-    request.provider = lastAgentProvider_;
-    request.useDevice = !(gpuProbed_ && !gpuPresent_);
-    agent_->start(request);
-    updateActions();
-  });
-  connect(sessionPanel_, &SessionPanel::caseRequested, this, [this](qint64 id) {
-    workArea_->reveal(WorkArea::Page::Experience);
-    experiencePanel_->refresh();
-    experiencePanel_->selectCase(id);
-  });
   connect(sessionPanel_, &SessionPanel::evaluationRequested, selectionRuns_, &SelectionRuns::fetchStored);
-  connect(sessionPanel_, &SessionPanel::diffRequested, this,
-          [this](const QString &parent, const QString &parentName, const QString &source, const QString &name) {
-            auto *dialog = new DiffDialog(parent, parentName, source, name, this);
-            dialog->setAttribute(Qt::WA_DeleteOnClose);
-            dialog->show();
-          });
-  connect(sessionPanel_, &SessionPanel::profileRequested, this, [this](const QString &source, const QString &name) {
-    if (agent_->isRunning()) {
-      log_->warning(tr("Profile %1 once the session is paused or finished: a profile now would disturb its timing")
-                        .arg(name));
-      return;
-    }
-    if (openSessionCandidate(source, name)) profileCurrent();  // says why in the log when it cannot
-  });
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
     if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
         !results_->isFromHistory()) {
@@ -440,263 +366,67 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
 MainWindow::~MainWindow() = default;
 
 void MainWindow::createActions() {
-  open_ = new QAction(themedIcon("document-open-folder", ":/icons/folder-open.svg"), tr("&Open Task Folder…"),
-                      this);
-  open_->setObjectName(QStringLiteral("actionOpenTaskFolder"));
-  open_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_O));
-  open_->setToolTip(tr("Open a task folder, or a folder of tasks (Ctrl+O)"));
-  connect(open_, &QAction::triggered, this, &MainWindow::openTaskFolderDialog);
-
-  save_ = new QAction(themedIcon("document-save", ":/icons/save.svg"), tr("&Save"), this);
-  save_->setObjectName(QStringLiteral("actionSave"));
-  save_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_S));
-  save_->setToolTip(tr("Save the current file (Ctrl+S)"));
-  connect(save_, &QAction::triggered, this, &MainWindow::saveCurrent);
-
-  closeTab_ = new QAction(tr("&Close Tab"), this);
-  closeTab_->setObjectName(QStringLiteral("actionCloseTab"));
-  closeTab_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_W));
-  connect(closeTab_, &QAction::triggered, this, [this] {
-    if (tabs_->count() > 0) tabs_->closeTab(tabs_->currentIndex());
-  });
-
-  reload_ = new QAction(themedIcon("view-refresh", ":/icons/reload.svg"), tr("&Reload Tasks"), this);
-  reload_->setObjectName(QStringLiteral("actionReloadTasks"));
-  reload_->setShortcut(QKeySequence(Qt::Key_F5));
-  reload_->setToolTip(tr("Scan the task folders again (F5)"));
-  connect(reload_, &QAction::triggered, this, [this] {
-    updateBundledDir(false);  // the bundled suite may have been installed or removed meanwhile
-    browser_->rescanAll();    // a scan already running is followed by one more, not a second one
-    workspace_->listTasks();
-    statusBar()->showMessage(tr("Reloading tasks…"), kStatusMessageMs);
-  });
-
-  settings_ = new QAction(themedIcon("preferences-system", ":/icons/settings.svg"), tr("Se&ttings…"), this);
-  settings_->setObjectName(QStringLiteral("actionSettings"));
-  settings_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
-  settings_->setMenuRole(QAction::PreferencesRole);
-  connect(settings_, &QAction::triggered, this, [this] { showSettings(); });
-
-  quit_ = new QAction(tr("&Quit"), this);
-  quit_->setObjectName(QStringLiteral("actionQuit"));
-  quit_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
-  quit_->setMenuRole(QAction::QuitRole);
-  connect(quit_, &QAction::triggered, this, &QWidget::close);
-
-  find_ = new QAction(tr("&Find…"), this);
-  find_->setObjectName(QStringLiteral("actionFind"));
-  find_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F));
-  find_->setToolTip(tr("Find text in the current file (Ctrl+F)"));
-  connect(find_, &QAction::triggered, findBar_, &FindBar::open);
-
-  findNext_ = new QAction(tr("Find &Next"), this);
-  findNext_->setObjectName(QStringLiteral("actionFindNext"));
-  findNext_->setShortcut(QKeySequence(Qt::Key_F3));
-  connect(findNext_, &QAction::triggered, this, [this] { findBar_->find(true); });
-
-  findPrevious_ = new QAction(tr("Find &Previous"), this);
-  findPrevious_->setObjectName(QStringLiteral("actionFindPrevious"));
-  findPrevious_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F3));
-  connect(findPrevious_, &QAction::triggered, this, [this] { findBar_->find(false); });
-
-  clearRecent_ = new QAction(tr("&Clear Recent"), this);
-  clearRecent_->setObjectName(QStringLiteral("actionClearRecent"));
-  connect(clearRecent_, &QAction::triggered, this, [this] { setRecent({}); });
-
-  focusTasks_ = new QAction(tr("Focus &Tasks"), this);
-  focusTasks_->setObjectName(QStringLiteral("actionFocusTasks"));
-  focusTasks_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_1));
-  connect(focusTasks_, &QAction::triggered, this, [this] {
-    tasksDock_->show();
-    tasksDock_->raise();
-    browser_->view()->setFocus(Qt::ShortcutFocusReason);
-  });
-
-  focusLog_ = new QAction(tr("Focus &Log"), this);
-  focusLog_->setObjectName(QStringLiteral("actionFocusLog"));
-  focusLog_->setShortcut(QKeySequence(Qt::ALT | Qt::Key_2));
-  connect(focusLog_, &QAction::triggered, this, [this] {
-    logDock_->show();
-    logDock_->raise();
-    log_->view()->setFocus(Qt::ShortcutFocusReason);
-  });
-
-  nextTab_ = new QAction(tr("&Next Tab"), this);
-  nextTab_->setObjectName(QStringLiteral("actionNextTab"));
-  nextTab_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageDown));
-  connect(nextTab_, &QAction::triggered, this, [this] {
-    if (tabs_->count() > 1) tabs_->setCurrentIndex((tabs_->currentIndex() + 1) % tabs_->count());
-  });
-
-  previousTab_ = new QAction(tr("&Previous Tab"), this);
-  previousTab_->setObjectName(QStringLiteral("actionPreviousTab"));
-  previousTab_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageUp));
-  connect(previousTab_, &QAction::triggered, this, [this] {
-    if (tabs_->count() > 1)
-      tabs_->setCurrentIndex((tabs_->currentIndex() + tabs_->count() - 1) % tabs_->count());
-  });
-
-  run_ = new QAction(themedIcon("media-playback-start", ""), tr("&Run"), this);
-  if (run_->icon().isNull()) run_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
-  run_->setObjectName(QStringLiteral("actionRun"));
-  run_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
-  run_->setToolTip(tr("Compile the kernel in the editor and check it against the task's reference (Ctrl+R)"));
-  connect(run_, &QAction::triggered, this, [this] { runCurrent(); });
-
-  cancelRun_ = new QAction(themedIcon("process-stop", ""), tr("&Cancel Run"), this);
-  if (cancelRun_->icon().isNull()) cancelRun_->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
-  cancelRun_->setObjectName(QStringLiteral("actionCancelRun"));
-  cancelRun_->setToolTip(tr("Stop the run in progress"));
-  connect(cancelRun_, &QAction::triggered, this, &MainWindow::cancelRun);
-
-  exportAction_ = new QAction(themedIcon("document-export", ""), tr("&Export Kernel…"), this);
-  exportAction_->setObjectName(QStringLiteral("actionExport"));
-  exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
-  exportAction_->setStatusTip(tr("Write the selected run's kernel (or the editor's) out as a CUDA package, a PyTorch "
-                                 "extension or a report"));
-  connect(exportAction_, &QAction::triggered, this, [this] { showExportDialog(); });
-
-  importAction_ = new QAction(themedIcon("document-import", ""), tr("&Import PyTorch Modules or KernelBench Problems…"), this);
-  importAction_->setObjectName(QStringLiteral("actionImportKernelBench"));
-  importAction_->setStatusTip(tr("Make tasks from PyTorch modules in KernelBench's shape (class Model, get_inputs, "
-                                 "get_init_inputs): each becomes the task's PyTorch reference, its weights the kernel's "
-                                 "inputs, with a starter to improve"));
-  connect(importAction_, &QAction::triggered, this, [this] { showImportDialog(); });
-
-  tune_ = new QAction(themedIcon("system-run", ""), tr("T&une"), this);
-  tune_->setObjectName(QStringLiteral("actionTune"));
-  tune_->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_T));
-  tune_->setToolTip(tr("Search the task's tunable parameters for the fastest correct configuration of the kernel "
-                       "in the editor: the built-in autotuner (Ctrl+Alt+T)"));
-  connect(tune_, &QAction::triggered, this, [this] { tuneCurrent(); });
-
-  optimize_ = new QAction(tr("&Optimize"), this);
-  optimize_->setObjectName(QStringLiteral("actionOptimize"));
-  optimize_->setToolTip(tr("Make the kernel in the editor faster. With no LLM configured this runs the built-in "
-                           "autotuner"));
-  connect(optimize_, &QAction::triggered, this, [this] { optimizeCurrent(); });
-
-  profileAction_ = new QAction(tr("&Profile"), this);
-  profileAction_->setObjectName(QStringLiteral("actionProfile"));
-  profileAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_P));
-  profileAction_->setToolTip(tr("Read the GPU's counters for the kernel in the editor: DRAM throughput, occupancy, "
-                                "cache hit rates (CUPTI, a pass of its own; Ctrl+Alt+P)"));
-  connect(profileAction_, &QAction::triggered, this, [this] { profileCurrent(); });
-
-  showListing_ = new QAction(tr("Show &PTX/SASS"), this);
-  showListing_->setObjectName(QStringLiteral("actionShowListing"));
-  showListing_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
-  showListing_->setToolTip(tr("The kernel in the editor beside its SASS or PTX, line by line (Ctrl+Shift+A)"));
-  connect(showListing_, &QAction::triggered, this, [this] { showListing(); });
-
-  timeRun_ = new QAction(tr("&Time After Checking"), this);
-  timeRun_->setObjectName(QStringLiteral("actionTimeRun"));
-  timeRun_->setCheckable(true);
-  timeRun_->setChecked(settings::runTiming());
-  timeRun_->setToolTip(tr("Once the kernel is correct on every configuration, time it against the reference"));
-  connect(timeRun_, &QAction::toggled, this, [this](bool on) {
+  actions_ = WorkbenchActions::create(this, settings::runTiming(), settings::runSanitizer());
+  WorkbenchActions::bind(
+      this,
+      {{actions_.open, [this] { openTaskFolderDialog(); }},
+       {actions_.save, [this] { saveCurrent(); }},
+       {actions_.closeTab, [this] { if (tabs_->count() > 0) tabs_->closeTab(tabs_->currentIndex()); }},
+       {actions_.reload,
+        [this] {
+          updateBundledDir(false);  // the bundled suite may have been installed or removed meanwhile
+          browser_->rescanAll();    // a scan already running is followed by one more, not a second one
+          workspace_->listTasks();
+          statusBar()->showMessage(tr("Reloading tasks…"), kStatusMessageMs);
+        }},
+       {actions_.settings, [this] { showSettings(); }},
+       {actions_.quit, [this] { close(); }},
+       {actions_.find, [this] { findBar_->open(); }},
+       {actions_.findNext, [this] { findBar_->find(true); }},
+       {actions_.findPrevious, [this] { findBar_->find(false); }},
+       {actions_.clearRecent, [this] { setRecent({}); }},
+       {actions_.focusTasks,
+        [this] {
+          tasksDock_->show();
+          tasksDock_->raise();
+          browser_->view()->setFocus(Qt::ShortcutFocusReason);
+        }},
+       {actions_.focusLog,
+        [this] {
+          logDock_->show();
+          logDock_->raise();
+          log_->view()->setFocus(Qt::ShortcutFocusReason);
+        }},
+       {actions_.nextTab,
+        [this] { if (tabs_->count() > 1) tabs_->setCurrentIndex((tabs_->currentIndex() + 1) % tabs_->count()); }},
+       {actions_.previousTab,
+        [this] {
+          if (tabs_->count() > 1) tabs_->setCurrentIndex((tabs_->currentIndex() + tabs_->count() - 1) % tabs_->count());
+        }},
+       {actions_.run, [this] { runCurrent(); }},
+       {actions_.cancelRun, [this] { cancelRun(); }},
+       {actions_.exportKernel, [this] { showExportDialog(); }},
+       {actions_.importModules, [this] { showImportDialog(); }},
+       {actions_.tune, [this] { tuneCurrent(); }},
+       {actions_.optimize, [this] { optimizeCurrent(); }},
+       {actions_.profile, [this] { profileCurrent(); }},
+       {actions_.showListing, [this] { showListing(); }},
+       {actions_.userGuide, [this] { showUserGuide(); }},
+       {actions_.about, [this] { showAbout(); }},
+       {actions_.aboutQt, [] { QApplication::aboutQt(); }}});
+  WorkbenchActions::bindToggle(this, actions_.timeRun, [this](bool on) {
     if (settingsMode_ == SettingsMode::ReadWrite) settings::setRunTiming(on);
   });
-
-  sanitizeRun_ = new QAction(tr("&Sanitize After Checking"), this);
-  sanitizeRun_->setObjectName(QStringLiteral("actionSanitizeRun"));
-  sanitizeRun_->setCheckable(true);
-  sanitizeRun_->setChecked(settings::runSanitizer());
-  sanitizeRun_->setToolTip(tr("Then run the kernel once more under compute-sanitizer's memcheck, racecheck, initcheck "
-                              "and synccheck at the smallest configuration; findings go to Results and the "
-                              "editor's lines (tens of seconds)"));
-  connect(sanitizeRun_, &QAction::toggled, this, [this](bool on) {
+  WorkbenchActions::bindToggle(this, actions_.sanitizeRun, [this](bool on) {
     if (settingsMode_ == SettingsMode::ReadWrite) settings::setRunSanitizer(on);
   });
-
-  userGuide_ = new QAction(themedIcon("help-contents", ""), tr("&User Guide"), this);
-  userGuide_->setObjectName(QStringLiteral("actionUserGuide"));
-  userGuide_->setShortcut(QKeySequence::HelpContents);
-  userGuide_->setStatusTip(tr("The workbench's guide: tasks, the judge, sessions, skill cards, memory, profiling; searchable"));
-  connect(userGuide_, &QAction::triggered, this, [this] { showUserGuide(); });
-  about_ = new QAction(tr("&About Kernel Workbench"), this);
-  about_->setObjectName(QStringLiteral("actionAbout"));
-  about_->setMenuRole(QAction::AboutRole);
-  connect(about_, &QAction::triggered, this, &MainWindow::showAbout);
-
-  aboutQt_ = new QAction(tr("About &Qt"), this);
-  aboutQt_->setObjectName(QStringLiteral("actionAboutQt"));
-  aboutQt_->setMenuRole(QAction::AboutQtRole);
-  connect(aboutQt_, &QAction::triggered, qApp, &QApplication::aboutQt);
 }
 
 void MainWindow::createMenus() {
-  // The gated actions' own tooltips; updateActions() adds the gate's words.
-  for (QAction *action : {run_, tune_, optimize_, profileAction_}) action->setProperty("kwbTip", action->toolTip());
-  QMenu *file = menuBar()->addMenu(tr("&File"));
-  file->addAction(open_);
-  recentMenu_ = file->addMenu(tr("Recent &Tasks"));
-  recentMenu_->setObjectName(QStringLiteral("recentTasksMenu"));
+  actions_.addMenus(this, workArea_->pageActions());
   // Filled each time it opens: rebuilding it from an entry's own triggered() (openTask adds to
   // Recent) would delete the action whose signal is being delivered.
-  connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
-  file->addSeparator();
-  file->addAction(save_);
-  file->addAction(closeTab_);
-  file->addSeparator();
-  file->addAction(importAction_);
-  file->addAction(exportAction_);
-  file->addSeparator();
-  file->addAction(reload_);
-  file->addSeparator();
-  file->addAction(settings_);
-  file->addSeparator();
-  file->addAction(quit_);
-
-  QMenu *edit = menuBar()->addMenu(tr("&Edit"));
-  edit->addAction(find_);
-  edit->addAction(findNext_);
-  edit->addAction(findPrevious_);
-
-  QMenu *runMenu = menuBar()->addMenu(tr("&Run"));
-  runMenu->addAction(run_);
-  runMenu->addAction(cancelRun_);
-  runMenu->addSeparator();
-  runMenu->addAction(optimize_);
-  runMenu->addAction(tune_);
-  runMenu->addAction(profileAction_);
-  runMenu->addSeparator();
-  runMenu->addAction(timeRun_);
-  runMenu->addAction(sanitizeRun_);
-
-  viewMenu_ = menuBar()->addMenu(tr("&View"));
-  viewMenu_->addActions(workArea_->pageActions());
-  viewMenu_->addSeparator();
-  viewMenu_->addAction(focusTasks_);
-  viewMenu_->addAction(focusLog_);
-  viewMenu_->addSeparator();
-  viewMenu_->addAction(nextTab_);
-  viewMenu_->addAction(previousTab_);
-  viewMenu_->addSeparator();
-
-  QMenu *help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(userGuide_);
-  help->addSeparator();
-  help->addAction(about_);
-  help->addAction(aboutQt_);
-
-  QToolBar *tools = addToolBar(tr("Main Toolbar"));
-  tools->setObjectName(QStringLiteral("mainToolBar"));
-  tools->setMovable(false);
-  tools->setIconSize(QSize(20, 20));
-  tools->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  tools->addAction(open_);
-  tools->addAction(save_);
-  tools->addSeparator();
-  tools->addAction(run_);
-  tools->addAction(cancelRun_);
-  tools->addAction(timeRun_);
-  tools->addAction(optimize_);
-  tools->addAction(tune_);
-  tools->addAction(profileAction_);
-  tools->addSeparator();
-  tools->addAction(reload_);
-  tools->addAction(settings_);
+  connect(actions_.recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
 }
 
 void MainWindow::createDocks() {
@@ -752,13 +482,13 @@ void MainWindow::createDocks() {
   for (const auto &[dock, name] : toggles) {
     QAction *toggle = dock->toggleViewAction();
     toggle->setObjectName(QLatin1String(name));
-    viewMenu_->addAction(toggle);
+    actions_.viewMenu->addAction(toggle);
   }
-  viewMenu_->addAction(showListing_);
+  actions_.viewMenu->addAction(actions_.showListing);
   if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
     QAction *toggleTools = tools->toggleViewAction();
     toggleTools->setText(tr("Toolbar"));
-    viewMenu_->addAction(toggleTools);
+    actions_.viewMenu->addAction(toggleTools);
   }
 }
 
@@ -999,8 +729,8 @@ void MainWindow::setRecent(const QStringList &recent) {
   recent_ = recent;
   if (settingsMode_ == SettingsMode::ReadWrite) settings::setRecentTasks(recent_);
   browser_->setRecent(recent_);
-  recentMenu_->setEnabled(!recent_.isEmpty());
-  clearRecent_->setEnabled(!recent_.isEmpty());
+  actions_.recentMenu->setEnabled(!recent_.isEmpty());
+  actions_.clearRecent->setEnabled(!recent_.isEmpty());
 }
 
 void MainWindow::setOpenedFolders(const QStringList &folders) {
@@ -1022,13 +752,13 @@ void MainWindow::removeFromList(TaskTreeModel::Group group, const QString &folde
 }
 
 void MainWindow::rebuildRecentMenu() {
-  recentMenu_->clear();
+  actions_.recentMenu->clear();
   for (const QString &folder : recent_) {
-    QAction *action = recentMenu_->addAction(menuText(native(folder)));
+    QAction *action = actions_.recentMenu->addAction(menuText(native(folder)));
     connect(action, &QAction::triggered, this, [this, folder] { openTask(folder); });
   }
-  recentMenu_->addSeparator();
-  recentMenu_->addAction(clearRecent_);
+  actions_.recentMenu->addSeparator();
+  actions_.recentMenu->addAction(actions_.clearRecent);
 }
 
 bool MainWindow::openTask(const QString &path) {
@@ -1347,30 +1077,30 @@ void MainWindow::updateTitle() {
 
 void MainWindow::updateActions() {
   const bool hasEditor = tabs_->currentEditor() != nullptr;
-  save_->setEnabled(hasEditor);
-  closeTab_->setEnabled(hasEditor);
-  find_->setEnabled(hasEditor);
-  findNext_->setEnabled(hasEditor);
-  findPrevious_->setEnabled(hasEditor);
-  nextTab_->setEnabled(tabs_->count() > 1);
-  previousTab_->setEnabled(tabs_->count() > 1);
+  actions_.save->setEnabled(hasEditor);
+  actions_.closeTab->setEnabled(hasEditor);
+  actions_.find->setEnabled(hasEditor);
+  actions_.findNext->setEnabled(hasEditor);
+  actions_.findPrevious->setEnabled(hasEditor);
+  actions_.nextTab->setEnabled(tabs_->count() > 1);
+  actions_.previousTab->setEnabled(tabs_->count() > 1);
   const bool running = evaluation_->isRunning();
   // Every GPU-using action asks the one gate, and shows its answer in the tooltip.
   const GpuState state = gpuState();
   const std::pair<QAction *, GpuAction> gated[] = {
-      {run_, GpuAction::Run}, {tune_, GpuAction::Tune}, {optimize_, GpuAction::Optimize}, {profileAction_, GpuAction::Profile}};
+      {actions_.run, GpuAction::Run}, {actions_.tune, GpuAction::Tune}, {actions_.optimize, GpuAction::Optimize}, {actions_.profile, GpuAction::Profile}};
   for (const auto &[action, what] : gated) {
     const GpuVerdict v = gpuVerdict(what, state);
     action->setEnabled(v.allowed);
     const QString tip = action->property("kwbTip").toString();
     action->setToolTip(v.why.isEmpty() ? tip : tip + QStringLiteral("\n") + v.why);
   }
-  profiler_->profileButton()->setEnabled(profileAction_->isEnabled());
-  profiler_->profileButton()->setToolTip(profileAction_->toolTip());
+  profiler_->profileButton()->setEnabled(actions_.profile->isEnabled());
+  profiler_->profileButton()->setToolTip(actions_.profile->toolTip());
   const GpuVerdict build = gpuVerdict(GpuAction::BuildLineage, state), deoptimize = gpuVerdict(GpuAction::Deoptimize, state);
   lineagePanel_->setGate(build.allowed, build.why, deoptimize.allowed, deoptimize.why);
-  exportAction_->setEnabled(!taskFolder_.isEmpty());
-  cancelRun_->setEnabled(running && !evaluation_->isCancelling());
+  actions_.exportKernel->setEnabled(!taskFolder_.isEmpty());
+  actions_.cancelRun->setEnabled(running && !evaluation_->isCancelling());
 }
 
 GpuState MainWindow::gpuState() {
@@ -1465,6 +1195,16 @@ bool MainWindow::continueFromCase(const CaseDetail &detail, bool optimize) {
   return optimize ? optimizeCurrent() : true;
 }
 
+bool MainWindow::optimizeCurrent() { return agentWork_->optimize(); }
+
+bool MainWindow::buildLineageOfCurrentTask() { return agentWork_->buildLineage(); }
+
+void MainWindow::say(const QString &line) { statusBar()->showMessage(line, 2 * kStatusMessageMs); }
+
+void MainWindow::historyChanged() {
+  if (workspaceSettled_ && !taskFolder_.isEmpty()) workspace_->listEvaluations(taskFolder_);
+}
+
 bool MainWindow::profileCurrent() {
   if (const GpuVerdict v = verdict(GpuAction::Profile); !v.allowed) {
     if (!taskFolder_.isEmpty()) log_->warning(tr("Not profiled: %1").arg(v.why));
@@ -1504,225 +1244,11 @@ void MainWindow::revealInBottomStrip(QDockWidget *dock) {
   if (dock->height() < height() / 3) resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
 }
 
-bool MainWindow::optimizeCurrent() {
-  // With an LLM configured, Optimize runs an agent session with the first provider; else the
-  // built-in autotuner, and says why.
-  std::vector<kwb::llm::ProviderConfig> providers;
-  QString problem;
-  try {
-    providers = kwb::llm::loadProviders();
-  } catch (const std::exception &e) {
-    problem = QString::fromStdString(e.what());
-  }
-  if (!providers.empty()) {
-    if (!agentCanStart()) return false;
-    // The session's settings first (G, K, DCP, budgets...), prefilled with the last ones.
-    QStringList names;
-    for (const auto &p : providers) names << QString::fromStdString(p.name);
-    const QString preferred = lastAgentProvider_.isEmpty() ? settings::agentProvider() : lastAgentProvider_;
-    auto *dialog = new SessionSettingsDialog(names, preferred, lastAgentModel_, agentSettings_, this);
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &QDialog::accepted, this, [this, dialog] {
-      agentSettings_ = dialog->settings();
-      lastAgentModel_ = dialog->model();
-      if (settingsMode_ == SettingsMode::ReadWrite) {
-        settings::setAgentSessionSettings(agentSettings_);
-        settings::setAgentProvider(dialog->provider(), dialog->model());
-      }
-      startAgentSession(dialog->provider(), dialog->model());
-    });
-    dialog->open();
-    return true;
-  }
-  // No model to ask: the user chooses between setting one up and the built-in autotuner.
-  if (!verdict(GpuAction::Tune).allowed) return false;
-  auto *box = new QMessageBox(
-      QMessageBox::Question, tr("Optimize without an LLM"),
-      problem.isEmpty()
-          ? tr("No LLM is set up. Optimize asks a model for faster kernels, turn by turn; without one, the built-in "
-               "autotuner searches the task's tunable parameters instead.")
-          : tr("The LLM providers cannot be read (%1). Without a model, the built-in autotuner searches the task's "
-               "tunable parameters instead.")
-                .arg(problem),
-      QMessageBox::Cancel, this);
-  box->setObjectName(QStringLiteral("optimizeWithoutLlm"));
-  QPushButton *setUp = box->addButton(tr("Set Up an LLM…"), QMessageBox::ActionRole);
-  setUp->setObjectName(QStringLiteral("setUpLlmButton"));
-  QPushButton *tuner = box->addButton(tr("Run the Autotuner"), QMessageBox::AcceptRole);
-  tuner->setObjectName(QStringLiteral("runTunerButton"));
-  box->setDefaultButton(setUp);
-  box->setWindowModality(Qt::WindowModal);
-  box->setAttribute(Qt::WA_DeleteOnClose);
-  connect(box, &QMessageBox::buttonClicked, this, [this, setUp, tuner](QAbstractButton *clicked) {
-    if (clicked == setUp) {
-      QMetaObject::invokeMethod(this, [this] { showSettings(tr("LLM providers")); }, Qt::QueuedConnection);
-    } else if (clicked == tuner && tuneCurrent()) {
-      const QString line = tr("No LLM set up: Optimize ran the built-in autotuner (Settings ▸ LLM providers adds a model)");
-      log_->info(line);
-      statusBar()->showMessage(line, 2 * kStatusMessageMs);
-    }
-  });
-  box->open();
-  return true;
-}
 
-bool MainWindow::tryCardOnCurrentKernel(const QString &id) {
-  CudaEditor *editor = editorToRun();
-  if (taskFolder_.isEmpty() || !editor) {
-    skillsPanel_->showMessage(tr("Open a task first: the card is tried on the kernel in the editor."), true);
-    return false;
-  }
-  const QString provider = lastAgentProvider_.isEmpty() ? settings::agentProvider() : lastAgentProvider_;
-  if (provider.isEmpty()) {
-    skillsPanel_->showMessage(tr("No model chosen: run Optimize once with an LLM provider (Settings ▸ LLM providers); "
-                                 "the card is tried with the same one."),
-                              true);
-    return false;
-  }
-  if (const GpuVerdict v = verdict(GpuAction::TryCard); !v.allowed) {
-    skillsPanel_->showMessage(v.why, true);
-    return false;
-  }
-  CardTryRequest request;
-  request.id = id;
-  request.taskFolder = taskFolder_;
-  request.kernel = editor->text();
-  request.kernelName = editor->fileName();
-  request.provider = provider;
-  request.model = lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_;
-  request.useDevice = !(gpuProbed_ && !gpuPresent_);
-  if (!skills_->tryCard(request)) return false;
-  skillsPanel_->showMessage(tr("Trying %1 on %2 with %3…").arg(id, editor->fileName(), shownProvider(provider)));
-  updateActions();
-  return true;
-}
 
-bool MainWindow::buildLineageOfCurrentTask() {
-  if (taskFolder_.isEmpty()) {
-    lineagePanel_->showBuildMessage(tr("Open a task first: its bundled lineage is built."));
-    return false;
-  }
-  if (!QFileInfo::exists(QDir(taskFolder_).filePath(QStringLiteral("lineage/lineage.toml")))) {
-    lineagePanel_->showBuildMessage(
-        tr("%1 has no bundled lineage (lineage/lineage.toml): De-optimize current kernel makes one from an expert kernel.")
-            .arg(QFileInfo(taskFolder_).fileName()));
-    return false;
-  }
-  if (const GpuVerdict v = verdict(GpuAction::BuildLineage); !v.allowed) {
-    lineagePanel_->showBuildMessage(v.why);
-    return false;
-  }
-  LineageBuildRequest request;
-  request.taskFolder = taskFolder_;
-  if (!skills_->buildLineage(request)) {
-    lineagePanel_->showBuildMessage(tr("A card try or another build is running: wait for it, or cancel it."));
-    return false;
-  }
-  lineagePanel_->buildStarted(tr("Building the lineage of %1…").arg(QFileInfo(taskFolder_).fileName()));
-  updateActions();
-  return true;
-}
 
-bool MainWindow::deoptimizeCurrentKernel(bool confirmed) {
-  CudaEditor *editor = editorToRun();
-  if (taskFolder_.isEmpty() || !editor) {
-    lineagePanel_->showBuildMessage(tr("Open a task and its expert kernel first: the kernel in the editor is de-optimized."));
-    return false;
-  }
-  const QString provider = lastAgentProvider_.isEmpty() ? settings::agentProvider() : lastAgentProvider_;
-  if (provider.isEmpty()) {
-    lineagePanel_->showBuildMessage(tr("No model chosen: run Optimize once with an LLM provider (Settings ▸ LLM "
-                                       "providers); the kernel is de-optimized with the same one."));
-    return false;
-  }
-  QString problem;
-  const auto resolved = resolveAgentProvider(provider, QString(), problem);
-  if (!resolved) {
-    lineagePanel_->showBuildMessage(problem);
-    return false;
-  }
-  const GpuVerdict v = verdict(GpuAction::Deoptimize);
-  if (!v.allowed) {
-    lineagePanel_->showBuildMessage(v.why);
-    return false;
-  }
-  const QString model = lastAgentModel_.isEmpty() ? settings::agentModel() : lastAgentModel_;
-  if (!confirmed) {
-    // Many requests: what it costs is said before any is sent.
-    const auto &config = resolved->first;
-    const int requests = LineageBuildRequest{}.maxSteps;
-    const QString price = !config.price ? tr("%1 has no prices set: the cost is not known.").arg(shownProvider(provider))
-                          : config.price->inputPerMillion == 0 && config.price->outputPerMillion == 0
-                              ? tr("%1 costs nothing per token (a local server).").arg(shownProvider(provider))
-                              : tr("At %1's prices ($%2 in, $%3 out per million tokens), each request costs about $%4.")
-                                    .arg(shownProvider(provider))
-                                    .arg(config.price->inputPerMillion)
-                                    .arg(config.price->outputPerMillion)
-                                    .arg((editor->text().size() / 4.0 + 1500) * config.price->inputPerMillion / 1e6 +
-                                             (editor->text().size() / 4.0 + 500) * config.price->outputPerMillion / 1e6,
-                                         0, 'f', 4);
-    auto *box = new QMessageBox(
-        QMessageBox::Question, tr("De-optimize %1").arg(editor->fileName()),
-        tr("The model takes one technique at a time out of %1 and each version is compiled and checked%2: up to %3 "
-           "requests to %4 (%5), about %6 tokens each way.\n\n%7")
-            .arg(editor->fileName(), v.why.isEmpty() ? tr(" and timed (kept only when slower)") : tr(" (no GPU: not timed)"))
-            .arg(requests)
-            .arg(shownProvider(provider), model.isEmpty() ? QString::fromStdString(config.model) : model)
-            .arg(editor->text().size() / 4)
-            .arg(price),
-        QMessageBox::Cancel, this);
-    box->setObjectName(QStringLiteral("deoptimizeConfirmation"));
-    box->addButton(tr("De-optimize"), QMessageBox::AcceptRole);
-    box->setDefaultButton(QMessageBox::Cancel);
-    box->setWindowModality(Qt::WindowModal);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    connect(box, &QMessageBox::accepted, this, [this] { deoptimizeCurrentKernel(true); });
-    box->open();
-    return true;
-  }
-  LineageBuildRequest request;
-  request.taskFolder = taskFolder_;
-  request.expert = editor->text();
-  request.expertName = editor->fileName();
-  request.provider = provider;
-  request.model = model;
-  if (!skills_->buildLineage(request)) {
-    lineagePanel_->showBuildMessage(tr("A card try or another build is running: wait for it, or cancel it."));
-    return false;
-  }
-  lineagePanel_->buildStarted(tr("De-optimizing %1 with %2…").arg(editor->fileName(), shownProvider(provider)));
-  updateActions();
-  return true;
-}
 
-bool MainWindow::agentCanStart() {
-  return verdict(GpuAction::Optimize).allowed && editorToRun();
-}
 
-bool MainWindow::startAgentSession(const QString &provider, const QString &model) {
-  if (!agentCanStart()) return false;
-  CudaEditor *editor = editorToRun();
-  AgentRequest request;
-  request.workspaceFile = workspacePath_;
-  request.taskFolder = taskFolder_;
-  request.provider = provider;
-  request.model = model;
-  request.useDevice = !(gpuProbed_ && !gpuPresent_);
-  request.settings = agentSettings_;
-  request.starter = editor->text();
-  request.starterName = editor->fileName();
-  agentSettings_ = request.settings;
-  lastAgentProvider_ = provider;
-  if (!agent_->start(request)) return false;
-  workArea_->reveal(WorkArea::Page::Session);
-  log_->info(tr("Optimizing %1 on task %2 with %3: G=%4, K=%5, %6 group(s)")
-                 .arg(editor->fileName(), taskName_, shownProvider(provider))
-                 .arg(request.settings.candidates)
-                 .arg(request.settings.dcp.maxTurns)
-                 .arg(request.settings.groups));
-  updateActions();
-  return true;
-}
 
 bool MainWindow::runCurrent() {
   if (!verdict(GpuAction::Run).allowed) return false;
@@ -1733,8 +1259,8 @@ bool MainWindow::runCurrent() {
   request.taskFolder = taskFolder_;
   request.source = editor->text();
   request.sourceName = editor->filePath();
-  request.time = timeRun_->isChecked();
-  request.sanitize = sanitizeRun_->isChecked();
+  request.time = actions_.timeRun->isChecked();
+  request.sanitize = actions_.sanitizeRun->isChecked();
   // Without a GPU the evaluator compiles for the architecture chosen in Settings.
   if (gpuProbed_ && !gpuPresent_) request.arch = settings::compileOnlyArch();
   if (!evaluation_->run(request)) return false;

@@ -13,6 +13,8 @@
 #include "ui/views/profiler_panel.h"
 #include "ui/models/task_tree_model.h"
 #include "ui/services/gpu_gate.h"
+#include "ui/window/workbench_actions.h"
+#include "ui/window/workbench_shell.h"
 
 class QAction;
 class QDockWidget;
@@ -64,11 +66,12 @@ class TaskBrowser;
 class WorkspaceService;
 class WorkbenchContext;
 class SelectionRuns;
+class AgentController;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
 
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow, private WorkbenchShell {
   Q_OBJECT
 
  public:
@@ -107,9 +110,6 @@ class MainWindow : public QMainWindow {
   // The centre: the editor and the big views (session, library, experience, profiler) as pages.
   WorkArea *workArea() const { return workArea_; }
   StartPage *startPage() const { return startPage_; }
-  // Optimize with an LLM: an agent session on the editor's kernel with `provider` (a configured
-  // provider's name or a base URL); false when nothing can start.
-  bool startAgentSession(const QString &provider, const QString &model = {});
   QDockWidget *tuningDock() const { return tuningDock_; }
   LineagePanel *lineagePanel() const { return lineagePanel_; }
   SkillsPanel *skillsPanel() const { return skillsPanel_; }
@@ -125,7 +125,6 @@ class MainWindow : public QMainWindow {
   QDockWidget *sourceViewDock() const { return sourceViewDock_; }
   ProfilerPanel *profilerPanel() const { return profiler_; }
   ProfileService *profileService() const { return profileService_; }
-  QAction *profileAction() const { return profileAction_; }
   // Profiles the kernel in the editor (or the starter) on the task's first configuration.
   bool profileCurrent();
   // File ▸ Export Kernel…: the selected run of the history (or a Case's run), else the editor's
@@ -139,7 +138,6 @@ class MainWindow : public QMainWindow {
   // Help ▸ User Guide (F1): the guide's window (one; it deletes itself when closed), at `chapter`
   // ("06-the-window.md") when one is named.
   HelpView *showUserGuide(const QString &chapter = QString());
-  QAction *exportAction() const { return exportAction_; }
   // A session candidate's code written to the session's folder (userDataDir()/sessions/ID/NAME)
   // and opened in the editor; false (and why, in the log) when it cannot be.
   bool openCodeInEditor(const QString &folder, const QString &source, const QString &name);
@@ -168,7 +166,6 @@ class MainWindow : public QMainWindow {
   void cancelRun();
   bool isRunning() const;
   FindBar *findBar() const { return findBar_; }
-  QMenu *recentMenu() const { return recentMenu_; }
 
   QString gpuStatusText() const;
   QString workspaceStatusText() const;
@@ -183,21 +180,6 @@ class MainWindow : public QMainWindow {
   // Before giving up on pendingWork(): kills the GPU probe's worker if it still runs. (Scans and
   // the workspace thread cannot be interrupted; they end with the process.)
   void cancelBackgroundWork();
-
-  QAction *openAction() const { return open_; }
-  QAction *saveAction() const { return save_; }
-  QAction *closeTabAction() const { return closeTab_; }
-  QAction *reloadAction() const { return reload_; }
-  QAction *settingsAction() const { return settings_; }
-  QAction *findAction() const { return find_; }
-  QAction *clearRecentAction() const { return clearRecent_; }
-  QAction *runAction() const { return run_; }
-  QAction *cancelRunAction() const { return cancelRun_; }
-  QAction *timeRunAction() const { return timeRun_; }
-  QAction *sanitizeRunAction() const { return sanitizeRun_; }
-  QAction *tuneAction() const { return tune_; }
-  QAction *optimizeAction() const { return optimize_; }
-  QAction *showListingAction() const { return showListing_; }
   // Tunes the kernel in the editor (or the task's starter) with the built-in autotuner; false
   // when nothing can be tuned now (no task, or a run or tuning in progress). Optimize calls it
   // too when no LLM is configured, and says so.
@@ -207,14 +189,14 @@ class MainWindow : public QMainWindow {
   // Optimize action's model. False, saying why in the view, when there is no task, lineage,
   // kernel or model, or something else holds the GPU's attention.
   bool buildLineageOfCurrentTask();
-  // Asks first (how many requests, to which model, at what price); `confirmed`: the answer was yes.
-  bool deoptimizeCurrentKernel(bool confirmed = false);
   // With an LLM configured: the session settings dialog (objectName "sessionSettingsDialog",
   // window-modal), whose Start runs startAgentSession(); else the tuner. False when neither can start.
   bool optimizeCurrent();
 
   // Stores geometry and dock layout in QSettings (also done on close); not in ReadOnly mode.
   void saveWindowState();
+  // The window's actions (each also found by its object name).
+  const WorkbenchActions &actions() const { return actions_; }
 
  signals:
   void gpuProbeFinished();
@@ -236,6 +218,23 @@ class MainWindow : public QMainWindow {
   void showEvent(QShowEvent *event) override;
 
  private:
+  // WorkbenchShell: what the controllers ask of the window.
+  QString taskFolder() const override { return taskFolder_; }
+  QString taskName() const override { return taskName_; }
+  QString workspaceFile() const override { return workspacePath_; }
+  CudaEditor *kernelEditor() override { return editorToRun(); }
+  GpuVerdict gate(GpuAction action) override { return verdict(action); }
+  bool useDevice() const override { return !(gpuProbed_ && !gpuPresent_); }
+  bool writesSettings() const override { return settingsMode_ == SettingsMode::ReadWrite; }
+  void say(const QString &line) override;
+  void actionsChanged() override { updateActions(); }
+  void workEnded() override { checkSettled(); }
+  void historyChanged() override;
+  bool tuneKernel() override { return tuneCurrent(); }
+  bool profileKernel() override { return profileCurrent(); }
+  void showSettingsPage(const QString &page) override { showSettings(page); }
+  bool openCandidate(const QString &source, const QString &name) override { return openSessionCandidate(source, name); }
+
   void createActions();
   void createMenus();
   void createDocks();
@@ -276,8 +275,6 @@ class MainWindow : public QMainWindow {
   // "Try on current kernel" in the Skills view: the card applied to the editor's kernel by the
   // Optimize action's model (SkillLibraryService::tryCard). False, saying why in the view, when
   // there is no task, kernel or model.
-  bool tryCardOnCurrentKernel(const QString &id);
-  bool agentCanStart();
   // What the GPU gate (ui/services/gpu_gate.h) is told, and its answer for an action now.
   GpuState gpuState();
   GpuVerdict verdict(GpuAction action);
@@ -320,55 +317,25 @@ class MainWindow : public QMainWindow {
   SkillsPanel *skillsPanel_ = nullptr;
   MemoryService *memory_ = nullptr;
   ExperiencePanel *experiencePanel_ = nullptr;
-  kwb::agent::SessionSettings agentSettings_;  // the last session started here
-  QString lastAgentProvider_;
-  QString lastAgentModel_;  // the model asked for with it (empty: the provider's default)
+  AgentController *agentWork_ = nullptr;  // Optimize, sessions, the Library's LLM and GPU jobs
   SourceViewPanel *sourceView_ = nullptr;
   QDockWidget *sourceViewDock_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;
   ProfileService *profileService_ = nullptr;
-  QAction *profileAction_ = nullptr;
   bool ceilingsAsked_ = false;
-  QAction *showListing_ = nullptr;
   GpuStatusLabel *gpuLabel_ = nullptr;
   QLabel *workspaceLabel_ = nullptr;
   WorkspaceService *workspace_ = nullptr;
   GpuProbe *gpuProbe_ = nullptr;
 
-  QAction *open_ = nullptr;
-  QAction *save_ = nullptr;
-  QAction *closeTab_ = nullptr;
-  QAction *reload_ = nullptr;
-  QAction *settings_ = nullptr;
-  QAction *quit_ = nullptr;
-  QAction *find_ = nullptr;
-  QAction *findNext_ = nullptr;
-  QAction *findPrevious_ = nullptr;
-  QAction *clearRecent_ = nullptr;
-  QAction *run_ = nullptr;
-  QAction *cancelRun_ = nullptr;
-  QAction *timeRun_ = nullptr;
-  QAction *sanitizeRun_ = nullptr;
-  QAction *tune_ = nullptr;
-  QAction *exportAction_ = nullptr;
   ExportService *export_ = nullptr;
   ImportService *import_ = nullptr;
-  QAction *importAction_ = nullptr;
   QPointer<ImportDialog> importDialog_;
   QPointer<HelpView> help_;
-  QAction *userGuide_ = nullptr;
+  WorkbenchActions actions_;
   void onProblemImported(const ImportedProblem &row);
   void onTasksImported(const QString &folder, const QStringList &tasks);
   QString driverText_;  // the CUDA driver as probed, for exported reports
-  QAction *optimize_ = nullptr;
-  QAction *focusTasks_ = nullptr;
-  QAction *focusLog_ = nullptr;
-  QAction *nextTab_ = nullptr;
-  QAction *previousTab_ = nullptr;
-  QAction *about_ = nullptr;
-  QAction *aboutQt_ = nullptr;
-  QMenu *recentMenu_ = nullptr;
-  QMenu *viewMenu_ = nullptr;
 
   QString workspacePath_;
   QString settingsWorkspacePath_;  // the Settings value, to notice when the user changes it

@@ -128,7 +128,7 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
     std::fflush(stdout);
     bool started = false;
     if (parts[0] == QLatin1String("run") || parts[0] == QLatin1String("time")) {
-      window.timeRunAction()->setChecked(parts[0] == QLatin1String("time"));
+      window.actions().timeRun->setChecked(parts[0] == QLatin1String("time"));
       started = window.runCurrent();
     } else if (parts[0] == QLatin1String("tune")) {
       started = window.tuneCurrent();

@@ -58,11 +58,11 @@ class TestExportDialog : public QObject {
     window.resize(1400, 900);
     window.show();
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
-    QVERIFY(!window.exportAction()->isEnabled());  // no task yet
+    QVERIFY(!window.actions().exportKernel->isEnabled());  // no task yet
     QVERIFY(!window.showExportDialog());
     QVERIFY(window.openTask(QString::fromStdString((test::kernelsDir() / "softmax").string())));
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
-    QVERIFY(window.exportAction()->isEnabled());
+    QVERIFY(window.actions().exportKernel->isEnabled());
 
     emit window.historyPanel()->runActivated(runId);
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));

@@ -169,7 +169,7 @@ void TestGpusDock::poolDeviceTakenOutIsReported() {
   QVERIFY2(cancelledRun.outcome == kwb::Outcome::Cancelled || cancelledRun.outcome == kwb::Outcome::NotRun,
            qPrintable(QLatin1String(kwb::toString(cancelledRun.outcome)) + QStringLiteral(": ") + cancelledRun.message));
   QVERIFY(!window_->isRunning());
-  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(window_->actions().run->isEnabled());
   editor->setText(original);
   editor->setModified(false);
   window_->evaluation()->setDevices({});

@@ -410,9 +410,9 @@ void TestMainWindow::hasActionsWithUniqueShortcuts() {
   QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("logDock")));
   QVERIFY(window_->findChild<QToolBar *>(QStringLiteral("mainToolBar")));
   // Nothing is open yet: no tab to save, close or search.
-  QVERIFY(!window_->saveAction()->isEnabled());
-  QVERIFY(!window_->closeTabAction()->isEnabled());
-  QVERIFY(!window_->findAction()->isEnabled());
+  QVERIFY(!window_->actions().save->isEnabled());
+  QVERIFY(!window_->actions().closeTab->isEnabled());
+  QVERIFY(!window_->actions().find->isEnabled());
 }
 
 void TestMainWindow::opensBundledTask() {
@@ -444,7 +444,7 @@ void TestMainWindow::opensBundledTask() {
       qPrintable(window_->log()->text()));
   QCOMPARE(window_->currentTaskName(), QStringLiteral("softmax"));
   QCOMPARE(kwb::ui::settings::recentTasks().value(0), kSoftmax);
-  QVERIFY(window_->findAction()->isEnabled());
+  QVERIFY(window_->actions().find->isEnabled());
 }
 
 void TestMainWindow::highlightsCuda() {
@@ -821,7 +821,7 @@ void TestMainWindow::findsInEditor() {
   QVERIFY(editor->text().count(needle) >= 3);
   editor->setCursorPosition(0, 0);
 
-  window_->findAction()->trigger();
+  window_->actions().find->trigger();
   QVERIFY(bar->isVisible());
   QTest::keyClicks(bar->field(), needle);  // found while typing
   QCOMPARE(editor->selectedText(), needle);
@@ -889,7 +889,7 @@ void TestMainWindow::showsManifestErrors() {
 
   // Fixing and saving the manifest clears the mark.
   editor->setText(editor->text().replace(QLatin1String("\"cols2\""), QLatin1String("\"cols\"")));
-  window_->saveAction()->trigger();
+  window_->actions().save->trigger();
   QCOMPARE(editor->problemCount(), 0);
   QVERIFY(window_->log()->text().contains(QLatin1String("checks out")));
   QVERIFY(window_->openTask(folder));
@@ -941,7 +941,7 @@ void TestMainWindow::savesEditedFile() {
   QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("softmax.cu*"));
   QVERIFY(window_->isWindowModified());
 
-  QVERIFY(window_->saveAction()->isEnabled());
+  QVERIFY(window_->actions().save->isEnabled());
   window_->activateWindow();
   QVERIFY(QTest::qWaitForWindowActive(window_.get()));
   editor->setFocus();
@@ -968,7 +968,7 @@ void TestMainWindow::closingModifiedTabAsks() {
     question = box->text();
     box->button(QMessageBox::Cancel)->click();
   });
-  window_->closeTabAction()->trigger();
+  window_->actions().closeTab->trigger();
   QVERIFY(*seen);
   QVERIFY2(question.contains(QLatin1String("softmax.cu")), qPrintable(question));
   QCOMPARE(tabs->count(), count);
@@ -977,7 +977,7 @@ void TestMainWindow::closingModifiedTabAsks() {
 
   // Discard: the tab closes and the file is as it was.
   seen = answerModal<QMessageBox>(this, [](QMessageBox *box) { box->button(QMessageBox::Discard)->click(); });
-  window_->closeTabAction()->trigger();
+  window_->actions().closeTab->trigger();
   QVERIFY(*seen);
   QCOMPARE(tabs->count(), count - 1);
   QCOMPARE(readFile(path), onDisk);
@@ -998,7 +998,7 @@ void TestMainWindow::appliesEditorSettings() {
     arch = dialog->archField()->currentText();
     dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
   });
-  window_->settingsAction()->trigger();
+  window_->actions().settings->trigger();
   QVERIFY(*seen);
   QCOMPARE(arch, QStringLiteral("sm_90"));
   QCOMPARE(editor->tabWidth(), 4);
@@ -1009,7 +1009,7 @@ void TestMainWindow::appliesEditorSettings() {
   seen = answerModal<SettingsDialog>(this, [](SettingsDialog *dialog) {
     dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
   });
-  window_->settingsAction()->trigger();
+  window_->actions().settings->trigger();
   QVERIFY(*seen);
   QCOMPARE(editor->tabWidth(), 2);
 }
@@ -1030,7 +1030,7 @@ void TestMainWindow::settingsCancelKeepsValues() {
     dialog->kernelsDirField()->setText(QStringLiteral("/nowhere"));
     dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Cancel)->click();
   });
-  window_->settingsAction()->trigger();
+  window_->actions().settings->trigger();
   QVERIFY(*seen);
   // The dialog named the workspace in use (given to the window, not stored in Settings).
   QVERIFY2(inUse.contains(workspaceBefore), qPrintable(inUse));
@@ -1050,7 +1050,7 @@ void TestMainWindow::reportsMissingKernelsFolder() {
     dialog->kernelsDirField()->setText(missing);
     dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
   });
-  window_->settingsAction()->trigger();
+  window_->actions().settings->trigger();
   QVERIFY(*seen);
   QVERIFY(waitUntilSettled(window_.get()));
   QVERIFY(kwb::ui::settings::effectiveKernelsDir().isEmpty());  // the override does not exist
@@ -1070,7 +1070,7 @@ void TestMainWindow::reportsMissingKernelsFolder() {
     dialog->kernelsDirField()->clear();
     dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
   });
-  window_->settingsAction()->trigger();
+  window_->actions().settings->trigger();
   QVERIFY(*seen);
   QVERIFY(waitUntilSettled(window_.get()));
   QVERIFY(childLabels(model, model->groupIndex(TaskTreeModel::Group::Bundled)).contains(QStringLiteral("sgemm")));
@@ -1211,11 +1211,11 @@ void TestMainWindow::removesFromLists() {
   closeMenu(menu);
 
   // Clear Recent, from the File menu's Recent Tasks.
-  emit window_->recentMenu()->aboutToShow();
-  QVERIFY(window_->recentMenu()->actions().contains(window_->clearRecentAction()));
-  window_->clearRecentAction()->trigger();
+  emit window_->actions().recentMenu->aboutToShow();
+  QVERIFY(window_->actions().recentMenu->actions().contains(window_->actions().clearRecent));
+  window_->actions().clearRecent->trigger();
   QVERIFY(kwb::ui::settings::recentTasks().isEmpty());
-  QVERIFY(!window_->recentMenu()->isEnabled());
+  QVERIFY(!window_->actions().recentMenu->isEnabled());
   QVERIFY(waitUntilSettled(window_.get()));
   QCOMPARE(model->rowCount(model->groupIndex(TaskTreeModel::Group::Recent)), 0);
 }
@@ -1225,12 +1225,12 @@ void TestMainWindow::recentMenuOpensTasks() {
   QVERIFY(copyFolder(kSoftmax, ampersand));
   QVERIFY(window_->openTask(kSgemm));
   QVERIFY(window_->openTask(ampersand));
-  QMenu *menu = window_->recentMenu();
+  QMenu *menu = window_->actions().recentMenu;
   QVERIFY(menu->isEnabled());
   emit menu->aboutToShow();  // filled as it opens
   QList<QAction *> entries;
   for (QAction *action : menu->actions()) {
-    if (!action->isSeparator() && action != window_->clearRecentAction()) entries << action;
+    if (!action->isSeparator() && action != window_->actions().clearRecent) entries << action;
   }
   QCOMPARE(entries.size(), 2);
   // '&' is shown, not taken as a mnemonic.
@@ -1308,7 +1308,7 @@ void TestMainWindow::switchesWorkspaceViaSettings() {
     dialog->workspaceField()->setText(QStringLiteral("switch/../switch/second.kwb"));
     dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
   });
-  window.settingsAction()->trigger();
+  window.actions().settings->trigger();
   QDir::setCurrent(previousDir);
   QVERIFY(*seen);
   const QString second = tempPath(QStringLiteral("switch/second.kwb"));
@@ -1328,7 +1328,7 @@ void TestMainWindow::switchesWorkspaceViaSettings() {
     QCOMPARE(dialog->workspaceField()->text(), dialog->workspaceField()->text().trimmed());
     dialog->reject();
   });
-  window.settingsAction()->trigger();
+  window.actions().settings->trigger();
   QVERIFY(*seen);
   QVERIFY2(inUse.contains(second), qPrintable(inUse));
 

@@ -286,11 +286,11 @@ class TestProfilerPanel : public QObject {
     if (!window.isGpuProbeFinished()) QVERIFY(QSignalSpy(&window, &kwb::ui::MainWindow::gpuProbeFinished).wait(60000));
     if (window.gpuStatusText().contains(QStringLiteral("compile-only"))) {
       // No GPU: the action and the panel's button are off, saying why; asked anyway, it refuses so.
-      QVERIFY(!window.profileAction()->isEnabled());
+      QVERIFY(!window.actions().profile->isEnabled());
       QVERIFY(!window.profilerPanel()->profileButton()->isEnabled());
-      QVERIFY2(window.profileAction()->toolTip().contains(QStringLiteral("Profiling reads the GPU's counters")),
-               qPrintable(window.profileAction()->toolTip()));
-      QVERIFY2(window.profilerPanel()->profileButton()->toolTip() == window.profileAction()->toolTip(),
+      QVERIFY2(window.actions().profile->toolTip().contains(QStringLiteral("Profiling reads the GPU's counters")),
+               qPrintable(window.actions().profile->toolTip()));
+      QVERIFY2(window.profilerPanel()->profileButton()->toolTip() == window.actions().profile->toolTip(),
                qPrintable(window.profilerPanel()->profileButton()->toolTip()));
       QVERIFY(!window.profileCurrent());
       QVERIFY2(window.log()->text().contains(QStringLiteral("Not profiled: Profiling reads the GPU's counters")),
@@ -303,11 +303,11 @@ class TestProfilerPanel : public QObject {
       return;
     }
     QSignalSpy finished(window.profileService(), &kwb::ui::ProfileService::finished);
-    window.profileAction()->trigger();
+    window.actions().profile->trigger();
     QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Profiler);
-    QVERIFY(!window.profileAction()->isEnabled());
+    QVERIFY(!window.actions().profile->isEnabled());
     QVERIFY(finished.wait(60000));
-    QVERIFY(window.profileAction()->isEnabled());
+    QVERIFY(window.actions().profile->isEnabled());
     QCOMPARE(finished.last().first().value<ProfileRow>().config, QStringLiteral("small"));  // the first
     // The configuration chosen in the panel is the one profiled, and it survives reopening the task.
     auto *combo = window.profilerPanel()->configCombo();

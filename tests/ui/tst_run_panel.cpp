@@ -142,18 +142,18 @@ EvaluationRun TestRunPanel::runWithShortcut() {
 }
 
 void TestRunPanel::hasRunActions() {
-  QCOMPARE(window_->runAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_R));
-  QVERIFY(window_->runAction()->isEnabled());
-  QVERIFY(!window_->cancelRunAction()->isEnabled());
-  QVERIFY(window_->timeRunAction()->isCheckable());
-  QVERIFY(window_->sanitizeRunAction()->isCheckable());
-  QVERIFY(!window_->sanitizeRunAction()->isChecked());  // off until asked for
+  QCOMPARE(window_->actions().run->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_R));
+  QVERIFY(window_->actions().run->isEnabled());
+  QVERIFY(!window_->actions().cancelRun->isEnabled());
+  QVERIFY(window_->actions().timeRun->isCheckable());
+  QVERIFY(window_->actions().sanitizeRun->isCheckable());
+  QVERIFY(!window_->actions().sanitizeRun->isChecked());  // off until asked for
   QVERIFY(!window_->runProgressBar()->isVisible());
   QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("resultsDock")));
   QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("historyDock")));
   auto *toolbar = window_->findChild<QToolBar *>(QStringLiteral("mainToolBar"));
-  QVERIFY(toolbar && toolbar->actions().contains(window_->runAction()) &&
-          toolbar->actions().contains(window_->cancelRunAction()));
+  QVERIFY(toolbar && toolbar->actions().contains(window_->actions().run) &&
+          toolbar->actions().contains(window_->actions().cancelRun));
   QCOMPARE(window_->resultsPanel()->model()->rowCount(), 0);
   QVERIFY(window_->historyPanel()->taskFolder() == task_);
 }
@@ -170,7 +170,7 @@ void TestRunPanel::compileErrorsAreMarkedInline() {
       static_cast<int>(lines.indexOf(QStringLiteral("__device__ int broken_value = ;"))) + 1;
   QVERIFY(errorLine > 1);
 
-  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(window_->actions().run->isEnabled());
   const EvaluationRun run = runWithShortcut();
   QCOMPARE(run.outcome, kwb::Outcome::CompileError);
   QVERIFY2(run.message.contains(QLatin1String("does not compile")), qPrintable(run.message));
@@ -220,8 +220,8 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
   QVERIFY2(run.result.has_value(), "the run did not finish");
   QVERIFY(!progress.isEmpty());  // the progress bar was fed
   QVERIFY(!window_->runProgressBar()->isVisible());
-  QVERIFY(window_->runAction()->isEnabled());
-  QVERIFY(!window_->cancelRunAction()->isEnabled());
+  QVERIFY(window_->actions().run->isEnabled());
+  QVERIFY(!window_->actions().cancelRun->isEnabled());
   QCOMPARE(editor->diagnosticCount(), 0);
 
   const EvaluationResultModel *model = window_->resultsPanel()->model();
@@ -331,14 +331,14 @@ void TestRunPanel::cancelStopsTheRun() {
 
   QVERIFY(window_->runCurrent());
   QVERIFY(window_->isRunning());
-  QVERIFY(!window_->runAction()->isEnabled());
-  QVERIFY(window_->cancelRunAction()->isEnabled());
+  QVERIFY(!window_->actions().run->isEnabled());
+  QVERIFY(window_->actions().cancelRun->isEnabled());
   QVERIFY(window_->runProgressBar()->isVisible());
   QVERIFY(!window_->runCurrent());  // one run at a time
   // Cancelled at once: before the evaluation began or while it compiles, never after it ended
   // (an uncached compile takes far longer than these few lines).
-  window_->cancelRunAction()->trigger();
-  QVERIFY(!window_->cancelRunAction()->isEnabled());
+  window_->actions().cancelRun->trigger();
+  QVERIFY(!window_->actions().cancelRun->isEnabled());
 
   QVERIFY(finished.wait(kRunTimeoutMs));
   const EvaluationRun run = finished.front().front().value<EvaluationRun>();
@@ -348,7 +348,7 @@ void TestRunPanel::cancelStopsTheRun() {
   for (const auto &config : run.result->configs) QCOMPARE(config.outcome, kwb::Outcome::Cancelled);
   QVERIFY(window_->resultsPanel()->summaryText().startsWith(QLatin1String("cancelled")));
   QVERIFY(!window_->isRunning());
-  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(window_->actions().run->isEnabled());
   QVERIFY(!window_->runProgressBar()->isVisible());
   QVERIFY(recorded.wait(60000));
   QTRY_COMPARE_WITH_TIMEOUT(
@@ -387,8 +387,8 @@ void TestRunPanel::cancelDuringProgress() {
     QCOMPARE(run.result->configs.size(), std::size_t{3});
   }
   QVERIFY(!window_->isRunning());
-  QVERIFY(window_->runAction()->isEnabled());
-  QVERIFY(!window_->cancelRunAction()->isEnabled());
+  QVERIFY(window_->actions().run->isEnabled());
+  QVERIFY(!window_->actions().cancelRun->isEnabled());
   editor->setText(original);
   editor->setModified(false);
   QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
@@ -413,7 +413,7 @@ void TestRunPanel::brokenTaskEndsInAResultRow() {
   QVERIFY(row.isValid());
   QCOMPARE(cell(row, EvaluationResultModel::OutcomeColumn), QStringLiteral("error"));
   QVERIFY(cell(row, EvaluationResultModel::DetailColumn).contains(QLatin1String("the task did not load")));
-  QVERIFY(window_->runAction()->isEnabled());
+  QVERIFY(window_->actions().run->isEnabled());
 
   QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
   file.write(good);
@@ -425,9 +425,9 @@ void TestRunPanel::brokenTaskEndsInAResultRow() {
 // shows it; without a GPU (here) a row that says why nothing ran, with one a row per tool.
 void TestRunPanel::sanitizeAfterCheckingShowsItsRows() {
   window_->editors()->setCurrentWidget(window_->editors()->editorFor(task_ + QStringLiteral("/softmax.cu")));
-  window_->sanitizeRunAction()->setChecked(true);
+  window_->actions().sanitizeRun->setChecked(true);
   const EvaluationRun run = runWithShortcut();
-  window_->sanitizeRunAction()->setChecked(false);
+  window_->actions().sanitizeRun->setChecked(false);
   QVERIFY2(run.result.has_value() && run.result->sanitize.has_value(), "the run did not carry the sanitizer's part");
   const auto rows = rowsOf(window_->resultsPanel()->model(), EvaluationResultModel::Kind::Sanitizer);
   if (run.outcome == kwb::Outcome::NotRun) {

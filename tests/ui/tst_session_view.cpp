@@ -246,9 +246,9 @@ class TestSessionView : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(window.openTask(kSoftmax));
-    QVERIFY(window.optimizeAction()->isEnabled());
+    QVERIFY(window.actions().optimize->isEnabled());
     QSignalSpy finished(window.agent(), &AgentService::finished);
-    window.optimizeAction()->trigger();
+    window.actions().optimize->trigger();
     // The session's settings are asked first: nothing runs until Start.
     auto *settingsDialog = window.findChild<kwb::ui::SessionSettingsDialog *>(QStringLiteral("sessionSettingsDialog"));
     QVERIFY(settingsDialog && settingsDialog->isVisible());
@@ -289,7 +289,7 @@ class TestSessionView : public QObject {
     QTest::mouseClick(start, Qt::LeftButton);
     QVERIFY(window.agent()->isRunning());
     QVERIFY(!window.tuning()->isRunning());
-    QVERIFY(!window.runAction()->isEnabled());  // no run while the session has the GPUs
+    QVERIFY(!window.actions().run->isEnabled());  // no run while the session has the GPUs
     QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Session);
     QVERIFY(finished.wait(300000));
     QVERIFY2(finished.first().at(1).toString() == QStringLiteral("finished"), qPrintable(finished.first().at(2).toString()));
@@ -302,7 +302,7 @@ class TestSessionView : public QObject {
     QCOMPARE(remembered->groups, std::size_t(2));
     QVERIFY(remembered->taskFolder.empty());
     QCOMPARE(kwb::ui::settings::agentProvider(), QStringLiteral("replay"));
-    QVERIFY(window.runAction()->isEnabled());
+    QVERIFY(window.actions().run->isEnabled());
     QVERIFY2(window.sessionPanel()->statusText().contains(QStringLiteral("replay")), qPrintable(window.sessionPanel()->statusText()));
 
     // A first-turn candidate's menu: diffed against the code its group started from (the

@@ -109,7 +109,7 @@ class TestSourceView : public QObject {
                qPrintable(window.sourceView()->statusText()));
     }
     QSignalSpy ready(window.sourceView(), &SourceViewPanel::ready);
-    window.showListingAction()->trigger();
+    window.actions().showListing->trigger();
     QVERIFY(window.sourceViewDock()->isVisible());
     while (window.sourceView()->isBusy()) QVERIFY(ready.wait(60000));
     // SASS by default: without a disassembler the panel says which tool is missing.

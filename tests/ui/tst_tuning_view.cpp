@@ -192,9 +192,9 @@ class TestTuningView : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/transpose")));
-    QVERIFY(window.optimizeAction()->isEnabled());
+    QVERIFY(window.actions().optimize->isEnabled());
     QSignalSpy finished(window.tuning(), &TuningService::finished);
-    window.optimizeAction()->trigger();
+    window.actions().optimize->trigger();
     // No model set up: the window asks (set one up, or run the autotuner) and runs nothing yet.
     auto *ask = window.findChild<QMessageBox *>(QStringLiteral("optimizeWithoutLlm"));
     QVERIFY(ask);
@@ -202,10 +202,10 @@ class TestTuningView : public QObject {
     QVERIFY(ask->findChild<QPushButton *>(QStringLiteral("setUpLlmButton")));
     QTest::mouseClick(ask->findChild<QPushButton *>(QStringLiteral("runTunerButton")), Qt::LeftButton);
     QVERIFY(window.tuning()->isRunning());
-    QVERIFY(!window.runAction()->isEnabled());  // no run while the tuner has the GPUs
-    QVERIFY(!window.tuneAction()->isEnabled());
-    QVERIFY2(window.runAction()->toolTip().contains(QStringLiteral("a tuning is running")),
-             qPrintable(window.runAction()->toolTip()));  // the gate says why
+    QVERIFY(!window.actions().run->isEnabled());  // no run while the tuner has the GPUs
+    QVERIFY(!window.actions().tune->isEnabled());
+    QVERIFY2(window.actions().run->toolTip().contains(QStringLiteral("a tuning is running")),
+             qPrintable(window.actions().run->toolTip()));  // the gate says why
     QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("No LLM set up: Optimize ran the built-in autotuner")),
              qPrintable(window.statusBar()->currentMessage()));
     QVERIFY(window.tuningDock()->isVisible());
@@ -226,8 +226,8 @@ class TestTuningView : public QObject {
       QCOMPARE(summary.stop, QStringLiteral("done"));
       QVERIFY(summary.bestOrder >= 0);
     }
-    QVERIFY(window.runAction()->isEnabled());
-    QVERIFY(window.tuneAction()->isEnabled());
+    QVERIFY(window.actions().run->isEnabled());
+    QVERIFY(window.actions().tune->isEnabled());
   }
 };
 

@@ -56,6 +56,7 @@
 #include "ui/services/selection_runs.h"
 #include "ui/window/workbench_actions.h"
 #include "ui/window/agent_controller.h"
+#include "ui/window/dock_layout.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -93,7 +94,6 @@ namespace kwb::ui {
 
 namespace {
 
-constexpr int kStateVersion = 2;  // 2: the big views left the docks for the centre (issue 48)
 constexpr int kStatusMessageMs = 5000;
 
 // A provider as shown: a name, or a base URL without its credentials (issue 45, 2).
@@ -227,7 +227,8 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     if (page == WorkArea::Page::Library) skills_->refresh();
   });
   createMenus();
-  createDocks();
+  docks_ = new DockLayout(this, {browser_, log_, results_, history_, devices_, tuningPanel_, sourceView_}, actions_.viewMenu,
+                          actions_.showListing);
   createStatusBar();
   updateStartPage();
 
@@ -343,7 +344,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   });
   connect(tabs_, &EditorTabs::openFailed, log_, &LogPanel::error);
 
-  restoreWindowState();
+  docks_->restore(settingsMode_ == SettingsMode::ReadWrite, settingsMode_ == SettingsMode::ReadOnly);
   updateTitle();
   updateActions();
 
@@ -387,14 +388,14 @@ void MainWindow::createActions() {
        {actions_.clearRecent, [this] { setRecent({}); }},
        {actions_.focusTasks,
         [this] {
-          tasksDock_->show();
-          tasksDock_->raise();
+          docks_->tasks->show();
+          docks_->tasks->raise();
           browser_->view()->setFocus(Qt::ShortcutFocusReason);
         }},
        {actions_.focusLog,
         [this] {
-          logDock_->show();
-          logDock_->raise();
+          docks_->log->show();
+          docks_->log->raise();
           log_->view()->setFocus(Qt::ShortcutFocusReason);
         }},
        {actions_.nextTab,
@@ -429,68 +430,6 @@ void MainWindow::createMenus() {
   connect(actions_.recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
 }
 
-void MainWindow::createDocks() {
-  tasksDock_ = new QDockWidget(tr("Tasks"), this);
-  tasksDock_->setObjectName(QStringLiteral("tasksDock"));
-  tasksDock_->setWidget(browser_);
-  tasksDock_->setAllowedAreas(Qt::LeftDockWidgetArea | Qt::RightDockWidgetArea);
-  addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
-
-  logDock_ = new QDockWidget(tr("Log"), this);
-  logDock_->setObjectName(QStringLiteral("logDock"));
-  logDock_->setWidget(log_);
-  logDock_->setAllowedAreas(Qt::BottomDockWidgetArea | Qt::TopDockWidgetArea | Qt::RightDockWidgetArea);
-  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
-
-  resultsDock_ = new QDockWidget(tr("Results"), this);
-  resultsDock_->setObjectName(QStringLiteral("resultsDock"));
-  resultsDock_->setWidget(results_);
-  addDockWidget(Qt::RightDockWidgetArea, resultsDock_);
-
-  historyDock_ = new QDockWidget(tr("History"), this);
-  historyDock_->setObjectName(QStringLiteral("historyDock"));
-  historyDock_->setWidget(history_);
-  addDockWidget(Qt::BottomDockWidgetArea, historyDock_);
-  tabifyDockWidget(logDock_, historyDock_);
-
-  gpusDock_ = new QDockWidget(tr("GPUs"), this);
-  gpusDock_->setObjectName(QStringLiteral("gpusDock"));
-  gpusDock_->setWidget(devices_);
-  addDockWidget(Qt::BottomDockWidgetArea, gpusDock_);
-  tabifyDockWidget(historyDock_, gpusDock_);
-  tuningDock_ = new QDockWidget(tr("Tuning"), this);
-  tuningDock_->setObjectName(QStringLiteral("tuningDock"));
-  tuningDock_->setWidget(tuningPanel_);
-  addDockWidget(Qt::BottomDockWidgetArea, tuningDock_);
-  tabifyDockWidget(gpusDock_, tuningDock_);
-  sourceViewDock_ = new QDockWidget(tr("Source/PTX/SASS"), this);
-  sourceViewDock_->setObjectName(QStringLiteral("sourceViewDock"));
-  sourceViewDock_->setWidget(sourceView_);
-  addDockWidget(Qt::BottomDockWidgetArea, sourceViewDock_);
-  tabifyDockWidget(tuningDock_, sourceViewDock_);
-  // The bottom strip is for short output: its views may be squeezed to a few lines (a tabbed
-  // view's minimum would be the whole strip's).
-  for (QDockWidget *dock : {logDock_, historyDock_, gpusDock_, tuningDock_, sourceViewDock_})
-    dock->widget()->setMinimumSize(200, 60);
-
-  logDock_->raise();
-
-  const std::pair<QDockWidget *, const char *> toggles[] = {
-      {tasksDock_, "actionToggleTasks"}, {logDock_, "actionToggleLog"},       {resultsDock_, "actionToggleResults"},
-      {historyDock_, "actionToggleHistory"}, {gpusDock_, "actionToggleGpus"}, {tuningDock_, "actionToggleTuning"},
-      {sourceViewDock_, "actionToggleSourceView"}};
-  for (const auto &[dock, name] : toggles) {
-    QAction *toggle = dock->toggleViewAction();
-    toggle->setObjectName(QLatin1String(name));
-    actions_.viewMenu->addAction(toggle);
-  }
-  actions_.viewMenu->addAction(actions_.showListing);
-  if (auto *tools = findChild<QToolBar *>(QStringLiteral("mainToolBar"))) {
-    QAction *toggleTools = tools->toggleViewAction();
-    toggleTools->setText(tr("Toolbar"));
-    actions_.viewMenu->addAction(toggleTools);
-  }
-}
 
 void MainWindow::createStatusBar() {
   workspaceLabel_ = new QLabel(tr("Workspace: opening…"), this);
@@ -514,39 +453,15 @@ void MainWindow::createStatusBar() {
   statusBar()->addPermanentWidget(gpuLabel_);
 }
 
-void MainWindow::restoreWindowState() {
-  const bool restore = settingsMode_ == SettingsMode::ReadWrite;
-  const QByteArray geometry = restore ? settings::windowGeometry() : QByteArray();
-  if (geometry.isEmpty() || !restoreGeometry(geometry)) {
-    // The first time: the screen's room (less the panels and task bars it keeps).
-    const QScreen *where = screen() ? screen() : QGuiApplication::primaryScreen();
-    if (where && settingsMode_ == SettingsMode::ReadWrite) setGeometry(where->availableGeometry());
-    else resize(1400, 880);
-  }
-  const QByteArray state = restore ? settings::windowState() : QByteArray();
-  // No saved layout: the default one, once the window has its size (docks sized before the
-  // window is shown keep their size hints, and the Log took a third of the height).
-  defaultDockLayoutPending_ = state.isEmpty() || !restoreState(state, kStateVersion);
-}
 
-void MainWindow::applyDefaultDockLayout() {
-  // The centre gets the room: the bottom docks (the Log in front) a few lines, Results a
-  // quarter of the width.
-  resizeDocks({tasksDock_, resultsDock_}, {std::min(260, width() / 6), width() / 4}, Qt::Horizontal);
-  resizeDocks({logDock_}, {std::max(110, height() / 8)}, Qt::Vertical);
-}
 
 void MainWindow::showEvent(QShowEvent *event) {
   QMainWindow::showEvent(event);
-  if (!defaultDockLayoutPending_) return;
-  defaultDockLayoutPending_ = false;
-  // After the first layout pass, which the show has only scheduled.
-  QMetaObject::invokeMethod(this, &MainWindow::applyDefaultDockLayout, Qt::QueuedConnection);
+  docks_->shown();
 }
 
 void MainWindow::saveWindowState() {
-  if (settingsMode_ != SettingsMode::ReadWrite) return;
-  settings::setWindowGeometryAndState(saveGeometry(), saveState(kStateVersion));
+  if (settingsMode_ == SettingsMode::ReadWrite) docks_->save();
 }
 
 void MainWindow::closeEvent(QCloseEvent *event) {
@@ -962,8 +877,8 @@ void MainWindow::onOpenedFoldersScanned(const QList<TaskFolderItem> &folders) {
         log_->info(tr("%1 holds %2 tasks; double-click one under \"Opened folders\" to open it")
                        .arg(native(folder))
                        .arg(entry->tasks.size()));
-        tasksDock_->show();
-        tasksDock_->raise();
+        docks_->tasks->show();
+        docks_->tasks->raise();
       }
     }
     emit folderOpened(folder, static_cast<int>(entry->tasks.size()));
@@ -1152,7 +1067,7 @@ bool MainWindow::tuneCurrent() {
   request.sourceName = editor->filePath();
   request.gpus = settings::gpuDevices();
   if (!tuning_->run(request)) return false;
-  revealInBottomStrip(tuningDock_);
+  docks_->reveal(docks_->tuning);
   log_->info(tr("Tuning %1 on task %2 (the built-in autotuner)").arg(editor->fileName(), taskName_));
   updateActions();
   return true;
@@ -1233,16 +1148,10 @@ bool MainWindow::showListing() {
   if (!editor) return false;
   if (gpuProbed_ && !gpuPresent_) sourceView_->setArch(settings::compileOnlyArch());
   sourceView_->showCandidate(taskFolder_, editor->text(), editor->filePath());
-  revealInBottomStrip(sourceViewDock_);
+  docks_->reveal(docks_->sourceView);
   return true;
 }
 
-void MainWindow::revealInBottomStrip(QDockWidget *dock) {
-  // The strip is kept short for output; a listing or a tuning table asked for gets room to be read.
-  dock->show();
-  dock->raise();
-  if (dock->height() < height() / 3) resizeDocks({dock}, {height() * 2 / 5}, Qt::Vertical);
-}
 
 
 
@@ -1268,7 +1177,7 @@ bool MainWindow::runCurrent() {
   editor->clearDiagnostics();
   runEditor_ = editor;
   results_->showRunning(taskName_, editor->filePath());
-  resultsDock_->show();
+  docks_->results->show();
   shownHistoryId_ = 0;
   runProgress_->setValue(0);
   runProgress_->setFormat(tr("Starting %p%"));

@@ -67,6 +67,7 @@ class WorkspaceService;
 class WorkbenchContext;
 class SelectionRuns;
 class AgentController;
+class DockLayout;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
@@ -110,7 +111,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   // The centre: the editor and the big views (session, library, experience, profiler) as pages.
   WorkArea *workArea() const { return workArea_; }
   StartPage *startPage() const { return startPage_; }
-  QDockWidget *tuningDock() const { return tuningDock_; }
   LineagePanel *lineagePanel() const { return lineagePanel_; }
   SkillsPanel *skillsPanel() const { return skillsPanel_; }
   SkillLibraryService *skillLibrary() const { return skills_; }
@@ -122,7 +122,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   // Case's task is not open and cannot be found.
   bool continueFromCase(const CaseDetail &detail, bool optimize);
   SourceViewPanel *sourceView() const { return sourceView_; }
-  QDockWidget *sourceViewDock() const { return sourceViewDock_; }
   ProfilerPanel *profilerPanel() const { return profiler_; }
   ProfileService *profileService() const { return profileService_; }
   // Profiles the kernel in the editor (or the starter) on the task's first configuration.
@@ -150,7 +149,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   HistoryPanel *historyPanel() const { return history_; }
   // The GPUs dock: live figures per GPU (kwb-worker --stats --json every 2 s) and the pool's state.
   DevicesPanel *devicesPanel() const { return devices_; }
-  QDockWidget *gpusDock() const { return gpusDock_; }
   // The status bar's short GPU figures ("2 GPUs · 37% · 61 °C"); hidden without a GPU.
   QLabel *gpuSummaryLabel() const { return gpuSummaryLabel_; }
   QProgressBar *runProgressBar() const { return runProgress_; }
@@ -237,10 +235,7 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
 
   void createActions();
   void createMenus();
-  void createDocks();
   void createStatusBar();
-  void restoreWindowState();
-  void applyDefaultDockLayout();
   void startGpuProbe();
   void onGpuInventory(const kwb::GpuInventory &inventory, const QString &summary);
   void onGpuProbeFailed(const QString &summary, const QString &detail);
@@ -250,7 +245,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void onOpenedFoldersScanned(const QList<TaskFolderItem> &folders);
   void showBundledLineage(const kwb::Task &task);
   QString unmeasuredReason() const;
-  void revealInBottomStrip(QDockWidget *dock);  // shown, in front, and tall enough to read  // why the bundled lineage shown is not measured
   void showManifestError(const QString &manifestPath, const kwb::ManifestError &error);
   void openTaskFolderDialog();
   void saveCurrent();
@@ -293,23 +287,16 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   QWidget *editorPage_ = nullptr;
   TaskBrowser *browser_ = nullptr;
   LogPanel *log_ = nullptr;
-  QDockWidget *tasksDock_ = nullptr;
-  QDockWidget *logDock_ = nullptr;
-  QDockWidget *resultsDock_ = nullptr;
-  QDockWidget *historyDock_ = nullptr;
-  QDockWidget *gpusDock_ = nullptr;
   DevicesPanel *devices_ = nullptr;
   QLabel *gpuSummaryLabel_ = nullptr;
   ResultsPanel *results_ = nullptr;
   WorkbenchContext *context_ = nullptr;
   SelectionRuns *selectionRuns_ = nullptr;
-  bool defaultDockLayoutPending_ = false;  // no saved layout: applied when first shown
   HistoryPanel *history_ = nullptr;
   QProgressBar *runProgress_ = nullptr;
   EvaluationService *evaluation_ = nullptr;
   TuningService *tuning_ = nullptr;
   TuningPanel *tuningPanel_ = nullptr;
-  QDockWidget *tuningDock_ = nullptr;
   AgentService *agent_ = nullptr;
   SessionPanel *sessionPanel_ = nullptr;
   SkillLibraryService *skills_ = nullptr;
@@ -317,9 +304,9 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   SkillsPanel *skillsPanel_ = nullptr;
   MemoryService *memory_ = nullptr;
   ExperiencePanel *experiencePanel_ = nullptr;
-  AgentController *agentWork_ = nullptr;  // Optimize, sessions, the Library's LLM and GPU jobs
+  AgentController *agentWork_ = nullptr;
+  DockLayout *docks_ = nullptr;  // Optimize, sessions, the Library's LLM and GPU jobs
   SourceViewPanel *sourceView_ = nullptr;
-  QDockWidget *sourceViewDock_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;
   ProfileService *profileService_ = nullptr;
   bool ceilingsAsked_ = false;

@@ -117,7 +117,7 @@ int takeScreenshot(MainWindow &window, const ScreenshotPlan &plan) {
       // After actions that filled a chart or a table in a bottom dock: the dock in front gets
       // the height they need. (A tabbed dock behind another is "visible" too: it is not resized.)
       if (!plan.actions.isEmpty())
-        for (QDockWidget *dock : {window.tuningDock()})
+        for (QDockWidget *dock : {window.findChild<QDockWidget *>(QStringLiteral("tuningDock"))})
           if (dock->isVisible() && !dock->visibleRegion().isEmpty()) window.resizeDocks({dock}, {440}, Qt::Vertical);
       shoot();
       return;

@@ -110,7 +110,7 @@ class TestSourceView : public QObject {
     }
     QSignalSpy ready(window.sourceView(), &SourceViewPanel::ready);
     window.actions().showListing->trigger();
-    QVERIFY(window.sourceViewDock()->isVisible());
+    QVERIFY(window.findChild<QDockWidget *>(QStringLiteral("sourceViewDock"))->isVisible());
     while (window.sourceView()->isBusy()) QVERIFY(ready.wait(60000));
     // SASS by default: without a disassembler the panel says which tool is missing.
     const bool tools = kwb::findDisassemblyTools().any();

@@ -57,6 +57,7 @@
 #include "ui/window/workbench_actions.h"
 #include "ui/window/agent_controller.h"
 #include "ui/window/dock_layout.h"
+#include "ui/window/run_controller.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -125,14 +126,6 @@ QString problemText(const kwb::ManifestError &error) {
   return field.isEmpty() ? detail : field + QStringLiteral(": ") + detail;
 }
 
-EditorDiagnostic::Severity severityOf(kwb::Diagnostic::Severity severity) {
-  switch (severity) {
-    case kwb::Diagnostic::Severity::Warning: return EditorDiagnostic::Severity::Warning;
-    case kwb::Diagnostic::Severity::Note: return EditorDiagnostic::Severity::Note;
-    case kwb::Diagnostic::Severity::Error: break;
-  }
-  return EditorDiagnostic::Severity::Error;
-}
 
 // A menu entry's text shows '&' as is rather than as a mnemonic marker.
 QString menuText(const QString &text) {
@@ -230,6 +223,12 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   docks_ = new DockLayout(this, {browser_, log_, results_, history_, devices_, tuningPanel_, sourceView_}, actions_.viewMenu,
                           actions_.showListing);
   createStatusBar();
+  runs_ = new RunController({evaluation_, tuning_, tuningPanel_, profileService_, profiler_, sourceView_, results_,
+                             experiencePanel_, workspace_, context_, workArea_, docks_, log_, runProgress_,
+                             actions_.timeRun, actions_.sanitizeRun},
+                            this, this);
+  connect(runs_, &RunController::runFinished, this, &MainWindow::runFinished);
+  connect(runs_, &RunController::runStarted, this, [this] { shownHistoryId_ = 0; });
   updateStartPage();
 
   connect(tabs_, &EditorTabs::countChanged, this, [this](int count) {
@@ -286,44 +285,13 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
   connect(skills_, &SkillLibraryService::idle, this, &MainWindow::checkSettled);
 
-  connect(evaluation_, &EvaluationService::progress, this, &MainWindow::onRunProgress);
   // The Profiler follows the services itself: live samples, profiles and ceilings.
   profiler_->attach(evaluation_, tuning_, profileService_);
-  connect(profiler_, &ProfilerPanel::profileRequested, this, [this] { profileCurrent(); });
-  // Refresh in the Source/PTX/SASS view: the editor's kernel as it is now.
-  connect(sourceView_, &SourceViewPanel::refreshRequested, this, [this] {
-    if (!showListing()) sourceView_->showProblem(tr("Open a task first: Refresh shows the kernel in the editor beside its SASS or PTX."));
-  });
-  connect(profileService_, &ProfileService::finished, this, [this](const ProfileRow &row) {
-    if (row.outcome == kwb::Outcome::Profiled)
-      log_->info(tr("Profiled %1 (%2) on %3: %n replay pass(es)", nullptr, row.passes)
-                     .arg(QFileInfo(row.sourceName).fileName(), row.config, row.device));
-    else
-      log_->warning(tr("Not profiled: %1: %2").arg(outcomeText(row.outcome), row.message));
-    updateActions();
-    checkSettled();
-  });
   connect(evaluation_, &EvaluationService::devicesChanged, this, &MainWindow::updatePoolDevices);
-  connect(evaluation_, &EvaluationService::deviceMessage, this, [this](const QString &message) {
-    log_->warning(message);
-    statusBar()->showMessage(message, 2 * kStatusMessageMs);
-  });
   connect(devices_, &DevicesPanel::refreshed, this, &MainWindow::updatePoolDevices);
   connect(devices_, &DevicesPanel::summaryChanged, this, [this](const QString &summary) {
     gpuSummaryLabel_->setText(summary);
     gpuSummaryLabel_->setVisible(!summary.isEmpty());
-  });
-  connect(evaluation_, &EvaluationService::finished, this, &MainWindow::onRunFinished);
-  connect(tuning_, &TuningService::finished, this, [this](const TuneSummary &s) {
-    QString line = tuningPanel_->statusText();
-    if (s.stop == QLatin1String("error")) log_->error(line);
-    else log_->info(line);
-    if (!s.reproduce.isEmpty()) log_->info(tr("Reproduce the best: %1").arg(s.reproduce));
-    if (!s.memory.isEmpty()) log_->info(s.memory);
-    if (workArea_->current() == WorkArea::Page::Experience && !s.memory.isEmpty()) experiencePanel_->refresh();
-    statusBar()->showMessage(line, kStatusMessageMs);
-    updateActions();
-    checkSettled();
   });
   connect(sessionPanel_, &SessionPanel::evaluationRequested, selectionRuns_, &SelectionRuns::fetchStored);
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
@@ -1054,24 +1022,6 @@ CudaEditor *MainWindow::editorToRun() {
   return reopened;
 }
 
-bool MainWindow::tuneCurrent() {
-  if (const GpuVerdict v = verdict(GpuAction::Tune); !v.allowed) {
-    if (!taskFolder_.isEmpty()) log_->warning(tr("Not tuned: %1").arg(v.why));
-    return false;
-  }
-  CudaEditor *editor = editorToRun();
-  if (!editor) return false;
-  TuneRequest request;
-  request.taskFolder = taskFolder_;
-  request.source = editor->text();
-  request.sourceName = editor->filePath();
-  request.gpus = settings::gpuDevices();
-  if (!tuning_->run(request)) return false;
-  docks_->reveal(docks_->tuning);
-  log_->info(tr("Tuning %1 on task %2 (the built-in autotuner)").arg(editor->fileName(), taskName_));
-  updateActions();
-  return true;
-}
 
 bool MainWindow::openSessionCandidate(const QString &source, const QString &name) {
   if (source.isEmpty()) return false;
@@ -1112,6 +1062,16 @@ bool MainWindow::continueFromCase(const CaseDetail &detail, bool optimize) {
 
 bool MainWindow::optimizeCurrent() { return agentWork_->optimize(); }
 
+bool MainWindow::runCurrent() { return runs_->run(); }
+
+void MainWindow::cancelRun() { runs_->cancel(); }
+
+bool MainWindow::tuneCurrent() { return runs_->tune(); }
+
+bool MainWindow::profileCurrent() { return runs_->profile(); }
+
+bool MainWindow::showListing() { return runs_->showListing(); }
+
 bool MainWindow::buildLineageOfCurrentTask() { return agentWork_->buildLineage(); }
 
 void MainWindow::say(const QString &line) { statusBar()->showMessage(line, 2 * kStatusMessageMs); }
@@ -1120,37 +1080,6 @@ void MainWindow::historyChanged() {
   if (workspaceSettled_ && !taskFolder_.isEmpty()) workspace_->listEvaluations(taskFolder_);
 }
 
-bool MainWindow::profileCurrent() {
-  if (const GpuVerdict v = verdict(GpuAction::Profile); !v.allowed) {
-    if (!taskFolder_.isEmpty()) log_->warning(tr("Not profiled: %1").arg(v.why));
-    return false;
-  }
-  CudaEditor *editor = editorToRun();
-  if (!editor) return false;
-  ProfileRequest request;
-  request.taskFolder = taskFolder_;
-  request.source = editor->text();
-  request.sourceName = editor->filePath();
-  request.set = profiler_->profileSet();
-  request.config = profiler_->profileConfig();
-  if (!profileService_->profile(request)) return false;
-  workArea_->reveal(WorkArea::Page::Profiler);
-  log_->info(tr("Profiling %1 on task %2 (%3 metric set%4)")
-                 .arg(editor->fileName(), taskName_, request.set,
-                      request.config.isEmpty() ? QString() : tr(", configuration %1").arg(request.config)));
-  updateActions();
-  return true;
-}
-
-bool MainWindow::showListing() {
-  if (taskFolder_.isEmpty()) return false;
-  CudaEditor *editor = editorToRun();
-  if (!editor) return false;
-  if (gpuProbed_ && !gpuPresent_) sourceView_->setArch(settings::compileOnlyArch());
-  sourceView_->showCandidate(taskFolder_, editor->text(), editor->filePath());
-  docks_->reveal(docks_->sourceView);
-  return true;
-}
 
 
 
@@ -1159,110 +1088,10 @@ bool MainWindow::showListing() {
 
 
 
-bool MainWindow::runCurrent() {
-  if (!verdict(GpuAction::Run).allowed) return false;
-  CudaEditor *editor = editorToRun();
-  if (!editor) return false;
 
-  RunRequest request;
-  request.taskFolder = taskFolder_;
-  request.source = editor->text();
-  request.sourceName = editor->filePath();
-  request.time = actions_.timeRun->isChecked();
-  request.sanitize = actions_.sanitizeRun->isChecked();
-  // Without a GPU the evaluator compiles for the architecture chosen in Settings.
-  if (gpuProbed_ && !gpuPresent_) request.arch = settings::compileOnlyArch();
-  if (!evaluation_->run(request)) return false;
 
-  editor->clearDiagnostics();
-  runEditor_ = editor;
-  results_->showRunning(taskName_, editor->filePath());
-  docks_->results->show();
-  shownHistoryId_ = 0;
-  runProgress_->setValue(0);
-  runProgress_->setFormat(tr("Starting %p%"));
-  runProgress_->show();
-  log_->info(tr("Run %1 on task %2%3")
-                 .arg(editor->fileName(), taskName_,
-                      QString(request.time ? tr(", timing it once correct") : QString()) +
-                          (request.sanitize ? tr(", then under compute-sanitizer") : QString())));
-  updateActions();
-  return true;
-}
 
-void MainWindow::cancelRun() {
-  if (!evaluation_->isRunning() || evaluation_->isCancelling()) return;
-  evaluation_->cancel();
-  runProgress_->setFormat(tr("Cancelling…"));
-  log_->info(tr("Cancelling the run…"));
-  updateActions();
-}
 
-void MainWindow::onRunProgress(const EvaluationStep &step) {
-  if (evaluation_->isCancelling()) return;
-  runProgress_->setValue(static_cast<int>(step.fraction * 1000.0));
-  const QString where = step.config.isEmpty() ? step.stage : step.stage + QStringLiteral(" ") + step.config;
-  runProgress_->setFormat(where + QStringLiteral(" %p%"));
-  runProgress_->setToolTip(step.text);
-}
 
-void MainWindow::onRunFinished(const EvaluationRun &run, const QString &source) {
-  runProgress_->hide();
-  context_->select({CandidateSelection::Origin::Run, run});
-  showDiagnostics(run, source);
-
-  const QString line = tr("Run %1: %2: %3")
-                           .arg(QFileInfo(run.sourceName).fileName(), QLatin1String(kwb::toString(run.outcome)), run.message);
-  if (run.outcome == kwb::Outcome::Correct || run.outcome == kwb::Outcome::NotRun ||
-      run.outcome == kwb::Outcome::Cancelled) {
-    log_->info(line);
-  } else {
-    log_->error(line);
-  }
-  statusBar()->showMessage(line, kStatusMessageMs);
-  if (workspace_->isOpen()) workspace_->recordEvaluation(run, source);
-  updateActions();
-  emit runFinished(run);
-  checkSettled();
-}
-
-void MainWindow::showDiagnostics(const EvaluationRun &run, const QString &source) {
-  CudaEditor *editor = runEditor_.data();
-  runEditor_.clear();
-  // Edited while it ran: the lines may no longer match.
-  if (!editor || editor->text() != source) return;
-  const QString file = QFileInfo(run.sourceName).fileName();
-  QList<EditorDiagnostic> diagnostics;
-  if (run.result) {
-    for (const kwb::Diagnostic &d : run.result->candidate.diagnostics) {
-      // Diagnostics in other files (an included header) are listed in Results only.
-      if (d.line <= 0 || (!d.file.empty() && QFileInfo(QString::fromStdString(d.file)).fileName() != file)) continue;
-      EditorDiagnostic diagnostic;
-      diagnostic.line = d.line;
-      diagnostic.column = d.column;
-      diagnostic.severity = severityOf(d.severity);
-      diagnostic.message = QString::fromStdString(d.message);
-      diagnostics.append(diagnostic);
-    }
-    // The sanitizer's findings in this file, on the lines they name.
-    if (run.result->sanitize) {
-      for (const kwb::SanitizerReport &report : run.result->sanitize->reports)
-        for (const kwb::SanitizerFinding &f : report.findings) {
-          if (f.origin != kwb::SanitizerOrigin::Candidate) continue;
-          for (const kwb::SanitizerLocation &l : f.locations) {
-            if (l.line <= 0 || QFileInfo(QString::fromStdString(l.file)).fileName() != file) continue;
-            EditorDiagnostic diagnostic;
-            diagnostic.line = l.line;
-            diagnostic.severity = f.warning ? EditorDiagnostic::Severity::Warning : EditorDiagnostic::Severity::Error;
-            diagnostic.message = QStringLiteral("%1: %2").arg(QLatin1String(kwb::sanitizerToolName(f.tool)),
-                                                              QString::fromStdString(f.what));
-            if (f.hazards) diagnostic.message += tr(" (%1 hazards)").arg(f.hazards);
-            diagnostics.append(diagnostic);
-          }
-        }
-    }
-  }
-  editor->showDiagnostics(diagnostics);
-}
 
 }  // namespace kwb::ui

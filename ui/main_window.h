@@ -68,6 +68,7 @@ class WorkbenchContext;
 class SelectionRuns;
 class AgentController;
 class DockLayout;
+class RunController;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
@@ -272,9 +273,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   // What the GPU gate (ui/services/gpu_gate.h) is told, and its answer for an action now.
   GpuState gpuState();
   GpuVerdict verdict(GpuAction action);
-  void onRunProgress(const EvaluationStep &step);
-  void onRunFinished(const EvaluationRun &run, const QString &source);
-  void showDiagnostics(const EvaluationRun &run, const QString &source);
   void updatePoolDevices();
 
   SettingsMode settingsMode_ = SettingsMode::ReadWrite;
@@ -305,7 +303,8 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   MemoryService *memory_ = nullptr;
   ExperiencePanel *experiencePanel_ = nullptr;
   AgentController *agentWork_ = nullptr;
-  DockLayout *docks_ = nullptr;  // Optimize, sessions, the Library's LLM and GPU jobs
+  DockLayout *docks_ = nullptr;
+  RunController *runs_ = nullptr;  // Run, Tune, Profile, Show PTX/SASS  // Optimize, sessions, the Library's LLM and GPU jobs
   SourceViewPanel *sourceView_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;
   ProfileService *profileService_ = nullptr;
@@ -335,7 +334,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   QString taskFolder_;
   QString taskName_;
   QString starterPath_;             // the open task's starter source
-  QPointer<CudaEditor> runEditor_;  // the editor whose text is being run
   qint64 shownHistoryId_ = 0;       // the stored run Results shows; 0: none, or not stored yet
   bool gpuPresent_ = false;         // the GPU probe found a CUDA device
   bool gpuProbed_ = false;

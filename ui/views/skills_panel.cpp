@@ -17,6 +17,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QTreeWidget>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -190,7 +191,7 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
     context()->select(s);
   });
   connect(approve_, &QPushButton::clicked, this, [this] { approve(reviewer()); });
-  connect(reviewer_, &QLineEdit::textChanged, this, [this] { showCard(); });
+  connect(reviewer_, &QLineEdit::textChanged, this, [this] { updateButtons(); });  // the card itself is unchanged
   connect(reviewer_, &QLineEdit::editingFinished, this, [this] { emit reviewerChanged(reviewer_->text().trimmed()); });
   connect(reject_, &QPushButton::clicked, this, [this] {
     bool ok = false;
@@ -349,12 +350,16 @@ QString SkillsPanel::cardText() const { return view_->toPlainText(); }
 QString SkillsPanel::cardHtml() const { return view_->toHtml(); }
 QString SkillsPanel::auditText() const { return auditMarkdown_; }
 
-void SkillsPanel::showCard() {
+const kwb::SkillCard *SkillsPanel::shownCard() const {
   const QString id = currentCard();
-  const kwb::SkillCard *card = nullptr;
   if (service_)
     for (const auto &c : service_->snapshot().cards)
-      if (q(c.id) == id) card = &c;
+      if (q(c.id) == id) return &c;
+  return nullptr;
+}
+
+void SkillsPanel::updateButtons() {
+  const kwb::SkillCard *card = shownCard();
   // A reviewer approves; the gate alone admits (an admitted card needs no approval).
   // Nobody named, nobody recorded: the review buttons wait for a name.
   const bool named = !reviewer_->text().trimmed().isEmpty();
@@ -366,8 +371,24 @@ void SkillsPanel::showCard() {
   const bool trying = service_ && service_->isTrying();
   try_->setEnabled(card != nullptr && !trying);
   cancelTry_->setVisible(trying);
+}
+
+void SkillsPanel::render(const QString &markdown) {
+  if (markdown == shownMarkdown_ && view_->document()->characterCount() > 1) return;  // drawn already
+  shownMarkdown_ = markdown;
+  // Parsed into a document of its own, then shown: parsed inside the view, the document is laid
+  // out again after every piece the parser adds (60 ms and more for a card, on the GUI thread).
+  auto *document = new QTextDocument(view_);
+  document->setDefaultFont(view_->font());
+  document->setMarkdown(markdown);
+  view_->setDocument(document);  // the old one, the view's child, is deleted by the view
+}
+
+void SkillsPanel::showCard() {
+  updateButtons();
+  const kwb::SkillCard *card = shownCard();
   if (!card) {
-    view_->setMarkdown(service_ && service_->snapshot().cards.empty()
+    render(service_ && service_->snapshot().cards.empty()
                            ? tr("No skill cards yet. **Build lineage** (above) lifts them from the open task's "
                                 "lineage on a GPU; **Import…** reads SKILL.md files (from `kwb skills export`, or "
                                 "written by hand).")
@@ -385,7 +406,7 @@ void SkillsPanel::showCard() {
   QString md = markdownOf(*card);
   const int evidence = md.indexOf(QStringLiteral("## Preconditions"));
   md.insert(evidence < 0 ? 0 : evidence, auditMarkdown_);
-  view_->setMarkdown(md);
+  render(md);
 }
 
 void SkillsPanel::approve(const QString &who) {

@@ -19,6 +19,10 @@ class QPushButton;
 class QTextBrowser;
 class QTreeWidget;
 
+namespace kwb {
+struct SkillCard;
+}
+
 namespace kwb::ui {
 
 class SkillLibraryService;
@@ -72,6 +76,9 @@ class SkillsPanel : public QWidget, public WorkbenchView {
  private:
   void reload();
   void showCard();
+  void updateButtons();  // what the card and the reviewer name allow
+  void render(const QString &markdown);  // the card view's text, drawn when it changed
+  const kwb::SkillCard *shownCard() const;
   QString reviewer() const;
 
   SkillLibraryService *service_ = nullptr;
@@ -81,6 +88,7 @@ class SkillsPanel : public QWidget, public WorkbenchView {
   QTextBrowser *view_ = nullptr;
   QLabel *message_ = nullptr;
   QString auditMarkdown_;  // the shown card's audit trail
+  QString shownMarkdown_;  // what the card view shows
   QPushButton *import_ = nullptr, *export_ = nullptr;
   QPushButton *approve_ = nullptr, *reject_ = nullptr, *edit_ = nullptr, *try_ = nullptr, *cancelTry_ = nullptr;
   QString pending_;  // a card asked for that the list did not show yet

@@ -58,6 +58,7 @@
 #include "ui/window/agent_controller.h"
 #include "ui/window/dock_layout.h"
 #include "ui/window/run_controller.h"
+#include "ui/window/gpu_controller.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -161,7 +162,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   log_ = new LogPanel(this);
   browser_ = new TaskBrowser(this);
   workspace_ = new WorkspaceService(this);
-  gpuProbe_ = new GpuProbe(this);
   results_ = new ResultsPanel(this);
   history_ = new HistoryPanel(this);
   evaluation_ = new EvaluationService({}, this);
@@ -228,6 +228,14 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
                              actions_.timeRun, actions_.sanitizeRun},
                             this, this);
   connect(runs_, &RunController::runFinished, this, &MainWindow::runFinished);
+  gpus_ = new GpuController({evaluation_, tuning_, agent_, skills_, profileService_, profiler_, devices_, log_, gpuLabel_,
+                             gpuSummaryLabel_},
+                            this);
+  connect(gpus_, &GpuController::probeFinished, this, [this] {
+    lineagePanel_->setPreviewReason(unmeasuredReason());  // now it can say why it is not measured
+    emit gpuProbeFinished();
+    checkSettled();
+  });
   connect(runs_, &RunController::runStarted, this, [this] { shownHistoryId_ = 0; });
   updateStartPage();
 
@@ -254,8 +262,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(browser_, &TaskBrowser::removeFromListRequested, this, &MainWindow::removeFromList);
   connect(browser_, &TaskBrowser::clearRecentRequested, actions_.clearRecent, &QAction::trigger);
 
-  connect(gpuProbe_, &GpuProbe::inventoryReady, this, &MainWindow::onGpuInventory);
-  connect(gpuProbe_, &GpuProbe::failed, this, &MainWindow::onGpuProbeFailed);
 
   connect(workspace_, &WorkspaceService::opened, this, [this](const QString &path, int version) {
     workspaceLabel_->setText(tr("Workspace: %1").arg(QFileInfo(path).fileName()));
@@ -287,12 +293,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
 
   // The Profiler follows the services itself: live samples, profiles and ceilings.
   profiler_->attach(evaluation_, tuning_, profileService_);
-  connect(evaluation_, &EvaluationService::devicesChanged, this, &MainWindow::updatePoolDevices);
-  connect(devices_, &DevicesPanel::refreshed, this, &MainWindow::updatePoolDevices);
-  connect(devices_, &DevicesPanel::summaryChanged, this, [this](const QString &summary) {
-    gpuSummaryLabel_->setText(summary);
-    gpuSummaryLabel_->setVisible(!summary.isEmpty());
-  });
   connect(sessionPanel_, &SessionPanel::evaluationRequested, selectionRuns_, &SelectionRuns::fetchStored);
   connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
     if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
@@ -317,12 +317,9 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   updateActions();
 
   log_->info(tr("%1 %2").arg(QLatin1String(kwb::kProjectName), QLatin1String(kwb::kVersion)));
-  applyWorkers();
-  startGpuProbe();
-  {
-    const auto worker = kwb::workerExecutable();
-    devices_->start(worker ? toQString(*worker) : QString());
-  }
+  gpus_->applyWorkers();
+  gpus_->probe();
+  gpus_->startFigures();
   settingsWorkspacePath_ = settings::workspacePath();
   openWorkspace(!workspacePath.isEmpty()            ? normalizedPath(workspacePath)
                 : !settingsWorkspacePath_.isEmpty() ? settingsWorkspacePath_
@@ -446,9 +443,11 @@ CudaEditor *MainWindow::currentEditor() const {
   return tabs_->currentEditor();
 }
 
-QString MainWindow::gpuStatusText() const {
-  return gpuLabel_->text();
-}
+QString MainWindow::gpuStatusText() const { return gpus_->statusText(); }
+
+bool MainWindow::isGpuProbeFinished() const { return gpus_->probed(); }
+
+bool MainWindow::useDevice() const { return !(gpus_->probed() && !gpus_->hasGpu()); }
 
 QString MainWindow::workspaceStatusText() const {
   return workspaceLabel_->text();
@@ -479,7 +478,7 @@ ExportDialog *MainWindow::showExportDialog() {
     request.profile = toProfileResult(*shown);
     if (const auto &base = profiler_->baselineProfile()) request.baselineProfile = toProfileResult(*base);
   }
-  request.driver = driverText_;
+  request.driver = gpus_->driverText();
   auto *dialog = new ExportDialog(export_, request, what, this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &ExportDialog::exported, this, [this](const ExportOutcome &outcome) {
@@ -497,7 +496,7 @@ bool MainWindow::isSettled() const {
 
 QStringList MainWindow::pendingWork() const {
   QStringList pending;
-  if (!gpuProbed_) pending << tr("GPU probe");
+  if (!gpus_->probed()) pending << tr("GPU probe");
   if (!workspaceSettled_ || workspace_->isBusy()) pending << tr("workspace");
   if (browser_->isScanning()) pending << tr("task scan");
   if (evaluation_->isRunning()) pending << tr("evaluation");
@@ -511,66 +510,21 @@ QStringList MainWindow::pendingWork() const {
 }
 
 void MainWindow::cancelBackgroundWork() {
-  gpuProbe_->cancel();
+  gpus_->cancel();
   tuning_->cancel();
   agent_->pause();
   skills_->cancelTry();
   skills_->cancelBuild();
-  devices_->stop();
 }
 
-void MainWindow::updatePoolDevices() {
-  devices_->setPoolDevices(evaluation_->deviceStates(), evaluation_->poolProblem());
-}
 
 void MainWindow::checkSettled() {
   updateActions();  // whatever ended may free the GPU for the actions that wait for it
   if (isSettled()) emit settled();
 }
 
-void MainWindow::startGpuProbe() {
-  gpuProbed_ = false;
-  gpuLabel_->setProbing();
-  const auto worker = kwb::workerExecutable();
-  gpuProbe_->start(worker ? toQString(*worker) : QString());
-}
 
-void MainWindow::onGpuInventory(const kwb::GpuInventory &inventory, const QString &localSummary) {
-  const QString where = evaluation_->workersDescription();
-  const QString summary = where == QLatin1String("local") ? localSummary : tr("%1: %2").arg(where, localSummary);
-  gpuLabel_->setInventory(inventory, summary);
-  gpuProbed_ = true;
-  gpuPresent_ = inventory.hasDevices();
-  const QString why = QString::fromStdString(inventory.problem);
-  noGpuWhy_ = why.isEmpty() ? localSummary : why;
-  driverText_ = inventory.driverVersion
-                    ? tr("%1.%2 (the CUDA driver API's version, as the workbench probed it)")
-                          .arg(inventory.driverVersion / 1000)
-                          .arg(inventory.driverVersion % 1000 / 10)
-                    : tr("not known: %1").arg(why.isEmpty() ? summary : why);
-  log_->info(inventory.hasDevices() || why.isEmpty() ? tr("GPU: %1").arg(summary)
-                                                     : tr("GPU: %1 (%2)").arg(summary, why));
-  // The roofline's ceilings: measured once per GPU by a worker (then cached), off this thread.
-  if (gpuPresent_ && !ceilingsAsked_) {
-    ceilingsAsked_ = true;
-    profileService_->loadCeilings(inventory.devices.front().ordinal);
-  } else if (!gpuPresent_) {
-    profiler_->setCeilingsProblem(tr("no GPU: %1").arg(why.isEmpty() ? summary : why));
-  }
-  lineagePanel_->setPreviewReason(unmeasuredReason());  // now it can say why it is not measured
-  emit gpuProbeFinished();
-  checkSettled();
-}
 
-void MainWindow::onGpuProbeFailed(const QString &summary, const QString &detail) {
-  gpuLabel_->setProbeFailed(summary, detail);
-  gpuProbed_ = true;
-  noGpuWhy_ = tr("%1: %2").arg(summary, detail);
-  log_->warning(noGpuWhy_);
-  lineagePanel_->setPreviewReason(unmeasuredReason());
-  emit gpuProbeFinished();
-  checkSettled();
-}
 
 void MainWindow::openWorkspace(const QString &path) {
   workspacePath_ = path;
@@ -724,7 +678,7 @@ bool MainWindow::openTask(const QString &path) {
 }
 
 QString MainWindow::unmeasuredReason() const {
-  return gpuProbed_ && !gpuPresent_ ? tr("no GPU: %1").arg(noGpuWhy_) : tr("not built in the library yet");
+  return gpus_->probed() && !gpus_->hasGpu() ? tr("no GPU: %1").arg(gpus_->noGpuWhy()) : tr("not built in the library yet");
 }
 
 void MainWindow::showBundledLineage(const kwb::Task &task) {
@@ -912,27 +866,12 @@ void MainWindow::showSettings(const QString &page) {
   dialog.exec();
 }
 
-bool MainWindow::applyWorkers() {
-  const QString spec = settings::workersSpec();
-  if (spec == workersSpec_) return false;
-  workersSpec_ = spec;
-  std::string problem;
-  const auto launcher = kwb::worker::parseWorkerLauncher(spec.toStdString(), problem).value_or(kwb::worker::WorkerLauncher{});
-  evaluation_->setWorkers(spec);
-  tuning_->setWorkers(launcher);
-  agent_->setWorkers(launcher);
-  skills_->setWorkers(launcher);
-  gpuProbe_->setLauncher(launcher);
-  devices_->setLauncher(launcher);
-  if (launcher.remote()) log_->info(tr("GPU workers run on %1").arg(QString::fromStdString(launcher.describe())));
-  return true;
-}
 
 void MainWindow::applySettings() {
   updateStartPage();  // the LLM providers may have changed
   tabs_->applySettings(settings::editor());
   evaluation_->setDevices(settings::gpuDevices());
-  if (applyWorkers()) startGpuProbe();
+  if (gpus_->applyWorkers()) gpus_->probe();
   const QString chosen = settings::workspacePath();
   if (chosen != settingsWorkspacePath_) {
     settingsWorkspacePath_ = chosen;
@@ -991,9 +930,9 @@ GpuState MainWindow::gpuState() {
   s.taskOpen = !taskFolder_.isEmpty();
   CudaEditor *current = currentEditor();
   s.kernelToRun = (current && current->isCudaSource()) || !starterPath_.isEmpty();
-  s.probed = gpuProbed_;
-  s.gpu = gpuPresent_;
-  s.noGpuWhy = noGpuWhy_;
+  s.probed = gpus_->probed();
+  s.gpu = gpus_->hasGpu();
+  s.noGpuWhy = gpus_->noGpuWhy();
   s.evaluating = evaluation_->isRunning();
   s.tuning = tuning_->isRunning();
   s.session = agent_->isRunning();

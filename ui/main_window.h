@@ -69,6 +69,7 @@ class SelectionRuns;
 class AgentController;
 class DockLayout;
 class RunController;
+class GpuController;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
@@ -170,7 +171,7 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   QString workspaceStatusText() const;
   const QString &workspacePath() const { return workspacePath_; }
 
-  bool isGpuProbeFinished() const { return gpuProbed_; }
+  bool isGpuProbeFinished() const;
   bool isWorkspaceOpenFinished() const { return workspaceSettled_; }
   // Nothing is running in the background: GPU probe done, workspace answered, scans done.
   bool isSettled() const;
@@ -223,7 +224,7 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   QString workspaceFile() const override { return workspacePath_; }
   CudaEditor *kernelEditor() override { return editorToRun(); }
   GpuVerdict gate(GpuAction action) override { return verdict(action); }
-  bool useDevice() const override { return !(gpuProbed_ && !gpuPresent_); }
+  bool useDevice() const override;
   bool writesSettings() const override { return settingsMode_ == SettingsMode::ReadWrite; }
   void say(const QString &line) override;
   void actionsChanged() override { updateActions(); }
@@ -237,9 +238,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void createActions();
   void createMenus();
   void createStatusBar();
-  void startGpuProbe();
-  void onGpuInventory(const kwb::GpuInventory &inventory, const QString &summary);
-  void onGpuProbeFailed(const QString &summary, const QString &detail);
   void openWorkspace(const QString &path);
   void onWorkspaceTasks(const QList<WorkspaceTask> &tasks);
   void updateBundledDir(bool force);
@@ -253,9 +251,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void showSettings(const QString &page = QString());
   // The start page's line on the LLM Optimize would use.
   void updateStartPage();
-  // Settings ▸ GPU ▸ Workers to the evaluation pool, the GPU probe and the GPUs dock; true when
-  // it changed where the workers run.
-  bool applyWorkers();
   void showAbout();
   void updateTitle();
   void updateActions();
@@ -273,7 +268,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   // What the GPU gate (ui/services/gpu_gate.h) is told, and its answer for an action now.
   GpuState gpuState();
   GpuVerdict verdict(GpuAction action);
-  void updatePoolDevices();
 
   SettingsMode settingsMode_ = SettingsMode::ReadWrite;
 
@@ -304,15 +298,14 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   ExperiencePanel *experiencePanel_ = nullptr;
   AgentController *agentWork_ = nullptr;
   DockLayout *docks_ = nullptr;
-  RunController *runs_ = nullptr;  // Run, Tune, Profile, Show PTX/SASS  // Optimize, sessions, the Library's LLM and GPU jobs
+  RunController *runs_ = nullptr;
+  GpuController *gpus_ = nullptr;  // the probe, the GPUs dock, where the workers run  // Run, Tune, Profile, Show PTX/SASS  // Optimize, sessions, the Library's LLM and GPU jobs
   SourceViewPanel *sourceView_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;
   ProfileService *profileService_ = nullptr;
-  bool ceilingsAsked_ = false;
   GpuStatusLabel *gpuLabel_ = nullptr;
   QLabel *workspaceLabel_ = nullptr;
   WorkspaceService *workspace_ = nullptr;
-  GpuProbe *gpuProbe_ = nullptr;
 
   ExportService *export_ = nullptr;
   ImportService *import_ = nullptr;
@@ -321,11 +314,9 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   WorkbenchActions actions_;
   void onProblemImported(const ImportedProblem &row);
   void onTasksImported(const QString &folder, const QStringList &tasks);
-  QString driverText_;  // the CUDA driver as probed, for exported reports
 
   QString workspacePath_;
   QString settingsWorkspacePath_;  // the Settings value, to notice when the user changes it
-  QString workersSpec_ = QStringLiteral("?");  // where the workers run, as last applied
   QString bundledDir_;             // what the Bundled group shows, to notice when Settings change it
   bool bundledDirChosen_ = false;
   QStringList recent_;             // this window's lists; written to the settings in ReadWrite mode
@@ -335,9 +326,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   QString taskName_;
   QString starterPath_;             // the open task's starter source
   qint64 shownHistoryId_ = 0;       // the stored run Results shows; 0: none, or not stored yet
-  bool gpuPresent_ = false;         // the GPU probe found a CUDA device
-  bool gpuProbed_ = false;
-  QString noGpuWhy_;                // the probe's words when it found no GPU
   bool workspaceSettled_ = false;
 };
 

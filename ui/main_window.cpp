@@ -59,6 +59,7 @@
 #include "ui/window/dock_layout.h"
 #include "ui/window/run_controller.h"
 #include "ui/window/gpu_controller.h"
+#include "ui/window/workspace_controller.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -111,10 +112,6 @@ QIcon themedIcon(const char *themeName, const char *resource) {
   return QIcon::fromTheme(QLatin1String(themeName), QIcon(QLatin1String(resource)));
 }
 
-QString readableTime(const QString &isoUtc) {
-  const QDateTime time = QDateTime::fromString(isoUtc, Qt::ISODate);
-  return time.isValid() ? time.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : isoUtc;
-}
 
 QString native(const QString &path) {
   return QDir::toNativeSeparators(path);
@@ -236,7 +233,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     emit gpuProbeFinished();
     checkSettled();
   });
-  connect(runs_, &RunController::runStarted, this, [this] { shownHistoryId_ = 0; });
   updateStartPage();
 
   connect(tabs_, &EditorTabs::countChanged, this, [this](int count) {
@@ -263,53 +259,18 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   connect(browser_, &TaskBrowser::clearRecentRequested, actions_.clearRecent, &QAction::trigger);
 
 
-  connect(workspace_, &WorkspaceService::opened, this, [this](const QString &path, int version) {
-    workspaceLabel_->setText(tr("Workspace: %1").arg(QFileInfo(path).fileName()));
-    workspaceLabel_->setToolTip(tr("%1\nSchema version %2").arg(native(path)).arg(version));
-    workspaceLabel_->setStyleSheet(QString());
-    log_->info(tr("Workspace %1 open (schema version %2)").arg(native(path)).arg(version));
-    if (!taskFolder_.isEmpty()) workspace_->listEvaluations(taskFolder_);
-    workspaceSettled_ = true;
-    emit workspaceOpenFinished(true);
-  });
-  connect(workspace_, &WorkspaceService::openFailed, this,
-          [this](const QString &path, const QString &message) {
-            browser_->setWorkspaceTasks({});
-            workspaceLabel_->setText(tr("Workspace: unavailable"));
-            workspaceLabel_->setToolTip(tr("%1\n%2").arg(native(path), message));
-            workspaceLabel_->setStyleSheet(QStringLiteral("color: #b91c1c;"));
-            log_->error(tr("Workspace %1 could not be opened: %2. The workbench runs without it; opened "
-                           "tasks are not recorded. Choose another file in Settings ▸ General.")
-                            .arg(native(path), message));
-            statusBar()->showMessage(tr("Workspace unavailable: %1").arg(message), 2 * kStatusMessageMs);
-            workspaceSettled_ = true;
-            emit workspaceOpenFinished(false);
-          });
-  connect(workspace_, &WorkspaceService::tasksListed, this, &MainWindow::onWorkspaceTasks);
-  connect(workspace_, &WorkspaceService::error, this,
-          [this](const QString &message) { log_->error(message); });
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
   connect(skills_, &SkillLibraryService::idle, this, &MainWindow::checkSettled);
 
   // The Profiler follows the services itself: live samples, profiles and ceilings.
   profiler_->attach(evaluation_, tuning_, profileService_);
   connect(sessionPanel_, &SessionPanel::evaluationRequested, selectionRuns_, &SelectionRuns::fetchStored);
-  connect(workspace_, &WorkspaceService::evaluationRecorded, this, [this](const EvaluationRun &run) {
-    if (results_->run().startedAt == run.startedAt && results_->run().sourceName == run.sourceName &&
-        !results_->isFromHistory()) {
-      shownHistoryId_ = run.historyId;
-    }
-    emit runRecorded(run);
-  });
-  connect(workspace_, &WorkspaceService::evaluationsListed, this,
-          [this](const QString &folder, const QList<EvaluationRun> &runs) {
-            history_->setRuns(folder, runs, shownHistoryId_);
-          });
-  connect(history_, &HistoryPanel::runActivated, selectionRuns_, &SelectionRuns::fetchStored);
-  connect(selectionRuns_, &SelectionRuns::storedRunSelected, this, [this](const EvaluationRun &run) {
-    shownHistoryId_ = run.historyId;
-    emit historyRunShown(run);
-  });
+  workspaceWork_ = new WorkspaceController({workspace_, browser_, history_, results_, selectionRuns_, log_, workspaceLabel_}, this);
+  connect(workspaceWork_, &WorkspaceController::openFinished, this, &MainWindow::workspaceOpenFinished);
+  connect(workspaceWork_, &WorkspaceController::failed, this, &MainWindow::say);
+  connect(workspaceWork_, &WorkspaceController::runRecorded, this, &MainWindow::runRecorded);
+  connect(workspaceWork_, &WorkspaceController::historyRunShown, this, &MainWindow::historyRunShown);
+  connect(runs_, &RunController::runStarted, workspaceWork_, &WorkspaceController::runStarted);
   connect(tabs_, &EditorTabs::openFailed, log_, &LogPanel::error);
 
   docks_->restore(settingsMode_ == SettingsMode::ReadWrite, settingsMode_ == SettingsMode::ReadOnly);
@@ -321,7 +282,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   gpus_->probe();
   gpus_->startFigures();
   settingsWorkspacePath_ = settings::workspacePath();
-  openWorkspace(!workspacePath.isEmpty()            ? normalizedPath(workspacePath)
+  workspaceWork_->open(!workspacePath.isEmpty()            ? normalizedPath(workspacePath)
                 : !settingsWorkspacePath_.isEmpty() ? settingsWorkspacePath_
                                                     : settings::defaultWorkspacePath());
   updateBundledDir(true);
@@ -447,10 +408,14 @@ QString MainWindow::gpuStatusText() const { return gpus_->statusText(); }
 
 bool MainWindow::isGpuProbeFinished() const { return gpus_->probed(); }
 
+bool MainWindow::isWorkspaceOpenFinished() const { return workspaceWork_->settled(); }
+
+QString MainWindow::workspacePath() const { return workspaceWork_->path(); }
+
 bool MainWindow::useDevice() const { return !(gpus_->probed() && !gpus_->hasGpu()); }
 
 QString MainWindow::workspaceStatusText() const {
-  return workspaceLabel_->text();
+  return workspaceWork_->statusText();
 }
 
 ExportDialog *MainWindow::showExportDialog() {
@@ -460,7 +425,7 @@ ExportDialog *MainWindow::showExportDialog() {
   }
   ExportRequest request;
   request.taskFolder = taskFolder_;
-  request.workspacePath = workspacePath_;
+  request.workspacePath = workspaceWork_->path();
   QString what;
   const auto &selection = context_->selection();
   if (selection && selection->run.historyId > 0 && selection->run.taskName == taskName_) {
@@ -497,7 +462,7 @@ bool MainWindow::isSettled() const {
 QStringList MainWindow::pendingWork() const {
   QStringList pending;
   if (!gpus_->probed()) pending << tr("GPU probe");
-  if (!workspaceSettled_ || workspace_->isBusy()) pending << tr("workspace");
+  if (!workspaceWork_->settled() || workspace_->isBusy()) pending << tr("workspace");
   if (browser_->isScanning()) pending << tr("task scan");
   if (evaluation_->isRunning()) pending << tr("evaluation");
   if (tuning_->isRunning()) pending << tr("tuning");
@@ -526,28 +491,7 @@ void MainWindow::checkSettled() {
 
 
 
-void MainWindow::openWorkspace(const QString &path) {
-  workspacePath_ = path;
-  workspaceSettled_ = false;
-  // The group shows this workspace's tasks once it answers, never the previous one's.
-  browser_->setWorkspaceTasks({});
-  workspaceLabel_->setText(tr("Workspace: opening…"));
-  workspaceLabel_->setToolTip(native(path));
-  workspace_->open(path);
-}
 
-void MainWindow::onWorkspaceTasks(const QList<WorkspaceTask> &tasks) {
-  QList<TaskItem> items;
-  items.reserve(tasks.size());
-  for (const WorkspaceTask &task : tasks) {
-    TaskItem item;
-    item.name = task.name;
-    item.folder = normalizedPath(task.folder);
-    item.note = tr("Last opened %1").arg(readableTime(task.lastOpenedAt));
-    items.append(item);
-  }
-  browser_->setWorkspaceTasks(items);  // the scan marks tasks whose folder is gone
-}
 
 void MainWindow::updateBundledDir(bool force) {
   const QString chosen = settings::kernelsDirOverride();
@@ -642,7 +586,6 @@ bool MainWindow::openTask(const QString &path) {
   }
   if (starter) tabs_->setCurrentWidget(starter);
 
-  if (taskFolder_ != folder) shownHistoryId_ = 0;
   QStringList configNames;
   for (const auto &c : task.configs) configNames << QString::fromStdString(c.name);
   profiler_->setConfigurations(configNames);
@@ -671,7 +614,7 @@ bool MainWindow::openTask(const QString &path) {
         kwb::contentHash(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))));
     workspace_->recordTaskOpened(taskName_, folder, hash);
   }
-  workspace_->listEvaluations(folder);
+  workspaceWork_->showHistory(folder);
 
   emit taskOpened(folder);
   return true;
@@ -857,11 +800,11 @@ void MainWindow::updateStartPage() {
 
 void MainWindow::showSettings(const QString &page) {
   SettingsDialog dialog(this);
-  dialog.setWorkspaceInUse(workspacePath_);
+  dialog.setWorkspaceInUse(workspaceWork_->path());
   if (!page.isEmpty()) dialog.showPage(page);
   connect(&dialog, &SettingsDialog::applied, this, [this, &dialog] {
     applySettings();
-    dialog.setWorkspaceInUse(workspacePath_);
+    dialog.setWorkspaceInUse(workspaceWork_->path());
   });
   dialog.exec();
 }
@@ -876,7 +819,7 @@ void MainWindow::applySettings() {
   if (chosen != settingsWorkspacePath_) {
     settingsWorkspacePath_ = chosen;
     const QString path = chosen.isEmpty() ? settings::defaultWorkspacePath() : chosen;
-    if (path != workspacePath_) openWorkspace(path);
+    if (path != workspaceWork_->path()) workspaceWork_->open(path);
   }
   updateBundledDir(false);
 }
@@ -1016,7 +959,7 @@ bool MainWindow::buildLineageOfCurrentTask() { return agentWork_->buildLineage()
 void MainWindow::say(const QString &line) { statusBar()->showMessage(line, 2 * kStatusMessageMs); }
 
 void MainWindow::historyChanged() {
-  if (workspaceSettled_ && !taskFolder_.isEmpty()) workspace_->listEvaluations(taskFolder_);
+  workspaceWork_->showHistory(taskFolder_);
 }
 
 

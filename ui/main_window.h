@@ -70,6 +70,7 @@ class AgentController;
 class DockLayout;
 class RunController;
 class GpuController;
+class WorkspaceController;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
@@ -169,10 +170,10 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
 
   QString gpuStatusText() const;
   QString workspaceStatusText() const;
-  const QString &workspacePath() const { return workspacePath_; }
+  QString workspacePath() const;
 
   bool isGpuProbeFinished() const;
-  bool isWorkspaceOpenFinished() const { return workspaceSettled_; }
+  bool isWorkspaceOpenFinished() const;
   // Nothing is running in the background: GPU probe done, workspace answered, scans done.
   bool isSettled() const;
   // What has not settled yet, in words ("GPU probe", "workspace", "task scan"); empty when settled.
@@ -221,7 +222,7 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   // WorkbenchShell: what the controllers ask of the window.
   QString taskFolder() const override { return taskFolder_; }
   QString taskName() const override { return taskName_; }
-  QString workspaceFile() const override { return workspacePath_; }
+  QString workspaceFile() const override { return workspacePath(); }
   CudaEditor *kernelEditor() override { return editorToRun(); }
   GpuVerdict gate(GpuAction action) override { return verdict(action); }
   bool useDevice() const override;
@@ -238,8 +239,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void createActions();
   void createMenus();
   void createStatusBar();
-  void openWorkspace(const QString &path);
-  void onWorkspaceTasks(const QList<WorkspaceTask> &tasks);
   void updateBundledDir(bool force);
   void onOpenedFoldersScanned(const QList<TaskFolderItem> &folders);
   void showBundledLineage(const kwb::Task &task);
@@ -299,7 +298,8 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   AgentController *agentWork_ = nullptr;
   DockLayout *docks_ = nullptr;
   RunController *runs_ = nullptr;
-  GpuController *gpus_ = nullptr;  // the probe, the GPUs dock, where the workers run  // Run, Tune, Profile, Show PTX/SASS  // Optimize, sessions, the Library's LLM and GPU jobs
+  GpuController *gpus_ = nullptr;
+  WorkspaceController *workspaceWork_ = nullptr;  // the workspace, its tasks and the History  // the probe, the GPUs dock, where the workers run  // Run, Tune, Profile, Show PTX/SASS  // Optimize, sessions, the Library's LLM and GPU jobs
   SourceViewPanel *sourceView_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;
   ProfileService *profileService_ = nullptr;
@@ -315,7 +315,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void onProblemImported(const ImportedProblem &row);
   void onTasksImported(const QString &folder, const QStringList &tasks);
 
-  QString workspacePath_;
   QString settingsWorkspacePath_;  // the Settings value, to notice when the user changes it
   QString bundledDir_;             // what the Bundled group shows, to notice when Settings change it
   bool bundledDirChosen_ = false;
@@ -325,8 +324,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   QString taskFolder_;
   QString taskName_;
   QString starterPath_;             // the open task's starter source
-  qint64 shownHistoryId_ = 0;       // the stored run Results shows; 0: none, or not stored yet
-  bool workspaceSettled_ = false;
 };
 
 }  // namespace kwb::ui

@@ -60,6 +60,8 @@
 #include "ui/window/run_controller.h"
 #include "ui/window/gpu_controller.h"
 #include "ui/window/workspace_controller.h"
+#include "ui/window/window_dialogs.h"
+#include "ui/window/task_lists.h"
 #include "ui/views/gpu_status_label.h"
 #include "ui/views/history_panel.h"
 #include "ui/views/log_panel.h"
@@ -108,9 +110,6 @@ QString counted(qsizetype n, const char *singular, const char *plural) {
   return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? singular : plural));
 }
 
-QIcon themedIcon(const char *themeName, const char *resource) {
-  return QIcon::fromTheme(QLatin1String(themeName), QIcon(QLatin1String(resource)));
-}
 
 
 QString native(const QString &path) {
@@ -125,11 +124,6 @@ QString problemText(const kwb::ManifestError &error) {
 }
 
 
-// A menu entry's text shows '&' as is rather than as a mnemonic marker.
-QString menuText(const QString &text) {
-  QString escaped = text;
-  return escaped.replace(QLatin1Char('&'), QLatin1String("&&"));
-}
 
 }  // namespace
 
@@ -182,7 +176,6 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   memory_ = new MemoryService(QString(), this);
   export_ = new ExportService(this);
   import_ = new ImportService(this);
-  connect(import_, &ImportService::problemImported, this, &MainWindow::onProblemImported);
   experiencePanel_ = new ExperiencePanel(this);
   experiencePanel_->attach(memory_);
   connect(experiencePanel_, &ExperiencePanel::settled, this, &MainWindow::checkSettled);
@@ -225,6 +218,9 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
                              actions_.timeRun, actions_.sanitizeRun},
                             this, this);
   connect(runs_, &RunController::runFinished, this, &MainWindow::runFinished);
+  dialogs_ = new WindowDialogs({export_, import_, context_, profiler_, log_}, this, this);
+  connect(dialogs_, &WindowDialogs::tasksImported, this, &MainWindow::onTasksImported);
+  connect(dialogs_, &WindowDialogs::openTaskRequested, this, &MainWindow::openTask);
   gpus_ = new GpuController({evaluation_, tuning_, agent_, skills_, profileService_, profiler_, devices_, log_, gpuLabel_,
                              gpuSummaryLabel_},
                             this);
@@ -250,13 +246,10 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
 
   connect(browser_, &TaskBrowser::taskActivated, this, [this](const QString &folder) { openTask(folder); });
   connect(browser_, &TaskBrowser::scanFinished, this, &MainWindow::checkSettled);
-  connect(browser_, &TaskBrowser::openedFoldersScanned, this, &MainWindow::onOpenedFoldersScanned);
   connect(browser_, &TaskBrowser::problemFound, this, [this](const QString &message) {
     log_->warning(message);
     statusBar()->showMessage(message, 2 * kStatusMessageMs);
   });
-  connect(browser_, &TaskBrowser::removeFromListRequested, this, &MainWindow::removeFromList);
-  connect(browser_, &TaskBrowser::clearRecentRequested, actions_.clearRecent, &QAction::trigger);
 
 
   connect(workspace_, &WorkspaceService::idle, this, &MainWindow::checkSettled);
@@ -285,9 +278,10 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
   workspaceWork_->open(!workspacePath.isEmpty()            ? normalizedPath(workspacePath)
                 : !settingsWorkspacePath_.isEmpty() ? settingsWorkspacePath_
                                                     : settings::defaultWorkspacePath());
-  updateBundledDir(true);
-  setRecent(settings::recentTasks());
-  setOpenedFolders(settings::openedFolders());
+  lists_ = new TaskLists({browser_, log_, docks_->tasks, actions_.recentMenu, actions_.clearRecent},
+                         settingsMode_ == SettingsMode::ReadWrite, this);
+  connect(lists_, &TaskLists::openTaskRequested, this, &MainWindow::openTask);
+  connect(lists_, &TaskLists::folderOpened, this, &MainWindow::folderOpened);
 }
 
 MainWindow::~MainWindow() = default;
@@ -301,7 +295,7 @@ void MainWindow::createActions() {
        {actions_.closeTab, [this] { if (tabs_->count() > 0) tabs_->closeTab(tabs_->currentIndex()); }},
        {actions_.reload,
         [this] {
-          updateBundledDir(false);  // the bundled suite may have been installed or removed meanwhile
+          lists_->updateBundled(false);  // the bundled suite may have been installed or removed meanwhile
           browser_->rescanAll();    // a scan already running is followed by one more, not a second one
           workspace_->listTasks();
           statusBar()->showMessage(tr("Reloading tasks…"), kStatusMessageMs);
@@ -311,7 +305,7 @@ void MainWindow::createActions() {
        {actions_.find, [this] { findBar_->open(); }},
        {actions_.findNext, [this] { findBar_->find(true); }},
        {actions_.findPrevious, [this] { findBar_->find(false); }},
-       {actions_.clearRecent, [this] { setRecent({}); }},
+       {actions_.clearRecent, [this] { lists_->clearRecent(); }},
        {actions_.focusTasks,
         [this] {
           docks_->tasks->show();
@@ -339,7 +333,7 @@ void MainWindow::createActions() {
        {actions_.profile, [this] { profileCurrent(); }},
        {actions_.showListing, [this] { showListing(); }},
        {actions_.userGuide, [this] { showUserGuide(); }},
-       {actions_.about, [this] { showAbout(); }},
+       {actions_.about, [this] { dialogs_->about(); }},
        {actions_.aboutQt, [] { QApplication::aboutQt(); }}});
   WorkbenchActions::bindToggle(this, actions_.timeRun, [this](bool on) {
     if (settingsMode_ == SettingsMode::ReadWrite) settings::setRunTiming(on);
@@ -351,9 +345,6 @@ void MainWindow::createActions() {
 
 void MainWindow::createMenus() {
   actions_.addMenus(this, workArea_->pageActions());
-  // Filled each time it opens: rebuilding it from an entry's own triggered() (openTask adds to
-  // Recent) would delete the action whose signal is being delivered.
-  connect(actions_.recentMenu, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
 }
 
 
@@ -418,42 +409,6 @@ QString MainWindow::workspaceStatusText() const {
   return workspaceWork_->statusText();
 }
 
-ExportDialog *MainWindow::showExportDialog() {
-  if (taskFolder_.isEmpty()) {
-    log_->warning(tr("Open a task first: an export is of one of its kernels"));
-    return nullptr;
-  }
-  ExportRequest request;
-  request.taskFolder = taskFolder_;
-  request.workspacePath = workspaceWork_->path();
-  QString what;
-  const auto &selection = context_->selection();
-  if (selection && selection->run.historyId > 0 && selection->run.taskName == taskName_) {
-    request.runId = selection->run.historyId;
-    what = tr("run %1 (%2)").arg(selection->run.historyId).arg(QFileInfo(selection->run.sourceName).fileName());
-  } else if (CudaEditor *editor = currentEditor()) {
-    request.code = editor->text();
-    request.sourceName = editor->fileName();
-    what = tr("the editor's %1").arg(QFileInfo(editor->fileName()).fileName());
-  } else {
-    log_->warning(tr("Nothing to export: select a run in the History, or open a kernel in the editor"));
-    return nullptr;
-  }
-  if (const auto &shown = profiler_->shownProfile(); shown && shown->taskFolder == taskFolder_) {
-    request.profile = toProfileResult(*shown);
-    if (const auto &base = profiler_->baselineProfile()) request.baselineProfile = toProfileResult(*base);
-  }
-  request.driver = gpus_->driverText();
-  auto *dialog = new ExportDialog(export_, request, what, this);
-  dialog->setAttribute(Qt::WA_DeleteOnClose);
-  connect(dialog, &ExportDialog::exported, this, [this](const ExportOutcome &outcome) {
-    if (outcome.ok) log_->info(tr("Exported %1 into %2").arg(outcome.what, outcome.dir));
-    else log_->error(tr("Export failed: %1").arg(outcome.error));
-    checkSettled();
-  });
-  dialog->show();
-  return dialog;
-}
 
 bool MainWindow::isSettled() const {
   return pendingWork().isEmpty();
@@ -493,54 +448,10 @@ void MainWindow::checkSettled() {
 
 
 
-void MainWindow::updateBundledDir(bool force) {
-  const QString chosen = settings::kernelsDirOverride();
-  QString dir = chosen;
-  if (chosen.isEmpty()) {
-    const auto bundled = kwb::bundledKernelsDir();
-    dir = bundled ? normalizedPath(toQString(*bundled)) : QString();
-  }
-  if (!force && dir == bundledDir_ && bundledDirChosen_ == !chosen.isEmpty()) return;
-  bundledDir_ = dir;
-  bundledDirChosen_ = !chosen.isEmpty();
-  browser_->setBundledDir(dir, bundledDirChosen_);
-}
 
-void MainWindow::setRecent(const QStringList &recent) {
-  recent_ = recent;
-  if (settingsMode_ == SettingsMode::ReadWrite) settings::setRecentTasks(recent_);
-  browser_->setRecent(recent_);
-  actions_.recentMenu->setEnabled(!recent_.isEmpty());
-  actions_.clearRecent->setEnabled(!recent_.isEmpty());
-}
 
-void MainWindow::setOpenedFolders(const QStringList &folders) {
-  openedFolders_ = folders;
-  if (settingsMode_ == SettingsMode::ReadWrite) settings::setOpenedFolders(openedFolders_);
-  browser_->setOpenedFolders(openedFolders_);
-}
 
-void MainWindow::removeFromList(TaskTreeModel::Group group, const QString &folder) {
-  if (group == TaskTreeModel::Group::Recent) {
-    QStringList recent = recent_;
-    recent.removeAll(folder);
-    setRecent(recent);
-  } else if (group == TaskTreeModel::Group::OpenedFolders) {
-    QStringList folders = openedFolders_;
-    folders.removeAll(folder);
-    setOpenedFolders(folders);
-  }
-}
 
-void MainWindow::rebuildRecentMenu() {
-  actions_.recentMenu->clear();
-  for (const QString &folder : recent_) {
-    QAction *action = actions_.recentMenu->addAction(menuText(native(folder)));
-    connect(action, &QAction::triggered, this, [this, folder] { openTask(folder); });
-  }
-  actions_.recentMenu->addSeparator();
-  actions_.recentMenu->addAction(actions_.clearRecent);
-}
 
 bool MainWindow::openTask(const QString &path) {
   QString folder = normalizedPath(path);
@@ -605,7 +516,7 @@ bool MainWindow::openTask(const QString &path) {
   statusBar()->showMessage(tr("Opened %1").arg(taskName_), kStatusMessageMs);
 
   // Only Recent changes: the other groups keep their rows (and the user's selection).
-  setRecent(settings::withRecentTask(recent_, folder));
+  lists_->addRecent(folder);
 
   QFile manifest(manifestPath);
   if (manifest.open(QIODevice::ReadOnly)) {
@@ -661,45 +572,14 @@ void MainWindow::showManifestError(const QString &manifestPath, const kwb::Manif
   updateActions();
 }
 
-HelpView *MainWindow::showUserGuide(const QString &chapter) {
-  if (!help_) {
-    help_ = new HelpView(this);
-    help_->setAttribute(Qt::WA_DeleteOnClose);
-  }
-  if (!chapter.isEmpty()) help_->showChapter(chapter);
-  help_->show();
-  help_->raise();
-  help_->activateWindow();
-  return help_;
-}
 
-ImportDialog *MainWindow::showImportDialog() {
-  if (!importDialog_) {
-    importDialog_ = new ImportDialog(import_, this);
-    importDialog_->setAttribute(Qt::WA_DeleteOnClose);
-    connect(importDialog_, &ImportDialog::imported, this, &MainWindow::onTasksImported);
-    connect(importDialog_, &ImportDialog::openTaskRequested, this, &MainWindow::openTask);
-  }
-  importDialog_->show();
-  importDialog_->raise();
-  importDialog_->activateWindow();
-  return importDialog_;
-}
 
-void MainWindow::onProblemImported(const ImportedProblem &row) {
-  if (!row.ok) log_->error(tr("Not imported: %1").arg(row.message));
-  for (const QString &w : row.warnings) log_->warning(QFileInfo(row.folder).fileName() + QStringLiteral(": ") + w);
-}
 
 void MainWindow::onTasksImported(const QString &folder, const QStringList &tasks) {
   const QString summary = tr("Imported %n task(s) into %1", nullptr, static_cast<int>(tasks.size())).arg(native(folder));
   log_->info(summary);
   statusBar()->showMessage(summary, 2 * kStatusMessageMs);
-  if (tasks.isEmpty()) return;
-  QStringList folders = openedFolders_;
-  const QString dir = normalizedPath(folder);
-  if (!folders.contains(dir)) folders.append(dir);
-  setOpenedFolders(folders);
+  if (!tasks.isEmpty()) lists_->addFolder(folder);
 }
 
 void MainWindow::openTaskFolderDialog() {
@@ -709,46 +589,8 @@ void MainWindow::openTaskFolderDialog() {
   if (!folder.isEmpty()) openFolder(folder);
 }
 
-void MainWindow::openFolder(const QString &path) {
-  const QString folder = normalizedPath(path);
-  if (!foldersToOpen_.contains(folder)) foldersToOpen_.append(folder);
-  QStringList folders = openedFolders_;
-  if (!folders.contains(folder)) folders.append(folder);
-  setOpenedFolders(folders);  // scans it; onOpenedFoldersScanned() goes on
-}
+void MainWindow::openFolder(const QString &path) { lists_->openFolder(path); }
 
-void MainWindow::onOpenedFoldersScanned(const QList<TaskFolderItem> &folders) {
-  const QStringList waiting = std::exchange(foldersToOpen_, QStringList());
-  for (const QString &folder : waiting) {
-    const auto entry = std::find_if(folders.begin(), folders.end(),
-                                    [&](const TaskFolderItem &f) { return f.folder == folder; });
-    if (entry == folders.end()) continue;  // removed from the list before its scan ended
-
-    if (entry->missing) {
-      log_->error(tr("%1: not a folder").arg(native(folder)));
-      QStringList remaining = openedFolders_;
-      remaining.removeAll(folder);
-      setOpenedFolders(remaining);
-    } else if (entry->tasks.isEmpty()) {
-      log_->warning(entry->error);
-    } else {
-      const auto self = std::find_if(entry->tasks.begin(), entry->tasks.end(),
-                                     [&](const TaskItem &t) { return t.folder == folder; });
-      if (self != entry->tasks.end()) {
-        openTask(folder);
-      } else if (entry->tasks.size() == 1) {
-        openTask(entry->tasks.front().folder);
-      } else {
-        log_->info(tr("%1 holds %2 tasks; double-click one under \"Opened folders\" to open it")
-                       .arg(native(folder))
-                       .arg(entry->tasks.size()));
-        docks_->tasks->show();
-        docks_->tasks->raise();
-      }
-    }
-    emit folderOpened(folder, static_cast<int>(entry->tasks.size()));
-  }
-}
 
 void MainWindow::saveCurrent() {
   if (CudaEditor *editor = currentEditor()) tabs_->save(editor);
@@ -821,17 +663,9 @@ void MainWindow::applySettings() {
     const QString path = chosen.isEmpty() ? settings::defaultWorkspacePath() : chosen;
     if (path != workspaceWork_->path()) workspaceWork_->open(path);
   }
-  updateBundledDir(false);
+  lists_->updateBundled(false);
 }
 
-void MainWindow::showAbout() {
-  QMessageBox::about(this, tr("About Kernel Workbench"),
-                     tr("<h3>Kernel Workbench %1</h3>"
-                        "<p>Takes a CUDA kernel from correct to fast, and keeps what it learned.</p>"
-                        "<p>Qt %2 · QScintilla %3</p>")
-                         .arg(QLatin1String(kwb::kVersion), QLatin1String(qVersion()),
-                              QLatin1String(QSCINTILLA_VERSION_STR)));
-}
 
 void MainWindow::updateTitle() {
   const QString app = QLatin1String(kwb::kProjectName);
@@ -926,8 +760,8 @@ bool MainWindow::continueFromCase(const CaseDetail &detail, bool optimize) {
   if (c.after.empty()) return false;
   if (task != taskName_) {
     // A bundled task of that name is opened first; any other must be opened by the user.
-    const QString bundled = QDir(bundledDir_).filePath(task);
-    if (bundledDir_.isEmpty() || !QFileInfo::exists(QDir(bundled).filePath(QLatin1String(kwb::kManifestFileName))) ||
+    const QString bundled = QDir(lists_->bundledDir()).filePath(task);
+    if (lists_->bundledDir().isEmpty() || !QFileInfo::exists(QDir(bundled).filePath(QLatin1String(kwb::kManifestFileName))) ||
         !openTask(bundled)) {
       log_->warning(tr("Case %1 is a kernel of task %2: open that task (Ctrl+O), then continue from the Case again")
                         .arg(c.id)
@@ -943,6 +777,12 @@ bool MainWindow::continueFromCase(const CaseDetail &detail, bool optimize) {
 }
 
 bool MainWindow::optimizeCurrent() { return agentWork_->optimize(); }
+
+ExportDialog *MainWindow::showExportDialog() { return dialogs_->exportKernel(gpus_->driverText()); }
+
+ImportDialog *MainWindow::showImportDialog() { return dialogs_->importModules(); }
+
+HelpView *MainWindow::showUserGuide(const QString &chapter) { return dialogs_->userGuide(chapter); }
 
 bool MainWindow::runCurrent() { return runs_->run(); }
 

@@ -71,6 +71,8 @@ class DockLayout;
 class RunController;
 class GpuController;
 class WorkspaceController;
+class WindowDialogs;
+class TaskLists;
 struct WorkspaceTask;
 struct EvaluationRun;
 struct EvaluationStep;
@@ -224,6 +226,7 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   QString taskName() const override { return taskName_; }
   QString workspaceFile() const override { return workspacePath(); }
   CudaEditor *kernelEditor() override { return editorToRun(); }
+  CudaEditor *shownEditor() override { return currentEditor(); }
   GpuVerdict gate(GpuAction action) override { return verdict(action); }
   bool useDevice() const override;
   bool writesSettings() const override { return settingsMode_ == SettingsMode::ReadWrite; }
@@ -239,8 +242,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void createActions();
   void createMenus();
   void createStatusBar();
-  void updateBundledDir(bool force);
-  void onOpenedFoldersScanned(const QList<TaskFolderItem> &folders);
   void showBundledLineage(const kwb::Task &task);
   QString unmeasuredReason() const;
   void showManifestError(const QString &manifestPath, const kwb::ManifestError &error);
@@ -250,13 +251,8 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void showSettings(const QString &page = QString());
   // The start page's line on the LLM Optimize would use.
   void updateStartPage();
-  void showAbout();
   void updateTitle();
   void updateActions();
-  void rebuildRecentMenu();
-  void setRecent(const QStringList &recent);
-  void setOpenedFolders(const QStringList &folders);
-  void removeFromList(TaskTreeModel::Group group, const QString &folder);
   void onFileSaved(const QString &path);
   void checkSettled();
   CudaEditor *editorToRun();
@@ -299,7 +295,9 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   DockLayout *docks_ = nullptr;
   RunController *runs_ = nullptr;
   GpuController *gpus_ = nullptr;
-  WorkspaceController *workspaceWork_ = nullptr;  // the workspace, its tasks and the History  // the probe, the GPUs dock, where the workers run  // Run, Tune, Profile, Show PTX/SASS  // Optimize, sessions, the Library's LLM and GPU jobs
+  WorkspaceController *workspaceWork_ = nullptr;
+  WindowDialogs *dialogs_ = nullptr;
+  TaskLists *lists_ = nullptr;  // Recent, opened folders, the Bundled group  // Export, Import, User Guide, About  // the workspace, its tasks and the History  // the probe, the GPUs dock, where the workers run  // Run, Tune, Profile, Show PTX/SASS  // Optimize, sessions, the Library's LLM and GPU jobs
   SourceViewPanel *sourceView_ = nullptr;
   ProfilerPanel *profiler_ = nullptr;
   ProfileService *profileService_ = nullptr;
@@ -309,18 +307,10 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
 
   ExportService *export_ = nullptr;
   ImportService *import_ = nullptr;
-  QPointer<ImportDialog> importDialog_;
-  QPointer<HelpView> help_;
   WorkbenchActions actions_;
-  void onProblemImported(const ImportedProblem &row);
   void onTasksImported(const QString &folder, const QStringList &tasks);
 
   QString settingsWorkspacePath_;  // the Settings value, to notice when the user changes it
-  QString bundledDir_;             // what the Bundled group shows, to notice when Settings change it
-  bool bundledDirChosen_ = false;
-  QStringList recent_;             // this window's lists; written to the settings in ReadWrite mode
-  QStringList openedFolders_;
-  QStringList foldersToOpen_;      // openFolder() waits for these folders' scans
   QString taskFolder_;
   QString taskName_;
   QString starterPath_;             // the open task's starter source

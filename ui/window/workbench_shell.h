@@ -20,6 +20,8 @@ class WorkbenchShell {
   // The editor whose kernel an action takes (the task's starter when the current tab is no CUDA
   // source); nullptr without a task.
   virtual CudaEditor *kernelEditor() = 0;
+  // The editor in front, whatever it shows; nullptr when none is open.
+  virtual CudaEditor *shownEditor() = 0;
   virtual GpuVerdict gate(GpuAction action) = 0;
   // Whether jobs run on a GPU (false in compile-only mode).
   virtual bool useDevice() const = 0;

@@ -101,10 +101,6 @@ namespace {
 
 constexpr int kStatusMessageMs = 5000;
 
-// A provider as shown: a name, or a base URL without its credentials (issue 45, 2).
-QString shownProvider(const QString &provider) {
-  return QString::fromStdString(kwb::redactUrlsIn(provider.toStdString()));
-}
 
 QString counted(qsizetype n, const char *singular, const char *plural) {
   return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? singular : plural));
@@ -229,7 +225,7 @@ MainWindow::MainWindow(const QString &workspacePath, SettingsMode settingsMode, 
     emit gpuProbeFinished();
     checkSettled();
   });
-  updateStartPage();
+  startPage_->readLlmStatus();
 
   connect(tabs_, &EditorTabs::countChanged, this, [this](int count) {
     centre_->setCurrentWidget(count > 0 ? editorPage_ : static_cast<QWidget *>(startPage_));
@@ -617,28 +613,6 @@ void MainWindow::onFileSaved(const QString &path) {
   }
 }
 
-void MainWindow::updateStartPage() {
-  // What Optimize would use: the provider chosen last, else the first configured.
-  std::vector<kwb::llm::ProviderConfig> providers;
-  try {
-    providers = kwb::llm::loadProviders();
-  } catch (const std::exception &e) {
-    startPage_->setLlmStatus(tr("The LLM providers cannot be read: %1").arg(QString::fromStdString(e.what())), false);
-    return;
-  }
-  if (providers.empty()) {
-    startPage_->setLlmStatus(QString(), false);
-    return;
-  }
-  const QString chosen = settings::agentProvider();
-  const auto it = std::find_if(providers.begin(), providers.end(),
-                               [&](const auto &p) { return QString::fromStdString(p.name) == chosen; });
-  const auto &p = it != providers.end() ? *it : providers.front();
-  startPage_->setLlmStatus(tr("Optimize asks %1%2.")
-                               .arg(shownProvider(QString::fromStdString(p.name)),
-                                    p.model.empty() ? QString() : tr(" (%1)").arg(QString::fromStdString(p.model))),
-                           true);
-}
 
 void MainWindow::showSettings(const QString &page) {
   SettingsDialog dialog(this);
@@ -653,7 +627,7 @@ void MainWindow::showSettings(const QString &page) {
 
 
 void MainWindow::applySettings() {
-  updateStartPage();  // the LLM providers may have changed
+  startPage_->readLlmStatus();  // the LLM providers may have changed
   tabs_->applySettings(settings::editor());
   evaluation_->setDevices(settings::gpuDevices());
   if (gpus_->applyWorkers()) gpus_->probe();

@@ -249,8 +249,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void saveCurrent();
   // Settings, at `page` when given ("LLM providers").
   void showSettings(const QString &page = QString());
-  // The start page's line on the LLM Optimize would use.
-  void updateStartPage();
   void updateTitle();
   void updateActions();
   void onFileSaved(const QString &path);

@@ -1,5 +1,7 @@
 #include "ui/services/agent_service.h"
 
+#include "core/text/url_credentials.h"
+
 #include <QElapsedTimer>
 #include <QMetaObject>
 #include <QPointer>
@@ -10,6 +12,8 @@
 #include "core/task/manifest_parser.h"
 
 namespace kwb::ui {
+
+QString shownProvider(const QString &provider) { return QString::fromStdString(kwb::redactUrlsIn(provider.toStdString())); }
 
 std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> resolveAgentProvider(const QString &provider,
                                                                                     const QString &apiKey,

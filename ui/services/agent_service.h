@@ -33,6 +33,9 @@ struct AgentRequest {
 
 // The provider a request names (a configured provider's name, or a base URL) and its key
 // (`apiKey`, else the provider's environment variable); nullopt with `problem` when unknown.
+// A provider as shown: a name, or a base URL without its credentials (issue 45, 2).
+QString shownProvider(const QString &provider);
+
 std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> resolveAgentProvider(const QString &provider,
                                                                                     const QString &apiKey,
                                                                                     QString &problem);

@@ -1,5 +1,12 @@
 #include "ui/views/start_page.h"
 
+#include <algorithm>
+
+#include "core/llm/provider_config.h"
+#include "core/text/url_credentials.h"
+#include "ui/services/agent_service.h"
+#include "ui/settings/app_settings.h"
+
 #include <QAction>
 #include <QGridLayout>
 #include <QIcon>
@@ -108,6 +115,29 @@ StartPage::StartPage(QAction *openTask, QAction *importOperator, QWidget *parent
 void StartPage::setLlmStatus(const QString &text, bool configured) {
   llm_->setText(text.isEmpty() ? tr("No LLM is set up yet: without one, Optimize runs the built-in autotuner.") : text);
   llm_->setStyleSheet(configured ? QStringLiteral("color: #047857;") : QStringLiteral("color: #92400e;"));
+}
+
+void StartPage::readLlmStatus() {
+  // What Optimize would use: the provider chosen last, else the first configured.
+  std::vector<kwb::llm::ProviderConfig> providers;
+  try {
+    providers = kwb::llm::loadProviders();
+  } catch (const std::exception &e) {
+    setLlmStatus(tr("The LLM providers cannot be read: %1").arg(QString::fromStdString(e.what())), false);
+    return;
+  }
+  if (providers.empty()) {
+    setLlmStatus(QString(), false);
+    return;
+  }
+  const QString chosen = settings::agentProvider();
+  const auto it = std::find_if(providers.begin(), providers.end(),
+                               [&](const auto &p) { return QString::fromStdString(p.name) == chosen; });
+  const auto &p = it != providers.end() ? *it : providers.front();
+  setLlmStatus(tr("Optimize asks %1%2.")
+                               .arg(shownProvider(QString::fromStdString(p.name)),
+                                    p.model.empty() ? QString() : tr(" (%1)").arg(QString::fromStdString(p.model))),
+                           true);
 }
 
 }  // namespace kwb::ui

@@ -23,6 +23,9 @@ class StartPage : public QWidget {
   QPushButton *connectButton() const { return connect_; }
   // Says which LLM is set up ("Optimize uses llama.cpp (smollm2-135m)"), or that none is.
   void setLlmStatus(const QString &text, bool configured);
+  // The line on the LLM Optimize would use, read from the LLM settings (the provider chosen last,
+  // else the first configured).
+  void readLlmStatus();
 
  signals:
   void connectLlmRequested();

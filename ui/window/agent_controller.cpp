@@ -25,15 +25,6 @@
 
 namespace kwb::ui {
 
-namespace {
-
-// A provider as shown: a name, or a base URL without its credentials (issue 45, 2).
-QString shownProvider(const QString &provider) {
-  return QString::fromStdString(kwb::redactUrlsIn(provider.toStdString()));
-}
-
-}  // namespace
-
 AgentController::AgentController(const AgentParts &parts, WorkbenchShell *shell, QWidget *window)
     : QObject(window), p_(parts), shell_(shell), window_(window) {
   // The Optimize dialog's last choices; before any, the LLM settings' dollar budget.

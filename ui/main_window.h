@@ -104,18 +104,11 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   const QString &currentTaskName() const { return taskName_; }
 
   LogPanel *log() const { return log_; }
-  EditorTabs *editors() const { return tabs_; }
   CudaEditor *currentEditor() const;
-  TaskBrowser *taskBrowser() const { return browser_; }
-  WorkspaceService *workspace() const { return workspace_; }
-  EvaluationService *evaluation() const { return evaluation_; }
-  TuningService *tuning() const { return tuning_; }
-  TuningPanel *tuningPanel() const { return tuningPanel_; }
-  AgentService *agent() const { return agent_; }
-  SessionPanel *sessionPanel() const { return sessionPanel_; }
+  // The parts the screenshot driver (--screenshot ... --then) shows; tests find any part by its
+  // type or object name (tests/ui/window_parts.h).
   // The centre: the editor and the big views (session, library, experience, profiler) as pages.
   WorkArea *workArea() const { return workArea_; }
-  StartPage *startPage() const { return startPage_; }
   LineagePanel *lineagePanel() const { return lineagePanel_; }
   SkillsPanel *skillsPanel() const { return skillsPanel_; }
   SkillLibraryService *skillLibrary() const { return skills_; }
@@ -126,15 +119,12 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   // is a bundled one; with `optimize`, then Optimize on it. False, saying why in the log, when the
   // Case's task is not open and cannot be found.
   bool continueFromCase(const CaseDetail &detail, bool optimize);
-  SourceViewPanel *sourceView() const { return sourceView_; }
   ProfilerPanel *profilerPanel() const { return profiler_; }
-  ProfileService *profileService() const { return profileService_; }
   // Profiles the kernel in the editor (or the starter) on the task's first configuration.
   bool profileCurrent();
   // File ▸ Export Kernel…: the selected run of the history (or a Case's run), else the editor's
   // kernel; the dialog is returned (it deletes itself when closed); nullptr without a task.
   ExportDialog *showExportDialog();
-  ExportService *exportService() const { return export_; }
   // File ▸ Import PyTorch Modules or KernelBench Problems…: the import dialog (one at a time; it
   // deletes itself when closed). The log lists what was made, refused and why; the folder the
   // tasks went into joins the opened folders; Open Task opens one.
@@ -148,15 +138,8 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   bool openSessionCandidate(const QString &source, const QString &name);
   // Shows the kernel in the editor (or the task's starter) beside its SASS/PTX; false without a task.
   bool showListing();
-  ResultsPanel *resultsPanel() const { return results_; }
   // The open task, the selected candidate and the pinned baseline that the views follow.
   WorkbenchContext *context() const { return context_; }
-  HistoryPanel *historyPanel() const { return history_; }
-  // The GPUs dock: live figures per GPU (kwb-worker --stats --json every 2 s) and the pool's state.
-  DevicesPanel *devicesPanel() const { return devices_; }
-  // The status bar's short GPU figures ("2 GPUs · 37% · 61 °C"); hidden without a GPU.
-  QLabel *gpuSummaryLabel() const { return gpuSummaryLabel_; }
-  QProgressBar *runProgressBar() const { return runProgress_; }
 
   // Run: evaluates the current editor's text (the task's starter when the current tab is not a
   // CUDA source) against the open task, off this thread; diagnostics land in that editor, the
@@ -168,7 +151,6 @@ class MainWindow : public QMainWindow, private WorkbenchShell {
   void applySettings();
   void cancelRun();
   bool isRunning() const;
-  FindBar *findBar() const { return findBar_; }
 
   QString gpuStatusText() const;
   QString workspaceStatusText() const;

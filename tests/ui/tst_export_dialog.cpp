@@ -17,6 +17,7 @@
 #include "helpers/test_files.h"
 #include "isolated_home.h"
 #include "signal_wait.h"
+#include "window_parts.h"
 #include "ui/main_window.h"
 #include "ui/services/export_service.h"
 #include "ui/views/export_dialog.h"
@@ -64,7 +65,7 @@ class TestExportDialog : public QObject {
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     QVERIFY(window.actions().exportKernel->isEnabled());
 
-    emit window.historyPanel()->runActivated(runId);
+    emit partOf<kwb::ui::HistoryPanel>(window)->runActivated(runId);
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     QVERIFY(window.context()->selection() && window.context()->selection()->run.historyId == runId);
 

@@ -27,6 +27,7 @@
 #include "ui/services/tuning_service.h"
 #include "ui/views/log_panel.h"
 #include "ui/main_window.h"
+#include "window_parts.h"
 #include "core/gpu/worker_gpu_report.h"
 #include "helpers/model_cells.h"
 #include "ui/models/gpu_device_model.h"
@@ -82,7 +83,7 @@ void TestGpusDock::dockShowsTheNoDeviceReason() {
   auto *dock = window_->findChild<QDockWidget *>(QStringLiteral("gpusDock"));
   QVERIFY(dock);
   QCOMPARE(dock->windowTitle(), QStringLiteral("GPUs"));
-  DevicesPanel *panel = window_->devicesPanel();
+  DevicesPanel *panel = partOf<kwb::ui::DevicesPanel>(*window_);
   QVERIFY(panel);
   QCOMPARE(dock->widget(), panel);
   QVERIFY(panel->isRefreshing());
@@ -95,13 +96,13 @@ void TestGpusDock::dockShowsTheNoDeviceReason() {
   QVERIFY2(text.size() > QStringLiteral("No CUDA device: ").size() + 3, qPrintable(text));
   QVERIFY(!panel->messageLabel()->isHidden());
   QVERIFY(panel->view()->isHidden());
-  QVERIFY(window_->gpuSummaryLabel()->isHidden());
+  QVERIFY(window_->findChild<QLabel *>(QStringLiteral("gpuSummaryLabel"))->isHidden());
   // It goes on refreshing, every 2 s.
   QVERIFY(refreshed.wait(10000));
 }
 
 void TestGpusDock::windowPanelShowsFedStats() {
-  DevicesPanel *panel = window_->devicesPanel();
+  DevicesPanel *panel = partOf<kwb::ui::DevicesPanel>(*window_);
   // Stop the live refresh so the recorded figures stay.
   panel->stop();
   QVERIFY(!panel->isRefreshing());
@@ -116,9 +117,9 @@ void TestGpusDock::windowPanelShowsFedStats() {
 // compile-only, after that.
 void TestGpusDock::poolDeviceTakenOutIsReported() {
   QVERIFY(window_->openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
-  window_->evaluation()->setDevices({0});
+  partOf<kwb::ui::EvaluationService>(*window_)->setDevices({0});
   QSignalSpy finished(window_.get(), &MainWindow::runFinished);
-  QSignalSpy message(window_->evaluation(), &kwb::ui::EvaluationService::deviceMessage);
+  QSignalSpy message(partOf<kwb::ui::EvaluationService>(*window_), &kwb::ui::EvaluationService::deviceMessage);
   for (int i = 0; i < 3; ++i) {
     QVERIFY(window_->runCurrent());
     QVERIFY(finished.wait(120000));
@@ -130,11 +131,11 @@ void TestGpusDock::poolDeviceTakenOutIsReported() {
   const QString text = message.front().at(0).toString();
   QVERIFY2(text.contains(QStringLiteral("GPU 0 taken out of the pool")), qPrintable(text));
   QVERIFY2(window_->log()->text().contains(text), qPrintable(window_->log()->text()));
-  const auto states = window_->evaluation()->deviceStates();
+  const auto states = partOf<kwb::ui::EvaluationService>(*window_)->deviceStates();
   QCOMPARE(states.size(), 1);
   QVERIFY(states.front().removed);
   // The dock (fed the recorded figures above, where GPU 0 exists) shows it.
-  const GpuDeviceModel *model = window_->devicesPanel()->model();
+  const GpuDeviceModel *model = partOf<kwb::ui::DevicesPanel>(*window_)->model();
   // (deviceMessage came with devicesChanged, which the window turns into the model's pool state.)
   QVERIFY2(cell(model, 0, GpuDeviceModel::State).startsWith(QStringLiteral("removed: GPU 0 taken out")),
            qPrintable(cell(model, 0, GpuDeviceModel::State)));
@@ -147,13 +148,13 @@ void TestGpusDock::poolDeviceTakenOutIsReported() {
 
   // Cancel works on a pool run too: from the first progress report (the pool's device thread
   // reports it), as a user pressing Cancel mid-run.
-  window_->evaluation()->setDevices({1});
+  partOf<kwb::ui::EvaluationService>(*window_)->setDevices({1});
   CudaEditor *editor = window_->currentEditor();
   QVERIFY(editor);
   const QString original = editor->text();
   editor->setText(original + QStringLiteral("\n// pool cancel %1\n").arg(QDateTime::currentMSecsSinceEpoch()));
   bool cancelled = false;
-  const auto connection = connect(window_->evaluation(), &kwb::ui::EvaluationService::progress, this,
+  const auto connection = connect(partOf<kwb::ui::EvaluationService>(*window_), &kwb::ui::EvaluationService::progress, this,
                                   [&](const kwb::ui::EvaluationStep &) {
                                     if (cancelled) return;
                                     cancelled = true;
@@ -172,7 +173,7 @@ void TestGpusDock::poolDeviceTakenOutIsReported() {
   QVERIFY(window_->actions().run->isEnabled());
   editor->setText(original);
   editor->setModified(false);
-  window_->evaluation()->setDevices({});
+  partOf<kwb::ui::EvaluationService>(*window_)->setDevices({});
 }
 
 void TestGpusDock::gpuChoiceRoundTrips() {
@@ -235,7 +236,7 @@ void TestGpusDock::remoteWorkersInTheDock() {
   QVERIFY(dialog.apply());
   QCOMPARE(settings::workersSpec(), spec);
 
-  DevicesPanel *panel = window_->devicesPanel();
+  DevicesPanel *panel = partOf<kwb::ui::DevicesPanel>(*window_);
   std::string why;
   panel->setLauncher(*kwb::worker::parseWorkerLauncher(spec.toStdString(), why));
   QVERIFY(!panel->whereLabel()->isHidden());
@@ -275,8 +276,8 @@ void TestGpusDock::remoteWorkersInTheDock() {
   tune.sourceName = QString::fromStdString(task.starterSource().string());
   tune.configs = {QStringLiteral("small")};
   tune.budget = 2;
-  QSignalSpy tuned(window_->tuning(), &kwb::ui::TuningService::finished);
-  QVERIFY(window_->tuning()->run(tune));
+  QSignalSpy tuned(partOf<kwb::ui::TuningService>(*window_), &kwb::ui::TuningService::finished);
+  QVERIFY(partOf<kwb::ui::TuningService>(*window_)->run(tune));
   QVERIFY(tuned.wait(180000));
   const auto summary = tuned.takeFirst().at(0).value<kwb::ui::TuneSummary>();
   QVERIFY2(summary.stop == QStringLiteral("no-device") || summary.stop == QStringLiteral("done"),
@@ -304,7 +305,7 @@ void TestGpusDock::slurmWorkersInTheDock() {
   settings::setWorkersSpec(QStringLiteral("slurm:partition=%1,gpus=2,time=00:10:00,worker=%2")
                                .arg(QLatin1String(kwb::test::OneNodeSlurm::kPartition), QString::fromStdString(worker->string())));
   window_->applySettings();
-  DevicesPanel *panel = window_->devicesPanel();
+  DevicesPanel *panel = partOf<kwb::ui::DevicesPanel>(*window_);
   const GpuDeviceModel *model = panel->model();
   QVERIFY(model->poolRowsOnly());
   QVERIFY2(panel->whereLabel()->text().contains(QStringLiteral("GPUs on slurm (partition kwb, 2 GPUs")),
@@ -315,7 +316,7 @@ void TestGpusDock::slurmWorkersInTheDock() {
            qPrintable(panel->messageLabel()->text()));
 
   // The node's GPUs are stand-ins (no CUDA device behind them): the pool's two are named.
-  window_->evaluation()->setDevices({0, 1});
+  partOf<kwb::ui::EvaluationService>(*window_)->setDevices({0, 1});
   QVERIFY(window_->openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
   QSignalSpy finished(window_.get(), &MainWindow::runFinished);
   QSignalSpy summary(panel, &DevicesPanel::summaryChanged);
@@ -344,11 +345,11 @@ void TestGpusDock::slurmWorkersInTheDock() {
 
   // Back to local: the pool (and the allocation) go now, not at the next run.
   settings::setWorkersSpec(QString());
-  QSignalSpy changed(window_->evaluation(), &kwb::ui::EvaluationService::devicesChanged);
+  QSignalSpy changed(partOf<kwb::ui::EvaluationService>(*window_), &kwb::ui::EvaluationService::devicesChanged);
   window_->applySettings();
   QVERIFY(changed.wait(60000));
   QVERIFY(!model->poolRowsOnly());
-  QVERIFY(window_->evaluation()->deviceStates().isEmpty());
+  QVERIFY(partOf<kwb::ui::EvaluationService>(*window_)->deviceStates().isEmpty());
   for (const auto &line : cluster.jobs())
     QVERIFY2(line.rfind(jobs[0] + " ", 0) != 0 || line.find(" RUNNING") == std::string::npos, line.c_str());
 
@@ -367,7 +368,7 @@ void TestGpusDock::slurmWorkersInTheDock() {
            qPrintable(panel->messageLabel()->text()));
   settings::setWorkersSpec(QString());
   window_->applySettings();
-  window_->evaluation()->setDevices({});
+  partOf<kwb::ui::EvaluationService>(*window_)->setDevices({});
 }
 
 QTEST_MAIN(TestGpusDock)

@@ -4,6 +4,7 @@
 // kernel-workbench --screenshot command line.
 #include "isolated_home.h"
 #include "signal_wait.h"
+#include "window_parts.h"
 #include <functional>
 #include <memory>
 #include <vector>
@@ -303,7 +304,7 @@ class TestMainWindow : public QObject {
     return waitFor(window, &MainWindow::settled, window->isSettled());
   }
   QModelIndex proxyTask(TaskTreeModel::Group group, const QString &label) const {
-    const QAbstractItemModel *proxy = window_->taskBrowser()->view()->model();
+    const QAbstractItemModel *proxy = partOf<kwb::ui::TaskBrowser>(*window_)->view()->model();
     return childNamed(proxy, proxy->index(static_cast<int>(group), 0), label);
   }
 
@@ -319,7 +320,7 @@ void TestMainWindow::initTestCase() {
   window_ = std::make_unique<MainWindow>(tempPath(QStringLiteral("workspace/test.kwb")));
   // Attached before any scan lands, so every insertion and removal is checked.
   modelTester_ = std::make_unique<QAbstractItemModelTester>(
-      window_->taskBrowser()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+      partOf<kwb::ui::TaskBrowser>(*window_)->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
   window_->resize(1400, 850);
   window_->show();
   QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
@@ -424,7 +425,7 @@ void TestMainWindow::opensBundledTask() {
   QVERIFY(editor);
   QVERIFY(editor->text().contains(QLatin1String("__global__")));
   QVERIFY(editor->text().contains(QLatin1String("softmax(")));
-  kwb::ui::EditorTabs *tabs = window_->editors();
+  kwb::ui::EditorTabs *tabs = partOf<kwb::ui::EditorTabs>(*window_);
   QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("softmax.cu"));
   QCOMPARE(tabs->count(), 3);
   QStringList titles;
@@ -619,14 +620,14 @@ void TestMainWindow::probesGpuInChildProcess() {
 
 void TestMainWindow::opensWorkspace() {
   QVERIFY(waitFor(window_.get(), &MainWindow::workspaceOpenFinished, window_->isWorkspaceOpenFinished()));
-  QVERIFY2(window_->workspace()->isOpen(), qPrintable(window_->log()->text()));
+  QVERIFY2(partOf<kwb::ui::WorkspaceService>(*window_)->isOpen(), qPrintable(window_->log()->text()));
   QCOMPARE(window_->workspaceStatusText(), QStringLiteral("Workspace: test.kwb"));
   QVERIFY(QFileInfo::exists(tempPath(QStringLiteral("workspace/test.kwb"))));
 }
 
 void TestMainWindow::listsTasks() {
   QVERIFY(waitUntilSettled(window_.get()));
-  const TaskTreeModel *model = window_->taskBrowser()->model();
+  const TaskTreeModel *model = partOf<kwb::ui::TaskBrowser>(*window_)->model();
 
   const QModelIndex bundled = model->groupIndex(TaskTreeModel::Group::Bundled);
   QVERIFY(bundled.data().toString().startsWith(QLatin1String("Bundled")));
@@ -649,21 +650,21 @@ void TestMainWindow::listsTasks() {
   QVERIFY2(recorded.contains(QStringLiteral("softmax")), qPrintable(window_->log()->text()));
 
   // Activating a row opens its task.
-  auto *view = window_->taskBrowser()->view();
+  auto *view = partOf<kwb::ui::TaskBrowser>(*window_)->view();
   const QModelIndex sgemmRow = proxyTask(TaskTreeModel::Group::Bundled, QStringLiteral("sgemm"));
   QVERIFY(sgemmRow.isValid());
   QSignalSpy opened(window_.get(), &MainWindow::taskOpened);
   emit view->activated(sgemmRow);
   QCOMPARE(opened.count(), 1);
   QCOMPARE(window_->currentTaskName(), QStringLiteral("sgemm"));
-  QCOMPARE(window_->editors()->tabText(window_->editors()->currentIndex()), QStringLiteral("sgemm.cu"));
+  QCOMPARE(partOf<kwb::ui::EditorTabs>(*window_)->tabText(partOf<kwb::ui::EditorTabs>(*window_)->currentIndex()), QStringLiteral("sgemm.cu"));
   QVERIFY(waitUntilSettled(window_.get()));
   QCOMPARE(childLabels(model, model->groupIndex(TaskTreeModel::Group::Recent)),
            (QStringList{QStringLiteral("sgemm"), QStringLiteral("softmax")}));
 }
 
 void TestMainWindow::contextMenuSurvivesRescan() {
-  TaskBrowser *browser = window_->taskBrowser();
+  TaskBrowser *browser = partOf<kwb::ui::TaskBrowser>(*window_);
   QVERIFY(waitUntilSettled(window_.get()));
   QMenu *menu = openContextMenu(browser, proxyTask(TaskTreeModel::Group::Bundled, QStringLiteral("softmax")));
   QVERIFY(menu);
@@ -687,7 +688,7 @@ void TestMainWindow::contextMenuSurvivesRescan() {
 }
 
 void TestMainWindow::filtersTasks() {
-  TaskBrowser *browser = window_->taskBrowser();
+  TaskBrowser *browser = partOf<kwb::ui::TaskBrowser>(*window_);
   const QAbstractItemModel *proxy = browser->view()->model();
   const QStringList before = taskLabels(proxy, QModelIndex());
   QVERIFY(before.contains(QStringLiteral("softmax")) && before.contains(QStringLiteral("sgemm")));
@@ -709,7 +710,7 @@ void TestMainWindow::filtersTasks() {
 }
 
 void TestMainWindow::keepsTreeStateAcrossScans() {
-  TaskBrowser *browser = window_->taskBrowser();
+  TaskBrowser *browser = partOf<kwb::ui::TaskBrowser>(*window_);
   QTreeView *view = browser->view();
   const QAbstractItemModel *proxy = view->model();
   const TaskTreeModel *model = browser->model();
@@ -766,7 +767,7 @@ void TestMainWindow::keepsTreeStateAcrossScans() {
 void TestMainWindow::shortcutsWork() {
   window_->activateWindow();
   QVERIFY(QTest::qWaitForWindowActive(window_.get()));
-  kwb::ui::EditorTabs *tabs = window_->editors();
+  kwb::ui::EditorTabs *tabs = partOf<kwb::ui::EditorTabs>(*window_);
   QCOMPARE(tabs->count(), 3);
   CudaEditor *editor = window_->currentEditor();
   QVERIFY(editor);
@@ -784,16 +785,16 @@ void TestMainWindow::shortcutsWork() {
   tabs->setCurrentIndex(first);
 
   QTest::keySequence(editor, QKeySequence(Qt::ALT | Qt::Key_1));
-  QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget *>(window_->taskBrowser()->view()));
-  QTest::keySequence(window_->taskBrowser()->view(), QKeySequence(Qt::ALT | Qt::Key_2));
+  QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget *>(partOf<kwb::ui::TaskBrowser>(*window_)->view()));
+  QTest::keySequence(partOf<kwb::ui::TaskBrowser>(*window_)->view(), QKeySequence(Qt::ALT | Qt::Key_2));
   QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget *>(window_->log()->view()));
 
   editor->setFocus();
   QTest::keySequence(editor, QKeySequence(Qt::CTRL | Qt::Key_F));
-  QVERIFY(window_->findBar()->isVisible());
-  QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget *>(window_->findBar()->field()));
-  QTest::keyClick(window_->findBar()->field(), Qt::Key_Escape);
-  QVERIFY(!window_->findBar()->isVisible());
+  QVERIFY(partOf<kwb::ui::FindBar>(*window_)->isVisible());
+  QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget *>(partOf<kwb::ui::FindBar>(*window_)->field()));
+  QTest::keyClick(partOf<kwb::ui::FindBar>(*window_)->field(), Qt::Key_Escape);
+  QVERIFY(!partOf<kwb::ui::FindBar>(*window_)->isVisible());
   QTRY_COMPARE(QApplication::focusWidget(), static_cast<QWidget *>(editor));
 
   // The pages: Ctrl+3 the Library, Ctrl+1 back to the editor, also from inside it.
@@ -816,7 +817,7 @@ void TestMainWindow::findsInEditor() {
   CudaEditor *editor = window_->currentEditor();
   QVERIFY(editor);
   QCOMPARE(editor->fileName(), QStringLiteral("softmax.cu"));
-  kwb::ui::FindBar *bar = window_->findBar();
+  kwb::ui::FindBar *bar = partOf<kwb::ui::FindBar>(*window_);
   const QString needle = QStringLiteral("__syncthreads");
   QVERIFY(editor->text().count(needle) >= 3);
   editor->setCursorPosition(0, 0);
@@ -880,7 +881,7 @@ void TestMainWindow::showsManifestErrors() {
   QCOMPARE(editor->filePath(), manifestPath);
   QCOMPARE(editor->problemCount(), 1);
   // The sgemm task's manifest is open too: the tabs say which is which.
-  kwb::ui::EditorTabs *tabs = window_->editors();
+  kwb::ui::EditorTabs *tabs = partOf<kwb::ui::EditorTabs>(*window_);
   QCOMPARE(tabs->tabText(tabs->currentIndex()), QStringLiteral("task.toml (softmax)"));
   QVERIFY(tabs->editorFor(kSgemm + QStringLiteral("/task.toml")));
   QVERIFY(editor->markersAtLine(line - 1) != 0);
@@ -900,14 +901,14 @@ void TestMainWindow::reopeningReadsChangedFiles() {
   QVERIFY(copyFolder(kSoftmax, folder));
   const QString path = folder + QStringLiteral("/softmax.cu");
   QVERIFY(window_->openTask(folder));
-  CudaEditor *editor = window_->editors()->editorFor(path);
+  CudaEditor *editor = partOf<kwb::ui::EditorTabs>(*window_)->editorFor(path);
   QVERIFY(editor);
   const QString original = editor->text();
 
   // Changed on disk by another program: opening the task again shows the new text.
   QVERIFY(writeFile(path, QStringLiteral("// changed outside\n") + original));
   QVERIFY(window_->openTask(folder));
-  QCOMPARE(window_->editors()->editorFor(path), editor);
+  QCOMPARE(partOf<kwb::ui::EditorTabs>(*window_)->editorFor(path), editor);
   QCOMPARE(editor->text(), QStringLiteral("// changed outside\n") + original);
   QVERIFY(!editor->isModified());
 
@@ -927,7 +928,7 @@ void TestMainWindow::savesEditedFile() {
   QVERIFY(window_->openTask(folder));
   CudaEditor *editor = window_->currentEditor();
   QVERIFY(editor);
-  kwb::ui::EditorTabs *tabs = window_->editors();
+  kwb::ui::EditorTabs *tabs = partOf<kwb::ui::EditorTabs>(*window_);
   // Only this task's files stay open.
   for (CudaEditor *open : tabs->editors()) {
     QVERIFY2(open->filePath().startsWith(folder + QLatin1Char('/')), qPrintable(open->filePath()));
@@ -954,7 +955,7 @@ void TestMainWindow::savesEditedFile() {
 }
 
 void TestMainWindow::closingModifiedTabAsks() {
-  kwb::ui::EditorTabs *tabs = window_->editors();
+  kwb::ui::EditorTabs *tabs = partOf<kwb::ui::EditorTabs>(*window_);
   CudaEditor *editor = window_->currentEditor();
   QVERIFY(editor);
   const QString path = editor->filePath();
@@ -1045,7 +1046,7 @@ void TestMainWindow::settingsCancelKeepsValues() {
 
 void TestMainWindow::reportsMissingKernelsFolder() {
   const QString missing = tempPath(QStringLiteral("no-such-kernels"));
-  const TaskTreeModel *model = window_->taskBrowser()->model();
+  const TaskTreeModel *model = partOf<kwb::ui::TaskBrowser>(*window_)->model();
   auto seen = answerModal<SettingsDialog>(this, [&missing](SettingsDialog *dialog) {
     dialog->kernelsDirField()->setText(missing);
     dialog->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
@@ -1090,7 +1091,7 @@ void TestMainWindow::opensFolderOfTasks() {
            qPrintable(window_->log()->text()));
   QVERIFY(waitUntilSettled(window_.get()));
 
-  const TaskTreeModel *model = window_->taskBrowser()->model();
+  const TaskTreeModel *model = partOf<kwb::ui::TaskBrowser>(*window_)->model();
   const QModelIndex opened = model->groupIndex(TaskTreeModel::Group::OpenedFolders);
   QCOMPARE(model->rowCount(opened), 1);
   const QModelIndex folderRow = model->index(0, 0, opened);
@@ -1098,7 +1099,7 @@ void TestMainWindow::opensFolderOfTasks() {
   QCOMPARE(folderRow.data(TaskTreeModel::KindRole).toInt(), int(TaskTreeModel::Kind::Folder));
   QCOMPARE(childLabels(model, folderRow), (QStringList{QStringLiteral("sgemm"), QStringLiteral("softmax")}));
   // The user collapses it; it stays collapsed while the list around it changes.
-  QTreeView *view = window_->taskBrowser()->view();
+  QTreeView *view = partOf<kwb::ui::TaskBrowser>(*window_)->view();
   const QString suiteKey = folderRow.data(TaskTreeModel::KeyRole).toString();
   auto suiteInView = [&] {
     auto *proxy = qobject_cast<const QSortFilterProxyModel *>(view->model());
@@ -1159,7 +1160,7 @@ void TestMainWindow::opensFolderOfTasks() {
 }
 
 void TestMainWindow::removesFromLists() {
-  TaskBrowser *browser = window_->taskBrowser();
+  TaskBrowser *browser = partOf<kwb::ui::TaskBrowser>(*window_);
   const TaskTreeModel *model = browser->model();
   QVERIFY(waitUntilSettled(window_.get()));
   const QStringList recentBefore = kwb::ui::settings::recentTasks();
@@ -1296,7 +1297,7 @@ void TestMainWindow::switchesWorkspaceViaSettings() {
   QVERIFY(waitUntilSettled(&window));
   QVERIFY(window.openTask(kSoftmax));
   QVERIFY(waitUntilSettled(&window));
-  const TaskTreeModel *model = window.taskBrowser()->model();
+  const TaskTreeModel *model = partOf<kwb::ui::TaskBrowser>(window)->model();
   const QModelIndex workspaceGroup = model->groupIndex(TaskTreeModel::Group::Workspace);
   QCOMPARE(childLabels(model, workspaceGroup), QStringList{QStringLiteral("softmax")});
 
@@ -1363,12 +1364,12 @@ void TestMainWindow::worksWithoutWorkspace() {
   QSignalSpy finished(&window, &MainWindow::workspaceOpenFinished);
   QVERIFY(finished.wait(60000));
   QCOMPARE(finished.front().front().toBool(), false);
-  QVERIFY(!window.workspace()->isOpen());
+  QVERIFY(!partOf<kwb::ui::WorkspaceService>(window)->isOpen());
   QCOMPARE(window.workspaceStatusText(), QStringLiteral("Workspace: unavailable"));
   QVERIFY(window.log()->text().contains(QLatin1String("could not be opened")));
   QVERIFY(window.openTask(kSoftmax));
   QVERIFY(waitUntilSettled(&window));
-  const TaskTreeModel *model = window.taskBrowser()->model();
+  const TaskTreeModel *model = partOf<kwb::ui::TaskBrowser>(window)->model();
   QCOMPARE(model->rowCount(model->groupIndex(TaskTreeModel::Group::Workspace)), 0);
 }
 
@@ -1399,7 +1400,7 @@ void TestMainWindow::startPageSaysWhatToDoFirst() {
   MainWindow window(tempPath(QStringLiteral("workspace/start.kwb")));
   window.show();
   QVERIFY(QTest::qWaitForWindowExposed(&window));
-  auto *start = window.startPage();
+  auto *start = partOf<kwb::ui::StartPage>(window);
   QVERIFY(start && start->isVisible());
   QVERIFY2(start->openButton()->text().contains(QStringLiteral("Open Task Folder")) &&
                start->openButton()->text().contains(QStringLiteral("Ctrl+O")),

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ui/main_window.h"
+#include "window_parts.h"
 #include "ui/views/log_panel.h"
 #include "ui/views/work_area.h"
 #include "ui/services/profile_service.h"
@@ -295,14 +296,14 @@ class TestProfilerPanel : public QObject {
       QVERIFY(!window.profileCurrent());
       QVERIFY2(window.log()->text().contains(QStringLiteral("Not profiled: Profiling reads the GPU's counters")),
                qPrintable(window.log()->text()));
-      QVERIFY(!window.profileService()->isRunning());
+      QVERIFY(!partOf<kwb::ui::ProfileService>(window)->isRunning());
       // The configuration chosen in the panel survives reopening the task.
       QVERIFY(window.profilerPanel()->selectConfiguration(QStringLiteral("h200")));
       QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
       QCOMPARE(window.profilerPanel()->profileConfig(), QStringLiteral("h200"));
       return;
     }
-    QSignalSpy finished(window.profileService(), &kwb::ui::ProfileService::finished);
+    QSignalSpy finished(partOf<kwb::ui::ProfileService>(window), &kwb::ui::ProfileService::finished);
     window.actions().profile->trigger();
     QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Profiler);
     QVERIFY(!window.actions().profile->isEnabled());

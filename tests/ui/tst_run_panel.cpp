@@ -28,6 +28,7 @@
 #include "ui/services/evaluation_service.h"
 #include "ui/views/history_panel.h"
 #include "ui/main_window.h"
+#include "window_parts.h"
 #include "helpers/model_cells.h"
 #include "ui/models/evaluation_result_model.h"
 #include "ui/models/run_history_model.h"
@@ -107,15 +108,15 @@ void TestRunPanel::initTestCase() {
   workspace_ = tempPath(QStringLiteral("workspace/runs.kwb"));
   window_ = std::make_unique<MainWindow>(workspace_);
   resultsTester_ = std::make_unique<QAbstractItemModelTester>(
-      window_->resultsPanel()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+      partOf<kwb::ui::ResultsPanel>(*window_)->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
   historyTester_ = std::make_unique<QAbstractItemModelTester>(
-      window_->historyPanel()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+      partOf<kwb::ui::HistoryPanel>(*window_)->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
   window_->resize(1400, 850);
   window_->show();
   QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
   QSignalSpy workspaceOpen(window_.get(), &MainWindow::workspaceOpenFinished);
   QVERIFY(window_->isWorkspaceOpenFinished() || workspaceOpen.wait(60000));
-  QVERIFY(window_->workspace()->isOpen());
+  QVERIFY(partOf<kwb::ui::WorkspaceService>(*window_)->isOpen());
   QVERIFY(window_->openTask(task_));
 }
 
@@ -148,14 +149,14 @@ void TestRunPanel::hasRunActions() {
   QVERIFY(window_->actions().timeRun->isCheckable());
   QVERIFY(window_->actions().sanitizeRun->isCheckable());
   QVERIFY(!window_->actions().sanitizeRun->isChecked());  // off until asked for
-  QVERIFY(!window_->runProgressBar()->isVisible());
+  QVERIFY(!window_->findChild<QProgressBar *>(QStringLiteral("runProgress"))->isVisible());
   QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("resultsDock")));
   QVERIFY(window_->findChild<QDockWidget *>(QStringLiteral("historyDock")));
   auto *toolbar = window_->findChild<QToolBar *>(QStringLiteral("mainToolBar"));
   QVERIFY(toolbar && toolbar->actions().contains(window_->actions().run) &&
           toolbar->actions().contains(window_->actions().cancelRun));
-  QCOMPARE(window_->resultsPanel()->model()->rowCount(), 0);
-  QVERIFY(window_->historyPanel()->taskFolder() == task_);
+  QCOMPARE(partOf<kwb::ui::ResultsPanel>(*window_)->model()->rowCount(), 0);
+  QVERIFY(partOf<kwb::ui::HistoryPanel>(*window_)->taskFolder() == task_);
 }
 
 void TestRunPanel::compileErrorsAreMarkedInline() {
@@ -185,7 +186,7 @@ void TestRunPanel::compileErrorsAreMarkedInline() {
   QCOMPARE(editor->markersAtLine(0) & (1 << CudaEditor::kErrorMarker), 0);
 
   // The Results panel says compile error, with the diagnostic listed under the compile row.
-  kwb::ui::ResultsPanel *results = window_->resultsPanel();
+  kwb::ui::ResultsPanel *results = partOf<kwb::ui::ResultsPanel>(*window_);
   QVERIFY2(results->summaryText().startsWith(QLatin1String("compile error")),
            qPrintable(results->summaryText()));
   const QModelIndex compile = results->model()->firstOf(EvaluationResultModel::Kind::Compile);
@@ -214,17 +215,17 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
   CudaEditor *editor = window_->currentEditor();
   QVERIFY(editor);
   QSignalSpy recorded(window_.get(), &MainWindow::runRecorded);
-  QSignalSpy progress(window_->evaluation(), &kwb::ui::EvaluationService::progress);
+  QSignalSpy progress(partOf<kwb::ui::EvaluationService>(*window_), &kwb::ui::EvaluationService::progress);
 
   const EvaluationRun run = runWithShortcut();
   QVERIFY2(run.result.has_value(), "the run did not finish");
   QVERIFY(!progress.isEmpty());  // the progress bar was fed
-  QVERIFY(!window_->runProgressBar()->isVisible());
+  QVERIFY(!window_->findChild<QProgressBar *>(QStringLiteral("runProgress"))->isVisible());
   QVERIFY(window_->actions().run->isEnabled());
   QVERIFY(!window_->actions().cancelRun->isEnabled());
   QCOMPARE(editor->diagnosticCount(), 0);
 
-  const EvaluationResultModel *model = window_->resultsPanel()->model();
+  const EvaluationResultModel *model = partOf<kwb::ui::ResultsPanel>(*window_)->model();
   const QModelIndex compile = model->firstOf(EvaluationResultModel::Kind::Compile);
   QCOMPARE(cell(compile, EvaluationResultModel::OutcomeColumn), QStringLiteral("ok"));
   QVERIFY2(cell(compile, EvaluationResultModel::DetailColumn).contains(QLatin1String("softmax: ")),
@@ -236,7 +237,7 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
   if (run.outcome == kwb::Outcome::NotRun) {
     // This machine has no GPU: compiled, resources and occupancy reported, nothing faked.
     QVERIFY2(run.message.startsWith(QLatin1String("no CUDA device here, compiled only")), qPrintable(run.message));
-    QVERIFY(window_->resultsPanel()->summaryText().contains(QLatin1String("no CUDA device here, compiled only")));
+    QVERIFY(partOf<kwb::ui::ResultsPanel>(*window_)->summaryText().contains(QLatin1String("no CUDA device here, compiled only")));
     for (const QModelIndex &config : configs) {
       QCOMPARE(cell(config, EvaluationResultModel::OutcomeColumn), QStringLiteral("not run"));
       QCOMPARE(cell(config, EvaluationResultModel::DetailColumn), QStringLiteral("no CUDA device here, compiled only"));
@@ -263,27 +264,27 @@ void TestRunPanel::runsStarterAndKeepsHistory() {
       }(),
       60000);
   QCOMPARE(stored.outcome, run.outcome);
-  const RunHistoryModel *history = window_->historyPanel()->model();
+  const RunHistoryModel *history = partOf<kwb::ui::HistoryPanel>(*window_)->model();
   QTRY_COMPARE_WITH_TIMEOUT(history->rowOf(stored.historyId), 0, 60000);
   QCOMPARE(history->rowCount(), 2);
   QCOMPARE(history->index(0, 0).data(RunHistoryModel::OutcomeRole).toString(), QLatin1String(kwb::toString(run.outcome)));
   QCOMPARE(history->index(0, RunHistoryModel::SourceColumn).data().toString(), QStringLiteral("softmax.cu"));
-  QCOMPARE(window_->historyPanel()->view()->currentIndex().row(), 0);
+  QCOMPARE(partOf<kwb::ui::HistoryPanel>(*window_)->view()->currentIndex().row(), 0);
   // The compile error of the previous test is the older row.
   QCOMPARE(history->index(1, 0).data(RunHistoryModel::OutcomeRole).toString(),
            QStringLiteral("compile-error"));
 
   // Choosing the older run shows it in Results, from the history.
   QSignalSpy shown(window_.get(), &MainWindow::historyRunShown);
-  QVERIFY(window_->historyPanel()->activateRun(
+  QVERIFY(partOf<kwb::ui::HistoryPanel>(*window_)->activateRun(
       history->index(1, 0).data(RunHistoryModel::HistoryIdRole).toLongLong()));
   QVERIFY(shown.wait(60000));
-  QVERIFY(window_->resultsPanel()->isFromHistory());
-  QVERIFY(window_->resultsPanel()->summaryText().startsWith(QLatin1String("compile error")));
-  QCOMPARE(cell(window_->resultsPanel()->model()->firstOf(EvaluationResultModel::Kind::Compile),
+  QVERIFY(partOf<kwb::ui::ResultsPanel>(*window_)->isFromHistory());
+  QVERIFY(partOf<kwb::ui::ResultsPanel>(*window_)->summaryText().startsWith(QLatin1String("compile error")));
+  QCOMPARE(cell(partOf<kwb::ui::ResultsPanel>(*window_)->model()->firstOf(EvaluationResultModel::Kind::Compile),
                 EvaluationResultModel::OutcomeColumn),
            QStringLiteral("compile error"));
-  QVERIFY(window_->resultsPanel()->summaryText().contains(QLatin1String("from the history")));
+  QVERIFY(partOf<kwb::ui::ResultsPanel>(*window_)->summaryText().contains(QLatin1String("from the history")));
 }
 
 void TestRunPanel::historyPersistsInTheWorkspaceFile() {
@@ -309,16 +310,16 @@ void TestRunPanel::historyPersistsInTheWorkspaceFile() {
 
   // Another window on the same file lists them too.
   MainWindow again(workspace_);
-  QSignalSpy listed(again.workspace(), &kwb::ui::WorkspaceService::evaluationsListed);
+  QSignalSpy listed(partOf<kwb::ui::WorkspaceService>(again), &kwb::ui::WorkspaceService::evaluationsListed);
   QVERIFY(again.openTask(task_));
-  QTRY_VERIFY_WITH_TIMEOUT(again.historyPanel()->model()->rowCount() >= 2, 60000);
-  QCOMPARE(again.historyPanel()->model()->index(1, 0).data(RunHistoryModel::OutcomeRole).toString(),
+  QTRY_VERIFY_WITH_TIMEOUT(partOf<kwb::ui::HistoryPanel>(again)->model()->rowCount() >= 2, 60000);
+  QCOMPARE(partOf<kwb::ui::HistoryPanel>(again)->model()->index(1, 0).data(RunHistoryModel::OutcomeRole).toString(),
            QStringLiteral("compile-error"));
   QSignalSpy shown(&again, &MainWindow::historyRunShown);
-  QVERIFY(again.historyPanel()->activateRun(
-      again.historyPanel()->model()->index(0, 0).data(RunHistoryModel::HistoryIdRole).toLongLong()));
+  QVERIFY(partOf<kwb::ui::HistoryPanel>(again)->activateRun(
+      partOf<kwb::ui::HistoryPanel>(again)->model()->index(0, 0).data(RunHistoryModel::HistoryIdRole).toLongLong()));
   QVERIFY(shown.wait(60000));
-  QCOMPARE(rowsOf(again.resultsPanel()->model(), EvaluationResultModel::Kind::Config).size(), 3);
+  QCOMPARE(rowsOf(partOf<kwb::ui::ResultsPanel>(again)->model(), EvaluationResultModel::Kind::Config).size(), 3);
   QVERIFY(QTest::qWaitFor([&] { return again.isSettled(); }, 60000));
 }
 
@@ -333,7 +334,7 @@ void TestRunPanel::cancelStopsTheRun() {
   QVERIFY(window_->isRunning());
   QVERIFY(!window_->actions().run->isEnabled());
   QVERIFY(window_->actions().cancelRun->isEnabled());
-  QVERIFY(window_->runProgressBar()->isVisible());
+  QVERIFY(window_->findChild<QProgressBar *>(QStringLiteral("runProgress"))->isVisible());
   QVERIFY(!window_->runCurrent());  // one run at a time
   // Cancelled at once: before the evaluation began or while it compiles, never after it ended
   // (an uncached compile takes far longer than these few lines).
@@ -346,13 +347,13 @@ void TestRunPanel::cancelStopsTheRun() {
   QCOMPARE(run.message, QStringLiteral("cancelled by the user"));
   QVERIFY(run.result.has_value());
   for (const auto &config : run.result->configs) QCOMPARE(config.outcome, kwb::Outcome::Cancelled);
-  QVERIFY(window_->resultsPanel()->summaryText().startsWith(QLatin1String("cancelled")));
+  QVERIFY(partOf<kwb::ui::ResultsPanel>(*window_)->summaryText().startsWith(QLatin1String("cancelled")));
   QVERIFY(!window_->isRunning());
   QVERIFY(window_->actions().run->isEnabled());
-  QVERIFY(!window_->runProgressBar()->isVisible());
+  QVERIFY(!window_->findChild<QProgressBar *>(QStringLiteral("runProgress"))->isVisible());
   QVERIFY(recorded.wait(60000));
   QTRY_COMPARE_WITH_TIMEOUT(
-      window_->historyPanel()->model()->index(0, 0).data(RunHistoryModel::OutcomeRole).toString(),
+      partOf<kwb::ui::HistoryPanel>(*window_)->model()->index(0, 0).data(RunHistoryModel::OutcomeRole).toString(),
       QStringLiteral("cancelled"), 60000);
 
   editor->setText(original);
@@ -368,7 +369,7 @@ void TestRunPanel::cancelDuringProgress() {
   editor->setText(original + uniqueComment());
   QSignalSpy finished(window_.get(), &MainWindow::runFinished);
   bool cancelled = false;
-  const auto connection = connect(window_->evaluation(), &kwb::ui::EvaluationService::progress, this,
+  const auto connection = connect(partOf<kwb::ui::EvaluationService>(*window_), &kwb::ui::EvaluationService::progress, this,
                                   [&](const kwb::ui::EvaluationStep &) {
                                     if (cancelled) return;
                                     cancelled = true;
@@ -405,11 +406,11 @@ void TestRunPanel::brokenTaskEndsInAResultRow() {
   file.write(QByteArray(good).replace("[reference]", "[reference"));
   file.close();
 
-  window_->editors()->setCurrentWidget(window_->editors()->editorFor(task_ + QStringLiteral("/softmax.cu")));
+  partOf<kwb::ui::EditorTabs>(*window_)->setCurrentWidget(partOf<kwb::ui::EditorTabs>(*window_)->editorFor(task_ + QStringLiteral("/softmax.cu")));
   const EvaluationRun run = runWithShortcut();
   QCOMPARE(run.outcome, kwb::Outcome::Error);
   QVERIFY2(run.message.contains(QLatin1String("task.toml")), qPrintable(run.message));
-  const QModelIndex row = window_->resultsPanel()->model()->firstOf(EvaluationResultModel::Kind::Run);
+  const QModelIndex row = partOf<kwb::ui::ResultsPanel>(*window_)->model()->firstOf(EvaluationResultModel::Kind::Run);
   QVERIFY(row.isValid());
   QCOMPARE(cell(row, EvaluationResultModel::OutcomeColumn), QStringLiteral("error"));
   QVERIFY(cell(row, EvaluationResultModel::DetailColumn).contains(QLatin1String("the task did not load")));
@@ -424,12 +425,12 @@ void TestRunPanel::brokenTaskEndsInAResultRow() {
 // Run with *Sanitize After Checking* on: the result carries the sanitizer's part and Results
 // shows it; without a GPU (here) a row that says why nothing ran, with one a row per tool.
 void TestRunPanel::sanitizeAfterCheckingShowsItsRows() {
-  window_->editors()->setCurrentWidget(window_->editors()->editorFor(task_ + QStringLiteral("/softmax.cu")));
+  partOf<kwb::ui::EditorTabs>(*window_)->setCurrentWidget(partOf<kwb::ui::EditorTabs>(*window_)->editorFor(task_ + QStringLiteral("/softmax.cu")));
   window_->actions().sanitizeRun->setChecked(true);
   const EvaluationRun run = runWithShortcut();
   window_->actions().sanitizeRun->setChecked(false);
   QVERIFY2(run.result.has_value() && run.result->sanitize.has_value(), "the run did not carry the sanitizer's part");
-  const auto rows = rowsOf(window_->resultsPanel()->model(), EvaluationResultModel::Kind::Sanitizer);
+  const auto rows = rowsOf(partOf<kwb::ui::ResultsPanel>(*window_)->model(), EvaluationResultModel::Kind::Sanitizer);
   if (run.outcome == kwb::Outcome::NotRun) {
     QCOMPARE(rows.size(), 1);
     QCOMPARE(cell(rows[0], EvaluationResultModel::OutcomeColumn), QStringLiteral("not run"));
@@ -438,8 +439,8 @@ void TestRunPanel::sanitizeAfterCheckingShowsItsRows() {
   } else {
     QCOMPARE(rows.size(), 4);
   }
-  QVERIFY2(window_->resultsPanel()->summaryText().contains(QLatin1String("sanitizer:")),
-           qPrintable(window_->resultsPanel()->summaryText()));
+  QVERIFY2(partOf<kwb::ui::ResultsPanel>(*window_)->summaryText().contains(QLatin1String("sanitizer:")),
+           qPrintable(partOf<kwb::ui::ResultsPanel>(*window_)->summaryText()));
   QVERIFY(QTest::qWaitFor([&] { return window_->isSettled(); }, 60000));
 }
 

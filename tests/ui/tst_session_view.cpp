@@ -32,6 +32,7 @@
 #include "helpers/one_node_slurm.h"
 #include "helpers/replay_llm_server.h"
 #include "ui/main_window.h"
+#include "window_parts.h"
 #include "ui/views/results_panel.h"
 #include "ui/workbench_context.h"
 #include "ui/views/log_panel.h"
@@ -247,12 +248,12 @@ class TestSessionView : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(window.openTask(kSoftmax));
     QVERIFY(window.actions().optimize->isEnabled());
-    QSignalSpy finished(window.agent(), &AgentService::finished);
+    QSignalSpy finished(partOf<kwb::ui::AgentService>(window), &AgentService::finished);
     window.actions().optimize->trigger();
     // The session's settings are asked first: nothing runs until Start.
     auto *settingsDialog = window.findChild<kwb::ui::SessionSettingsDialog *>(QStringLiteral("sessionSettingsDialog"));
     QVERIFY(settingsDialog && settingsDialog->isVisible());
-    QVERIFY(!window.agent()->isRunning());
+    QVERIFY(!partOf<kwb::ui::AgentService>(window)->isRunning());
     QCOMPARE(settingsDialog->provider(), QStringLiteral("replay"));
     auto *candidates = settingsDialog->findChild<QSpinBox *>(QStringLiteral("candidates"));
     auto *groups = settingsDialog->findChild<QSpinBox *>(QStringLiteral("groups"));
@@ -287,14 +288,14 @@ class TestSessionView : public QObject {
     skills->setChecked(true);
     proposed->setChecked(false);
     QTest::mouseClick(start, Qt::LeftButton);
-    QVERIFY(window.agent()->isRunning());
-    QVERIFY(!window.tuning()->isRunning());
+    QVERIFY(partOf<kwb::ui::AgentService>(window)->isRunning());
+    QVERIFY(!partOf<kwb::ui::TuningService>(window)->isRunning());
     QVERIFY(!window.actions().run->isEnabled());  // no run while the session has the GPUs
     QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Session);
     QVERIFY(finished.wait(300000));
     QVERIFY2(finished.first().at(1).toString() == QStringLiteral("finished"), qPrintable(finished.first().at(2).toString()));
     // 2 groups of 3, as chosen; every answer compiles (no GPU here): no repairs.
-    QCOMPARE(window.sessionPanel()->candidateRows(), 6);
+    QCOMPARE(partOf<kwb::ui::SessionPanel>(window)->candidateRows(), 6);
     // The choices are remembered for the next Optimize.
     const auto remembered = kwb::ui::settings::agentSessionSettings();
     QVERIFY(remembered);
@@ -303,31 +304,31 @@ class TestSessionView : public QObject {
     QVERIFY(remembered->taskFolder.empty());
     QCOMPARE(kwb::ui::settings::agentProvider(), QStringLiteral("replay"));
     QVERIFY(window.actions().run->isEnabled());
-    QVERIFY2(window.sessionPanel()->statusText().contains(QStringLiteral("replay")), qPrintable(window.sessionPanel()->statusText()));
+    QVERIFY2(partOf<kwb::ui::SessionPanel>(window)->statusText().contains(QStringLiteral("replay")), qPrintable(partOf<kwb::ui::SessionPanel>(window)->statusText()));
 
     // A first-turn candidate's menu: diffed against the code its group started from (the
     // task's starter), shown in Results, profiled (opened in the editor first).
-    QTreeWidgetItem *group = window.sessionPanel()->tree()->topLevelItem(0);
+    QTreeWidgetItem *group = partOf<kwb::ui::SessionPanel>(window)->tree()->topLevelItem(0);
     QVERIFY(group && group->childCount() > 0 && group->child(0)->childCount() > 0);
     QTreeWidgetItem *candidate = group->child(0)->child(0);
     // One selection (issue 48, 2): the candidate picked is the window's selection; its stored run
     // is read and shown in Results; opened (a double click), its code is in the editor, in front.
     {
       QSignalSpy selected(window.context(), &kwb::ui::WorkbenchContext::selectionChanged);
-      window.sessionPanel()->tree()->setCurrentItem(candidate);
+      partOf<kwb::ui::SessionPanel>(window)->tree()->setCurrentItem(candidate);
       const auto &s = window.context()->selection();
       QVERIFY(s && s->origin == kwb::ui::CandidateSelection::Origin::SessionCandidate);
       QCOMPARE(s->name, QStringLiteral("g1-l1-t1.cu"));
       QVERIFY(s->evaluationId > 0 && !s->activate);
       while (!window.context()->selection()->hasRun()) QVERIFY(selected.wait(30000));
-      QCOMPARE(window.resultsPanel()->run().historyId, window.context()->selection()->evaluationId);
+      QCOMPARE(partOf<kwb::ui::ResultsPanel>(window)->run().historyId, window.context()->selection()->evaluationId);
       window.workArea()->reveal(kwb::ui::WorkArea::Page::Session);
-      emit window.sessionPanel()->tree()->itemActivated(candidate, 0);
+      emit partOf<kwb::ui::SessionPanel>(window)->tree()->itemActivated(candidate, 0);
       QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Editor);
       QVERIFY(window.currentEditor() && window.currentEditor()->filePath().endsWith(QStringLiteral("/g1-l1-t1.cu")));
     }
-    QVERIFY(!window.sessionPanel()->candidateMenu(group));  // not a candidate's row
-    const std::unique_ptr<QMenu> menu(window.sessionPanel()->candidateMenu(candidate));
+    QVERIFY(!partOf<kwb::ui::SessionPanel>(window)->candidateMenu(group));  // not a candidate's row
+    const std::unique_ptr<QMenu> menu(partOf<kwb::ui::SessionPanel>(window)->candidateMenu(candidate));
     QVERIFY(menu);
     auto *diff = menu->findChild<QAction *>(QStringLiteral("diffCandidate"));
     QVERIFY(diff && diff->isEnabled());
@@ -341,13 +342,13 @@ class TestSessionView : public QObject {
     QVERIFY(dialog->diffText().contains(QStringLiteral("\n-// Starting point for optimization")));
     dialog->close();
 
-    QSignalSpy fetched(window.workspace(), &kwb::ui::WorkspaceService::evaluationFetched);
+    QSignalSpy fetched(partOf<kwb::ui::WorkspaceService>(window), &kwb::ui::WorkspaceService::evaluationFetched);
     auto *results = menu->findChild<QAction *>(QStringLiteral("showCandidateEvaluation"));
     QVERIFY(results && results->isEnabled());
     results->trigger();
     QVERIFY(fetched.wait(30000));
 
-    QSignalSpy profiled(window.profileService(), &kwb::ui::ProfileService::finished);
+    QSignalSpy profiled(partOf<kwb::ui::ProfileService>(window), &kwb::ui::ProfileService::finished);
     auto *profile = menu->findChild<QAction *>(QStringLiteral("profileCandidate"));
     QVERIFY(profile && profile->isEnabled());
     if (!window.isGpuProbeFinished()) QVERIFY(QSignalSpy(&window, &kwb::ui::MainWindow::gpuProbeFinished).wait(60000));
@@ -359,7 +360,7 @@ class TestSessionView : public QObject {
       // No GPU here: the candidate is open, and the log says why it cannot be profiled.
       QVERIFY2(window.log()->text().contains(QStringLiteral("Not profiled: Profiling reads the GPU's counters")),
                qPrintable(window.log()->text()));
-      QVERIFY(!window.profileService()->isRunning());
+      QVERIFY(!partOf<kwb::ui::ProfileService>(window)->isRunning());
     } else {
       QVERIFY(profiled.wait(120000));
     }

@@ -16,6 +16,7 @@
 
 #include "core/compile/disassembly.h"
 #include "ui/main_window.h"
+#include "window_parts.h"
 #include "ui/views/source_view_panel.h"
 
 using kwb::ui::SourceViewPanel;
@@ -96,27 +97,27 @@ class TestSourceView : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(!window.showListing());  // no task yet
     // Refresh in the view asks the window for the editor's kernel: without a task it says so.
-    QTest::mouseClick(window.sourceView()->refreshButton(), Qt::LeftButton);
-    QVERIFY2(window.sourceView()->statusText().startsWith(QStringLiteral("Open a task first")),
-             qPrintable(window.sourceView()->statusText()));
+    QTest::mouseClick(partOf<kwb::ui::SourceViewPanel>(window)->refreshButton(), Qt::LeftButton);
+    QVERIFY2(partOf<kwb::ui::SourceViewPanel>(window)->statusText().startsWith(QStringLiteral("Open a task first")),
+             qPrintable(partOf<kwb::ui::SourceViewPanel>(window)->statusText()));
     QVERIFY(window.openTask(kSoftmax));
     {
       // With a task, Refresh alone (no menu action first) shows the editor's kernel.
-      QSignalSpy shown(window.sourceView(), &SourceViewPanel::ready);
-      QTest::mouseClick(window.sourceView()->refreshButton(), Qt::LeftButton);
-      while (window.sourceView()->isBusy()) QVERIFY(shown.wait(60000));
-      QVERIFY2(window.sourceView()->statusText().contains(QStringLiteral("softmax.cu")),
-               qPrintable(window.sourceView()->statusText()));
+      QSignalSpy shown(partOf<kwb::ui::SourceViewPanel>(window), &SourceViewPanel::ready);
+      QTest::mouseClick(partOf<kwb::ui::SourceViewPanel>(window)->refreshButton(), Qt::LeftButton);
+      while (partOf<kwb::ui::SourceViewPanel>(window)->isBusy()) QVERIFY(shown.wait(60000));
+      QVERIFY2(partOf<kwb::ui::SourceViewPanel>(window)->statusText().contains(QStringLiteral("softmax.cu")),
+               qPrintable(partOf<kwb::ui::SourceViewPanel>(window)->statusText()));
     }
-    QSignalSpy ready(window.sourceView(), &SourceViewPanel::ready);
+    QSignalSpy ready(partOf<kwb::ui::SourceViewPanel>(window), &SourceViewPanel::ready);
     window.actions().showListing->trigger();
     QVERIFY(window.findChild<QDockWidget *>(QStringLiteral("sourceViewDock"))->isVisible());
-    while (window.sourceView()->isBusy()) QVERIFY(ready.wait(60000));
+    while (partOf<kwb::ui::SourceViewPanel>(window)->isBusy()) QVERIFY(ready.wait(60000));
     // SASS by default: without a disassembler the panel says which tool is missing.
     const bool tools = kwb::findDisassemblyTools().any();
-    QVERIFY2(window.sourceView()->statusText().contains(tools ? QStringLiteral("SASS of softmax.cu")
+    QVERIFY2(partOf<kwb::ui::SourceViewPanel>(window)->statusText().contains(tools ? QStringLiteral("SASS of softmax.cu")
                                                               : QStringLiteral("needs the CUDA toolkit's cuobjdump or nvdisasm")),
-             qPrintable(window.sourceView()->statusText()));
+             qPrintable(partOf<kwb::ui::SourceViewPanel>(window)->statusText()));
   }
 };
 

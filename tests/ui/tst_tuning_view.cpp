@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "ui/main_window.h"
+#include "window_parts.h"
 #include "ui/models/tune_points_model.h"
 #include "ui/views/tuning_panel.h"
 #include "ui/services/tuning_service.h"
@@ -193,15 +194,15 @@ class TestTuningView : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/transpose")));
     QVERIFY(window.actions().optimize->isEnabled());
-    QSignalSpy finished(window.tuning(), &TuningService::finished);
+    QSignalSpy finished(partOf<kwb::ui::TuningService>(window), &TuningService::finished);
     window.actions().optimize->trigger();
     // No model set up: the window asks (set one up, or run the autotuner) and runs nothing yet.
     auto *ask = window.findChild<QMessageBox *>(QStringLiteral("optimizeWithoutLlm"));
     QVERIFY(ask);
-    QVERIFY(!window.tuning()->isRunning());
+    QVERIFY(!partOf<kwb::ui::TuningService>(window)->isRunning());
     QVERIFY(ask->findChild<QPushButton *>(QStringLiteral("setUpLlmButton")));
     QTest::mouseClick(ask->findChild<QPushButton *>(QStringLiteral("runTunerButton")), Qt::LeftButton);
-    QVERIFY(window.tuning()->isRunning());
+    QVERIFY(partOf<kwb::ui::TuningService>(window)->isRunning());
     QVERIFY(!window.actions().run->isEnabled());  // no run while the tuner has the GPUs
     QVERIFY(!window.actions().tune->isEnabled());
     QVERIFY2(window.actions().run->toolTip().contains(QStringLiteral("a tuning is running")),
@@ -213,14 +214,14 @@ class TestTuningView : public QObject {
     const auto summary = finished.first().first().value<kwb::ui::TuneSummary>();
     // This machine may or may not have a GPU; without one, nine points compiled and none measured.
     if (summary.stop == QLatin1String("no-device")) {
-      QCOMPARE(window.tuningPanel()->model()->rowCount(), 9);
-      QVERIFY2(window.tuningPanel()->statusText().contains(QStringLiteral("nothing was measured")),
-               qPrintable(window.tuningPanel()->statusText()));
+      QCOMPARE(partOf<kwb::ui::TuningPanel>(window)->model()->rowCount(), 9);
+      QVERIFY2(partOf<kwb::ui::TuningPanel>(window)->statusText().contains(QStringLiteral("nothing was measured")),
+               qPrintable(partOf<kwb::ui::TuningPanel>(window)->statusText()));
       // Words say what happened: compiled, not run; not "measured" nor "rejected".
-      QVERIFY2(window.tuningPanel()->statusText().contains(QStringLiteral("9 compiled, not run (no GPU)")),
-               qPrintable(window.tuningPanel()->statusText()));
-      QVERIFY(!window.tuningPanel()->statusText().contains(QStringLiteral("rejected")));
-      const auto *model = window.tuningPanel()->model();
+      QVERIFY2(partOf<kwb::ui::TuningPanel>(window)->statusText().contains(QStringLiteral("9 compiled, not run (no GPU)")),
+               qPrintable(partOf<kwb::ui::TuningPanel>(window)->statusText()));
+      QVERIFY(!partOf<kwb::ui::TuningPanel>(window)->statusText().contains(QStringLiteral("rejected")));
+      const auto *model = partOf<kwb::ui::TuningPanel>(window)->model();
       QCOMPARE(model->index(0, model->columnCount() - 1).data().toString(), QStringLiteral("compiled only"));
     } else {
       QCOMPARE(summary.stop, QStringLiteral("done"));

@@ -46,6 +46,7 @@
 #include "helpers/replay_llm_server.h"
 #include "isolated_home.h"
 #include "signal_wait.h"
+#include "window_parts.h"
 #include "ui/main_window.h"
 #include "ui/models/evaluation_result_model.h"
 #include "ui/models/evaluation_run.h"
@@ -280,9 +281,9 @@ class TestWalkthrough : public QObject {
     probe_.phase(QStringLiteral("waiting to settle"));
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     QCOMPARE(window.size(), QSize(1600, 1000));
-    QVERIFY(window.startPage()->isVisible());
-    QVERIFY(window.startPage()->openButton()->isVisible());
-    auto *llm = window.startPage()->findChild<QLabel *>(QStringLiteral("startLlmStatus"));
+    QVERIFY(partOf<kwb::ui::StartPage>(window)->isVisible());
+    QVERIFY(partOf<kwb::ui::StartPage>(window)->openButton()->isVisible());
+    auto *llm = partOf<kwb::ui::StartPage>(window)->findChild<QLabel *>(QStringLiteral("startLlmStatus"));
     QVERIFY(llm);
     QVERIFY2(llm->text().contains(QStringLiteral("replay")), qPrintable(llm->text()));  // the provider Optimize uses
     QVERIFY2(window.gpuStatusText().contains(QStringLiteral("compile-only")), qPrintable(window.gpuStatusText()));
@@ -294,7 +295,7 @@ class TestWalkthrough : public QObject {
     probe_.phase(QStringLiteral("waiting to settle"));
     QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     QCOMPARE(window.currentTaskName(), QStringLiteral("softmax"));
-    QVERIFY(!window.startPage()->isVisible());
+    QVERIFY(!partOf<kwb::ui::StartPage>(window)->isVisible());
     QVERIFY(window.currentEditor());
     QVERIFY(window.currentEditor()->text().contains(QStringLiteral("__global__")));
     QVERIFY(action(window, "actionRun")->isEnabled());
@@ -312,9 +313,9 @@ class TestWalkthrough : public QObject {
       const auto run = finished.first().first().value<EvaluationRun>();
       QCOMPARE(run.outcome, kwb::Outcome::NotRun);
       QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
-      const QString summary = window.resultsPanel()->summaryText();
+      const QString summary = partOf<kwb::ui::ResultsPanel>(window)->summaryText();
       QVERIFY2(summary.contains(QStringLiteral("no CUDA device here, compiled only")), qPrintable(summary));
-      const EvaluationResultModel *model = window.resultsPanel()->model();
+      const EvaluationResultModel *model = partOf<kwb::ui::ResultsPanel>(window)->model();
       QCOMPARE(kwb::test::cell(model->firstOf(EvaluationResultModel::Kind::Compile), EvaluationResultModel::OutcomeColumn),
                QStringLiteral("ok"));
       const auto configs = kwb::test::topLevelRows(model, EvaluationResultModel::KindRole, int(EvaluationResultModel::Kind::Config));
@@ -327,7 +328,7 @@ class TestWalkthrough : public QObject {
     // 3. Optimize with the replay model: the session's settings, Start, every candidate compiled.
     probe_.beginStep(QStringLiteral("4 optimize"));
     {
-      QSignalSpy finished(window.agent(), &AgentService::finished);
+      QSignalSpy finished(partOf<kwb::ui::AgentService>(window), &AgentService::finished);
       QVERIFY(action(window, "actionOptimize")->isEnabled());
       probe_.phase(QStringLiteral("Optimize triggered"));
       action(window, "actionOptimize")->trigger();
@@ -342,14 +343,14 @@ class TestWalkthrough : public QObject {
       groups->setValue(2);
       probe_.phase(QStringLiteral("Start clicked"));
       QTest::mouseClick(start, Qt::LeftButton);
-      QVERIFY(window.agent()->isRunning());
+      QVERIFY(partOf<kwb::ui::AgentService>(window)->isRunning());
       QVERIFY(window.workArea()->current() == WorkArea::Page::Session);
       probe_.phase(QStringLiteral("waiting for the session"));
       QVERIFY(finished.wait(300000));
       QVERIFY2(finished.first().at(1).toString() == QStringLiteral("finished"), qPrintable(finished.first().at(2).toString()));
       QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
     }
-    SessionPanel *session = window.sessionPanel();
+    SessionPanel *session = partOf<kwb::ui::SessionPanel>(window);
     QCOMPARE(session->candidateRows(), 6);
     QVERIFY2(session->statusText().contains(QStringLiteral("6 answers: 6 compiled")), qPrintable(session->statusText()));
     QVERIFY(shoot(&window, QStringLiteral("session")));
@@ -364,7 +365,7 @@ class TestWalkthrough : public QObject {
     QCOMPARE(session->tree()->currentItem(), candidate);
     QVERIFY(session->answerView()->toPlainText().contains(QStringLiteral("__global__")));
     {
-      QSignalSpy fetched(window.workspace(), &WorkspaceService::evaluationFetched);
+      QSignalSpy fetched(partOf<kwb::ui::WorkspaceService>(window), &WorkspaceService::evaluationFetched);
       probe_.phase(QStringLiteral("candidate double-clicked"));
       clickItem(session->tree(), candidate, true);
       QVERIFY(window.currentEditor());
@@ -480,8 +481,8 @@ class TestWalkthrough : public QObject {
     QVERIFY2(experience->inspectorText().contains(QStringLiteral("vectorized float4 loads")), qPrintable(experience->inspectorText()));
     QCOMPARE(experience->diff()->changedRows(), 1);  // against its parent, s2
     QVERIFY(window.context()->selection() && window.context()->selection()->origin == CandidateSelection::Origin::GraphNode);
-    QVERIFY2(window.resultsPanel()->summaryText().contains(QStringLiteral("1.85x the reference")),
-             qPrintable(window.resultsPanel()->summaryText()));
+    QVERIFY2(partOf<kwb::ui::ResultsPanel>(window)->summaryText().contains(QStringLiteral("1.85x the reference")),
+             qPrintable(partOf<kwb::ui::ResultsPanel>(window)->summaryText()));
     QVERIFY(shoot(&window, QStringLiteral("experience")));
 
     // 6. File ▸ Export Kernel…: the editor's kernel (the candidate) as a CUDA package.

@@ -1,0 +1,13 @@
+#pragma once
+// For the UI tests: a part of the main window (a view, a service) found as the window's child of
+// its type, as a user's click finds the widget on screen; the window keeps no getter for tests.
+// Fails the test program when the window has none (a part that was renamed or removed).
+#include <QObject>
+#include <QtGlobal>
+
+template <typename T>
+T *partOf(const QObject &window) {
+  T *part = window.findChild<T *>();
+  if (!part) qFatal("the window has no %s", T::staticMetaObject.className());
+  return part;
+}

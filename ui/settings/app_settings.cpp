@@ -247,15 +247,23 @@ QString agentModel() {
   return store.value(kAgentModel).toString();
 }
 
-QString reviewerName() {
+namespace {
+
+QString textSetting(const QString &key) {
   Store store;
-  return store.value(QStringLiteral("skills/reviewer")).toString();
+  return store.value(key).toString();
 }
 
-void setReviewerName(const QString &name) {
+void setTextSetting(const QString &key, const QVariant &value) {
   Store store;
-  store.setValue(QStringLiteral("skills/reviewer"), name);
+  store.setValue(key, value);
 }
+
+}  // namespace
+
+QString reviewerName() { return textSetting(QStringLiteral("skills/reviewer")); }
+
+void setReviewerName(const QString &name) { setTextSetting(QStringLiteral("skills/reviewer"), name); }
 
 QStringList importPythons() {
   Store store;
@@ -268,19 +276,12 @@ void addImportPython(const QString &python) {
   list.removeAll(python);
   list.prepend(python);
   while (list.size() > 6) list.removeLast();
-  Store store;
-  store.setValue(QStringLiteral("import/pythons"), list);
+  setTextSetting(QStringLiteral("import/pythons"), list);
 }
 
-QString importFolder() {
-  Store store;
-  return store.value(QStringLiteral("import/folder")).toString();
-}
+QString importFolder() { return textSetting(QStringLiteral("import/folder")); }
 
-void setImportFolder(const QString &folder) {
-  Store store;
-  store.setValue(QStringLiteral("import/folder"), folder);
-}
+void setImportFolder(const QString &folder) { setTextSetting(QStringLiteral("import/folder"), folder); }
 
 void setAgentProvider(const QString &provider, const QString &model) {
   Store store;

@@ -366,6 +366,68 @@ class TestSessionView : public QObject {
     }
   }
 
+  // The meters and the chart say what they have: the tokens as a count (no budget) or of the
+  // budget, never a busy bar without text; the chart without a point says why (compile-only:
+  // nothing timed), and draws the curve once a best speedup comes. A group's row spans the
+  // columns with its title and DCP decision.
+  void metersAndChartSayWhatTheyHave() {
+    SessionPanel panel;
+    panel.resize(900, 600);
+    panel.begin(QStringLiteral("s-meters"), QStringLiteral("softmax"), {});
+    QVERIFY(panel.tokensBar()->maximum() > 0);
+    QVERIFY2(panel.tokensBar()->text().contains(QStringLiteral("no budget")), qPrintable(panel.tokensBar()->text()));
+    QVERIFY2(panel.chartNote().contains(QStringLiteral("No timings yet")), qPrintable(panel.chartNote()));
+    kwb::agent::AttemptRecord a;
+    a.line = 1;
+    a.turn = 1;
+    a.evaluated = true;
+    a.outcome = "not-run";
+    a.inputTokens = 300;
+    a.outputTokens = 120;
+    QList<kwb::ui::AgentEventRow> rows;
+    for (const auto kind : {kwb::agent::SessionEvent::Kind::Answered, kwb::agent::SessionEvent::Kind::Evaluated}) {
+      kwb::ui::AgentEventRow row;
+      row.event.kind = kind;
+      row.event.group = 1;
+      row.event.line = 1;
+      row.event.turn = 1;
+      row.event.attempt = a;
+      rows.append(row);
+    }
+    kwb::ui::AgentEventRow dcp;
+    dcp.event.kind = kwb::agent::SessionEvent::Kind::Dcp;
+    dcp.event.group = 1;
+    dcp.event.text = "no repair: 1 of 1 compiled";
+    rows.append(dcp);
+    panel.addEvents(rows);
+    QVERIFY2(panel.tokensBar()->text().contains(QStringLiteral("tokens 420 (no budget)")), qPrintable(panel.tokensBar()->text()));
+    QVERIFY2(panel.chartNote().contains(QStringLiteral("compile-only")), qPrintable(panel.chartNote()));
+    QVERIFY(panel.tree()->isFirstColumnSpanned(0, QModelIndex()));
+    QVERIFY2(panel.tree()->topLevelItem(0)->text(0).contains(QStringLiteral("no repair: 1 of 1 compiled")),
+             qPrintable(panel.tree()->topLevelItem(0)->text(0)));
+    QCOMPARE(panel.dcpText(1), QStringLiteral("no repair: 1 of 1 compiled"));
+
+    a.outcome = "correct";
+    a.ms = 0.5;
+    a.speedup = 1.4;
+    kwb::ui::AgentEventRow best;
+    best.event.kind = kwb::agent::SessionEvent::Kind::Best;
+    best.event.group = 1;
+    best.event.line = 1;
+    best.event.turn = 1;
+    best.event.attempt = a;
+    best.seconds = 3;
+    panel.addEvents({best});
+    QCOMPARE(panel.bestPoints(), 1);
+    QVERIFY2(panel.chartNote().isEmpty(), qPrintable(panel.chartNote()));
+
+    kwb::agent::SessionSettings budget;
+    budget.tokens = 10000;
+    panel.begin(QStringLiteral("s-budget"), QStringLiteral("softmax"), budget);
+    QCOMPARE(panel.tokensBar()->maximum(), 10000);
+    QVERIFY2(panel.tokensBar()->text().contains(QStringLiteral("tokens 0 of 10000")), qPrintable(panel.tokensBar()->text()));
+  }
+
   // The Context tab: what the experience memory put into a candidate's prompt and why, the
   // budget, and a link per Case that asks for it in the Experience view; a repair turn says it
   // carries none.

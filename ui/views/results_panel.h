@@ -34,11 +34,20 @@ class ResultsPanel : public QWidget, public WorkbenchView {
   bool isFromHistory() const { return fromHistory_; }
   EvaluationResultModel *model() const { return model_; }
   QTreeView *view() const { return view_; }
+  // What the tree says in its place when the run shown has no rows ("" otherwise).
+  QString emptyNote() const;
 
  private:
+  bool eventFilter(QObject *watched, QEvent *event) override;
+  void fitColumns();
+  void setEmptyNote(const QString &text);
+  void placeEmptyNote();
+
+  bool fitting_ = false;
   QLabel *headline_ = nullptr;
   QLabel *details_ = nullptr;
   QTreeView *view_ = nullptr;
+  QLabel *emptyNote_ = nullptr;
   EvaluationResultModel *model_ = nullptr;
   EvaluationRun run_;
   bool fromHistory_ = false;

@@ -12,6 +12,8 @@
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QResizeEvent>
+#include <QStyledItemDelegate>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
@@ -35,12 +37,51 @@ QString msText(double ms) {
 
 enum Column { kName, kOutcome, kTime, kSpeedup, kReward, kColumns };
 
+// A group's row spans the tree's columns (its goal, what came of it and the DCP decision are a
+// sentence, not a cell) and wraps at the tree's width: its height is worked out for that width,
+// again whenever the tree's width changes.
+class GroupRowDelegate : public QStyledItemDelegate {
+ public:
+  explicit GroupRowDelegate(QTreeView *tree) : QStyledItemDelegate(tree), tree_(tree) {
+    tree->viewport()->installEventFilter(this);
+  }
+  QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override {
+    if (!spans(index)) return QStyledItemDelegate::sizeHint(option, index);
+    QStyleOptionViewItem o(option);
+    const int width = tree_->viewport()->width() - (tree_->rootIsDecorated() ? tree_->indentation() : 0);
+    o.rect = QRect(0, 0, std::max(40, width), 1);
+    return QStyledItemDelegate::sizeHint(o, index);
+  }
+  bool eventFilter(QObject *watched, QEvent *event) override {
+    if (event->type() == QEvent::Resize) {
+      const auto *resize = static_cast<QResizeEvent *>(event);
+      if (resize->size().width() != resize->oldSize().width()) tree_->doItemsLayout();
+    }
+    return QStyledItemDelegate::eventFilter(watched, event);
+  }
+
+ protected:
+  void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override {
+    QStyledItemDelegate::initStyleOption(option, index);
+    if (spans(index)) option->features |= QStyleOptionViewItem::WrapText;
+  }
+
+ private:
+  bool spans(const QModelIndex &index) const {
+    return index.column() == kName && tree_->isFirstColumnSpanned(index.row(), index.parent());
+  }
+  QTreeView *tree_;
+};
+
 }  // namespace
 
 SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   status_ = new QLabel(tr("No agent session yet. Optimize runs one when an LLM is configured (Settings ▸ LLM providers)."), this);
+  status_->setObjectName(QStringLiteral("sessionStatus"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  // The whole line, wrapped beside the buttons (cut there, it lost the session's outcome).
+  status_->setWordWrap(true);
+  status_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
   pause_ = new QPushButton(tr("Pause"), this);
   stop_ = new QPushButton(tr("Stop"), this);
   resume_ = new QPushButton(tr("Resume"), this);
@@ -66,17 +107,21 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   groups_->setRange(0, 1);
   groups_->setValue(0);
   tokens_ = new QProgressBar(this);
-  tokens_->setFormat(tr("tokens %v"));
-  tokens_->setRange(0, 1);
-  tokens_->setValue(0);
+  tokens_->setObjectName(QStringLiteral("sessionTokens"));
+  setTokens();
   spend_ = new QLabel(this);
 
   tree_ = new QTreeWidget(this);
   tree_->setColumnCount(kColumns);
   tree_->setHeaderLabels({tr("Candidate"), tr("Outcome"), tr("Time"), tr("Speedup"), tr("Reward")});
+  // A group is a row across the columns (GroupRowDelegate); the columns are the candidates':
+  // each as wide as what it holds, the outcome taking what is left.
+  tree_->setItemDelegate(new GroupRowDelegate(tree_));
+  tree_->setUniformRowHeights(false);  // a group's row is as tall as its wrapped sentence
   tree_->header()->setStretchLastSection(false);
-  tree_->header()->setSectionResizeMode(kName, QHeaderView::Stretch);
-  tree_->setUniformRowHeights(true);
+  tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  tree_->header()->setSectionResizeMode(kOutcome, QHeaderView::Stretch);
+  tree_->header()->setMinimumSectionSize(48);
   connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *item) {
     showSelected();
     Key key;
@@ -105,29 +150,42 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   chart_->addSeries(best_);
   xAxis_ = new QValueAxis;
   xAxis_->setTitleText(tr("seconds"));
+  xAxis_->setLabelFormat(QStringLiteral("%.0f"));
   yAxis_ = new QValueAxis;
   yAxis_->setTitleText(tr("speedup"));
+  yAxis_->setLabelFormat(QStringLiteral("%.1f"));
   chart_->addAxis(xAxis_, Qt::AlignBottom);
   chart_->addAxis(yAxis_, Qt::AlignLeft);
   best_->attachAxis(xAxis_);
   best_->attachAxis(yAxis_);
   xAxis_->setRange(0, 10);
+  xAxis_->setTickCount(6);
   yAxis_->setRange(0, 2);
   chartView_ = new QChartView(chart_, this);
-  chartView_->setMinimumWidth(160);
+  chartView_->setObjectName(QStringLiteral("sessionChart"));
+  chartView_->setRenderHint(QPainter::Antialiasing);
+  chartView_->setMinimumSize(240, 160);
+  // Nothing timed, nothing drawn: the chart says why in its middle.
+  chartNote_ = new QLabel(chartView_);
+  chartNote_->setObjectName(QStringLiteral("sessionChartNote"));
+  chartNote_->setAlignment(Qt::AlignCenter);
+  chartNote_->setWordWrap(true);
+  chartNote_->setAttribute(Qt::WA_TransparentForMouseEvents);
+  chartNote_->setStyleSheet(QStringLiteral("color: #6b7280; background: rgba(255, 255, 255, 210); padding: 6px;"));
+  chartView_->installEventFilter(this);
+  connect(chart_, &QChart::plotAreaChanged, this, [this] {
+    if (!chartNote_->isHidden()) placeChartNote();
+  });
 
   auto *top = new QHBoxLayout;
   top->addWidget(status_, 1);
-  top->addWidget(pause_);
-  top->addWidget(stop_);
-  top->addWidget(resume_);
+  top->addWidget(pause_, 0, Qt::AlignTop);
+  top->addWidget(stop_, 0, Qt::AlignTop);
+  top->addWidget(resume_, 0, Qt::AlignTop);
   auto *meters = new QHBoxLayout;
-  meters->addWidget(groups_);
-  meters->addWidget(tokens_);
+  meters->addWidget(groups_, 1);
+  meters->addWidget(tokens_, 1);
   meters->addWidget(spend_);
-  // Side by side, so that the dock adds no more to the window's least height than its neighbours.
-  auto *split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(tree_);
   context_ = new QTextBrowser(this);
   context_->setObjectName(QStringLiteral("sessionContext"));
   context_->setOpenLinks(false);
@@ -139,15 +197,78 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   tabs->setObjectName(QStringLiteral("sessionCandidateTabs"));
   tabs->addTab(answer_, tr("Answer"));
   tabs->addTab(context_, tr("Context"));
+  // The candidates over the best-speedup curve (as wide as the tree, its title and axes whole),
+  // beside the selected candidate's answer and context.
+  auto *left = new QSplitter(Qt::Vertical, this);
+  left->setChildrenCollapsible(false);
+  left->addWidget(tree_);
+  left->addWidget(chartView_);
+  left->setStretchFactor(0, 3);
+  left->setStretchFactor(1, 2);
+  left->setSizes({420, 260});
+  auto *split = new QSplitter(Qt::Horizontal, this);
+  split->setChildrenCollapsible(false);
+  split->addWidget(left);
   split->addWidget(tabs);
-  split->addWidget(chartView_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  split->setStretchFactor(2, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({450, 450});
   auto *layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(meters);
   layout->addWidget(split, 1);
+  updateChartNote();
+}
+
+bool SessionPanel::eventFilter(QObject *watched, QEvent *event) {
+  if (watched == chartView_ && event->type() == QEvent::Resize) placeChartNote();
+  return QWidget::eventFilter(watched, event);
+}
+
+void SessionPanel::placeChartNote() {
+  // In the plot's area, clear of the title and the axes' labels.
+  const QRect area = chartView_->mapFromScene(chart_->mapToScene(chart_->plotArea())).boundingRect() & chartView_->rect();
+  const int width = std::max(80, std::min(area.width() - 8, 360));
+  const int height = chartNote_->heightForWidth(width);
+  chartNote_->setGeometry(area.center().x() - width / 2, area.center().y() - height / 2, width, height);
+}
+
+void SessionPanel::updateChartNote() {
+  QString note;
+  if (best_->count() == 0) {
+    int evaluated = 0, timed = 0, notRun = 0;
+    for (const auto &[key, c] : candidates_) {
+      if (!c.attempt || !c.attempt->evaluated) continue;
+      ++evaluated;
+      if (c.attempt->ms) ++timed;
+      if (c.attempt->outcome == "not-run") ++notRun;
+    }
+    if (sessionId_.isEmpty()) note = tr("The best speedup over the reference, as an agent session's candidates are timed");
+    else if (evaluated == 0) note = tr("No timings yet: the curve starts when a candidate is timed");
+    else if (notRun > 0 && timed == 0)
+      note = tr("No timings: compile-only mode (no CUDA device here). The candidates were compiled, not run, so "
+                "no speedup was measured");
+    else if (timed == 0) note = tr("No timings: no candidate got as far as being timed");
+    else note = tr("No speedup yet: no timed candidate was correct and faster than the reference");
+  }
+  chartNote_->setText(note);
+  chartNote_->setVisible(!note.isEmpty());
+  if (!note.isEmpty()) placeChartNote();
+}
+
+QString SessionPanel::chartNote() const { return chartNote_->isHidden() ? QString() : chartNote_->text(); }
+
+void SessionPanel::setTokens() {
+  // With a budget, a meter of it; without one, a count on an empty bar (a busy bar, range 0 to 0,
+  // draws no text at all).
+  const bool budget = settings_.tokens.has_value() && *settings_.tokens > 0;
+  const int most = budget ? static_cast<int>(std::min<std::int64_t>(*settings_.tokens, 1 << 30)) : 1;
+  tokens_->setRange(0, most);
+  tokens_->setValue(budget ? static_cast<int>(std::min<std::int64_t>(tokensUsed_, most)) : 0);
+  tokens_->setFormat(budget ? tr("tokens %1 of %2").arg(tokensUsed_).arg(*settings_.tokens)
+                            : tr("tokens %1 (no budget)").arg(tokensUsed_));
+  tokens_->setToolTip(budget ? tr("Tokens the session's answers used, of its budget")
+                             : tr("Tokens the session's answers used; the session has no token budget"));
 }
 
 void SessionPanel::attach(AgentService *service) {
@@ -176,11 +297,12 @@ void SessionPanel::begin(const QString &sessionId, const QString &title, const k
     cost_ = 0;
     groupsDone_ = 0;
     answer_->clear();
+    groupTitles_.clear();
+    groupsDoneSet_.clear();
   }
   groups_->setRange(0, static_cast<int>(settings.groups));
   groups_->setValue(groupsDone_);
-  tokens_->setRange(0, settings.tokens ? static_cast<int>(std::min<std::int64_t>(*settings.tokens, 1 << 30)) : 0);
-  tokens_->setFormat(settings.tokens ? tr("tokens %v of %m") : tr("tokens: no budget"));
+  setTokens();
   pause_->setEnabled(true);
   stop_->setEnabled(true);
   resume_->setEnabled(false);
@@ -189,6 +311,7 @@ void SessionPanel::begin(const QString &sessionId, const QString &title, const k
                        .arg(settings.candidates)
                        .arg(settings.dcp.maxTurns)
                        .arg(settings.groups));
+  updateChartNote();
 }
 
 QTreeWidgetItem *SessionPanel::groupItem(int group) {
@@ -196,8 +319,20 @@ QTreeWidgetItem *SessionPanel::groupItem(int group) {
   if (!item) {
     item = new QTreeWidgetItem(tree_, {tr("Group %1").arg(group)});
     item->setExpanded(true);
+    tree_->setFirstColumnSpanned(tree_->indexOfTopLevelItem(item), QModelIndex(), true);
   }
   return item;
+}
+
+void SessionPanel::setGroupText(int group) {
+  // "Group 2 — 3 of 3 lines met the goal (compiles) · no repair: …": one sentence across the row.
+  QString text = groupsDoneSet_.count(group) ? tr("Group %1, done").arg(group) : tr("Group %1").arg(group);
+  if (const auto t = groupTitles_.find(group); t != groupTitles_.end() && !t->second.isEmpty())
+    text += QStringLiteral(" — ") + t->second;
+  if (const auto d = dcp_.find(group); d != dcp_.end() && !d->second.isEmpty()) text += QStringLiteral(" · ") + d->second;
+  QTreeWidgetItem *item = groupItem(group);
+  item->setText(kName, text);
+  item->setToolTip(kName, text);
 }
 
 QTreeWidgetItem *SessionPanel::turnItem(int group, int turn) {
@@ -276,21 +411,21 @@ void SessionPanel::addEvents(const QList<AgentEventRow> &rows) {
       }
       case Kind::Dcp: {
         dcp_[e.group] = QString::fromStdString(e.text);
-        auto *g = groupItem(e.group);
-        g->setText(kOutcome, QString::fromStdString(e.text));
-        g->setToolTip(kOutcome, QString::fromStdString(e.text));
+        setGroupText(e.group);
         break;
       }
       case Kind::GroupDone: {
         ++groupsDone_;
         groups_->setValue(std::min(groupsDone_, groups_->maximum()));
-        groupItem(e.group)->setText(kName, tr("Group %1 — done").arg(e.group));
+        groupsDoneSet_.insert(e.group);
+        setGroupText(e.group);
         break;
       }
       case Kind::Message:
         // The group's own lines ("group 2: goal faster, ..."), not the log's other messages.
         if (e.group > 0 && e.line == 0 && e.text.rfind("group ", 0) == 0) {
-          groupItem(e.group)->setText(kName, tr("Group %1 — %2").arg(e.group).arg(QString::fromStdString(e.text).section(QLatin1Char(':'), 1).trimmed()));
+          groupTitles_[e.group] = QString::fromStdString(e.text).section(QLatin1Char(':'), 1).trimmed();
+          setGroupText(e.group);
           if (!e.source.empty()) groupIncumbent_[e.group] = QString::fromStdString(e.source);
         }
         break;
@@ -300,6 +435,8 @@ void SessionPanel::addEvents(const QList<AgentEventRow> &rows) {
           best_->append(row.seconds, bestSpeedup_);
           xAxis_->setRange(0, std::max(10.0, row.seconds * 1.1));
           yAxis_->setRange(0, std::max(2.0, bestSpeedup_ * 1.2));
+          xAxis_->applyNiceNumbers();  // whole ticks, not 2.5 s rounded to 3
+          yAxis_->applyNiceNumbers();
         }
         break;
       case Kind::State:
@@ -307,9 +444,9 @@ void SessionPanel::addEvents(const QList<AgentEventRow> &rows) {
         break;
     }
   }
-  tokens_->setValue(static_cast<int>(std::min<std::int64_t>(tokensUsed_, tokens_->maximum() > 0 ? tokens_->maximum() : tokensUsed_)));
-  if (tokens_->maximum() == 0) tokens_->setFormat(tr("tokens %1 (no budget)").arg(tokensUsed_));
+  setTokens();
   spend_->setText(tr("$%1").arg(cost_, 0, 'f', 4));
+  updateChartNote();
   if (currentChanged) showSelected();
 }
 
@@ -406,9 +543,12 @@ QString SessionPanel::contextHtml(const kwb::agent::AttemptRecord &a) {
     for (const auto &i : items) {
       const QString caseLink = i.contains("case") ? QStringLiteral("<a href=\"case:%1\">Case %1</a>").arg(i["case"].get<qint64>())
                                                   : QString();
-      html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
-                  .arg(QString::fromStdString(i.value("tier", std::string())), QString::fromStdString(i.value("kind", std::string())),
-                       caseLink, QString::fromStdString(i.value("why", std::string())).toHtmlEscaped());
+      // Three columns, the first two short (a Case's link says it is experience): the reason has
+      // the room and reads as a line, not a word a line.
+      const QString what = caseLink.isEmpty() ? QString::fromStdString(i.value("kind", std::string())).toHtmlEscaped() : caseLink;
+      html += QStringLiteral("<tr><td nowrap>%1</td><td nowrap>%2</td><td>%3</td></tr>")
+                  .arg(QString::fromStdString(i.value("tier", std::string())).toHtmlEscaped(), what,
+                       QString::fromStdString(i.value("why", std::string())).toHtmlEscaped());
     }
     html += QStringLiteral("</table>");
   };
@@ -448,6 +588,7 @@ void SessionPanel::end(const QString &state, const QString &reason) {
                            : tr("Go on where the session stopped: the requests that had no answer are asked again"));
   status_->setText(tr("Session %1: %2 — %3%4").arg(sessionId_, title_, state,
                                                    reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(reason)));
+  updateChartNote();
 }
 
 QString SessionPanel::statusText() const { return status_->text(); }

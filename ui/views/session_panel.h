@@ -10,6 +10,7 @@
 // experience memory put into the candidate's prompt and why, within which budget.
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include <QWidget>
@@ -60,6 +61,10 @@ class SessionPanel : public QWidget, public WorkbenchView {
   int bestPoints() const;                       // points on the best-speedup curve
   QString dcpText(int group) const;             // the group's decision as shown
   int candidateRows() const;                    // candidate rows in the tree
+  // What the best-speedup chart says in its middle while it has no point (nothing timed yet, or
+  // compile-only: nothing can be); empty once it draws a curve.
+  QString chartNote() const;
+  QProgressBar *tokensBar() const { return tokens_; }
   // The context menu of a candidate's row (Open, Diff Against Parent, Profile, Show Evaluation),
   // for the caller to exec() and delete; nullptr for other rows.
   QMenu *candidateMenu(QTreeWidgetItem *item);
@@ -87,6 +92,11 @@ class SessionPanel : public QWidget, public WorkbenchView {
   };
   using Key = std::tuple<int, int, int>;        // group, line, turn
   QTreeWidgetItem *groupItem(int group);
+  void setGroupText(int group);                 // its title and DCP decision, across the row
+  void setTokens();                             // the tokens meter, with or without a budget
+  void updateChartNote();
+  void placeChartNote();
+  bool eventFilter(QObject *watched, QEvent *event) override;
   QTreeWidgetItem *turnItem(int group, int turn);
   Candidate &candidate(int group, int line, int turn);
   void refreshCandidate(const Candidate &c, int line);
@@ -105,6 +115,7 @@ class SessionPanel : public QWidget, public WorkbenchView {
   QString shownContext_;  // the HTML last given to context_
   QChart *chart_ = nullptr;
   QChartView *chartView_ = nullptr;
+  QLabel *chartNote_ = nullptr;
   QLineSeries *best_ = nullptr;
   QValueAxis *xAxis_ = nullptr, *yAxis_ = nullptr;
 
@@ -116,6 +127,8 @@ class SessionPanel : public QWidget, public WorkbenchView {
   std::map<std::pair<int, int>, QTreeWidgetItem *> turnItems_;
   std::map<Key, Candidate> candidates_;
   std::map<int, QString> dcp_;
+  std::map<int, QString> groupTitles_;          // what a group's own messages say of it
+  std::set<int> groupsDoneSet_;
   std::map<int, QString> groupIncumbent_;       // a group's incumbent code, from its first message
   std::optional<double> baselineMs_;
   double bestSpeedup_ = 0;

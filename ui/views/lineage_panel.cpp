@@ -64,15 +64,24 @@ void LineagePath::select(int index) {
   emit stepSelected(index);
 }
 
+int LineagePath::barArea() const {
+  // Bars for measured steps; a lineage read from its task (nothing measured) has none to draw,
+  // and the path gives its height to the diff below.
+  if (lineage_)
+    for (const auto &s : lineage_->steps)
+      if (!s.figures.empty()) return kBarArea;
+  return 0;
+}
+
 QRect LineagePath::nodeRect(int index) const {
   const int x = kMargin + index * kStepWidth + kStepWidth / 2 - kNode / 2;
-  return {x, kMargin + kBarArea + 8, kNode, kNode};
+  return {x, kMargin + barArea() + 8, kNode, kNode};
 }
 
 QSize LineagePath::sizeHint() const {
   const int steps = lineage_ ? static_cast<int>(lineage_->steps.size()) : 0;
   // Empty: room for the sentence that says so.
-  return {2 * kMargin + (steps ? steps * kStepWidth : 4 * kStepWidth), kMargin + kBarArea + 8 + kNode + 44};
+  return {2 * kMargin + (steps ? steps * kStepWidth : 4 * kStepWidth), kMargin + barArea() + 8 + kNode + 44};
 }
 
 QSize LineagePath::minimumSizeHint() const { return sizeHint(); }
@@ -104,7 +113,7 @@ void LineagePath::paintEvent(QPaintEvent *) {
   for (const auto &s : steps)
     if (const auto *f = figuresFor(s, config_); f && f->speedupVsPrevious > 0)
       most = std::max(most, std::abs(std::log2(f->speedupVsPrevious)));
-  const int baseline = kMargin + kBarArea;
+  const int baseline = kMargin + barArea();
   const int nodeY = nodeRect(0).center().y();
   p.setPen(QPen(palette().color(QPalette::Mid), 2));
   p.drawLine(nodeRect(0).center(), QPoint(nodeRect(static_cast<int>(steps.size()) - 1).center().x(), nodeY));
@@ -145,26 +154,60 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
   lineages_->setObjectName(QStringLiteral("lineageBox"));
   configs_ = new QComboBox(this);
   configs_->setObjectName(QStringLiteral("lineageConfigBox"));
+  // A lineage read from its task has no configurations' figures: the box says so, not blank.
+  configs_->setPlaceholderText(tr("not measured"));
+  configs_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   summary_ = new QLabel(this);
   summary_->setObjectName(QStringLiteral("lineageSummary"));
   summary_->setWordWrap(true);
   path_ = new LineagePath(this);
-  auto *scroll = new QScrollArea(this);
-  scroll->setWidget(path_);
-  scroll->setWidgetResizable(false);
-  // As tall as the path, when the dock has the room; a short dock scrolls it.
-  scroll->setMinimumHeight(60);
-  scroll->setMaximumHeight(path_->sizeHint().height() + 20);
+  pathScroll_ = new QScrollArea(this);
+  pathScroll_->setWidget(path_);
+  pathScroll_->setWidgetResizable(false);
+  // As tall as the path, when the page has the room; a short page scrolls it.
+  pathScroll_->setMinimumHeight(60);
+  pathScroll_->setMaximumHeight(path_->sizeHint().height() + 20);
+  // The step beside its diff: its title, why it was not measured, what it adds (the lineage's
+  // lesson, in a column that scrolls when it is long), then its figures, or why there are none.
   stepTitle_ = new QLabel(this);
   stepTitle_->setObjectName(QStringLiteral("lineageStepTitle"));
   stepTitle_->setWordWrap(true);
+  stepTitle_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  stepTitle_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  stepTitle_->setContentsMargins(4, 2, 4, 2);
+  auto *stepScroll = new QScrollArea(this);
+  stepScroll->setObjectName(QStringLiteral("lineageStepScroll"));
+  stepScroll->setWidget(stepTitle_);
+  stepScroll->setWidgetResizable(true);
+  stepScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  stepScroll->setMinimumHeight(60);
   diff_ = new SideBySideDiff(this);
   figures_ = new QTableWidget(0, 3, this);
   figures_->setObjectName(QStringLiteral("lineageFigures"));
   figures_->setHorizontalHeaderLabels({tr("Figure"), tr("Before"), tr("After")});
   figures_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  figures_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   figures_->verticalHeader()->hide();
   figures_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  figures_->setWordWrap(false);
+  figuresNote_ = new QLabel(this);
+  figuresNote_->setObjectName(QStringLiteral("lineageFiguresNote"));
+  figuresNote_->setWordWrap(true);
+  figuresNote_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  figuresNote_->setStyleSheet(QStringLiteral("color: #6b7280;"));
+  figuresNote_->setContentsMargins(4, 2, 4, 2);
+  stepSplit_ = new QSplitter(Qt::Vertical, this);
+  stepSplit_->setChildrenCollapsible(false);
+  stepSplit_->addWidget(stepScroll);
+  stepSplit_->addWidget(figures_);
+  stepSplit_->setStretchFactor(0, 1);
+  stepSplit_->setStretchFactor(1, 1);
+  auto *stepColumn = new QWidget(this);
+  auto *stepLayout = new QVBoxLayout(stepColumn);
+  stepLayout->setContentsMargins(0, 0, 0, 0);
+  stepLayout->setSpacing(2);
+  stepLayout->addWidget(stepSplit_, 1);
+  stepLayout->addWidget(figuresNote_);
 
   build_ = new QPushButton(tr("Build lineage"), this);
   build_->setObjectName(QStringLiteral("lineageBuild"));
@@ -202,18 +245,19 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
   buildRow->addWidget(progress_);
   buildRow->addWidget(cancel_);
   buildRow->addWidget(buildStatus_, 1);
+  // The diff has the page's width but the step's column, and the height under the path.
   auto *split = new QSplitter(Qt::Horizontal, this);
+  split->setChildrenCollapsible(false);
   split->addWidget(diff_);
-  split->addWidget(figures_);
+  split->addWidget(stepColumn);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
-  split->setSizes({900, 380});
+  split->setSizes({740, 260});
   auto *layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addLayout(buildRow);
   layout->addWidget(summary_);
-  layout->addWidget(scroll);
-  layout->addWidget(stepTitle_);
+  layout->addWidget(pathScroll_);
   layout->addWidget(split, 1);
 
   connect(lineages_, &QComboBox::currentIndexChanged, this, [this] {
@@ -223,8 +267,12 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
       for (const auto &f : l->steps.front().figures) configs_->addItem(QString::fromStdString(f.config));
     // The largest configuration is the one a lineage is about: the last listed.
     configs_->setCurrentIndex(configs_->count() - 1);
+    configs_->setEnabled(configs_->count() > 0);
+    configs_->setToolTip(configs_->count() > 0 ? tr("The configuration whose figures the bars and the table show")
+                                               : tr("This lineage was not measured: it has no configuration's figures"));
     configs_->blockSignals(false);
     path_->setLineage(lineage(), configs_->currentText());
+    pathScroll_->setMaximumHeight(path_->sizeHint().height() + 20);
     const auto *l = lineage();
     if (l && isPreview())
       summary_->setText(tr("%1's bundled lineage, read from the task: %2 steps with their code and diffs, not measured (%3). "
@@ -411,6 +459,9 @@ void LineagePanel::showStep(int index) {
   if (!l || index < 0 || index >= static_cast<int>(l->steps.size())) {
     diff_->clear();
     stepTitle_->clear();
+    figuresNote_->clear();
+    figuresNote_->hide();
+    figures_->show();
     return;
   }
   const auto &step = l->steps[static_cast<std::size_t>(index)];
@@ -453,6 +504,23 @@ void LineagePanel::showStep(int index) {
   if (step.accepted && !step.profileNote.empty())
     addRow(tr("profile %1").arg(QString::fromStdString(step.profileConfig)), QString(),
            tr("not profiled: %1").arg(QString::fromStdString(step.profileNote)));
+  // No figures: said why, in the table's place (an empty table with headers said nothing).
+  QString note;
+  if (figures_->rowCount() == 0) {
+    const QString why = QString::fromStdString(step.reason);
+    if (unmeasured(step))  // the reason is in the step's title, above
+      note = tr("No figures: not measured. Build lineage gates, times and profiles every step on a GPU.");
+    else if (!step.accepted)
+      note = tr("No figures: the gate rejected this step%1, so it was not timed.")
+                 .arg(why.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(why));
+    else
+      note = tr("No figures were stored for this step.");
+  }
+  figuresNote_->setText(note);
+  figuresNote_->setVisible(!note.isEmpty());
+  figures_->setVisible(note.isEmpty());
 }
+
+QString LineagePanel::figuresNote() const { return figuresNote_->isHidden() ? QString() : figuresNote_->text(); }
 
 }  // namespace kwb::ui

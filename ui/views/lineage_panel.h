@@ -18,6 +18,8 @@ class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
+class QSplitter;
 class QTableWidget;
 
 namespace kwb::ui {
@@ -46,6 +48,7 @@ class LineagePath : public QWidget {
   void mousePressEvent(QMouseEvent *) override;
 
  private:
+  int barArea() const;  // the height of the speedup bars above the nodes (none unmeasured)
   const kwb::LineageRecord *lineage_ = nullptr;
   QString config_;
   int selected_ = -1;
@@ -76,6 +79,8 @@ class LineagePanel : public QWidget, public WorkbenchView {
   LineagePath *path() const { return path_; }
   SideBySideDiff *diff() const { return diff_; }
   QTableWidget *figures() const { return figures_; }
+  // Why the step shown has no figures ("" when it has some, or no step is shown).
+  QString figuresNote() const;
   QComboBox *lineageBox() const { return lineages_; }
   QString summary() const;
 
@@ -109,6 +114,9 @@ class LineagePanel : public QWidget, public WorkbenchView {
   LineagePath *path_ = nullptr;
   SideBySideDiff *diff_ = nullptr;
   QTableWidget *figures_ = nullptr;
+  QLabel *figuresNote_ = nullptr;  // why a step has no figures (the table is hidden then)
+  QScrollArea *pathScroll_ = nullptr;
+  QSplitter *stepSplit_ = nullptr;
   QPushButton *build_ = nullptr, *deoptimize_ = nullptr, *cancel_ = nullptr;
   QProgressBar *progress_ = nullptr;
   QLabel *buildStatus_ = nullptr;

@@ -63,7 +63,9 @@ SideBySideDiff::SideBySideDiff(QWidget *parent) : QWidget(parent) {
   layout->addWidget(rightTitle_, 0, 1);
   layout->addWidget(left_, 1, 0);
   layout->addWidget(right_, 1, 1);
-  // One scroll for both: the rows line up.
+  // One scroll for both: the rows line up. The right column's scroll bar moves both; the left's
+  // would only take its width.
+  left_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   connect(left_->verticalScrollBar(), &QScrollBar::valueChanged, right_->verticalScrollBar(), &QScrollBar::setValue);
   connect(right_->verticalScrollBar(), &QScrollBar::valueChanged, left_->verticalScrollBar(), &QScrollBar::setValue);
   connect(left_->horizontalScrollBar(), &QScrollBar::valueChanged, right_->horizontalScrollBar(), &QScrollBar::setValue);

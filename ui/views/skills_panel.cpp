@@ -96,7 +96,12 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   list_->setObjectName(QStringLiteral("skillsList"));
   list_->setHeaderLabels({tr("Card"), tr("Status"), tr("Gain"), tr("Evidence"), tr("Scope")});
   list_->setRootIsDecorated(false);
+  // The numbers and the scope as wide as they are; the card's id takes the rest (cut with "…",
+  // whole in its tooltip), so that no header is cut and no column is off to the side.
+  list_->header()->setStretchLastSection(false);
   list_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  list_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  list_->setTextElideMode(Qt::ElideMiddle);
   view_ = new QTextBrowser(this);
   view_->setObjectName(QStringLiteral("skillCardView"));
   view_->setOpenLinks(false);
@@ -166,8 +171,11 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   auto *split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(right);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({450, 450});
   auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 4, 0, 0);
   layout->addWidget(split);
 
   connect(status_, &QComboBox::currentIndexChanged, this, &SkillsPanel::reload);
@@ -321,7 +329,8 @@ void SkillsPanel::reload() {
                                                c.measuredSpeedup() > 0 ? QStringLiteral("\u00d7%1").arg(c.measuredSpeedup(), 0, 'f', 2) : QString(),
                                                QString::number(c.evidence.size()), cases.join(QStringLiteral(", "))});
       item->setData(0, Qt::UserRole, q(c.id));
-      item->setToolTip(0, q(c.intent));
+      item->setToolTip(0, QStringLiteral("%1\n%2").arg(q(c.id), q(c.intent)));
+      item->setToolTip(4, cases.join(QStringLiteral(", ")));
     }
   }
   list_->blockSignals(false);

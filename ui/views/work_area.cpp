@@ -42,6 +42,8 @@ WorkArea::WorkArea(QWidget *editor, QWidget *session, QWidget *lineage, QWidget 
   library_->addWidget(skills);
   library_->setStretchFactor(0, 3);
   library_->setStretchFactor(1, 2);
+  // The lineage's own wish (the path, the diff) would leave the cards a strip: shared 3 to 2.
+  library_->setSizes({600, 400});
   const QString tips[] = {
       tr("The task's files: edit, Run (Ctrl+R), Tune, Profile"),
       tr("The agent session: its groups, candidates, answers, contexts and speedups"),

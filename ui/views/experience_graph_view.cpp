@@ -22,6 +22,9 @@ namespace {
 constexpr std::size_t kSlice = 400;  // nodes (or edges) added per turn of the event loop
 constexpr double kMaxZoom = 4.0;
 constexpr double kMinZoom = 0.01;
+// Fit fills the view, but a few Cases are not blown up past this (their nodes would be the size
+// of the page).
+constexpr double kFitMostZoom = 3.0;
 
 QString speedText(const kwb::memory::Case &c) {
   if (!c.correct) return QStringLiteral("✗");
@@ -231,21 +234,33 @@ bool ExperienceGraphView::selectCase(qint64 id, bool centre) {
 }
 
 void ExperienceGraphView::fit() {
+  fitting_ = true;  // fitted again whenever the view's size changes, until a zoom or a drag of the user's
   const QRectF rect = scene()->sceneRect();
   if (rect.isEmpty()) return;
   fitInView(rect, Qt::KeepAspectRatio);
-  if (zoom() > 1.5) zoomBy(1.5 / zoom());  // a few nodes are not blown up to fill the window
+  if (zoom() > kFitMostZoom) setZoom(kFitMostZoom);
   emit viewChanged();
+}
+
+void ExperienceGraphView::setZoom(double wanted) {
+  const double f = std::clamp(wanted, kMinZoom, kMaxZoom) / zoom();
+  if (std::fabs(f - 1) < 1e-9) return;
+  scale(f, f);
+}
+
+void ExperienceGraphView::resizeEvent(QResizeEvent *event) {
+  QGraphicsView::resizeEvent(event);
+  // Laid out while the page was hidden (or smaller), the graph was fitted to another size.
+  if (fitting_) fit();
 }
 
 double ExperienceGraphView::zoom() const { return transform().m11(); }
 
 void ExperienceGraphView::zoomBy(double factor) {
-  const double wanted = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
-  const double f = wanted / zoom();
-  if (std::fabs(f - 1) < 1e-9) return;
-  scale(f, f);
-  emit viewChanged();
+  fitting_ = false;
+  const double before = zoom();
+  setZoom(before * factor);
+  if (zoom() != before) emit viewChanged();
 }
 
 void ExperienceGraphView::wheelEvent(QWheelEvent *event) {
@@ -268,6 +283,7 @@ void ExperienceGraphView::mousePressEvent(QMouseEvent *event) {
         event->accept();
         return;
       }
+  fitting_ = false;  // a drag moves the view: it stays where it is put
   QGraphicsView::mousePressEvent(event);
 }
 

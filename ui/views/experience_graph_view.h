@@ -44,6 +44,8 @@ class ExperienceGraphView : public QGraphicsView {
   bool selectCase(qint64 id, bool centre = true);
   qint64 selectedCase() const { return selected_; }
 
+  // Shows the whole graph (up to three times its size), and again whenever the view's size
+  // changes, until the user zooms or drags.
   void fit();
   void zoomBy(double factor);
   double zoom() const;
@@ -66,9 +68,12 @@ class ExperienceGraphView : public QGraphicsView {
   void mousePressEvent(QMouseEvent *event) override;
   void keyPressEvent(QKeyEvent *event) override;
   void scrollContentsBy(int dx, int dy) override;
+  void resizeEvent(QResizeEvent *event) override;
 
  private:
   void populateSlice();
+  void setZoom(double wanted);
+  bool fitting_ = true;
 
   QHash<qint64, CaseNodeItem *> nodes_;
   std::vector<Dot> dots_;

@@ -71,14 +71,14 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
 
+  // The filters on a row of their own, each as wide as its longest choice (squeezed beside the
+  // search box they showed "All tas"); the search and the buttons on the row under them.
   auto *filters = new QHBoxLayout;
   auto combo = [this, filters](const QString &name, const QString &tip) {
     auto *box = new QComboBox(this);
     box->setObjectName(name);
     box->setToolTip(tip);
-    // Narrow when the dock is: the window's least size must not grow with the filters' values.
-    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    box->setMinimumContentsLength(2);
+    box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     filters->addWidget(box);
     connect(box, &QComboBox::currentIndexChanged, this, &ExperiencePanel::applyFilters);
     return box;
@@ -106,11 +106,13 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
   age_->addItem(tr("Last 30 days"), 24 * 30);
   age_->blockSignals(false);
 
+  filters->addStretch(1);
+  auto *find = new QHBoxLayout;
   search_ = new QLineEdit(this);
   search_->setObjectName(QStringLiteral("experienceSearch"));
   search_->setPlaceholderText(tr("Search ideas, journals, feedback… (Enter: next match)"));
   search_->setClearButtonEnabled(true);
-  filters->addWidget(search_, 1);
+  find->addWidget(search_, 1);
   connect(search_, &QLineEdit::returnPressed, this, [this] {
     if (search_->text() != searchedText_) runSearch();
     else nextMatch();
@@ -121,13 +123,14 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
   fit_ = new QPushButton(tr("Fit"), this);
   fit_->setObjectName(QStringLiteral("experienceFit"));
   fit_->setToolTip(tr("Show the whole graph (F)"));
-  filters->addWidget(fit_);
+  find->addWidget(fit_);
   refresh_ = new QPushButton(tr("Refresh"), this);
   refresh_->setObjectName(QStringLiteral("experienceRefresh"));
   refresh_->setToolTip(tr("Read the memory again"));
-  filters->addWidget(refresh_);
+  find->addWidget(refresh_);
   connect(refresh_, &QPushButton::clicked, this, &ExperiencePanel::refresh);
   layout->addLayout(filters);
+  layout->addLayout(find);
 
   status_ = new QLabel(this);
   status_->setObjectName(QStringLiteral("experienceStatus"));
@@ -135,15 +138,19 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(status_);
 
-  auto *split = new QSplitter(Qt::Horizontal, this);
-  graph_ = new ExperienceGraphView(split);
+  // The graph beside the inspector's text, and the Case's code against its parent's under both,
+  // across the page: a diff needs the width (beside the graph, each side had 20 characters).
+  auto *split = new QSplitter(Qt::Vertical, this);
+  split->setChildrenCollapsible(false);
+  auto *upper = new QSplitter(Qt::Horizontal, split);
+  upper->setChildrenCollapsible(false);
+  graph_ = new ExperienceGraphView(upper);
   overview_ = new GraphOverview(graph_, graph_);
   new CornerKeeper(graph_, overview_);
   connect(fit_, &QPushButton::clicked, graph_, &ExperienceGraphView::fit);
-  split->addWidget(graph_);
+  upper->addWidget(graph_);
 
-  auto *inspector = new QSplitter(Qt::Vertical, split);
-  auto *top = new QWidget(inspector);
+  auto *top = new QWidget(upper);
   auto *topLayout = new QVBoxLayout(top);
   topLayout->setContentsMargins(0, 0, 0, 0);
   summary_ = new QTextBrowser(top);
@@ -171,17 +178,19 @@ ExperiencePanel::ExperiencePanel(QWidget *parent) : QWidget(parent) {
   connect(optimize_, &QPushButton::clicked, this, [this] {
     if (inspected_) emit optimizeRequested(*inspected_);
   });
-  diff_ = new SideBySideDiff(inspector);
-  inspector->addWidget(top);
-  inspector->addWidget(diff_);
-  inspector->setStretchFactor(1, 2);
-  split->addWidget(inspector);
-  // Small least sizes: a docked view must not make the window's least size grow.
-  for (QWidget *w : std::initializer_list<QWidget *>{graph_, summary_, diff_, top, inspector, search_})
+  upper->addWidget(top);
+  upper->setStretchFactor(0, 3);
+  upper->setStretchFactor(1, 2);
+  upper->setSizes({560, 400});
+  diff_ = new SideBySideDiff(split);
+  split->addWidget(upper);
+  split->addWidget(diff_);
+  // Small least sizes: the page's least size stays small.
+  for (QWidget *w : std::initializer_list<QWidget *>{graph_, summary_, diff_, top, upper, search_})
     w->setMinimumSize(40, 30);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
-  split->setSizes({840, 560});
+  split->setSizes({600, 400});
   layout->addWidget(split, 1);
 
   connect(graph_, &ExperienceGraphView::caseClicked, this, [this](qint64 id) {

@@ -9,6 +9,9 @@
 #include <QDir>
 #include <QImage>
 #include <QLabel>
+#include <QListWidget>
+#include <QScrollBar>
+#include <QSplitter>
 #include <QTextBrowser>
 
 #include "isolated_home.h"
@@ -92,6 +95,30 @@ class TestHelpView : public QObject {
         ++pictures;
       }
     QVERIFY(pictures >= 3);
+  }
+
+  // A narrow chapter list wraps the long titles onto more lines: no sideways scrolling, no title
+  // cut at the list's edge, each whole in its tooltip too.
+  void longTitlesWrap() {
+    HelpView view;
+    view.resize(800, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.findChild<QSplitter *>()->setSizes({170, 630});
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    QCoreApplication::processEvents();
+    auto *list = view.findChild<QListWidget *>(QStringLiteral("helpChapters"));
+    QVERIFY(list && list->count() >= 10);
+    list->doItemsLayout();
+    QVERIFY(!list->horizontalScrollBar()->isVisible());
+    int wrapped = 0;
+    for (int i = 0; i < list->count(); ++i) {
+      const QRect r = list->visualItemRect(list->item(i));
+      QVERIFY2(r.right() <= list->viewport()->width(), qPrintable(list->item(i)->text()));
+      QCOMPARE(list->item(i)->toolTip(), list->item(i)->text());
+      if (r.height() > list->fontMetrics().lineSpacing() * 3 / 2) ++wrapped;
+    }
+    QVERIFY(wrapped > 0);  // "Security: what is isolated, what is not, how to check" does not fit on one line
   }
 
   void f1OpensTheGuide() {

@@ -88,6 +88,13 @@ HelpView::HelpView(QWidget *parent) : QWidget(parent, Qt::Window) {
   search_->setClearButtonEnabled(true);
   list_ = new QListWidget(this);
   list_->setObjectName(QStringLiteral("helpChapters"));
+  // A long title wraps onto a second line at the list's width (no sideways scrolling), and is
+  // whole in its tooltip.
+  list_->setWordWrap(true);
+  list_->setTextElideMode(Qt::ElideNone);
+  list_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  list_->setResizeMode(QListView::Adjust);
+  list_->setUniformItemSizes(false);
   browser_ = new QTextBrowser(this);
   browser_->setObjectName(QStringLiteral("helpBrowser"));
   browser_->setOpenLinks(false);
@@ -104,7 +111,7 @@ HelpView::HelpView(QWidget *parent) : QWidget(parent, Qt::Window) {
   split->addWidget(side);
   split->addWidget(browser_);
   split->setStretchFactor(1, 1);
-  split->setSizes({260, 900});
+  split->setSizes({320, 860});
   auto *layout = new QHBoxLayout(this);
   layout->addWidget(split);
 
@@ -141,6 +148,7 @@ void HelpView::listChapters() {
     if (!words_.isEmpty() && hits == 0) continue;
     auto *item = new QListWidgetItem(words_.isEmpty() ? c.title : tr("%1 (%2)").arg(c.title).arg(hits), list_);
     item->setData(Qt::UserRole, c.file);
+    item->setToolTip(c.title);
     if (c.file == current_) list_->setCurrentItem(item);
     ++shown;
   }

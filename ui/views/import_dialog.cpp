@@ -36,7 +36,15 @@ ImportDialog::ImportDialog(ImportService *service, QWidget *parent)
   layout->addWidget(intro);
 
   auto *form = new QFormLayout;
-  form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  // Every field the form's width (a wrapped message, too: at its own width it was a narrow column).
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  // A row's field is a layout: the label is made here, its buddy the field's main widget, so its
+  // mnemonic works (addRow(QString, QLayout *) has no buddy, and showed the "&").
+  auto label = [this](const QString &text, QWidget *buddy) {
+    auto *l = new QLabel(text, this);
+    l->setBuddy(buddy);
+    return l;
+  };
 
   python_ = new QComboBox(this);
   python_->setObjectName(QStringLiteral("importPython"));
@@ -54,12 +62,17 @@ ImportDialog::ImportDialog(ImportService *service, QWidget *parent)
   pythonRow->addWidget(python_, 1);
   pythonRow->addWidget(browsePython);
   pythonRow->addWidget(check);
-  form->addRow(tr("&Python:"), pythonRow);
   pythonStatus_ = new QLabel(this);
   pythonStatus_->setObjectName(QStringLiteral("importPythonStatus"));
   pythonStatus_->setWordWrap(true);
   pythonStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  form->addRow(QString(), pythonStatus_);
+  // Under the interpreter, in the same field (a row of its own, the form gave the wrapped text
+  // the height of a narrow column: a gap, or its last line cut).
+  auto *pythonField = new QVBoxLayout;
+  pythonField->setSpacing(2);
+  pythonField->addLayout(pythonRow);
+  pythonField->addWidget(pythonStatus_);
+  form->addRow(label(tr("&Python:"), python_), pythonField);
 
   modules_ = new QListWidget(this);
   modules_->setObjectName(QStringLiteral("importModules"));
@@ -76,7 +89,7 @@ ImportDialog::ImportDialog(ImportService *service, QWidget *parent)
   auto *moduleRow = new QHBoxLayout;
   moduleRow->addWidget(modules_, 1);
   moduleRow->addLayout(moduleButtons);
-  form->addRow(tr("&Modules:"), moduleRow);
+  form->addRow(label(tr("&Modules:"), modules_), moduleRow);
 
   folder_ = new QLineEdit(this);
   folder_->setObjectName(QStringLiteral("importFolder"));
@@ -86,7 +99,7 @@ ImportDialog::ImportDialog(ImportService *service, QWidget *parent)
   auto *folderRow = new QHBoxLayout;
   folderRow->addWidget(folder_, 1);
   folderRow->addWidget(browseFolder);
-  form->addRow(tr("&Into folder:"), folderRow);
+  form->addRow(label(tr("&Into folder:"), folder_), folderRow);
   overwrite_ = new QCheckBox(tr("Replace task folders of the same name"), this);
   form->addRow(QString(), overwrite_);
   layout->addLayout(form);

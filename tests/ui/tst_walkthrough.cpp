@@ -32,6 +32,10 @@
 #include <QTextBrowser>
 #include <QTimer>
 #include <QTreeWidget>
+#include <QHeaderView>
+#include <QProgressBar>
+#include <QScrollBar>
+#include <QTreeView>
 
 #include <filesystem>
 #include <memory>
@@ -164,6 +168,21 @@ QTreeWidgetItem *itemWithData(QTreeWidget *tree, const QString &id) {
   for (int i = 0; i < tree->topLevelItemCount(); ++i)
     if (tree->topLevelItem(i)->data(0, Qt::UserRole).toString() == id) return tree->topLevelItem(i);
   return nullptr;
+}
+
+// Every column of the view that is shown lies inside its viewport: nothing cut at the side or
+// behind a horizontal scroll bar (issue 48, 8).
+bool columnsInView(QTreeView *view, QString *why) {
+  const int room = view->viewport()->width();
+  for (int c = 0; c < view->header()->count(); ++c) {
+    if (view->isColumnHidden(c)) continue;
+    const int right = view->header()->sectionViewportPosition(c) + view->header()->sectionSize(c);
+    if (right > room) {
+      *why = QStringLiteral("%1: column %2 ends at %3 of %4").arg(view->objectName()).arg(c).arg(right).arg(room);
+      return false;
+    }
+  }
+  return true;
 }
 
 const SkillCard *cardOf(const SkillLibraryService &service, const std::string &id) {
@@ -322,6 +341,13 @@ class TestWalkthrough : public QObject {
       QCOMPARE(configs.size(), 3);  // small, wide, h200: each not run, said why
       for (const QModelIndex &config : configs)
         QCOMPARE(kwb::test::cell(config, EvaluationResultModel::DetailColumn), QStringLiteral("no CUDA device here, compiled only"));
+      // The long details wrap in their column; launch and occupancy are in view beside them.
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+      QTreeView *resultsView = partOf<kwb::ui::ResultsPanel>(window)->view();
+      QString why;
+      QVERIFY2(columnsInView(resultsView, &why), qPrintable(why));
+      QVERIFY(!resultsView->isColumnHidden(EvaluationResultModel::LaunchColumn));
+      QVERIFY(!resultsView->isColumnHidden(EvaluationResultModel::OccupancyColumn));
     }
     QVERIFY(shoot(&window, QStringLiteral("run")));
 
@@ -353,6 +379,21 @@ class TestWalkthrough : public QObject {
     SessionPanel *session = partOf<kwb::ui::SessionPanel>(window);
     QCOMPARE(session->candidateRows(), 6);
     QVERIFY2(session->statusText().contains(QStringLiteral("6 answers: 6 compiled")), qPrintable(session->statusText()));
+    // Compile-only: the chart has no point and says why; the tokens meter says its count.
+    QVERIFY2(session->chartNote().contains(QStringLiteral("compile-only")), qPrintable(session->chartNote()));
+    QVERIFY2(session->tokensBar()->text().contains(QStringLiteral("no budget")), qPrintable(session->tokensBar()->text()));
+    QVERIFY(session->tokensBar()->maximum() > 0);  // a meter, not a busy bar (which draws no text)
+    {
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+      QString why;
+      QVERIFY2(columnsInView(session->tree(), &why), qPrintable(why));
+      // A group's row spans the columns; "Line n" is whole in its column (two levels in).
+      QVERIFY(session->tree()->isFirstColumnSpanned(0, QModelIndex()));
+      QTreeWidgetItem *line = session->tree()->topLevelItem(0)->child(0)->child(0);
+      const int needed = session->tree()->fontMetrics().horizontalAdvance(line->text(0));
+      QVERIFY2(session->tree()->header()->sectionSize(0) - 3 * session->tree()->indentation() >= needed,
+               qPrintable(QStringLiteral("%1 px for %2").arg(session->tree()->header()->sectionSize(0)).arg(line->text(0))));
+    }
     QVERIFY(shoot(&window, QStringLiteral("session")));
 
     // A candidate: selected (its answer shown), then opened by a double click.
@@ -414,7 +455,10 @@ class TestWalkthrough : public QObject {
     QVERIFY2(lineage->isPreview(), qPrintable(lineage->currentLineage()));
     QVERIFY2(lineage->summary().contains(QStringLiteral("not measured (no GPU")), qPrintable(lineage->summary()));
     QCOMPARE(lineage->currentStep(), 5);
-    QCOMPARE(lineage->figures()->rowCount(), 0);  // nothing measured, nothing shown
+    QCOMPARE(lineage->figures()->rowCount(), 0);  // nothing measured, nothing shown: said why
+    QVERIFY2(lineage->figuresNote().contains(QStringLiteral("not measured")), qPrintable(lineage->figuresNote()));
+    auto *configBox = lineage->findChild<QComboBox *>(QStringLiteral("lineageConfigBox"));
+    QVERIFY(configBox && configBox->count() == 0 && configBox->placeholderText() == QStringLiteral("not measured"));
     SkillsPanel *skills = window.skillsPanel();
     QTreeWidgetItem *card = itemWithData(skills->list(), QStringLiteral("warp-shuffle"));
     QVERIFY(card);
@@ -453,6 +497,11 @@ class TestWalkthrough : public QObject {
     QCOMPARE(skills->currentCard(), QStringLiteral("warp-shuffle"));
     QVERIFY2(skills->auditText().contains(QStringLiteral("reviewer:ada")), qPrintable(skills->auditText()));
     QVERIFY(!skills->approveButton()->isEnabled());
+    {
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+      QString why;
+      QVERIFY2(columnsInView(skills->list(), &why), qPrintable(why));  // Evidence and Scope in view
+    }
     QVERIFY(shoot(&window, QStringLiteral("library")));
 
     // 5. The Experience view: the memory's softmax Cases drawn; one clicked and inspected.
@@ -483,6 +532,19 @@ class TestWalkthrough : public QObject {
     QVERIFY(window.context()->selection() && window.context()->selection()->origin == CandidateSelection::Origin::GraphNode);
     QVERIFY2(partOf<kwb::ui::ResultsPanel>(window)->summaryText().contains(QStringLiteral("1.85x the reference")),
              qPrintable(partOf<kwb::ui::ResultsPanel>(window)->summaryText()));
+    // A Case keeps its numbers, not its rows: Results says so in the tree's place.
+    QVERIFY(!partOf<kwb::ui::ResultsPanel>(window)->emptyNote().isEmpty());
+    // The graph fills its view (fitted once the page is on screen); every filter reads whole.
+    {
+      auto *graph = experience->graph();
+      const QRectF shown = graph->mapToScene(graph->viewport()->rect()).boundingRect();
+      QVERIFY(shown.adjusted(-1, -1, 1, 1).contains(graph->sceneRect()));
+      QVERIFY2(graph->sceneRect().width() * graph->zoom() > 0.6 * graph->viewport()->width() ||
+                   graph->sceneRect().height() * graph->zoom() > 0.6 * graph->viewport()->height() || graph->zoom() > 2.99,
+               qPrintable(QStringLiteral("zoom %1").arg(graph->zoom())));
+      for (QComboBox *box : experience->findChildren<QComboBox *>())
+        QVERIFY2(box->width() >= box->sizeHint().width(), qPrintable(box->objectName()));
+    }
     QVERIFY(shoot(&window, QStringLiteral("experience")));
 
     // 6. File ▸ Export Kernel…: the editor's kernel (the candidate) as a CUDA package.
@@ -533,6 +595,7 @@ class TestWalkthrough : public QObject {
     QVERIFY(!guide->currentChapter().isEmpty());
     QCOMPARE(guide->listedChapters().size(), guide->chapters().size());
     QVERIFY(guide->findChild<QTextBrowser *>(QStringLiteral("helpBrowser"))->toPlainText().size() > 200);
+    QVERIFY(!guide->findChild<QListWidget *>(QStringLiteral("helpChapters"))->horizontalScrollBar()->isVisible());
     QVERIFY(shoot(guide, QStringLiteral("user-guide")));
     probe_.phase(QStringLiteral("guide closed"));
     guide->close();
@@ -553,6 +616,19 @@ class TestWalkthrough : public QObject {
     QVERIFY(pythonStatus && !pythonStatus->text().isEmpty());
     QVERIFY(!importDialog->python().isEmpty());
     QVERIFY(!importDialog->findChild<QPushButton *>(QStringLiteral("importStart"))->isEnabled());  // no modules chosen
+    // The form's labels are real, each the buddy of its field (its mnemonic works, no "&" shown).
+    for (const auto &[text, field] : {std::pair{QStringLiteral("&Python:"), QStringLiteral("importPython")},
+                                      std::pair{QStringLiteral("&Modules:"), QStringLiteral("importModules")},
+                                      std::pair{QStringLiteral("&Into folder:"), QStringLiteral("importFolder")}}) {
+      QLabel *found = nullptr;
+      for (QLabel *l : importDialog->findChildren<QLabel *>())
+        if (l->text() == text) found = l;
+      QVERIFY2(found && found->buddy() && found->buddy()->objectName() == field, qPrintable(text));
+    }
+    // The whole message: its label as tall as its wrapped text needs.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    QVERIFY2(pythonStatus->height() >= pythonStatus->heightForWidth(pythonStatus->width()),
+             qPrintable(QStringLiteral("%1 < %2").arg(pythonStatus->height()).arg(pythonStatus->heightForWidth(pythonStatus->width()))));
     QVERIFY(shoot(importDialog, QStringLiteral("import")));
     probe_.phase(QStringLiteral("dialog closed"));
     importDialog->close();

@@ -715,10 +715,10 @@ CudaEditor *MainWindow::editorToRun() {
 
 bool MainWindow::openSessionCandidate(const QString &source, const QString &name) {
   if (source.isEmpty()) return false;
-  // The candidate's code in a file of its own (Run, Profile, diff).
-  return openCodeInEditor(QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
-                              agent_->sessionId(),
-                          source, name);
+  QString error;
+  if (tabs_->openCandidate(agent_->sessionId(), source, name, &error)) return true;
+  log_->error(error);
+  return false;
 }
 
 bool MainWindow::openCodeInEditor(const QString &folder, const QString &source, const QString &name) {

@@ -193,11 +193,15 @@ CudaEditor *EditorTabs::openCode(const QString &folder, const QString &source, c
 void EditorTabs::onSelectionChanged(const WorkbenchContext &context) {
   const auto &s = context.selection();
   if (!s || !s->activate || s->origin != CandidateSelection::Origin::SessionCandidate || s->source.isEmpty()) return;
+  QString error;
+  if (!openCandidate(s->sessionId, s->source, s->name, &error)) emit openFailed(error);
+}
+
+CudaEditor *EditorTabs::openCandidate(const QString &sessionId, const QString &source, const QString &name, QString *error) {
   // The candidate's code in a file of its own (Run, Profile, diff): userDataDir()/sessions/ID/NAME.
   const QString folder = QString::fromStdString((kwb::userDataDir() / "sessions").string()) + QLatin1Char('/') +
-                         (s->sessionId.isEmpty() ? QStringLiteral("unsaved") : s->sessionId);
-  QString error;
-  if (!openCode(folder, s->source, s->name, &error)) emit openFailed(error);
+                         (sessionId.isEmpty() ? QStringLiteral("unsaved") : sessionId);
+  return openCode(folder, source, name, error);
 }
 
 }  // namespace kwb::ui

@@ -23,6 +23,8 @@ class EditorTabs : public QTabWidget, public WorkbenchView {
   // `source` written to folder/name and shown (made current); a tab of that file that the user has
   // not edited shows the new text. nullptr (and *error) when it cannot be written or read.
   CudaEditor *openCode(const QString &folder, const QString &source, const QString &name, QString *error);
+  // A session's candidate: openCode() into userDataDir()/sessions/ID.
+  CudaEditor *openCandidate(const QString &sessionId, const QString &source, const QString &name, QString *error);
 
   // Opens the file in a new tab, or returns the tab that already shows it. Does not change the
   // current tab. Returns nullptr (and sets *error) when the file cannot be read.

@@ -159,6 +159,11 @@ ImportDialog::ImportDialog(ImportService *service, QWidget *parent)
   connect(service_, &ImportService::pythonChecked, this, &ImportDialog::onChecked);
   connect(service_, &ImportService::problemImported, this, &ImportDialog::onRow);
   connect(service_, &ImportService::finished, this, &ImportDialog::onFinished);
+  connect(service_, &ImportService::progress, this, [this](const QString &line, int done, int total) {
+    if (!running_) return;
+    progress_->setValue(done);
+    say(tr("%1 of %2: %3").arg(done + 1).arg(total).arg(line));
+  });
 
   resize(820, 600);
   updateButtons();
@@ -279,11 +284,6 @@ bool ImportDialog::start() {
   request.toDir = QFileInfo(folder()).absoluteFilePath();
   request.overwrite = overwrite_->isChecked();
   request.python = python();
-  connect(service_, &ImportService::progress, this, [this](const QString &line, int done, int total) {
-    if (!running_) return;
-    progress_->setValue(done);
-    say(tr("%1 of %2: %3").arg(done + 1).arg(total).arg(line));
-  }, Qt::UniqueConnection);
   service_->importProblems(request);
   updateButtons();
   return true;

@@ -18,8 +18,6 @@ namespace kwb::ui {
 
 namespace {
 
-QString native(const QString &path) { return QDir::toNativeSeparators(path); }
-
 // A menu entry's text shows '&' as is rather than as a mnemonic marker.
 QString menuText(const QString &text) {
   QString escaped = text;
@@ -88,7 +86,7 @@ void TaskLists::remove(TaskTreeModel::Group group, const QString &folder) {
 void TaskLists::rebuildRecentMenu() {
   p_.recentMenu->clear();
   for (const QString &folder : recent_) {
-    QAction *action = p_.recentMenu->addAction(menuText(native(folder)));
+    QAction *action = p_.recentMenu->addAction(menuText(QDir::toNativeSeparators(folder)));
     connect(action, &QAction::triggered, this, [this, folder] { emit openTaskRequested(folder); });
   }
   p_.recentMenu->addSeparator();
@@ -109,7 +107,7 @@ void TaskLists::onScanned(const QList<TaskFolderItem> &folders) {
     const auto entry = std::find_if(folders.begin(), folders.end(), [&](const TaskFolderItem &f) { return f.folder == folder; });
     if (entry == folders.end()) continue;  // removed from the list before its scan ended
     if (entry->missing) {
-      p_.log->error(tr("%1: not a folder").arg(native(folder)));
+      p_.log->error(tr("%1: not a folder").arg(QDir::toNativeSeparators(folder)));
       QStringList remaining = folders_;
       remaining.removeAll(folder);
       setFolders(remaining);
@@ -123,7 +121,7 @@ void TaskLists::onScanned(const QList<TaskFolderItem> &folders) {
         emit openTaskRequested(entry->tasks.front().folder);
       } else {
         p_.log->info(tr("%1 holds %2 tasks; double-click one under \"Opened folders\" to open it")
-                         .arg(native(folder))
+                         .arg(QDir::toNativeSeparators(folder))
                          .arg(entry->tasks.size()));
         p_.dock->show();
         p_.dock->raise();

@@ -17,8 +17,6 @@ namespace kwb::ui {
 
 namespace {
 
-QString native(const QString &path) { return QDir::toNativeSeparators(path); }
-
 QString readableTime(const QString &isoUtc) {
   const QDateTime time = QDateTime::fromString(isoUtc, Qt::ISODate);
   return time.isValid() ? time.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : isoUtc;
@@ -29,9 +27,9 @@ QString readableTime(const QString &isoUtc) {
 WorkspaceController::WorkspaceController(const WorkspaceParts &parts, QObject *parent) : QObject(parent), p_(parts) {
   connect(p_.workspace, &WorkspaceService::opened, this, [this](const QString &path, int version) {
     p_.label->setText(tr("Workspace: %1").arg(QFileInfo(path).fileName()));
-    p_.label->setToolTip(tr("%1\nSchema version %2").arg(native(path)).arg(version));
+    p_.label->setToolTip(tr("%1\nSchema version %2").arg(QDir::toNativeSeparators(path)).arg(version));
     p_.label->setStyleSheet(QString());
-    p_.log->info(tr("Workspace %1 open (schema version %2)").arg(native(path)).arg(version));
+    p_.log->info(tr("Workspace %1 open (schema version %2)").arg(QDir::toNativeSeparators(path)).arg(version));
     if (!taskFolder_.isEmpty()) p_.workspace->listEvaluations(taskFolder_);
     settled_ = true;
     emit openFinished(true);
@@ -39,11 +37,11 @@ WorkspaceController::WorkspaceController(const WorkspaceParts &parts, QObject *p
   connect(p_.workspace, &WorkspaceService::openFailed, this, [this](const QString &path, const QString &message) {
     p_.browser->setWorkspaceTasks({});
     p_.label->setText(tr("Workspace: unavailable"));
-    p_.label->setToolTip(tr("%1\n%2").arg(native(path), message));
+    p_.label->setToolTip(tr("%1\n%2").arg(QDir::toNativeSeparators(path), message));
     p_.label->setStyleSheet(QStringLiteral("color: #b91c1c;"));
     p_.log->error(tr("Workspace %1 could not be opened: %2. The workbench runs without it; opened tasks are not "
                      "recorded. Choose another file in Settings ▸ General.")
-                      .arg(native(path), message));
+                      .arg(QDir::toNativeSeparators(path), message));
     settled_ = true;
     emit failed(tr("Workspace unavailable: %1").arg(message));
     emit openFinished(false);
@@ -71,7 +69,7 @@ void WorkspaceController::open(const QString &path) {
   // The group shows this workspace's tasks once it answers, never the previous one's.
   p_.browser->setWorkspaceTasks({});
   p_.label->setText(tr("Workspace: opening…"));
-  p_.label->setToolTip(native(path));
+  p_.label->setToolTip(QDir::toNativeSeparators(path));
   p_.workspace->open(path);
 }
 

@@ -39,4 +39,20 @@ std::int64_t addMemoryRun(Workspace &workspace, std::int64_t taskId, const std::
   return workspace.addEvaluation(e, code).id;
 }
 
+memory::Case memoryCase(const std::string &idea, bool correct, double speedup, const std::string &after) {
+  memory::Case c;
+  c.source = "editor";
+  c.arch = "sm_90";
+  c.idea = idea;
+  c.ideaKind = "intent";
+  c.after = after;
+  c.outcome = correct ? "correct" : "incorrect";
+  c.correct = correct;
+  c.speedup = speedup;
+  c.relativeSpread = 0.02;
+  c.feedback = correct ? "" : "mismatch at y[17]: 0.25 expected 0.5";
+  c.journal = idea + (correct ? " worked" : " broke the output");
+  return c;
+}
+
 }  // namespace kwb::test

@@ -75,23 +75,12 @@ class TestExperienceView : public QObject {
     auto store = memory::ExperienceStore::open(library_.toStdString());
     auto add = [&](const std::string &key, const std::string &task, std::optional<std::string> parent, bool correct,
                    double speedup, const std::string &idea, const std::string &body, const std::string &gpu = "NVIDIA H200") {
-      Case c;
-      c.source = "editor";
+      Case c = test::memoryCase(idea, correct, speedup, kernel(task, body));
       c.sourceRef = key;
       c.task = task;
       c.operatorClass = task == "sgemm" ? "gemm" : "reduction";
       c.gpu = gpu;
-      c.arch = "sm_90";
-      c.idea = idea;
-      c.ideaKind = "intent";
       c.session = task == "softmax" ? "s-1" : "";
-      c.after = kernel(task, body);
-      c.outcome = correct ? "correct" : "incorrect";
-      c.correct = correct;
-      c.speedup = speedup;
-      c.relativeSpread = 0.02;
-      c.feedback = correct ? "" : "mismatch at y[17]: 0.25 expected 0.5";
-      c.journal = idea + (correct ? " worked" : " broke the output");
       if (parent) {
         c.parent = ids_.at(*parent);
         c.before = store->get(*c.parent, true)->after;

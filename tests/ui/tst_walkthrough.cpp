@@ -47,6 +47,7 @@
 #include "core/llm/provider_config.h"
 #include "core/memory/experience_store.h"
 #include "helpers/measured_lineage.h"
+#include "helpers/memory_fixtures.h"
 #include "helpers/model_cells.h"
 #include "helpers/replay_llm_server.h"
 #include "isolated_home.h"
@@ -242,23 +243,13 @@ class TestWalkthrough : public QObject {
     auto store = memory::ExperienceStore::open(path.toStdString());
     auto add = [&](const std::string &key, std::optional<std::string> parent, bool correct, double speedup,
                    const std::string &idea, const std::string &body) {
-      memory::Case c;
-      c.source = "editor";
+      memory::Case c = test::memoryCase(
+          idea, correct, speedup, "extern \"C\" __global__ void softmax(const float *x, float *y, int n) {\n" + body + "\n}\n");
       c.sourceRef = "walkthrough-" + key;
       c.task = "softmax";
       c.operatorClass = "softmax";  // operatorClassOf(softmax), as the workbench records it
       c.gpu = "NVIDIA H200";
-      c.arch = "sm_90";
-      c.idea = idea;
-      c.ideaKind = "intent";
       c.session = "s-walkthrough";
-      c.after = "extern \"C\" __global__ void softmax(const float *x, float *y, int n) {\n" + body + "\n}\n";
-      c.outcome = correct ? "correct" : "incorrect";
-      c.correct = correct;
-      c.speedup = speedup;
-      c.relativeSpread = 0.02;
-      c.feedback = correct ? "" : "mismatch at y[17]: 0.25 expected 0.5";
-      c.journal = idea + (correct ? " worked" : " broke the output");
       if (parent) {
         c.parent = cases_.at(*parent);
         c.before = store->get(*c.parent, true)->after;

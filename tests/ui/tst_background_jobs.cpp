@@ -1,13 +1,16 @@
 // BackgroundJobs alone: jobs run in order on a thread of their own, answers come back on the
 // receiver's thread, a newer job of a kind supersedes an older one, cancel(kind) drops an
 // answer, a receiver destroyed meanwhile gets nothing, a job that throws does not end the
-// thread, and destruction runs what has no kind (a service's last writes).
+// thread, destruction runs what has no kind (a service's last writes), and the last answer finds
+// the jobs idle.
 #include <atomic>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
+#include <QEventLoop>
 #include <QSignalSpy>
+#include <QTimer>
 #include <QThread>
 #include <QtTest>
 
@@ -103,6 +106,27 @@ class TestBackgroundJobs : public QObject {
     jobs.run(&receiver, QString(), [](const JobTicket &) { return 2; }, [&](int v) { second = v; });
     QTRY_COMPARE(second, 2);
     QVERIFY(!first);
+  }
+
+  // A service tells the window its work ended with the last answer, and the window then asks
+  // isBusy(): the job must have stopped counting by then (once it did not, and a window waiting
+  // to settle waited for a signal that had already gone by).
+  void theLastAnswerFindsTheJobsIdle() {
+    BackgroundJobs jobs(QStringLiteral("test-jobs"));
+    QObject receiver;
+    int answers = 0, busyAtAnswer = 0;
+    for (int i = 0; i < 500; ++i) {
+      QEventLoop loop;
+      jobs.run(&receiver, QStringLiteral("export"), [](const JobTicket &) { return 1; }, [&](int) {
+        ++answers;
+        if (jobs.isBusy()) ++busyAtAnswer;
+        loop.quit();
+      });
+      QTimer::singleShot(10000, &loop, &QEventLoop::quit);
+      loop.exec();
+      QCOMPARE(answers, i + 1);
+    }
+    QCOMPARE(busyAtAnswer, 0);
   }
 
   void destructionRunsJobsOfNoKindAndDropsTheRest() {

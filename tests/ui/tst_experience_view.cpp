@@ -23,6 +23,7 @@
 #include "helpers/memory_fixtures.h"
 #include "isolated_home.h"
 #include "signal_wait.h"
+#include "window_parts.h"
 #include "ui/main_window.h"
 #include "ui/views/work_area.h"
 #include "ui/services/memory_service.h"
@@ -197,20 +198,20 @@ class TestExperienceView : public QObject {
     MainWindow window(home_.path(QStringLiteral("workspace/test.kwb")));
     window.resize(1600, 1000);
     window.show();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     window.workArea()->reveal(kwb::ui::WorkArea::Page::Experience);
     auto *panel = window.experiencePanel();
     panel->refresh();  // as showing the dock does, once it is on screen
     QVERIFY(!window.isSettled());
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QCOMPARE(panel->graph()->nodeCount(), 10);
     QCOMPARE(panel->bestCase(QStringLiteral("softmax")), ids_["s3"]);
 
     // Selected in the graph: the context carries it, Results shows it.
     panel->selectCase(ids_["s3"]);
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     const auto &selection = window.context()->selection();
     QVERIFY(selection && selection->origin == CandidateSelection::Origin::GraphNode);
     QCOMPARE(selection->run.sourceName, QStringLiteral("softmax-case-%1.cu").arg(ids_["s3"]));
@@ -227,7 +228,7 @@ class TestExperienceView : public QObject {
 
     // A layernorm Case: the bundled layernorm task opened first.
     panel->selectCase(ids_["l2"]);
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QVERIFY(panel->inspected() && panel->inspected()->c.id == ids_["l2"]);
     QVERIFY(window.continueFromCase(*panel->inspected(), false));
     QCOMPARE(window.context()->taskName(), QStringLiteral("layernorm"));
@@ -236,7 +237,7 @@ class TestExperienceView : public QObject {
     CaseDetail stray = *panel->inspected();
     stray.c.task = "no-such-task";
     QVERIFY(!window.continueFromCase(stray, false));
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QVERIFY(window.grab().save(QString::fromStdString((dir_ / "experience-window.png").string())));
     qunsetenv("KWB_LIBRARY");
   }
@@ -265,17 +266,17 @@ class TestExperienceView : public QObject {
     MainWindow window(QString::fromStdString(wsPath.string()));
     window.resize(1600, 1000);
     window.show();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QVERIFY(window.openTask(QStringLiteral(KWB_SOURCE_DIR "/kernels/softmax")));
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     window.workArea()->reveal(kwb::ui::WorkArea::Page::Experience);
     auto *panel = window.experiencePanel();
     panel->refresh();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     auto *results = window.findChild<ResultsPanel *>();
 
     panel->selectCase(caseId);
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     auto selection = window.context()->selection();
     QVERIFY(selection && selection->origin == CandidateSelection::Origin::GraphNode);
     QCOMPARE(selection->run.sourceName, QStringLiteral("softmax-case-%1.cu").arg(caseId));
@@ -287,7 +288,7 @@ class TestExperienceView : public QObject {
              qPrintable(results->summaryText()));
 
     panel->selectCase(stranger);
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     selection = window.context()->selection();
     QVERIFY(selection && selection->origin == CandidateSelection::Origin::GraphNode);
     QCOMPARE(selection->run.sourceName, QStringLiteral("softmax-case-%1.cu").arg(stranger));

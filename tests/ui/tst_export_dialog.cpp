@@ -58,15 +58,15 @@ class TestExportDialog : public QObject {
     MainWindow window(wsPath);
     window.resize(1400, 900);
     window.show();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QVERIFY(!window.actions().exportKernel->isEnabled());  // no task yet
     QVERIFY(!window.showExportDialog());
     QVERIFY(window.openTask(QString::fromStdString((test::kernelsDir() / "softmax").string())));
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QVERIFY(window.actions().exportKernel->isEnabled());
 
     emit partOf<kwb::ui::HistoryPanel>(window)->runActivated(runId);
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QVERIFY(window.context()->selection() && window.context()->selection()->run.historyId == runId);
 
     auto *dialog = window.showExportDialog();
@@ -109,7 +109,7 @@ class TestExportDialog : public QObject {
     QVERIFY2(second->outcome()->ok, qPrintable(second->outcome()->error));
     QVERIFY2(second->outcome()->what.startsWith(QStringLiteral("file softmax.cu")), qPrintable(second->outcome()->what));
     second->close();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
   }
 };
 

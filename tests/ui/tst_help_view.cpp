@@ -16,6 +16,7 @@
 
 #include "isolated_home.h"
 #include "signal_wait.h"
+#include "window_parts.h"
 #include "ui/main_window.h"
 #include "ui/views/help_view.h"
 
@@ -125,7 +126,7 @@ class TestHelpView : public QObject {
     QTemporaryDir dir;
     MainWindow window(dir.filePath(QStringLiteral("ws.kwb")));
     window.show();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     auto *action = window.findChild<QAction *>(QStringLiteral("actionUserGuide"));
     QVERIFY(action);
     QCOMPARE(action->shortcut(), QKeySequence(QKeySequence::HelpContents));

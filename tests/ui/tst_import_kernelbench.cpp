@@ -17,6 +17,7 @@
 #include "helpers/torch_tasks.h"
 #include "isolated_home.h"
 #include "signal_wait.h"
+#include "window_parts.h"
 #include "ui/main_window.h"
 #include "ui/services/import_service.h"
 #include "ui/views/import_dialog.h"
@@ -140,7 +141,7 @@ class TestImportKernelBench : public QObject {
     MainWindow window(dir.filePath(QStringLiteral("ws.kwb")));
     window.resize(1200, 800);
     window.show();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     auto *action = window.findChild<QAction *>(QStringLiteral("actionImportKernelBench"));
     QVERIFY(action);
     action->trigger();
@@ -157,7 +158,7 @@ class TestImportKernelBench : public QObject {
     QVERIFY(imported.wait(180000));
     QVERIFY2(window.log()->text().contains(QLatin1String("Imported 1 task(s)")), qPrintable(window.log()->text()));
     dialog->findChild<QPushButton *>(QStringLiteral("importOpenTask"))->click();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QCOMPARE(window.context()->taskName(), QStringLiteral("relu"));
   }
 };

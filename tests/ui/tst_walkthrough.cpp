@@ -304,7 +304,7 @@ class TestWalkthrough : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     probe_.phase(QStringLiteral("waiting to settle"));
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QCOMPARE(window.size(), QSize(1600, 1000));
     QVERIFY(partOf<kwb::ui::StartPage>(window)->isVisible());
     QVERIFY(partOf<kwb::ui::StartPage>(window)->openButton()->isVisible());
@@ -318,7 +318,7 @@ class TestWalkthrough : public QObject {
     probe_.phase(QStringLiteral("openTask"));
     QVERIFY(window.openTask(kSoftmax));
     probe_.phase(QStringLiteral("waiting to settle"));
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QCOMPARE(window.currentTaskName(), QStringLiteral("softmax"));
     QVERIFY(!partOf<kwb::ui::StartPage>(window)->isVisible());
     QVERIFY(window.currentEditor());
@@ -337,7 +337,7 @@ class TestWalkthrough : public QObject {
       QVERIFY(finished.wait(120000));
       const auto run = finished.first().first().value<EvaluationRun>();
       QCOMPARE(run.outcome, kwb::Outcome::NotRun);
-      QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+      QVERIFY_SETTLED(window);
       const QString summary = partOf<kwb::ui::ResultsPanel>(window)->summaryText();
       QVERIFY2(summary.contains(QStringLiteral("no CUDA device here, compiled only")), qPrintable(summary));
       const EvaluationResultModel *model = partOf<kwb::ui::ResultsPanel>(window)->model();
@@ -380,7 +380,7 @@ class TestWalkthrough : public QObject {
       probe_.phase(QStringLiteral("waiting for the session"));
       QVERIFY(finished.wait(300000));
       QVERIFY2(finished.first().at(1).toString() == QStringLiteral("finished"), qPrintable(finished.first().at(2).toString()));
-      QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+      QVERIFY_SETTLED(window);
     }
     SessionPanel *session = partOf<kwb::ui::SessionPanel>(window);
     QCOMPARE(session->candidateRows(), 6);
@@ -419,7 +419,7 @@ class TestWalkthrough : public QObject {
       QVERIFY2(window.currentEditor()->filePath().endsWith(QStringLiteral("/g1-l1-t1.cu")), qPrintable(window.currentEditor()->filePath()));
       probe_.phase(QStringLiteral("waiting for its evaluation"));
       QVERIFY(fetched.wait(30000));  // its compile, from the run history, into Results
-      QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+      QVERIFY_SETTLED(window);
     }
     // Opened: the editor page came forward with the candidate's code in it.
     QVERIFY(window.workArea()->current() == WorkArea::Page::Editor);
@@ -453,7 +453,7 @@ class TestWalkthrough : public QObject {
       QVERIFY(window.workArea()->current() == WorkArea::Page::Library);
       probe_.phase(QStringLiteral("waiting for the library"));
       QVERIFY(loaded.count() > 0 || loaded.wait(30000));
-      QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+      QVERIFY_SETTLED(window);
     }
     LineagePanel *lineage = window.lineagePanel();
     QVERIFY2(lineage->lineageBox()->itemText(0).contains(QStringLiteral("softmax  (bundled, 5 steps, not measured)")),
@@ -497,7 +497,7 @@ class TestWalkthrough : public QObject {
       QVERIFY(reviewed.wait(30000));
       QCOMPARE(reviewed.first().at(0).toString(), QStringLiteral("warp-shuffle"));
       QVERIFY(loaded.count() > 0 || loaded.wait(30000));
-      QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+      QVERIFY_SETTLED(window);
     }
     QVERIFY(cardOf(*window.skillLibrary(), "warp-shuffle")->status == CardStatus::Approved);
     QCOMPARE(skills->currentCard(), QStringLiteral("warp-shuffle"));
@@ -518,7 +518,7 @@ class TestWalkthrough : public QObject {
     ExperiencePanel *experience = window.experiencePanel();
     probe_.phase(QStringLiteral("waiting for the graph"));
     QVERIFY(waitFor(experience, &ExperiencePanel::settled, experience->isSettled()));
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     QCOMPARE(experience->graph()->nodeCount(), 5);
     {
       QSignalSpy selected(experience, &ExperiencePanel::caseSelected);
@@ -530,7 +530,7 @@ class TestWalkthrough : public QObject {
       probe_.phase(QStringLiteral("waiting for the Case"));
       QVERIFY(selected.count() > 0 || selected.wait(30000));
       QVERIFY(waitFor(experience, &ExperiencePanel::settled, experience->isSettled()));
-      QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+      QVERIFY_SETTLED(window);
     }
     QVERIFY(experience->inspected() && experience->inspected()->c.id == cases_.at("s3"));
     QVERIFY2(experience->inspectorText().contains(QStringLiteral("vectorized float4 loads")), qPrintable(experience->inspectorText()));
@@ -587,7 +587,7 @@ class TestWalkthrough : public QObject {
     QVERIFY(shoot(exportDialog, QStringLiteral("export")));
     probe_.phase(QStringLiteral("dialog closed"));
     exportDialog->close();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
 
     // 7. Help ▸ User Guide, and File ▸ Import…: each in its own window.
     probe_.beginStep(QStringLiteral("10 user guide"));
@@ -638,7 +638,7 @@ class TestWalkthrough : public QObject {
     QVERIFY(shoot(importDialog, QStringLiteral("import")));
     probe_.phase(QStringLiteral("dialog closed"));
     importDialog->close();
-    QVERIFY(waitFor(&window, &MainWindow::settled, window.isSettled()));
+    QVERIFY_SETTLED(window);
     probe_.endStep();
 
     // Every step within 50 ms.

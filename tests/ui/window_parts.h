@@ -11,3 +11,9 @@ T *partOf(const QObject &window) {
   if (!part) qFatal("the window has no %s", T::staticMetaObject.className());
   return part;
 }
+
+// Waits until the window's background work has drained; on a timeout the test fails saying what
+// was still pending ("export", "workspace").
+#define QVERIFY_SETTLED(window)                                                                           \
+  QVERIFY2(waitFor(&(window), &kwb::ui::MainWindow::settled, (window).isSettled()),                       \
+           qPrintable(QStringLiteral("still pending: ") + (window).pendingWork().join(QStringLiteral(", "))))

@@ -26,16 +26,26 @@ JobTicket BackgroundJobs::begin(const QString &kind) {
 }
 
 void BackgroundJobs::post(std::function<void()> job) {
+  enqueue([job = std::move(job)]() -> std::function<void()> {
+    job();
+    return {};
+  });
+}
+
+void BackgroundJobs::enqueue(std::function<std::function<void()>()> job) {
   pending_->fetch_add(1);
+  // Delivered through this object, alive while its thread runs (the destructor waits for it).
   QMetaObject::invokeMethod(
       context_,
-      [pending = pending_, job = std::move(job)] {
+      [this, pending = pending_, job = std::move(job)] {
+        std::function<void()> answer;
         try {
-          job();
+          answer = job();
         } catch (...) {
           // An exception must not leave the thread's event loop; a job reports its own problems.
         }
-        pending->fetch_sub(1);
+        pending->fetch_sub(1);  // before the answer is queued: it finds the jobs idle
+        if (answer) QMetaObject::invokeMethod(this, std::move(answer), Qt::QueuedConnection);
       },
       Qt::QueuedConnection);
 }

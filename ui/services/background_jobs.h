@@ -67,18 +67,14 @@ class BackgroundJobs : public QObject {
     QPointer<QObject> guard(receiver);
     // std::function needs a copyable callable: the callables are shared, not copied.
     auto shared = std::make_shared<std::pair<Work, Done>>(std::move(work), std::move(done));
-    post([this, ticket, guard, shared] {
-      if (ticket.cancelled()) return;
+    enqueue([ticket, guard, shared]() -> std::function<void()> {
+      if (ticket.cancelled()) return {};
       auto result = std::make_shared<Result>(shared->first(ticket));
-      // Delivered through this object (alive while its thread runs: the destructor waits) and
-      // checked on the receiver's thread, which is this object's: a receiver destroyed meanwhile
+      // Checked on the receiver's thread, which is this object's: a receiver destroyed meanwhile
       // is never touched.
-      QMetaObject::invokeMethod(
-          this,
-          [ticket, guard, shared, result] {
-            if (!ticket.cancelled() && guard) shared->second(std::move(*result));
-          },
-          Qt::QueuedConnection);
+      return [ticket, guard, shared, result] {
+        if (!ticket.cancelled() && guard) shared->second(std::move(*result));
+      };
     });
     return ticket;
   }
@@ -88,11 +84,15 @@ class BackgroundJobs : public QObject {
 
   // The jobs of that kind (queued or running) are no longer wanted.
   void cancel(const QString &kind);
-  // Whether the thread is running a job or has jobs queued.
+  // Whether the thread is running a job or has jobs queued. False by the time a job's answer
+  // arrives, if it was the last one: whoever the answer tells may ask whether all is done.
   bool isBusy() const { return pending_->load() > 0; }
 
  private:
   JobTicket begin(const QString &kind);
+  // Runs job on the jobs' thread; what it returns (if anything) runs on this object's thread
+  // after the job has stopped counting as pending.
+  void enqueue(std::function<std::function<void()>()> job);
 
   QThread thread_;
   QObject *context_ = nullptr;  // lives on thread_; jobs run in its event loop

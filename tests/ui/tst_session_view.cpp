@@ -20,8 +20,7 @@
 #include <QSignalSpy>
 #include <QTimer>
 #include <QTextBrowser>
-#include <QTreeWidget>
-#include <QTreeWidgetItemIterator>
+#include <QTreeView>
 #include <QUrl>
 #include <memory>
 #include <QtTest>
@@ -109,10 +108,9 @@ class TestSessionView : public QObject {
       ++batches;
       for (const auto &r : rows) texts += r.event.kind == kwb::agent::SessionEvent::Kind::Text;
       // Follow line 1 of turn 1 as it streams.
-      if (!panel.tree()->currentItem() && panel.tree()->topLevelItemCount() > 0) {
-        auto *group = panel.tree()->topLevelItem(0);
-        if (group->childCount() > 0 && group->child(0)->childCount() > 0)
-          panel.tree()->setCurrentItem(group->child(0)->child(0));
+      if (!panel.tree()->currentIndex().isValid()) {
+        const QModelIndex first = panel.model()->indexOf(1, 1, 1);
+        if (first.isValid()) panel.tree()->setCurrentIndex(first);
       }
     });
     QSignalSpy finished(&service, &AgentService::finished);
@@ -134,7 +132,7 @@ class TestSessionView : public QObject {
     QVERIFY2(panel.statusText().contains(QStringLiteral("8 answers: 8 compiled")), qPrintable(panel.statusText()));
     // Activating a candidate hands its code over.
     QSignalSpy activated(&panel, &SessionPanel::candidateActivated);
-    emit panel.tree()->itemActivated(panel.tree()->currentItem(), 0);
+    emit panel.tree()->activated(panel.tree()->currentIndex());
     QCOMPARE(activated.count(), 1);
     QVERIFY(activated.first().at(0).toString().contains(QStringLiteral("softmax")));
     QVERIFY(activated.first().at(2).toLongLong() > 0);  // its compile is in the run history
@@ -308,14 +306,15 @@ class TestSessionView : public QObject {
 
     // A first-turn candidate's menu: diffed against the code its group started from (the
     // task's starter), shown in Results, profiled (opened in the editor first).
-    QTreeWidgetItem *group = partOf<kwb::ui::SessionPanel>(window)->tree()->topLevelItem(0);
-    QVERIFY(group && group->childCount() > 0 && group->child(0)->childCount() > 0);
-    QTreeWidgetItem *candidate = group->child(0)->child(0);
+    auto *sessionModel = partOf<kwb::ui::SessionPanel>(window)->model();
+    const QModelIndex group = sessionModel->groupIndex(1);
+    const QModelIndex candidate = sessionModel->indexOf(1, 1, 1);
+    QVERIFY(group.isValid() && candidate.isValid() && candidate.parent().parent() == group);
     // One selection (issue 48, 2): the candidate picked is the window's selection; its stored run
     // is read and shown in Results; opened (a double click), its code is in the editor, in front.
     {
       QSignalSpy selected(window.context(), &kwb::ui::WorkbenchContext::selectionChanged);
-      partOf<kwb::ui::SessionPanel>(window)->tree()->setCurrentItem(candidate);
+      partOf<kwb::ui::SessionPanel>(window)->tree()->setCurrentIndex(candidate);
       const auto &s = window.context()->selection();
       QVERIFY(s && s->origin == kwb::ui::CandidateSelection::Origin::SessionCandidate);
       QCOMPARE(s->name, QStringLiteral("g1-l1-t1.cu"));
@@ -323,7 +322,7 @@ class TestSessionView : public QObject {
       while (!window.context()->selection()->hasRun()) QVERIFY(selected.wait(30000));
       QCOMPARE(partOf<kwb::ui::ResultsPanel>(window)->run().historyId, window.context()->selection()->evaluationId);
       window.workArea()->reveal(kwb::ui::WorkArea::Page::Session);
-      emit partOf<kwb::ui::SessionPanel>(window)->tree()->itemActivated(candidate, 0);
+      emit partOf<kwb::ui::SessionPanel>(window)->tree()->activated(candidate);
       QVERIFY(window.workArea()->current() == kwb::ui::WorkArea::Page::Editor);
       QVERIFY(window.currentEditor() && window.currentEditor()->filePath().endsWith(QStringLiteral("/g1-l1-t1.cu")));
     }
@@ -403,8 +402,8 @@ class TestSessionView : public QObject {
     QVERIFY2(panel.tokensBar()->text().contains(QStringLiteral("tokens 420 (no budget)")), qPrintable(panel.tokensBar()->text()));
     QVERIFY2(panel.chartNote().contains(QStringLiteral("compile-only")), qPrintable(panel.chartNote()));
     QVERIFY(panel.tree()->isFirstColumnSpanned(0, QModelIndex()));
-    QVERIFY2(panel.tree()->topLevelItem(0)->text(0).contains(QStringLiteral("no repair: 1 of 1 compiled")),
-             qPrintable(panel.tree()->topLevelItem(0)->text(0)));
+    QVERIFY2(panel.model()->groupIndex(1).data().toString().contains(QStringLiteral("no repair: 1 of 1 compiled")),
+             qPrintable(panel.model()->groupIndex(1).data().toString()));
     QCOMPARE(panel.dcpText(1), QStringLiteral("no repair: 1 of 1 compiled"));
 
     a.outcome = "correct";
@@ -460,14 +459,15 @@ class TestSessionView : public QObject {
       rows.append(row);
     }
     panel.addEvents(rows);
-    auto *tree = panel.findChild<QTreeWidget *>();
+    auto *tree = panel.findChild<QTreeView *>(QStringLiteral("sessionTree"));
     QVERIFY(tree);
-    // The first turn's candidate, then the repair.
-    QList<QTreeWidgetItem *> leaves;
-    for (QTreeWidgetItemIterator it(tree); *it; ++it)
-      if ((*it)->childCount() == 0) leaves << *it;
-    QCOMPARE(leaves.size(), 2);
-    tree->setCurrentItem(leaves[0]);
+    // The first turn's candidate, then the repair: group 1 > turn 1 > line 1, group 1 > turn 2 > line 1.
+    const QModelIndex group = tree->model()->index(0, 0);
+    QCOMPARE(tree->model()->rowCount(group), 2);
+    const QModelIndex firstTurn = tree->model()->index(0, 0, tree->model()->index(0, 0, group));
+    const QModelIndex repairTurn = tree->model()->index(0, 0, tree->model()->index(1, 0, group));
+    QCOMPARE(firstTurn.data().toString(), QStringLiteral("Line 1"));
+    tree->setCurrentIndex(firstTurn);
     const QString text = panel.contextView()->toPlainText();
     for (const QString &part : {QStringLiteral("412 of 8000 tokens"), QStringLiteral("hot tier"), QStringLiteral("Included"),
                                 QStringLiteral("Case 17"), QStringLiteral("d x confidence x similarity 0.812"),
@@ -477,7 +477,7 @@ class TestSessionView : public QObject {
     emit panel.contextView()->anchorClicked(QUrl(QStringLiteral("case:17")));
     QCOMPARE(asked.count(), 1);
     QCOMPARE(asked.first().first().toLongLong(), 17);
-    tree->setCurrentItem(leaves[1]);
+    tree->setCurrentIndex(repairTurn);
     for (const QString &part : {QStringLiteral("No experience in this prompt"), QStringLiteral("warp-shuffle (admitted)"),
                                 QStringLiteral("tiles (approved)")})
       QVERIFY2(panel.contextView()->toPlainText().contains(part), qPrintable(panel.contextView()->toPlainText()));

@@ -32,7 +32,7 @@
 #include <QTextBrowser>
 #include <QFile>
 #include <QTimer>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QHeaderView>
 #include <QProgressBar>
 #include <QScrollBar>
@@ -56,6 +56,8 @@
 #include "ui/main_window.h"
 #include "ui/models/evaluation_result_model.h"
 #include "ui/models/evaluation_run.h"
+#include "ui/models/session_candidates_model.h"
+#include "ui/models/skill_cards_model.h"
 #include "ui/services/agent_service.h"
 #include "ui/services/import_service.h"
 #include "ui/services/memory_service.h"
@@ -166,9 +168,9 @@ class PauseProbe : public QObject {
 };
 
 // Clicks a row of a tree view (scrolled into view first): what a user's click does.
-void clickItem(QTreeWidget *tree, QTreeWidgetItem *item, bool twice = false) {
-  tree->scrollToItem(item);
-  const QPoint at = tree->visualItemRect(item).center();
+void clickItem(QAbstractItemView *tree, const QModelIndex &item, bool twice = false) {
+  tree->scrollTo(item);
+  const QPoint at = tree->visualRect(item).center();
   if (twice) QTest::mouseDClick(tree->viewport(), Qt::LeftButton, {}, at);
   else QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, at);
 }
@@ -178,12 +180,6 @@ QAction *action(const QWidget &window, const char *name) {
   auto *found = window.findChild<QAction *>(QLatin1String(name));
   if (!found) qFatal("the window has no action %s", name);
   return found;
-}
-
-QTreeWidgetItem *itemWithData(QTreeWidget *tree, const QString &id) {
-  for (int i = 0; i < tree->topLevelItemCount(); ++i)
-    if (tree->topLevelItem(i)->data(0, Qt::UserRole).toString() == id) return tree->topLevelItem(i);
-  return nullptr;
 }
 
 // Every column of the view that is shown lies inside its viewport: nothing cut at the side or
@@ -395,21 +391,20 @@ class TestWalkthrough : public QObject {
       QVERIFY2(columnsInView(session->tree(), &why), qPrintable(why));
       // A group's row spans the columns; "Line n" is whole in its column (two levels in).
       QVERIFY(session->tree()->isFirstColumnSpanned(0, QModelIndex()));
-      QTreeWidgetItem *line = session->tree()->topLevelItem(0)->child(0)->child(0);
-      const int needed = session->tree()->fontMetrics().horizontalAdvance(line->text(0));
+      const QString line = session->model()->indexOf(1, 1, 1).data().toString();
+      const int needed = session->tree()->fontMetrics().horizontalAdvance(line);
       QVERIFY2(session->tree()->header()->sectionSize(0) - 3 * session->tree()->indentation() >= needed,
-               qPrintable(QStringLiteral("%1 px for %2").arg(session->tree()->header()->sectionSize(0)).arg(line->text(0))));
+               qPrintable(QStringLiteral("%1 px for %2").arg(session->tree()->header()->sectionSize(0)).arg(line)));
     }
     QVERIFY(shoot(&window, QStringLiteral("session")));
 
     // A candidate: selected (its answer shown), then opened by a double click.
     probe_.beginStep(QStringLiteral("5 open candidate"));
-    QTreeWidgetItem *group = session->tree()->topLevelItem(0);
-    QVERIFY(group && group->childCount() > 0 && group->child(0)->childCount() > 0);
-    QTreeWidgetItem *candidate = group->child(0)->child(0);
+    const QModelIndex candidate = session->model()->indexOf(1, 1, 1);
+    QVERIFY(candidate.isValid());
     probe_.phase(QStringLiteral("candidate clicked"));
     clickItem(session->tree(), candidate);
-    QCOMPARE(session->tree()->currentItem(), candidate);
+    QCOMPARE(session->tree()->currentIndex().siblingAtColumn(0), candidate);
     QVERIFY(session->answerView()->toPlainText().contains(QStringLiteral("__global__")));
     {
       QSignalSpy fetched(partOf<kwb::ui::WorkspaceService>(window), &WorkspaceService::evaluationFetched);
@@ -466,8 +461,8 @@ class TestWalkthrough : public QObject {
     auto *configBox = lineage->findChild<QComboBox *>(QStringLiteral("lineageConfigBox"));
     QVERIFY(configBox && configBox->count() == 0 && configBox->placeholderText() == QStringLiteral("not measured"));
     SkillsPanel *skills = window.skillsPanel();
-    QTreeWidgetItem *card = itemWithData(skills->list(), QStringLiteral("warp-shuffle"));
-    QVERIFY(card);
+    const QModelIndex card = skills->cards()->index(skills->cards()->rowOf(QStringLiteral("warp-shuffle")), 0);
+    QVERIFY(card.isValid());
     probe_.phase(QStringLiteral("card clicked"));
     clickItem(skills->list(), card);
     QCOMPARE(skills->currentCard(), QStringLiteral("warp-shuffle"));

@@ -15,6 +15,7 @@
 #include <QString>
 
 #include "core/agent/session.h"
+#include "ui/models/session_candidates_model.h"
 #include "ui/services/background_jobs.h"
 
 namespace kwb::ui {
@@ -40,11 +41,6 @@ std::optional<std::pair<kwb::llm::ProviderConfig, std::string>> resolveAgentProv
                                                                                     const QString &apiKey,
                                                                                     QString &problem);
 
-// One event as the session view takes it: the core event and when it happened.
-struct AgentEventRow {
-  kwb::agent::SessionEvent event;
-  double seconds = 0;                // since the service's run started
-};
 
 class AgentService : public QObject {
   Q_OBJECT

@@ -14,6 +14,7 @@
 #include "core/eval/evaluator.h"
 #include "core/eval/roofline.h"
 #include "core/profile/profiler.h"
+#include "ui/models/profile_rows.h"
 #include "ui/services/background_jobs.h"
 #include "ui/services/evaluation_service.h"
 
@@ -25,22 +26,6 @@ struct ProfileRequest {
   QString sourceName;
   QString config;                        // empty: the task's first
   QString set = QStringLiteral("default");
-};
-
-struct MetricRow {
-  QString name, label, unit;
-  double value = 0;
-};
-
-struct ProfileRow {
-  kwb::Outcome outcome = kwb::Outcome::Error;
-  QString reason;     // not-profiled: insufficient-privileges, profiler-busy, ...
-  QString message;
-  QString device, chip, config, sourceName, taskFolder;
-  QString set;        // the metric set asked for: "default", "detailed"
-  int passes = 0;
-  double seconds = 0;
-  QList<MetricRow> metrics;
 };
 
 // The core's result as the profiler panel shows it; the request's context (source, task, set)

@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 
 #include "core/lineage/lineage_build.h"
+#include "ui/models/lineage_steps_model.h"
 #include "ui/services/skill_library_service.h"
 #include "ui/views/side_by_side_diff.h"
 
@@ -28,15 +29,13 @@ namespace kwb::ui {
 namespace {
 
 bool unmeasured(const kwb::LineageStepRecord &step) {
-  return !step.accepted && step.outcome == "not-measured";
+  return LineageStepsModel::gateOf(step) == LineageStepsModel::Gate::NotMeasured;
 }
 
 constexpr int kStepWidth = 112, kBarArea = 70, kNode = 18, kMargin = 12;
 
 const kwb::StepFigures *figuresFor(const kwb::LineageStepRecord &step, const QString &config) {
-  for (const auto &f : step.figures)
-    if (QString::fromStdString(f.config) == config) return &f;
-  return nullptr;
+  return LineageStepsModel::figuresFor(step, config);
 }
 
 QString number(double v, int digits) { return QString::number(v, 'f', digits); }
@@ -48,17 +47,20 @@ LineagePath::LineagePath(QWidget *parent) : QWidget(parent) {
   setMouseTracking(false);
 }
 
-void LineagePath::setLineage(const kwb::LineageRecord *lineage, const QString &config) {
-  lineage_ = lineage;
-  config_ = config;
-  if (!lineage_ || selected_ >= static_cast<int>(lineage_->steps.size())) selected_ = -1;
-  updateGeometry();
-  resize(sizeHint());  // in a scroll area that does not resize it
-  update();
+void LineagePath::setModel(LineageStepsModel *model) {
+  model_ = model;
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    if (selected_ >= model_->rowCount()) selected_ = -1;
+    updateGeometry();
+    resize(sizeHint());  // in a scroll area that does not resize it
+    update();
+  });
 }
 
+int LineagePath::steps() const { return model_ ? model_->rowCount() : 0; }
+
 void LineagePath::select(int index) {
-  if (!lineage_ || index < 0 || index >= static_cast<int>(lineage_->steps.size())) return;
+  if (index < 0 || index >= steps()) return;
   selected_ = index;
   update();
   emit stepSelected(index);
@@ -67,10 +69,7 @@ void LineagePath::select(int index) {
 int LineagePath::barArea() const {
   // Bars for measured steps; a lineage read from its task (nothing measured) has none to draw,
   // and the path gives its height to the diff below.
-  if (lineage_)
-    for (const auto &s : lineage_->steps)
-      if (!s.figures.empty()) return kBarArea;
-  return 0;
+  return model_ && model_->hasFigures() ? kBarArea : 0;
 }
 
 QRect LineagePath::nodeRect(int index) const {
@@ -79,16 +78,14 @@ QRect LineagePath::nodeRect(int index) const {
 }
 
 QSize LineagePath::sizeHint() const {
-  const int steps = lineage_ ? static_cast<int>(lineage_->steps.size()) : 0;
   // Empty: room for the sentence that says so.
-  return {2 * kMargin + (steps ? steps * kStepWidth : 4 * kStepWidth), kMargin + barArea() + 8 + kNode + 44};
+  return {2 * kMargin + (steps() ? steps() * kStepWidth : 4 * kStepWidth), kMargin + barArea() + 8 + kNode + 44};
 }
 
 QSize LineagePath::minimumSizeHint() const { return sizeHint(); }
 
 void LineagePath::mousePressEvent(QMouseEvent *e) {
-  if (!lineage_) return;
-  for (int i = 0; i < static_cast<int>(lineage_->steps.size()); ++i) {
+  for (int i = 0; i < steps(); ++i) {
     const QRect column(kMargin + i * kStepWidth, 0, kStepWidth, height());
     if (column.contains(e->position().toPoint())) {
       select(i);
@@ -101,34 +98,36 @@ void LineagePath::paintEvent(QPaintEvent *) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);
   p.fillRect(rect(), palette().base());
-  if (!lineage_ || lineage_->steps.empty()) {
+  const int count = steps();
+  if (count == 0) {
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(rect().adjusted(8, 0, -8, 0), Qt::AlignCenter | Qt::TextWordWrap,
                tr("No lineage: Build lineage (or kwb lineage build TASK) builds one"));
     return;
   }
-  const auto &steps = lineage_->steps;
+  auto speedupOf = [this](int row) {
+    return model_->index(row, LineageStepsModel::StepColumn).data(LineageStepsModel::SpeedupVsPreviousRole);
+  };
   // Bars: log2 of the speedup over the previous accepted step, for the configuration shown.
   double most = 1;
-  for (const auto &s : steps)
-    if (const auto *f = figuresFor(s, config_); f && f->speedupVsPrevious > 0)
-      most = std::max(most, std::abs(std::log2(f->speedupVsPrevious)));
+  for (int i = 0; i < count; ++i)
+    if (const QVariant v = speedupOf(i); v.isValid()) most = std::max(most, std::abs(std::log2(v.toDouble())));
   const int baseline = kMargin + barArea();
   const int nodeY = nodeRect(0).center().y();
   p.setPen(QPen(palette().color(QPalette::Mid), 2));
-  p.drawLine(nodeRect(0).center(), QPoint(nodeRect(static_cast<int>(steps.size()) - 1).center().x(), nodeY));
-  for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
-    const auto &s = steps[static_cast<std::size_t>(i)];
+  p.drawLine(nodeRect(0).center(), QPoint(nodeRect(count - 1).center().x(), nodeY));
+  for (int i = 0; i < count; ++i) {
+    const QModelIndex step = model_->index(i, LineageStepsModel::StepColumn);
     const QRect node = nodeRect(i);
     const int cx = node.center().x();
-    if (const auto *f = figuresFor(s, config_); f && f->speedupVsPrevious > 0) {
-      const double l = std::log2(f->speedupVsPrevious);
+    if (const QVariant v = speedupOf(i); v.isValid()) {
+      const double l = std::log2(v.toDouble());
       const int h = std::max(2, static_cast<int>(std::abs(l) / most * (kBarArea - 16)));
       const QRect bar(cx - 14, baseline - h, 28, h);
       p.fillRect(bar, l >= 0 ? QColor(0x22, 0xc5, 0x5e) : QColor(0xf9, 0x73, 0x16));
       p.setPen(palette().color(QPalette::Text));
       p.drawText(QRect(cx - kStepWidth / 2, baseline - h - 16, kStepWidth, 14), Qt::AlignCenter,
-                 QStringLiteral("\u00d7%1").arg(number(f->speedupVsPrevious, 2)));
+                 model_->index(i, LineageStepsModel::VsPreviousColumn).data().toString());
     }
     if (i == selected_) {
       p.setPen(QPen(palette().color(QPalette::Highlight), 3));
@@ -136,13 +135,11 @@ void LineagePath::paintEvent(QPaintEvent *) {
       p.drawRoundedRect(QRect(cx - kStepWidth / 2 + 4, kMargin - 4, kStepWidth - 8, height() - kMargin), 6, 6);
     }
     p.setPen(Qt::NoPen);
-    // Green: passed the gate; red: rejected; grey: read from the task, not measured.
-    p.setBrush(s.accepted ? QColor(0x16, 0xa3, 0x4a) : unmeasured(s) ? QColor(0x9c, 0xa3, 0xaf) : QColor(0xdc, 0x26, 0x26));
+    p.setBrush(step.data(Qt::DecorationRole).value<QColor>());  // the gate's colour
     p.drawEllipse(node);
     p.setPen(palette().color(QPalette::Text));
-    const QString title = QStringLiteral("%1. %2").arg(s.position).arg(QString::fromStdString(s.title));
     p.drawText(QRect(cx - kStepWidth / 2 + 4, node.bottom() + 4, kStepWidth - 8, 40), Qt::AlignHCenter | Qt::TextWordWrap,
-               fontMetrics().elidedText(title, Qt::ElideRight, 2 * (kStepWidth - 8)));
+               fontMetrics().elidedText(step.data().toString(), Qt::ElideRight, 2 * (kStepWidth - 8)));
   }
 }
 
@@ -160,7 +157,9 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
   summary_ = new QLabel(this);
   summary_->setObjectName(QStringLiteral("lineageSummary"));
   summary_->setWordWrap(true);
+  steps_ = new LineageStepsModel(this);
   path_ = new LineagePath(this);
+  path_->setModel(steps_);
   pathScroll_ = new QScrollArea(this);
   pathScroll_->setWidget(path_);
   pathScroll_->setWidgetResizable(false);
@@ -271,7 +270,7 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
     configs_->setToolTip(configs_->count() > 0 ? tr("The configuration whose figures the bars and the table show")
                                                : tr("This lineage was not measured: it has no configuration's figures"));
     configs_->blockSignals(false);
-    path_->setLineage(lineage(), configs_->currentText());
+    steps_->setLineage(lineage(), configs_->currentText());
     pathScroll_->setMaximumHeight(path_->sizeHint().height() + 20);
     const auto *l = lineage();
     if (l && isPreview())
@@ -292,7 +291,7 @@ LineagePanel::LineagePanel(QWidget *parent) : QWidget(parent) {
     else showStep(-1);
   });
   connect(configs_, &QComboBox::currentIndexChanged, this, [this] {
-    path_->setLineage(lineage(), configs_->currentText());
+    steps_->setLineage(lineage(), configs_->currentText());
     showStep(path_->selected());
   });
   connect(path_, &LineagePath::stepSelected, this, &LineagePanel::showStep);

@@ -24,6 +24,7 @@ class QTableWidget;
 
 namespace kwb::ui {
 
+class LineageStepsModel;
 class SideBySideDiff;
 class SkillLibraryService;
 
@@ -33,7 +34,10 @@ class LineagePath : public QWidget {
 
  public:
   explicit LineagePath(QWidget *parent = nullptr);
-  void setLineage(const kwb::LineageRecord *lineage, const QString &config);
+  // The steps it draws, as the model has them; the selection is kept across a reset when the
+  // step is still there.
+  void setModel(LineageStepsModel *model);
+  int steps() const;
   int selected() const { return selected_; }  // index into the steps; -1 none
   void select(int index);
   QRect nodeRect(int index) const;  // where step `index` is drawn
@@ -49,8 +53,7 @@ class LineagePath : public QWidget {
 
  private:
   int barArea() const;  // the height of the speedup bars above the nodes (none unmeasured)
-  const kwb::LineageRecord *lineage_ = nullptr;
-  QString config_;
+  LineageStepsModel *model_ = nullptr;
   int selected_ = -1;
 };
 
@@ -77,6 +80,7 @@ class LineagePanel : public QWidget, public WorkbenchView {
   int currentStep() const;  // the selected step's position (1-based); 0 none
 
   LineagePath *path() const { return path_; }
+  LineageStepsModel *steps() const { return steps_; }
   SideBySideDiff *diff() const { return diff_; }
   QTableWidget *figures() const { return figures_; }
   // Why the step shown has no figures ("" when it has some, or no step is shown).
@@ -111,6 +115,7 @@ class LineagePanel : public QWidget, public WorkbenchView {
   SkillLibraryService *service_ = nullptr;
   QComboBox *lineages_ = nullptr, *configs_ = nullptr;
   QLabel *summary_ = nullptr, *stepTitle_ = nullptr;
+  LineageStepsModel *steps_ = nullptr;
   LineagePath *path_ = nullptr;
   SideBySideDiff *diff_ = nullptr;
   QTableWidget *figures_ = nullptr;

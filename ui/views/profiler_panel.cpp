@@ -22,12 +22,13 @@
 #include <QScatterSeries>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QTableWidget>
+#include <QTableView>
 #include <QValueAxis>
 #include <QVBoxLayout>
 
 #include "core/lineage/step_resolution.h"
 #include "ui/models/outcome_style.h"
+#include "ui/models/profile_metrics_model.h"
 #include "ui/services/evaluation_service.h"
 #include "ui/services/tuning_service.h"
 
@@ -40,24 +41,6 @@ QChartView *chartView(QChart *chart, QWidget *parent) {
   v->setRenderHint(QPainter::Antialiasing);
   v->setMinimumSize(120, 40);
   return v;
-}
-
-QString number(double v) {
-  if (std::abs(v) >= 1000 || (std::abs(v) < 0.01 && v != 0)) return QString::number(v, 'g', 4);
-  return QString::number(v, 'f', 2);
-}
-
-// A metric's value with its unit; nanoseconds read as µs or ms once they are that large.
-QString withUnit(double v, const QString &unit) {
-  if (unit == QLatin1String("ns") && std::abs(v) >= 1e6) return QString::number(v / 1e6, 'f', 3) + QStringLiteral(" ms");
-  if (unit == QLatin1String("ns") && std::abs(v) >= 1e3) return QString::number(v / 1e3, 'f', 1) + QStringLiteral(" µs");
-  return unit.isEmpty() ? number(v) : number(v) + QLatin1Char(' ') + unit;
-}
-
-const MetricRow *findMetric(const ProfileRow &row, const QString &name) {
-  for (const auto &m : row.metrics)
-    if (m.name == name) return &m;
-  return nullptr;
 }
 
 }  // namespace
@@ -132,10 +115,12 @@ ProfilerPanel::ProfilerPanel(QWidget *parent) : QWidget(parent) {
   banner_->setStyleSheet(QStringLiteral("QLabel { background: #fff3cd; color: #664d03; padding: 4px; }"));
   banner_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   banner_->hide();
-  table_ = new QTableWidget(0, 5, metricsPage);
-  table_->setHorizontalHeaderLabels({tr("Metric"), tr("Value"), tr("Baseline"), tr("Delta"), tr("Name")});
+  metrics_ = new ProfileMetricsModel(this);
+  table_ = new QTableView(metricsPage);
+  table_->setObjectName(QStringLiteral("profileMetrics"));
+  table_->setModel(metrics_);
   table_->verticalHeader()->hide();
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setMinimumHeight(40);
   barsChart_ = new QChart;
@@ -339,15 +324,7 @@ void ProfilerPanel::pinBaseline() {
   redrawMetrics();
 }
 
-QString ProfilerPanel::deltaText(const QString &name) const {
-  if (!shown_ || !baseline_) return {};
-  const auto *now = findMetric(*shown_, name);
-  const auto *then = findMetric(*baseline_, name);
-  if (!now || !then) return {};
-  if (then->value == 0) return now->value == 0 ? QStringLiteral("0%") : QStringLiteral("new");
-  const double pct = 100.0 * (now->value - then->value) / std::abs(then->value);
-  return (pct >= 0 ? QStringLiteral("+") : QString()) + QString::number(pct, 'f', 1) + QLatin1Char('%');
-}
+QString ProfilerPanel::deltaText(const QString &name) const { return metrics_->deltaText(name); }
 
 void ProfilerPanel::redrawMetrics() {
   if (!shown_) return;
@@ -358,16 +335,7 @@ void ProfilerPanel::redrawMetrics() {
                     (baseline_ ? tr(" · baseline %1%2").arg(QFileInfo(baseline_->sourceName).fileName(),
                                                             pinned_ ? tr(" (pinned)") : parentBaseline_ ? tr(" (the lineage parent)") : tr(" (the previous profile)"))
                                : QString()));
-  table_->setRowCount(static_cast<int>(row.metrics.size()));
-  for (int i = 0; i < row.metrics.size(); ++i) {
-    const auto &m = row.metrics[i];
-    const auto *base = baseline_ ? findMetric(*baseline_, m.name) : nullptr;
-    table_->setItem(i, 0, new QTableWidgetItem(m.label));
-    table_->setItem(i, 1, new QTableWidgetItem(withUnit(m.value, m.unit)));
-    table_->setItem(i, 2, new QTableWidgetItem(base ? withUnit(base->value, m.unit) : QString()));
-    table_->setItem(i, 3, new QTableWidgetItem(deltaText(m.name)));
-    table_->setItem(i, 4, new QTableWidgetItem(m.name));
-  }
+  metrics_->setProfile(row, baseline_);
   // Bars: the percentage metrics, this profile beside the baseline.
   barsChart_->removeAllSeries();
   for (auto *a : barsChart_->axes()) barsChart_->removeAxis(a);

@@ -30,7 +30,7 @@ class QLogValueAxis;
 class QPushButton;
 class QScatterSeries;
 class QTabWidget;
-class QTableWidget;
+class QTableView;
 class QValueAxis;
 class QBarSet;
 class QHorizontalBarSeries;
@@ -39,6 +39,7 @@ class QBarCategoryAxis;
 namespace kwb::ui {
 
 class EvaluationService;
+class ProfileMetricsModel;
 class TuningService;
 
 struct RooflinePoint {
@@ -81,7 +82,8 @@ class ProfilerPanel : public QWidget, public WorkbenchView {
   QString metricsSummary() const;
   // The delta column as shown for metric `name`: "+12.3%"; empty when there is no baseline.
   QString deltaText(const QString &name) const;
-  QTableWidget *metricsTable() const { return table_; }
+  QTableView *metricsTable() const { return table_; }
+  ProfileMetricsModel *metricsModel() const { return metrics_; }
   QString profileSet() const;
   // The task's size configurations to profile on; the first is chosen until the user picks one
   // (a choice survives a new list that still holds it).
@@ -133,7 +135,8 @@ class ProfilerPanel : public QWidget, public WorkbenchView {
   QComboBox *config_ = nullptr;
   QLabel *banner_ = nullptr;
   QLabel *summary_ = nullptr;
-  QTableWidget *table_ = nullptr;
+  QTableView *table_ = nullptr;
+  ProfileMetricsModel *metrics_ = nullptr;
   QChart *barsChart_ = nullptr;
   std::optional<ProfileRow> shown_, baseline_;
   QList<ProfileRow> history_;  // this window's profiles, for the lineage parent

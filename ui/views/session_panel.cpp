@@ -19,23 +19,17 @@
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QUrl>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QValueAxis>
 #include <QVBoxLayout>
 
-#include "ui/models/outcome_style.h"
+#include "ui/models/session_candidates_model.h"
 
 namespace kwb::ui {
 
 namespace {
 
-using Kind = kwb::agent::SessionEvent::Kind;
-
-QString msText(double ms) {
-  return ms >= 1 ? QStringLiteral("%1 ms").arg(ms, 0, 'f', 3) : QStringLiteral("%1 us").arg(ms * 1000, 0, 'f', 1);
-}
-
-enum Column { kName, kOutcome, kTime, kSpeedup, kReward, kColumns };
+constexpr int kName = SessionCandidatesModel::NameColumn, kOutcome = SessionCandidatesModel::OutcomeColumn;
 
 // A group's row spans the tree's columns (its goal, what came of it and the DCP decision are a
 // sentence, not a cell) and wraps at the tree's width: its height is worked out for that width,
@@ -68,7 +62,7 @@ class GroupRowDelegate : public QStyledItemDelegate {
 
  private:
   bool spans(const QModelIndex &index) const {
-    return index.column() == kName && tree_->isFirstColumnSpanned(index.row(), index.parent());
+    return index.column() == kName && index.data(SessionCandidatesModel::GroupRowRole).toBool();
   }
   QTreeView *tree_;
 };
@@ -76,6 +70,7 @@ class GroupRowDelegate : public QStyledItemDelegate {
 }  // namespace
 
 SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
+  model_ = new SessionCandidatesModel(this);
   status_ = new QLabel(tr("No agent session yet. Optimize runs one when an LLM is configured (Settings ▸ LLM providers)."), this);
   status_->setObjectName(QStringLiteral("sessionStatus"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -111,9 +106,9 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   setTokens();
   spend_ = new QLabel(this);
 
-  tree_ = new QTreeWidget(this);
-  tree_->setColumnCount(kColumns);
-  tree_->setHeaderLabels({tr("Candidate"), tr("Outcome"), tr("Time"), tr("Speedup"), tr("Reward")});
+  tree_ = new QTreeView(this);
+  tree_->setObjectName(QStringLiteral("sessionTree"));
+  tree_->setModel(model_);
   // A group is a row across the columns (GroupRowDelegate); the columns are the candidates':
   // each as wide as what it holds, the outcome taking what is left.
   tree_->setItemDelegate(new GroupRowDelegate(tree_));
@@ -122,20 +117,21 @@ SessionPanel::SessionPanel(QWidget *parent) : QWidget(parent) {
   tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   tree_->header()->setSectionResizeMode(kOutcome, QHeaderView::Stretch);
   tree_->header()->setMinimumSectionSize(48);
-  connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *item) {
-    showSelected();
-    Key key;
-    if (const Candidate *c = candidateOf(item, &key))
-      selectInContext(c->source, fileName(key), c->attempt ? c->attempt->evaluationId : 0, false);
+  connect(model_, &QAbstractItemModel::rowsInserted, this, &SessionPanel::rowsAdded);
+  connect(model_, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex &first) {
+    if (first.siblingAtColumn(0) == tree_->currentIndex().siblingAtColumn(0)) showSelected();
   });
-  connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) {
-    Key key;
-    if (const Candidate *c = candidateOf(item, &key))
-      openCandidate(c->source, fileName(key), c->attempt ? c->attempt->evaluationId : 0);
+  connect(model_, &SessionCandidatesModel::bestImproved, this, &SessionPanel::addBestPoint);
+  connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex &index) {
+    showSelected();
+    if (const auto *c = model_->candidateAt(index)) selectInContext(c->source, c->fileName(), c->evaluationId(), false);
+  });
+  connect(tree_, &QTreeView::activated, this, [this](const QModelIndex &index) {
+    if (const auto *c = model_->candidateAt(index)) openCandidate(c->source, c->fileName(), c->evaluationId());
   });
   tree_->setContextMenuPolicy(Qt::CustomContextMenu);
-  connect(tree_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint &pos) {
-    const std::unique_ptr<QMenu> menu(candidateMenu(tree_->itemAt(pos)));
+  connect(tree_, &QTreeView::customContextMenuRequested, this, [this](const QPoint &pos) {
+    const std::unique_ptr<QMenu> menu(candidateMenu(tree_->indexAt(pos)));
     if (menu) menu->exec(tree_->viewport()->mapToGlobal(pos));
   });
   answer_ = new QPlainTextEdit(this);
@@ -236,13 +232,7 @@ void SessionPanel::placeChartNote() {
 void SessionPanel::updateChartNote() {
   QString note;
   if (best_->count() == 0) {
-    int evaluated = 0, timed = 0, notRun = 0;
-    for (const auto &[key, c] : candidates_) {
-      if (!c.attempt || !c.attempt->evaluated) continue;
-      ++evaluated;
-      if (c.attempt->ms) ++timed;
-      if (c.attempt->outcome == "not-run") ++notRun;
-    }
+    const auto [evaluated, timed, notRun] = model_->counts();
     if (sessionId_.isEmpty()) note = tr("The best speedup over the reference, as an agent session's candidates are timed");
     else if (evaluated == 0) note = tr("No timings yet: the curve starts when a candidate is timed");
     else if (notRun > 0 && timed == 0)
@@ -264,9 +254,9 @@ void SessionPanel::setTokens() {
   const bool budget = settings_.tokens.has_value() && *settings_.tokens > 0;
   const int most = budget ? static_cast<int>(std::min<std::int64_t>(*settings_.tokens, 1 << 30)) : 1;
   tokens_->setRange(0, most);
-  tokens_->setValue(budget ? static_cast<int>(std::min<std::int64_t>(tokensUsed_, most)) : 0);
-  tokens_->setFormat(budget ? tr("tokens %1 of %2").arg(tokensUsed_).arg(*settings_.tokens)
-                            : tr("tokens %1 (no budget)").arg(tokensUsed_));
+  const std::int64_t used = model_->tokensUsed();
+  tokens_->setValue(budget ? static_cast<int>(std::min<std::int64_t>(used, most)) : 0);
+  tokens_->setFormat(budget ? tr("tokens %1 of %2").arg(used).arg(*settings_.tokens) : tr("tokens %1 (no budget)").arg(used));
   tokens_->setToolTip(budget ? tr("Tokens the session's answers used, of its budget")
                              : tr("Tokens the session's answers used; the session has no token budget"));
 }
@@ -286,22 +276,12 @@ void SessionPanel::begin(const QString &sessionId, const QString &title, const k
   settings_ = settings;
   state_ = QStringLiteral("running");
   if (!same) {
-    tree_->clear();
-    groupItems_.clear();
-    turnItems_.clear();
-    candidates_.clear();
-    dcp_.clear();
+    model_->clear();
     best_->clear();
-    bestSpeedup_ = 0;
-    tokensUsed_ = 0;
-    cost_ = 0;
-    groupsDone_ = 0;
     answer_->clear();
-    groupTitles_.clear();
-    groupsDoneSet_.clear();
   }
   groups_->setRange(0, static_cast<int>(settings.groups));
-  groups_->setValue(groupsDone_);
+  groups_->setValue(std::min(model_->groupsDone(), groups_->maximum()));
   setTokens();
   pause_->setEnabled(true);
   stop_->setEnabled(true);
@@ -314,177 +294,39 @@ void SessionPanel::begin(const QString &sessionId, const QString &title, const k
   updateChartNote();
 }
 
-QTreeWidgetItem *SessionPanel::groupItem(int group) {
-  auto &item = groupItems_[group];
-  if (!item) {
-    item = new QTreeWidgetItem(tree_, {tr("Group %1").arg(group)});
-    item->setExpanded(true);
-    tree_->setFirstColumnSpanned(tree_->indexOfTopLevelItem(item), QModelIndex(), true);
+void SessionPanel::rowsAdded(const QModelIndex &parent, int first, int last) {
+  // Groups and turns open as they come; a group's sentence spans the row.
+  for (int row = first; row <= last; ++row) {
+    const QModelIndex index = model_->index(row, 0, parent);
+    if (!parent.isValid()) tree_->setFirstColumnSpanned(row, parent, true);
+    if (!index.data(SessionCandidatesModel::CandidateRole).toBool()) tree_->expand(index);
   }
-  return item;
-}
-
-void SessionPanel::setGroupText(int group) {
-  // "Group 2 — 3 of 3 lines met the goal (compiles) · no repair: …": one sentence across the row.
-  QString text = groupsDoneSet_.count(group) ? tr("Group %1, done").arg(group) : tr("Group %1").arg(group);
-  if (const auto t = groupTitles_.find(group); t != groupTitles_.end() && !t->second.isEmpty())
-    text += QStringLiteral(" — ") + t->second;
-  if (const auto d = dcp_.find(group); d != dcp_.end() && !d->second.isEmpty()) text += QStringLiteral(" · ") + d->second;
-  QTreeWidgetItem *item = groupItem(group);
-  item->setText(kName, text);
-  item->setToolTip(kName, text);
-}
-
-QTreeWidgetItem *SessionPanel::turnItem(int group, int turn) {
-  auto &item = turnItems_[{group, turn}];
-  if (!item) {
-    item = new QTreeWidgetItem(groupItem(group), {tr("Turn %1").arg(turn)});
-    item->setExpanded(true);
-  }
-  return item;
-}
-
-SessionPanel::Candidate &SessionPanel::candidate(int group, int line, int turn) {
-  auto &c = candidates_[{group, line, turn}];
-  if (!c.item) {
-    // In line order, whichever answer starts first.
-    QTreeWidgetItem *parent = turnItem(group, turn);
-    int at = 0;
-    while (at < parent->childCount() && parent->child(at)->data(kName, Qt::UserRole).toInt() < line) ++at;
-    c.item = new QTreeWidgetItem(QStringList{tr("Line %1").arg(line), tr("asking…")});
-    c.item->setData(kName, Qt::UserRole, line);
-    parent->insertChild(at, c.item);
-    c.item->setForeground(kOutcome, toneColour(OutcomeTone::Quiet));
-  }
-  return c;
-}
-
-void SessionPanel::refreshCandidate(const Candidate &c, int line) {
-  if (!c.attempt) return;
-  const auto &a = *c.attempt;
-  c.item->setText(kName, tr("Line %1").arg(line));
-  if (!a.evaluated) {
-    c.item->setText(kOutcome, a.answerOutcome == "code" ? tr("evaluating…") : QString::fromStdString(a.answerOutcome));
-    return;
-  }
-  const auto outcome = kwb::parseOutcome(a.outcome);
-  c.item->setText(kOutcome, (outcome ? outcomeText(*outcome) : QString::fromStdString(a.outcome)) +
-                                (a.success ? QStringLiteral(" ✓") : QString()));
-  c.item->setForeground(kOutcome, toneColour(outcome ? toneOf(*outcome) : OutcomeTone::Bad));
-  c.item->setText(kTime, a.ms ? msText(*a.ms) : QString());
-  c.item->setText(kSpeedup, a.speedup ? QStringLiteral("%1x").arg(*a.speedup, 0, 'f', 2) : QString());
-  c.item->setText(kReward, a.reward ? QStringLiteral("%1").arg(*a.reward, 0, 'f', 2) : QString());
-  c.item->setToolTip(kOutcome, QString::fromStdString(a.message));
 }
 
 void SessionPanel::addEvents(const QList<AgentEventRow> &rows) {
-  QTreeWidgetItem *current = tree_->currentItem();
-  bool currentChanged = false;
-  for (const auto &row : rows) {
-    const auto &e = row.event;
-    switch (e.kind) {
-      case Kind::Requesting:
-        candidate(e.group, e.line, e.turn);
-        break;
-      case Kind::Text: {
-        auto &c = candidate(e.group, e.line, e.turn);
-        c.text += QString::fromStdString(e.text);
-        if (c.item == current) currentChanged = true;
-        break;
-      }
-      case Kind::Answered:
-      case Kind::Evaluated:
-      case Kind::Rewarded: {
-        auto &c = candidate(e.group, e.line, e.turn);
-        c.attempt = e.attempt;
-        if (!e.source.empty()) c.source = QString::fromStdString(e.source);
-        if (c.attempt) {
-          if (c.text.isEmpty()) c.text = QString::fromStdString(c.attempt->responseText);
-          if (e.kind == Kind::Answered) {
-            tokensUsed_ += c.attempt->inputTokens + c.attempt->outputTokens;
-            cost_ += c.attempt->cost;
-          }
-        }
-        refreshCandidate(c, e.line);
-        if (c.item == current) currentChanged = true;
-        break;
-      }
-      case Kind::Dcp: {
-        dcp_[e.group] = QString::fromStdString(e.text);
-        setGroupText(e.group);
-        break;
-      }
-      case Kind::GroupDone: {
-        ++groupsDone_;
-        groups_->setValue(std::min(groupsDone_, groups_->maximum()));
-        groupsDoneSet_.insert(e.group);
-        setGroupText(e.group);
-        break;
-      }
-      case Kind::Message:
-        // The group's own lines ("group 2: goal faster, ..."), not the log's other messages.
-        if (e.group > 0 && e.line == 0 && e.text.rfind("group ", 0) == 0) {
-          groupTitles_[e.group] = QString::fromStdString(e.text).section(QLatin1Char(':'), 1).trimmed();
-          setGroupText(e.group);
-          if (!e.source.empty()) groupIncumbent_[e.group] = QString::fromStdString(e.source);
-        }
-        break;
-      case Kind::Best:
-        if (e.attempt && e.attempt->speedup && *e.attempt->speedup > bestSpeedup_) {
-          bestSpeedup_ = *e.attempt->speedup;
-          best_->append(row.seconds, bestSpeedup_);
-          xAxis_->setRange(0, std::max(10.0, row.seconds * 1.1));
-          yAxis_->setRange(0, std::max(2.0, bestSpeedup_ * 1.2));
-          xAxis_->applyNiceNumbers();  // whole ticks, not 2.5 s rounded to 3
-          yAxis_->applyNiceNumbers();
-        }
-        break;
-      case Kind::State:
-      case Kind::Baseline:
-        break;
-    }
-  }
+  model_->addEvents(rows);
+  groups_->setValue(std::min(model_->groupsDone(), groups_->maximum()));
   setTokens();
-  spend_->setText(tr("$%1").arg(cost_, 0, 'f', 4));
+  spend_->setText(tr("$%1").arg(model_->cost(), 0, 'f', 4));
   updateChartNote();
-  if (currentChanged) showSelected();
 }
 
-const SessionPanel::Candidate *SessionPanel::candidateOf(QTreeWidgetItem *item, Key *key) const {
-  if (!item) return nullptr;
-  for (const auto &[k, c] : candidates_)
-    if (c.item == item) {
-      if (key) *key = k;
-      return &c;
-    }
-  return nullptr;
+void SessionPanel::addBestPoint(double seconds, double speedup) {
+  best_->append(seconds, speedup);
+  xAxis_->setRange(0, std::max(10.0, seconds * 1.1));
+  yAxis_->setRange(0, std::max(2.0, speedup * 1.2));
+  xAxis_->applyNiceNumbers();  // whole ticks, not 2.5 s rounded to 3
+  yAxis_->applyNiceNumbers();
 }
 
-QString SessionPanel::fileName(const Key &key) {
-  const auto &[g, l, t] = key;
-  return QStringLiteral("g%1-l%2-t%3.cu").arg(g).arg(l).arg(t);
-}
-
-QMenu *SessionPanel::candidateMenu(QTreeWidgetItem *item) {
-  Key key;
-  const Candidate *c = candidateOf(item, &key);
+QMenu *SessionPanel::candidateMenu(const QModelIndex &index) {
+  const auto *c = model_->candidateAt(index);
   if (!c) return nullptr;
-  const auto &[g, l, t] = key;
-  const QString name = fileName(key);
+  const QString name = c->fileName();
   const QString source = c->source;
-  const qint64 evaluationId = c->attempt ? c->attempt->evaluationId : 0;
+  const qint64 evaluationId = c->evaluationId();
   // Its parent: the line's previous turn, or for a first turn the code the group started from.
-  QString parent, parentName;
-  if (t > 1) {
-    const auto previous = candidates_.find(Key{g, l, t - 1});
-    if (previous != candidates_.end()) {
-      parent = previous->second.source;
-      parentName = fileName(previous->first);
-    }
-  } else if (const auto inc = groupIncumbent_.find(g); inc != groupIncumbent_.end()) {
-    parent = inc->second;
-    parentName = tr("incumbent of group %1").arg(g);
-  }
+  const auto [parent, parentName] = model_->parentOf(*c);
   auto *menu = new QMenu(this);
   QAction *open = menu->addAction(tr("Open in Editor"), this, [this, source, name, evaluationId] {
     openCandidate(source, name, evaluationId);
@@ -558,21 +400,18 @@ QString SessionPanel::contextHtml(const kwb::agent::AttemptRecord &a) {
 }
 
 void SessionPanel::showSelected() {
-  QTreeWidgetItem *current = tree_->currentItem();
-  for (const auto &[key, c] : candidates_) {
-    if (c.item != current) continue;
-    if (answer_->toPlainText() != c.text) {
-      answer_->setPlainText(c.text);
-      answer_->moveCursor(QTextCursor::End);
-    }
-    const QString html = c.attempt ? contextHtml(*c.attempt) : QString();
-    // toHtml() never reads back as given: compare with what was set, so streaming text does not
-    // reset the tab (and its scroll position) on every batch.
-    if (html != shownContext_) {
-      shownContext_ = html;
-      context_->setHtml(html);
-    }
-    return;
+  const auto *c = model_->candidateAt(tree_->currentIndex());
+  if (!c) return;
+  if (answer_->toPlainText() != c->text) {
+    answer_->setPlainText(c->text);
+    answer_->moveCursor(QTextCursor::End);
+  }
+  const QString html = c->attempt ? contextHtml(*c->attempt) : QString();
+  // toHtml() never reads back as given: compare with what was set, so streaming text does not
+  // reset the tab (and its scroll position) on every batch.
+  if (html != shownContext_) {
+    shownContext_ = html;
+    context_->setHtml(html);
   }
 }
 
@@ -593,11 +432,8 @@ void SessionPanel::end(const QString &state, const QString &reason) {
 
 QString SessionPanel::statusText() const { return status_->text(); }
 int SessionPanel::bestPoints() const { return static_cast<int>(best_->count()); }
-QString SessionPanel::dcpText(int group) const {
-  const auto it = dcp_.find(group);
-  return it == dcp_.end() ? QString() : it->second;
-}
-int SessionPanel::candidateRows() const { return static_cast<int>(candidates_.size()); }
+QString SessionPanel::dcpText(int group) const { return model_->dcpText(group); }
+int SessionPanel::candidateRows() const { return model_->candidateCount(); }
 
 void SessionPanel::openCandidate(const QString &source, const QString &name, qint64 evaluationId) {
   emit candidateActivated(source, name, evaluationId);

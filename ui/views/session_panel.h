@@ -8,11 +8,6 @@
 // previous turn, or the group's incumbent for a first turn) and profiles it. Events come in
 // batches (AgentService::eventsArrived). Beside the answer, the Context tab says what the
 // experience memory put into the candidate's prompt and why, within which budget.
-#include <map>
-#include <optional>
-#include <set>
-#include <tuple>
-
 #include <QWidget>
 
 #include "ui/services/agent_service.h"
@@ -27,8 +22,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QTextBrowser;
-class QTreeWidget;
-class QTreeWidgetItem;
+class QTreeView;
 class QValueAxis;
 
 namespace kwb::ui {
@@ -49,7 +43,8 @@ class SessionPanel : public QWidget, public WorkbenchView {
   void end(const QString &state, const QString &reason);
 
   QString statusText() const;
-  QTreeWidget *tree() const { return tree_; }
+  QTreeView *tree() const { return tree_; }
+  SessionCandidatesModel *model() const { return model_; }
   QPlainTextEdit *answerView() const { return answer_; }
   // The selected candidate's context record: what the experience memory put into its prompt, and
   // why (core/memory/context_assembly.h), a Case link each.
@@ -67,7 +62,7 @@ class SessionPanel : public QWidget, public WorkbenchView {
   QProgressBar *tokensBar() const { return tokens_; }
   // The context menu of a candidate's row (Open, Diff Against Parent, Profile, Show Evaluation),
   // for the caller to exec() and delete; nullptr for other rows.
-  QMenu *candidateMenu(QTreeWidgetItem *item);
+  QMenu *candidateMenu(const QModelIndex &index);
 
  signals:
   void pauseRequested();
@@ -84,32 +79,21 @@ class SessionPanel : public QWidget, public WorkbenchView {
   void caseRequested(qint64 caseId);
 
  private:
-  struct Candidate {
-    QTreeWidgetItem *item = nullptr;
-    QString text;                               // the answer as it streamed in
-    QString source;                             // the code taken from it
-    std::optional<kwb::agent::AttemptRecord> attempt;
-  };
-  using Key = std::tuple<int, int, int>;        // group, line, turn
-  QTreeWidgetItem *groupItem(int group);
-  void setGroupText(int group);                 // its title and DCP decision, across the row
-  void setTokens();                             // the tokens meter, with or without a budget
+  void setTokens();  // the tokens meter, with or without a budget
   void updateChartNote();
   void placeChartNote();
   bool eventFilter(QObject *watched, QEvent *event) override;
-  QTreeWidgetItem *turnItem(int group, int turn);
-  Candidate &candidate(int group, int line, int turn);
-  void refreshCandidate(const Candidate &c, int line);
   void showSelected();
   static QString contextHtml(const kwb::agent::AttemptRecord &attempt);
-  const Candidate *candidateOf(QTreeWidgetItem *item, Key *key = nullptr) const;
-  static QString fileName(const Key &key);
+  void addBestPoint(double seconds, double speedup);
+  void rowsAdded(const QModelIndex &parent, int first, int last);
 
   QLabel *status_ = nullptr;
   QPushButton *pause_ = nullptr, *stop_ = nullptr, *resume_ = nullptr;
   QProgressBar *groups_ = nullptr, *tokens_ = nullptr;
   QLabel *spend_ = nullptr;
-  QTreeWidget *tree_ = nullptr;
+  QTreeView *tree_ = nullptr;
+  SessionCandidatesModel *model_ = nullptr;
   QPlainTextEdit *answer_ = nullptr;
   QTextBrowser *context_ = nullptr;
   QString shownContext_;  // the HTML last given to context_
@@ -123,18 +107,6 @@ class SessionPanel : public QWidget, public WorkbenchView {
   void selectInContext(const QString &source, const QString &name, qint64 evaluationId, bool activate);
   QString sessionId_, title_, state_;
   kwb::agent::SessionSettings settings_;
-  std::map<int, QTreeWidgetItem *> groupItems_;
-  std::map<std::pair<int, int>, QTreeWidgetItem *> turnItems_;
-  std::map<Key, Candidate> candidates_;
-  std::map<int, QString> dcp_;
-  std::map<int, QString> groupTitles_;          // what a group's own messages say of it
-  std::set<int> groupsDoneSet_;
-  std::map<int, QString> groupIncumbent_;       // a group's incumbent code, from its first message
-  std::optional<double> baselineMs_;
-  double bestSpeedup_ = 0;
-  std::int64_t tokensUsed_ = 0;
-  double cost_ = 0;
-  int groupsDone_ = 0;
 };
 
 }  // namespace kwb::ui

@@ -18,11 +18,12 @@
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QTextDocument>
-#include <QTreeWidget>
+#include <QTreeView>
 #include <QUrl>
 #include <QVBoxLayout>
 
 #include "core/lineage/skill_markdown.h"
+#include "ui/models/skill_cards_model.h"
 #include "ui/services/skill_library_service.h"
 
 namespace kwb::ui {
@@ -92,10 +93,12 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   text_ = new QLineEdit(this);
   text_->setObjectName(QStringLiteral("skillsText"));
   text_->setPlaceholderText(tr("Text in id, intent or anchor"));
-  list_ = new QTreeWidget(this);
+  cards_ = new SkillCardsModel(this);
+  list_ = new QTreeView(this);
   list_->setObjectName(QStringLiteral("skillsList"));
-  list_->setHeaderLabels({tr("Card"), tr("Status"), tr("Gain"), tr("Evidence"), tr("Scope")});
+  list_->setModel(cards_);
   list_->setRootIsDecorated(false);
+  list_->setUniformRowHeights(true);
   // The numbers and the scope as wide as they are; the card's id takes the rest (cut with "…",
   // whole in its tooltip), so that no header is cut and no column is off to the side.
   list_->header()->setStretchLastSection(false);
@@ -181,7 +184,7 @@ SkillsPanel::SkillsPanel(QWidget *parent) : QWidget(parent) {
   connect(status_, &QComboBox::currentIndexChanged, this, &SkillsPanel::reload);
   connect(scope_, &QLineEdit::textChanged, this, &SkillsPanel::reload);
   connect(text_, &QLineEdit::textChanged, this, &SkillsPanel::reload);
-  connect(list_, &QTreeWidget::currentItemChanged, this, &SkillsPanel::showCard);
+  connect(list_->selectionModel(), &QItemSelectionModel::currentChanged, this, &SkillsPanel::showCard);
   connect(view_, &QTextBrowser::anchorClicked, this, [this](const QUrl &url) {
     if (url.scheme() != QStringLiteral("kwb-lineage")) return;
     const QString path = url.path();
@@ -312,49 +315,31 @@ void SkillsPanel::setFilters(const QString &status, const QString &scopeCase, co
 
 void SkillsPanel::reload() {
   const QString keep = currentCard();
-  list_->blockSignals(true);
-  list_->clear();
-  if (service_) {
-    const QString status = status_->currentData().toString();
-    const std::string scope = scope_->text().trimmed().toStdString();
-    const QString text = text_->text().trimmed();
-    for (const auto &c : service_->snapshot().cards) {
-      if (!status.isEmpty() && q(kwb::toString(c.status)) != status) continue;
-      if (!scope.empty() && !kwb::anyWildcardMatches(c.scope.cases, scope)) continue;
-      if (!text.isEmpty() && !QString(q(c.id) + QLatin1Char('\n') + q(c.intent) + QLatin1Char('\n') + q(c.anchor)).contains(text, Qt::CaseInsensitive))
-        continue;
-      QStringList cases;
-      for (const auto &s : c.scope.cases) cases << q(s);
-      auto *item = new QTreeWidgetItem(list_, {q(c.id), q(kwb::toString(c.status)),
-                                               c.measuredSpeedup() > 0 ? QStringLiteral("\u00d7%1").arg(c.measuredSpeedup(), 0, 'f', 2) : QString(),
-                                               QString::number(c.evidence.size()), cases.join(QStringLiteral(", "))});
-      item->setData(0, Qt::UserRole, q(c.id));
-      item->setToolTip(0, QStringLiteral("%1\n%2").arg(q(c.id), q(c.intent)));
-      item->setToolTip(4, cases.join(QStringLiteral(", ")));
-    }
-  }
-  list_->blockSignals(false);
+  list_->selectionModel()->blockSignals(true);
+  static const std::vector<kwb::SkillCard> none;
+  cards_->setCards(service_ ? service_->snapshot().cards : none,
+                   {status_->currentData().toString(), scope_->text(), text_->text()});
+  list_->selectionModel()->blockSignals(false);
   const QString wanted = pending_.isEmpty() ? keep : pending_;
-  if (!selectCard(wanted) && list_->topLevelItemCount() > 0) list_->setCurrentItem(list_->topLevelItem(0));
+  if (!selectCard(wanted) && cards_->rowCount() > 0) list_->setCurrentIndex(cards_->index(0, 0));
   showCard();
 }
 
 bool SkillsPanel::selectCard(const QString &id) {
-  for (int i = 0; i < list_->topLevelItemCount(); ++i)
-    if (list_->topLevelItem(i)->data(0, Qt::UserRole).toString() == id) {
-      list_->setCurrentItem(list_->topLevelItem(i));
-      pending_.clear();
-      return true;
-    }
+  if (const int row = id.isEmpty() ? -1 : cards_->rowOf(id); row >= 0) {
+    list_->setCurrentIndex(cards_->index(row, 0));
+    pending_.clear();
+    return true;
+  }
   if (!id.isEmpty()) pending_ = id;  // selected once a read (or other filters) shows it
   return false;
 }
 
 QString SkillsPanel::currentCard() const {
-  return list_->currentItem() ? list_->currentItem()->data(0, Qt::UserRole).toString() : QString();
+  return list_->currentIndex().isValid() ? list_->currentIndex().data(SkillCardsModel::IdRole).toString() : QString();
 }
 
-int SkillsPanel::visibleCards() const { return list_->topLevelItemCount(); }
+int SkillsPanel::visibleCards() const { return cards_->rowCount(); }
 QString SkillsPanel::cardText() const { return view_->toPlainText(); }
 QString SkillsPanel::cardHtml() const { return view_->toHtml(); }
 QString SkillsPanel::auditText() const { return auditMarkdown_; }

@@ -17,7 +17,7 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QTextBrowser;
-class QTreeWidget;
+class QTreeView;
 
 namespace kwb {
 struct SkillCard;
@@ -25,6 +25,7 @@ struct SkillCard;
 
 namespace kwb::ui {
 
+class SkillCardsModel;
 class SkillLibraryService;
 
 // In the window's context: a card's evidence link selects its lineage step there, opened.
@@ -49,7 +50,8 @@ class SkillsPanel : public QWidget, public WorkbenchView {
   void reject(const QString &who, const QString &why);
   void editAs(const QString &who, const QString &skillMarkdown);
 
-  QTreeWidget *list() const { return list_; }
+  QTreeView *list() const { return list_; }
+  SkillCardsModel *cards() const { return cards_; }
   QTextBrowser *view() const { return view_; }
   QPushButton *approveButton() const { return approve_; }
   QPushButton *rejectButton() const { return reject_; }
@@ -84,7 +86,8 @@ class SkillsPanel : public QWidget, public WorkbenchView {
   SkillLibraryService *service_ = nullptr;
   QComboBox *status_ = nullptr;
   QLineEdit *scope_ = nullptr, *text_ = nullptr, *reviewer_ = nullptr;
-  QTreeWidget *list_ = nullptr;
+  QTreeView *list_ = nullptr;
+  SkillCardsModel *cards_ = nullptr;
   QTextBrowser *view_ = nullptr;
   QLabel *message_ = nullptr;
   QString auditMarkdown_;  // the shown card's audit trail

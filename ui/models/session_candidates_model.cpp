@@ -56,7 +56,7 @@ void SessionCandidatesModel::clear() {
   endResetModel();
 }
 
-SessionCandidatesModel::Node *SessionCandidatesModel::insertChild(Node *parent, int number, int kind) {
+SessionCandidatesModel::Node *SessionCandidatesModel::insertChild(Node *parent, int number, int kind, Candidate *candidate) {
   // In number order: groups, turns and lines as they are numbered, whichever starts first.
   auto at = std::find_if(parent->children.begin(), parent->children.end(),
                          [number](const std::unique_ptr<Node> &n) { return n->number > number; });
@@ -66,6 +66,7 @@ SessionCandidatesModel::Node *SessionCandidatesModel::insertChild(Node *parent, 
   node->kind = kind;
   node->number = number;
   node->parent = parent;
+  node->candidate = candidate;  // before the row is announced: a view asked for its data finds it
   Node *made = node.get();
   parent->children.insert(parent->children.begin() + row, std::move(node));
   endInsertRows();
@@ -93,20 +94,7 @@ SessionCandidatesModel::Candidate &SessionCandidatesModel::candidateFor(int grou
   c.group = group;
   c.line = line;
   c.turn = turn;
-  Node *parent = turnNode(group, turn);
-  // The row is inserted once its candidate exists: a view asked for its data finds it.
-  auto at = std::find_if(parent->children.begin(), parent->children.end(),
-                         [line](const std::unique_ptr<Node> &n) { return n->number > line; });
-  const int row = static_cast<int>(at - parent->children.begin());
-  beginInsertRows(indexOfNode(parent), row, row);
-  auto node = std::make_unique<Node>();
-  node->kind = LineNode;
-  node->number = line;
-  node->parent = parent;
-  node->candidate = &c;
-  candidateNodes_[key] = node.get();
-  parent->children.insert(parent->children.begin() + row, std::move(node));
-  endInsertRows();
+  candidateNodes_[key] = insertChild(turnNode(group, turn), line, LineNode, &c);
   return c;
 }
 

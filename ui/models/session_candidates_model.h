@@ -95,7 +95,7 @@ class SessionCandidatesModel : public QAbstractItemModel {
   Node *groupNode(int group);
   Node *turnNode(int group, int turn);
   Candidate &candidateFor(int group, int line, int turn);
-  Node *insertChild(Node *parent, int number, int kind);
+  Node *insertChild(Node *parent, int number, int kind, Candidate *candidate = nullptr);
   QModelIndex indexOfNode(const Node *node, int column = NameColumn) const;
   void apply(const kwb::agent::SessionEvent &event, double seconds);
   void changed(const Node *node);

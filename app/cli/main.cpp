@@ -52,7 +52,7 @@ json errorJson(const kwb::ManifestError &e) {
 int devicesCommand(const std::string &workers, bool asJson) {
   kwb::EvaluatorSettings settings;
   if (!applyWorkers(workers, settings)) return 2;
-  if (settings.launcher.remote()) return remoteDevicesCommand(settings, asJson);
+  if (settings.launcher.remote() || !settings.hosts.empty()) return remoteDevicesCommand(settings, asJson);
   const auto inventory = kwb::probeGpus();
   if (asJson) std::cout << json(inventory).dump(2) << "\n";
   else std::cout << kwb::formatInventory(inventory);

@@ -110,6 +110,9 @@ struct EvaluatorSettings {
   worker::SandboxPreference sandbox = worker::SandboxPreference::Auto;
   // Where the worker runs: this machine, a host over ssh, a Slurm step (--workers).
   worker::WorkerLauncher launcher;
+  // Several hosts in one pool (--workers ssh://a,ssh://b): an EvaluatorPool puts every GPU of
+  // each on its list (launcher is the first, for what runs one evaluator). Empty: launcher alone.
+  std::vector<worker::WorkerLauncher> hosts;
   bool useDevice = true;  // false: compile only, as on a machine without a GPU
   std::string noDeviceReason;  // with useDevice false: why (the result says it); empty: "no device use requested"
   int device = 0;         // the CUDA device the worker uses

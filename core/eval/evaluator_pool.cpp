@@ -47,6 +47,18 @@ std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &
 std::unique_ptr<EvaluatorPool> poolOfChosenDevices(EvaluatorPoolSettings settings, const std::vector<int> &gpus,
                                                    std::vector<VisibleDevice> &described, std::string &problem) {
   described.clear();
+  if (settings.evaluator.hosts.size() > 1) {
+    // Several hosts: the pool looks at each (its GPUs numbered host after host) and keeps those
+    // chosen by that number.
+    settings.devices = gpus;
+    auto pool = std::make_unique<EvaluatorPool>(std::move(settings));
+    described = pool->describedDevices();
+    if (described.empty()) {
+      problem = pool->problem().empty() ? "none of the chosen GPUs is visible" : pool->problem();
+      return nullptr;
+    }
+    return pool;
+  }
   const auto chosen = [&](int ordinal) { return gpus.empty() || std::find(gpus.begin(), gpus.end(), ordinal) != gpus.end(); };
   std::unique_ptr<EvaluatorPool> pool;
   EvaluatorSettings look = settings.evaluator;
@@ -77,6 +89,15 @@ std::unique_ptr<EvaluatorPool> poolOfChosenDevices(EvaluatorPoolSettings setting
 
 EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(const std::string &)> onMessage)
     : settings_(std::move(settings)), onMessage_(std::move(onMessage)) {
+  auto &hosts = settings_.evaluator.hosts;
+  if (hosts.size() == 1) settings_.evaluator.launcher = hosts.front();
+  if (hosts.size() <= 1) {
+    hosts.clear();
+  } else {
+    addHostDevices();
+    for (auto &d : devices_) d->thread = std::thread([this, dev = d.get()] { run(*dev); });
+    return;
+  }
   auto &launcher = settings_.evaluator.launcher;
   stepDevices_ = launcher.kind == worker::WorkerLauncher::Kind::Slurm;
   if (stepDevices_ && !launcher.slurm.count("jobid")) {
@@ -115,16 +136,71 @@ EvaluatorPool::EvaluatorPool(EvaluatorPoolSettings settings, std::function<void(
   }
   std::sort(ordinals.begin(), ordinals.end());
   ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
-  for (int ordinal : ordinals) {
-    auto d = std::make_unique<Device>();
-    d->ordinal = ordinal;
-    d->state.device = ordinal;
-    EvaluatorSettings s = settings_.evaluator;
-    s.device = stepDevices_ ? 0 : ordinal;
-    d->evaluator = std::make_unique<Evaluator>(s);
-    devices_.push_back(std::move(d));
-  }
+  renumbered_ = stepDevices_;
+  for (int ordinal : ordinals) addDevice(ordinal, settings_.evaluator, {}, stepDevices_ ? 0 : ordinal);
   for (auto &d : devices_) d->thread = std::thread([this, dev = d.get()] { run(*dev); });
+}
+
+void EvaluatorPool::addDevice(int number, const EvaluatorSettings &base, const std::string &host, int hostDevice) {
+  auto d = std::make_unique<Device>();
+  d->ordinal = number;
+  d->state.device = number;
+  d->state.host = host;
+  d->state.hostDevice = hostDevice;
+  EvaluatorSettings s = base;
+  s.hosts.clear();
+  s.device = hostDevice;
+  d->evaluator = std::make_unique<Evaluator>(s);
+  devices_.push_back(std::move(d));
+}
+
+void EvaluatorPool::addHostDevices() {
+  renumbered_ = true;
+  const auto hosts = settings_.evaluator.hosts;
+  // Every host asked at once: a slow or dead one does not hold up the others' answers.
+  std::vector<std::future<std::pair<std::vector<VisibleDevice>, std::string>>> looks;
+  for (const auto &host : hosts) {
+    EvaluatorSettings s = settings_.evaluator;
+    s.hosts.clear();
+    s.launcher = host;
+    looks.push_back(std::async(std::launch::async, [s] {
+      std::string problem;
+      auto seen = describeVisibleDevices(s, problem);
+      return std::make_pair(std::move(seen), std::move(problem));
+    }));
+  }
+  const auto chosen = [this](int number) {
+    return settings_.devices.empty() ||
+           std::find(settings_.devices.begin(), settings_.devices.end(), number) != settings_.devices.end();
+  };
+  int number = 0;
+  std::string problems;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    auto [seen, problem] = looks[i].get();
+    if (seen.empty()) {
+      const std::string why = hosts[i].describe() + ": " + (problem.empty() ? "no CUDA device" : problem);
+      problems += (problems.empty() ? "" : "; ") + why;
+      if (onMessage_) onMessage_("left out of the pool: " + why);
+      continue;
+    }
+    EvaluatorSettings s = settings_.evaluator;
+    s.launcher = hosts[i];
+    for (const auto &gpu : seen) {
+      if (chosen(number)) {
+        addDevice(number, s, hosts[i].describe(), gpu.ordinal);
+        devices_.back()->described = gpu;
+        devices_.back()->described.ordinal = number;
+      }
+      ++number;
+    }
+  }
+  if (devices_.empty()) problem_ = problems.empty() ? "none of the chosen GPUs is visible" : problems;
+}
+
+std::string EvaluatorPool::nameOf(const Device &device) {
+  const std::string gpu = "GPU " + std::to_string(device.ordinal);
+  if (device.state.host.empty()) return gpu;
+  return gpu + " (" + device.state.host + ", its GPU " + std::to_string(device.state.hostDevice) + ")";
 }
 
 EvaluatorPool::~EvaluatorPool() {
@@ -224,6 +300,14 @@ std::vector<PoolDeviceState> EvaluatorPool::devices() const {
   return out;
 }
 
+std::vector<VisibleDevice> EvaluatorPool::describedDevices() const {
+  std::lock_guard lock(mutex_);
+  std::vector<VisibleDevice> out;
+  for (const auto &d : devices_)
+    if (!d->state.removed && !d->described.name.empty()) out.push_back(d->described);
+  return out;
+}
+
 std::string EvaluatorPool::allocation() const { return allocation_ ? allocation_->jobId() : std::string(); }
 
 void EvaluatorPool::noteWhere(Device &device) {
@@ -316,7 +400,7 @@ void EvaluatorPool::run(Device &device) {
       result.outcome = Outcome::Error;
       result.message = e.what();
     }
-    if (stepDevices_ && result.deviceOrdinal >= 0) result.deviceOrdinal = device.ordinal;  // the pool's number
+    if (renumbered_ && result.deviceOrdinal >= 0) result.deviceOrdinal = device.ordinal;  // the pool's number
     noteWhere(device);
     // A worker that died or hung: the candidate's doing, unless the reference fails there too.
     // (A cancelled evaluation says nothing about the device: no probe, no failure.)
@@ -337,13 +421,12 @@ void EvaluatorPool::run(Device &device) {
     {
       std::lock_guard lock(mutex_);
       device.state.busy = false;
-      ++device.state.done;
       if (!failure.empty()) {
         ++device.failures;
-        device.state.message = "GPU " + std::to_string(device.ordinal) + ": " + failure;
+        device.state.message = nameOf(device) + ": " + failure;
         if (device.failures >= settings_.maxConsecutiveFailures && !device.state.removed) {
           device.state.removed = true;
-          device.state.message = "GPU " + std::to_string(device.ordinal) + " taken out of the pool after " +
+          device.state.message = nameOf(device) + " taken out of the pool after " +
                                  std::to_string(device.failures) + " failures in a row: " + failure;
           message = device.state.message;
           // What waited for it goes to the others, or fails when there is none.
@@ -354,11 +437,33 @@ void EvaluatorPool::run(Device &device) {
           }
           device.queue.clear();
         }
-        // The evaluation itself gets another device, while there is one that has not failed it.
+        // The evaluation itself gets another device, while there is one that has not failed it;
+        // a host that lost its worker or could not start one is passed over while another host
+        // has a GPU (its other GPUs would most likely fail the same way).
         job.failedOn.push_back(device.ordinal);
+        std::vector<int> except = job.failedOn;
+        const bool hostLost = !device.state.host.empty() && (workerLost(result) || deviceFailure(result));
+        if (hostLost) {
+          for (const auto &d : devices_)
+            if (d->state.host == device.state.host) except.push_back(d->ordinal);
+          // What waits on that host's GPUs goes to the other hosts now, not after each of its
+          // GPUs has failed it in turn.
+          for (auto &d : devices_) {
+            if (d->state.host != device.state.host) continue;
+            std::deque<Job> keep;
+            for (auto &j : d->queue) {
+              Device *elsewhere = j.pinned || stopping_ ? nullptr : leastLoadedLocked(except);
+              if (elsewhere) elsewhere->queue.push_back(std::move(j));
+              else keep.push_back(std::move(j));
+            }
+            d->queue = std::move(keep);
+          }
+        }
+        Device *other = stopping_ ? nullptr : leastLoadedLocked(except);
+        if (!other && !stopping_) other = leastLoadedLocked(job.failedOn);
         if (!stopping_) {
-          if (Device *other = leastLoadedLocked(job.failedOn)) {
-            if (!device.state.removed) device.state.message += " (moved to GPU " + std::to_string(other->ordinal) + ")";
+          if (other) {
+            if (!device.state.removed) device.state.message += " (moved to " + nameOf(*other) + ")";
             other->queue.push_back(std::move(job));
             moved = true;
           } else if (workerLost(result) && !job.retriedLost && !device.state.removed) {
@@ -373,6 +478,7 @@ void EvaluatorPool::run(Device &device) {
       } else {
         device.failures = 0;
       }
+      if (!moved) ++device.state.done;  // one result, counted once: where it was given
     }
     if (!message.empty() && onMessage_) onMessage_(message);  // before the result, which callers wait on
     if (!moved) job.promise.set_value(std::move(result));

@@ -15,6 +15,13 @@
 // of them, numbered 0..N-1 by the pool (each step's worker sees its GPU as CUDA device 0). Unless
 // the launcher names an allocation (jobid=), the pool asks for one (salloc, N GPUs) before its
 // first worker starts and releases it when destroyed.
+//
+// Several hosts (issue 49: EvaluatorSettings::hosts, --workers ssh://a,ssh://b): each host's
+// worker is asked which GPUs it sees (all hosts at once), and every one joins the pool, numbered
+// 0..N-1 host after host; a host that answers with no GPU, or not at all, is left out with a
+// message. A host lost mid-batch (its connection dropped, its sshd gone) fails what runs there as
+// a lost worker: that evaluation and what was queued there move to the other hosts' GPUs, and
+// each evaluation has one result, counted once on the GPU that gave it.
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -40,11 +47,13 @@ struct EvaluatorPoolSettings {
 };
 
 struct PoolDeviceState {
-  int device = 0;
+  int device = 0;             // the pool's number for it (a CUDA ordinal on one host)
+  std::string host;           // several hosts: its host's launcher ("ssh://gpu-a"); empty: one host
+  int hostDevice = 0;         // its CUDA ordinal on that host
   bool removed = false;
   std::size_t queued = 0;     // waiting for this device
   bool busy = false;          // an evaluation is running on it
-  std::size_t done = 0;       // evaluations finished on it
+  std::size_t done = 0;       // evaluations finished on it (one that failed here and moved counts where it ended)
   std::string message;        // why it was removed, or the last thing that happened
   std::string where;          // a remote worker: its host, Slurm step and CUDA_VISIBLE_DEVICES; empty: local
 };
@@ -87,6 +96,9 @@ class EvaluatorPool {
   std::future<bool> submitWork(std::function<void(Evaluator &)> work, int device = -1);
 
   std::vector<PoolDeviceState> devices() const;
+  // Several hosts: what each GPU in the pool is (name, architecture), numbered by the pool; empty
+  // for a pool of one host (describeVisibleDevices says that).
+  std::vector<VisibleDevice> describedDevices() const;
   // The Slurm allocation the pool asked for (its job id), or empty.
   std::string allocation() const;
   // Its devices' evaluator settings: where their workers run (through Slurm: inside the pool's
@@ -118,6 +130,7 @@ class EvaluatorPool {
     std::deque<Job> queue;
     PoolDeviceState state;
     int failures = 0;
+    VisibleDevice described;  // several hosts: what its host's worker said of it
     std::thread thread;
   };
   void run(Device &device);
@@ -131,12 +144,17 @@ class EvaluatorPool {
 
   // The device's `where` from its evaluator's worker, after a job.
   void noteWhere(Device &device);
+  // Several hosts: every host's GPUs as devices, numbered host after host.
+  void addHostDevices();
+  void addDevice(int number, const EvaluatorSettings &settings, const std::string &host, int hostDevice);
+  static std::string nameOf(const Device &device);  // "GPU 2", "GPU 2 (ssh://b, its GPU 0)"
 
   EvaluatorPoolSettings settings_;
   std::function<void(const std::string &)> onMessage_;
   // Released after the devices' workers stopped (members go in reverse order).
   std::unique_ptr<worker::SlurmAllocation> allocation_;
   bool stepDevices_ = false;  // Slurm: every device is CUDA device 0 of its own step
+  bool renumbered_ = false;   // results carry the pool's number (Slurm steps, several hosts)
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -163,6 +163,48 @@ std::string WorkerLauncher::spec() const {
   return out;
 }
 
+std::optional<std::vector<WorkerLauncher>> parseWorkerLaunchers(const std::string &spec, std::string &problem) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  for (std::size_t at = spec.find(','); at != std::string::npos; at = spec.find(',', at + 1)) {
+    const std::string next = spec.substr(at + 1);
+    const bool starts = next.rfind("ssh://", 0) == 0 || next.rfind("slurm:", 0) == 0 ||
+                        (next.rfind("local", 0) == 0 && (next.size() == 5 || next[5] == ','));
+    if (!starts) continue;
+    parts.push_back(spec.substr(from, at - from));
+    from = at + 1;
+  }
+  parts.push_back(spec.substr(from));
+  std::vector<WorkerLauncher> out;
+  for (const auto &part : parts) {
+    if (parts.size() > 1 && part.empty()) {
+      problem = "--workers " + printable(spec, 300) + ": an empty part between commas; expected hosts as ssh://a,ssh://b";
+      return std::nullopt;
+    }
+    auto l = parseWorkerLauncher(part, problem);
+    if (!l) return std::nullopt;
+    if (parts.size() > 1 && l->kind == WorkerLauncher::Kind::Slurm) {
+      problem = "--workers " + printable(spec, 300) + ": a Slurm launcher stands alone (its GPUs are steps of one "
+                "allocation); list ssh:// hosts and local together, and use slurm:... on its own";
+      return std::nullopt;
+    }
+    for (const auto &seen : out)
+      if (seen.kind == l->kind && seen.host == l->host && seen.port == l->port) {
+        problem = "--workers " + printable(spec, 300) + ": " + l->describe() + " is listed twice; each host once "
+                  "(the pool uses every GPU a host's worker sees)";
+        return std::nullopt;
+      }
+    out.push_back(std::move(*l));
+  }
+  return out;
+}
+
+std::string launchersSpec(const std::vector<WorkerLauncher> &launchers) {
+  std::string out;
+  for (const auto &l : launchers) out += (out.empty() ? "" : ",") + l.spec();
+  return out;
+}
+
 std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::string &problem) {
   const std::string expected =
       "expected local, ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker] or "

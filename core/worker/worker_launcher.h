@@ -48,6 +48,15 @@ inline constexpr int kRelayExitWorkerEnded = 3;
 // srun's time formats, a port 1 to 65535.
 std::optional<WorkerLauncher> parseWorkerLauncher(const std::string &spec, std::string &problem);
 
+// --workers with several hosts in one pool: "ssh://a,ssh://b[:PORT][/PATH],local", each part as
+// parseWorkerLauncher takes it, in order; one part is a list of one. A part begins at a comma
+// followed by "ssh://" or "local" (a Slurm spec's own commas separate its fields). A Slurm
+// launcher stands alone: its GPUs are steps in one allocation, not a host's; the same host twice
+// is refused. nullopt with `problem` naming the part.
+std::optional<std::vector<WorkerLauncher>> parseWorkerLaunchers(const std::string &spec, std::string &problem);
+// The spec of a list (parts joined by commas), which parses back to it.
+std::string launchersSpec(const std::vector<WorkerLauncher> &launchers);
+
 // The same checks for a launcher made otherwise: empty when each field is acceptable, else which
 // field and the rule it breaks. Checked again before ssh, srun or salloc runs.
 std::string launcherProblem(const WorkerLauncher &launcher);

@@ -22,7 +22,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -168,6 +170,80 @@ class TestGpuRemote : public QObject {
     QVERIFY(!states[0].removed);
     QVERIFY2(states[0].message.find("(run again here on a fresh worker)") != std::string::npos, states[0].message.c_str());
     std::cerr << "after the dropped connection: " << states[0].message << "\n";
+  }
+
+  // Several hosts in one pool (issue 49): two sshd servers stand for two GPU hosts, both this
+  // machine's GPU(s). A batch of 24 evaluations over both; once the second host has given a result
+  // it is killed (its server stopped, its connections dropped): what ran and waited there
+  // finishes on the first host, every evaluation ends correct exactly once, and the pool's counts
+  // add up to 24 (nothing counted twice).
+  void aHostKilledMidBatchFinishesOnTheOther() {
+    auto second = std::make_unique<kwb::test::LoopbackSshd>("kwbtest-b");
+    QVERIFY2(second->problem().empty(), second->problem().c_str());
+    QTemporaryDir both;
+    QVERIFY(both.isValid());
+    qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(kwb::test::LoopbackSshd::sshCommandFor(
+                                   {sshd_.get(), second.get()}, std::filesystem::path(both.path().toStdString()))));
+    std::string problem;
+    const auto hosts = kwb::worker::parseWorkerLaunchers(
+        "ssh://" + sshd_->alias() + worker_ + ",ssh://" + second->alias() + worker_, problem);
+    QVERIFY2(hosts, problem.c_str());
+    kwb::EvaluatorPoolSettings ps;
+    ps.evaluator = settings(true);
+    ps.evaluator.hosts = *hosts;
+    std::mutex m;
+    std::vector<std::string> messages;
+    kwb::EvaluatorPool pool(ps, [&](const std::string &text) {
+      std::lock_guard lock(m);
+      messages.push_back(text);
+    });
+    const auto states = pool.devices();
+    std::string local;
+    const std::size_t perHost = kwb::describeVisibleDevices(settings(false), local).size();
+    QCOMPARE(states.size(), 2 * perHost);
+    QCOMPARE(states.front().host, std::string("ssh://kwbtest"));
+    QCOMPARE(states.back().host, std::string("ssh://kwbtest-b"));
+    const std::string starter = readFile(softmax_.folder / softmax_.starterSource());
+    std::atomic<bool> killed{false};
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<std::future<kwb::EvaluationResult>> results;
+    for (int i = 0; i < 24; ++i) {
+      auto options = timed();
+      options.onStep = [&](const kwb::EvalProgress &step) {
+        // While the second host runs an evaluation, it is killed (its request in flight).
+        if (step.stage == "evaluate" && step.text.find(" seed ") != std::string::npos) {
+          for (const auto &d : pool.devices())
+            if (d.host == "ssh://kwbtest-b" && d.busy && !killed.exchange(true)) {
+              second->stop();
+              break;
+            }
+        }
+      };
+      results.push_back(pool.submit(softmax_, starter, options));
+    }
+    int correct = 0;
+    for (auto &f : results) {
+      const auto r = f.get();
+      QVERIFY2(r.outcome == kwb::Outcome::Correct, describe(r).c_str());
+      ++correct;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    QVERIFY(killed.load());
+    QCOMPARE(correct, 24);
+    std::size_t done = 0, doneOnB = 0;
+    std::string lost;
+    for (const auto &d : pool.devices()) {
+      done += d.done;
+      if (d.host == "ssh://kwbtest-b") {
+        doneOnB += d.done;
+        lost += d.message + " ";
+      }
+    }
+    QCOMPARE(done, std::size_t(24));
+    QVERIFY2(lost.find("moved to GPU") != std::string::npos, lost.c_str());
+    std::cerr << "two hosts, the second killed mid-batch: 24 correct in " << seconds << " s; " << doneOnB
+              << " finished on the second host before it went; its GPUs say: " << lost << "\n";
+    qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(sshd_->sshCommand()));
   }
 
   // Through Slurm, on this machine's GPU: a step scancelled while an evaluation's request is in

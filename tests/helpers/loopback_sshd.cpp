@@ -66,7 +66,7 @@ std::vector<pid_t> childrenOf(pid_t parent) {
 
 }  // namespace
 
-LoopbackSshd::LoopbackSshd() {
+LoopbackSshd::LoopbackSshd(std::string alias) : alias_(std::move(alias)) {
   const std::string sshd = installedProgram("sshd", {"/usr/sbin/sshd", "/usr/local/sbin/sshd"});
   if (sshd.empty()) {
     problem_ = "sshd is not installed (Debian: apt install openssh-server; packaging/install-deps.sh installs it)";
@@ -116,7 +116,7 @@ LoopbackSshd::LoopbackSshd() {
   }
   {
     std::ofstream c(folder_ / "ssh_config");
-    c << "Host " << kHost << "\n  HostName 127.0.0.1\n  Port " << port_ << "\n"
+    c << "Host " << alias_ << "\n  HostName 127.0.0.1\n  Port " << port_ << "\n"
       << (user.empty() ? "" : "  User " + user + "\n") << "  IdentityFile " << d << "/client_key\n"
       << "  IdentitiesOnly yes\n  UserKnownHostsFile " << d << "/known_hosts\n  StrictHostKeyChecking yes\n"
       << "  LogLevel ERROR\n";
@@ -141,15 +141,26 @@ LoopbackSshd::LoopbackSshd() {
 }
 
 LoopbackSshd::~LoopbackSshd() {
-  if (pid_ > 0) {
-    dropConnections();
-    stopDaemon(pid_);
-  }
+  stop();
   std::error_code ec;
   if (!folder_.empty()) fs::remove_all(folder_, ec);
 }
 
+void LoopbackSshd::stop() {
+  if (pid_ <= 0) return;
+  dropConnections();
+  stopDaemon(pid_);
+  pid_ = -1;
+}
+
 std::string LoopbackSshd::sshCommand() const { return "ssh -F " + (folder_ / "ssh_config").string(); }
+
+std::string LoopbackSshd::sshCommandFor(const std::vector<const LoopbackSshd *> &servers, const fs::path &folder) {
+  const fs::path file = folder / "ssh_config";
+  std::ofstream c(file);
+  for (const auto *server : servers) c << "Include " << server->configFile().string() << "\n";
+  return "ssh -F " + file.string();
+}
 
 std::string LoopbackSshd::log() const { return readText(folder_ / "sshd.log"); }
 

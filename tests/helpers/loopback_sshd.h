@@ -8,12 +8,14 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kwb::test {
 
 class LoopbackSshd {
  public:
-  LoopbackSshd();
+  // `alias`: the Host name its ssh_config gives it (two servers, two names: several hosts).
+  explicit LoopbackSshd(std::string alias = kHost);
   ~LoopbackSshd();
   LoopbackSshd(const LoopbackSshd &) = delete;
   LoopbackSshd &operator=(const LoopbackSshd &) = delete;
@@ -23,13 +25,22 @@ class LoopbackSshd {
   int port() const { return port_; }
   const std::filesystem::path &folder() const { return folder_; }
   std::string sshCommand() const;                 // "ssh -F FOLDER/ssh_config"
-  static constexpr const char *kHost = "kwbtest"; // the Host alias in that config
+  static constexpr const char *kHost = "kwbtest"; // the Host alias in that config by default
+  const std::string &alias() const { return alias_; }
+  const std::filesystem::path configFile() const { return folder_ / "ssh_config"; }
+  // "ssh -F FILE" for a config that includes each server's: their aliases side by side. FILE is
+  // written into `folder`.
+  static std::string sshCommandFor(const std::vector<const LoopbackSshd *> &servers, const std::filesystem::path &folder);
   // Its log so far (sshd -e), for a failure message.
   std::string log() const;
   // Kills every session's processes sshd started for this server (the connections drop).
   void dropConnections();
+  // The host goes away: its connections dropped and the server stopped (a new connection is
+  // refused).
+  void stop();
 
  private:
+  std::string alias_;
   std::filesystem::path folder_;
   std::string problem_;
   int port_ = 0;

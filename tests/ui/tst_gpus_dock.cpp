@@ -232,6 +232,16 @@ void TestGpusDock::remoteWorkersInTheDock() {
   QVERIFY(problem && !problem->isHidden());
   QVERIFY2(problem->text().contains(QStringLiteral("expected local, ssh://")), qPrintable(problem->text()));
   QCOMPARE(settings::workersSpec(), QString());
+  // Several hosts in one pool (issue 49): a list of hosts is taken; Slurm in a list is not.
+  dialog.workersField()->setText(QStringLiteral("ssh://gpu-a,slurm:partition=gpu,gpus=2"));
+  QVERIFY(!dialog.apply());
+  QVERIFY2(problem->text().contains(QStringLiteral("a Slurm launcher stands alone")), qPrintable(problem->text()));
+  auto *evaluation = partOf<kwb::ui::EvaluationService>(*window_);
+  QVERIFY(evaluation->setWorkers(QStringLiteral("ssh://gpu-a,ssh://ana@gpu-b:2222")));
+  QCOMPARE(evaluation->workersDescription(), QStringLiteral("ssh://gpu-a, ssh://ana@gpu-b:2222"));
+  QVERIFY(!evaluation->setWorkers(QStringLiteral("ssh://gpu-a,ssh://gpu-a")));
+  QVERIFY(evaluation->setWorkers(QString()));
+  QCOMPARE(evaluation->workersDescription(), QStringLiteral("local"));
   dialog.workersField()->setText(spec);
   QVERIFY(dialog.apply());
   QCOMPARE(settings::workersSpec(), spec);

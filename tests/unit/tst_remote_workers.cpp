@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 
 #include "core/eval/evaluator.h"
 #include "core/eval/evaluator_pool.h"
@@ -183,6 +184,94 @@ class TestRemoteWorkers : public QObject {
 
   // A launcher made without the parser (a program's own struct) is checked the same before ssh
   // runs: a host that would be an option never reaches it.
+  // Several hosts in one pool (issue 49): a list of ssh hosts (and local), each part as a single
+  // launcher takes it; a Slurm launcher alone; the same host twice, an empty part and a bad part
+  // refused, naming it.
+  void severalHostsSpecs() {
+    std::string problem;
+    auto list = parseWorkerLaunchers("ssh://ana@gpu-a:2222/opt/kwb/bin/kwb-worker,ssh://gpu-b,local", problem);
+    QVERIFY2(list, problem.c_str());
+    QCOMPARE(list->size(), std::size_t(3));
+    QCOMPARE((*list)[0].host, std::string("ana@gpu-a"));
+    QCOMPARE((*list)[0].remoteWorker, std::string("/opt/kwb/bin/kwb-worker"));
+    QCOMPARE((*list)[1].describe(), std::string("ssh://gpu-b"));
+    QCOMPARE((*list)[2].kind, WorkerLauncher::Kind::Local);
+    QCOMPARE(launchersSpec(*list), std::string("ssh://ana@gpu-a:2222/opt/kwb/bin/kwb-worker,ssh://gpu-b,local"));
+    QCOMPARE(parseWorkerLaunchers(launchersSpec(*list), problem)->size(), std::size_t(3));
+    // One launcher is a list of one; a Slurm spec's commas are its own.
+    list = parseWorkerLaunchers("slurm:partition=gpu,gpus=8,time=01:00:00", problem);
+    QVERIFY2(list && list->size() == 1, problem.c_str());
+    QCOMPARE(list->front().slurm.at("gpus"), std::string("8"));
+    list = parseWorkerLaunchers("ssh://gpu-a", problem);
+    QVERIFY(list && list->size() == 1 && list->front().host == "gpu-a");
+    for (const auto &[spec, says] : std::vector<std::pair<std::string, std::string>>{
+             {"ssh://gpu-a,slurm:partition=gpu,gpus=2", "a Slurm launcher stands alone"},
+             {"slurm:partition=gpu,gpus=2,ssh://gpu-a", "a Slurm launcher stands alone"},
+             {"ssh://gpu-a,ssh://gpu-a", "ssh://gpu-a is listed twice"},
+             {"ssh://gpu-a,ssh://", "is not a host name"},
+             {"ssh://gpu-a,ssh://-oProxyCommand=x", "is not a host name"},
+             {",ssh://gpu-a", "an empty part"}}) {
+      problem.clear();
+      QVERIFY2(!parseWorkerLaunchers(spec, problem), spec.c_str());
+      QVERIFY2(problem.find(says) != std::string::npos, (spec + ": " + problem).c_str());
+    }
+  }
+
+  // Two hosts in one pool, both asked at once: here neither has a CUDA device, so the pool has no
+  // GPU and says so for each host, as a local worker would; a host that is gone is left out with
+  // why (its worker did not start), the other's answer still given.
+  void severalHostsInOnePoolSayWhatEachHas() {
+    kwb::test::LoopbackSshd second("kwbtest-b");
+    QVERIFY2(second.problem().empty(), second.problem().c_str());
+    QTemporaryDir both;
+    QVERIFY(both.isValid());
+    const QByteArray before = qgetenv("KWB_SSH_COMMAND");
+    qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(kwb::test::LoopbackSshd::sshCommandFor(
+                                   {sshd_.get(), &second}, fs::path(both.path().toStdString()))));
+    std::string problem;
+    const auto hosts = parseWorkerLaunchers(std::string("ssh://") + sshd_->alias() + worker_.string() + ",ssh://" +
+                                                second.alias() + worker_.string(),
+                                            problem);
+    QVERIFY2(hosts, problem.c_str());
+    kwb::EvaluatorSettings local;
+    local.workerPath = worker_;
+    std::string localProblem;
+    const bool gpuHere = !kwb::describeVisibleDevices(local, localProblem).empty();
+    {
+      kwb::EvaluatorPoolSettings ps;
+      ps.evaluator.launcher = hosts->front();
+      ps.evaluator.hosts = *hosts;
+      std::vector<std::string> messages;
+      std::mutex m;
+      kwb::EvaluatorPool pool(ps, [&](const std::string &text) {
+        std::lock_guard lock(m);
+        messages.push_back(text);
+      });
+      if (gpuHere) {
+        QCOMPARE(pool.devices().size(), 2 * kwb::describeVisibleDevices(local, localProblem).size());
+        QCOMPARE(pool.devices().back().host, std::string("ssh://kwbtest-b"));
+      } else {
+        QVERIFY(pool.devices().empty());
+        QVERIFY2(pool.problem() == "ssh://kwbtest: " + localProblem + "; ssh://kwbtest-b: " + localProblem,
+                 pool.problem().c_str());
+        QCOMPARE(messages.size(), std::size_t(2));
+        QVERIFY2(messages[0].rfind("left out of the pool: ssh://kwbtest: ", 0) == 0, messages[0].c_str());
+      }
+    }
+    second.stop();
+    {
+      kwb::EvaluatorPoolSettings ps;
+      ps.evaluator.launcher = hosts->front();
+      ps.evaluator.hosts = *hosts;
+      ps.evaluator.workerStartTimeout = 20s;
+      kwb::EvaluatorPool pool(ps);
+      const std::string gone = "ssh://kwbtest-b: the GPU worker on ssh://kwbtest-b did not start";
+      QVERIFY2(pool.problem().find(gone) != std::string::npos || (gpuHere && !pool.devices().empty()), pool.problem().c_str());
+      for (const auto &d : pool.devices()) QCOMPARE(d.host, std::string("ssh://kwbtest"));
+    }
+    qputenv("KWB_SSH_COMMAND", before);
+  }
+
   void handMadeLauncherIsCheckedBeforeSsh() {
     const fs::path marker = fs::path(runtime_.path().toStdString()) / "proxy-command-ran";
     kwb::EvaluatorSettings s;

@@ -42,12 +42,15 @@ struct EvaluationService::Shared {
   std::mutex mutex;
   kwb::Evaluator *active = nullptr;      // set while evaluate() runs, under mutex
   kwb::EvaluatorPool *pool = nullptr;    // the backend's pool, under mutex (made and reset there)
-  std::string poolSpec;                  // where its workers run (WorkerLauncher::spec)
+  std::string poolSpec;                  // where its workers run (workersSpec)
   std::string poolProblem;               // why it has no device, under mutex
   bool poolRunning = false;              // a run is on the pool, under mutex
   QString job;                           // "task · source" of that run, under mutex
   std::vector<int> devices;              // the choice for the next pool, under mutex
   kwb::worker::WorkerLauncher launcher;  // where the next pool's workers run, under mutex
+  std::vector<kwb::worker::WorkerLauncher> hosts;  // several hosts in one pool (launcher the first); empty: launcher alone
+  // The spec of where the next pool's workers run, under mutex.
+  std::string workersSpec() const { return hosts.empty() ? launcher.spec() : kwb::worker::launchersSpec(hosts); }
   std::atomic<quint64> cancelledRun{0};  // the run cancel() was called for
   std::atomic<bool> shuttingDown{false};  // the service is being destroyed: other work is dropped
 
@@ -103,7 +106,7 @@ class EvaluationService::Backend {
   bool releaseStalePool(Shared &shared) {
     {
       std::lock_guard lock(shared.mutex);
-      if (!pool_ || shared.launcher.spec() == poolLauncher_.spec()) return false;
+      if (!pool_ || shared.workersSpec() == poolSpec_) return false;
       shared.pool = nullptr;
     }
     pool_.reset();
@@ -126,16 +129,20 @@ class EvaluationService::Backend {
   kwb::EvaluatorPool *pool(Shared &shared, std::function<bool()> cancelled) {
     std::vector<int> wanted;
     kwb::worker::WorkerLauncher launcher;
+    std::vector<kwb::worker::WorkerLauncher> hosts;
+    std::string spec;
     {
       std::lock_guard lock(shared.mutex);
       wanted = shared.devices;
       launcher = shared.launcher;
+      hosts = shared.hosts;
+      spec = shared.workersSpec();
     }
     // A pool through Slurm with no worker (its allocation ended: time limit, preemption; or it
     // was refused, not granted in time, cancelled while waiting) is made again, asking anew.
     const bool spent =
         pool_ && poolLauncher_.kind == kwb::worker::WorkerLauncher::Kind::Slurm && !hasDevice(*pool_);
-    if (pool_ && !spent && wanted == poolDevices_ && launcher.spec() == poolLauncher_.spec()) return pool_.get();
+    if (pool_ && !spent && wanted == poolDevices_ && spec == poolSpec_) return pool_.get();
     {
       std::lock_guard lock(shared.mutex);
       shared.pool = nullptr;
@@ -144,15 +151,17 @@ class EvaluationService::Backend {
     kwb::EvaluatorPoolSettings s;
     s.evaluator = settings_;
     s.evaluator.launcher = launcher;
+    s.evaluator.hosts = hosts;
     s.devices = wanted;
     s.cancelled = std::move(cancelled);
     pool_ = std::make_unique<kwb::EvaluatorPool>(std::move(s), onPoolMessage_);
     poolDevices_ = wanted;
     poolLauncher_ = launcher;
+    poolSpec_ = spec;
     evaluator_.reset();  // the compile-only evaluator asks the same workers
     std::lock_guard lock(shared.mutex);
     shared.pool = pool_.get();
-    shared.poolSpec = launcher.spec();
+    shared.poolSpec = spec;
     shared.poolProblem = pool_->problem();
     return pool_.get();
   }
@@ -263,7 +272,8 @@ class EvaluationService::Backend {
   std::function<void(const std::string &)> onPoolMessage_;
   std::unique_ptr<kwb::EvaluatorPool> pool_;   // made on first use, on this thread
   std::vector<int> poolDevices_;               // the choice pool_ was made for
-  kwb::worker::WorkerLauncher poolLauncher_;   // where pool_'s workers run
+  kwb::worker::WorkerLauncher poolLauncher_;   // where pool_'s workers run (the first host of several)
+  std::string poolSpec_;                       // and the spec of all of them
   std::unique_ptr<kwb::Evaluator> evaluator_;  // compile-only, when the pool has no GPU
 };
 
@@ -378,11 +388,12 @@ void EvaluationService::setDevices(const QList<int> &devices) {
 
 bool EvaluationService::setWorkers(const QString &spec) {
   std::string problem;
-  const auto launcher = kwb::worker::parseWorkerLauncher(spec.trimmed().toStdString(), problem);
-  if (!launcher) return false;
+  const auto launchers = kwb::worker::parseWorkerLaunchers(spec.trimmed().toStdString(), problem);
+  if (!launchers) return false;
   {
     std::lock_guard lock(shared_->mutex);
-    shared_->launcher = *launcher;
+    shared_->launcher = launchers->front();
+    shared_->hosts = launchers->size() > 1 ? *launchers : std::vector<kwb::worker::WorkerLauncher>{};
   }
   jobs_->post([this, backend = backend_, shared = shared_] {
     if (backend->releaseStalePool(*shared)) QMetaObject::invokeMethod(this, [this] { emit devicesChanged(); }, Qt::QueuedConnection);
@@ -392,12 +403,15 @@ bool EvaluationService::setWorkers(const QString &spec) {
 
 QString EvaluationService::workersDescription() const {
   std::lock_guard lock(shared_->mutex);
-  return QString::fromStdString(shared_->launcher.describe());
+  if (shared_->hosts.empty()) return QString::fromStdString(shared_->launcher.describe());
+  QStringList each;
+  for (const auto &h : shared_->hosts) each << QString::fromStdString(h.describe());
+  return each.join(QStringLiteral(", "));
 }
 
 QString EvaluationService::poolProblem() const {
   std::lock_guard lock(shared_->mutex);
-  if (!shared_->pool || shared_->poolSpec != shared_->launcher.spec()) return {};
+  if (!shared_->pool || shared_->poolSpec != shared_->workersSpec()) return {};
   return QString::fromStdString(shared_->poolProblem);
 }
 
@@ -405,7 +419,7 @@ QList<PoolDeviceRow> EvaluationService::deviceStates() const {
   QList<PoolDeviceRow> rows;
   std::lock_guard lock(shared_->mutex);
   // A pool from before the workers moved elsewhere is not theirs (it goes on its own thread).
-  if (!shared_->pool || shared_->poolSpec != shared_->launcher.spec()) return rows;
+  if (!shared_->pool || shared_->poolSpec != shared_->workersSpec()) return rows;
   const auto states = shared_->pool->devices();
   // One run at a time: the busy device is the one running it.
   for (const auto &d : states) {
@@ -416,7 +430,9 @@ QList<PoolDeviceRow> EvaluationService::deviceStates() const {
     row.queued = static_cast<int>(d.queued);
     row.done = static_cast<int>(d.done);
     row.message = QString::fromStdString(d.message);
-    row.where = QString::fromStdString(d.where);
+    // Several hosts: the host it is on first ("ssh://gpu-b, its GPU 0 · gpu-b.lab · ...").
+    const std::string host = d.host.empty() ? std::string() : d.host + ", its GPU " + std::to_string(d.hostDevice);
+    row.where = QString::fromStdString(host.empty() || d.where.empty() ? host + d.where : host + " · " + d.where);
     if (d.busy && shared_->poolRunning) row.job = shared_->job;
     rows.push_back(row);
   }

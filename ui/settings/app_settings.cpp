@@ -171,7 +171,7 @@ void setWorkersSpec(const QString &spec) {
 
 QString workersSpecProblem(const QString &spec) {
   std::string problem;
-  if (kwb::worker::parseWorkerLauncher(spec.trimmed().toStdString(), problem)) return {};
+  if (kwb::worker::parseWorkerLaunchers(spec.trimmed().toStdString(), problem)) return {};
   return QString::fromStdString(problem);
 }
 

@@ -169,7 +169,8 @@ QWidget *SettingsDialog::gpuPage() {
   form->addRow(QString(), workersProblem_);
   form->addRow(QString(), hint(tr("Where the GPU workers run: empty for this machine; ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker] "
                                   "for another host through OpenSSH (your own configuration and keys, no password prompts; "
-                                  "Kernel Workbench of the same version installed there); "
+                                  "Kernel Workbench of the same version installed there); several hosts in one pool, "
+                                  "comma-separated (ssh://gpu-a,ssh://gpu-b: every GPU of each; a lost host's work moves to the others); "
                                   "slurm:partition=P,gpus=N,time=HH:MM:SS for Slurm job steps. Code is compiled here; "
                                   "LLM calls and API keys stay on this machine."),
                                page));

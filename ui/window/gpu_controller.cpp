@@ -58,14 +58,17 @@ bool GpuController::applyWorkers() {
   if (spec == workersSpec_) return false;
   workersSpec_ = spec;
   std::string problem;
-  const auto launcher = kwb::worker::parseWorkerLauncher(spec.toStdString(), problem).value_or(kwb::worker::WorkerLauncher{});
+  // Several hosts: the evaluation pool has every one; the other services' work runs on the first.
+  const auto launchers = kwb::worker::parseWorkerLaunchers(spec.toStdString(), problem);
+  const auto launcher = launchers ? launchers->front() : kwb::worker::WorkerLauncher{};
   p_.evaluation->setWorkers(spec);
   p_.tuning->setWorkers(launcher);
   p_.agent->setWorkers(launcher);
   p_.skills->setWorkers(launcher);
   probe_->setLauncher(launcher);
   p_.devices->setLauncher(launcher);
-  if (launcher.remote()) p_.log->info(tr("GPU workers run on %1").arg(QString::fromStdString(launcher.describe())));
+  if (launcher.remote() || (launchers && launchers->size() > 1))
+    p_.log->info(tr("GPU workers run on %1").arg(p_.evaluation->workersDescription()));
   return true;
 }
 

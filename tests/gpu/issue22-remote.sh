@@ -3,7 +3,8 @@
 # sshd on loopback and a one-node Slurm cluster (the bundle's) against the real GPU
 # (tst_gpu_remote; tst_slurm_workers and tst_remote_workers, the same without the GPU, in that
 # machine's kernel and cgroups), then the hostile candidates
-# (tst_gpu_eval), the pool (tst_gpu_pool) and the tuner (tst_gpu_tune) after the worker changes.
+# (tst_gpu_eval), the pool (tst_gpu_pool) and the tuner (tst_gpu_tune) after the worker changes;
+# issue 49 runs it for several hosts in one pool (tst_gpu_remote aHostKilledMidBatchFinishesOnTheOther).
 # Results go to $1.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -11,7 +12,7 @@ out=${1:-$PWD/gpu-results}
 mkdir -p "$out"
 source "$here/bundle-env.sh"
 status=0
-suites="tst_slurm_workers tst_remote_workers tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval"
+suites=${KWB_SUITES:-"tst_slurm_workers tst_remote_workers tst_gpu_remote tst_gpu_pool tst_gpu_tune tst_gpu_eval"}  # KWB_SUITES: a choice of them
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ) commit: $(cat "$here/COMMIT")"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1

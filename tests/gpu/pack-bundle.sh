@@ -9,10 +9,17 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bundler=${GPU_BUNDLE:-$root/../shared/tools/gpu-bundle.sh}
 stage=$(mktemp -d)
 slurm_programs="/usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/slurmstepd /usr/bin/srun /usr/bin/salloc /usr/bin/squeue /usr/bin/scancel /usr/bin/sinfo /usr/bin/scontrol"
-"$bundler" "$stage/kwb" "$build/app/cli/kwb" "$build/app/worker/kwb-worker" \
-  "$build/app/gui/kernel-workbench" $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x) \
-  "$build/tests/tst_compile_service" "$build/tests/tst_slurm_workers" "$build/tests/tst_remote_workers" \
-  $(find "$build/bench" -maxdepth 1 -type f -name 'kwb-bench-*' -perm -u+x 2>/dev/null) \
+# KWB_BUNDLE_TESTS="tst_gpu_remote tst_remote_workers": only kwb, kwb-worker and those tests (a
+# bundle small enough to travel beside the working tree); unset: every GPU test, the GUI, benches.
+if [ -n "${KWB_BUNDLE_TESTS:-}" ]; then
+  programs="$build/app/cli/kwb $build/app/worker/kwb-worker $(for t in $KWB_BUNDLE_TESTS; do echo "$build/tests/$t"; done)"
+else
+  programs="$build/app/cli/kwb $build/app/worker/kwb-worker $build/app/gui/kernel-workbench
+    $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x)
+    $build/tests/tst_compile_service $build/tests/tst_slurm_workers $build/tests/tst_remote_workers
+    $(find "$build/bench" -maxdepth 1 -type f -name 'kwb-bench-*' -perm -u+x 2>/dev/null)"
+fi
+"$bundler" "$stage/kwb" $programs \
   $(for p in /usr/sbin/sshd /usr/bin/ssh /usr/bin/ssh-keygen $slurm_programs; do [ -x "$p" ] && echo "$p"; done)
 # (tst_slurm_workers and tst_remote_workers: the bundle's Slurm and sshd without a GPU, for
 # emulate-device.sh's rehearsal.)

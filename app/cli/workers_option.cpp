@@ -20,8 +20,7 @@ bool applyWorkers(const std::string &spec, kwb::EvaluatorSettings &settings) {
     std::cerr << "kwb: " << problem << "\n";
     return false;
   }
-  settings.launcher = launchers->front();
-  settings.hosts = launchers->size() > 1 ? *launchers : std::vector<kwb::worker::WorkerLauncher>{};
+  kwb::useWorkers(settings, *launchers);
   return true;
 }
 

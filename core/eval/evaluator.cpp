@@ -168,6 +168,11 @@ std::string workerStartProblem(const EvaluatorSettings &settings, const std::opt
   return out;
 }
 
+void useWorkers(EvaluatorSettings &settings, const std::vector<worker::WorkerLauncher> &launchers) {
+  settings.launcher = launchers.empty() ? worker::WorkerLauncher{} : launchers.front();
+  settings.hosts = launchers.size() > 1 ? launchers : std::vector<worker::WorkerLauncher>{};
+}
+
 std::string archOfComputeCapability(std::string cc) {
   cc.erase(std::remove(cc.begin(), cc.end(), '.'), cc.end());
   return "sm_" + (cc.empty() ? std::string("90") : cc);

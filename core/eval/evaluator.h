@@ -120,6 +120,11 @@ struct EvaluatorSettings {
   TorchSettings torch;  // the PyTorch reference process (core/eval/torch_reference.h)
 };
 
+// Where the workers run (--workers, parsed by parseWorkerLaunchers): the first as `launcher`, and
+// with several, all of them as `hosts` (an EvaluatorPool puts every host's GPUs in one pool). An
+// empty list: this machine.
+void useWorkers(EvaluatorSettings &settings, const std::vector<worker::WorkerLauncher> &launchers);
+
 // "the GPU worker [on ssh://HOST] did not start: how it ended (why it was stopped); its last stderr".
 std::string workerStartProblem(const EvaluatorSettings &settings, const std::optional<worker::WorkerExit> &exit);
 

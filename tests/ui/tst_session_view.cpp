@@ -202,7 +202,7 @@ class TestSessionView : public QObject {
     };
     ReplayLlmServer server(std::filesystem::path(kSoftmax.toStdString()));
     AgentService service;
-    service.setWorkers(slurm("1"));
+    service.setWorkers({slurm("1")});
     QSignalSpy finished(&service, &AgentService::finished);
     auto r = request(home_->path(QStringLiteral("slurm.kwb")), server, 2, 1, 1);
     r.useDevice = true;
@@ -220,7 +220,7 @@ class TestSessionView : public QObject {
     std::string problem;
     const auto refused = kwb::worker::parseWorkerLauncher("slurm:partition=nosuch,gpus=1,worker=" + worker, problem);
     QVERIFY2(refused, problem.c_str());
-    service.setWorkers(*refused);
+    service.setWorkers({*refused});
     QStringList messages;
     connect(&service, &AgentService::eventsArrived, this, [&](const QList<kwb::ui::AgentEventRow> &rows) {
       for (const auto &row : rows)

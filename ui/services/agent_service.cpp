@@ -102,7 +102,7 @@ bool AgentService::start(const AgentRequest &request) {
   };
   jobs_->run(
       this, QString(),  // of no kind: never dropped, so its finished() always arrives
-      [self, shared, request, provider = *provider, launcher = launcher_](const JobTicket &) {
+      [self, shared, request, provider = *provider, workers = workers_](const JobTicket &) {
         Outcome out;
         QElapsedTimer clock;
         clock.start();
@@ -122,7 +122,7 @@ bool AgentService::start(const AgentRequest &request) {
           const auto record = store->session(id);
           if (!record) throw std::runtime_error("no session " + id);
           kwb::agent::SessionServices services;
-          services.evaluator.launcher = launcher;
+          kwb::useWorkers(services.evaluator, workers);
           services.store = store;
           services.provider = provider.first;
           services.apiKey = provider.second;

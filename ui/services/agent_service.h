@@ -58,7 +58,8 @@ class AgentService : public QObject {
   bool isRunning() const { return running_; }
   QString sessionId() const { return sessionId_; }
   // Where a session's GPU workers run (Settings ▸ GPU ▸ Workers); taken up by the next start.
-  void setWorkers(const kwb::worker::WorkerLauncher &launcher) { launcher_ = launcher; }
+  // Where its sessions' workers run: one launcher, or several hosts in one pool.
+  void setWorkers(const std::vector<kwb::worker::WorkerLauncher> &launchers) { workers_ = launchers; }
 
   // For tests and the overhead measure: the longest time the GUI thread spent in one delivery.
   double longestDeliveryMs() const { return longestDeliveryMs_; }
@@ -83,7 +84,7 @@ class AgentService : public QObject {
   std::shared_ptr<Shared> shared_;
   bool running_ = false;
   QString sessionId_;
-  kwb::worker::WorkerLauncher launcher_;
+  std::vector<kwb::worker::WorkerLauncher> workers_;
   double longestDeliveryMs_ = 0;
 };
 

@@ -125,7 +125,7 @@ bool SkillLibraryService::tryCard(const CardTryRequest &request) {
   QPointer<SkillLibraryService> self(this);
   tryJobs_->run(
       this, QString(),
-      [self, control = try_, path = path_, request, provider = *provider, launcher = launcher_](const JobTicket &) {
+      [self, control = try_, path = path_, request, provider = *provider, workers = workers_](const JobTicket &) {
         Outcome out;
         try {
           const kwb::Task task = kwb::loadTask(request.taskFolder.toStdString());
@@ -137,7 +137,7 @@ bool SkillLibraryService::tryCard(const CardTryRequest &request) {
           kwb::llm::Provider chat(config, provider.second);
           kwb::EvaluatorSettings es;
           es.useDevice = request.useDevice;
-          es.launcher = launcher;
+          kwb::useWorkers(es, workers);  // one evaluator: the first host
           kwb::Evaluator evaluator(es);
           const Control::Registration registration(*control, &evaluator);
           kwb::agent::CardApplicationServices services;
@@ -200,7 +200,7 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
   };
   tryJobs_->run(
       this, QString(),
-      [control = build_, path = path_, request, provider, report, launcher = launcher_](const JobTicket &) {
+      [control = build_, path = path_, request, provider, report, workers = workers_](const JobTicket &) {
         BuildOutcome out;
         try {
           const kwb::Task task = kwb::loadTask(request.taskFolder.toStdString());
@@ -216,7 +216,7 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
             if (!request.model.isEmpty()) config.model = request.model.toStdString();
             kwb::llm::Provider chat(config, provider->second);
             kwb::EvaluatorSettings es;
-            es.launcher = launcher;
+            kwb::useWorkers(es, workers);
             kwb::Evaluator evaluator(es);
             const Control::Registration registration(*control, &evaluator);
             kwb::agent::DeoptimizeServices services;
@@ -256,7 +256,7 @@ bool SkillLibraryService::buildLineage(const LineageBuildRequest &request) {
             name = versions.empty() ? task.name : task.name + "@" + std::filesystem::absolute(versions).filename().string();
           const auto sources = kwb::stepSources(steps);
           kwb::EvaluatorPoolSettings ps;
-          ps.evaluator.launcher = launcher;
+          kwb::useWorkers(ps.evaluator, workers);
           kwb::EvaluatorPool pool(ps, [&](const std::string &line) { report(line, 0, 0); });
           if (pool.devices().empty())
             throw std::runtime_error("no GPU (" + pool.problem() + "): a stored lineage has every step gated and timed on a GPU");

@@ -89,7 +89,8 @@ class SkillLibraryService : public QObject {
   bool buildLineage(const LineageBuildRequest &request);
   // Where the tries', de-optimizations' and builds' GPU workers run (Settings ▸ GPU ▸ Workers);
   // taken up by the next one.
-  void setWorkers(const kwb::worker::WorkerLauncher &launcher) { launcher_ = launcher; }
+  // Where the builds' and tries' workers run: one launcher, or several hosts in one pool.
+  void setWorkers(const std::vector<kwb::worker::WorkerLauncher> &launchers) { workers_ = launchers; }
   void cancelBuild();
   bool isBuilding() const { return building_; }
 
@@ -121,7 +122,7 @@ class SkillLibraryService : public QObject {
 
   struct Control;
   QString path_;
-  kwb::worker::WorkerLauncher launcher_;
+  std::vector<kwb::worker::WorkerLauncher> workers_;
   BackgroundJobs *jobs_ = nullptr;
   BackgroundJobs *tryJobs_ = nullptr;  // tries and builds
   std::shared_ptr<Control> try_, build_;

@@ -50,7 +50,8 @@ class TuningService : public QObject {
   void cancel();
   bool isRunning() const { return running_; }
   // Where the tuner's GPU workers run (Settings ▸ GPU ▸ Workers); taken up by the next run.
-  void setWorkers(const kwb::worker::WorkerLauncher &launcher) { settings_.launcher = launcher; }
+  // Where its workers run: one launcher, or several hosts in one pool (kwb::useWorkers).
+  void setWorkers(const std::vector<kwb::worker::WorkerLauncher> &launchers) { kwb::useWorkers(settings_, launchers); }
 
  signals:
   void started(const kwb::ui::TuneSummary &header);

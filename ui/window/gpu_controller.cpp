@@ -58,13 +58,15 @@ bool GpuController::applyWorkers() {
   if (spec == workersSpec_) return false;
   workersSpec_ = spec;
   std::string problem;
-  // Several hosts: the evaluation pool has every one; the other services' work runs on the first.
+  // Several hosts: the pools of runs, tuning, sessions and lineage builds have every one; the GPU
+  // probe and the dock's figures look at the first.
   const auto launchers = kwb::worker::parseWorkerLaunchers(spec.toStdString(), problem);
   const auto launcher = launchers ? launchers->front() : kwb::worker::WorkerLauncher{};
   p_.evaluation->setWorkers(spec);
-  p_.tuning->setWorkers(launcher);
-  p_.agent->setWorkers(launcher);
-  p_.skills->setWorkers(launcher);
+  const std::vector<kwb::worker::WorkerLauncher> workers = launchers ? *launchers : std::vector<kwb::worker::WorkerLauncher>{};
+  p_.tuning->setWorkers(workers);
+  p_.agent->setWorkers(workers);
+  p_.skills->setWorkers(workers);
   probe_->setLauncher(launcher);
   p_.devices->setLauncher(launcher);
   if (launcher.remote() || (launchers && launchers->size() > 1))

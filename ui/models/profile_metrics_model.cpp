@@ -1,5 +1,6 @@
 #include "ui/models/profile_metrics_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kwb::ui {
@@ -55,13 +56,10 @@ std::optional<double> ProfileMetricsModel::delta(const QString &name) const {
 
 QString ProfileMetricsModel::deltaText(const QString &name) const {
   const MetricRow *then = baselineOf(name);
-  if (!then) return {};
-  const MetricRow *now = nullptr;
-  for (const auto &m : metrics_)
-    if (m.name == name) now = &m;
-  if (!now) return {};
+  const auto now = std::find_if(metrics_.begin(), metrics_.end(), [&](const MetricRow &m) { return m.name == name; });
+  if (!then || now == metrics_.end()) return {};
   if (then->value == 0) return now->value == 0 ? QStringLiteral("0%") : QStringLiteral("new");
-  const double pct = *delta(name);
+  const double pct = 100.0 * (now->value - then->value) / std::abs(then->value);
   return (pct >= 0 ? QStringLiteral("+") : QString()) + QString::number(pct, 'f', 1) + QLatin1Char('%');
 }
 

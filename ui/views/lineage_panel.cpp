@@ -34,9 +34,6 @@ bool unmeasured(const kwb::LineageStepRecord &step) {
 
 constexpr int kStepWidth = 112, kBarArea = 70, kNode = 18, kMargin = 12;
 
-const kwb::StepFigures *figuresFor(const kwb::LineageStepRecord &step, const QString &config) {
-  return LineageStepsModel::figuresFor(step, config);
-}
 
 QString number(double v, int digits) { return QString::number(v, 'f', digits); }
 
@@ -487,7 +484,7 @@ void LineagePanel::showStep(int index) {
     figures_->setItem(r, 2, new QTableWidgetItem(after));
   };
   for (const auto &f : step.figures) {
-    const auto *p = parent ? figuresFor(*parent, QString::fromStdString(f.config)) : nullptr;
+    const auto *p = parent ? LineageStepsModel::figuresFor(*parent, QString::fromStdString(f.config)) : nullptr;
     addRow(tr("%1 median (us)").arg(QString::fromStdString(f.config)), p ? number(p->medianMs * 1000, 1) : QString(),
            number(f.medianMs * 1000, 1));
     if (f.speedupVsPrevious > 0) addRow(tr("%1 speedup").arg(QString::fromStdString(f.config)), QString(), QStringLiteral("\u00d7%1").arg(number(f.speedupVsPrevious, 2)));

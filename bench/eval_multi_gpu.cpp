@@ -3,12 +3,20 @@
 // workloads: a tuning sweep (one task's starter over its first tunable's values) and a batch of
 // independent candidates (the starters of several tasks). Compiles are done once beforehand
 // (the disk cache), so the figures are about spreading GPU work. Prints a table, writes JSON.
+//
+// --hosts (issue 49): the batch again through workers over ssh, one host against two in one pool
+// (two OpenSSH servers on loopback stand for two GPU servers: tests/helpers/loopback_sshd.h),
+// each host giving the pool one GPU: a different one per host where this machine has two or more,
+// else the same one (the ratio is then what spreading over hosts costs, not what a second GPU
+// gains; the JSON says which). The ratio is candidates per minute with two hosts over one.
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <iostream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +25,8 @@
 #include "core/eval/evaluator_pool.h"
 #include "core/paths/install_paths.h"
 #include "core/task/manifest_parser.h"
+#include "core/worker/worker_launcher.h"
+#include "helpers/loopback_sshd.h"
 
 namespace fs = std::filesystem;
 namespace kb = kwb::bench;
@@ -41,10 +51,10 @@ struct Run {
   bool pairsOnOneDevice = true;
 };
 
-Run measure(const std::vector<Candidate> &candidates, const std::vector<int> &devices, double timeCap,
+// `ps`: the pool's devices and workers (one host or several); the compile cache is set here.
+Run measure(const std::vector<Candidate> &candidates, kwb::EvaluatorPoolSettings ps, double timeCap,
             const fs::path &cache) {
-  kwb::EvaluatorPoolSettings ps;
-  ps.devices = devices;
+  const std::size_t devices = ps.devices.size();
   ps.evaluator.compiler.cacheDirectory = cache;
   kwb::EvaluatorPool pool(ps, [](const std::string &m) { std::cerr << kProgram << ": " << m << "\n"; });
   auto optionsFor = [&](const Candidate &c) {
@@ -58,12 +68,12 @@ Run measure(const std::vector<Candidate> &candidates, const std::vector<int> &de
   };
   // Start every device's worker (and its reference cache) before the clock starts.
   std::vector<std::future<kwb::EvaluationResult>> warm;
-  for (std::size_t i = 0; i < devices.size(); ++i)
+  for (std::size_t i = 0; i < devices; ++i)
     warm.push_back(pool.submit(*candidates[0].task, candidates[0].source, optionsFor(candidates[0])));
   for (auto &f : warm) f.get();
 
   Run run;
-  run.gpus = static_cast<int>(devices.size());
+  run.gpus = static_cast<int>(devices);
   const auto started = Clock::now();
   std::vector<std::future<kwb::EvaluationResult>> results;
   for (const auto &c : candidates) results.push_back(pool.submit(*c.task, c.source, optionsFor(c)));
@@ -80,6 +90,75 @@ Run measure(const std::vector<Candidate> &candidates, const std::vector<int> &de
   return run;
 }
 
+// --hosts: the batch through ssh workers, one host's GPU against two hosts' (see the top). Rows
+// go into `table`, the runs and the ratio into out["hosts"]. False with `problem` when the
+// servers or the pools could not be set up, or not every candidate ended correct.
+bool hostsRuns(const std::vector<Candidate> &batch, const std::vector<int> &all, double timeCap, const fs::path &cache,
+               std::string workerPath, kb::Table &table, nlohmann::json &out, std::string &problem) {
+  if (workerPath.empty())
+    if (const auto found = kwb::workerExecutable()) workerPath = found->string();
+  if (workerPath.empty()) {
+    problem = "no kwb-worker found; name it with --worker";
+    return false;
+  }
+  workerPath = fs::absolute(workerPath).string();
+  const fs::path runtime = cache / "ssh-runtime";
+  fs::create_directories(runtime);
+  ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);  // the shared connections' sockets
+  kwb::test::LoopbackSshd a("kwb-host-a"), b("kwb-host-b");
+  for (const auto *server : {&a, &b})
+    if (!server->problem().empty()) {
+      problem = "the loopback sshd did not start: " + server->problem();
+      return false;
+    }
+  ::setenv("KWB_SSH_COMMAND", kwb::test::LoopbackSshd::sshCommandFor({&a, &b}, cache / "ssh-config").c_str(), 1);
+  const auto launchers =
+      kwb::worker::parseWorkerLaunchers("ssh://" + a.alias() + workerPath + ",ssh://" + b.alias() + workerPath, problem);
+  if (!launchers) return false;
+  // The pool numbers GPUs host after host: the first host's first, the second host's second
+  // where there are two (another GPU), else its first (the same GPU).
+  const int hostGpus = static_cast<int>(all.size());
+  const bool distinct = hostGpus > 1;
+  kwb::EvaluatorPoolSettings one;
+  one.evaluator.launcher = launchers->front();
+  one.devices = {0};
+  kwb::EvaluatorPoolSettings two;
+  two.evaluator.launcher = launchers->front();
+  two.evaluator.hosts = *launchers;
+  two.devices = {0, hostGpus + (distinct ? 1 : 0)};
+  const Run r1 = measure(batch, one, timeCap, cache);
+  const Run r2 = measure(batch, two, timeCap, cache);
+  const double m1 = r1.seconds > 0 ? 60.0 * static_cast<double>(r1.total) / r1.seconds : 0;
+  const double m2 = r2.seconds > 0 ? 60.0 * static_cast<double>(r2.total) / r2.seconds : 0;
+  const double ratio = m1 > 0 ? m2 / m1 : 0;
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto &[label, r, perMinute] : {std::tuple{"1 host", r1, m1}, std::tuple{"2 hosts", r2, m2}}) {
+    std::string spread;
+    nlohmann::json per = nlohmann::json::object();
+    for (const auto &[d, k] : r.perDevice) {
+      spread += (spread.empty() ? "" : " ") + std::to_string(d) + ":" + std::to_string(k);
+      per[std::to_string(d)] = k;
+    }
+    table.add({std::string("batch via ssh, ") + label, std::to_string(r.gpus) + (r.gpus > 1 && !distinct ? " (1 shared)" : ""),
+               kb::formatNumber(r.seconds, 2), kb::formatNumber(perMinute, 1),
+               r.gpus > 1 ? "x" + kb::formatNumber(ratio, 2) + " over 1 host" : "",
+               std::to_string(r.correct) + "/" + std::to_string(r.total), spread});
+    runs.push_back({{"hosts", label}, {"gpus", r.gpus}, {"seconds", r.seconds}, {"candidates_per_minute", perMinute},
+                    {"correct", r.correct}, {"total", r.total}, {"per_device", per}});
+  }
+  out["hosts"] = {{"runs", runs},
+                  {"ratio_two_over_one", ratio},
+                  {"distinct_gpus", distinct},
+                  {"note", distinct ? "each host's pool GPU a different GPU of this machine"
+                                    : "both hosts give the pool this machine's one GPU: the ratio is the cost of "
+                                      "spreading over hosts, not a second GPU's gain"}};
+  if (r1.correct != r1.total || r2.correct != r2.total) {
+    problem = "not every candidate ended correct through ssh";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -87,8 +166,12 @@ int main(int argc, char **argv) {
                kProgram};
   int count = 32;
   double timeCap = 0.3;
-  std::string outPath;
+  std::string outPath, workerPath;
+  bool hosts = false;
   app.add_option("--candidates", count, "Candidates per workload (default 32)")->check(CLI::Range(1, 10000));
+  app.add_flag("--hosts", hosts,
+               "Also the batch through ssh workers, one host against two (two sshd servers on loopback)");
+  app.add_option("--worker", workerPath, "With --hosts: kwb-worker (default: $KWB_WORKER, the build's, or PATH)");
   app.add_option("--time-cap", timeCap, "Seconds of timing samples per candidate (default 0.3)")->check(CLI::PositiveNumber);
   app.add_option("--out", outPath, "JSON file to write");
   CLI11_PARSE(app, argc, argv);
@@ -157,8 +240,9 @@ int main(int argc, char **argv) {
   for (const auto &[name, list] : workloads) {
     double single = 0;
     for (int n : counts) {
-      const std::vector<int> devices(all.begin(), all.begin() + n);
-      const Run r = measure(list, devices, timeCap, cache);
+      kwb::EvaluatorPoolSettings ps;
+      ps.devices.assign(all.begin(), all.begin() + n);
+      const Run r = measure(list, ps, timeCap, cache);
       const double perMinute = r.seconds > 0 ? 60.0 * static_cast<double>(r.total) / r.seconds : 0;
       if (n == 1) single = perMinute;
       const double efficiency = single > 0 ? perMinute / (single * n) : 0;
@@ -173,6 +257,13 @@ int main(int argc, char **argv) {
                              {"scaling_efficiency", efficiency}, {"correct", r.correct}, {"total", r.total},
                              {"per_device", per}, {"timing_pairs_on_one_device", r.pairsOnOneDevice}});
       ok = ok && r.correct == r.total;
+    }
+  }
+  if (hosts) {
+    std::string problem;
+    if (!hostsRuns(workloads["batch"], all, timeCap, cache, workerPath, table, out, problem)) {
+      std::cerr << kProgram << ": --hosts: " << problem << "\n";
+      ok = false;
     }
   }
   std::cout << "Evaluation throughput over GPUs on " << all.size() << " x " << gpu->name << ", " << count

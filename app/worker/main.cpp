@@ -37,7 +37,7 @@ void usage(std::ostream &out) {
   out << "Usage: kwb-worker [--version] [--devices [--json]] [--stats --json]\n"
          "       kwb-worker --serve [--device N] [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--sandbox-note TEXT] [--no-seccomp] [--sandbox-finished]\n"
-         "       kwb-worker --relay [--device N]\n"
+         "       kwb-worker --relay [--device N] [--sanitize TOOL]\n"
          "       kwb-worker --sandbox-exec --private-dir DIR -- PROGRAM [ARGS...]\n"
          "       kwb-worker --compile-service [--sandbox bwrap|unshare|none] [--private-dir DIR]\n"
          "                  [--memory-limit-mb N] [--cpu-limit-s N] [--output-limit-mb N] [--no-fence]\n"
@@ -51,6 +51,8 @@ void usage(std::ostream &out) {
          "  --relay          the far side of a remote worker (started through ssh or srun): start the\n"
          "                   sandboxed worker on this host, check its sandbox here, and pass the\n"
          "                   protocol through on stdin/stdout\n"
+         "  --sanitize TOOL  with --relay: run that worker under this host's compute-sanitizer\n"
+         "                   (memcheck, racecheck, initcheck or synccheck; kwb eval --sanitize)\n"
          "  --sandbox KIND   the sandbox the worker was started in; 'unshare' makes the worker\n"
          "                   finish it (read-only file system, minimal /dev, no capabilities)\n"
          "  --private-dir D  the only writable directory\n"
@@ -245,7 +247,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> execCommand;
   std::optional<int> device;
   auto sandbox = kwb::worker::SandboxKind::None;
-  std::string privateDir, note;
+  std::string privateDir, note, relayTool;
   auto value = [&](int &i, const char *name) -> const char * {
     if (i + 1 >= argc) {
       std::cerr << "kwb-worker: " << name << " needs a value\n";
@@ -267,6 +269,8 @@ int main(int argc, char **argv) {
       serveMode = true;
     } else if (!std::strcmp(argv[i], "--relay")) {
       relayMode = true;
+    } else if (!std::strcmp(argv[i], "--sanitize")) {
+      relayTool = value(i, "--sanitize");
     } else if (!std::strcmp(argv[i], "--device")) {
       const char *v = value(i, "--device");
       char *end = nullptr;
@@ -333,7 +337,11 @@ int main(int argc, char **argv) {
     return kwb::worker::runHostLauncherChild(hostLauncher, device.value_or(0), allowedLibraries);
   if (sandboxExecMode) return sandboxExec(privateDir, execCommand);
   if (compileMode) return compileService(sandbox, privateDir, note, noSeccomp, compileLimits);
-  if (relayMode) return kwb::worker::runRelay(device);
+  if (!relayTool.empty() && !relayMode) {
+    std::cerr << "kwb-worker: --sanitize goes with --relay (a local worker is started under the tool by its client)\n";
+    return 2;
+  }
+  if (relayMode) return kwb::worker::runRelay(device, relayTool);
   if (serveMode) return serve(device, sandbox, privateDir, note, noSeccomp, sandboxFinished);
   if (stats) {
     // Trusted code only (the driver and NVML): no sandbox. JSON is the only form.

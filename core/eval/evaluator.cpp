@@ -168,6 +168,19 @@ std::string workerStartProblem(const EvaluatorSettings &settings, const std::opt
   return out;
 }
 
+std::string remoteTorchReferenceProblem(const Task &task, const worker::WorkerLauncher &launcher) {
+  const std::string module = task.reference.python.empty() ? "its PyTorch module" : task.reference.python.filename().string();
+  return "task '" + task.name + "' is checked against its PyTorch module (" + module +
+         "), which workers on " + launcher.describe() +
+         " cannot use: the module's outputs are computed by this machine's Python and GPU and given to the worker as "
+         "files in its private folder, which is on " + launcher.describe() +
+         "; the Python there is not used. What to do: " +
+         (task.reference.hasCuda() ? "check against the task's CUDA reference (kwb eval --reference cuda, the default "
+                                     "where a task has one), or "
+                                   : "give the task a CUDA reference ([reference] source in task.toml), or ") +
+         "evaluate on a GPU of this machine (--workers local; Settings > GPU > Workers: local)";
+}
+
 void useWorkers(EvaluatorSettings &settings, const std::vector<worker::WorkerLauncher> &launchers) {
   settings.launcher = launchers.empty() ? worker::WorkerLauncher{} : launchers.front();
   settings.hosts = launchers.size() > 1 ? launchers : std::vector<worker::WorkerLauncher>{};
@@ -403,6 +416,12 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     result.message = describeFailure(options.sourceName + " does not compile", result.candidate.diagnostics);
     return finish();
   }
+  // Refused before the reference is compiled or anything runs there (remoteTorchReferenceProblem).
+  if (torchReference && settings_.launcher.remote()) {
+    result.outcome = Outcome::Error;
+    result.message = remoteTorchReferenceProblem(task, settings_.launcher);
+    return finish();
+  }
   // Code this machine's toolkit made must load under the driver where it runs (issue 22: a
   // remote GPU host's may be older), checked before anything runs there.
   if (gpu.present) {
@@ -468,16 +487,6 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
   // computed now (or found in the cache) before any candidate runs.
   const std::uint64_t timingSeed = seeds.empty() ? 1 : seeds.back() + 1;  // inputs the evaluation did not use
   TorchRun torchRun;
-  if (torchReference && settings_.launcher.remote()) {
-    // The module runs in this machine's Python on this machine's GPU, its outputs handed over as
-    // files: neither reaches a worker on another host yet.
-    result.outcome = Outcome::Error;
-    result.message = "task '" + task.name + "' is checked against its PyTorch module, which runs on this machine; " +
-                     "workers on " + settings_.launcher.describe() + " cannot use it yet" +
-                     (task.reference.hasCuda() ? ": check against its CUDA reference (kwb eval --reference cuda)"
-                                               : ": give the task a CUDA reference, or evaluate on a local GPU");
-    return finish();
-  }
   if (torchReference) {
     TorchRunRequest r;
     for (const auto *c : configs) {
@@ -772,13 +781,15 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
   checkConstraints(task, {config}, tunables);
   out.config = config->name;
   out.seed = options.seed ? options.seed : task.seeds.empty() ? 1 : task.seeds.front();
-  if (settings_.launcher.remote()) {
-    out.problem = "not sanitized: compute-sanitizer runs the worker on this machine; workers on " +
-                  settings_.launcher.describe() + " are not sanitized yet";
+  // A remote worker runs under its own host's compute-sanitizer (kwb-worker --relay --sanitize).
+  const bool remote = settings_.launcher.remote();
+  const bool torchReference = !task.reference.hasCuda();
+  if (remote && torchReference) {
+    out.problem = "not sanitized: " + remoteTorchReferenceProblem(task, settings_.launcher);
     return done();
   }
-  const auto program = findComputeSanitizer();
-  if (program.empty()) {
+  const auto program = remote ? fs::path() : findComputeSanitizer();
+  if (!remote && program.empty()) {
     out.problem = "compute-sanitizer not found (looked in " + toolkitProgramSearchPlaces() +
                   "; it comes with the CUDA toolkit; KWB_COMPUTE_SANITIZER names it)";
     return done();
@@ -801,7 +812,6 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     return done();
   }
   // A task whose reference is a PyTorch module: its outputs for the seed, given to each tool's worker.
-  const bool torchReference = !task.reference.hasCuda();
   TorchRun torchRun;
   CompileRequest refRequest;
   CompileResult reference;
@@ -887,11 +897,15 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
       }
     };
     auto o = *base;
-    o.wrapper = sanitizerCommand(program, tool);
-    // Tensors in allocations of their own size: a read past a tensor's end is out of bounds.
-    o.environment.emplace_back("KWB_EXACT_ALLOCATIONS", "1");
-    // The tool's folder stays readable behind a host launcher's library fence.
-    o.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(program));
+    if (remote) {
+      o.remoteTool = sanitizerToolName(tool);  // the relay does what follows there
+    } else {
+      o.wrapper = sanitizerCommand(program, tool);
+      // Tensors in allocations of their own size: a read past a tensor's end is out of bounds.
+      o.environment.emplace_back("KWB_EXACT_ALLOCATIONS", "1");
+      // The tool's folder stays readable behind a host launcher's library fence.
+      o.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(program));
+    }
     auto client = std::make_unique<worker::WorkerClient>(o, listeners);
     {
       // Published together with the check, so a cancel() either sees this worker or was seen here.
@@ -907,8 +921,10 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     if (!client->waitUntilReady(o.startTimeout + std::chrono::seconds(5))) {
       const auto exit = client->lastExit();
       runProblem = "the worker did not start under compute-sanitizer" +
+                   (remote ? " on " + settings_.launcher.describe() : std::string()) +
                    (exit ? ": " + exit->description + (exit->stderrTail.empty() ? "" : "; " + exit->stderrTail) : "");
     } else if (!cancelled()) {
+      if (remote) out.program = client->sandbox().tool + " on " + settings_.launcher.describe();
       std::vector<fs::path> placed;
       if (torchReference) evaluate.reference = givenOutputs(torchRun, {{config, out.seed, false}}, client->sandbox().privateDir, placed);
       const auto reply = client->call("evaluate", evaluate, options.timeLimit);
@@ -928,12 +944,19 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     r.workerLog.assign(workerLines->begin(), workerLines->end());
     r.evaluation = evaluation;
     r.problem = runProblem;
-    const int exitStatus = exit && !exit->signal ? exit->exitCode : -1;
+    // Remote: the tool's own end, as its relay said; the ssh's or srun's status says nothing of it.
+    const int exitStatus = !remote ? (exit && !exit->signal ? exit->exitCode : -1)
+                                   : (exit && exit->farKnown && exit->farSignal.empty() ? exit->farExitCode : -1);
     holdToExitStatus(r, exitStatus);
     // A summary line proves nothing (candidate code can print one, then kill the tool): the tool
     // must have ended on its own.
     if (r.problem.empty() && exitStatus < 0)
-      r.problem = "compute-sanitizer did not end on its own" + (exit ? ": the worker " + exit->description : std::string());
+      r.problem = "compute-sanitizer did not end on its own" +
+                  (!exit ? std::string()
+                   : !remote ? ": the worker " + exit->description
+                   : exit->farKnown ? " on " + settings_.launcher.describe() + ": the worker " + exit->farDescription
+                                    : ": the connection to " + settings_.launcher.describe() +
+                                          " ended before its relay said how the tool ended (" + exit->description + ")");
     if (r.problem.empty() && cancelled()) r.problem = "cancelled";
     // Short: the worker's own last words are in workerLog, the tool's in log.
     if (r.problem.empty() && !r.completed)

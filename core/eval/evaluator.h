@@ -126,6 +126,9 @@ struct EvaluatorSettings {
 void useWorkers(EvaluatorSettings &settings, const std::vector<worker::WorkerLauncher> &launchers);
 
 // "the GPU worker [on ssh://HOST] did not start: how it ended (why it was stopped); its last stderr".
+// Why a task checked against its PyTorch module cannot be evaluated (or sanitized) on a remote
+// worker, and what to do instead: the module's outputs are made here and handed over as files.
+std::string remoteTorchReferenceProblem(const Task &task, const worker::WorkerLauncher &launcher);
 std::string workerStartProblem(const EvaluatorSettings &settings, const std::optional<worker::WorkerExit> &exit);
 
 // "9.0" (a worker hello's compute_capability) → "sm_90"; "sm_90" when empty.

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -461,6 +462,10 @@ void EvaluatorPool::run(Device &device) {
         }
         Device *other = stopping_ ? nullptr : leastLoadedLocked(except);
         if (!other && !stopping_) other = leastLoadedLocked(job.failedOn);
+        if (!stopping_ && (other || (workerLost(result) && !job.retriedLost && !device.state.removed))) {
+          ++device.state.movedAway;
+          if (workerLost(result)) ++device.state.lostWorkers;
+        }
         if (!stopping_) {
           if (other) {
             if (!device.state.removed) device.state.message += " (moved to " + nameOf(*other) + ")";
@@ -486,6 +491,49 @@ void EvaluatorPool::run(Device &device) {
     std::lock_guard lock(mutex_);
     if (device.state.removed) return;
   }
+}
+
+std::vector<PoolHostState> poolHosts(const std::vector<PoolDeviceState> &devices) {
+  std::vector<PoolHostState> out;
+  for (const auto &d : devices) {
+    if (d.host.empty()) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const PoolHostState &h) { return h.host == d.host; });
+    if (it == out.end()) {
+      out.push_back({});
+      out.back().host = d.host;
+      it = out.end() - 1;
+    }
+    ++it->gpus;
+    if (!d.removed) ++it->gpusLeft;
+    it->busy += d.busy ? 1 : 0;
+    it->queued += d.queued;
+    it->done += d.done;
+    it->movedAway += d.movedAway;
+    it->lostWorkers += d.lostWorkers;
+  }
+  return out;
+}
+
+std::string describePoolHost(const PoolHostState &host, const worker::SshConnectionStats &connection) {
+  auto count = [](std::size_t n, const char *one, const char *many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  std::string out = host.host + ": " + count(static_cast<std::size_t>(host.gpus), "GPU", "GPUs");
+  if (host.gpusLeft < host.gpus) out += " (" + std::to_string(host.gpus - host.gpusLeft) + " taken out)";
+  if (host.busy) out += " · " + std::to_string(host.busy) + " busy";
+  if (host.queued) out += " · " + std::to_string(host.queued) + " queued";
+  out += " · " + std::to_string(host.done) + " done";
+  if (host.movedAway)
+    out += " · " + std::to_string(host.movedAway) + " moved away" +
+           (host.lostWorkers ? " (" + count(host.lostWorkers, "lost worker", "lost workers") + ")" : std::string());
+  if (!connection.asked) return out;
+  if (!connection.up) return out + " · shared connection down: " + connection.problem;
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.0f ms", connection.lastSetupMs);
+  return out + " · shared connection up (" +
+         (connection.started ? std::string("set up in ") + ms + (connection.started > 1 ? ", " + count(static_cast<std::size_t>(connection.started), "start", "starts") : std::string())
+                             : std::string("set up before")) +
+         ", reused " + count(static_cast<std::size_t>(connection.reused), "time", "times") + ")";
 }
 
 }  // namespace kwb

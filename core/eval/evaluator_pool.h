@@ -56,7 +56,21 @@ struct PoolDeviceState {
   std::size_t done = 0;       // evaluations finished on it (one that failed here and moved counts where it ended)
   std::string message;        // why it was removed, or the last thing that happened
   std::string where;          // a remote worker: its host, Slurm step and CUDA_VISIBLE_DEVICES; empty: local
+  std::size_t movedAway = 0;  // evaluations that failed here and went to another GPU (or ran again)
+  std::size_t lostWorkers = 0;  // of those, lost workers (a dropped connection, a cancelled step)
 };
+
+// Several hosts: one line's worth per host, from its GPUs' states (the GPUs dock).
+struct PoolHostState {
+  std::string host;           // its launcher ("ssh://gpu-a")
+  int gpus = 0, gpusLeft = 0; // in the pool; not taken out
+  std::size_t busy = 0, queued = 0, done = 0, movedAway = 0, lostWorkers = 0;
+};
+// In the order the hosts' GPUs come; empty for a pool of one host.
+std::vector<PoolHostState> poolHosts(const std::vector<PoolDeviceState> &devices);
+// "ssh://gpu-a: 2 GPUs · 1 busy · 14 done · 3 moved away (2 lost workers) · shared connection up
+// (set up in 182 ms, reused 15 times)"; the connection part from ensureSshMaster's record.
+std::string describePoolHost(const PoolHostState &host, const worker::SshConnectionStats &connection);
 
 // The devices a worker started without --device sees (its hello), or empty with `problem`.
 std::vector<int> visibleDevices(const EvaluatorSettings &settings, std::string &problem);

@@ -239,6 +239,7 @@ struct WorkerClient::Process {
   std::optional<Clock::time_point> killAt;  // kill then unless it has exited
   std::string killAtCause;
   Json hello;
+  Json farExit;  // a remote worker under a tool: its relay's "worker-exit" event
   // A relay's "worker-died" replies, held until its transport ends (see handleLineLocked), and
   // when it is killed unless it has ended; whether it was (the replies then do not stand).
   std::map<std::uint64_t, Reply> relayedDeaths;
@@ -673,6 +674,7 @@ void WorkerClient::spawnLocked(const SandboxSupport &support, Calls &calls) {
 void WorkerClient::spawnRemoteLocked(std::unique_ptr<Process> p, Calls &calls) {
   std::vector<std::string> workerArgs{"--relay"};
   if (options_.device) workerArgs.insert(workerArgs.end(), {"--device", std::to_string(*options_.device)});
+  if (!options_.remoteTool.empty()) workerArgs.insert(workerArgs.end(), {"--sanitize", options_.remoteTool});
   // A launcher that did not come through parseWorkerLauncher is checked the same before ssh or srun.
   if (const auto why = launcherProblem(options_.launcher); !why.empty())
     return failStartLocked(*p, "--workers: " + why, calls);
@@ -929,6 +931,8 @@ void WorkerClient::handleLineLocked(Process &p, const DecodedLine &line, Calls &
           if (const auto what = malformedHello(event->data); !what.empty()) return protocolError(what);
           handleHelloLocked(p, *event, calls);
         } else if (event->event == "hello") complainLocked("a second hello", calls);
+        else if (event->event == "worker-exit" && options_.launcher.remote() && event->data.is_object())
+          p.farExit = event->data;  // the relay's last line under a tool (relay.h)
         return;  // other worker-level events are for later versions: ignored
       }
       if (Pending *r = ownRequest(*event->id)) {
@@ -995,6 +999,7 @@ void WorkerClient::handleHelloLocked(Process &p, const Event &hello, Calls &call
     s.host = relay.value("host", "");
     s.slurmStep = relay.value("slurm_step", "");
     s.visibleDevices = relay.value("cuda_visible_devices", "");
+    s.tool = relay.value("tool", "");
     if (&p == current_.get()) sandbox_ = s;
     becomeReadyLocked(p, calls);
     return;
@@ -1164,6 +1169,14 @@ void WorkerClient::reapLocked(Process &p, Calls &calls) {
   e.stderrTail = joinLines(p.errTail);
   e.startFailed = !p.ready;
   e.replaced = &p != current_.get();
+  if (p.farExit.is_object()) {
+    e.farKnown = true;
+    if (const auto code = p.farExit.find("exit_code"); code != p.farExit.end() && code->is_number_integer())
+      e.farExitCode = code->get<int>();
+    if (const auto sig = p.farExit.find("signal"); sig != p.farExit.end() && sig->is_string()) e.farSignal = sig->get<std::string>();
+    if (const auto d = p.farExit.find("description"); d != p.farExit.end() && d->is_string())
+      e.farDescription = d->get<std::string>();
+  }
   if (waited != p.pid) {
     e.description = "ended (its exit status is unknown: " + std::string(std::strerror(errno)) + ")";
   } else if (WIFSIGNALED(status)) {

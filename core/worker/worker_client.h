@@ -54,6 +54,9 @@ struct WorkerClientOptions {
   // `environment` are not used here; the far side's `kwb-worker --relay` makes and checks the
   // sandbox there, and its hello must match this program's version and protocol (handshake).
   WorkerLauncher launcher;
+  // Remote: a compute-sanitizer tool ("memcheck", ...) the far side's worker runs under, with that
+  // host's compute-sanitizer (`kwb-worker --relay --sanitize TOOL`); `wrapper` is the local form.
+  std::string remoteTool;
   // Remote: how long a relay's "worker-died" reply waits for its ssh/srun to end (the reply stands
   // only when the relay ended on its own: PROTOCOL.md, "Remote workers"); then it is killed and
   // the request is a lost worker. Longer than Slurm's KillWait (30 s by default) plus srun's 2 s.
@@ -72,6 +75,13 @@ struct WorkerExit {
   std::string stderrTail;        // its last stderr lines
   bool startFailed = false;      // it never became ready
   bool replaced = false;         // no longer the current worker: restart() or shutdown ended it
+  // A remote worker under a tool: how the worker on the far side (the tool) ended, as its relay
+  // said in its last line ("worker-exit"); farKnown false when it said nothing (the connection
+  // dropped first). The fields above are then about the ssh or srun here.
+  bool farKnown = false;
+  int farExitCode = -1;          // when it exited
+  std::string farSignal;         // "SIGSEGV" when a signal ended it
+  std::string farDescription;    // "exited with status 0"
 };
 
 // The isolation the worker really has, as confirmed after start.
@@ -86,6 +96,7 @@ struct SandboxStatus {
   std::string host;              // a remote worker's host, as its relay names it; empty: this one
   std::string slurmStep;         // a worker in a Slurm job step: "JOBID.STEPID"; else empty
   std::string visibleDevices;    // a remote worker's CUDA_VISIBLE_DEVICES (Slurm sets it per step)
+  std::string tool;              // a remote worker under a tool: the tool's program there
 };
 
 // What a remote worker's hello (its relay's) gets wrong for this client: another program or

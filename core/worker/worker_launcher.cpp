@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -305,11 +306,41 @@ std::vector<std::string> sshOptions(const WorkerLauncher &launcher, const std::s
 
 }  // namespace
 
+namespace {
+
+std::mutex statsMutex;
+std::map<std::string, SshConnectionStats> &connectionStats() {
+  static std::map<std::string, SshConnectionStats> stats;
+  return stats;
+}
+
+}  // namespace
+
+SshConnectionStats sshConnectionStats(const WorkerLauncher &launcher) {
+  std::lock_guard lock(statsMutex);
+  const auto it = connectionStats().find(launcher.describe());
+  return it == connectionStats().end() ? SshConnectionStats{} : it->second;
+}
+
 std::string ensureSshMaster(const WorkerLauncher &launcher) {
   if (launcher.kind != WorkerLauncher::Kind::Ssh) return {};
   if (const auto why = launcherProblem(launcher); !why.empty()) return "--workers: " + why;
   const std::string control = sshControlDirectory();
   if (control.empty()) return {};
+  const auto started = std::chrono::steady_clock::now();
+  auto note = [&](bool up, bool reused, const std::string &problem) {
+    std::lock_guard lock(statsMutex);
+    auto &s = connectionStats()[launcher.describe()];
+    s.asked = true;
+    s.up = up;
+    s.problem = problem;
+    if (reused) {
+      ++s.reused;
+    } else {
+      if (up) ++s.started;
+      s.lastSetupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    }
+  };
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<std::mutex>> perHost;
   std::mutex *hostMutex;
@@ -328,7 +359,10 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
   check.argv = resolved(sshOptions(launcher, control, "no"));
   check.argv.insert(check.argv.end(), {"-O", "check", "--", launcher.host});
   check.timeout = std::chrono::seconds(10);
-  if (runChildProcess(check).succeeded()) return {};
+  if (runChildProcess(check).succeeded()) {
+    note(true, true, {});
+    return {};
+  }
   // The master forks into the background after logging in (-f) and keeps its standard streams:
   // they go to /dev/null and a file, through a shell, so nothing waits on them.
   auto master = resolved(sshOptions(launcher, control, "yes"));
@@ -345,11 +379,16 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
   std::stringstream said;
   said << in.rdbuf();
   ::unlink(errors.c_str());
-  if (run.succeeded()) return {};
+  if (run.succeeded()) {
+    note(true, false, {});
+    return {};
+  }
   std::string text = said.str();
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  return "ssh could not connect to " + launcher.host + (run.timedOut ? " within 40 s" : "") +
-         (text.empty() ? std::string() : ": " + text);
+  const std::string problem = "ssh could not connect to " + launcher.host + (run.timedOut ? " within 40 s" : "") +
+                              (text.empty() ? std::string() : ": " + text);
+  note(false, false, problem);
+  return problem;
 }
 
 std::vector<std::string> remoteWorkerCommand(const WorkerLauncher &launcher,

@@ -37,6 +37,8 @@ struct WorkerLauncher {
 // once the replies saying so are written. ssh and srun pass it through; a transport that ends
 // otherwise (killed by a signal, a cancelled job step, a dropped connection) ends another way.
 inline constexpr int kRelayExitWorkerEnded = 3;
+// ... and with this one when it was asked for a tool (--sanitize) its host does not have.
+inline constexpr int kRelayExitNoTool = 4;
 
 // --workers: "local", "ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker]",
 // "slurm:partition=gpu,gpus=8,time=01:00:00[,jobid=N][,worker=PATH][,account=A][,wait=S]". nullopt with
@@ -74,6 +76,18 @@ std::string sshControlDirectory();
 // the others'). Empty when it is up or sharing is off; else what ssh said (it could not connect
 // or log in). Serialized per host within this process.
 std::string ensureSshMaster(const WorkerLauncher &launcher);
+
+// What ensureSshMaster has seen of one host's shared connection in this process (the GPUs dock's
+// line per host). Keyed by WorkerLauncher::describe().
+struct SshConnectionStats {
+  bool asked = false;       // a worker's start asked for it
+  bool up = false;          // the last look found it up, or started it
+  int started = 0;          // shared connections started to the host (the first, and after it ended)
+  int reused = 0;           // worker starts that found it already up
+  double lastSetupMs = 0;   // the last start's time, the login included
+  std::string problem;      // why the last start failed; empty when it did not
+};
+SshConnectionStats sshConnectionStats(const WorkerLauncher &launcher);
 
 // The command line that starts `workerArguments` (the worker's own, after its program) on the
 // launcher's host: ssh with connection reuse, no terminal, no password prompts, keep-alives; or

@@ -33,6 +33,14 @@ done
 "$here/bin/kwb" lineage "$here/kernels/softmax" --time --time-cap 0.3 > "$out/lineage-softmax.txt" 2>&1 ||
   { echo "kwb lineage softmax: exit $?" | tee -a "$out/machine.txt"; status=1; }
 tail -15 "$out/lineage-softmax.txt"
+# Issue 49: a batch of 64 candidates through ssh workers, one host against two (two sshd servers
+# on loopback; one GPU per host, a different one where the machine has two), where it was packed.
+if [ -x "$here/bin/kwb-bench-eval-multi-gpu" ]; then
+  "$here/bin/kwb-bench-eval-multi-gpu" --hosts --candidates 64 --time-cap 0.2 --out "$out/hosts-throughput.json" \
+    > "$out/hosts-throughput.txt" 2> "$out/hosts-throughput.log" ||
+    { echo "kwb-bench-eval-multi-gpu --hosts: exit $?" | tee -a "$out/machine.txt"; status=1; }
+  cat "$out/hosts-throughput.txt"
+fi
 # A suite skipped whole (no GPU: as in emulate-device.sh's rehearsal) has tested nothing here.
 for t in $suites; do
   if grep -q "^SKIP.*::initTestCase()" "$out/$t.txt" 2>/dev/null; then

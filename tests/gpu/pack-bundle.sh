@@ -12,7 +12,9 @@ slurm_programs="/usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/
 # KWB_BUNDLE_TESTS="tst_gpu_remote tst_remote_workers": only kwb, kwb-worker and those tests (a
 # bundle small enough to travel beside the working tree); unset: every GPU test, the GUI, benches.
 if [ -n "${KWB_BUNDLE_TESTS:-}" ]; then
-  programs="$build/app/cli/kwb $build/app/worker/kwb-worker $(for t in $KWB_BUNDLE_TESTS; do echo "$build/tests/$t"; done)"
+  # (A kwb-bench-* name among them is the benchmark program of that name.)
+  programs="$build/app/cli/kwb $build/app/worker/kwb-worker $(for t in $KWB_BUNDLE_TESTS; do
+    case $t in kwb-bench-*) echo "$build/bench/$t" ;; *) echo "$build/tests/$t" ;; esac; done)"
 else
   programs="$build/app/cli/kwb $build/app/worker/kwb-worker $build/app/gui/kernel-workbench
     $(find "$build/tests" -maxdepth 1 -type f -name 'tst_gpu_*' -perm -u+x)

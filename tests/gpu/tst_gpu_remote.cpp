@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "core/eval/evaluator_pool.h"
+#include "core/eval/sanitizer.h"
+#include "core/eval/sanitizer_status.h"
 #include "core/gpu/device_info.h"
 #include "core/task/manifest_parser.h"
 #include "core/worker/worker_launcher.h"
@@ -241,9 +243,63 @@ class TestGpuRemote : public QObject {
     }
     QCOMPARE(done, std::size_t(24));
     QVERIFY2(lost.find("moved to GPU") != std::string::npos, lost.c_str());
+    // The dock's line per host: the second's work moved away, its workers lost.
+    const auto eachHost = kwb::poolHosts(pool.devices());
+    QCOMPARE(eachHost.size(), std::size_t(2));
+    QVERIFY(eachHost[1].movedAway >= 1 && eachHost[1].lostWorkers >= 1);
+    QCOMPARE(eachHost[0].done + eachHost[1].done, std::size_t(24));
+    for (std::size_t i = 0; i < eachHost.size(); ++i)
+      std::cerr << "  " << kwb::describePoolHost(eachHost[i], kwb::worker::sshConnectionStats((*hosts)[i])) << "\n";
     std::cerr << "two hosts, the second killed mid-batch: 24 correct in " << seconds << " s; " << doneOnB
               << " finished on the second host before it went; its GPUs say: " << lost << "\n";
     qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(sshd_->sshCommand()));
+  }
+
+  // --sanitize on a remote worker (issue 49, 3): the far side's relay runs its worker under that
+  // host's compute-sanitizer. The starter is clean under memcheck and racecheck; a softmax that
+  // reads one element past each row is out of bounds at its line, in the candidate's file; the
+  // tool's own exit status comes back through the relay (kSanitizerErrorStatus: errors found).
+  void sanitizerRunsOnTheFarSide() {
+    if (kwb::findComputeSanitizer().empty())
+      QSKIP("no compute-sanitizer in the CUDA toolkit here (KWB_COMPUTE_SANITIZER names one)");
+    kwb::Evaluator evaluator(settings(true));
+    auto sanitize = [&](const std::string &source, const std::string &name, std::vector<kwb::SanitizerTool> tools) {
+      kwb::SanitizeOptions o;
+      o.tools = std::move(tools);
+      o.timeLimit = std::chrono::seconds(90);
+      o.sourceName = name;
+      o.onProgress = [](const std::string &line) { std::cerr << line << "\n"; };
+      auto r = evaluator.sanitize(softmax_, source, o);
+      std::cerr << name << " through ssh: " << r.summary() << " (" << r.seconds << " s; " << r.program << ")\n";
+      return r;
+    };
+    const std::string starter = readFile(softmax_.folder / softmax_.starterSource());
+    const auto clean = sanitize(starter, "softmax.cu", {kwb::SanitizerTool::Memcheck, kwb::SanitizerTool::Racecheck});
+    QVERIFY2(clean.clean(), nlohmann::json(clean).dump(1).c_str());
+    QCOMPARE(clean.reports.size(), std::size_t{2});
+    QVERIFY2(clean.program.find(" on ssh://kwbtest") != std::string::npos, clean.program.c_str());
+    for (const auto &report : clean.reports) {
+      QVERIFY2(report.evaluation.rfind("correct", 0) == 0, report.evaluation.c_str());
+      QVERIFY2(std::find(report.notes.begin(), report.notes.end(), "compute-sanitizer exited with status 0") != report.notes.end(),
+               nlohmann::json(report.notes).dump().c_str());
+    }
+    const std::string from = "out[c] = __expf(in[c] - rowMax) * inv;";
+    std::string overrun = starter;
+    const auto at = overrun.find(from);
+    QVERIFY2(at != std::string::npos, "the softmax starter changed: the test's edit no longer applies");
+    overrun.replace(at, from.size(), "out[c] = __expf(in[c + 1] - rowMax) * inv;");
+    const auto bad = sanitize(overrun, "overrun-softmax.cu", {kwb::SanitizerTool::Memcheck});
+    QCOMPARE(bad.reports.size(), std::size_t{1});
+    const auto &mem = bad.reports.front();
+    QVERIFY2(mem.completed && mem.problem.empty() && mem.candidateErrors() > 0, nlohmann::json(bad).dump(1).c_str());
+    const int line = 1 + static_cast<int>(std::count(overrun.begin(), overrun.begin() + static_cast<long>(at), '\n'));
+    const bool pointed = std::any_of(mem.findings.begin(), mem.findings.end(), [&](const kwb::SanitizerFinding &f) {
+      return f.where() == "overrun-softmax.cu:" + std::to_string(line);
+    });
+    QVERIFY2(pointed, nlohmann::json(bad).dump(1).c_str());
+    QVERIFY2(std::find(mem.notes.begin(), mem.notes.end(),
+                       "compute-sanitizer exited with status " + std::to_string(kwb::kSanitizerErrorStatus)) != mem.notes.end(),
+             nlohmann::json(mem.notes).dump().c_str());
   }
 
   // Through Slurm, on this machine's GPU: a step scancelled while an evaluation's request is in

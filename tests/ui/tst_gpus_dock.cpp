@@ -261,6 +261,14 @@ void TestGpusDock::remoteWorkersInTheDock() {
   panel->stop();
   panel->setLauncher({});
   QVERIFY(panel->whereLabel()->isHidden());
+  // Several hosts: a line per host under the table (the pool's words, kwb::describePoolHost).
+  QVERIFY(panel->hostsLabel()->isHidden());
+  panel->setHostLines({QStringLiteral("ssh://gpu-a: 1 GPU · 3 done"), QStringLiteral("ssh://gpu-b: 1 GPU · 2 done")});
+  QVERIFY(!panel->hostsLabel()->isHidden());
+  QCOMPARE(panel->hostsLabel()->text(), QStringLiteral("ssh://gpu-a: 1 GPU · 3 done\nssh://gpu-b: 1 GPU · 2 done"));
+  QVERIFY(evaluation->hostLines().isEmpty());  // one host (or none yet): no such lines
+  panel->setHostLines({});
+  QVERIFY(panel->hostsLabel()->isHidden());
 
   // The window's other GPU work follows the setting too: a tuning run starts its workers there
   // (a wrapper on the far side counts the relays it starts).

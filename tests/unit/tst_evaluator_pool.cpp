@@ -146,6 +146,44 @@ class TestEvaluatorPool : public QObject {
     QVERIFY2(r.message.find(pool.problem()) != std::string::npos, r.message.c_str());
     QVERIFY(!pool.submitWork([](kwb::Evaluator &) {}).get());
   }
+
+  // Several hosts (issue 49): the GPUs dock's line per host, from its GPUs' states and what
+  // ensureSshMaster recorded of its shared connection.
+  void eachHostIsSummedAndSaid() {
+    std::vector<kwb::PoolDeviceState> states(3);
+    states[0].host = states[1].host = "ssh://gpu-a";
+    states[2].host = "ssh://gpu-b";
+    states[0].done = 5;
+    states[1].done = 4;
+    states[1].busy = true;
+    states[1].queued = 2;
+    states[2].done = 1;
+    states[2].removed = true;
+    states[2].movedAway = 3;
+    states[2].lostWorkers = 2;
+    const auto hosts = kwb::poolHosts(states);
+    QCOMPARE(hosts.size(), std::size_t(2));
+    QCOMPARE(hosts[0].host, std::string("ssh://gpu-a"));
+    QCOMPARE(hosts[0].gpus, 2);
+    QCOMPARE(hosts[0].done, std::size_t(9));
+    QCOMPARE(hosts[1].gpusLeft, 0);
+    kwb::worker::SshConnectionStats up;
+    up.asked = up.up = true;
+    up.started = 1;
+    up.reused = 11;
+    up.lastSetupMs = 182.4;
+    QCOMPARE(kwb::describePoolHost(hosts[0], up),
+             std::string("ssh://gpu-a: 2 GPUs · 1 busy · 2 queued · 9 done · shared connection up (set up in 182 ms, "
+                         "reused 11 times)"));
+    kwb::worker::SshConnectionStats down;
+    down.asked = true;
+    down.problem = "ssh could not connect to gpu-b: Connection refused";
+    QCOMPARE(kwb::describePoolHost(hosts[1], down),
+             std::string("ssh://gpu-b: 1 GPU (1 taken out) · 1 done · 3 moved away (2 lost workers) · shared connection "
+                         "down: ssh could not connect to gpu-b: Connection refused"));
+    QCOMPARE(kwb::describePoolHost(hosts[1], {}), std::string("ssh://gpu-b: 1 GPU (1 taken out) · 1 done · 3 moved away (2 lost workers)"));
+    QVERIFY(kwb::poolHosts(std::vector<kwb::PoolDeviceState>(2)).empty());  // one host: no lines
+  }
 };
 
 QTEST_GUILESS_MAIN(TestEvaluatorPool)

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 
 #include "core/eval/evaluator.h"
 #include "core/eval/evaluator_pool.h"
+#include "core/eval/sanitizer.h"
 #include "core/sandbox/worker_sandbox.h"
 #include "core/task/manifest_parser.h"
 #include "core/worker/worker_client.h"
@@ -256,6 +258,13 @@ class TestRemoteWorkers : public QObject {
                  pool.problem().c_str());
         QCOMPARE(messages.size(), std::size_t(2));
         QVERIFY2(messages[0].rfind("left out of the pool: ssh://kwbtest: ", 0) == 0, messages[0].c_str());
+      }
+      // Each host's shared connection, as the dock's line per host says it.
+      for (const auto &host : *hosts) {
+        const auto connection = kwb::worker::sshConnectionStats(host);
+        QVERIFY2(connection.asked && connection.up && connection.started + connection.reused >= 1,
+                 (host.describe() + ": " + connection.problem).c_str());
+        QVERIFY(connection.started == 0 || connection.lastSetupMs > 0);
       }
     }
     second.stop();
@@ -558,6 +567,103 @@ class TestRemoteWorkers : public QObject {
   }
 
   // No kwb-worker there, no login there: the start fails with what to do.
+  // --sanitize on a remote worker (issue 49, 3), the relay's part, without a GPU: a stand-in for
+  // compute-sanitizer on the far side (named by KWB_COMPUTE_SANITIZER in that side's environment,
+  // set by a wrapper the --workers spec names) says a banner, runs the worker it is given and,
+  // when the worker has ended, its summary, then exits with the worker's status. The relay names
+  // the tool in its hello; the banner comes back on stderr, and after the input closed the summary
+  // too, then the relay's "worker-exit": how the tool ended, there. Without a tool there the relay
+  // refuses (status 4), saying where it looked and what to do.
+  void remoteToolRunsOnTheFarSide() {
+    const fs::path dir = runtime_.path().toStdString();
+    const fs::path tool = dir / "stand-in-sanitizer";
+    kwb::test::writeScript(tool,
+                           "while [ $# -gt 0 ]; do case \"$1\" in */kwb-worker) break;; esac; shift; done\n"
+                           "echo '========= COMPUTE-SANITIZER (stand-in)' >&2\n"
+                           "\"$@\"; status=$?\n"
+                           "echo \"========= ERROR SUMMARY: 0 errors (the worker's status $status)\" >&2\n"
+                           "exit $status");
+    const fs::path far = dir / "far-kwb-worker";
+    kwb::test::writeScript(far, "export KWB_COMPUTE_SANITIZER='" + tool.string() + "'\nexec '" + worker_.string() + "' \"$@\"");
+    auto o = options(far.string());
+    o.remoteTool = "memcheck";
+    auto lines = std::make_shared<std::vector<std::string>>();
+    auto mutex = std::make_shared<std::mutex>();
+    kwb::worker::WorkerListeners listeners;
+    listeners.onStderr = [lines, mutex](const std::string &line) {
+      std::lock_guard lock(*mutex);
+      lines->push_back(line);
+    };
+    auto said = [&](const std::string &what) {
+      std::lock_guard lock(*mutex);
+      return std::any_of(lines->begin(), lines->end(), [&](const std::string &l) { return l.find(what) != std::string::npos; });
+    };
+    {
+      WorkerClient client(o, listeners);
+      client.start();
+      QVERIFY2(client.waitUntilReady(40s), ("not ready: " + sshd_->log()).c_str());
+      QCOMPARE(client.sandbox().tool, tool.string());
+      QVERIFY(said("========= COMPUTE-SANITIZER (stand-in)"));
+      QVERIFY(!said("ERROR SUMMARY"));
+      QVERIFY(client.call("ping").ok);
+      const auto exit = client.finish(30s);
+      QVERIFY(exit);
+      QVERIFY2(exit->farKnown, (exit->description + "; " + exit->stderrTail).c_str());
+      QCOMPARE(exit->farExitCode, 0);
+      QVERIFY(exit->farSignal.empty());
+      QCOMPARE(exit->farDescription, std::string("exited with status 0"));
+      QVERIFY(said("========= ERROR SUMMARY: 0 errors (the worker's status 0)"));
+    }
+    // A tool that is not there.
+    kwb::test::writeScript(far, "export KWB_COMPUTE_SANITIZER=/nonexistent/compute-sanitizer\nexec '" + worker_.string() +
+                                    "' \"$@\"");
+    WorkerClient missing(o);
+    missing.start();
+    QVERIFY(!missing.waitUntilReady(40s));
+    const auto exit = missing.lastExit();
+    QVERIFY(exit);
+    QCOMPARE(exit->exitCode, kwb::worker::kRelayExitNoTool);
+    QVERIFY2(exit->stderrTail.find("compute-sanitizer not found on") != std::string::npos &&
+                 exit->stderrTail.find("KWB_COMPUTE_SANITIZER") != std::string::npos,
+             exit->stderrTail.c_str());
+    // And the relay's own check of the tool's name.
+    o.remoteTool = "valgrind";
+    WorkerClient unknown(o);
+    unknown.start();
+    QVERIFY(!unknown.waitUntilReady(40s));
+    QVERIFY2(unknown.lastExit() && unknown.lastExit()->stderrTail.find("unknown tool 'valgrind'") != std::string::npos,
+             unknown.lastExit() ? unknown.lastExit()->stderrTail.c_str() : "no exit");
+  }
+
+  // A PyTorch reference on a remote worker: refused before anything runs there (its outputs are
+  // made here and given to the worker as files), saying why and what to do, for an evaluation and
+  // for --sanitize alike.
+  void pytorchReferenceOnARemoteWorkerIsRefusedSayingWhy() {
+    auto task = kwb::loadTask(kwb::test::kernelsDir() / "softmax");
+    const auto source = kwb::test::readFile(task.folder / task.starterSource());
+    kwb::EvaluatorSettings remote;
+    remote.launcher = launcher();
+    kwb::EvaluationOptions o;
+    o.configs = {"small"};
+    o.reference = "pytorch";
+    kwb::Evaluator evaluator(remote);
+    const auto r = evaluator.evaluate(task, source, o);
+    QCOMPARE(kwb::toString(r.outcome), kwb::toString(kwb::Outcome::Error));
+    QVERIFY2(r.candidate.ok, r.candidate.log.c_str());  // the candidate's own errors would come first
+    for (const char *part : {"checked against its PyTorch module (", "files in its private folder", "--reference cuda",
+                             "--workers local"})
+      QVERIFY2(r.message.find(part) != std::string::npos, r.message.c_str());
+    QVERIFY2(r.message.find(remote.launcher.describe()) != std::string::npos, r.message.c_str());
+    task.reference.source.clear();  // a PyTorch-only task
+    kwb::SanitizeOptions so;
+    so.tools = {kwb::SanitizerTool::Memcheck};
+    const auto sanitized = evaluator.sanitize(task, source, so);
+    QVERIFY(sanitized.reports.empty());
+    QVERIFY2(sanitized.problem.rfind("not sanitized: ", 0) == 0 &&
+                 sanitized.problem.find("give the task a CUDA reference") != std::string::npos,
+             sanitized.problem.c_str());
+  }
+
   void missingProgramAndRefusedLogin() {
     kwb::EvaluatorSettings s;
     s.launcher = launcher("/nonexistent/kwb-worker");

@@ -1,5 +1,6 @@
 #include "ui/services/evaluation_service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -413,6 +414,20 @@ QString EvaluationService::poolProblem() const {
   std::lock_guard lock(shared_->mutex);
   if (!shared_->pool || shared_->poolSpec != shared_->workersSpec()) return {};
   return QString::fromStdString(shared_->poolProblem);
+}
+
+QStringList EvaluationService::hostLines() const {
+  QStringList lines;
+  std::lock_guard lock(shared_->mutex);
+  if (!shared_->pool || shared_->poolSpec != shared_->workersSpec()) return lines;
+  for (const auto &host : kwb::poolHosts(shared_->pool->devices())) {
+    const auto launcher = std::find_if(shared_->hosts.begin(), shared_->hosts.end(),
+                                       [&](const kwb::worker::WorkerLauncher &l) { return l.describe() == host.host; });
+    const auto connection =
+        launcher == shared_->hosts.end() ? kwb::worker::SshConnectionStats{} : kwb::worker::sshConnectionStats(*launcher);
+    lines << QString::fromStdString(kwb::describePoolHost(host, connection));
+  }
+  return lines;
 }
 
 QList<PoolDeviceRow> EvaluationService::deviceStates() const {

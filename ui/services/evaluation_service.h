@@ -12,6 +12,7 @@
 #include <QString>
 
 #include <QList>
+#include <QStringList>
 
 #include "core/eval/evaluator.h"
 #include "ui/models/evaluation_run.h"
@@ -68,6 +69,9 @@ class EvaluationService : public QObject {
   // Why the pool for the current workers has no device (salloc refused, no CUDA device there);
   // empty while there is no such pool or it has devices.
   QString poolProblem() const;
+  // Several hosts: a line per host (kwb::describePoolHost: its GPUs, what they did, what moved
+  // away, its shared ssh connection); empty for one host.
+  QStringList hostLines() const;
 
  signals:
   void started(const QString &taskFolder);

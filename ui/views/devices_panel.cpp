@@ -21,6 +21,11 @@ DevicesPanel::DevicesPanel(QWidget *parent) : QWidget(parent) {
   where_->setObjectName(QStringLiteral("gpuDevicesWhere"));
   where_->setWordWrap(true);
   where_->hide();
+  hosts_ = new QLabel(this);
+  hosts_->setObjectName(QStringLiteral("gpuDevicesHosts"));
+  hosts_->setWordWrap(true);
+  hosts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  hosts_->hide();
   message_ = new QLabel(this);
   message_->setObjectName(QStringLiteral("gpuDevicesMessage"));
   message_->setWordWrap(true);
@@ -40,6 +45,7 @@ DevicesPanel::DevicesPanel(QWidget *parent) : QWidget(parent) {
   layout->addWidget(where_);
   layout->addWidget(message_);
   layout->addWidget(view_);
+  layout->addWidget(hosts_);
 
   connect(timer_, &QTimer::timeout, this, &DevicesPanel::refreshNow);
   connect(command_, &WorkerCommand::succeeded, this, &DevicesPanel::onStats);
@@ -59,6 +65,11 @@ void DevicesPanel::start(const QString &program, int intervalMs) {
   timer_->setInterval(intervalMs);
   timer_->stop();
   refreshNow();
+}
+
+void DevicesPanel::setHostLines(const QStringList &lines) {
+  hosts_->setText(lines.join(QLatin1Char('\n')));
+  hosts_->setVisible(!lines.isEmpty());
 }
 
 void DevicesPanel::setLauncher(const kwb::worker::WorkerLauncher &launcher) {

@@ -38,6 +38,9 @@ class DevicesPanel : public QWidget {
   // Through Slurm, `problem` (why the pool has no worker) takes the place of the rows.
   void setPoolDevices(const QList<PoolDeviceRow> &devices, const QString &problem = {});
   QLabel *whereLabel() const { return where_; }
+  // Several hosts: a line per host under the table (EvaluationService::hostLines); hidden when empty.
+  void setHostLines(const QStringList &lines);
+  QLabel *hostsLabel() const { return hosts_; }
 
   GpuDeviceModel *model() const { return model_; }
   QTableView *view() const { return view_; }
@@ -61,6 +64,7 @@ class DevicesPanel : public QWidget {
   QTableView *view_ = nullptr;
   QLabel *message_ = nullptr;
   QLabel *where_ = nullptr;
+  QLabel *hosts_ = nullptr;
   WorkerCommand *command_ = nullptr;
   QTimer *timer_ = nullptr;
   QString program_;

@@ -51,7 +51,10 @@ void GpuController::cancel() {
   p_.devices->stop();
 }
 
-void GpuController::updatePool() { p_.devices->setPoolDevices(p_.evaluation->deviceStates(), p_.evaluation->poolProblem()); }
+void GpuController::updatePool() {
+  p_.devices->setPoolDevices(p_.evaluation->deviceStates(), p_.evaluation->poolProblem());
+  p_.devices->setHostLines(p_.evaluation->hostLines());
+}
 
 bool GpuController::applyWorkers() {
   const QString spec = settings::workersSpec();

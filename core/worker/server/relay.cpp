@@ -13,6 +13,8 @@
 #include <iostream>
 #include <mutex>
 
+#include "core/compile/toolkit_programs.h"
+#include "core/eval/sanitizer.h"
 #include "core/worker/server/line_io.h"
 #include "core/worker/worker_client.h"
 #include "core/worker/worker_launcher.h"
@@ -38,9 +40,18 @@ std::string slurmStep() {
   return job.empty() ? std::string() : step.empty() ? job : job + "." + step;
 }
 
+// The "worker-exit" event: how the worker here ended (under a tool: how the tool did).
+Json exitEvent(const std::optional<WorkerExit> &e) {
+  Json data = {{"description", e ? e->description : "ended (its exit status is unknown)"}};
+  data["exit_code"] = e && !e->signal && e->exitCode >= 0 ? Json(e->exitCode) : Json(nullptr);
+  data["signal"] = e && e->signal ? Json(e->signalName) : Json(nullptr);
+  data["cause"] = e ? e->cause : std::string();
+  return data;
+}
+
 }  // namespace
 
-int runRelay(std::optional<int> device) {
+int runRelay(std::optional<int> device, const std::string &tool) {
   // stdout carries the protocol only: a private copy of it, and fd 1 pointed at stderr.
   const int protocolOut = ::dup(1);
   ::dup2(2, 1);
@@ -63,6 +74,29 @@ int runRelay(std::optional<int> device) {
   // The client on the other side keeps each request's time limit: it closes the connection,
   // and this relay stops the worker.
   options.requestTimeout = std::chrono::hours(24 * 7);
+  std::filesystem::path toolProgram;
+  if (!tool.empty()) {
+    const auto parsed = parseSanitizerTool(tool);
+    if (!parsed) {
+      std::cerr << "kwb-worker --relay on " << host << ": unknown tool '" << tool
+                << "' (memcheck, racecheck, initcheck or synccheck)\n";
+      return kRelayExitNoTool;
+    }
+    toolProgram = findComputeSanitizer();
+    if (toolProgram.empty()) {
+      std::cerr << "kwb-worker --relay on " << host << ": compute-sanitizer not found on " << host << " (looked in "
+                << toolkitProgramSearchPlaces()
+                << "); install the CUDA toolkit there, or set KWB_COMPUTE_SANITIZER in that host's environment "
+                   "(for ssh: ~/.ssh/environment with PermitUserEnvironment, or a wrapper script named in --workers)\n";
+      return kRelayExitNoTool;
+    }
+    // As Evaluator::sanitize runs a local worker under it (core/eval/sanitizer.h).
+    options.wrapper = sanitizerCommand(toolProgram, *parsed);
+    options.environment.emplace_back("KWB_EXACT_ALLOCATIONS", "1");
+    options.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(toolProgram));
+    // The tool loads and instruments before the worker says hello.
+    options.startTimeout = std::max<std::chrono::milliseconds>(options.startTimeout, std::chrono::seconds(120));
+  }
   WorkerListeners listeners;
   listeners.onStderr = [](const std::string &line) { std::cerr << line << "\n"; };
   std::atomic<bool> workerEnded{false};
@@ -95,6 +129,7 @@ int runRelay(std::optional<int> device) {
                     {"probe", sandbox.probe},
                     {"slurm_step", slurmStep()},
                     {"cuda_visible_devices", environment("CUDA_VISIBLE_DEVICES")}};
+  if (!toolProgram.empty()) hello["relay"]["tool"] = toolProgram.string();
   write(encodeEvent({std::nullopt, "hello", hello}));
 
   LineDecoder decoder;
@@ -135,13 +170,20 @@ int runRelay(std::optional<int> device) {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {  // the connection closed: nobody waits for what runs
       if (auto rest = decoder.finish()) handle(*rest);
-      client.stop("the workbench closed the connection to " + host);
+      if (toolProgram.empty()) {
+        client.stop("the workbench closed the connection to " + host);
+        return 0;
+      }
+      // Under a tool: the worker's input closed, it exits, the tool writes its summary.
+      const auto exit = client.finish(std::chrono::seconds(60));
+      write(encodeEvent({std::nullopt, "worker-exit", exitEvent(exit)}));
       return 0;
     }
     lines.clear();
     decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)), lines);
     for (const auto &l : lines) handle(l);
   }
+  if (!toolProgram.empty()) write(encodeEvent({std::nullopt, "worker-exit", exitEvent(client.lastExit())}));
   return workerEnded ? kRelayExitWorkerEnded : 0;
 }
 

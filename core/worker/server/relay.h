@@ -6,10 +6,18 @@
 // to the worker and the worker's events and replies back, with the client's ids. Its stdin
 // closing (the connection dropped, the client killed it) stops the worker; the worker ending
 // (a crash, a lost context) ends the relay after the replies saying so.
+//
+// With a tool (`--sanitize memcheck`: kwb eval --sanitize on a remote worker) the worker there runs
+// under that host's compute-sanitizer, as Evaluator::sanitize runs a local one (exact allocations,
+// the tool's folders open behind a host launcher's fence); the hello's relay names the tool's
+// program ("tool"), or the relay ends with kRelayExitNoTool and says why. The tool's report comes
+// back on stderr, line by line. Its input closing then ends the worker gently (the tool writes its
+// summary), and the relay's last line is a "worker-exit" event: how the worker (the tool) ended.
 #include <optional>
+#include <string>
 
 namespace kwb::worker {
 
-int runRelay(std::optional<int> device);
+int runRelay(std::optional<int> device, const std::string &tool = {});
 
 }  // namespace kwb::worker

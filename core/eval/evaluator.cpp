@@ -169,9 +169,9 @@ std::string workerStartProblem(const EvaluatorSettings &settings, const std::opt
 }
 
 std::string remoteTorchReferenceProblem(const Task &task, const worker::WorkerLauncher &launcher) {
-  const std::string module = task.reference.python.empty() ? "its PyTorch module" : task.reference.python.filename().string();
-  return "task '" + task.name + "' is checked against its PyTorch module (" + module +
-         "), which workers on " + launcher.describe() +
+  const std::string module = task.reference.python.empty() ? "" : " (" + task.reference.python.filename().string() + ")";
+  return "task '" + task.name + "' is checked against its PyTorch module" + module + ", which workers on " +
+         launcher.describe() +
          " cannot use: the module's outputs are computed by this machine's Python and GPU and given to the worker as "
          "files in its private folder, which is on " + launcher.describe() +
          "; the Python there is not used. What to do: " +
@@ -416,7 +416,7 @@ EvaluationResult Evaluator::evaluate(const Task &task, const std::string &source
     result.message = describeFailure(options.sourceName + " does not compile", result.candidate.diagnostics);
     return finish();
   }
-  // Refused before the reference is compiled or anything runs there (remoteTorchReferenceProblem).
+  // Refused before the reference is compiled or any request runs there (remoteTorchReferenceProblem).
   if (torchReference && settings_.launcher.remote()) {
     result.outcome = Outcome::Error;
     result.message = remoteTorchReferenceProblem(task, settings_.launcher);
@@ -875,7 +875,10 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
   }
   base->device = settings_.device;
   // The tool loads and instruments before the worker says hello.
-  base->startTimeout = std::max<std::chrono::milliseconds>(base->startTimeout, std::chrono::seconds(120));
+  // Remote: the relay's own wait for it, and the connection's start, come first.
+  base->startTimeout = std::max<std::chrono::milliseconds>(
+      base->startTimeout, remote ? std::chrono::seconds(worker::kRelayToolStartTimeout + worker::kRelayToolClientMargin)
+                                 : std::chrono::seconds(120));
   for (const auto tool : options.tools) {
     if (cancelled()) {
       out.problem = "cancelled";
@@ -934,7 +937,8 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
       evaluation = std::string(toString(co.outcome)) + (co.message.empty() ? "" : ": " + co.message);
     }
     // Its report ends when the worker does: the input closed, the tool writes its summary.
-    const auto exit = client->finish(std::chrono::seconds(60));
+    const auto exit = client->finish(remote ? std::chrono::seconds(worker::kRelayToolFinishGrace + worker::kRelayToolClientMargin)
+                                            : std::chrono::seconds(60));
     {
       std::lock_guard lock(workerMutex_);
       sanitizing_ = nullptr;
@@ -950,18 +954,24 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
     holdToExitStatus(r, exitStatus);
     // A summary line proves nothing (candidate code can print one, then kill the tool): the tool
     // must have ended on its own.
+    // How the worker under the tool ended, in words: remote, as its relay said.
+    const std::string ended =
+        !exit ? std::string()
+        : !remote || !exit->farKnown
+            ? exit->description + (exit->cause.empty() ? "" : " after " + exit->cause)
+            : exit->farDescription + (exit->farCause.empty() ? "" : " after " + exit->farCause);
     if (r.problem.empty() && exitStatus < 0)
       r.problem = "compute-sanitizer did not end on its own" +
                   (!exit ? std::string()
-                   : !remote ? ": the worker " + exit->description
-                   : exit->farKnown ? " on " + settings_.launcher.describe() + ": the worker " + exit->farDescription
-                                    : ": the connection to " + settings_.launcher.describe() +
-                                          " ended before its relay said how the tool ended (" + exit->description + ")");
+                   : !remote || exit->farKnown
+                       ? (remote ? " on " + settings_.launcher.describe() : std::string()) + ": the worker " + ended
+                       : ": the connection to " + settings_.launcher.describe() + " ended before its relay said how the tool ended (" +
+                             ended + ")");
     if (r.problem.empty() && cancelled()) r.problem = "cancelled";
     // Short: the worker's own last words are in workerLog, the tool's in log.
     if (r.problem.empty() && !r.completed)
       r.problem = std::string(r.started ? "compute-sanitizer printed no summary" : "compute-sanitizer said nothing") +
-                  (exit ? ": the worker " + exit->description + (exit->cause.empty() ? "" : " after " + exit->cause) : "") +
+                  (exit ? ": the worker " + ended : "") +
                   (evaluation.rfind("timeout", 0) == 0 ? " (the run under it reached its time limit)" : "");
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - toolStarted).count();
     say(std::string("  ") + sanitizerToolName(tool) + ": " +

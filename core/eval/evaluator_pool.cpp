@@ -524,7 +524,7 @@ std::string describePoolHost(const PoolHostState &host, const worker::SshConnect
   if (host.queued) out += " · " + std::to_string(host.queued) + " queued";
   out += " · " + std::to_string(host.done) + " done";
   if (host.movedAway)
-    out += " · " + std::to_string(host.movedAway) + " moved away" +
+    out += " · " + std::to_string(host.movedAway) + " moved away or run again" +
            (host.lostWorkers ? " (" + count(host.lostWorkers, "lost worker", "lost workers") + ")" : std::string());
   if (!connection.asked) return out;
   if (!connection.up) return out + " · shared connection down: " + connection.problem;
@@ -532,7 +532,7 @@ std::string describePoolHost(const PoolHostState &host, const worker::SshConnect
   std::snprintf(ms, sizeof ms, "%.0f ms", connection.lastSetupMs);
   return out + " · shared connection up (" +
          (connection.started ? std::string("set up in ") + ms + (connection.started > 1 ? ", " + count(static_cast<std::size_t>(connection.started), "start", "starts") : std::string())
-                             : std::string("set up before")) +
+                             : std::string("already up, set up by another process")) +
          ", reused " + count(static_cast<std::size_t>(connection.reused), "time", "times") + ")";
 }
 

@@ -68,7 +68,7 @@ struct PoolHostState {
 };
 // In the order the hosts' GPUs come; empty for a pool of one host.
 std::vector<PoolHostState> poolHosts(const std::vector<PoolDeviceState> &devices);
-// "ssh://gpu-a: 2 GPUs · 1 busy · 14 done · 3 moved away (2 lost workers) · shared connection up
+// "ssh://gpu-a: 2 GPUs · 1 busy · 14 done · 3 moved away or run again (2 lost workers) · shared connection up
 // (set up in 182 ms, reused 15 times)"; the connection part from ensureSshMaster's record.
 std::string describePoolHost(const PoolHostState &host, const worker::SshConnectionStats &connection);
 

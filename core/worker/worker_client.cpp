@@ -1176,6 +1176,7 @@ void WorkerClient::reapLocked(Process &p, Calls &calls) {
     if (const auto sig = p.farExit.find("signal"); sig != p.farExit.end() && sig->is_string()) e.farSignal = sig->get<std::string>();
     if (const auto d = p.farExit.find("description"); d != p.farExit.end() && d->is_string())
       e.farDescription = d->get<std::string>();
+    if (const auto c = p.farExit.find("cause"); c != p.farExit.end() && c->is_string()) e.farCause = c->get<std::string>();
   }
   if (waited != p.pid) {
     e.description = "ended (its exit status is unknown: " + std::string(std::strerror(errno)) + ")";

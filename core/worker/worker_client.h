@@ -82,6 +82,7 @@ struct WorkerExit {
   int farExitCode = -1;          // when it exited
   std::string farSignal;         // "SIGSEGV" when a signal ended it
   std::string farDescription;    // "exited with status 0"
+  std::string farCause;          // why its relay killed it, when it did
 };
 
 // The isolation the worker really has, as confirmed after start.

@@ -6,6 +6,7 @@
 // checks the sandbox from that host, and passes the protocol's lines through (PROTOCOL.md,
 // "Remote workers"). Nothing is assumed shared but the worker program: requests carry the
 // compiled code, the manifest's text and the inputs' generator settings.
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,12 @@ struct WorkerLauncher {
 inline constexpr int kRelayExitWorkerEnded = 3;
 // ... and with this one when it was asked for a tool (--sanitize) its host does not have.
 inline constexpr int kRelayExitNoTool = 4;
+// A relay under a tool gives its worker this long to start (the tool loads and instruments first),
+// and this long to end once its input closed (the tool writes its summary); the client waits
+// longer on both, so that the relay's own word on how the tool ended can reach it.
+inline constexpr std::chrono::seconds kRelayToolStartTimeout{120};
+inline constexpr std::chrono::seconds kRelayToolFinishGrace{60};
+inline constexpr std::chrono::seconds kRelayToolClientMargin{30};
 
 // --workers: "local", "ssh://[USER@]HOST[:PORT][/PATH/TO/kwb-worker]",
 // "slurm:partition=gpu,gpus=8,time=01:00:00[,jobid=N][,worker=PATH][,account=A][,wait=S]". nullopt with

@@ -179,9 +179,9 @@ class TestEvaluatorPool : public QObject {
     down.asked = true;
     down.problem = "ssh could not connect to gpu-b: Connection refused";
     QCOMPARE(kwb::describePoolHost(hosts[1], down),
-             std::string("ssh://gpu-b: 1 GPU (1 taken out) · 1 done · 3 moved away (2 lost workers) · shared connection "
+             std::string("ssh://gpu-b: 1 GPU (1 taken out) · 1 done · 3 moved away or run again (2 lost workers) · shared connection "
                          "down: ssh could not connect to gpu-b: Connection refused"));
-    QCOMPARE(kwb::describePoolHost(hosts[1], {}), std::string("ssh://gpu-b: 1 GPU (1 taken out) · 1 done · 3 moved away (2 lost workers)"));
+    QCOMPARE(kwb::describePoolHost(hosts[1], {}), std::string("ssh://gpu-b: 1 GPU (1 taken out) · 1 done · 3 moved away or run again (2 lost workers)"));
     QVERIFY(kwb::poolHosts(std::vector<kwb::PoolDeviceState>(2)).empty());  // one host: no lines
   }
 };

@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <iostream>
 #include <mutex>
 
@@ -49,9 +51,19 @@ Json exitEvent(const std::optional<WorkerExit> &e) {
   return data;
 }
 
+// Whether the far end still reads what this relay writes on `fd`: ssh killed (a time limit, a
+// cancel) or the network gone, sshd closes the session's pipes.
+bool stillConnected(int fd) {
+  pollfd p{fd, 0, 0};
+  return ::poll(&p, 1, 0) >= 0 && !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
+}
+
 }  // namespace
 
 int runRelay(std::optional<int> device, const std::string &tool) {
+  // A write to a connection that has gone is an error to handle, not the end of this process
+  // (which would leave its worker running here).
+  ::signal(SIGPIPE, SIG_IGN);
   // stdout carries the protocol only: a private copy of it, and fd 1 pointed at stderr.
   const int protocolOut = ::dup(1);
   ::dup2(2, 1);
@@ -95,7 +107,7 @@ int runRelay(std::optional<int> device, const std::string &tool) {
     options.environment.emplace_back("KWB_EXACT_ALLOCATIONS", "1");
     options.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(toolProgram));
     // The tool loads and instruments before the worker says hello.
-    options.startTimeout = std::max<std::chrono::milliseconds>(options.startTimeout, std::chrono::seconds(120));
+    options.startTimeout = std::max<std::chrono::milliseconds>(options.startTimeout, kRelayToolStartTimeout);
   }
   WorkerListeners listeners;
   listeners.onStderr = [](const std::string &line) { std::cerr << line << "\n"; };
@@ -162,6 +174,7 @@ int runRelay(std::optional<int> device, const std::string &tool) {
     pollfd fds[2] = {{0, POLLIN, 0}, {ended[0], POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
+      client.stop(std::string("kwb-worker --relay could not wait for input: ") + std::strerror(errno));
       break;
     }
     if (fds[1].revents) break;  // the worker ended: its replies are written; the client restarts us
@@ -170,13 +183,22 @@ int runRelay(std::optional<int> device, const std::string &tool) {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) {  // the connection closed: nobody waits for what runs
       if (auto rest = decoder.finish()) handle(*rest);
-      if (toolProgram.empty()) {
-        client.stop("the workbench closed the connection to " + host);
+      const std::string closed = "the workbench closed the connection to " + host;
+      if (toolProgram.empty() || !stillConnected(protocolOut)) {
+        client.stop(closed);
         return 0;
       }
-      // Under a tool: the worker's input closed, it exits, the tool writes its summary.
-      const auto exit = client.finish(std::chrono::seconds(60));
-      write(encodeEvent({std::nullopt, "worker-exit", exitEvent(exit)}));
+      // Under a tool, the client finishing (its half of the connection closed, the other still
+      // read): the worker's input closed, it exits, the tool writes its summary. The connection
+      // dropping meanwhile (the client gave up waiting) stops the worker at once.
+      auto finished = std::async(std::launch::async, [&client] { return client.finish(kRelayToolFinishGrace); });
+      bool stopped = false;
+      while (finished.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready)
+        if (!stopped && !stillConnected(protocolOut)) {
+          stopped = true;
+          client.stop(closed);
+        }
+      write(encodeEvent({std::nullopt, "worker-exit", exitEvent(finished.get())}));
       return 0;
     }
     lines.clear();

@@ -167,10 +167,11 @@ int main(int argc, char **argv) {
   int count = 32;
   double timeCap = 0.3;
   std::string outPath, workerPath;
-  bool hosts = false;
+  bool hosts = false, hostsOnly = false;
   app.add_option("--candidates", count, "Candidates per workload (default 32)")->check(CLI::Range(1, 10000));
   app.add_flag("--hosts", hosts,
                "Also the batch through ssh workers, one host against two (two sshd servers on loopback)");
+  app.add_flag("--hosts-only", hostsOnly, "Only the batch through ssh workers, one host against two (implies --hosts)");
   app.add_option("--worker", workerPath, "With --hosts: kwb-worker (default: $KWB_WORKER, the build's, or PATH)");
   app.add_option("--time-cap", timeCap, "Seconds of timing samples per candidate (default 0.3)")->check(CLI::PositiveNumber);
   app.add_option("--out", outPath, "JSON file to write");
@@ -229,6 +230,10 @@ int main(int argc, char **argv) {
   std::vector<int> counts;
   for (std::size_t n = 1; n <= all.size(); n *= 2) counts.push_back(static_cast<int>(n));
   if (counts.back() != static_cast<int>(all.size())) counts.push_back(static_cast<int>(all.size()));
+  if (hostsOnly) {
+    hosts = true;
+    counts.clear();
+  }
 
   nlohmann::json out = {{"meta", kb::benchMeta(kProgram, inventory)},
                         {"candidates", count},

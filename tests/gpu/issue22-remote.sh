@@ -36,7 +36,7 @@ tail -15 "$out/lineage-softmax.txt"
 # Issue 49: a batch of 64 candidates through ssh workers, one host against two (two sshd servers
 # on loopback; one GPU per host, a different one where the machine has two), where it was packed.
 if [ -x "$here/bin/kwb-bench-eval-multi-gpu" ]; then
-  "$here/bin/kwb-bench-eval-multi-gpu" --hosts --candidates 64 --time-cap 0.2 --out "$out/hosts-throughput.json" \
+  "$here/bin/kwb-bench-eval-multi-gpu" --hosts-only --candidates 64 --time-cap 0.2 --out "$out/hosts-throughput.json" \
     > "$out/hosts-throughput.txt" 2> "$out/hosts-throughput.log" ||
     { echo "kwb-bench-eval-multi-gpu --hosts: exit $?" | tee -a "$out/machine.txt"; status=1; }
   cat "$out/hosts-throughput.txt"

@@ -111,6 +111,7 @@ bool hostsRuns(const std::vector<Candidate> &batch, const std::vector<int> &all,
       problem = "the loopback sshd did not start: " + server->problem();
       return false;
     }
+  fs::create_directories(cache / "ssh-config");  // both servers' ssh_config, included by one
   ::setenv("KWB_SSH_COMMAND", kwb::test::LoopbackSshd::sshCommandFor({&a, &b}, cache / "ssh-config").c_str(), 1);
   const auto launchers =
       kwb::worker::parseWorkerLaunchers("ssh://" + a.alias() + workerPath + ",ssh://" + b.alias() + workerPath, problem);

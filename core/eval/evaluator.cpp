@@ -904,10 +904,7 @@ SanitizeResult Evaluator::runSanitizer(const Task &task, const std::string &sour
       o.remoteTool = sanitizerToolName(tool);  // the relay does what follows there
     } else {
       o.wrapper = sanitizerCommand(program, tool);
-      // Tensors in allocations of their own size: a read past a tensor's end is out of bounds.
-      o.environment.emplace_back("KWB_EXACT_ALLOCATIONS", "1");
-      // The tool's folder stays readable behind a host launcher's library fence.
-      o.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(program));
+      for (auto &variable : sanitizerWorkerEnvironment(program)) o.environment.push_back(std::move(variable));
     }
     auto client = std::make_unique<worker::WorkerClient>(o, listeners);
     {

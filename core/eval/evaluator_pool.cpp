@@ -528,12 +528,16 @@ std::string describePoolHost(const PoolHostState &host, const worker::SshConnect
            (host.lostWorkers ? " (" + count(host.lostWorkers, "lost worker", "lost workers") + ")" : std::string());
   if (!connection.asked) return out;
   if (!connection.up) return out + " · shared connection down: " + connection.problem;
-  char ms[32];
-  std::snprintf(ms, sizeof ms, "%.0f ms", connection.lastSetupMs);
-  return out + " · shared connection up (" +
-         (connection.started ? std::string("set up in ") + ms + (connection.started > 1 ? ", " + count(static_cast<std::size_t>(connection.started), "start", "starts") : std::string())
-                             : std::string("already up, set up by another process")) +
-         ", reused " + count(static_cast<std::size_t>(connection.reused), "time", "times") + ")";
+  out += " · shared connection up (";
+  if (connection.started == 0) {
+    out += "already up, set up by another process";
+  } else {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.0f ms", connection.lastSetupMs);
+    out += std::string("set up in ") + ms;
+    if (connection.started > 1) out += ", " + count(static_cast<std::size_t>(connection.started), "start", "starts");
+  }
+  return out + ", reused " + count(static_cast<std::size_t>(connection.reused), "time", "times") + ")";
 }
 
 }  // namespace kwb

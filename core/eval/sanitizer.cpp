@@ -211,6 +211,10 @@ std::string sanitizerFolders(const fs::path &program) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> sanitizerWorkerEnvironment(const fs::path &program) {
+  return {{"KWB_EXACT_ALLOCATIONS", "1"}, {"KWB_FENCE_OPEN", sanitizerFolders(program)}};
+}
+
 std::string SanitizerFinding::where() const {
   for (const auto &l : locations)
     if (!l.file.empty() && l.line > 0) return l.file + ":" + std::to_string(l.line);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -40,6 +41,9 @@ std::vector<std::string> sanitizerCommand(const std::filesystem::path &program, 
 // The folders compute-sanitizer loads its libraries from (its own, links resolved, and the
 // toolkit's compute-sanitizer folder beside bin/), colon-separated.
 std::string sanitizerFolders(const std::filesystem::path &program);
+// What a worker under the tool is given besides: tensors in allocations of their own size (a read
+// past a tensor's end is out of bounds) and the tool's folders open behind a host launcher's fence.
+std::vector<std::pair<std::string, std::string>> sanitizerWorkerEnvironment(const std::filesystem::path &program);
 
 // One place in the code a finding points at.
 struct SanitizerLocation {

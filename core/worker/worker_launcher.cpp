@@ -316,9 +316,9 @@ std::map<std::string, SshConnectionStats> &connectionStats() {
 
 }  // namespace
 
-SshConnectionStats sshConnectionStats(const WorkerLauncher &launcher) {
+SshConnectionStats sshConnectionStats(const std::string &launcherDescription) {
   std::lock_guard lock(statsMutex);
-  const auto it = connectionStats().find(launcher.describe());
+  const auto it = connectionStats().find(launcherDescription);
   return it == connectionStats().end() ? SshConnectionStats{} : it->second;
 }
 

@@ -94,7 +94,10 @@ struct SshConnectionStats {
   double lastSetupMs = 0;   // the last start's time, the login included
   std::string problem;      // why the last start failed; empty when it did not
 };
-SshConnectionStats sshConnectionStats(const WorkerLauncher &launcher);
+SshConnectionStats sshConnectionStats(const std::string &launcherDescription);
+inline SshConnectionStats sshConnectionStats(const WorkerLauncher &launcher) {
+  return sshConnectionStats(launcher.describe());
+}
 
 // The command line that starts `workerArguments` (the worker's own, after its program) on the
 // launcher's host: ssh with connection reuse, no terminal, no password prompts, keep-alives; or

@@ -1,6 +1,5 @@
 #include "ui/services/evaluation_service.h"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -420,13 +419,9 @@ QStringList EvaluationService::hostLines() const {
   QStringList lines;
   std::lock_guard lock(shared_->mutex);
   if (!shared_->pool || shared_->poolSpec != shared_->workersSpec()) return lines;
-  for (const auto &host : kwb::poolHosts(shared_->pool->devices())) {
-    const auto launcher = std::find_if(shared_->hosts.begin(), shared_->hosts.end(),
-                                       [&](const kwb::worker::WorkerLauncher &l) { return l.describe() == host.host; });
-    const auto connection =
-        launcher == shared_->hosts.end() ? kwb::worker::SshConnectionStats{} : kwb::worker::sshConnectionStats(*launcher);
-    lines << QString::fromStdString(kwb::describePoolHost(host, connection));
-  }
+  // A pool host's name is its launcher's description, the connection record's key.
+  for (const auto &host : kwb::poolHosts(shared_->pool->devices()))
+    lines << QString::fromStdString(kwb::describePoolHost(host, kwb::worker::sshConnectionStats(host.host)));
   return lines;
 }
 

@@ -104,8 +104,7 @@ int runRelay(std::optional<int> device, const std::string &tool) {
     }
     // As Evaluator::sanitize runs a local worker under it (core/eval/sanitizer.h).
     options.wrapper = sanitizerCommand(toolProgram, *parsed);
-    options.environment.emplace_back("KWB_EXACT_ALLOCATIONS", "1");
-    options.environment.emplace_back("KWB_FENCE_OPEN", sanitizerFolders(toolProgram));
+    options.environment = sanitizerWorkerEnvironment(toolProgram);
     // The tool loads and instruments before the worker says hello.
     options.startTimeout = std::max<std::chrono::milliseconds>(options.startTimeout, kRelayToolStartTimeout);
   }

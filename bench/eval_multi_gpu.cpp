@@ -129,8 +129,9 @@ bool hostsRuns(const std::vector<Candidate> &batch, const std::vector<int> &all,
   two.devices = {0, hostGpus + (distinct ? 1 : 0)};
   const Run r1 = measure(batch, one, timeCap, cache);
   const Run r2 = measure(batch, two, timeCap, cache);
-  const double m1 = r1.seconds > 0 ? 60.0 * static_cast<double>(r1.total) / r1.seconds : 0;
-  const double m2 = r2.seconds > 0 ? 60.0 * static_cast<double>(r2.total) / r2.seconds : 0;
+  // Correct candidates per minute: a run whose workers never started has done nothing, fast.
+  const double m1 = r1.seconds > 0 ? 60.0 * static_cast<double>(r1.correct) / r1.seconds : 0;
+  const double m2 = r2.seconds > 0 ? 60.0 * static_cast<double>(r2.correct) / r2.seconds : 0;
   const double ratio = m1 > 0 ? m2 / m1 : 0;
   nlohmann::json runs = nlohmann::json::array();
   for (const auto &[label, r, perMinute] : {std::tuple{"1 host", r1, m1}, std::tuple{"2 hosts", r2, m2}}) {

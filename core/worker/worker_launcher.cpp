@@ -281,7 +281,9 @@ std::vector<std::string> sshCommand() {
 std::string sshControlDirectory() {
   std::string dir;
   if (const char *runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && *runtime) dir = std::string(runtime) + "/kwb-ssh";
-  else dir = "/tmp/kwb-ssh-" + std::to_string(::getuid());
+  // A runtime folder too deep for ssh's socket path (ssh would refuse to share: "too long for
+  // Unix domain socket") gives way to the short one.
+  if (dir.empty() || dir.size() > kSshControlDirectoryMax) dir = "/tmp/kwb-ssh-" + std::to_string(::getuid());
   ::mkdir(dir.c_str(), 0700);
   struct stat st {};
   // Ours and private, or not used: another user's folder would let them reach our connections.

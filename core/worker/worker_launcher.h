@@ -7,6 +7,7 @@
 // "Remote workers"). Nothing is assumed shared but the worker program: requests carry the
 // compiled code, the manifest's text and the inputs' generator settings.
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,6 +77,9 @@ std::vector<std::string> sshCommand();
 
 // The directory for ssh's shared connections ($XDG_RUNTIME_DIR/kwb-ssh, else /tmp/kwb-ssh-UID),
 // created private to this user; empty when it cannot be made (connections are then not shared).
+// Never longer than kSshControlDirectoryMax: a socket's path holds 107 bytes, and ssh names
+// DIR/%C (40 characters) and, while a master starts, that with a 17-character suffix.
+constexpr std::size_t kSshControlDirectoryMax = 107 - 1 - 40 - 17;
 std::string sshControlDirectory();
 
 // ssh: makes sure a shared connection to the launcher's host is up (`ssh -O check`, else a master

@@ -363,6 +363,36 @@ class TestRemoteWorkers : public QObject {
     QCOMPARE(bad.error.kind, std::string("unknown-command"));
   }
 
+  // A runtime folder too deep for ssh's socket path (a bench's or a cluster's long $TMPDIR): the
+  // shared connection goes in /tmp/kwb-ssh-UID instead and still starts; ssh would otherwise
+  // refuse it ("too long for Unix domain socket") and the worker never start.
+  void deepRuntimeFolderStillSharesTheConnection() {
+    const QByteArray before = qgetenv("XDG_RUNTIME_DIR");
+    const fs::path deep = fs::path(runtime_.path().toStdString()) / std::string(60, 'r') / "run";
+    fs::create_directories(deep);
+    qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(deep.string()));
+    const std::string dir = sshControlDirectory();
+    QCOMPARE(dir, "/tmp/kwb-ssh-" + std::to_string(::getuid()));
+    QVERIFY(dir.size() <= kSshControlDirectoryMax);
+    const auto launcher = options().launcher;
+    const int started = sshConnectionStats(launcher).started;
+    const std::string down = ensureSshMaster(launcher);  // as an evaluator does before its worker
+    QVERIFY2(down.empty(), down.c_str());
+    const auto connection = sshConnectionStats(launcher);
+    QVERIFY2(connection.up && connection.problem.empty(), connection.problem.c_str());
+    QCOMPARE(connection.started, started + 1);  // a connection of its own, in the short folder
+    QVERIFY(!fs::is_empty(dir));                // its socket
+    Json hello;
+    auto client = readyClient(hello);
+    QVERIFY(client);
+    QVERIFY(client->call("ping").ok);
+    client.reset();
+    qputenv("XDG_RUNTIME_DIR", before);
+    // What the runtime folder gives when it is short enough: its own kwb-ssh.
+    const std::string own = runtime_.path().toStdString() + "/kwb-ssh";
+    if (own.size() <= kSshControlDirectoryMax) QCOMPARE(sshControlDirectory(), own);
+  }
+
   // A compile-only evaluation through an ssh worker: the same honest "not run" as a local one,
   // the reason the far side's worker gave; the pool lists the far side's devices (none here).
   void compileOnlyEvaluationThroughSsh() {

@@ -241,7 +241,7 @@ class TestSkillsCli : public QObject {
     fs::remove_all(outside);
     {
       kwb::Database db(dir_.filePath("library.sqlite").toStdString());
-      for (const std::string id : {outside.string() + "/abs", std::string("../escaped")}) {
+      for (const std::string &id : {outside.string() + "/abs", std::string("../escaped")}) {
         auto q = db.prepare("INSERT INTO skill_cards(id, status, card_json, created_at, updated_at) "
                             "SELECT ?, status, json_set(card_json, '$.skill_id', ?), created_at, updated_at "
                             "FROM skill_cards WHERE id = 'tma-multicast-loads'");

@@ -250,7 +250,7 @@ int main(int argc, char **argv) {
       kwb::EvaluatorPoolSettings ps;
       ps.devices.assign(all.begin(), all.begin() + n);
       const Run r = measure(list, ps, timeCap, cache);
-      const double perMinute = r.seconds > 0 ? 60.0 * static_cast<double>(r.total) / r.seconds : 0;
+      const double perMinute = r.seconds > 0 ? 60.0 * static_cast<double>(r.correct) / r.seconds : 0;  // as --hosts
       if (n == 1) single = perMinute;
       const double efficiency = single > 0 ? perMinute / (single * n) : 0;
       std::string spread;

@@ -19,6 +19,7 @@
 #include "core/eval/evaluator.h"
 #include "core/eval/evaluator_pool.h"
 #include "core/eval/sanitizer.h"
+#include "core/process/child_process.h"
 #include "core/sandbox/worker_sandbox.h"
 #include "core/task/manifest_parser.h"
 #include "core/worker/worker_client.h"
@@ -384,14 +385,13 @@ class TestRemoteWorkers : public QObject {
     // Started now, or found up (an earlier test's, where this machine's temporary folder is itself
     // too deep): either way it answers in the short folder.
     QCOMPARE(connection.started + connection.reused, earlier.started + earlier.reused + 1);
-    auto check = sshCommand();
-    check.insert(check.end(), {"-o", "ControlPath=" + dir + "/%C", "-O", "check", "--", launcher.host});
-    QProcess ssh;
-    QStringList arguments;
-    for (std::size_t i = 1; i < check.size(); ++i) arguments << QString::fromStdString(check[i]);
-    ssh.start(QString::fromStdString(check.front()), arguments);
-    QVERIFY(ssh.waitForFinished(20000));
-    QVERIFY2(ssh.exitStatus() == QProcess::NormalExit && ssh.exitCode() == 0, ssh.readAllStandardError().constData());
+    kwb::ChildProcessRequest check;
+    check.argv = sshCommand();
+    check.argv.front() = launcherProgram(check.argv.front()).value_or(check.argv.front());
+    check.argv.insert(check.argv.end(), {"-o", "ControlPath=" + dir + "/%C", "-O", "check", "--", launcher.host});
+    check.timeout = 20s;
+    const auto checked = kwb::runChildProcess(check);
+    QVERIFY2(checked.succeeded(), checked.output.c_str());
     Json hello;
     auto client = readyClient(hello);
     QVERIFY(client);

@@ -182,8 +182,9 @@ ChildProcessResult runChildProcess(const ChildProcessRequest &request) {
     }
     ::usleep(2000);
   }
-  // Kill the whole group: on expiry nvcc and everything it started; otherwise only leftovers.
-  ::kill(-pid, SIGKILL);
+  // Kill the whole group: on expiry nvcc and everything it started; otherwise only leftovers,
+  // unless the caller keeps them (a daemon on its way out of the group).
+  if (request.killLeftovers || result.timedOut || result.cancelled) ::kill(-pid, SIGKILL);
   ::close(readEnd);
   const int status = waitFor(pid);
   if (WIFEXITED(status)) result.exitCode = WEXITSTATUS(status);

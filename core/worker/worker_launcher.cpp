@@ -1,13 +1,17 @@
 #include "core/worker/worker_launcher.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -306,6 +310,35 @@ std::vector<std::string> sshOptions(const WorkerLauncher &launcher, const std::s
   return argv;
 }
 
+// Removes the shared connections' sockets in our private `control` folder that nothing answers
+// any more: a master killed without its cleanup (SIGKILL, the OOM killer) leaves its socket, and
+// a new master for that host would then refuse to share ("ControlSocket ... already exists,
+// disabling multiplexing") while it logs in all the same. Only names of ssh's %C form (40 hex
+// digits): a master that is starting binds a temporary name first and links it when it listens,
+// so a %C name always was a listening socket, and refusing now means its master is gone.
+void removeStaleControlSockets(const std::string &control) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(control, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() != 40 || !std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isxdigit(c); }))
+      continue;
+    const std::string path = it->path().string();
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) continue;
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    const bool refused =
+        ::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof address) != 0 && errno == ECONNREFUSED;
+    ::close(fd);
+    if (refused) ::unlink(path.c_str());
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -365,6 +398,7 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
     note(true, true, {});
     return {};
   }
+  removeStaleControlSockets(control);
   // The master forks into the background after logging in (-f) and keeps its standard streams:
   // they go to /dev/null and a file, through a shell, so nothing waits on them.
   auto master = resolved(sshOptions(launcher, control, "yes"));
@@ -376,13 +410,26 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
   ChildProcessRequest start;
   start.argv = {"/bin/sh", "-c", line};
   start.timeout = std::chrono::seconds(40);
+  start.killLeftovers = false;  // the master itself, forking out of the group (-f)
   const auto run = runChildProcess(start);
   std::ifstream in(errors);
   std::stringstream said;
   said << in.rdbuf();
   ::unlink(errors.c_str());
   if (run.succeeded()) {
-    note(true, false, {});
+    // Logged in; "up" only when the master answers where the workers will look for it. When it
+    // does not, each worker still logs in on its own (ssh falls back), so nothing is refused:
+    // the per-host line says the connection is down, and why.
+    const auto answered = runChildProcess(check);
+    if (answered.succeeded()) {
+      note(true, false, {});
+    } else {
+      std::string reply = answered.output;
+      while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.pop_back();
+      note(false, false,
+           "ssh logged in to " + launcher.host + " but its shared connection does not answer in " + control +
+               (reply.empty() ? std::string() : " (" + reply + ")") + "; each worker logs in on its own");
+    }
     return {};
   }
   std::string text = said.str();

@@ -84,8 +84,11 @@ std::string sshControlDirectory();
 
 // ssh: makes sure a shared connection to the launcher's host is up (`ssh -O check`, else a master
 // started with -M -N -f, in a session of its own, so that killing one worker's ssh never drops
-// the others'). Empty when it is up or sharing is off; else what ssh said (it could not connect
-// or log in). Serialized per host within this process.
+// the others'). Before a start, sockets in the private folder that refuse connections (masters
+// that died without their cleanup) are removed; after it, the master must answer `-O check` to
+// count as up (else sshConnectionStats says down, and why; the workers then log in on their own).
+// Empty when it is up, sharing is off, or only sharing failed; else what ssh said (it could not
+// connect or log in). Serialized per host within this process.
 std::string ensureSshMaster(const WorkerLauncher &launcher);
 
 // What ensureSshMaster has seen of one host's shared connection in this process (the GPUs dock's

@@ -6,6 +6,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <cstdlib>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "core/compile/nvcc_compiler.h"
 #include "core/sandbox/sandbox.h"
 #include "core/task/task_catalog.h"
+#include "helpers/process_wait.h"
 #include "helpers/test_files.h"
 
 using namespace kwb;
@@ -671,6 +673,27 @@ Compilation terminated.
     QVERIFY(run.output.find("OPENAI_API_KEY=sk-test-secret-123") != std::string::npos);
     qunsetenv("OPENAI_API_KEY");
     qunsetenv("CUDA_VISIBLE_DEVICES");
+  }
+
+  // What a child leaves running in its group when it exits is killed (a compiler's stray
+  // helper), unless the caller keeps it (ssh -f, whose master is still in the group for a moment
+  // after the foreground exits): then it runs on.
+  void leftoversAreKilledUnlessKept() {
+    ChildProcessRequest request{.argv = {"/bin/sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!"}};
+    for (const bool keep : {false, true}) {
+      request.killLeftovers = !keep;
+      const auto run = runChildProcess(request);
+      QVERIFY2(run.succeeded(), run.output.c_str());
+      const pid_t left = static_cast<pid_t>(std::atoi(run.output.c_str()));
+      QVERIFY2(left > 0, run.output.c_str());
+      const auto stop = qScopeGuard([&] { ::kill(left, SIGKILL); });
+      if (keep) {
+        QVERIFY2(::kill(left, 0) == 0, "the kept background process is gone");
+        QVERIFY(!kwb::test::waitForExit(left, std::chrono::milliseconds(300)));
+      } else {
+        QVERIFY2(kwb::test::waitForExit(left, std::chrono::seconds(10)), "the leftover still runs");
+      }
+    }
   }
 
   // A failure the compiler does not locate in the source (here nvcc itself failing, as with a

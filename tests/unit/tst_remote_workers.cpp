@@ -6,13 +6,17 @@
 
 #include <signal.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 
@@ -87,6 +91,40 @@ class TestRemoteWorkers : public QObject {
     }
     hello = client->hello();
     return client;
+  }
+
+  // ssh run as the workers run it (the test's ssh_config), these arguments after its options.
+  static kwb::ChildProcessResult runSsh(const std::vector<std::string> &arguments) {
+    kwb::ChildProcessRequest request;
+    request.argv = sshCommand();
+    request.argv.front() = launcherProgram(request.argv.front()).value_or(request.argv.front());
+    request.argv.insert(request.argv.end(), arguments.begin(), arguments.end());
+    request.timeout = 20s;
+    return kwb::runChildProcess(request);
+  }
+  // Whether the host's shared connection answers in `dir`, as a worker's ssh looks for it.
+  static kwb::ChildProcessResult checkShared(const std::string &dir, const std::string &host) {
+    return runSsh({"-o", "ControlPath=" + dir + "/%C", "-O", "check", "--", host});
+  }
+  // The socket path ssh names for the host in `dir` (ssh -G: its configuration, %C expanded).
+  static std::string controlPathFor(const std::string &dir, const std::string &host) {
+    const auto g = runSsh({"-G", "-o", "ControlPath=" + dir + "/%C", "--", host});
+    const auto at = g.output.find("\ncontrolpath ");
+    if (!g.succeeded() || at == std::string::npos) return {};
+    const auto start = at + 13;
+    return g.output.substr(start, g.output.find('\n', start) - start);
+  }
+  // A Unix socket bound at `path`; listening (a live master) or not (one whose master died
+  // without its cleanup: connecting is refused). The descriptor, open.
+  static int plantSocket(const std::string &path, bool listening) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.c_str(), std::min(path.size() + 1, sizeof address.sun_path - 1));
+    if (fd < 0 || ::bind(fd, reinterpret_cast<const sockaddr *>(&address), sizeof address) != 0 ||
+        (listening && ::listen(fd, 4) != 0))
+      qFatal("cannot plant a socket at %s: %s", path.c_str(), std::strerror(errno));
+    return fd;
   }
 
  private slots:
@@ -385,12 +423,7 @@ class TestRemoteWorkers : public QObject {
     // Started now, or found up (an earlier test's, where this machine's temporary folder is itself
     // too deep): either way it answers in the short folder.
     QCOMPARE(connection.started + connection.reused, earlier.started + earlier.reused + 1);
-    kwb::ChildProcessRequest check;
-    check.argv = sshCommand();
-    check.argv.front() = launcherProgram(check.argv.front()).value_or(check.argv.front());
-    check.argv.insert(check.argv.end(), {"-o", "ControlPath=" + dir + "/%C", "-O", "check", "--", launcher.host});
-    check.timeout = 20s;
-    const auto checked = kwb::runChildProcess(check);
+    const auto checked = checkShared(dir, launcher.host);
     QVERIFY2(checked.succeeded(), checked.output.c_str());
     Json hello;
     auto client = readyClient(hello);
@@ -401,6 +434,65 @@ class TestRemoteWorkers : public QObject {
     qputenv("XDG_RUNTIME_DIR", before);
     const std::string own = runtime_.path().toStdString() + "/kwb-ssh";
     if (own.size() <= kSshControlDirectoryMax) QCOMPARE(sshControlDirectory(), own);
+  }
+
+  // A master killed without its cleanup (SIGKILL, the OOM killer) left its socket behind, in a
+  // folder that outlives a run (/tmp/kwb-ssh-UID). The next start removes it and shares again
+  // (ssh would otherwise log in unshared: "ControlSocket ... already exists, disabling
+  // multiplexing", while the host's line said "shared connection up"); another host's live
+  // master in the same folder is left alone.
+  void staleSocketOfADeadMasterIsReplaced() {
+    const QByteArray before = qgetenv("XDG_RUNTIME_DIR");
+    const auto restore = qScopeGuard([&] { qputenv("XDG_RUNTIME_DIR", before); });
+    const fs::path fresh = fs::path(runtime_.path().toStdString()) / "stale";
+    fs::create_directories(fresh);
+    qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(fresh.string()));
+    const std::string dir = sshControlDirectory();
+    QCOMPARE(dir, fresh.string() + "/kwb-ssh");
+    const auto launcher = options().launcher;
+    const std::string path = controlPathFor(dir, launcher.host);
+    QVERIFY2(path.rfind(dir + "/", 0) == 0 && path.size() == dir.size() + 41, path.c_str());
+    ::close(plantSocket(path, false));
+    const std::string other = dir + "/" + std::string(40, 'a');
+    const int live = plantSocket(other, true);
+    const auto closeLive = qScopeGuard([&] { ::close(live); });
+    QVERIFY(!checkShared(dir, launcher.host).succeeded());  // refused: the dead master's socket
+    const auto earlier = sshConnectionStats(launcher);
+    const std::string down = ensureSshMaster(launcher);
+    QVERIFY2(down.empty(), down.c_str());
+    const auto connection = sshConnectionStats(launcher);
+    QVERIFY2(connection.up && connection.problem.empty(), connection.problem.c_str());
+    QCOMPARE(connection.started, earlier.started + 1);
+    const auto checked = checkShared(dir, launcher.host);
+    QVERIFY2(checked.succeeded(), checked.output.c_str());
+    QVERIFY2(fs::exists(fs::symlink_status(other)), "another host's live socket was removed");
+    runSsh({"-o", "ControlPath=" + dir + "/%C", "-O", "exit", "--", launcher.host});
+  }
+
+  // A shared connection that does not answer after its master logged in (here the path holds a
+  // file that is no socket, which nothing removes): the host's line says it is down, and why, and
+  // the worker still starts, logging in on its own.
+  void sharedConnectionThatDoesNotAnswerIsReportedDown() {
+    const QByteArray before = qgetenv("XDG_RUNTIME_DIR");
+    const auto restore = qScopeGuard([&] { qputenv("XDG_RUNTIME_DIR", before); });
+    const fs::path fresh = fs::path(runtime_.path().toStdString()) / "blocked";
+    fs::create_directories(fresh);
+    qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(fresh.string()));
+    const std::string dir = sshControlDirectory();
+    const auto launcher = options().launcher;
+    const std::string path = controlPathFor(dir, launcher.host);
+    QVERIFY2(!path.empty(), "ssh -G names no control path");
+    std::ofstream(path) << "not a socket\n";
+    const std::string down = ensureSshMaster(launcher);
+    QVERIFY2(down.empty(), down.c_str());  // not a refusal: the workers log in on their own
+    const auto connection = sshConnectionStats(launcher);
+    QVERIFY(!connection.up);
+    QVERIFY2(connection.problem.find("does not answer") != std::string::npos, connection.problem.c_str());
+    QVERIFY2(connection.problem.find(dir) != std::string::npos, connection.problem.c_str());
+    Json hello;
+    auto client = readyClient(hello);
+    QVERIFY(client);
+    QVERIFY(client->call("ping").ok);
   }
 
   // A compile-only evaluation through an ssh worker: the same honest "not run" as a local one,

@@ -46,6 +46,23 @@ std::string text(const Reply &r) { return r.ok ? r.result.dump() : r.error.kind 
 
 bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
 
+// $XDG_RUNTIME_DIR pointed at `folder` (made) while it lives, so that ssh's shared connections go
+// in a folder of the test's choosing; the earlier value restored after.
+class RuntimeFolder {
+ public:
+  explicit RuntimeFolder(const fs::path &folder) : before_(qgetenv("XDG_RUNTIME_DIR")) {
+    fs::create_directories(folder);
+    qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(folder.string()));
+  }
+  ~RuntimeFolder() { restore(); }
+  RuntimeFolder(const RuntimeFolder &) = delete;
+  RuntimeFolder &operator=(const RuntimeFolder &) = delete;
+  void restore() const { qputenv("XDG_RUNTIME_DIR", before_); }
+
+ private:
+  QByteArray before_;
+};
+
 }  // namespace
 
 class TestRemoteWorkers : public QObject {
@@ -406,11 +423,7 @@ class TestRemoteWorkers : public QObject {
   // shared connection goes in /tmp/kwb-ssh-UID instead and still starts; ssh would otherwise
   // refuse it ("too long for Unix domain socket") and the worker never start.
   void deepRuntimeFolderStillSharesTheConnection() {
-    const QByteArray before = qgetenv("XDG_RUNTIME_DIR");
-    const auto restore = qScopeGuard([&] { qputenv("XDG_RUNTIME_DIR", before); });
-    const fs::path deep = fs::path(runtime_.path().toStdString()) / std::string(60, 'r') / "run";
-    fs::create_directories(deep);
-    qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(deep.string()));
+    const RuntimeFolder deep(fs::path(runtime_.path().toStdString()) / std::string(60, 'r') / "run");
     const std::string dir = sshControlDirectory();
     QCOMPARE(dir, "/tmp/kwb-ssh-" + std::to_string(::getuid()));
     QVERIFY(dir.size() <= kSshControlDirectoryMax);
@@ -431,7 +444,7 @@ class TestRemoteWorkers : public QObject {
     QVERIFY(client->call("ping").ok);
     client.reset();
     // What the runtime folder gives when it is short enough: its own kwb-ssh.
-    qputenv("XDG_RUNTIME_DIR", before);
+    deep.restore();
     const std::string own = runtime_.path().toStdString() + "/kwb-ssh";
     if (own.size() <= kSshControlDirectoryMax) QCOMPARE(sshControlDirectory(), own);
   }
@@ -442,11 +455,8 @@ class TestRemoteWorkers : public QObject {
   // multiplexing", while the host's line said "shared connection up"); another host's live
   // master in the same folder is left alone.
   void staleSocketOfADeadMasterIsReplaced() {
-    const QByteArray before = qgetenv("XDG_RUNTIME_DIR");
-    const auto restore = qScopeGuard([&] { qputenv("XDG_RUNTIME_DIR", before); });
     const fs::path fresh = fs::path(runtime_.path().toStdString()) / "stale";
-    fs::create_directories(fresh);
-    qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(fresh.string()));
+    const RuntimeFolder runtime(fresh);
     const std::string dir = sshControlDirectory();
     QCOMPARE(dir, fresh.string() + "/kwb-ssh");
     const auto launcher = options().launcher;
@@ -473,11 +483,8 @@ class TestRemoteWorkers : public QObject {
   // file that is no socket, which nothing removes): the host's line says it is down, and why, and
   // the worker still starts, logging in on its own.
   void sharedConnectionThatDoesNotAnswerIsReportedDown() {
-    const QByteArray before = qgetenv("XDG_RUNTIME_DIR");
-    const auto restore = qScopeGuard([&] { qputenv("XDG_RUNTIME_DIR", before); });
     const fs::path fresh = fs::path(runtime_.path().toStdString()) / "blocked";
-    fs::create_directories(fresh);
-    qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(fresh.string()));
+    const RuntimeFolder runtime(fresh);
     const std::string dir = sshControlDirectory();
     const auto launcher = options().launcher;
     const std::string path = controlPathFor(dir, launcher.host);

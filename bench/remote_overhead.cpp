@@ -99,10 +99,14 @@ int main(int argc, char **argv) {
     return kb::kExitFailed;
   }
   const double connectMs = msSince(connectStart);
-  // Its figures are a shared connection's only if one answers (each start logging in on its own
-  // costs far more: 260 ms against 85 ms over local here, when a master had died at its start).
+  // Its figures are a shared connection's only if one answers (a worker start that logs in on its
+  // own costs a whole login more: resources/guide/15-remote-gpus.md).
   if (const auto shared = sshConnectionStats(remote.launcher); !shared.up) {
-    std::cerr << kProgram << ": the shared ssh connection is down: " << shared.problem << "\n";
+    std::cerr << kProgram << ": "
+              << (shared.asked ? "the shared ssh connection is down: " + shared.problem
+                               : std::string("ssh connection sharing is off: no private folder for its sockets "
+                                             "($XDG_RUNTIME_DIR/kwb-ssh or /tmp/kwb-ssh-UID)"))
+              << "\n";
     return kb::kExitFailed;
   }
   // srun, where a one-node cluster can be started here (root, Slurm's packages).

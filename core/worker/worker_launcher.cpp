@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cctype>
@@ -330,12 +331,16 @@ void removeStaleControlSockets(const std::string &control) {
     address.sun_family = AF_UNIX;
     if (path.size() >= sizeof address.sun_path) continue;
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // Non-blocking: a live master whose queue is full makes a blocking connect wait, forever.
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return;
     const bool refused =
         ::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof address) != 0 && errno == ECONNREFUSED;
     ::close(fd);
-    if (refused) ::unlink(path.c_str());
+    // The same socket still (not one a master of another process has just put there).
+    struct stat again {};
+    if (refused && ::lstat(path.c_str(), &again) == 0 && again.st_dev == st.st_dev && again.st_ino == st.st_ino)
+      ::unlink(path.c_str());
   }
 }
 
@@ -399,41 +404,53 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
     return {};
   }
   removeStaleControlSockets(control);
-  // The master forks into the background after logging in (-f) and keeps its standard streams:
-  // they go to /dev/null and a file, through a shell, so nothing waits on them.
+  // The master runs `true` on the far side through itself: with ControlPersist, ssh moves the
+  // master into the background (out of this process group, in a session of its own) and runs the
+  // command as its first client, so it returns only once the master answers. (With -N -f it
+  // returned as the master forked, before it left the group.) Where the master cannot take its
+  // socket's name, ssh runs `true` unshared and ends: nothing is left behind. Its standard
+  // streams go to /dev/null and a file, through a shell, so nothing waits on them.
   auto master = resolved(sshOptions(launcher, control, "yes"));
-  master.insert(master.end(), {"-o", "ControlPersist=120", "-N", "-f", "--", launcher.host});
-  const std::string errors = control + "/master-" + std::to_string(::getpid()) + ".err";
+  master.insert(master.end(), {"-o", "ControlPersist=120", "--", launcher.host, "true"});
+  static std::atomic<unsigned> starts{0};
+  const std::string errors =
+      control + "/master-" + std::to_string(::getpid()) + "-" + std::to_string(++starts) + ".err";
   std::string line = "exec";
   for (const auto &a : master) line += " " + shellQuote(a);
   line += " </dev/null >/dev/null 2>" + shellQuote(errors);
   ChildProcessRequest start;
   start.argv = {"/bin/sh", "-c", line};
   start.timeout = std::chrono::seconds(40);
-  start.killLeftovers = false;  // the master itself, forking out of the group (-f)
+  start.killLeftovers = false;  // the master, on its way out of the group
   const auto run = runChildProcess(start);
   std::ifstream in(errors);
   std::stringstream said;
   said << in.rdbuf();
   ::unlink(errors.c_str());
+  std::string text = said.str();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (!run.started) {
+    const std::string problem = "could not start ssh for " + launcher.host + ": " + run.startError;
+    note(false, false, problem);
+    return problem;
+  }
   if (run.succeeded()) {
     // Logged in; "up" only when the master answers where the workers will look for it. When it
     // does not, each worker still logs in on its own (ssh falls back), so nothing is refused:
-    // the per-host line says the connection is down, and why.
+    // the per-host line says the connection is down, and why (ssh's own words first).
     const auto answered = runChildProcess(check);
     if (answered.succeeded()) {
       note(true, false, {});
     } else {
       std::string reply = answered.output;
       while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.pop_back();
+      const std::string why = !text.empty() ? text : reply;
       note(false, false,
            "ssh logged in to " + launcher.host + " but its shared connection does not answer in " + control +
-               (reply.empty() ? std::string() : " (" + reply + ")") + "; each worker logs in on its own");
+               (why.empty() ? std::string() : " (" + why + ")") + "; each worker logs in on its own");
     }
     return {};
   }
-  std::string text = said.str();
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   const std::string problem = "ssh could not connect to " + launcher.host + (run.timedOut ? " within 40 s" : "") +
                               (text.empty() ? std::string() : ": " + text);
   note(false, false, problem);

@@ -676,17 +676,18 @@ Compilation terminated.
   }
 
   // What a child leaves running in its group when it exits is killed (a compiler's stray
-  // helper), unless the caller keeps it (ssh -f, whose master is still in the group for a moment
-  // after the foreground exits): then it runs on.
+  // helper), unless the caller keeps it (an ssh master on its way out of the group): then it runs
+  // on. Past the time limit the whole group is killed all the same.
   void leftoversAreKilledUnlessKept() {
     ChildProcessRequest request{.argv = {"/bin/sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!"}};
     for (const bool keep : {false, true}) {
       request.killLeftovers = !keep;
       const auto run = runChildProcess(request);
-      QVERIFY2(run.succeeded(), run.output.c_str());
       const pid_t left = static_cast<pid_t>(std::atoi(run.output.c_str()));
-      QVERIFY2(left > 0, run.output.c_str());
-      const auto stop = qScopeGuard([&] { ::kill(left, SIGKILL); });
+      const auto stop = qScopeGuard([&] {
+        if (left > 0) ::kill(left, SIGKILL);
+      });
+      QVERIFY2(run.succeeded() && left > 0, run.output.c_str());
       if (keep) {
         QVERIFY2(::kill(left, 0) == 0, "the kept background process is gone");
         QVERIFY(!kwb::test::waitForExit(left, std::chrono::milliseconds(300)));
@@ -694,6 +695,16 @@ Compilation terminated.
         QVERIFY2(kwb::test::waitForExit(left, std::chrono::seconds(10)), "the leftover still runs");
       }
     }
+    request.argv = {"/bin/sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 60"};
+    request.timeout = std::chrono::milliseconds(1500);
+    const auto expired = runChildProcess(request);  // killLeftovers is still false
+    const pid_t left = static_cast<pid_t>(std::atoi(expired.output.c_str()));
+    const auto stop = qScopeGuard([&] {
+      if (left > 0) ::kill(left, SIGKILL);
+    });
+    QVERIFY(expired.timedOut);
+    QVERIFY2(left > 0, expired.output.c_str());
+    QVERIFY2(kwb::test::waitForExit(left, std::chrono::seconds(10)), "the group outlived the time limit");
   }
 
   // A failure the compiler does not locate in the source (here nvcc itself failing, as with a

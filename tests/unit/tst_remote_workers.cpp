@@ -458,7 +458,9 @@ class TestRemoteWorkers : public QObject {
     const fs::path fresh = fs::path(runtime_.path().toStdString()) / "stale";
     const RuntimeFolder runtime(fresh);
     const std::string dir = sshControlDirectory();
-    QCOMPARE(dir, fresh.string() + "/kwb-ssh");
+    // Only in a folder of the test's own: planting sockets in /tmp/kwb-ssh-UID would meddle with
+    // the user's own connections.
+    if (dir != fresh.string() + "/kwb-ssh") QSKIP("this machine's temporary folder is too deep for its own kwb-ssh");
     const auto launcher = options().launcher;
     const std::string path = controlPathFor(dir, launcher.host);
     QVERIFY2(path.rfind(dir + "/", 0) == 0 && path.size() == dir.size() + 41, path.c_str());
@@ -467,6 +469,7 @@ class TestRemoteWorkers : public QObject {
     const int live = plantSocket(other, true);
     const auto closeLive = qScopeGuard([&] { ::close(live); });
     QVERIFY(!checkShared(dir, launcher.host).succeeded());  // refused: the dead master's socket
+    const auto endMaster = qScopeGuard([&] { runSsh({"-o", "ControlPath=" + dir + "/%C", "-O", "exit", "--", launcher.host}); });
     const auto earlier = sshConnectionStats(launcher);
     const std::string down = ensureSshMaster(launcher);
     QVERIFY2(down.empty(), down.c_str());
@@ -476,26 +479,35 @@ class TestRemoteWorkers : public QObject {
     const auto checked = checkShared(dir, launcher.host);
     QVERIFY2(checked.succeeded(), checked.output.c_str());
     QVERIFY2(fs::exists(fs::symlink_status(other)), "another host's live socket was removed");
-    runSsh({"-o", "ControlPath=" + dir + "/%C", "-O", "exit", "--", launcher.host});
   }
 
-  // A shared connection that does not answer after its master logged in (here the path holds a
-  // file that is no socket, which nothing removes): the host's line says it is down, and why, and
-  // the worker still starts, logging in on its own.
+  // A shared connection that does not answer after ssh logged in (here the path holds a file
+  // that is no socket, which nothing removes, so the master cannot take its name): the host's
+  // line says it is down, and why in ssh's words; no unshared ssh is left running in the
+  // background; the worker still starts, logging in on its own.
   void sharedConnectionThatDoesNotAnswerIsReportedDown() {
     const fs::path fresh = fs::path(runtime_.path().toStdString()) / "blocked";
     const RuntimeFolder runtime(fresh);
     const std::string dir = sshControlDirectory();
+    if (dir != fresh.string() + "/kwb-ssh") QSKIP("this machine's temporary folder is too deep for its own kwb-ssh");
     const auto launcher = options().launcher;
     const std::string path = controlPathFor(dir, launcher.host);
     QVERIFY2(!path.empty(), "ssh -G names no control path");
     std::ofstream(path) << "not a socket\n";
+    const auto removeFile = qScopeGuard([&] { fs::remove(path); });
     const std::string down = ensureSshMaster(launcher);
     QVERIFY2(down.empty(), down.c_str());  // not a refusal: the workers log in on their own
     const auto connection = sshConnectionStats(launcher);
     QVERIFY(!connection.up);
     QVERIFY2(connection.problem.find("does not answer") != std::string::npos, connection.problem.c_str());
     QVERIFY2(connection.problem.find(dir) != std::string::npos, connection.problem.c_str());
+    QVERIFY2(connection.problem.find("already exists") != std::string::npos, connection.problem.c_str());
+    // The start left nothing behind: no ssh of ours with this folder's path still runs.
+    for (const auto &entry : fs::directory_iterator("/proc")) {
+      const std::string cmdline = kwb::test::readFile(entry.path() / "cmdline");
+      if (cmdline.find("ControlPath=" + dir + "/") != std::string::npos)
+        QFAIL(("an ssh left running: pid " + entry.path().filename().string()).c_str());
+    }
     Json hello;
     auto client = readyClient(hello);
     QVERIFY(client);

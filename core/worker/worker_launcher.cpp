@@ -434,7 +434,9 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
     note(false, false, problem);
     return problem;
   }
-  if (run.succeeded()) {
+  // ssh's own failures (no connection, no login) exit 255; any other status is the far side's
+  // `true` (a host that forces another command on every login), after logging in.
+  if (!run.timedOut && run.signal == 0 && run.exitCode != 255) {
     // Logged in; "up" only when the master answers where the workers will look for it. When it
     // does not, each worker still logs in on its own (ssh falls back), so nothing is refused:
     // the per-host line says the connection is down, and why (ssh's own words first).
@@ -444,7 +446,9 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
     } else {
       std::string reply = answered.output;
       while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.pop_back();
-      const std::string why = !text.empty() ? text : reply;
+      std::string why = !text.empty() ? text : reply;
+      if (run.exitCode != 0) why += (why.empty() ? "" : "; ") + std::string("`true` there exited with status ") +
+                                    std::to_string(run.exitCode);
       note(false, false,
            "ssh logged in to " + launcher.host + " but its shared connection does not answer in " + control +
                (why.empty() ? std::string() : " (" + why + ")") + "; each worker logs in on its own");

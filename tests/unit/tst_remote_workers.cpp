@@ -50,7 +50,7 @@ bool alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
 // in a folder of the test's choosing; the earlier value restored after.
 class RuntimeFolder {
  public:
-  explicit RuntimeFolder(const fs::path &folder) : before_(qgetenv("XDG_RUNTIME_DIR")) {
+  explicit RuntimeFolder(const fs::path &folder) : folder_(folder), before_(qgetenv("XDG_RUNTIME_DIR")) {
     fs::create_directories(folder);
     qputenv("XDG_RUNTIME_DIR", QByteArray::fromStdString(folder.string()));
   }
@@ -58,8 +58,16 @@ class RuntimeFolder {
   RuntimeFolder(const RuntimeFolder &) = delete;
   RuntimeFolder &operator=(const RuntimeFolder &) = delete;
   void restore() const { qputenv("XDG_RUNTIME_DIR", before_); }
+  // ssh's control folder in it; empty where the folder is too deep and /tmp/kwb-ssh-UID, shared
+  // with the user's own connections, would be used instead (a test never plants anything there).
+  std::string ownControlFolder() const {
+    const std::string dir = kwb::worker::sshControlDirectory();
+    return dir == (folder_ / "kwb-ssh").string() ? dir : std::string();
+  }
+  static constexpr const char *kTooDeep = "this machine's temporary folder is too deep for a kwb-ssh of the test's own";
 
  private:
+  fs::path folder_;
   QByteArray before_;
 };
 
@@ -130,6 +138,22 @@ class TestRemoteWorkers : public QObject {
     if (!g.succeeded() || at == std::string::npos) return {};
     const auto start = at + 13;
     return g.output.substr(start, g.output.find('\n', start) - start);
+  }
+  // ensureSshMaster starts one more master for the launcher's host, reported up, and it answers
+  // in `dir`; it is ended when the returned guard goes.
+  [[nodiscard]] static auto startsAndAnswers(const std::string &dir, const WorkerLauncher &launcher) {
+    auto ended = qScopeGuard([=] { runSsh({"-o", "ControlPath=" + dir + "/%C", "-O", "exit", "--", launcher.host}); });
+    const auto earlier = sshConnectionStats(launcher);
+    const std::string down = ensureSshMaster(launcher);
+    const auto connection = sshConnectionStats(launcher);
+    const auto checked = checkShared(dir, launcher.host);
+    [&] {
+      QVERIFY2(down.empty(), down.c_str());
+      QVERIFY2(connection.up && connection.problem.empty(), connection.problem.c_str());
+      QCOMPARE(connection.started, earlier.started + 1);
+      QVERIFY2(checked.succeeded(), checked.output.c_str());
+    }();
+    return ended;
   }
   // A Unix socket bound at `path`; listening (a live master) or not (one whose master died
   // without its cleanup: connecting is refused). The descriptor, open.
@@ -455,12 +479,9 @@ class TestRemoteWorkers : public QObject {
   // multiplexing", while the host's line said "shared connection up"); another host's live
   // master in the same folder is left alone.
   void staleSocketOfADeadMasterIsReplaced() {
-    const fs::path fresh = fs::path(runtime_.path().toStdString()) / "stale";
-    const RuntimeFolder runtime(fresh);
-    const std::string dir = sshControlDirectory();
-    // Only in a folder of the test's own: planting sockets in /tmp/kwb-ssh-UID would meddle with
-    // the user's own connections.
-    if (dir != fresh.string() + "/kwb-ssh") QSKIP("this machine's temporary folder is too deep for its own kwb-ssh");
+    const RuntimeFolder runtime(fs::path(runtime_.path().toStdString()) / "stale");
+    const std::string dir = runtime.ownControlFolder();
+    if (dir.empty()) QSKIP(RuntimeFolder::kTooDeep);
     const auto launcher = options().launcher;
     const std::string path = controlPathFor(dir, launcher.host);
     QVERIFY2(path.rfind(dir + "/", 0) == 0 && path.size() == dir.size() + 41, path.c_str());
@@ -469,16 +490,29 @@ class TestRemoteWorkers : public QObject {
     const int live = plantSocket(other, true);
     const auto closeLive = qScopeGuard([&] { ::close(live); });
     QVERIFY(!checkShared(dir, launcher.host).succeeded());  // refused: the dead master's socket
-    const auto endMaster = qScopeGuard([&] { runSsh({"-o", "ControlPath=" + dir + "/%C", "-O", "exit", "--", launcher.host}); });
-    const auto earlier = sshConnectionStats(launcher);
-    const std::string down = ensureSshMaster(launcher);
-    QVERIFY2(down.empty(), down.c_str());
-    const auto connection = sshConnectionStats(launcher);
-    QVERIFY2(connection.up && connection.problem.empty(), connection.problem.c_str());
-    QCOMPARE(connection.started, earlier.started + 1);
-    const auto checked = checkShared(dir, launcher.host);
-    QVERIFY2(checked.succeeded(), checked.output.c_str());
+    const auto ended = startsAndAnswers(dir, launcher);
+    if (QTest::currentTestFailed()) return;
     QVERIFY2(fs::exists(fs::symlink_status(other)), "another host's live socket was removed");
+  }
+
+  // A host that runs something else than the asked command on every login (sshd's ForceCommand,
+  // a wrapper): the master's `true` exits with another status there, here 1 (`false` in its
+  // place), yet the login worked and the master answers: up, not "could not connect".
+  void hostThatForcesAnotherCommandStillShares() {
+    const fs::path fresh = fs::path(runtime_.path().toStdString()) / "forced";
+    const RuntimeFolder runtime(fresh);
+    const std::string dir = runtime.ownControlFolder();
+    if (dir.empty()) QSKIP(RuntimeFolder::kTooDeep);
+    const fs::path wrapper = fresh / "ssh-forcing-false";
+    // ssh, with a last argument `true` (the master's command) turned into `false`.
+    kwb::test::writeScript(wrapper, "n=$#; i=0\nfor a do\n  i=$((i + 1)); shift\n"
+                                    "  if [ $i -eq $n ] && [ \"$a\" = true ]; then a=false; fi\n"
+                                    "  set -- \"$@\" \"$a\"\ndone\nexec ssh \"$@\"");
+    const QByteArray before = qgetenv("KWB_SSH_COMMAND");
+    const auto restore = qScopeGuard([&] { qputenv("KWB_SSH_COMMAND", before); });
+    qputenv("KWB_SSH_COMMAND", QByteArray::fromStdString(wrapper.string() + " -F " + sshd_->configFile().string()));
+    const auto launcher = options().launcher;
+    const auto ended = startsAndAnswers(dir, launcher);
   }
 
   // A shared connection that does not answer after ssh logged in (here the path holds a file
@@ -486,10 +520,9 @@ class TestRemoteWorkers : public QObject {
   // line says it is down, and why in ssh's words; no unshared ssh is left running in the
   // background; the worker still starts, logging in on its own.
   void sharedConnectionThatDoesNotAnswerIsReportedDown() {
-    const fs::path fresh = fs::path(runtime_.path().toStdString()) / "blocked";
-    const RuntimeFolder runtime(fresh);
-    const std::string dir = sshControlDirectory();
-    if (dir != fresh.string() + "/kwb-ssh") QSKIP("this machine's temporary folder is too deep for its own kwb-ssh");
+    const RuntimeFolder runtime(fs::path(runtime_.path().toStdString()) / "blocked");
+    const std::string dir = runtime.ownControlFolder();
+    if (dir.empty()) QSKIP(RuntimeFolder::kTooDeep);
     const auto launcher = options().launcher;
     const std::string path = controlPathFor(dir, launcher.host);
     QVERIFY2(!path.empty(), "ssh -G names no control path");

@@ -6,6 +6,8 @@
 
 #include <curl/curl.h>
 
+#include "core/text/printable.h"
+
 namespace kwb::llm {
 
 namespace {
@@ -38,8 +40,7 @@ size_t onHeader(char *data, size_t size, size_t count, void *user) {
   auto &t = *static_cast<Transfer *>(user);
   const size_t n = size * count;
   t.lastActivity = Clock::now();
-  std::string line(data, n);
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+  const std::string line = withoutLineEnds(std::string(data, n));
   if (line.rfind("HTTP/", 0) == 0) {  // a status line: a new response (after 100 Continue, a redirect)
     t.result->headers.clear();
     const auto space = line.find(' ');

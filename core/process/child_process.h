@@ -26,9 +26,10 @@ struct ChildProcessRequest {
   // Polled about every 100 ms: true kills the child's group (the result says `cancelled`).
   std::function<bool()> cancelled;
   // What the child started and left running when it exited by itself is killed with its group
-  // (leftovers). False for a program that forks into the background on purpose (`ssh -f`): a
-  // daemon's fork lives in the group until it calls setsid(), and killing the group the moment
-  // the foreground exits would race it. On expiry or cancel the group is killed all the same.
+  // (leftovers). False for a program that puts a process in the background on purpose (an ssh
+  // master, through ControlPersist): a daemon's fork lives in the group until it calls setsid(),
+  // and killing the group the moment the foreground exits could race it. On expiry or cancel the
+  // group is killed all the same.
   bool killLeftovers = true;
 };
 

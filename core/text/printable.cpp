@@ -56,4 +56,9 @@ std::string clippedLine(std::string_view text, std::size_t maxBytes) {
   return out + "...";
 }
 
+std::string withoutLineEnds(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
 }  // namespace kwb

@@ -19,4 +19,8 @@ std::string fixed(double v, int digits);
 // boundary with "..." after: for a table cell or a prompt line.
 std::string clippedLine(std::string_view text, std::size_t maxBytes);
 
+// The text without the newlines and carriage returns it ends with: a program's output as the end
+// of a one-line message.
+std::string withoutLineEnds(std::string text);
+
 }  // namespace kwb

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/process/child_process.h"
+#include "core/text/printable.h"
 
 namespace kwb::worker {
 
@@ -160,8 +161,7 @@ std::unique_ptr<SlurmAllocation> SlurmAllocation::request(const WorkerLauncher &
   }
   // Not granted: a request still queued must not be granted later and hold GPUs for nothing.
   cancelJob(seen, a->name_);
-  std::string said = run.output;
-  while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
+  const std::string said = withoutLineEnds(run.output);
   if (!run.started) problem = "salloc did not start: " + run.startError;
   else if (run.timedOut)
     problem = "Slurm did not grant " + std::to_string(a->workers_) + " worker(s) within " + std::to_string(wait.count()) +

@@ -427,8 +427,7 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
   std::stringstream said;
   said << in.rdbuf();
   ::unlink(errors.c_str());
-  std::string text = said.str();
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const std::string text = withoutLineEnds(said.str());
   if (!run.started) {
     const std::string problem = "could not start ssh for " + launcher.host + ": " + run.startError;
     note(false, false, problem);
@@ -444,9 +443,7 @@ std::string ensureSshMaster(const WorkerLauncher &launcher) {
     if (answered.succeeded()) {
       note(true, false, {});
     } else {
-      std::string reply = answered.output;
-      while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.pop_back();
-      std::string why = !text.empty() ? text : reply;
+      std::string why = !text.empty() ? text : withoutLineEnds(answered.output);
       if (run.exitCode != 0) why += (why.empty() ? "" : "; ") + std::string("`true` there exited with status ") +
                                     std::to_string(run.exitCode);
       note(false, false,

@@ -83,8 +83,8 @@ constexpr std::size_t kSshControlDirectoryMax = 107 - 1 - 40 - 17;
 std::string sshControlDirectory();
 
 // ssh: makes sure a shared connection to the launcher's host is up (`ssh -O check`, else a master
-// started in the background by ControlPersist, in a session of its own, so that killing one worker's ssh never drops
-// the others'). Before a start, sockets in the private folder that refuse connections (masters
+// put in the background by ControlPersist, in a session of its own, so that killing one worker's
+// ssh never drops the others'). Before a start, sockets in the private folder that refuse connections (masters
 // that died without their cleanup) are removed; after it, the master must answer `-O check` to
 // count as up (else sshConnectionStats says down, and why; the workers then log in on their own).
 // Empty when it is up, sharing is off, or only sharing failed; else what ssh said (it could not

@@ -7,8 +7,9 @@
 // --hosts (issue 49): the batch again through workers over ssh, one host against two in one pool
 // (two OpenSSH servers on loopback stand for two GPU servers: tests/helpers/loopback_sshd.h),
 // each host giving the pool one GPU: a different one per host where this machine has two or more,
-// else the same one (the ratio is then what spreading over hosts costs, not what a second GPU
-// gains; the JSON says which). The ratio is candidates per minute with two hosts over one.
+// else the same one (the ratio then says what spreading over hosts costs or gains with the GPU
+// shared, not what a second GPU gains; the JSON says which). The ratio is candidates per minute
+// with two hosts over one.
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -152,8 +153,8 @@ bool hostsRuns(const std::vector<Candidate> &batch, const std::vector<int> &all,
                   {"ratio_two_over_one", ratio},
                   {"distinct_gpus", distinct},
                   {"note", distinct ? "each host's pool GPU a different GPU of this machine"
-                                    : "both hosts give the pool this machine's one GPU: the ratio is the cost of "
-                                      "spreading over hosts, not a second GPU's gain"}};
+                                    : "both hosts give the pool this machine's one GPU: the ratio is what spreading over "
+                                      "hosts costs or gains with the GPU shared, not a second GPU's gain"}};
   if (r1.correct != r1.total || r2.correct != r2.total) {
     problem = "not every candidate ended correct through ssh";
     return false;
